@@ -1,0 +1,10 @@
+//! The pure core: no I/O, no clock reads, no async. Every decision takes `now` as a parameter.
+
+pub mod condition;
+pub mod pressure;
+pub mod qos;
+pub mod quantity;
+pub mod signal;
+pub mod taint;
+pub mod threshold;
+pub mod validation;
