@@ -6,3 +6,9 @@
 //! - `Quantity::value(&self) -> i64`: whole units rounded up (Kubernetes `Quantity.Value()`), saturating
 //! - `Quantity::is_positive(&self) -> bool`, `Quantity::is_negative(&self) -> bool`
 //! - `Quantity::from_units(v: i64, format: Format) -> Quantity`
+
+/// Placeholder until the parser lands.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Quantity {
+    nanos: i128,
+}
