@@ -1,7 +1,11 @@
 //! nodewarden: a per-node Kubernetes agent. See README.md.
 //!
-//! `core` is pure (no I/O, no clock); everything else is a shell doing one kind of I/O.
+//! `core` is pure (no I/O, no clock); `sample` and `observe` are shells doing one kind of I/O
+//! each; `agent` wires them; `config` loads and validates the configuration file.
 
+pub mod agent;
 pub mod config;
 pub mod core;
+pub mod observe;
+pub mod report;
 pub mod sample;

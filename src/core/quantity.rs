@@ -12,3 +12,9 @@
 pub struct Quantity {
     nanos: i128,
 }
+impl Quantity {
+    /// Placeholder.
+    pub fn value(&self) -> i64 {
+        (self.nanos / 1_000_000_000) as i64
+    }
+}

@@ -33,3 +33,12 @@ pub struct PsiThreshold {
     pub signal: PsiSignal,
     pub above_percent: f64,
 }
+impl ThresholdValue {
+    /// Placeholder.
+    pub fn resolve(&self, capacity: i64) -> i64 {
+        match self {
+            ThresholdValue::Quantity(q) => q.value(),
+            ThresholdValue::Percentage(p) => (capacity as f64 * f64::from(*p)) as i64,
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Task wiring and lifecycle of `nodewarden run`: the sampling loop (sample → decide → record),
+//! the health/metrics server, systemd notifications, and one shutdown path for SIGTERM/SIGINT.
+//!
+//! Standalone mode writes nothing anywhere: it samples, decides, logs and serves metrics.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::config::{Config, ConditionSpec, TaintSpec};
+use crate::core::clock::Moment;
+use crate::core::condition::{
+    self, ConditionStatus, ConditionTransition, NodeCondition, TaintChange,
+};
+use crate::core::pressure::{Evaluation, PressurePolicy, PressureState};
+use crate::core::signal::{Observations, SignalRef};
+use crate::observe::http::Health;
+use crate::observe::systemd;
+
+/// One reading of every signal, with what could not be read.
+#[derive(Clone, Debug, Default)]
+pub struct Reading {
+    pub observations: Observations,
+    /// (what could not be read, why), e.g. ("imagefs", "statvfs /var/lib/containerd: ENOENT").
+    pub errors: Vec<(String, String)>,
+}
+
+/// The sampling edge, so the loop can run against a double in tests.
+pub trait Source {
+    fn read(&mut self) -> Reading;
+}
+
+/// The pressure policy the configuration describes.
+pub fn policy(config: &Config) -> PressurePolicy {
+    PressurePolicy {
+        thresholds: config.thresholds.clone(),
+        psi_thresholds: config.psi_thresholds.clone(),
+        conditions: config
+            .conditions
+            .iter()
+            .map(|c| (c.condition_type.clone(), c.signals.clone()))
+            .collect(),
+        transition_period: config.eviction_pressure_transition_period,
+    }
+}
+
+/// The node name: configured, else `$NODE_NAME`, else the host name.
+pub fn node_name(config: &Config) -> String {
+    if let Some(n) = &config.node_name {
+        return n.clone();
+    }
+    if let Ok(n) = std::env::var("NODE_NAME")
+        && !n.is_empty()
+    {
+        return n;
+    }
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The decision state carried between cycles, and what one cycle decided.
+pub struct Decider {
+    specs: Vec<ConditionSpec>,
+    policy: PressurePolicy,
+    pressure: PressureState,
+    pub conditions: Vec<NodeCondition>,
+    pub taints: Vec<TaintSpec>,
+}
+
+/// The result of one decide cycle.
+pub struct Decision {
+    pub evaluation: Evaluation,
+    pub transitions: Vec<ConditionTransition>,
+    pub taint_changes: Vec<TaintChange>,
+}
+
+impl Decider {
+    pub fn new(config: &Config) -> Decider {
+        Decider {
+            specs: config.conditions.clone(),
+            policy: policy(config),
+            pressure: PressureState::default(),
+            conditions: Vec::new(),
+            taints: Vec::new(),
+        }
+    }
+
+    /// One cycle of pure decisions over a reading.
+    pub fn decide(&mut self, observations: &Observations, now: Moment) -> Decision {
+        let (pressure, evaluation) = self
+            .policy
+            .evaluate(observations, &self.pressure, now.mono);
+        self.pressure = pressure;
+        let (conditions, transitions) = condition::update_conditions(
+            &self.specs,
+            &self.conditions,
+            &evaluation.pressure,
+            now.wall,
+        );
+        let taints = condition::desired_taints(&self.specs, &conditions);
+        let taint_changes = condition::taint_changes(&self.taints, &taints);
+        self.conditions = conditions;
+        self.taints = taints;
+        Decision {
+            evaluation,
+            transitions,
+            taint_changes,
+        }
+    }
+
+    pub fn specs(&self) -> &[ConditionSpec] {
+        &self.specs
+    }
+}
+
+/// The signal that best explains a condition's status: a met threshold of one of its signals if
+/// any, otherwise the first of its thresholds that has an observation.
+fn evidence(spec: &ConditionSpec, ev: &Evaluation) -> Option<(String, String, String)> {
+    let mut candidates = Vec::new();
+    for signal in &spec.signals {
+        match signal {
+            SignalRef::Eviction(sig) => {
+                for t in ev.thresholds.iter().filter(|t| t.signal == *sig) {
+                    if let Some(a) = t.available {
+                        candidates.push((t.met, sig.name().to_string(), a.to_string(), t.threshold.to_string()));
+                    }
+                }
+            }
+            SignalRef::Psi(p) => {
+                for t in ev.psi.iter().filter(|t| t.signal == *p) {
+                    if let Some(v) = t.value {
+                        candidates.push((t.met, p.name(), format!("{v}"), format!("{}", t.above_percent)));
+                    }
+                }
+            }
+        }
+    }
+    let best = candidates
+        .iter()
+        .find(|c| c.0)
+        .or_else(|| candidates.first())?;
+    Some((best.1.clone(), best.2.clone(), best.3.clone()))
+}
+
+fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev: &Evaluation) {
+    let from = t.from.map_or("none", |s| s.as_str());
+    let taint = spec
+        .taint
+        .as_ref()
+        .map(|ts| format!("{}:{}", ts.key, ts.effect))
+        .unwrap_or_default();
+    match evidence(spec, ev) {
+        Some((signal, available, threshold)) => log::info!(
+            node = node, condition = t.condition_type.as_str(), status = t.to.as_str(),
+            previous_status = from, reason = t.reason.as_str(), event = t.event.as_str(),
+            signal = signal.as_str(), available = available.as_str(), threshold = threshold.as_str(),
+            taint = taint.as_str();
+            "condition {} is now {} ({}): {} available {}, threshold {}",
+            t.condition_type, t.to, t.reason, signal, available, threshold
+        ),
+        None => log::info!(
+            node = node, condition = t.condition_type.as_str(), status = t.to.as_str(),
+            previous_status = from, reason = t.reason.as_str(), event = t.event.as_str(),
+            taint = taint.as_str();
+            "condition {} is now {} ({}): none of its signals was observed",
+            t.condition_type, t.to, t.reason
+        ),
+    }
+}
+
+fn log_taint_change(node: &str, change: &TaintChange, standalone: bool) {
+    let (verb, spec) = match change {
+        TaintChange::Add(s) => ("add", s),
+        TaintChange::Remove(s) => ("remove", s),
+    };
+    let taint = format!("{}:{}", spec.key, spec.effect);
+    let note = if standalone {
+        " (standalone: not written)"
+    } else {
+        ""
+    };
+    log::info!(
+        node = node, taint = taint.as_str(), action = verb;
+        "taint {taint}: {verb}{note}"
+    );
+}
+
+fn summary_line(conditions: &[NodeCondition]) -> String {
+    conditions
+        .iter()
+        .map(|c| format!("{}={}", c.condition_type, c.status))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How often the sampling loop wakes: every update period, and at least twice per systemd
+/// watchdog interval so the watchdog is pinged from this loop and nowhere else.
+pub fn wake_interval(update: Duration, watchdog: Option<Duration>) -> Duration {
+    match watchdog {
+        Some(w) if w / 2 < update => (w / 2).max(Duration::from_millis(50)),
+        _ => update,
+    }
+}
+
+/// Runs the standalone agent until `shutdown` resolves. Returns when stopped cleanly.
+pub async fn run_standalone<S: Source>(
+    config: &Config,
+    mut source: S,
+    health: Arc<Health>,
+    shutdown: impl Future<Output = &'static str>,
+) {
+    let node = node_name(config);
+    let mut decider = Decider::new(config);
+    let specs: BTreeMap<String, ConditionSpec> = config
+        .conditions
+        .iter()
+        .map(|c| (c.condition_type.clone(), c.clone()))
+        .collect();
+    let update = config.node_status_update_frequency;
+    let report = config.node_status_report_frequency;
+    let wake = wake_interval(update, systemd::watchdog_interval());
+    let origin = tokio::time::Instant::now();
+    let wall_origin = SystemTime::now();
+    let mut failing: BTreeSet<String> = BTreeSet::new();
+    let mut last_summary: Option<Duration> = None;
+    let mut next_sample = origin;
+    let mut ticker = tokio::time::interval(wake);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(shutdown);
+    log::info!(
+        node = node.as_str(), mode = "standalone";
+        "nodewarden {} starting standalone on node {node}: sampling every {}, summary every {}",
+        env!("CARGO_PKG_VERSION"),
+        humantime::format_duration(update),
+        humantime::format_duration(report)
+    );
+    loop {
+        tokio::select! {
+            why = &mut shutdown => {
+                systemd::stopping();
+                log::info!(node = node.as_str(); "stopping on {why}");
+                return;
+            }
+            _ = ticker.tick() => {}
+        }
+        health.tick();
+        systemd::watchdog();
+        let instant = tokio::time::Instant::now();
+        if instant < next_sample {
+            continue;
+        }
+        next_sample = instant + update;
+        let mono = instant.duration_since(origin);
+        let now = Moment {
+            mono,
+            wall: wall_origin + mono,
+        };
+        let reading = source.read();
+        let now_failing: BTreeSet<String> = reading.errors.iter().map(|e| e.0.clone()).collect();
+        for (what, why) in &reading.errors {
+            if !failing.contains(what) {
+                log::warn!(node = node.as_str(), signal = what.as_str(); "cannot read {what}: {why}");
+            }
+        }
+        for what in failing.difference(&now_failing) {
+            log::info!(node = node.as_str(), signal = what.as_str(); "{what} can be read again");
+        }
+        failing = now_failing;
+        let decision = decider.decide(&reading.observations, now);
+        for t in &decision.transitions {
+            if let Some(spec) = specs.get(&t.condition_type) {
+                log_transition(&node, spec, t, &decision.evaluation);
+            }
+            health.metrics.record_transition(&t.condition_type);
+        }
+        for change in &decision.taint_changes {
+            log_taint_change(&node, change, true);
+        }
+        let statuses: Vec<(String, String)> = decider
+            .conditions
+            .iter()
+            .map(|c| (c.condition_type.clone(), c.status.to_string()))
+            .collect();
+        let errors: Vec<String> = reading.errors.iter().map(|e| e.0.clone()).collect();
+        health
+            .metrics
+            .record_cycle(&reading.observations, &decision.evaluation, &statuses, &errors);
+        let summary = summary_line(&decider.conditions);
+        if !health.is_ready() {
+            health.set_ready(true);
+            systemd::ready(&format!("standalone: {summary}"));
+        } else if !decision.transitions.is_empty() {
+            systemd::status(&format!("standalone: {summary}"));
+        }
+        if condition::report_due(false, last_summary, mono, report) {
+            last_summary = Some(mono);
+            let pressured = decider
+                .conditions
+                .iter()
+                .filter(|c| c.status == ConditionStatus::True)
+                .count();
+            log::info!(
+                node = node.as_str(), summary = summary.as_str(), taints = decider.taints.len();
+                "summary: {summary}; {pressured} condition(s) under pressure, {} signal(s) read, {} unreadable",
+                reading.observations.eviction.len() + reading.observations.psi.len(),
+                reading.errors.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Logging: structured records to journald when stderr is connected to the journal (or the
+//! configuration says so), to stderr otherwise. Starting never fails because of logging: if the
+//! journal was asked for and cannot be reached, records go to stderr and the first one says why.
+//!
+//! Record key-values (`node = …`, `condition = …`) become journal fields (upper-cased by
+//! systemd-journal-logger: NODE, CONDITION, …) and `key=value` pairs on stderr. The kube, hyper
+//! and axum crates log through `tracing`; its `log` feature turns their events into records
+//! here, and the `tracing::span` bookkeeping records are dropped.
+
+use std::io::Write;
+
+use log::kv::{Key, Value, VisitSource};
+use log::{LevelFilter, Log, Metadata, Record};
+use systemd_journal_logger::{JournalLog, connected_to_journal};
+
+use crate::config::{LogTarget, LoggingConfig};
+
+/// Where records are going, as decided at start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    Journald,
+    Stderr,
+}
+
+enum Sink {
+    Journal(JournalLog),
+    Stderr,
+}
+
+struct Logger {
+    sink: Sink,
+    level: LevelFilter,
+}
+
+impl Log for Logger {
+    fn enabled(&self, metadata: &Metadata) -> bool {
+        metadata.level() <= self.level && !metadata.target().starts_with("tracing::span")
+    }
+
+    fn log(&self, record: &Record) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        match &self.sink {
+            Sink::Journal(journal) => {
+                // A record the journal refuses (socket gone mid-run) must not be lost silently.
+                if journal.journal_send(record).is_err() {
+                    write_stderr(record);
+                }
+            }
+            Sink::Stderr => write_stderr(record),
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+fn write_stderr(record: &Record) {
+    let mut line = format!(
+        "{} {} {}",
+        crate::core::clock::rfc3339(std::time::SystemTime::now()),
+        record.level(),
+        record.args()
+    );
+    let mut kv = KvLine(&mut line);
+    // Visiting our own String sink cannot fail.
+    let _ = record.key_values().visit(&mut kv);
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+struct KvLine<'a>(&'a mut String);
+
+impl<'kvs> VisitSource<'kvs> for KvLine<'_> {
+    fn visit_pair(&mut self, key: Key<'kvs>, value: Value<'kvs>) -> Result<(), log::kv::Error> {
+        let v = value.to_string();
+        if v.contains(char::is_whitespace) || v.is_empty() {
+            self.0.push_str(&format!(" {key}={v:?}"));
+        } else {
+            self.0.push_str(&format!(" {key}={v}"));
+        }
+        Ok(())
+    }
+}
+
+/// Installs the process logger. Returns where records go. Called once; a second call (tests)
+/// keeps the first logger and reports its destination as stderr.
+pub fn init(config: &LoggingConfig) -> Destination {
+    let want_journal = match config.target {
+        LogTarget::Journald => true,
+        LogTarget::Stderr => false,
+        LogTarget::Auto => connected_to_journal(),
+    };
+    let mut fallback_reason = None;
+    let sink = if want_journal {
+        match JournalLog::new() {
+            Ok(j) => Sink::Journal(
+                j.with_syslog_identifier("nodewarden".to_string())
+                    .with_extra_fields(vec![("VERSION", env!("CARGO_PKG_VERSION"))]),
+            ),
+            Err(e) => {
+                fallback_reason = Some(e.to_string());
+                Sink::Stderr
+            }
+        }
+    } else {
+        Sink::Stderr
+    };
+    let destination = match sink {
+        Sink::Journal(_) => Destination::Journald,
+        Sink::Stderr => Destination::Stderr,
+    };
+    let logger = Logger {
+        sink,
+        level: config.level,
+    };
+    if log::set_boxed_logger(Box::new(logger)).is_err() {
+        return Destination::Stderr;
+    }
+    log::set_max_level(config.level);
+    if let Some(reason) = fallback_reason {
+        log::warn!(reason = reason.as_str(); "journald was requested but cannot be reached ({reason}); logging to stderr");
+    }
+    destination
+}

@@ -1,0 +1,237 @@
+//! Prometheus text exposition (format 0.0.4) of what the agent observed and decided. The agent
+//! writes the latest values after each cycle; the HTTP server renders them on request. Hand-written
+//! because the set is small and fixed, and a metrics crate would cost more than this file.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+
+use crate::core::pressure::Evaluation;
+use crate::core::signal::Observations;
+
+/// Everything `/metrics` shows. Updated by the sampling loop.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    inner: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    observations: Observations,
+    evaluation: Option<Evaluation>,
+    conditions: BTreeMap<String, String>,
+    transitions: BTreeMap<String, u64>,
+    samples: u64,
+    sample_errors: BTreeMap<String, u64>,
+}
+
+impl Metrics {
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        // A poisoned lock only means a panic elsewhere mid-update; the figures are still usable.
+        let mut guard = match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut guard)
+    }
+
+    /// Records one completed sample cycle.
+    pub fn record_cycle(
+        &self,
+        observations: &Observations,
+        evaluation: &Evaluation,
+        conditions: &[(String, String)],
+        errors: &[String],
+    ) {
+        self.with(|s| {
+            s.samples += 1;
+            s.observations = observations.clone();
+            s.evaluation = Some(evaluation.clone());
+            s.conditions = conditions.iter().cloned().collect();
+            for e in errors {
+                *s.sample_errors.entry(e.clone()).or_default() += 1;
+            }
+        });
+    }
+
+    /// Counts one status transition of a condition.
+    pub fn record_transition(&self, condition: &str) {
+        self.with(|s| *s.transitions.entry(condition.to_string()).or_default() += 1);
+    }
+
+    /// Renders the exposition text. `process` carries the agent's own resident memory and CPU.
+    pub fn render(&self, process: Option<ProcessStats>) -> String {
+        self.with(|s| render(s, process))
+    }
+}
+
+/// The agent's own footprint, read from `/proc/self`.
+#[derive(Clone, Copy, Debug)]
+pub struct ProcessStats {
+    pub resident_bytes: u64,
+    pub cpu_seconds: f64,
+}
+
+impl ProcessStats {
+    /// Reads `/proc/self/status` (VmRSS) and `/proc/self/stat` (utime + stime).
+    pub fn read() -> Option<ProcessStats> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let rss_kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+        let rest = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let utime: f64 = fields.get(11)?.parse().ok()?;
+        let stime: f64 = fields.get(12)?.parse().ok()?;
+        let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .unwrap_or(100) as f64;
+        Some(ProcessStats {
+            resident_bytes: rss_kib * 1024,
+            cpu_seconds: (utime + stime) / ticks,
+        })
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+fn render(s: &State, process: Option<ProcessStats>) -> String {
+    let mut out = String::with_capacity(4096);
+    header(
+        &mut out,
+        "nodewarden_signal_available",
+        "gauge",
+        "Available amount of an eviction signal (bytes, inodes or PIDs).",
+    );
+    for (signal, o) in &s.observations.eviction {
+        let _ = writeln!(
+            out,
+            "nodewarden_signal_available{{signal=\"{signal}\"}} {}",
+            o.available
+        );
+    }
+    header(
+        &mut out,
+        "nodewarden_signal_capacity",
+        "gauge",
+        "Capacity an eviction signal is a share of.",
+    );
+    for (signal, o) in &s.observations.eviction {
+        let _ = writeln!(
+            out,
+            "nodewarden_signal_capacity{{signal=\"{signal}\"}} {}",
+            o.capacity
+        );
+    }
+    header(
+        &mut out,
+        "nodewarden_psi_percent",
+        "gauge",
+        "Pressure stall information average, percent of wall time.",
+    );
+    for (signal, v) in &s.observations.psi {
+        let _ = writeln!(out, "nodewarden_psi_percent{{signal=\"{signal}\"}} {v}");
+    }
+    if let Some(ev) = &s.evaluation {
+        header(
+            &mut out,
+            "nodewarden_threshold_met",
+            "gauge",
+            "1 while an eviction threshold is met (minimum reclaim counted).",
+        );
+        for t in &ev.thresholds {
+            let kind = if t.soft { "soft" } else { "hard" };
+            let _ = writeln!(
+                out,
+                "nodewarden_threshold_met{{signal=\"{}\",kind=\"{kind}\"}} {}",
+                t.signal,
+                u8::from(t.met)
+            );
+        }
+        header(
+            &mut out,
+            "nodewarden_threshold_value",
+            "gauge",
+            "An eviction threshold resolved against capacity.",
+        );
+        for t in &ev.thresholds {
+            let kind = if t.soft { "soft" } else { "hard" };
+            let _ = writeln!(
+                out,
+                "nodewarden_threshold_value{{signal=\"{}\",kind=\"{kind}\"}} {}",
+                t.signal, t.threshold
+            );
+        }
+    }
+    header(
+        &mut out,
+        "nodewarden_condition",
+        "gauge",
+        "1 for the current status of each owned node condition.",
+    );
+    for (condition, status) in &s.conditions {
+        for candidate in ["True", "False", "Unknown"] {
+            let _ = writeln!(
+                out,
+                "nodewarden_condition{{condition=\"{condition}\",status=\"{candidate}\"}} {}",
+                u8::from(candidate == status)
+            );
+        }
+    }
+    header(
+        &mut out,
+        "nodewarden_condition_transitions_total",
+        "counter",
+        "Status transitions of each owned condition.",
+    );
+    for (condition, n) in &s.transitions {
+        let _ = writeln!(
+            out,
+            "nodewarden_condition_transitions_total{{condition=\"{condition}\"}} {n}"
+        );
+    }
+    header(
+        &mut out,
+        "nodewarden_samples_total",
+        "counter",
+        "Completed sample cycles.",
+    );
+    let _ = writeln!(out, "nodewarden_samples_total {}", s.samples);
+    header(
+        &mut out,
+        "nodewarden_sample_errors_total",
+        "counter",
+        "Signals that could not be read, by signal.",
+    );
+    for (what, n) in &s.sample_errors {
+        let _ = writeln!(out, "nodewarden_sample_errors_total{{what=\"{what}\"}} {n}");
+    }
+    if let Some(p) = process {
+        header(
+            &mut out,
+            "process_resident_memory_bytes",
+            "gauge",
+            "Resident memory of the agent.",
+        );
+        let _ = writeln!(out, "process_resident_memory_bytes {}", p.resident_bytes);
+        header(
+            &mut out,
+            "process_cpu_seconds_total",
+            "counter",
+            "CPU time used by the agent.",
+        );
+        let _ = writeln!(out, "process_cpu_seconds_total {}", p.cpu_seconds);
+    }
+    out
+}
