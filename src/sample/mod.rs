@@ -1,12 +1,12 @@
 //! Sampling shell: reads the kernel's figures under injectable roots and returns
-//! [`Observations`](crate::core::signal::Observations). It holds no policy and reads no clock
+//! [`crate::core::signal::Observations`]. It holds no policy and reads no clock
 //! (DESIGN §2): every reading that worked goes into the observations, every one that did not
 //! becomes a [`SampleError`] naming the signal, the file and the problem, and the caller decides
 //! what to do about it.
 //!
 //! What each signal means is SEMANTICS §7.1; the submodules cite the rule they mirror:
-//! [`memory`] (`memory.available`), [`disk`] (`nodefs.*`, `imagefs.*`), [`pids`]
-//! (`pid.available`) and [`psi`] (`/proc/pressure/*`).
+//! `memory` (`memory.available`), `disk` (`nodefs.*`, `imagefs.*`), `pids`
+//! (`pid.available`) and `psi` (`/proc/pressure/*`).
 //!
 //! This runs every 10 s for the life of the process, so a [`Sampler`] precomputes every path
 //! once and reads each file into one reused buffer; the parsers work on borrowed slices and only
@@ -94,8 +94,11 @@ pub enum SampleError {
     /// A file could not be opened or read.
     #[error("{what}: cannot read {}: {source}", path.display())]
     Read {
+        /// The signal(s) left unobserved.
         what: Unobserved,
+        /// The file read.
         path: PathBuf,
+        /// The OS error.
         #[source]
         source: io::Error,
     },
@@ -103,8 +106,11 @@ pub enum SampleError {
     /// out of range).
     #[error("{what}: {}: {problem}", path.display())]
     Malformed {
+        /// The signal(s) left unobserved.
         what: Unobserved,
+        /// The file read.
         path: PathBuf,
+        /// What is wrong, quoting the offending text.
         problem: String,
     },
     /// Neither cgroup v2 nor cgroup v1 memory accounting exists under the cgroup root.
@@ -115,15 +121,21 @@ pub enum SampleError {
         v1.display()
     )]
     NoCgroupMemory {
+        /// The configured cgroup root.
         root: PathBuf,
+        /// The cgroup v2 marker looked for (`cgroup.controllers`).
         v2: PathBuf,
+        /// The cgroup v1 file looked for (`memory/memory.usage_in_bytes`).
         v1: PathBuf,
     },
     /// `statvfs(2)` on a configured filesystem path failed.
     #[error("{what}: statvfs({}) failed: {source}", path.display())]
     Statvfs {
+        /// The signal(s) left unobserved.
         what: Unobserved,
+        /// The configured filesystem path.
         path: PathBuf,
+        /// The OS error.
         #[source]
         source: nix::errno::Errno,
     },
@@ -133,14 +145,22 @@ pub enum SampleError {
         "{what}: the filesystem at {} reports 0 total inodes (it allocates inodes dynamically, e.g. btrfs); no inode signal",
         path.display()
     )]
-    NoInodes { what: Unobserved, path: PathBuf },
+    NoInodes {
+        /// The inode signal left unobserved.
+        what: Unobserved,
+        /// The configured filesystem path.
+        path: PathBuf,
+    },
     /// `/proc/pressure` does not exist: the kernel is older than 4.20, was built without
     /// `CONFIG_PSI`, or was booted with `psi=0`.
     #[error(
         "psi.*: {} does not exist: PSI is unavailable (kernel older than 4.20, built without CONFIG_PSI, or booted with psi=0)",
         path.display()
     )]
-    PsiUnavailable { path: PathBuf },
+    PsiUnavailable {
+        /// The `pressure` directory looked for.
+        path: PathBuf,
+    },
 }
 
 impl SampleError {
