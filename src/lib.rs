@@ -4,4 +4,5 @@
 
 pub mod config;
 pub mod core;
+pub mod explain;
 pub mod sample;

@@ -55,7 +55,8 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn required(path: String) -> FieldError {
+    /// `field.Required(path, "")`.
+    pub fn required(path: String) -> FieldError {
         FieldError {
             path,
             kind: FieldErrorKind::Required,
@@ -64,7 +65,8 @@ impl FieldError {
         }
     }
 
-    fn invalid(path: String, bad_value: String, message: impl Into<String>) -> FieldError {
+    /// `field.Invalid(path, value, detail)`; `bad_value` is already rendered (see [`go_quote`]).
+    pub fn invalid(path: String, bad_value: String, message: impl Into<String>) -> FieldError {
         FieldError {
             path,
             kind: FieldErrorKind::Invalid,
@@ -73,7 +75,8 @@ impl FieldError {
         }
     }
 
-    fn unsupported(path: String, bad: &str, supported: &[&str]) -> FieldError {
+    /// `field.NotSupported(path, value, supported)`: lists the supported values in the order given.
+    pub fn unsupported(path: String, bad: &str, supported: &[&str]) -> FieldError {
         let quoted: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
         FieldError {
             path,
