@@ -140,7 +140,8 @@ pub enum ExplainError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// One or both objects were rejected; node first. One line per object.
+    /// One or both objects were rejected; node first, one object per line (a syntax error
+    /// also carries the parser's source snippet).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Rejected(Vec<ObjectError>),
 }
@@ -539,7 +540,7 @@ fn pod_from(pod: Decoded) -> Result<PodFacts, ObjectError> {
     let uid = match uid {
         None => {
             errors.push(FieldError {
-                message: "the pod UID is needed for its cgroup name (§12)".into(),
+                message: "needed to name the pod's cgroup".into(),
                 ..FieldError::required("metadata.uid".into())
             });
             String::new()
