@@ -1,11 +1,13 @@
 //! nodewarden: a per-node Kubernetes agent. See README.md.
 //!
 //! `core` is pure (no I/O, no clock); `sample` and `observe` are shells doing one kind of I/O
-//! each; `agent` wires them; `config` loads and validates the configuration file.
+//! each; `agent` wires them; `config` loads and validates the configuration file; `explain`
+//! reads Kubernetes objects for `nodewarden explain`.
 
 pub mod agent;
 pub mod config;
 pub mod core;
+pub mod explain;
 pub mod observe;
 pub mod report;
 pub mod sample;

@@ -6,12 +6,16 @@ use std::fmt;
 /// A taint effect (SEMANTICS §1). Required on node taints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effect {
+    /// The scheduler does not place pods that do not tolerate it (§3).
     NoSchedule,
+    /// The scheduler prefers other nodes; only scoring looks at it (§3).
     PreferNoSchedule,
+    /// Not scheduled, and running pods are deleted by the taint-eviction controller (§4).
     NoExecute,
 }
 
 impl Effect {
+    /// The API spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Effect::NoSchedule => "NoSchedule",
@@ -40,8 +44,11 @@ impl fmt::Display for Effect {
 /// A node taint. Unique on a node by (key, effect).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Taint {
+    /// A qualified name (validated, §8.1).
     pub key: String,
+    /// A label value; may be empty.
     pub value: String,
+    /// Required on node taints.
     pub effect: Effect,
     /// RFC 3339, kept verbatim so a rewrite never changes someone else's taint.
     pub time_added: Option<String>,
@@ -62,7 +69,9 @@ impl fmt::Display for Taint {
 /// validation rejects them, and the matcher never lets them tolerate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operator {
+    /// Values must be byte-for-byte equal (also what an empty operator means).
     Equal,
+    /// Any value.
     Exists,
 }
 
@@ -71,7 +80,9 @@ pub enum Operator {
 pub struct Toleration {
     /// Empty means every key.
     pub key: String,
+    /// How the value is compared.
     pub operator: Operator,
+    /// Compared with `Equal`; ignored with `Exists`.
     pub value: String,
     /// `None` means every effect.
     pub effect: Option<Effect>,
@@ -87,5 +98,753 @@ pub enum NoExecuteOutcome {
     /// Some NoExecute taint is untolerated, or a chosen toleration has seconds ≤ 0.
     EvictNow,
     /// The minimum of the chosen positive `tolerationSeconds`.
-    EvictAfter { seconds: i64 },
+    EvictAfter {
+        /// Always > 0.
+        seconds: i64,
+    },
+}
+
+/// Well-known taint keys (SEMANTICS §1), spelled once so a typo cannot silently stop matching.
+pub mod keys {
+    /// Ready=False.
+    pub const NOT_READY: &str = "node.kubernetes.io/not-ready";
+    /// Ready=Unknown: the node controller lost contact with the kubelet.
+    pub const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+    /// MemoryPressure=True.
+    pub const MEMORY_PRESSURE: &str = "node.kubernetes.io/memory-pressure";
+    /// DiskPressure=True.
+    pub const DISK_PRESSURE: &str = "node.kubernetes.io/disk-pressure";
+    /// PIDPressure=True.
+    pub const PID_PRESSURE: &str = "node.kubernetes.io/pid-pressure";
+    /// NetworkUnavailable=True.
+    pub const NETWORK_UNAVAILABLE: &str = "node.kubernetes.io/network-unavailable";
+    /// `spec.unschedulable` (cordon).
+    pub const UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+    /// Set by an administrator for non-graceful shutdown (§14); never by us on a running node.
+    pub const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
+}
+
+impl Taint {
+    /// A taint without `timeAdded`.
+    pub fn new(key: impl Into<String>, value: impl Into<String>, effect: Effect) -> Taint {
+        Taint {
+            key: key.into(),
+            value: value.into(),
+            effect,
+            time_added: None,
+        }
+    }
+}
+
+impl Toleration {
+    /// `{key, operator: Exists, effect}` with no `tolerationSeconds`.
+    pub fn exists(key: impl Into<String>, effect: Option<Effect>) -> Toleration {
+        Toleration {
+            key: key.into(),
+            operator: Operator::Exists,
+            value: String::new(),
+            effect,
+            toleration_seconds: None,
+        }
+    }
+
+    /// `{key, operator: Equal, value, effect}` with no `tolerationSeconds`.
+    pub fn equal(
+        key: impl Into<String>,
+        value: impl Into<String>,
+        effect: Option<Effect>,
+    ) -> Toleration {
+        Toleration {
+            key: key.into(),
+            operator: Operator::Equal,
+            value: value.into(),
+            effect,
+            toleration_seconds: None,
+        }
+    }
+
+    /// The same toleration with `tolerationSeconds` set.
+    pub fn with_seconds(mut self, seconds: i64) -> Toleration {
+        self.toleration_seconds = Some(seconds);
+        self
+    }
+
+    /// Whether this toleration tolerates `taint` (SEMANTICS §2.1): effect first, then key, then
+    /// operator. `tolerationSeconds` never affects matching (§2.3).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        // §2.1 step 1: an empty effect matches every effect, PreferNoSchedule and NoExecute too.
+        if let Some(effect) = self.effect
+            && effect != taint.effect
+        {
+            return false;
+        }
+        // §2.1 step 2: an empty key matches every key.
+        if !self.key.is_empty() && self.key != taint.key {
+            return false;
+        }
+        // §2.1 step 3. Lt/Gt cannot reach here: validation rejects them (gate off, §8.4).
+        match self.operator {
+            // Byte-for-byte, so case-sensitive; empty equals empty.
+            Operator::Equal => self.value == taint.value,
+            // The matcher ignores the value even if someone put one there.
+            Operator::Exists => true,
+        }
+    }
+}
+
+/// Index (in pod order) of the first toleration that tolerates `taint`. The taint-eviction
+/// controller uses only this one (§4.1), which is why list order matters.
+pub fn first_tolerating(tolerations: &[Toleration], taint: &Taint) -> Option<usize> {
+    tolerations.iter().position(|t| t.tolerates(taint))
+}
+
+/// The scheduler's filter (SEMANTICS §3): every `NoSchedule` and `NoExecute` taint must be
+/// tolerated. `PreferNoSchedule` taints never block placement.
+pub fn schedulable(taints: &[Taint], tolerations: &[Toleration]) -> bool {
+    taints
+        .iter()
+        .filter(|t| matches!(t.effect, Effect::NoSchedule | Effect::NoExecute))
+        .all(|t| first_tolerating(tolerations, t).is_some())
+}
+
+/// The scheduler's score input (SEMANTICS §3): how many `PreferNoSchedule` taints are not
+/// tolerated. Only tolerations with effect `PreferNoSchedule` or empty are considered, so a
+/// `NoSchedule` toleration does not help here even though its key matches.
+pub fn untolerated_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleration]) -> usize {
+    let considered: Vec<&Toleration> = tolerations
+        .iter()
+        .filter(|t| matches!(t.effect, None | Some(Effect::PreferNoSchedule)))
+        .collect();
+    taints
+        .iter()
+        .filter(|t| t.effect == Effect::PreferNoSchedule)
+        .filter(|taint| !considered.iter().any(|t| t.tolerates(taint)))
+        .count()
+}
+
+/// What the taint-eviction controller does with a pod on a node with these taints
+/// (SEMANTICS §4.1–4.3). Only `NoExecute` taints count.
+///
+/// For each NoExecute taint in node order the FIRST tolerating toleration in pod order is
+/// chosen (`GetMatchingTolerations`); an untolerated taint evicts now. Among the chosen ones
+/// (`getMinTolerationTime`), the first with seconds ≤ 0 evicts now, all-nil never evicts, and
+/// otherwise the minimum positive value is the delay. Upstream encodes this as 0 / −1 / n; we
+/// return the enum instead (STYLE 3).
+pub fn no_execute_outcome(taints: &[Taint], tolerations: &[Toleration]) -> NoExecuteOutcome {
+    let mut no_execute = taints
+        .iter()
+        .filter(|t| t.effect == Effect::NoExecute)
+        .peekable();
+    // §4.3 step 1: no NoExecute taints → nothing scheduled. Upstream's `getMinTolerationTime`
+    // would say "immediate" for the empty list, but the controller never gets that far.
+    if no_execute.peek().is_none() {
+        return NoExecuteOutcome::Never;
+    }
+    let mut chosen_seconds = Vec::new();
+    for taint in no_execute {
+        match first_tolerating(tolerations, taint).and_then(|i| tolerations.get(i)) {
+            Some(toleration) => chosen_seconds.push(toleration.toleration_seconds),
+            // §4.3 step 2: any untolerated NoExecute taint → delete now.
+            None => return NoExecuteOutcome::EvictNow,
+        }
+    }
+    // §4.2: seconds ≤ 0 means immediate; negatives behave like 0.
+    if chosen_seconds.iter().flatten().any(|&s| s <= 0) {
+        return NoExecuteOutcome::EvictNow;
+    }
+    match chosen_seconds.iter().flatten().min() {
+        Some(&seconds) => NoExecuteOutcome::EvictAfter { seconds },
+        // Every chosen toleration has nil seconds: tolerated forever.
+        None => NoExecuteOutcome::Never,
+    }
+}
+
+/// The outcome for the single taint `node.kubernetes.io/unreachable:NoExecute` (empty value),
+/// the taint the node controller adds when it loses the kubelet (§5) and the one the local
+/// fence mirrors (§4.6).
+pub fn unreachable_delay(tolerations: &[Toleration]) -> NoExecuteOutcome {
+    let taint = Taint::new(keys::UNREACHABLE, "", Effect::NoExecute);
+    no_execute_outcome(std::slice::from_ref(&taint), tolerations)
+}
+
+impl NoExecuteOutcome {
+    /// Rank for ordering: smaller is earlier eviction.
+    fn rank(self) -> (u8, i64) {
+        match self {
+            NoExecuteOutcome::EvictNow => (0, 0),
+            NoExecuteOutcome::EvictAfter { seconds } => (1, seconds),
+            NoExecuteOutcome::Never => (2, 0),
+        }
+    }
+}
+
+impl Ord for NoExecuteOutcome {
+    /// Orders by when the pod is deleted: `EvictNow < EvictAfter{a} < EvictAfter{b} (a < b) <
+    /// Never`. Lets callers (and the monotonicity properties) ask "is this earlier?".
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for NoExecuteOutcome {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keys::*;
+    use super::*;
+    use proptest::prelude::*;
+
+    use Effect::{NoExecute, NoSchedule, PreferNoSchedule};
+    use NoExecuteOutcome::{EvictAfter, EvictNow, Never};
+
+    fn taint(key: &str, value: &str, effect: Effect) -> Taint {
+        Taint::new(key, value, effect)
+    }
+
+    fn exists(key: &str, effect: Option<Effect>) -> Toleration {
+        Toleration::exists(key, effect)
+    }
+
+    fn equal(key: &str, value: &str, effect: Option<Effect>) -> Toleration {
+        Toleration::equal(key, value, effect)
+    }
+
+    /// The tolerations the DefaultTolerationSeconds admission plugin adds (§9).
+    fn default_tolerations() -> Vec<Toleration> {
+        vec![
+            exists(NOT_READY, Some(NoExecute)).with_seconds(300),
+            exists(UNREACHABLE, Some(NoExecute)).with_seconds(300),
+        ]
+    }
+
+    /// The tolerations the DaemonSet controller adds (§10), without hostNetwork.
+    fn daemonset_tolerations() -> Vec<Toleration> {
+        vec![
+            exists(NOT_READY, Some(NoExecute)),
+            exists(UNREACHABLE, Some(NoExecute)),
+            exists(DISK_PRESSURE, Some(NoSchedule)),
+            exists(MEMORY_PRESSURE, Some(NoSchedule)),
+            exists(PID_PRESSURE, Some(NoSchedule)),
+            exists(UNSCHEDULABLE, Some(NoSchedule)),
+        ]
+    }
+
+    fn unreachable_taint() -> Taint {
+        taint(UNREACHABLE, "", NoExecute)
+    }
+
+    fn not_ready_taint() -> Taint {
+        taint(NOT_READY, "", NoExecute)
+    }
+
+    #[test]
+    fn matching_rules_of_section_2() {
+        let cases: &[(&str, Toleration, Taint, bool)] = &[
+            (
+                "empty key with Exists and no effect is the wildcard",
+                exists("", None),
+                taint("anything", "v", NoSchedule),
+                true,
+            ),
+            (
+                "the wildcard also matches PreferNoSchedule",
+                exists("", None),
+                taint("k", "", PreferNoSchedule),
+                true,
+            ),
+            (
+                "the wildcard also matches NoExecute",
+                exists("", None),
+                unreachable_taint(),
+                true,
+            ),
+            (
+                "empty effect matches NoExecute",
+                exists(UNREACHABLE, None),
+                unreachable_taint(),
+                true,
+            ),
+            (
+                "empty effect matches PreferNoSchedule",
+                equal("k", "v", None),
+                taint("k", "v", PreferNoSchedule),
+                true,
+            ),
+            (
+                "a different effect does not tolerate",
+                exists(UNREACHABLE, Some(NoSchedule)),
+                unreachable_taint(),
+                false,
+            ),
+            (
+                "a different key does not tolerate",
+                exists(NOT_READY, Some(NoExecute)),
+                unreachable_taint(),
+                false,
+            ),
+            (
+                "Equal needs the same value",
+                equal("k", "v", Some(NoSchedule)),
+                taint("k", "v", NoSchedule),
+                true,
+            ),
+            (
+                "Equal is case-sensitive",
+                equal("k", "Value", Some(NoSchedule)),
+                taint("k", "value", NoSchedule),
+                false,
+            ),
+            (
+                "Equal with empty value matches an empty taint value",
+                equal("k", "", Some(NoSchedule)),
+                taint("k", "", NoSchedule),
+                true,
+            ),
+            (
+                "Equal with empty value does not match a non-empty taint value",
+                equal("k", "", Some(NoSchedule)),
+                taint("k", "v", NoSchedule),
+                false,
+            ),
+            (
+                "Exists ignores the toleration's value",
+                Toleration {
+                    value: "ignored".into(),
+                    ..exists("k", Some(NoSchedule))
+                },
+                taint("k", "other", NoSchedule),
+                true,
+            ),
+            (
+                "keys are case-sensitive",
+                exists("K", None),
+                taint("k", "", NoSchedule),
+                false,
+            ),
+            (
+                "empty key with Equal (invalid, but the matcher skips the key) matches empty values",
+                equal("", "", None),
+                taint("any", "", NoSchedule),
+                true,
+            ),
+            (
+                "tolerationSeconds never affects matching",
+                exists("k", Some(NoSchedule)).with_seconds(-5),
+                taint("k", "", NoSchedule),
+                true,
+            ),
+            (
+                "not-ready Equal with a value does not tolerate the real (empty-valued) taint",
+                equal(NOT_READY, "x", Some(NoExecute)),
+                not_ready_taint(),
+                false,
+            ),
+        ];
+        for (rule, toleration, taint, want) in cases {
+            assert_eq!(toleration.tolerates(taint), *want, "{rule}");
+        }
+    }
+
+    #[test]
+    fn first_matching_toleration_is_reported_in_pod_order() {
+        let tols = vec![
+            exists("other", None),
+            exists(UNREACHABLE, Some(NoExecute)),
+            exists("", None),
+        ];
+        assert_eq!(first_tolerating(&tols, &unreachable_taint()), Some(1));
+        assert_eq!(
+            first_tolerating(&tols, &taint("x", "", NoSchedule)),
+            Some(2)
+        );
+        assert_eq!(first_tolerating(&[], &unreachable_taint()), None);
+    }
+
+    #[test]
+    fn same_key_different_effects_are_distinct_taints() {
+        let taints = vec![
+            taint(UNREACHABLE, "", NoSchedule),
+            taint(UNREACHABLE, "", NoExecute),
+        ];
+        // Tolerating only the NoExecute one leaves the NoSchedule one blocking placement.
+        let only_no_execute = vec![exists(UNREACHABLE, Some(NoExecute))];
+        assert!(!schedulable(&taints, &only_no_execute));
+        assert_eq!(no_execute_outcome(&taints, &only_no_execute), Never);
+        // An empty effect covers both.
+        let both = vec![exists(UNREACHABLE, None)];
+        assert!(schedulable(&taints, &both));
+        // Tolerating only the NoSchedule one: the NoExecute taint is untolerated.
+        let only_no_schedule = vec![exists(UNREACHABLE, Some(NoSchedule))];
+        assert_eq!(no_execute_outcome(&taints, &only_no_schedule), EvictNow);
+    }
+
+    #[test]
+    fn scheduler_filter_checks_only_no_schedule_and_no_execute() {
+        let cases: &[(&str, Vec<Taint>, Vec<Toleration>, bool)] = &[
+            ("no taints is schedulable", vec![], vec![], true),
+            (
+                "an untolerated NoSchedule taint blocks",
+                vec![taint("k", "", NoSchedule)],
+                vec![],
+                false,
+            ),
+            (
+                "an untolerated NoExecute taint blocks",
+                vec![unreachable_taint()],
+                vec![],
+                false,
+            ),
+            (
+                "an untolerated PreferNoSchedule taint does not block",
+                vec![taint("k", "", PreferNoSchedule)],
+                vec![],
+                true,
+            ),
+            (
+                "every blocking taint must be tolerated",
+                vec![taint("a", "", NoSchedule), taint("b", "", NoExecute)],
+                vec![exists("a", None)],
+                false,
+            ),
+            (
+                "the wildcard tolerates everything",
+                vec![taint("a", "", NoSchedule), taint("b", "", NoExecute)],
+                vec![exists("", None)],
+                true,
+            ),
+        ];
+        for (rule, taints, tols, want) in cases {
+            assert_eq!(schedulable(taints, tols), *want, "{rule}");
+        }
+    }
+
+    #[test]
+    fn only_prefer_no_schedule_or_empty_effect_tolerations_count_for_the_score() {
+        let taints = vec![
+            taint("a", "", PreferNoSchedule),
+            taint("b", "", PreferNoSchedule),
+            taint("c", "", NoSchedule),
+        ];
+        let cases: &[(&str, Vec<Toleration>, usize)] = &[
+            (
+                "no tolerations: both PreferNoSchedule taints count",
+                vec![],
+                2,
+            ),
+            (
+                "a NoSchedule toleration does not help with PreferNoSchedule",
+                vec![exists("a", Some(NoSchedule))],
+                2,
+            ),
+            (
+                "a PreferNoSchedule toleration helps",
+                vec![exists("a", Some(PreferNoSchedule))],
+                1,
+            ),
+            (
+                "an empty-effect toleration helps",
+                vec![exists("b", None)],
+                1,
+            ),
+            ("the wildcard tolerates both", vec![exists("", None)], 0),
+        ];
+        for (rule, tols, want) in cases {
+            assert_eq!(
+                untolerated_prefer_no_schedule(&taints, tols),
+                *want,
+                "{rule}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_execute_outcome_rules_of_section_4() {
+        let unreachable = || vec![unreachable_taint()];
+        let cases: &[(&str, Vec<Taint>, Vec<Toleration>, NoExecuteOutcome)] = &[
+            ("no taints → never", vec![], vec![], Never),
+            (
+                "only NoSchedule/PreferNoSchedule taints → never (only NoExecute counts)",
+                vec![taint("a", "", NoSchedule), taint("b", "", PreferNoSchedule)],
+                vec![],
+                Never,
+            ),
+            (
+                "pod without tolerations is evicted now",
+                unreachable(),
+                vec![],
+                EvictNow,
+            ),
+            (
+                "nil tolerationSeconds tolerates forever",
+                unreachable(),
+                vec![exists(UNREACHABLE, Some(NoExecute))],
+                Never,
+            ),
+            (
+                "zero tolerationSeconds evicts now",
+                unreachable(),
+                vec![exists(UNREACHABLE, Some(NoExecute)).with_seconds(0)],
+                EvictNow,
+            ),
+            (
+                "negative tolerationSeconds evicts now",
+                unreachable(),
+                vec![exists(UNREACHABLE, Some(NoExecute)).with_seconds(-10)],
+                EvictNow,
+            ),
+            (
+                "positive tolerationSeconds evicts after that delay",
+                unreachable(),
+                vec![exists(UNREACHABLE, Some(NoExecute)).with_seconds(42)],
+                EvictAfter { seconds: 42 },
+            ),
+            (
+                "first matching toleration wins: specific 600 s before wildcard 10 s",
+                unreachable(),
+                vec![
+                    exists(UNREACHABLE, Some(NoExecute)).with_seconds(600),
+                    exists("", None).with_seconds(10),
+                ],
+                EvictAfter { seconds: 600 },
+            ),
+            (
+                "first matching toleration wins: reversed order gives 10 s",
+                unreachable(),
+                vec![
+                    exists("", None).with_seconds(10),
+                    exists(UNREACHABLE, Some(NoExecute)).with_seconds(600),
+                ],
+                EvictAfter { seconds: 10 },
+            ),
+            (
+                "first matching toleration wins even if a later one says forever",
+                unreachable(),
+                vec![
+                    exists(UNREACHABLE, Some(NoExecute)).with_seconds(5),
+                    exists(UNREACHABLE, Some(NoExecute)),
+                ],
+                EvictAfter { seconds: 5 },
+            ),
+            (
+                "[1, nil] → 1 s",
+                vec![unreachable_taint(), not_ready_taint()],
+                vec![
+                    exists(UNREACHABLE, Some(NoExecute)).with_seconds(1),
+                    exists(NOT_READY, Some(NoExecute)),
+                ],
+                EvictAfter { seconds: 1 },
+            ),
+            (
+                "[nil, 1] → 1 s",
+                vec![unreachable_taint(), not_ready_taint()],
+                vec![
+                    exists(UNREACHABLE, Some(NoExecute)),
+                    exists(NOT_READY, Some(NoExecute)).with_seconds(1),
+                ],
+                EvictAfter { seconds: 1 },
+            ),
+            (
+                "several NoExecute taints take the minimum",
+                vec![
+                    unreachable_taint(),
+                    not_ready_taint(),
+                    taint("c", "", NoExecute),
+                ],
+                vec![
+                    exists(UNREACHABLE, Some(NoExecute)).with_seconds(300),
+                    exists(NOT_READY, Some(NoExecute)).with_seconds(30),
+                    exists("c", Some(NoExecute)).with_seconds(120),
+                ],
+                EvictAfter { seconds: 30 },
+            ),
+            (
+                "a zero among positives evicts now",
+                vec![unreachable_taint(), not_ready_taint()],
+                vec![
+                    exists(UNREACHABLE, Some(NoExecute)).with_seconds(300),
+                    exists(NOT_READY, Some(NoExecute)).with_seconds(0),
+                ],
+                EvictNow,
+            ),
+            (
+                "one untolerated NoExecute taint evicts now even if the others wait forever",
+                vec![unreachable_taint(), taint("other", "", NoExecute)],
+                vec![exists(UNREACHABLE, Some(NoExecute))],
+                EvictNow,
+            ),
+            (
+                "default 300 s tolerations: unreachable waits 300 s",
+                unreachable(),
+                default_tolerations(),
+                EvictAfter { seconds: 300 },
+            ),
+            (
+                "default 300 s tolerations: not-ready waits 300 s",
+                vec![not_ready_taint()],
+                default_tolerations(),
+                EvictAfter { seconds: 300 },
+            ),
+            (
+                "default 300 s tolerations do not cover other NoExecute taints",
+                vec![taint(OUT_OF_SERVICE, "nodeshutdown", NoExecute)],
+                default_tolerations(),
+                EvictNow,
+            ),
+            (
+                "DaemonSet pods tolerate unreachable forever",
+                unreachable(),
+                daemonset_tolerations(),
+                Never,
+            ),
+            (
+                "DaemonSet pods tolerate not-ready and unreachable forever",
+                vec![not_ready_taint(), unreachable_taint()],
+                daemonset_tolerations(),
+                Never,
+            ),
+            (
+                "not-ready Equal with a value does not tolerate the real taint: evict now (§9)",
+                vec![not_ready_taint()],
+                vec![equal(NOT_READY, "x", Some(NoExecute)).with_seconds(300)],
+                EvictNow,
+            ),
+            (
+                "a NoExecute toleration with an empty effect also counts",
+                unreachable(),
+                vec![exists(UNREACHABLE, None)],
+                Never,
+            ),
+        ];
+        for (rule, taints, tols, want) in cases {
+            assert_eq!(no_execute_outcome(taints, tols), *want, "{rule}");
+        }
+    }
+
+    #[test]
+    fn unreachable_delay_is_the_outcome_for_the_unreachable_no_execute_taint() {
+        assert_eq!(unreachable_delay(&[]), EvictNow);
+        assert_eq!(
+            unreachable_delay(&default_tolerations()),
+            EvictAfter { seconds: 300 }
+        );
+        assert_eq!(unreachable_delay(&daemonset_tolerations()), Never);
+        // An unreachable toleration with a value does not tolerate the empty-valued taint.
+        assert_eq!(
+            unreachable_delay(&[equal(UNREACHABLE, "x", Some(NoExecute))]),
+            EvictNow
+        );
+        assert_eq!(unreachable_delay(&[exists("", None)]), Never);
+    }
+
+    #[test]
+    fn outcomes_order_by_when_the_pod_is_deleted() {
+        assert!(EvictNow < EvictAfter { seconds: 1 });
+        assert!(EvictAfter { seconds: 1 } < EvictAfter { seconds: 2 });
+        assert!(EvictAfter { seconds: i64::MAX } < Never);
+    }
+
+    #[test]
+    fn taint_display_is_canonical() {
+        assert_eq!(taint("k", "v", NoSchedule).to_string(), "k=v:NoSchedule");
+        assert_eq!(
+            unreachable_taint().to_string(),
+            format!("{UNREACHABLE}:NoExecute")
+        );
+    }
+
+    // ---- properties -----------------------------------------------------------------------
+
+    fn arb_effect() -> impl Strategy<Value = Effect> {
+        prop_oneof![Just(NoSchedule), Just(PreferNoSchedule), Just(NoExecute)]
+    }
+
+    fn arb_taint() -> impl Strategy<Value = Taint> {
+        (
+            prop::sample::select(vec!["a", "b", UNREACHABLE]),
+            prop::sample::select(vec!["", "x", "X"]),
+            arb_effect(),
+        )
+            .prop_map(|(k, v, e)| taint(k, v, e))
+    }
+
+    fn arb_toleration() -> impl Strategy<Value = Toleration> {
+        (
+            prop::sample::select(vec!["", "a", "b", UNREACHABLE]),
+            prop_oneof![Just(Operator::Equal), Just(Operator::Exists)],
+            prop::sample::select(vec!["", "x", "X"]),
+            prop::option::of(arb_effect()),
+            prop::option::of(-3i64..700),
+        )
+            .prop_map(|(key, operator, value, effect, seconds)| Toleration {
+                key: key.into(),
+                operator,
+                value: value.into(),
+                effect,
+                toleration_seconds: seconds,
+            })
+    }
+
+    proptest! {
+        /// Raising one toleration's `tolerationSeconds` (or making it nil = forever) never makes
+        /// the eviction earlier: matching ignores seconds (§2.3), so the chosen tolerations stay
+        /// the same, and the outcome is monotone in each chosen value (§4.2).
+        #[test]
+        fn raising_toleration_seconds_never_evicts_earlier(
+            taints in prop::collection::vec(arb_taint(), 0..5),
+            tols in prop::collection::vec(arb_toleration(), 1..6),
+            pick in any::<prop::sample::Index>(),
+            raise in prop::option::of(0i64..1000),
+        ) {
+            let i = pick.index(tols.len());
+            let mut raised = tols.clone();
+            let slot = &mut raised[i].toleration_seconds;
+            *slot = match (*slot, raise) {
+                (_, None) => None,
+                (Some(s), Some(d)) => Some(s + d),
+                // nil is already the largest value (forever); keep it.
+                (None, Some(_)) => None,
+            };
+            prop_assert!(no_execute_outcome(&taints, &raised) >= no_execute_outcome(&taints, &tols));
+        }
+
+        /// Appending a toleration at the END of the list never changes which toleration is chosen
+        /// for a taint that was already tolerated (first match wins, §4.1). Hence: (a) nothing
+        /// tolerated becomes untolerated and the scheduler filter can only go from false to
+        /// true; (b) the NoExecute outcome never gets earlier; (c) if every NoExecute taint was
+        /// already tolerated, the outcome is exactly unchanged; (d) the PreferNoSchedule count
+        /// never grows. (Prepending, by contrast, CAN make it earlier; see the table test.)
+        #[test]
+        fn appending_a_toleration_never_evicts_earlier_or_untolerates(
+            taints in prop::collection::vec(arb_taint(), 0..5),
+            tols in prop::collection::vec(arb_toleration(), 0..5),
+            extra in arb_toleration(),
+        ) {
+            let mut appended = tols.clone();
+            appended.push(extra);
+            for t in &taints {
+                if let Some(i) = first_tolerating(&tols, t) {
+                    prop_assert_eq!(first_tolerating(&appended, t), Some(i));
+                }
+            }
+            prop_assert!(schedulable(&taints, &appended) >= schedulable(&taints, &tols));
+            let before = no_execute_outcome(&taints, &tols);
+            let after = no_execute_outcome(&taints, &appended);
+            prop_assert!(after >= before);
+            let all_tolerated = taints
+                .iter()
+                .filter(|t| t.effect == NoExecute)
+                .all(|t| first_tolerating(&tols, t).is_some());
+            if all_tolerated {
+                prop_assert_eq!(after, before);
+            }
+            prop_assert!(
+                untolerated_prefer_no_schedule(&taints, &appended)
+                    <= untolerated_prefer_no_schedule(&taints, &tols)
+            );
+        }
+    }
 }
