@@ -576,7 +576,7 @@ mod tests {
             ("1e99999999999", "malformed exponent"),
             ("1e40", "out of range"),
             ("999999999999999999999999999999999", "out of range"),
-            ("1000000Ei", "out of range"),
+            ("1000000000000Ei", "out of range"),
             ("ten", "no digits"),
             ("1µ", "unknown suffix"),
         ];
