@@ -279,9 +279,15 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
 
     let (root, syntax_errors) = DeTable::parse_recoverable(text);
     if !syntax_errors.is_empty() {
-        // The tree may be partial; walking it would add errors that are only echoes.
+        // The tree may be partial; walking it would add errors that are only echoes. For the same
+        // reason only the first syntax error of each line is kept: the parser's recovery tends to
+        // report the rest of a broken line again.
         for e in syntax_errors {
             let span = e.span().unwrap_or(0..0);
+            let line = w.position(span.start).0;
+            if w.errors.iter().any(|seen| seen.line == line) {
+                continue;
+            }
             w.error(&span, "", format!("invalid TOML: {}", e.message()));
         }
         return Err(ConfigErrors(w.errors));
@@ -536,6 +542,8 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
     }
 
     if !w.errors.is_empty() {
+        // File order, whichever check found them (stable: same-position errors keep their order).
+        w.errors.sort_by_key(|e| (e.line, e.column));
         return Err(ConfigErrors(w.errors));
     }
     coverage_warnings(&mut w, &config, &spans, &condition_spans);
@@ -893,10 +901,12 @@ fn read_condition(
     let false_reason = text("falseReason", standard.map(|s| s.false_reason));
     let false_message = text("falseMessage", standard.map(|s| s.false_message));
 
+    // An invalid taintKey or taintEffect has its own error; only a missing one is reported here.
+    let has_key = table.contains_key("taintKey");
+    let has_effect = table.contains_key("taintEffect");
     let taint = match (taint_key, taint_effect) {
         (Some((key, _)), Some((effect, _))) => Some(TaintSpec { key, effect }),
-        (None, None) => None,
-        (Some((_, span)), None) => {
+        (Some((_, span)), None) if !has_effect => {
             w.error(
                 &span,
                 &format!("{path}.taintKey"),
@@ -905,7 +915,7 @@ fn read_condition(
             ok = false;
             None
         }
-        (None, Some((_, span))) => {
+        (None, Some((_, span))) if !has_key => {
             w.error(
                 &span,
                 &format!("{path}.taintEffect"),
@@ -914,6 +924,7 @@ fn read_condition(
             ok = false;
             None
         }
+        _ => None,
     };
 
     let condition_type = condition_type?;
@@ -933,7 +944,7 @@ fn read_condition(
                     &format!("{path}.signals[{j}]"),
                     format!("{signal} already feeds condition {owner}; a signal may feed only one condition"),
                 );
-                ok = false;
+                // Still return the condition, so clashes of its type and taint are reported too.
             } else {
                 signal_owner.insert(*signal, condition_type.clone());
             }
