@@ -1,16 +1,138 @@
 //! The configuration file: a KubeletConfiguration-like TOML document (DESIGN §4), its defaults,
 //! and validation that reports every error at once with file, line, column and key.
 //!
-//! Loading (helper A) walks a spanned TOML tree (`toml::de::DeTable`) instead of serde structs so
-//! that every error can be reported with its position, all at once.
+//! Loading walks a spanned TOML tree (`toml::de::DeTable`) instead of serde structs so that every
+//! error can be reported with its position, all at once (`load.rs`). Defaults live in
+//! `defaults.rs`; the effective configuration as JSON and text in `json.rs`.
+//!
+//! Warnings (accepted but probably not meant: an ignored `containerfs.*` threshold, a threshold
+//! that feeds no condition, a condition that can never be True) come back beside the
+//! configuration from [`load_with_warnings`] / [`from_str_with_warnings`]; [`load`] and
+//! [`from_str`] drop them.
 
+mod defaults;
+mod json;
+mod load;
+
+use std::fmt;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::core::signal::SignalRef;
 use crate::core::taint::Effect;
 use crate::core::threshold::{PsiThreshold, Threshold};
+
+pub use defaults::{StandardReasons, standard_conditions, standard_reasons};
+pub use json::{effective_json, effective_text};
+
+/// One problem in a configuration file. `line` and `column` are 1-based; both are 0 when the
+/// problem has no position (an unreadable file, or a default that conflicts with the file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", format_located(file, *line, *column, key, message))]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// Dotted path of the key, e.g. `evictionHard."memory.available"` or
+    /// `conditions[1].taintEffect` (0-based index); empty for TOML syntax errors and I/O errors.
+    pub key: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+/// Something accepted but probably not meant; same fields and format as [`ConfigError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigWarning {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_located(
+            &self.file,
+            self.line,
+            self.column,
+            &self.key,
+            &self.message,
+        ))
+    }
+}
+
+/// `<file>:<line>:<column>: <key>: <message>`, leaving out the position when there is none and
+/// the key when it is empty.
+fn format_located(file: &str, line: usize, column: usize, key: &str, message: &str) -> String {
+    let position = if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}:{column}")
+    };
+    let key = if key.is_empty() {
+        String::new()
+    } else {
+        format!(" {key}:")
+    };
+    format!("{file}{position}:{key} {message}")
+}
+
+/// Every problem found in a configuration file, in file order. Displays one per line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigErrors {}
+
+/// A loaded configuration and the warnings found while loading it.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// Reads and validates a configuration file.
+pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    load_with_warnings(path).map(|l| l.config)
+}
+
+/// Reads and validates a configuration file, keeping the warnings.
+pub fn load_with_warnings(path: &Path) -> Result<Loaded, ConfigErrors> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => load::load_text(&text, Some(path)),
+        Err(e) => Err(ConfigErrors(vec![ConfigError {
+            file: path.display().to_string(),
+            line: 0,
+            column: 0,
+            key: String::new(),
+            message: format!("cannot read the configuration file: {e}"),
+        }])),
+    }
+}
+
+/// Validates configuration text. `source` is the file it came from, used in errors (which say
+/// `<config>` when it is `None`) and kept as `Config::source`.
+pub fn from_str(text: &str, source: Option<&Path>) -> Result<Config, ConfigErrors> {
+    from_str_with_warnings(text, source).map(|l| l.config)
+}
+
+/// Validates configuration text, keeping the warnings.
+pub fn from_str_with_warnings(text: &str, source: Option<&Path>) -> Result<Loaded, ConfigErrors> {
+    load::load_text(text, source)
+}
 
 /// The effective configuration, defaults filled in and validated.
 #[derive(Clone, Debug)]
@@ -74,14 +196,18 @@ pub struct TaintSpec {
     pub effect: Effect,
 }
 
+/// Where log records go (`[logging] target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogTarget {
     /// journald when stderr is connected to the journal (`$JOURNAL_STREAM`), stderr otherwise.
     Auto,
+    /// Always journald.
     Journald,
+    /// Always stderr.
     Stderr,
 }
 
+/// `[logging]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoggingConfig {
     /// `target` ("auto").

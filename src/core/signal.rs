@@ -103,7 +103,11 @@ impl PsiSignal {
         for resource in [PsiResource::Memory, PsiResource::Io, PsiResource::Cpu] {
             for kind in [PsiKind::Some, PsiKind::Full] {
                 for window in [PsiWindow::Avg10, PsiWindow::Avg60, PsiWindow::Avg300] {
-                    out.push(PsiSignal { resource, kind, window });
+                    out.push(PsiSignal {
+                        resource,
+                        kind,
+                        window,
+                    });
                 }
             }
         }

@@ -1,0 +1,233 @@
+//! The effective configuration, defaults filled in, as JSON (for `check-config --json` and tests)
+//! and as text for a person. Keys are the file's camelCase keys; durations use
+//! `core::threshold::format_duration` ("10s", "5m", "1m30s"); thresholds follow the kubelet's
+//! model (signal, operator, value, gracePeriod, minReclaim).
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
+
+use crate::core::threshold::{Threshold, ThresholdValue, f32_as_shortest_f64, format_duration};
+
+use super::{Config, LogTarget};
+
+fn threshold_value_json(value: &ThresholdValue) -> Value {
+    match value {
+        ThresholdValue::Quantity(q) => json!({ "quantity": q.to_string() }),
+        // Through the shortest f32 digits, so 0.1f32 prints as 0.1 (as the kubelet's float32 does),
+        // not 0.10000000149011612.
+        ThresholdValue::Percentage(f) => json!({ "percentage": f32_as_shortest_f64(*f) }),
+    }
+}
+
+/// One threshold in the kubelet's model.
+pub fn threshold_json(t: &Threshold) -> Value {
+    json!({
+        "signal": t.signal.name(),
+        "operator": "LessThan",
+        "value": threshold_value_json(&t.value),
+        "gracePeriod": format_duration(t.grace_period),
+        "minReclaim": t.min_reclaim.as_ref().map_or(Value::Null, threshold_value_json),
+    })
+}
+
+fn log_target(t: LogTarget) -> &'static str {
+    match t {
+        LogTarget::Auto => "auto",
+        LogTarget::Journald => "journald",
+        LogTarget::Stderr => "stderr",
+    }
+}
+
+fn path_json(p: &std::path::Path) -> Value {
+    Value::String(p.display().to_string())
+}
+
+/// The effective configuration as JSON, with every key present (`null` for unset `nodeName`
+/// and `kubeconfig`, and for a condition without a taint) and a `thresholds` array in the
+/// kubelet's model in place of the four `eviction*` maps.
+pub fn effective_json(config: &Config) -> Value {
+    let mut psi = Map::new();
+    for t in &config.psi_thresholds {
+        let name = t.signal.name();
+        psi.insert(
+            name.trim_start_matches("psi.").to_string(),
+            json!(t.above_percent),
+        );
+    }
+    let conditions: Vec<Value> = config
+        .conditions
+        .iter()
+        .map(|c| {
+            json!({
+                "type": c.condition_type,
+                "signals": c.signals.iter().map(|s| s.name()).collect::<Vec<_>>(),
+                "trueReason": c.true_reason,
+                "trueMessage": c.true_message,
+                "falseReason": c.false_reason,
+                "falseMessage": c.false_message,
+                "taintKey": c.taint.as_ref().map(|t| t.key.clone()),
+                "taintEffect": c.taint.as_ref().map(|t| t.effect.as_str()),
+            })
+        })
+        .collect();
+    json!({
+        "source": config.source.as_deref().map(path_json),
+        "nodeName": config.node_name,
+        "kubeconfig": config.kubeconfig.as_deref().map(path_json),
+        "standalone": config.standalone,
+        "nodeStatusUpdateFrequency": format_duration(config.node_status_update_frequency),
+        "nodeStatusReportFrequency": format_duration(config.node_status_report_frequency),
+        "nodeLeaseDurationSeconds": config.node_lease_duration_seconds,
+        "evictionPressureTransitionPeriod": format_duration(config.eviction_pressure_transition_period),
+        "mergeDefaultEvictionSettings": config.merge_default_eviction_settings,
+        "thresholds": config.thresholds.iter().map(threshold_json).collect::<Vec<_>>(),
+        "psiThresholds": psi,
+        "procPath": path_json(&config.proc_path),
+        "cgroupPath": path_json(&config.cgroup_path),
+        "nodefsPath": path_json(&config.nodefs_path),
+        "imagefsPath": path_json(&config.imagefs_path),
+        "healthAddress": config.health_address.to_string(),
+        "stateDirectory": path_json(&config.state_directory),
+        "logging": {
+            "target": log_target(config.logging.target),
+            "level": config.logging.level.as_str().to_ascii_lowercase(),
+        },
+        "conditions": conditions,
+    })
+}
+
+/// The effective configuration for a person: one setting per line, thresholds as
+/// `memory.available < 100Mi`, conditions with their signals and taint.
+pub fn effective_text(config: &Config) -> String {
+    let mut out = String::new();
+    let source = config
+        .source
+        .as_ref()
+        .map_or("(built-in defaults)".to_string(), |p| {
+            p.display().to_string()
+        });
+    let or_unset = |v: Option<String>, unset: &str| v.unwrap_or_else(|| unset.to_string());
+    // Writing to a String cannot fail.
+    let _ = writeln!(out, "source:                           {source}");
+    let _ = writeln!(
+        out,
+        "nodeName:                         {}",
+        or_unset(
+            config.node_name.clone(),
+            "(unset: $NODE_NAME or the host name)"
+        )
+    );
+    let _ = writeln!(
+        out,
+        "kubeconfig:                       {}",
+        or_unset(
+            config.kubeconfig.as_ref().map(|p| p.display().to_string()),
+            "(unset: in-cluster, else standalone)"
+        )
+    );
+    let _ = writeln!(
+        out,
+        "standalone:                       {}",
+        config.standalone
+    );
+    let _ = writeln!(
+        out,
+        "nodeStatusUpdateFrequency:        {}",
+        format_duration(config.node_status_update_frequency)
+    );
+    let _ = writeln!(
+        out,
+        "nodeStatusReportFrequency:        {}",
+        format_duration(config.node_status_report_frequency)
+    );
+    let _ = writeln!(
+        out,
+        "nodeLeaseDurationSeconds:         {}",
+        config.node_lease_duration_seconds
+    );
+    let _ = writeln!(
+        out,
+        "evictionPressureTransitionPeriod: {}",
+        format_duration(config.eviction_pressure_transition_period)
+    );
+    let _ = writeln!(
+        out,
+        "mergeDefaultEvictionSettings:     {}",
+        config.merge_default_eviction_settings
+    );
+    let _ = writeln!(
+        out,
+        "procPath:                         {}",
+        config.proc_path.display()
+    );
+    let _ = writeln!(
+        out,
+        "cgroupPath:                       {}",
+        config.cgroup_path.display()
+    );
+    let _ = writeln!(
+        out,
+        "nodefsPath:                       {}",
+        config.nodefs_path.display()
+    );
+    let _ = writeln!(
+        out,
+        "imagefsPath:                      {}",
+        config.imagefs_path.display()
+    );
+    let _ = writeln!(
+        out,
+        "healthAddress:                    {}",
+        config.health_address
+    );
+    let _ = writeln!(
+        out,
+        "stateDirectory:                   {}",
+        config.state_directory.display()
+    );
+    let _ = writeln!(
+        out,
+        "logging:                          target {}, level {}",
+        log_target(config.logging.target),
+        config.logging.level.as_str().to_ascii_lowercase()
+    );
+    let _ = writeln!(out, "thresholds:");
+    if config.thresholds.is_empty() {
+        let _ = writeln!(out, "  (none)");
+    }
+    for t in &config.thresholds {
+        let kind = if t.soft { "soft" } else { "hard" };
+        let _ = write!(out, "  {kind} {} < {}", t.signal, t.value);
+        if t.soft {
+            let _ = write!(out, " for {}", format_duration(t.grace_period));
+        }
+        if let Some(m) = &t.min_reclaim {
+            let _ = write!(out, ", minimum reclaim {m}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "psiThresholds:");
+    if config.psi_thresholds.is_empty() {
+        let _ = writeln!(out, "  (none)");
+    }
+    for t in &config.psi_thresholds {
+        let _ = writeln!(out, "  {} > {}%", t.signal, t.above_percent);
+    }
+    let _ = writeln!(out, "conditions:");
+    for c in &config.conditions {
+        let signals: Vec<String> = c.signals.iter().map(|s| s.name()).collect();
+        let _ = write!(out, "  {} <- {}", c.condition_type, signals.join(", "));
+        match &c.taint {
+            Some(t) => {
+                let _ = writeln!(out, "; taint {}:{}", t.key, t.effect);
+            }
+            None => {
+                let _ = writeln!(out, "; no taint");
+            }
+        }
+        let _ = writeln!(out, "    True:  {}: {}", c.true_reason, c.true_message);
+        let _ = writeln!(out, "    False: {}: {}", c.false_reason, c.false_message);
+    }
+    out
+}

@@ -1,0 +1,542 @@
+//! Configuration loading through the library: the bad fixtures in `tests/data/config/` (their
+//! expected positions are in `expected.tsv`, shared with the CLI tests), the shipped
+//! `config.example.toml`, and the effective JSON thresholds in the kubelet's model.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nodewarden::config::{self, Config, ConfigErrors, LogTarget, effective_json, effective_text};
+use nodewarden::core::signal::{PsiSignal, Signal, SignalRef};
+use nodewarden::core::taint::Effect;
+use serde_json::json;
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/config")
+}
+
+struct Expected {
+    file: String,
+    line: usize,
+    column: usize,
+    key: String,
+    message: String,
+}
+
+fn expected_rows() -> Vec<Expected> {
+    let text =
+        std::fs::read_to_string(data_dir().join("expected.tsv")).expect("expected.tsv is readable");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            assert_eq!(cols.len(), 5, "expected.tsv row has 5 columns: {l}");
+            Expected {
+                file: cols[0].to_string(),
+                line: cols[1].parse().expect("line is a number"),
+                column: cols[2].parse().expect("column is a number"),
+                key: cols[3].to_string(),
+                message: cols[4].to_string(),
+            }
+        })
+        .collect()
+}
+
+fn load_err(path: &Path) -> ConfigErrors {
+    match config::load(path) {
+        Ok(c) => panic!("{} should not load, got {c:?}", path.display()),
+        Err(e) => e,
+    }
+}
+
+fn load_ok(text: &str) -> Config {
+    config::from_str(text, None).unwrap_or_else(|e| panic!("should load:\n{e}"))
+}
+
+#[test]
+fn every_bad_fixture_reports_exactly_its_expected_errors() {
+    let rows = expected_rows();
+    let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
+    files.dedup();
+    assert!(files.len() >= 10, "one fixture per case");
+    for file in files {
+        let path = data_dir().join(file);
+        let errors = load_err(&path).0;
+        let expected: Vec<&Expected> = rows.iter().filter(|r| r.file == file).collect();
+        assert_eq!(errors.len(), expected.len(), "{file}: {errors:#?}");
+        for (e, x) in errors.iter().zip(expected) {
+            assert_eq!(e.file, path.display().to_string(), "{file}");
+            assert_eq!((e.line, e.column), (x.line, x.column), "{file}: {e}");
+            assert_eq!(e.key, x.key, "{file}: {e}");
+            assert!(
+                e.message.contains(&x.message),
+                "{file}: {:?} lacks {:?}",
+                e.message,
+                x.message
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fixture_in_the_directory_is_listed() {
+    let rows = expected_rows();
+    for entry in std::fs::read_dir(data_dir()).expect("data dir") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .to_string();
+        if name.ends_with(".toml") {
+            assert!(
+                rows.iter().any(|r| r.file == name),
+                "{name} missing from expected.tsv"
+            );
+        }
+    }
+}
+
+#[test]
+fn error_display_is_file_line_column_key_message() {
+    let path = data_dir().join("bad-duration.toml");
+    let shown = load_err(&path).to_string();
+    assert_eq!(
+        shown,
+        format!(
+            "{}:3:29: nodeStatusUpdateFrequency: expected a duration such as \"10s\" or \"5m\", found \"ten\"",
+            path.display()
+        )
+    );
+    let three = load_err(&data_dir().join("three-errors.toml")).to_string();
+    assert_eq!(three.lines().count(), 3);
+}
+
+#[test]
+fn an_unreadable_file_names_the_file_and_the_os_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("absent.toml");
+    let errors = load_err(&missing);
+    assert_eq!(errors.0.len(), 1);
+    let shown = errors.to_string();
+    assert!(
+        shown.starts_with(&format!(
+            "{}: cannot read the configuration file: ",
+            missing.display()
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("No such file"), "{shown}");
+}
+
+#[test]
+fn errors_without_a_file_say_config() {
+    let errors = config::from_str("standalone = 1\n", None).expect_err("wrong type");
+    assert_eq!(
+        errors.to_string(),
+        "<config>:1:14: standalone: expected a boolean (true or false), found integer 1"
+    );
+}
+
+#[test]
+fn an_empty_file_gives_the_defaults() {
+    let c = load_ok("");
+    let d = Config::defaults();
+    assert_eq!(effective_json(&c), effective_json(&d));
+    assert_eq!(c.node_status_update_frequency, Duration::from_secs(10));
+    assert_eq!(c.node_status_report_frequency, Duration::from_secs(60));
+    assert_eq!(c.node_lease_duration_seconds, 40);
+    assert_eq!(
+        c.eviction_pressure_transition_period,
+        Duration::from_secs(300)
+    );
+    assert_eq!(c.health_address.to_string(), "127.0.0.1:9842");
+    assert_eq!(c.nodefs_path, PathBuf::from("/var/lib/kubelet"));
+    assert_eq!(c.imagefs_path, PathBuf::from("/var/lib/containerd"));
+    assert_eq!(c.logging.target, LogTarget::Auto);
+    assert_eq!(c.logging.level, log::LevelFilter::Info);
+    let types: Vec<&str> = c
+        .conditions
+        .iter()
+        .map(|c| c.condition_type.as_str())
+        .collect();
+    assert_eq!(types, ["MemoryPressure", "DiskPressure", "PIDPressure"]);
+    assert_eq!(c.conditions[1].signals.len(), 4);
+    assert_eq!(c.conditions[2].true_reason, "KubeletHasInsufficientPID");
+    assert_eq!(c.thresholds.len(), 5);
+}
+
+#[test]
+fn the_example_loads_with_the_documented_values() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let loaded =
+        config::load_with_warnings(&path).unwrap_or_else(|e| panic!("example must load:\n{e}"));
+    let c = &loaded.config;
+    assert_eq!(c.source.as_deref(), Some(path.as_path()));
+    assert_eq!(c.node_name, None);
+    assert_eq!(c.kubeconfig, None);
+    assert!(!c.standalone);
+    assert_eq!(c.nodefs_path, PathBuf::from("/"));
+    assert_eq!(c.imagefs_path, PathBuf::from("/"));
+    assert_eq!(c.proc_path, PathBuf::from("/proc"));
+    assert_eq!(c.cgroup_path, PathBuf::from("/sys/fs/cgroup"));
+    assert_eq!(c.state_directory, PathBuf::from("/var/lib/nodewarden"));
+
+    let j = effective_json(c);
+    assert_eq!(j["nodeStatusUpdateFrequency"], "10s");
+    assert_eq!(j["nodeStatusReportFrequency"], "1m");
+    assert_eq!(j["evictionPressureTransitionPeriod"], "5m");
+    assert_eq!(j["nodeLeaseDurationSeconds"], 40);
+    assert_eq!(j["mergeDefaultEvictionSettings"], false);
+    assert_eq!(j["logging"], json!({"target": "auto", "level": "info"}));
+    assert_eq!(j["psiThresholds"], json!({"memory.full.avg10": 10.0}));
+    assert_eq!(
+        j["thresholds"],
+        json!([
+            {"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "100Mi"}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "nodefs.available", "operator": "LessThan", "value": {"percentage": 0.1}, "gracePeriod": "0s", "minReclaim": {"quantity": "500Mi"}},
+            {"signal": "nodefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "imagefs.available", "operator": "LessThan", "value": {"percentage": 0.15}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "imagefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "300Mi"}, "gracePeriod": "1m30s", "minReclaim": null},
+        ])
+    );
+
+    assert_eq!(c.conditions.len(), 4);
+    let contention = &c.conditions[3];
+    assert_eq!(contention.condition_type, "MemoryContention");
+    let psi = PsiSignal::from_name("psi.memory.full.avg10").expect("PSI signal");
+    assert_eq!(contention.signals, vec![SignalRef::Psi(psi)]);
+    assert_eq!(
+        (
+            contention.true_reason.as_str(),
+            contention.false_reason.as_str()
+        ),
+        ("MemoryStallHigh", "MemoryStallNormal")
+    );
+    let taint = contention.taint.as_ref().expect("taint");
+    assert_eq!(
+        (taint.key.as_str(), taint.effect),
+        ("nodewarden.io/memory-contention", Effect::PreferNoSchedule)
+    );
+    // The explicit standard conditions equal the built-in ones.
+    assert_eq!(c.conditions[..3], config::standard_conditions()[..]);
+
+    // pid.available has no threshold (SEMANTICS §7.3), so PIDPressure can never be True: the
+    // one warning the example is expected to produce.
+    assert_eq!(loaded.warnings.len(), 1, "{:#?}", loaded.warnings);
+    assert_eq!(loaded.warnings[0].key, "conditions[2].signals");
+    assert!(loaded.warnings[0].message.contains("PIDPressure"));
+}
+
+#[test]
+fn the_example_documents_every_key() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml"))
+            .expect("example");
+    let keys = effective_json(&Config::defaults());
+    let object = keys.as_object().expect("object");
+    for key in object
+        .keys()
+        .filter(|k| *k != "source" && *k != "thresholds")
+    {
+        assert!(
+            text.contains(&format!("{key} =")) || text.contains(&format!("[{key}]")),
+            "{key} not in the example"
+        );
+    }
+    for key in [
+        "evictionHard",
+        "evictionSoft",
+        "evictionSoftGracePeriod",
+        "evictionMinimumReclaim",
+        "[[conditions]]",
+    ] {
+        assert!(text.contains(key), "{key} not in the example");
+    }
+}
+
+#[test]
+fn effective_json_thresholds_for_soft_grace_and_reclaim() {
+    let c = load_ok(
+        r#"
+mergeDefaultEvictionSettings = true
+[evictionHard]
+"memory.available" = "1.5Gi"
+"nodefs.available" = "0%"
+"pid.available" = "7.5%"
+[evictionSoft]
+"nodefs.inodesFree" = "10%"
+[evictionSoftGracePeriod]
+"nodefs.inodesFree" = "2m"
+[evictionMinimumReclaim]
+"memory.available" = "0"
+"nodefs.inodesFree" = "1%"
+"#,
+    );
+    assert_eq!(
+        effective_json(&c)["thresholds"],
+        json!([
+            {"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "1536Mi"}, "gracePeriod": "0s", "minReclaim": {"quantity": "0"}},
+            {"signal": "nodefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": {"percentage": 0.01}},
+            {"signal": "imagefs.available", "operator": "LessThan", "value": {"percentage": 0.15}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "imagefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "pid.available", "operator": "LessThan", "value": {"percentage": 0.075}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "nodefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.1}, "gracePeriod": "2m", "minReclaim": {"percentage": 0.01}},
+        ])
+    );
+}
+
+#[test]
+fn effective_json_setting_one_hard_key_disables_the_other_defaults() {
+    let c = load_ok("[evictionHard]\n\"memory.available\" = \"1000\"\n");
+    assert_eq!(
+        effective_json(&c)["thresholds"],
+        json!([{"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "1k"}, "gracePeriod": "0s", "minReclaim": null}])
+    );
+    // An empty table counts as unset (SEMANTICS §7.3).
+    let c = load_ok("[evictionHard]\n");
+    assert_eq!(c.thresholds.len(), 5);
+}
+
+#[test]
+fn percentages_print_as_the_shortest_float32_digits() {
+    let c = load_ok("[evictionHard]\n\"nodefs.available\" = \"10%\"\n");
+    let text = serde_json::to_string(&effective_json(&c)["thresholds"][0]["value"]).expect("json");
+    assert_eq!(text, r#"{"percentage":0.1}"#);
+}
+
+#[test]
+fn errors_are_collected_across_the_whole_file() {
+    let text = r#"
+nodeName = "Not_A_DNS_Name"
+bogus = 1
+nodeStatusUpdateFrequency = "0s"
+nodeLeaseDurationSeconds = 0
+healthAddress = 9842
+
+[logging]
+target = "syslog"
+level = "verbose"
+colour = true
+
+[evictionMinimumReclaim]
+"memory.available" = "0%"
+
+[psiThresholds]
+"memory.full.avg10" = 150
+"memory.half.avg10" = 5
+"io.some.avg60" = "5"
+
+[[conditions]]
+type = "memory pressure"
+signals = []
+taintKey = "Bad Key"
+taintEffect = "NoSchedule"
+
+[[conditions]]
+type = "CustomThing"
+signals = ["memory.available", "nope"]
+taintEffect = "NoExecute"
+"#;
+    let errors = config::from_str(text, None).expect_err("many errors").0;
+    let keys: Vec<&str> = errors.iter().map(|e| e.key.as_str()).collect();
+    for expected in [
+        "nodeName",
+        "bogus",
+        "nodeStatusUpdateFrequency",
+        "nodeLeaseDurationSeconds",
+        "healthAddress",
+        "logging.target",
+        "logging.level",
+        "logging.colour",
+        "evictionMinimumReclaim.\"memory.available\"",
+        "psiThresholds.\"memory.full.avg10\"",
+        "psiThresholds.\"memory.half.avg10\"",
+        "psiThresholds.\"io.some.avg60\"",
+        "conditions[0].type",
+        "conditions[0].signals",
+        "conditions[0].taintKey",
+        "conditions[1].signals[1]",
+        "conditions[1].taintEffect",
+        "conditions[1].trueReason",
+        "conditions[1].falseMessage",
+    ] {
+        assert!(
+            keys.contains(&expected),
+            "no error for {expected}: {keys:#?}"
+        );
+    }
+    // Errors come with real positions.
+    assert!(errors.iter().all(|e| e.line >= 2), "{errors:#?}");
+}
+
+#[test]
+fn report_frequency_below_update_frequency_is_an_error() {
+    let errors = config::from_str("nodeStatusUpdateFrequency = \"2m\"\n", None)
+        .expect_err("2m > 1m")
+        .0;
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        (errors[0].key.as_str(), errors[0].line),
+        ("nodeStatusUpdateFrequency", 1)
+    );
+    assert!(
+        errors[0]
+            .message
+            .contains("must be at least nodeStatusUpdateFrequency (2m)")
+    );
+    let errors = config::from_str("nodeStatusReportFrequency = \"5s\"\n", None)
+        .expect_err("5s < 10s")
+        .0;
+    assert_eq!(errors[0].key, "nodeStatusReportFrequency");
+    // Our default report frequency does not follow an explicitly set update frequency (DESIGN §4).
+    let c = load_ok("nodeStatusUpdateFrequency = \"20s\"\n");
+    assert_eq!(c.node_status_report_frequency, Duration::from_secs(60));
+}
+
+#[test]
+fn condition_rules_across_tables() {
+    let text = r#"
+[[conditions]]
+type = "MemoryPressure"
+signals = ["memory.available"]
+taintKey = "example.com/pressure"
+taintEffect = "NoSchedule"
+
+[[conditions]]
+type = "MemoryPressure"
+signals = ["memory.available", "pid.available"]
+taintKey = "example.com/pressure"
+taintEffect = "NoSchedule"
+"#;
+    let errors = config::from_str(text, None).expect_err("duplicates").0;
+    let shown: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}|{}|{}", e.line, e.key, e.message))
+        .collect();
+    assert_eq!(errors.len(), 3, "{shown:#?}");
+    assert!(shown.iter().any(|s| s.starts_with(
+        "10|conditions[1].signals[0]|memory.available already feeds condition MemoryPressure"
+    )));
+    assert!(shown.iter().any(|s| {
+        s.starts_with("9|conditions[1].type|condition type MemoryPressure is already defined")
+    }));
+    assert!(shown.iter().any(|s| s.starts_with(
+        "11|conditions[1].taintKey|taint example.com/pressure:NoSchedule is already used"
+    )));
+}
+
+#[test]
+fn standard_types_default_their_reasons_and_custom_types_need_them() {
+    let c = load_ok(
+        "[[conditions]]\ntype = \"DiskPressure\"\nsignals = [\"nodefs.available\"]\ntrueMessage = \"disk is low\"\n",
+    );
+    let d = &c.conditions[0];
+    assert_eq!(d.true_reason, "KubeletHasDiskPressure");
+    assert_eq!(d.true_message, "disk is low");
+    assert_eq!(d.false_reason, "KubeletHasNoDiskPressure");
+    assert_eq!(d.false_message, "kubelet has no disk pressure");
+    assert_eq!(d.taint, None);
+    assert_eq!(
+        d.signals,
+        vec![SignalRef::Eviction(Signal::NodeFsAvailable)]
+    );
+
+    let errors = config::from_str(
+        "[[conditions]]\ntype = \"Custom\"\nsignals = [\"pid.available\"]\n",
+        None,
+    )
+    .expect_err("custom type without reasons")
+    .0;
+    let keys: Vec<&str> = errors.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "conditions[0].trueReason",
+            "conditions[0].trueMessage",
+            "conditions[0].falseReason",
+            "conditions[0].falseMessage"
+        ]
+    );
+    assert!(errors.iter().all(|e| e.line == 1));
+}
+
+#[test]
+fn the_kubelets_ready_condition_is_not_ours() {
+    let errors = config::from_str(
+        "[[conditions]]\ntype = \"Ready\"\nsignals = [\"pid.available\"]\ntrueReason = \"A\"\ntrueMessage = \"a\"\nfalseReason = \"B\"\nfalseMessage = \"b\"\n",
+        None,
+    )
+    .expect_err("Ready")
+    .0;
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].message.contains("belongs to the kubelet"));
+}
+
+#[test]
+fn warnings_for_unused_thresholds_and_ignored_entries() {
+    let text = r#"
+[evictionHard]
+"memory.available" = "100Mi"
+"containerfs.available" = "10%"
+
+[psiThresholds]
+"io.full.avg60" = 20
+
+[[conditions]]
+type = "DiskPressure"
+signals = ["nodefs.available"]
+"#;
+    let loaded = config::from_str_with_warnings(text, None).unwrap_or_else(|e| panic!("{e}"));
+    let shown: Vec<String> = loaded
+        .warnings
+        .iter()
+        .map(|w| format!("{}|{}|{}", w.line, w.key, w.message))
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:#?}");
+    assert!(
+        shown[0].starts_with(
+            "4|evictionHard.\"containerfs.available\"|containerfs.available is ignored"
+        )
+    );
+    assert!(shown[1].starts_with("3|evictionHard.\"memory.available\"|memory.available has a threshold but feeds no condition"));
+    assert!(shown[2].starts_with(
+        "7|psiThresholds.\"io.full.avg60\"|psi.io.full.avg60 has a threshold but feeds no condition"
+    ));
+    assert!(shown[3].starts_with("9|conditions[0].signals|none of the signals of DiskPressure"));
+}
+
+#[test]
+fn effective_text_lists_thresholds_and_conditions() {
+    let text = effective_text(&Config::defaults());
+    assert!(text.contains("hard memory.available < 100Mi"), "{text}");
+    assert!(text.contains("hard nodefs.available < 10%"), "{text}");
+    assert!(text.contains("MemoryPressure <- memory.available; taint node.kubernetes.io/memory-pressure:NoSchedule"), "{text}");
+    assert!(
+        text.contains("nodeStatusReportFrequency:        1m"),
+        "{text}"
+    );
+}
+
+#[test]
+fn durations_in_go_and_humantime_forms() {
+    let c = load_ok(
+        "nodeStatusUpdateFrequency = \"1m30s\"\nnodeStatusReportFrequency = \"2 min\"\nevictionPressureTransitionPeriod = \"0s\"\n",
+    );
+    assert_eq!(c.node_status_update_frequency, Duration::from_secs(90));
+    assert_eq!(c.node_status_report_frequency, Duration::from_secs(120));
+    assert_eq!(c.eviction_pressure_transition_period, Duration::ZERO);
+}
+
+#[test]
+fn syntax_errors_on_different_lines_are_all_reported() {
+    let errors = config::from_str("a = = 1\nb = 2\nc = \"unterminated\n", None)
+        .expect_err("syntax")
+        .0;
+    let lines: Vec<usize> = errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [1, 3], "{errors:#?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.key.is_empty() && e.message.starts_with("invalid TOML: "))
+    );
+}
