@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::config::{Config, ConditionSpec, TaintSpec};
+use crate::config::{ConditionSpec, Config, TaintSpec};
 use crate::core::clock::Moment;
 use crate::core::condition::{
     self, ConditionStatus, ConditionTransition, NodeCondition, TaintChange,
@@ -29,6 +29,20 @@ pub struct Reading {
 /// The sampling edge, so the loop can run against a double in tests.
 pub trait Source {
     fn read(&mut self) -> Reading;
+}
+
+impl Source for crate::sample::Sampler {
+    fn read(&mut self) -> Reading {
+        let sample = self.sample();
+        Reading {
+            observations: sample.observations,
+            errors: sample
+                .errors
+                .iter()
+                .map(|e| (e.what().to_string(), e.to_string()))
+                .collect(),
+        }
+    }
 }
 
 /// The pressure policy the configuration describes.
@@ -90,9 +104,7 @@ impl Decider {
 
     /// One cycle of pure decisions over a reading.
     pub fn decide(&mut self, observations: &Observations, now: Moment) -> Decision {
-        let (pressure, evaluation) = self
-            .policy
-            .evaluate(observations, &self.pressure, now.mono);
+        let (pressure, evaluation) = self.policy.evaluate(observations, &self.pressure, now.mono);
         self.pressure = pressure;
         let (conditions, transitions) = condition::update_conditions(
             &self.specs,
@@ -125,14 +137,24 @@ fn evidence(spec: &ConditionSpec, ev: &Evaluation) -> Option<(String, String, St
             SignalRef::Eviction(sig) => {
                 for t in ev.thresholds.iter().filter(|t| t.signal == *sig) {
                     if let Some(a) = t.available {
-                        candidates.push((t.met, sig.name().to_string(), a.to_string(), t.threshold.to_string()));
+                        candidates.push((
+                            t.met,
+                            sig.name().to_string(),
+                            a.to_string(),
+                            t.threshold.to_string(),
+                        ));
                     }
                 }
             }
             SignalRef::Psi(p) => {
                 for t in ev.psi.iter().filter(|t| t.signal == *p) {
                     if let Some(v) = t.value {
-                        candidates.push((t.met, p.name(), format!("{v}"), format!("{}", t.above_percent)));
+                        candidates.push((
+                            t.met,
+                            p.name(),
+                            format!("{v}"),
+                            format!("{}", t.above_percent),
+                        ));
                     }
                 }
             }
@@ -285,9 +307,12 @@ pub async fn run_standalone<S: Source>(
             .map(|c| (c.condition_type.clone(), c.status.to_string()))
             .collect();
         let errors: Vec<String> = reading.errors.iter().map(|e| e.0.clone()).collect();
-        health
-            .metrics
-            .record_cycle(&reading.observations, &decision.evaluation, &statuses, &errors);
+        health.metrics.record_cycle(
+            &reading.observations,
+            &decision.evaluation,
+            &statuses,
+            &errors,
+        );
         let summary = summary_line(&decider.conditions);
         if !health.is_ready() {
             health.set_ready(true);

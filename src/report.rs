@@ -135,9 +135,17 @@ pub fn sample_text(r: &SampleReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "node {}", r.node);
-    let _ = writeln!(out, "\n{:<22} {:>22} {:>22}", "SIGNAL", "AVAILABLE", "CAPACITY");
+    let _ = writeln!(
+        out,
+        "\n{:<22} {:>22} {:>22}",
+        "SIGNAL", "AVAILABLE", "CAPACITY"
+    );
     for s in &r.signals {
-        let _ = writeln!(out, "{:<22} {:>22} {:>22}", s.signal, s.available, s.capacity);
+        let _ = writeln!(
+            out,
+            "{:<22} {:>22} {:>22}",
+            s.signal, s.available, s.capacity
+        );
     }
     for p in &r.psi {
         let _ = writeln!(out, "{:<22} {:>21.2}%", p.signal, p.percent);
@@ -145,7 +153,11 @@ pub fn sample_text(r: &SampleReport) -> String {
     for u in &r.unreadable {
         let _ = writeln!(out, "{:<22} unreadable: {}", u.what, u.error);
     }
-    let _ = writeln!(out, "\n{:<22} {:<5} {:>22} {:>22}  MET", "THRESHOLD", "KIND", "VALUE", "AVAILABLE");
+    let _ = writeln!(
+        out,
+        "\n{:<22} {:<5} {:>22} {:>22}  MET",
+        "THRESHOLD", "KIND", "VALUE", "AVAILABLE"
+    );
     for t in &r.thresholds {
         let _ = writeln!(
             out,

@@ -17,7 +17,8 @@ const SLACK: Duration = Duration::from_millis(700);
 
 fn http_get(port: u16, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect health port");
-    s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
     write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").expect("send");
     let mut out = String::new();
     s.read_to_string(&mut out).expect("read response");
@@ -53,9 +54,15 @@ fn disk_pressure_appears_within_one_period_and_clears_after_the_transition_perio
     );
     let mut agent = Agent::start(&config, &[]);
     let (first, _) = agent
-        .wait_for(&["condition=DiskPressure", "status=False"], Duration::from_secs(10))
+        .wait_for(
+            &["condition=DiskPressure", "status=False"],
+            Duration::from_secs(10),
+        )
         .unwrap_or_else(|| panic!("no initial DiskPressure=False record:\n{}", agent.dump()));
-    assert_eq!(field(&first, "reason").as_deref(), Some("KubeletHasNoDiskPressure"));
+    assert_eq!(
+        field(&first, "reason").as_deref(),
+        Some("KubeletHasNoDiskPressure")
+    );
 
     // Fill 6 of 8 MiB: 2 MiB left, below 50%.
     let filled_at = {
@@ -72,15 +79,31 @@ fn disk_pressure_appears_within_one_period_and_clears_after_the_transition_perio
         "DiskPressure True {:?} after the fill; must be within one update period",
         on_at - filled_at
     );
-    assert_eq!(field(&on, "reason").as_deref(), Some("KubeletHasDiskPressure"));
+    assert_eq!(
+        field(&on, "reason").as_deref(),
+        Some("KubeletHasDiskPressure")
+    );
     assert_eq!(field(&on, "signal").as_deref(), Some("nodefs.available"));
-    let available: i64 = field(&on, "available").and_then(|v| v.parse().ok()).expect("available");
-    let threshold: i64 = field(&on, "threshold").and_then(|v| v.parse().ok()).expect("threshold");
-    assert!(available < threshold, "{available} should be below {threshold}");
-    assert!(threshold > 3 << 20 && threshold <= 4 << 20, "50% of 8 MiB, got {threshold}");
+    let available: i64 = field(&on, "available")
+        .and_then(|v| v.parse().ok())
+        .expect("available");
+    let threshold: i64 = field(&on, "threshold")
+        .and_then(|v| v.parse().ok())
+        .expect("threshold");
+    assert!(
+        available < threshold,
+        "{available} should be below {threshold}"
+    );
+    assert!(
+        threshold > 3 << 20 && threshold <= 4 << 20,
+        "50% of 8 MiB, got {threshold}"
+    );
     agent
         .wait_for(
-            &["taint=node.kubernetes.io/disk-pressure:NoSchedule", "action=add"],
+            &[
+                "taint=node.kubernetes.io/disk-pressure:NoSchedule",
+                "action=add",
+            ],
             Duration::from_secs(2),
         )
         .unwrap_or_else(|| panic!("no taint add record:\n{}", agent.dump()));
@@ -88,7 +111,10 @@ fn disk_pressure_appears_within_one_period_and_clears_after_the_transition_perio
     std::fs::remove_file(fs.path().join("fill")).expect("free tmpfs");
     let freed_at = Instant::now();
     let (off, off_at) = agent
-        .wait_for(&["condition=DiskPressure", "status=False"], TRANSITION + UPDATE * 4)
+        .wait_for(
+            &["condition=DiskPressure", "status=False"],
+            TRANSITION + UPDATE * 4,
+        )
         .unwrap_or_else(|| panic!("DiskPressure never cleared:\n{}", agent.dump()));
     let after = off_at - freed_at;
     // The last pressured sample was at most one period before the free, and the condition holds
@@ -97,15 +123,23 @@ fn disk_pressure_appears_within_one_period_and_clears_after_the_transition_perio
         after >= TRANSITION - UPDATE,
         "cleared {after:?} after the free: inside the transition period"
     );
-    assert!(after <= TRANSITION + UPDATE + SLACK, "cleared late: {after:?}");
+    assert!(
+        after <= TRANSITION + UPDATE + SLACK,
+        "cleared late: {after:?}"
+    );
     assert_eq!(field(&off, "previous_status").as_deref(), Some("True"));
     agent
         .wait_for(
-            &["taint=node.kubernetes.io/disk-pressure:NoSchedule", "action=remove"],
+            &[
+                "taint=node.kubernetes.io/disk-pressure:NoSchedule",
+                "action=remove",
+            ],
             Duration::from_secs(2),
         )
         .unwrap_or_else(|| panic!("no taint remove record:\n{}", agent.dump()));
-    let (elapsed, status) = agent.terminate(Duration::from_secs(5)).expect("agent exits");
+    let (elapsed, status) = agent
+        .terminate(Duration::from_secs(5))
+        .expect("agent exits");
     assert!(status.success(), "exit status {status}");
     assert!(elapsed < Duration::from_secs(1), "took {elapsed:?} to stop");
 }
@@ -150,7 +184,10 @@ fn pid_pressure_from_real_processes() {
     );
     let mut agent = Agent::start(&config, &[]);
     agent
-        .wait_for(&["condition=PIDPressure", "status=False"], Duration::from_secs(10))
+        .wait_for(
+            &["condition=PIDPressure", "status=False"],
+            Duration::from_secs(10),
+        )
         .unwrap_or_else(|| panic!("no initial PIDPressure=False:\n{}", agent.dump()));
     let mut sleepers = Vec::new();
     for _ in 0..700 {
@@ -159,7 +196,10 @@ fn pid_pressure_from_real_processes() {
             Err(e) => panic!("spawn sleeper: {e}"),
         }
     }
-    let on = agent.wait_for(&["condition=PIDPressure", "status=True"], Duration::from_secs(5));
+    let on = agent.wait_for(
+        &["condition=PIDPressure", "status=True"],
+        Duration::from_secs(5),
+    );
     // End only what we started, by PID.
     for c in &mut sleepers {
         let _ = c.kill();
@@ -169,9 +209,15 @@ fn pid_pressure_from_real_processes() {
     }
     let on = on.unwrap_or_else(|| panic!("PIDPressure never True:\n{}", agent.dump()));
     assert_eq!(field(&on.0, "signal").as_deref(), Some("pid.available"));
-    assert_eq!(field(&on.0, "reason").as_deref(), Some("KubeletHasInsufficientPID"));
+    assert_eq!(
+        field(&on.0, "reason").as_deref(),
+        Some("KubeletHasInsufficientPID")
+    );
     agent
-        .wait_for(&["condition=PIDPressure", "status=False"], Duration::from_secs(6))
+        .wait_for(
+            &["condition=PIDPressure", "status=False"],
+            Duration::from_secs(6),
+        )
         .unwrap_or_else(|| panic!("PIDPressure never cleared:\n{}", agent.dump()));
 }
 
@@ -181,7 +227,10 @@ fn health_endpoints_and_clean_stop_on_sigterm_and_sigint() {
     let port = free_port();
     let config = write_config(
         dir.path(),
-        &test_config(port, "nodefsPath = \"/\"\nimagefsPath = \"/\"\nnodeStatusUpdateFrequency = \"1s\"\n"),
+        &test_config(
+            port,
+            "nodefsPath = \"/\"\nimagefsPath = \"/\"\nnodeStatusUpdateFrequency = \"1s\"\n",
+        ),
     );
     let mut agent = Agent::start(&config, &[]);
     agent
@@ -199,9 +248,14 @@ fn health_endpoints_and_clean_stop_on_sigterm_and_sigint() {
         "nodewarden_samples_total ",
         "process_resident_memory_bytes ",
     ] {
-        assert!(metrics.contains(needle), "metrics lack {needle}:\n{metrics}");
+        assert!(
+            metrics.contains(needle),
+            "metrics lack {needle}:\n{metrics}"
+        );
     }
-    let (elapsed, status) = agent.terminate(Duration::from_secs(5)).expect("agent exits");
+    let (elapsed, status) = agent
+        .terminate(Duration::from_secs(5))
+        .expect("agent exits");
     assert!(status.success(), "exit status {status}");
     assert!(elapsed < Duration::from_secs(1), "took {elapsed:?} to stop");
 
@@ -218,7 +272,10 @@ fn health_endpoints_and_clean_stop_on_sigterm_and_sigint() {
         if let Ok(Some(s)) = agent.child.try_wait() {
             break s;
         }
-        assert!(start.elapsed() < Duration::from_secs(5), "no exit on SIGINT");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no exit on SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     assert!(status.success());

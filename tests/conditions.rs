@@ -70,7 +70,10 @@ fn heartbeat_moves_every_cycle_transition_time_only_on_a_flip() {
     assert!(tr1.is_empty());
     assert_eq!(c1[0].last_heartbeat_time, t(10));
     assert_eq!(c1[0].last_transition_time, t(0));
-    assert!(!changed_ignoring_heartbeat(&c0, &c1), "only the heartbeat moved");
+    assert!(
+        !changed_ignoring_heartbeat(&c0, &c1),
+        "only the heartbeat moved"
+    );
 
     let (c2, tr2) = update_conditions(&specs, &c1, &pressure(&[("DiskPressure", true)]), t(20));
     assert_eq!(c2[0].status, ConditionStatus::True);
@@ -85,7 +88,12 @@ fn heartbeat_moves_every_cycle_transition_time_only_on_a_flip() {
 
 #[test]
 fn our_own_condition_types_use_their_configured_reasons_as_events() {
-    let (_, tr) = update_conditions(&[custom()], &[], &pressure(&[("MemoryContention", true)]), t(0));
+    let (_, tr) = update_conditions(
+        &[custom()],
+        &[],
+        &pressure(&[("MemoryContention", true)]),
+        t(0),
+    );
     assert_eq!(tr[0].reason, "MemoryStallHigh");
     assert_eq!(tr[0].event, "MemoryStallHigh");
 }
@@ -113,20 +121,44 @@ fn taints_follow_true_conditions_with_a_taint() {
 
 #[test]
 fn taint_changes_list_removals_then_additions() {
-    let a = TaintSpec { key: "a".into(), effect: Effect::NoSchedule };
-    let b = TaintSpec { key: "b".into(), effect: Effect::NoExecute };
+    let a = TaintSpec {
+        key: "a".into(),
+        effect: Effect::NoSchedule,
+    };
+    let b = TaintSpec {
+        key: "b".into(),
+        effect: Effect::NoExecute,
+    };
     assert_eq!(
-        taint_changes(&[a.clone()], &[b.clone()]),
+        taint_changes(std::slice::from_ref(&a), std::slice::from_ref(&b)),
         vec![TaintChange::Remove(a.clone()), TaintChange::Add(b.clone())]
     );
-    assert!(taint_changes(&[a.clone()], &[a]).is_empty());
+    assert!(taint_changes(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_empty());
 }
 
 #[test]
 fn report_is_due_at_once_on_change_otherwise_once_per_frequency() {
     let f = Duration::from_secs(60);
-    assert!(report_due(false, None, Duration::ZERO, f), "first report always");
-    assert!(report_due(true, Some(Duration::from_secs(10)), Duration::from_secs(11), f));
-    assert!(!report_due(false, Some(Duration::from_secs(10)), Duration::from_secs(69), f));
-    assert!(report_due(false, Some(Duration::from_secs(10)), Duration::from_secs(70), f));
+    assert!(
+        report_due(false, None, Duration::ZERO, f),
+        "first report always"
+    );
+    assert!(report_due(
+        true,
+        Some(Duration::from_secs(10)),
+        Duration::from_secs(11),
+        f
+    ));
+    assert!(!report_due(
+        false,
+        Some(Duration::from_secs(10)),
+        Duration::from_secs(69),
+        f
+    ));
+    assert!(report_due(
+        false,
+        Some(Duration::from_secs(10)),
+        Duration::from_secs(70),
+        f
+    ));
 }

@@ -196,6 +196,7 @@ fn the_example_loads_with_the_documented_values() {
             {"signal": "nodefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": null},
             {"signal": "imagefs.available", "operator": "LessThan", "value": {"percentage": 0.15}, "gracePeriod": "0s", "minReclaim": null},
             {"signal": "imagefs.inodesFree", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": null},
+            {"signal": "pid.available", "operator": "LessThan", "value": {"percentage": 0.05}, "gracePeriod": "0s", "minReclaim": null},
             {"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "300Mi"}, "gracePeriod": "1m30s", "minReclaim": null},
         ])
     );
@@ -220,11 +221,8 @@ fn the_example_loads_with_the_documented_values() {
     // The explicit standard conditions equal the built-in ones.
     assert_eq!(c.conditions[..3], config::standard_conditions()[..]);
 
-    // pid.available has no threshold (SEMANTICS §7.3), so PIDPressure can never be True: the
-    // one warning the example is expected to produce.
-    assert_eq!(loaded.warnings.len(), 1, "{:#?}", loaded.warnings);
-    assert_eq!(loaded.warnings[0].key, "conditions[2].signals");
-    assert!(loaded.warnings[0].message.contains("PIDPressure"));
+    // Every condition of the example has a threshold: it loads without warnings.
+    assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
 }
 
 #[test]

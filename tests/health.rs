@@ -26,7 +26,9 @@ fn status(resp: &str) -> &str {
 
 #[tokio::test]
 async fn readiness_starts_false_and_liveness_needs_ticks() {
-    let listener = bind("127.0.0.1:0".parse().expect("addr")).await.expect("bind");
+    let listener = bind("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let health = Arc::new(Health::new(Duration::from_millis(300)));
     let server = tokio::spawn(serve(listener, health.clone()));
@@ -34,17 +36,33 @@ async fn readiness_starts_false_and_liveness_needs_ticks() {
     let r = get(port, "GET /readyz HTTP/1.1\r\n\r\n").await;
     assert_eq!(status(&r), "503", "{r}");
     health.set_ready(true);
-    assert_eq!(status(&get(port, "GET /readyz HTTP/1.1\r\n\r\n").await), "200");
+    assert_eq!(
+        status(&get(port, "GET /readyz HTTP/1.1\r\n\r\n").await),
+        "200"
+    );
 
     health.tick();
-    assert_eq!(status(&get(port, "GET /healthz HTTP/1.1\r\n\r\n").await), "200");
+    assert_eq!(
+        status(&get(port, "GET /healthz HTTP/1.1\r\n\r\n").await),
+        "200"
+    );
     tokio::time::sleep(Duration::from_millis(400)).await;
     let r = get(port, "GET /healthz HTTP/1.1\r\n\r\n").await;
-    assert_eq!(status(&r), "503", "a loop silent past its window is not live: {r}");
+    assert_eq!(
+        status(&r),
+        "503",
+        "a loop silent past its window is not live: {r}"
+    );
     health.tick();
-    assert_eq!(status(&get(port, "GET /healthz HTTP/1.1\r\n\r\n").await), "200");
+    assert_eq!(
+        status(&get(port, "GET /healthz HTTP/1.1\r\n\r\n").await),
+        "200"
+    );
 
-    assert_eq!(status(&get(port, "POST /readyz HTTP/1.1\r\n\r\n").await), "405");
+    assert_eq!(
+        status(&get(port, "POST /readyz HTTP/1.1\r\n\r\n").await),
+        "405"
+    );
     assert_eq!(status(&get(port, "GET /x HTTP/1.1\r\n\r\n").await), "404");
     let head = get(port, "HEAD /metrics HTTP/1.1\r\n\r\n").await;
     assert_eq!(status(&head), "200");

@@ -43,9 +43,9 @@ fn records_reach_journald_with_structured_fields() {
     let pid = agent.pid().to_string();
     let deadline = Instant::now() + Duration::from_secs(15);
     let record = loop {
-        let found = journal_records(&node).into_iter().find(|r| {
-            r["CONDITION"] == "MemoryPressure" && r["STATUS"] == "True"
-        });
+        let found = journal_records(&node)
+            .into_iter()
+            .find(|r| r["CONDITION"] == "MemoryPressure" && r["STATUS"] == "True");
         if let Some(r) = found {
             break r;
         }
@@ -56,7 +56,9 @@ fn records_reach_journald_with_structured_fields() {
         );
         std::thread::sleep(Duration::from_millis(200));
     };
-    let (_, status) = agent.terminate(Duration::from_secs(5)).expect("agent exits");
+    let (_, status) = agent
+        .terminate(Duration::from_secs(5))
+        .expect("agent exits");
     assert!(status.success());
 
     let get = |k: &str| record[k].as_str().unwrap_or_default().to_string();
@@ -68,7 +70,10 @@ fn records_reach_journald_with_structured_fields() {
     assert_eq!(get("EVENT"), "NodeHasInsufficientMemory");
     assert_eq!(get("SIGNAL"), "memory.available");
     assert_eq!(get("THRESHOLD"), (1i64 << 60).to_string(), "1Ei in bytes");
-    assert_eq!(get("TAINT"), "node.kubernetes.io/memory-pressure:NoSchedule");
+    assert_eq!(
+        get("TAINT"),
+        "node.kubernetes.io/memory-pressure:NoSchedule"
+    );
     assert_eq!(get("VERSION"), env!("CARGO_PKG_VERSION"));
     let available: i64 = get("AVAILABLE").parse().expect("AVAILABLE is a number");
     assert!(available > 0 && available < 1i64 << 60);
@@ -80,9 +85,12 @@ fn records_reach_journald_with_structured_fields() {
     // The stop is journaled too.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let stopped = journal_records(&node)
-            .iter()
-            .any(|r| r["MESSAGE"].as_str().unwrap_or("").starts_with("stopping on SIGTERM"));
+        let stopped = journal_records(&node).iter().any(|r| {
+            r["MESSAGE"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("stopping on SIGTERM")
+        });
         if stopped {
             break;
         }

@@ -49,7 +49,13 @@ fn policy(thresholds: Vec<Threshold>) -> PressurePolicy {
 
 fn obs(signal: Signal, available: i64, capacity: i64) -> Observations {
     let mut o = Observations::default();
-    o.eviction.insert(signal, Observation { available, capacity });
+    o.eviction.insert(
+        signal,
+        Observation {
+            available,
+            capacity,
+        },
+    );
     o
 }
 
@@ -60,37 +66,64 @@ fn secs(s: u64) -> Duration {
 #[test]
 fn threshold_met_only_when_available_is_strictly_below() {
     let p = policy(vec![hard(Signal::MemoryAvailable, q("100"), None)]);
-    let (_, at) = p.evaluate(&obs(Signal::MemoryAvailable, 100, 1000), &PressureState::default(), secs(0));
+    let (_, at) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 100, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(!at.thresholds[0].met, "available == threshold is not met");
-    assert_eq!(at.pressure["MemoryPressure"], false);
-    let (_, below) = p.evaluate(&obs(Signal::MemoryAvailable, 99, 1000), &PressureState::default(), secs(0));
+    assert!(!at.pressure["MemoryPressure"]);
+    let (_, below) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 99, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(below.thresholds[0].met);
-    assert_eq!(below.pressure["MemoryPressure"], true, "entry has no delay");
+    assert!(below.pressure["MemoryPressure"], "entry has no delay");
 }
 
 #[test]
 fn percentage_resolves_against_capacity_truncated() {
     // 10% of 1005 = 100.5 → 100 (int64 truncation, §7.4)
-    let p = policy(vec![hard(Signal::NodeFsAvailable, ThresholdValue::Percentage(0.1), None)]);
-    let (_, e) = p.evaluate(&obs(Signal::NodeFsAvailable, 100, 1005), &PressureState::default(), secs(0));
+    let p = policy(vec![hard(
+        Signal::NodeFsAvailable,
+        ThresholdValue::Percentage(0.1),
+        None,
+    )]);
+    let (_, e) = p.evaluate(
+        &obs(Signal::NodeFsAvailable, 100, 1005),
+        &PressureState::default(),
+        secs(0),
+    );
     assert_eq!(e.thresholds[0].threshold, 100);
     assert!(!e.thresholds[0].met);
-    let (_, e) = p.evaluate(&obs(Signal::NodeFsAvailable, 99, 1005), &PressureState::default(), secs(0));
+    let (_, e) = p.evaluate(
+        &obs(Signal::NodeFsAvailable, 99, 1005),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(e.thresholds[0].met);
-    assert_eq!(e.pressure["DiskPressure"], true);
+    assert!(e.pressure["DiskPressure"]);
 }
 
 #[test]
 fn condition_clears_only_after_the_transition_period() {
     let p = policy(vec![hard(Signal::MemoryAvailable, q("100"), None)]);
-    let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 50, 1000), &PressureState::default(), secs(10));
+    let (s, e) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 50, 1000),
+        &PressureState::default(),
+        secs(10),
+    );
     assert!(e.pressure["MemoryPressure"]);
     // Relieved at once, but still reported until 300 s after the last observation (t=10).
     let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 900, 1000), &s, secs(20));
     assert!(!e.observed_now["MemoryPressure"]);
     assert!(e.pressure["MemoryPressure"]);
     let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 900, 1000), &s, secs(309));
-    assert!(e.pressure["MemoryPressure"], "299 s after: still inside the period");
+    assert!(
+        e.pressure["MemoryPressure"],
+        "299 s after: still inside the period"
+    );
     let (_, e) = p.evaluate(&obs(Signal::MemoryAvailable, 900, 1000), &s, secs(310));
     assert!(!e.pressure["MemoryPressure"], "300 s after: cleared");
 }
@@ -98,17 +131,28 @@ fn condition_clears_only_after_the_transition_period() {
 #[test]
 fn renewed_pressure_restarts_the_transition_period() {
     let p = policy(vec![hard(Signal::MemoryAvailable, q("100"), None)]);
-    let (s, _) = p.evaluate(&obs(Signal::MemoryAvailable, 50, 1000), &PressureState::default(), secs(0));
+    let (s, _) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 50, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     let (s, _) = p.evaluate(&obs(Signal::MemoryAvailable, 50, 1000), &s, secs(200));
     let (_, e) = p.evaluate(&obs(Signal::MemoryAvailable, 900, 1000), &s, secs(400));
-    assert!(e.pressure["MemoryPressure"], "last observed at 200 s, so still True at 400 s");
+    assert!(
+        e.pressure["MemoryPressure"],
+        "last observed at 200 s, so still True at 400 s"
+    );
 }
 
 #[test]
 fn zero_transition_period_clears_at_once() {
     let mut p = policy(vec![hard(Signal::MemoryAvailable, q("100"), None)]);
     p.transition_period = Duration::ZERO;
-    let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 50, 1000), &PressureState::default(), secs(0));
+    let (s, e) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 50, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(e.pressure["MemoryPressure"]);
     let (_, e) = p.evaluate(&obs(Signal::MemoryAvailable, 900, 1000), &s, secs(1));
     assert!(!e.pressure["MemoryPressure"]);
@@ -117,7 +161,11 @@ fn zero_transition_period_clears_at_once() {
 #[test]
 fn minimum_reclaim_keeps_a_met_threshold_until_threshold_plus_reclaim() {
     let p = policy(vec![hard(Signal::MemoryAvailable, q("100"), Some(q("10")))]);
-    let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 90, 1000), &PressureState::default(), secs(0));
+    let (s, e) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 90, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(e.thresholds[0].met);
     let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 109, 1000), &s, secs(10));
     assert!(e.thresholds[0].met, "109 < 100 + 10: not yet reclaimed");
@@ -128,15 +176,27 @@ fn minimum_reclaim_keeps_a_met_threshold_until_threshold_plus_reclaim() {
 #[test]
 fn minimum_reclaim_does_not_apply_to_a_threshold_that_was_not_met() {
     let p = policy(vec![hard(Signal::MemoryAvailable, q("100"), Some(q("10")))]);
-    let (_, e) = p.evaluate(&obs(Signal::MemoryAvailable, 105, 1000), &PressureState::default(), secs(0));
+    let (_, e) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 105, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(!e.thresholds[0].met);
 }
 
 #[test]
 fn minimum_reclaim_percentage_resolves_against_capacity() {
     // 5% of 1000 = 50: stays met until available ≥ 150.
-    let p = policy(vec![hard(Signal::NodeFsAvailable, q("100"), Some(ThresholdValue::Percentage(0.05)))]);
-    let (s, _) = p.evaluate(&obs(Signal::NodeFsAvailable, 10, 1000), &PressureState::default(), secs(0));
+    let p = policy(vec![hard(
+        Signal::NodeFsAvailable,
+        q("100"),
+        Some(ThresholdValue::Percentage(0.05)),
+    )]);
+    let (s, _) = p.evaluate(
+        &obs(Signal::NodeFsAvailable, 10, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     let (s, e) = p.evaluate(&obs(Signal::NodeFsAvailable, 149, 1000), &s, secs(1));
     assert!(e.thresholds[0].met);
     let (_, e) = p.evaluate(&obs(Signal::NodeFsAvailable, 150, 1000), &s, secs(2));
@@ -153,8 +213,15 @@ fn soft_threshold_sets_the_condition_at_once_but_waits_its_grace_period() {
         soft: true,
     };
     let p = policy(vec![soft]);
-    let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 200, 1000), &PressureState::default(), secs(0));
-    assert!(e.pressure["MemoryPressure"], "conditions ignore grace periods");
+    let (s, e) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 200, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
+    assert!(
+        e.pressure["MemoryPressure"],
+        "conditions ignore grace periods"
+    );
     assert!(!e.thresholds[0].grace_elapsed);
     let (s, e) = p.evaluate(&obs(Signal::MemoryAvailable, 200, 1000), &s, secs(89));
     assert!(!e.thresholds[0].grace_elapsed);
@@ -170,7 +237,11 @@ fn soft_threshold_sets_the_condition_at_once_but_waits_its_grace_period() {
 #[test]
 fn hard_threshold_grace_is_elapsed_at_once() {
     let p = policy(vec![hard(Signal::MemoryAvailable, q("100"), None)]);
-    let (_, e) = p.evaluate(&obs(Signal::MemoryAvailable, 1, 1000), &PressureState::default(), secs(0));
+    let (_, e) = p.evaluate(
+        &obs(Signal::MemoryAvailable, 1, 1000),
+        &PressureState::default(),
+        secs(0),
+    );
     assert!(e.thresholds[0].grace_elapsed);
 }
 
@@ -180,17 +251,31 @@ fn an_unobserved_signal_meets_no_threshold() {
     let (_, e) = p.evaluate(&Observations::default(), &PressureState::default(), secs(0));
     assert!(!e.thresholds[0].met);
     assert_eq!(e.thresholds[0].available, None);
-    assert_eq!(e.pressure["DiskPressure"], false);
+    assert!(!e.pressure["DiskPressure"]);
 }
 
 #[test]
 fn any_signal_of_a_condition_sets_it() {
     let p = policy(vec![
-        hard(Signal::NodeFsAvailable, ThresholdValue::Percentage(0.1), None),
-        hard(Signal::NodeFsInodesFree, ThresholdValue::Percentage(0.05), None),
+        hard(
+            Signal::NodeFsAvailable,
+            ThresholdValue::Percentage(0.1),
+            None,
+        ),
+        hard(
+            Signal::NodeFsInodesFree,
+            ThresholdValue::Percentage(0.05),
+            None,
+        ),
     ]);
     let mut o = obs(Signal::NodeFsAvailable, 500, 1000);
-    o.eviction.insert(Signal::NodeFsInodesFree, Observation { available: 4, capacity: 100 });
+    o.eviction.insert(
+        Signal::NodeFsInodesFree,
+        Observation {
+            available: 4,
+            capacity: 100,
+        },
+    );
     let (_, e) = p.evaluate(&o, &PressureState::default(), secs(0));
     assert!(!e.thresholds[0].met);
     assert!(e.thresholds[1].met);
@@ -200,10 +285,17 @@ fn any_signal_of_a_condition_sets_it() {
 
 #[test]
 fn psi_threshold_is_met_strictly_above() {
-    let sig = PsiSignal { resource: PsiResource::Memory, kind: PsiKind::Full, window: PsiWindow::Avg10 };
+    let sig = PsiSignal {
+        resource: PsiResource::Memory,
+        kind: PsiKind::Full,
+        window: PsiWindow::Avg10,
+    };
     let p = PressurePolicy {
         thresholds: vec![],
-        psi_thresholds: vec![PsiThreshold { signal: sig, above_percent: 10.0 }],
+        psi_thresholds: vec![PsiThreshold {
+            signal: sig,
+            above_percent: 10.0,
+        }],
         conditions: vec![("MemoryContention".into(), vec![SignalRef::Psi(sig)])],
         transition_period: PERIOD,
     };

@@ -123,7 +123,7 @@ pub fn effective_text(config: &Config) -> String {
         "kubeconfig:                       {}",
         or_unset(
             config.kubeconfig.as_ref().map(|p| p.display().to_string()),
-            "(unset: in-cluster, else standalone)"
+            "(unset: standalone)"
         )
     );
     let _ = writeln!(

@@ -98,10 +98,7 @@ pub fn update_conditions(
     let mut transitions = Vec::new();
     for spec in specs {
         let status = ConditionStatus::from_bool(
-            pressure
-                .get(&spec.condition_type)
-                .copied()
-                .unwrap_or(false),
+            pressure.get(&spec.condition_type).copied().unwrap_or(false),
         );
         let (reason, message) = match status {
             ConditionStatus::True => (&spec.true_reason, &spec.true_message),

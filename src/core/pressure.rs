@@ -171,8 +171,8 @@ impl PressurePolicy {
                 next.last_observed.insert(condition.clone(), last);
             }
             // §7.5 step 5: reported while last observed less than the transition period ago.
-            let reported = last.is_some_and(|l| now.saturating_sub(l) < self.transition_period)
-                || observed;
+            let reported =
+                last.is_some_and(|l| now.saturating_sub(l) < self.transition_period) || observed;
             observed_now.insert(condition.clone(), observed);
             pressure.insert(condition.clone(), reported);
         }

@@ -681,9 +681,3 @@ mod tests {
         }
     }
 }
-impl Quantity {
-    /// Placeholder.
-    pub fn value(&self) -> i64 {
-        (self.nanos / 1_000_000_000) as i64
-    }
-}

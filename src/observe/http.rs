@@ -104,8 +104,14 @@ async fn handle(mut stream: TcpStream, health: &Health) -> std::io::Result<()> {
             break;
         }
         if buf.len() > MAX_HEAD {
-            return respond(&mut stream, 431, "text/plain", "request head too large\n", false)
-                .await;
+            return respond(
+                &mut stream,
+                431,
+                "text/plain",
+                "request head too large\n",
+                false,
+            )
+            .await;
         }
     }
     let head = String::from_utf8_lossy(&buf);
@@ -115,7 +121,14 @@ async fn handle(mut stream: TcpStream, health: &Health) -> std::io::Result<()> {
     let path = target.split('?').next().unwrap_or("");
     let head_only = method == "HEAD";
     if method != "GET" && !head_only {
-        return respond(&mut stream, 405, "text/plain", "method not allowed\n", false).await;
+        return respond(
+            &mut stream,
+            405,
+            "text/plain",
+            "method not allowed\n",
+            false,
+        )
+        .await;
     }
     match path {
         "/healthz" | "/livez" => {

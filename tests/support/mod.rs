@@ -213,14 +213,14 @@ pub fn write_config(dir: &Path, text: &str) -> PathBuf {
 }
 
 /// A minimal valid configuration for tests: stderr logging, the given health port, short
-/// periods, and whatever `extra` adds.
+/// periods, and whatever `extra` adds (top-level keys first, then tables).
 pub fn test_config(port: u16, extra: &str) -> String {
     format!(
         "nodeName = \"test-node\"\n\
          healthAddress = \"127.0.0.1:{port}\"\n\
          stateDirectory = \"/tmp/nodewarden-test-state\"\n\
-         [logging]\ntarget = \"stderr\"\nlevel = \"info\"\n\
-         {extra}\n"
+         {extra}\n\
+         [logging]\ntarget = \"stderr\"\nlevel = \"info\"\n"
     )
 }
 
@@ -245,10 +245,13 @@ impl Journald {
         if journal_answers() {
             return Journald { started: None };
         }
-        let bin = ["/lib/systemd/systemd-journald", "/usr/lib/systemd/systemd-journald"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())
-            .expect("systemd-journald is installed (apt-get install systemd)");
+        let bin = [
+            "/lib/systemd/systemd-journald",
+            "/usr/lib/systemd/systemd-journald",
+        ]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("systemd-journald is installed (apt-get install systemd)");
         let child = Command::new(bin)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -257,7 +260,10 @@ impl Journald {
             .expect("start systemd-journald");
         let deadline = Instant::now() + Duration::from_secs(10);
         while !journal_answers() {
-            assert!(Instant::now() < deadline, "journald did not open its socket in 10 s");
+            assert!(
+                Instant::now() < deadline,
+                "journald did not open its socket in 10 s"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Journald {
