@@ -128,20 +128,57 @@ impl Decider {
     }
 }
 
+/// Why a condition has its status, for the record: one signal's reading against its threshold.
+struct Evidence {
+    signal: String,
+    available: String,
+    threshold: String,
+    /// "nodefs.available 1.9Mi < 4Mi" for the message.
+    text: String,
+}
+
+/// A byte amount in binary units with one decimal ("1.9Mi"), for messages only.
+fn human_bytes(v: i64) -> String {
+    const UNITS: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    let mut value = v as f64;
+    let mut unit = "";
+    for u in UNITS {
+        if value.abs() < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    if unit.is_empty() {
+        format!("{v}")
+    } else {
+        format!("{value:.1}{unit}")
+    }
+}
+
 /// The signal that best explains a condition's status: a met threshold of one of its signals if
 /// any, otherwise the first of its thresholds that has an observation.
-fn evidence(spec: &ConditionSpec, ev: &Evaluation) -> Option<(String, String, String)> {
-    let mut candidates = Vec::new();
+fn evidence(spec: &ConditionSpec, ev: &Evaluation) -> Option<Evidence> {
+    let mut candidates: Vec<(bool, Evidence)> = Vec::new();
     for signal in &spec.signals {
         match signal {
             SignalRef::Eviction(sig) => {
                 for t in ev.thresholds.iter().filter(|t| t.signal == *sig) {
                     if let Some(a) = t.available {
+                        let (ha, ht) = if sig.is_bytes() {
+                            (human_bytes(a), human_bytes(t.threshold))
+                        } else {
+                            (a.to_string(), t.threshold.to_string())
+                        };
+                        let op = if t.met { "<" } else { "≥" };
                         candidates.push((
                             t.met,
-                            sig.name().to_string(),
-                            a.to_string(),
-                            t.threshold.to_string(),
+                            Evidence {
+                                signal: sig.name().to_string(),
+                                available: a.to_string(),
+                                threshold: t.threshold.to_string(),
+                                text: format!("{sig} {ha} {op} {ht}"),
+                            },
                         ));
                     }
                 }
@@ -149,22 +186,27 @@ fn evidence(spec: &ConditionSpec, ev: &Evaluation) -> Option<(String, String, St
             SignalRef::Psi(p) => {
                 for t in ev.psi.iter().filter(|t| t.signal == *p) {
                     if let Some(v) = t.value {
+                        let op = if t.met { ">" } else { "≤" };
                         candidates.push((
                             t.met,
-                            p.name(),
-                            format!("{v}"),
-                            format!("{}", t.above_percent),
+                            Evidence {
+                                signal: p.name(),
+                                available: format!("{v}"),
+                                threshold: format!("{}", t.above_percent),
+                                text: format!("{p} {v}% {op} {}%", t.above_percent),
+                            },
                         ));
                     }
                 }
             }
         }
     }
-    let best = candidates
-        .iter()
-        .find(|c| c.0)
-        .or_else(|| candidates.first())?;
-    Some((best.1.clone(), best.2.clone(), best.3.clone()))
+    let pick = candidates.iter().position(|c| c.0).unwrap_or(0);
+    if pick < candidates.len() {
+        Some(candidates.swap_remove(pick).1)
+    } else {
+        None
+    }
 }
 
 fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev: &Evaluation) {
@@ -175,13 +217,13 @@ fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev:
         .map(|ts| format!("{}:{}", ts.key, ts.effect))
         .unwrap_or_default();
     match evidence(spec, ev) {
-        Some((signal, available, threshold)) => log::info!(
+        Some(e) => log::info!(
             node = node, condition = t.condition_type.as_str(), status = t.to.as_str(),
             previous_status = from, reason = t.reason.as_str(), event = t.event.as_str(),
-            signal = signal.as_str(), available = available.as_str(), threshold = threshold.as_str(),
-            taint = taint.as_str();
-            "condition {} is now {} ({}): {} available {}, threshold {}",
-            t.condition_type, t.to, t.reason, signal, available, threshold
+            signal = e.signal.as_str(), available = e.available.as_str(),
+            threshold = e.threshold.as_str(), taint = taint.as_str();
+            "condition {} is now {} ({}): {}",
+            t.condition_type, t.to, t.reason, e.text
         ),
         None => log::info!(
             node = node, condition = t.condition_type.as_str(), status = t.to.as_str(),

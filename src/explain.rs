@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::core::qos::{self, ContainerResources, CpuMemory, QosClass};
+use crate::core::quantity::Quantity;
 use crate::core::taint::{self, NoExecuteOutcome, Taint, Toleration};
 use crate::core::validation::{
     self, FieldError, RawTaint, RawToleration, format_aggregate, go_quote,
@@ -622,17 +623,24 @@ fn raw_resources(
     raw
 }
 
+/// The API server's message for a malformed quantity (apimachinery `resource.ParseQuantity`).
+const QUANTITY_FORMAT_ERROR: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
 /// Parses the four quantities to nano-units; a malformed one is a decode error.
 fn parse_resources(d: &mut Decoder, raw: &RawResources) -> Option<ContainerResources> {
     let mut nanos = [0i128; 4];
     let mut ok = true;
     for (slot, entry) in nanos.iter_mut().zip(&raw.entries) {
         if let Some((path, text)) = entry {
-            match quantity::parse_nanos(text) {
-                Ok(n) => *slot = n,
-                Err(msg) => {
-                    d.errors
-                        .push(FieldError::invalid(path.clone(), go_quote(text), msg));
+            match text.parse::<Quantity>() {
+                Ok(q) => *slot = q.as_nanos(),
+                Err(_) => {
+                    d.errors.push(FieldError::invalid(
+                        path.clone(),
+                        go_quote(text),
+                        QUANTITY_FORMAT_ERROR,
+                    ));
                     ok = false;
                 }
             }
@@ -687,189 +695,6 @@ fn check_resources(
                 go_quote(req_text),
                 format!("must be less than or equal to {name} limit of {lim_text}"),
             ));
-        }
-    }
-}
-
-/// Kubernetes quantity text → exact nano-units, for comparison only.
-///
-/// PRIVATE STOPGAP: `core::quantity::Quantity` is being written in parallel; swap this for it
-/// once it lands. Grammar (apimachinery `resource.ParseQuantity`): optional sign, digits with
-/// an optional `.`, then one suffix: binary `Ki Mi Gi Ti Pi Ei`, decimal `n u m "" k M G T P E`,
-/// or an exponent `e`/`E` + signed integer. Like upstream, precision finer than 1n rounds up
-/// (away from zero). Unlike upstream (arbitrary precision), values beyond ±1.7e29 are
-/// rejected rather than compared.
-mod quantity {
-    const FORMAT_ERROR: &str = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-    const TOO_LARGE: &str = "quantity is too large to compare exactly";
-
-    /// Parses `text` to nano-units (1 = 10⁻⁹ of the base unit).
-    pub(super) fn parse_nanos(text: &str) -> Result<i128, &'static str> {
-        let (negative, rest) = if let Some(r) = text.strip_prefix('-') {
-            (true, r)
-        } else {
-            (false, text.strip_prefix('+').unwrap_or(text))
-        };
-        let number_len = rest
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'.')
-            .count();
-        let (number, suffix) = rest.split_at(number_len);
-        let (int_part, frac_part) = match number.split_once('.') {
-            Some((i, f)) => (i, f),
-            None => (number, ""),
-        };
-        if (int_part.is_empty() && frac_part.is_empty()) || frac_part.contains('.') {
-            return Err(FORMAT_ERROR);
-        }
-        // Trailing fractional zeros carry no value; dropping them keeps the mantissa small.
-        let frac_part = frac_part.trim_end_matches('0');
-        let (pow10, pow2) = suffix_powers(suffix).ok_or(FORMAT_ERROR)?;
-
-        let mut mantissa: i128 = 0;
-        for b in int_part.bytes().chain(frac_part.bytes()) {
-            mantissa = mantissa
-                .checked_mul(10)
-                .and_then(|m| m.checked_add(i128::from(b - b'0')))
-                .ok_or(TOO_LARGE)?;
-        }
-        let frac_len = i64::try_from(frac_part.len()).map_err(|_| TOO_LARGE)?;
-        // value × 10⁹ = mantissa × 10^(pow10 − frac_len + 9) × 2^pow2
-        let scale = pow10
-            .checked_sub(frac_len)
-            .and_then(|s| s.checked_add(9))
-            .ok_or(TOO_LARGE)?;
-        let mut nanos = mantissa
-            .checked_mul(1i128.checked_shl(pow2).ok_or(TOO_LARGE)?)
-            .ok_or(TOO_LARGE)?;
-        if scale >= 0 {
-            let factor = u32::try_from(scale)
-                .ok()
-                .and_then(|s| 10i128.checked_pow(s))
-                .ok_or(TOO_LARGE);
-            // Zero times anything is zero, however large the exponent.
-            nanos = if nanos == 0 {
-                0
-            } else {
-                nanos.checked_mul(factor?).ok_or(TOO_LARGE)?
-            };
-        } else {
-            let divisor = u32::try_from(-scale)
-                .ok()
-                .and_then(|s| 10i128.checked_pow(s));
-            nanos = match divisor {
-                // Round up: any non-zero remainder adds one nano.
-                Some(d) => nanos / d + i128::from(nanos % d != 0),
-                // Smaller than 10⁻³⁸ of a nano: rounds up to 1n unless zero.
-                None => i128::from(nanos != 0),
-            };
-        }
-        Ok(if negative { -nanos } else { nanos })
-    }
-
-    /// (power of ten, power of two) for a suffix, or `None` if unsupported.
-    fn suffix_powers(suffix: &str) -> Option<(i64, u32)> {
-        let p = match suffix {
-            "" => (0, 0),
-            "n" => (-9, 0),
-            "u" => (-6, 0),
-            "m" => (-3, 0),
-            "k" => (3, 0),
-            "M" => (6, 0),
-            "G" => (9, 0),
-            "T" => (12, 0),
-            "P" => (15, 0),
-            "E" => (18, 0),
-            "Ki" => (0, 10),
-            "Mi" => (0, 20),
-            "Gi" => (0, 30),
-            "Ti" => (0, 40),
-            "Pi" => (0, 50),
-            "Ei" => (0, 60),
-            _ => {
-                let exp = suffix.strip_prefix(['e', 'E'])?;
-                // strconv.ParseInt: optional sign, then at least one digit.
-                let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return None;
-                }
-                (exp.parse::<i64>().ok()?, 0)
-            }
-        };
-        Some(p)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        const NANO: i128 = 1_000_000_000;
-
-        #[test]
-        fn parses_the_kubernetes_quantity_grammar_to_nanos() {
-            let cases: &[(&str, i128)] = &[
-                ("0", 0),
-                ("1", NANO),
-                ("500m", NANO / 2),
-                ("0.5", NANO / 2),
-                (".5", NANO / 2),
-                ("1.", NANO),
-                ("+2", 2 * NANO),
-                ("-1", -NANO),
-                ("1Ki", 1024 * NANO),
-                ("1.5Gi", 3 * (1 << 29) * NANO),
-                ("128Mi", 128 * (1 << 20) * NANO),
-                ("1k", 1000 * NANO),
-                ("1M", 1_000_000 * NANO),
-                ("1E", 1_000_000_000_000_000_000 * NANO),
-                ("1e3", 1000 * NANO),
-                ("1E3", 1000 * NANO),
-                ("1e+3", 1000 * NANO),
-                ("5e-1", NANO / 2),
-                ("100n", 100),
-                ("1u", 1000),
-                ("1.000000000000000000000000000000000000000000", NANO),
-                ("0e99999", 0),
-            ];
-            for (text, want) in cases {
-                assert_eq!(parse_nanos(text), Ok(*want), "{text}");
-            }
-        }
-
-        #[test]
-        fn equal_amounts_in_different_spellings_compare_equal() {
-            assert_eq!(parse_nanos("1Gi"), parse_nanos("1073741824"));
-            assert_eq!(parse_nanos("1000m"), parse_nanos("1"));
-            assert_eq!(parse_nanos("1G"), parse_nanos("1e9"));
-            assert_ne!(parse_nanos("1G"), parse_nanos("1Gi"));
-        }
-
-        #[test]
-        fn precision_below_one_nano_rounds_up_like_upstream() {
-            assert_eq!(parse_nanos("0.1n"), Ok(1));
-            assert_eq!(parse_nanos("1.5n"), Ok(2));
-            assert_eq!(parse_nanos("-0.1n"), Ok(-1));
-            assert_eq!(parse_nanos("1e-99"), Ok(1));
-        }
-
-        #[test]
-        fn malformed_quantities_are_rejected_with_upstreams_message() {
-            for text in [
-                "", ".", "abc", "1.2.3", "1 Gi", " 1", "1e", "1e+", "1Gb", "1KiB", "1ki", "--1",
-                "1E3.5",
-            ] {
-                assert_eq!(parse_nanos(text), Err(FORMAT_ERROR), "{text:?}");
-            }
-        }
-
-        #[test]
-        fn absurdly_large_quantities_are_refused_not_wrapped() {
-            assert_eq!(parse_nanos("1e40"), Err(TOO_LARGE));
-            assert_eq!(
-                parse_nanos("99999999999999999999999999999999999999999"),
-                Err(TOO_LARGE)
-            );
-            assert_eq!(parse_nanos("1e99999999999999999999"), Err(FORMAT_ERROR));
         }
     }
 }

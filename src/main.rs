@@ -187,7 +187,10 @@ fn explain(node: &Path, pod: &Path, output: Output) -> ExitCode {
                         return ExitCode::from(EXIT_RUNTIME);
                     }
                 },
-                Output::Text => print!("{}", nodewarden::explain::render_text(&report)),
+                Output::Text => {
+                    let text = nodewarden::explain::render_text(&report);
+                    println!("{}", text.trim_end());
+                }
             }
             ExitCode::SUCCESS
         }

@@ -1054,46 +1054,10 @@ fn is_dns_label_like(label: &str) -> bool {
         && label.chars().last().is_some_and(alnum)
 }
 
-/// Why `s` is not a qualified name (SEMANTICS §8.1), or `None` if it is: an optional DNS-subdomain
-/// prefix of at most 253 characters and `/`, then a name of at most 63 characters of
-/// alphanumerics with `-`, `_` or `.` inside.
+/// Why `s` is not a qualified name (SEMANTICS §8.1), in the API server's words, or `None`.
 pub(crate) fn qualified_name_problem(s: &str) -> Option<String> {
-    let (prefix, name) = match s.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, s),
-    };
-    if let Some(prefix) = prefix {
-        if prefix.is_empty() {
-            return Some("the prefix before '/' must not be empty".to_string());
-        }
-        if !is_dns_subdomain(prefix) {
-            return Some(
-                "the prefix must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
-                    .to_string(),
-            );
-        }
-    }
-    if name.is_empty() {
-        return Some("the name part must not be empty".to_string());
-    }
-    if name.len() > 63 {
-        return Some("the name part must be at most 63 characters".to_string());
-    }
-    let inner_ok = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.';
-    let ends_ok = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .last()
-            .is_some_and(|c| c.is_ascii_alphanumeric());
-    if !name.chars().all(inner_ok) || !ends_ok {
-        return Some(
-            "the name part must be letters and digits, with '-', '_' or '.' only inside (and at most one '/')".to_string(),
-        );
-    }
-    None
+    let errors = crate::core::validation::qualified_name_errors(s);
+    (!errors.is_empty()).then(|| errors.join("; "))
 }
 
 #[cfg(test)]

@@ -1,0 +1,249 @@
+//! The `nodewarden` command line as a user meets it: exit codes and messages for bad
+//! configurations (file, line, column and key), `check-config`, `sample`, `explain`, and the
+//! refusal of a configuration this version cannot honour.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{agent_bin, free_port, write_config};
+
+const EXIT_CONFIG: i32 = 78;
+const EXIT_DATA: i32 = 65;
+
+fn nodewarden(args: &[&str]) -> Output {
+    Command::new(agent_bin())
+        .args(args)
+        .env_remove("JOURNAL_STREAM")
+        .output()
+        .expect("run nodewarden")
+}
+
+fn data(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn every_bad_config_exits_78_naming_file_line_column_and_key() {
+    let table = std::fs::read_to_string(data("config/expected.tsv")).expect("expected.tsv");
+    let mut checked = 0;
+    for row in table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let [file, line, column, key, message] = cols[..] else {
+            panic!("bad row in expected.tsv: {row:?}");
+        };
+        let path = data(&format!("config/{file}"));
+        for args in [
+            vec!["check-config", path.as_str()],
+            vec!["check-config", "--config", path.as_str()],
+            vec!["run", "--config", path.as_str()],
+        ] {
+            let out = nodewarden(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(EXIT_CONFIG), "{args:?}: {stderr}");
+            let position = format!("{path}:{line}:{column}: ");
+            let located = if key.is_empty() {
+                position
+            } else {
+                format!("{position}{key}: ")
+            };
+            assert!(
+                stderr.contains(&located),
+                "{args:?}: stderr lacks {located:?}:\n{stderr}"
+            );
+            assert!(
+                stderr.contains(message),
+                "{args:?}: lacks {message:?}:\n{stderr}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "expected.tsv has only {checked} rows");
+}
+
+#[test]
+fn all_errors_of_a_file_are_reported_at_once() {
+    let path = data("config/three-errors.toml");
+    let out = nodewarden(&["check-config", &path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let located = stderr.lines().filter(|l| l.starts_with(&path)).count();
+    assert_eq!(located, 3, "{stderr}");
+}
+
+#[test]
+fn a_missing_config_file_is_a_config_error_naming_the_file() {
+    let out = nodewarden(&["check-config", "/nonexistent/nodewarden.toml"]);
+    assert_eq!(out.status.code(), Some(EXIT_CONFIG));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/nodewarden.toml"), "{stderr}");
+    assert!(stderr.contains("No such file"), "{stderr}");
+}
+
+#[test]
+fn check_config_prints_the_kubelet_threshold_model() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let out = nodewarden(&[
+        "check-config",
+        "--config",
+        &example.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let first = &json["thresholds"][0];
+    assert_eq!(
+        first,
+        &serde_json::json!({"signal": "memory.available", "operator": "LessThan",
+            "value": {"quantity": "100Mi"}, "gracePeriod": "0s", "minReclaim": null})
+    );
+    assert_eq!(json["nodeStatusReportFrequency"], "1m");
+
+    // An empty file: the Linux defaults, and pid.available has none.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = write_config(dir.path(), "");
+    let out = nodewarden(&["check-config", &empty.display().to_string(), "-o", "json"]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let signals: Vec<&str> = json["thresholds"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|t| t["signal"].as_str())
+        .collect();
+    assert_eq!(
+        signals,
+        [
+            "memory.available",
+            "nodefs.available",
+            "nodefs.inodesFree",
+            "imagefs.available",
+            "imagefs.inodesFree"
+        ]
+    );
+}
+
+#[test]
+fn sample_reads_this_machine_and_reports_conditions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        dir.path(),
+        "nodeName = \"cli-test\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+         [evictionHard]\n\"memory.available\" = \"1Ei\"\n",
+    );
+    let out = nodewarden(&[
+        "sample",
+        "--config",
+        &config.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["node"], "cli-test");
+    let signals: Vec<&str> = json["signals"]
+        .as_array()
+        .expect("signals")
+        .iter()
+        .filter_map(|s| s["signal"].as_str())
+        .collect();
+    for s in ["memory.available", "nodefs.available", "pid.available"] {
+        assert!(signals.contains(&s), "{s} missing from {signals:?}");
+    }
+    let memory = json["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .find(|c| c["type"] == "MemoryPressure")
+        .expect("MemoryPressure");
+    assert_eq!(memory["status"], "True", "1Ei is never available");
+    assert_eq!(memory["reason"], "KubeletHasInsufficientMemory");
+    assert_eq!(
+        json["taints"],
+        serde_json::json!(["node.kubernetes.io/memory-pressure:NoSchedule"])
+    );
+}
+
+#[test]
+fn explain_prints_the_outcome_and_rejects_malformed_objects_with_field_paths() {
+    let out = nodewarden(&[
+        "explain",
+        "--node",
+        &data("explain/node-unreachable.yaml"),
+        "--pod",
+        &data("explain/pod-daemonset.json"),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["noExecute"], serde_json::json!({"outcome": "never"}));
+
+    let out = nodewarden(&[
+        "explain",
+        "--node",
+        &data("explain/node-invalid.yaml"),
+        "--pod",
+        &data("explain/pod-deployment.yaml"),
+    ]);
+    assert_eq!(out.status.code(), Some(EXIT_DATA));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("spec.taints[0].effect: Unsupported value: \"NoRun\""),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_kubeconfig_is_refused_rather_than_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "kubeconfig = \"/etc/kubernetes/nodewarden.kubeconfig\"\n\
+             healthAddress = \"127.0.0.1:{}\"\n[logging]\ntarget = \"stderr\"\n",
+            free_port()
+        ),
+    );
+    let out = nodewarden(&["run", "--config", &config.display().to_string()]);
+    assert_eq!(out.status.code(), Some(EXIT_CONFIG));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("standalone"));
+}
+
+#[test]
+fn a_health_address_in_use_is_a_runtime_failure() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = busy.local_addr().expect("addr").port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "healthAddress = \"127.0.0.1:{port}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n[logging]\ntarget = \"stderr\"\n"
+        ),
+    );
+    let out = nodewarden(&["run", "--config", &config.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+}
