@@ -281,3 +281,85 @@ fn health_endpoints_and_clean_stop_on_sigterm_and_sigint() {
     assert!(status.success());
     assert!(start.elapsed() < Duration::from_secs(1));
 }
+
+#[test]
+fn sd_notify_ready_after_the_first_sample_and_watchdog_from_the_loop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).expect("bind notify socket");
+    socket
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("timeout");
+    let port = free_port();
+    // A 10 s update period but a 1 s watchdog: the loop must wake at least twice a second.
+    let config = write_config(
+        dir.path(),
+        &test_config(
+            port,
+            "nodefsPath = \"/\"\nimagefsPath = \"/\"\nnodeStatusUpdateFrequency = \"10s\"\n",
+        ),
+    );
+    let socket_env = socket_path.display().to_string();
+    let mut agent = Agent::start(
+        &config,
+        &[
+            ("NOTIFY_SOCKET", socket_env.as_str()),
+            ("WATCHDOG_USEC", "1000000"),
+        ],
+    );
+    let start = Instant::now();
+    let mut messages: Vec<(Duration, String)> = Vec::new();
+    let mut buf = [0u8; 4096];
+    while start.elapsed() < Duration::from_secs(3) {
+        if let Ok(n) = socket.recv(&mut buf) {
+            messages.push((
+                start.elapsed(),
+                String::from_utf8_lossy(&buf[..n]).into_owned(),
+            ));
+        }
+    }
+    let ready = messages
+        .iter()
+        .position(|(_, m)| m.lines().any(|l| l == "READY=1"))
+        .unwrap_or_else(|| panic!("no READY=1 in {messages:?}"));
+    assert!(
+        messages[ready]
+            .1
+            .contains("STATUS=standalone: MemoryPressure="),
+        "READY carries a status saying what the agent does: {:?}",
+        messages[ready].1
+    );
+    // READY follows the first sample: the transition records are logged before it is sent.
+    assert!(
+        agent
+            .wait_for(&["condition=MemoryPressure"], Duration::from_secs(1))
+            .is_some(),
+        "{}",
+        agent.dump()
+    );
+    let watchdogs: Vec<Duration> = messages
+        .iter()
+        .filter(|(_, m)| m.lines().any(|l| l == "WATCHDOG=1"))
+        .map(|(t, _)| *t)
+        .collect();
+    assert!(
+        watchdogs.len() >= 5,
+        "expected ≥ 5 WATCHDOG=1 in 3 s with WatchdogSec=1s, got {watchdogs:?}"
+    );
+    for pair in watchdogs.windows(2) {
+        assert!(
+            pair[1] - pair[0] <= Duration::from_millis(700),
+            "watchdog gap {:?} exceeds half the interval plus slack",
+            pair[1] - pair[0]
+        );
+    }
+    let (_, status) = agent
+        .terminate(Duration::from_secs(5))
+        .expect("agent exits");
+    assert!(status.success());
+    let mut stopping = false;
+    while let Ok(n) = socket.recv(&mut buf) {
+        stopping |= String::from_utf8_lossy(&buf[..n]).contains("STOPPING=1");
+    }
+    assert!(stopping, "STOPPING=1 is sent on shutdown");
+}
