@@ -5,6 +5,7 @@
 //! reads Kubernetes objects for `nodewarden explain`.
 
 pub mod agent;
+pub mod api;
 pub mod config;
 pub mod core;
 pub mod explain;

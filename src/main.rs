@@ -201,20 +201,19 @@ fn explain(node: &Path, pod: &Path, output: Output) -> ExitCode {
     }
 }
 
+/// Whether the agent talks to an API server: not when `standalone = true`; yes with a
+/// kubeconfig or inside a cluster (the ServiceAccount's environment); otherwise standalone.
+fn connected(config: &Config) -> bool {
+    !config.standalone
+        && (config.kubeconfig.is_some() || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some())
+}
+
 fn run(path: &Path) -> ExitCode {
     let config = match load(path) {
         Ok(c) => c,
         Err(code) => return code,
     };
     observe::log::init(&config.logging);
-    if config.kubeconfig.is_some() && !config.standalone {
-        log::error!(
-            "kubeconfig is set in {} but this build of nodewarden runs standalone only; \
-             remove kubeconfig or set standalone = true",
-            path.display()
-        );
-        return ExitCode::from(EXIT_CONFIG);
-    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -244,9 +243,40 @@ fn run(path: &Path) -> ExitCode {
             }
         };
         let server = tokio::spawn(observe::http::serve(listener, health.clone()));
-        agent::run_standalone(&config, sampler(&config), health, shutdown_signal()).await;
+        let code = if connected(&config) {
+            let client = match nodewarden::api::connect(config.kubeconfig.as_deref()).await {
+                Ok(c) => c,
+                Err(e) => {
+                    log::error!("cannot build the API client: {e}");
+                    server.abort();
+                    return ExitCode::from(EXIT_CONFIG);
+                }
+            };
+            match agent::connected::run(
+                &config,
+                client,
+                sampler(&config),
+                health,
+                shutdown_signal(),
+            )
+            .await
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e @ agent::connected::StartError::Config(_)) => {
+                    log::error!("{e}");
+                    ExitCode::from(EXIT_CONFIG)
+                }
+                Err(e) => {
+                    log::error!("{e}");
+                    ExitCode::from(EXIT_RUNTIME)
+                }
+            }
+        } else {
+            agent::sampling::run(&config, sampler(&config), health, None, shutdown_signal()).await;
+            ExitCode::SUCCESS
+        };
         server.abort();
-        ExitCode::SUCCESS
+        code
     })
 }
 

@@ -1,6 +1,6 @@
 //! The `nodewarden` command line as a user meets it: exit codes and messages for bad
 //! configurations (file, line, column and key), `check-config`, `sample`, `explain`, and the
-//! refusal of a configuration this version cannot honour.
+//! errors a user meets before the agent runs.
 
 mod support;
 
@@ -216,19 +216,24 @@ fn explain_prints_the_outcome_and_rejects_malformed_objects_with_field_paths() {
 }
 
 #[test]
-fn a_kubeconfig_is_refused_rather_than_ignored() {
+fn an_unreadable_kubeconfig_is_a_config_error_naming_the_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = write_config(
         dir.path(),
         &format!(
-            "kubeconfig = \"/etc/kubernetes/nodewarden.kubeconfig\"\n\
+            "kubeconfig = \"/nonexistent/nodewarden.kubeconfig\"\n\
+             nodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              healthAddress = \"127.0.0.1:{}\"\n[logging]\ntarget = \"stderr\"\n",
             free_port()
         ),
     );
     let out = nodewarden(&["run", "--config", &config.display().to_string()]);
     assert_eq!(out.status.code(), Some(EXIT_CONFIG));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("standalone"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/nonexistent/nodewarden.kubeconfig"),
+        "{stderr}"
+    );
 }
 
 #[test]

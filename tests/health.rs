@@ -35,7 +35,12 @@ async fn readiness_starts_false_and_liveness_needs_ticks() {
 
     let r = get(port, "GET /readyz HTTP/1.1\r\n\r\n").await;
     assert_eq!(status(&r), "503", "{r}");
-    health.set_ready(true);
+    health.require_api();
+    health.set_sampled();
+    let r = get(port, "GET /readyz HTTP/1.1\r\n\r\n").await;
+    assert_eq!(status(&r), "503", "connected: a sample is not enough: {r}");
+    assert!(r.contains("no successful API round trip"), "{r}");
+    health.set_api_ok();
     assert_eq!(
         status(&get(port, "GET /readyz HTTP/1.1\r\n\r\n").await),
         "200"

@@ -79,6 +79,9 @@ pub fn effective_json(config: &Config) -> Value {
         "nodeStatusUpdateFrequency": format_duration(config.node_status_update_frequency),
         "nodeStatusReportFrequency": format_duration(config.node_status_report_frequency),
         "nodeLeaseDurationSeconds": config.node_lease_duration_seconds,
+        "leaseName": config.lease_name,
+        "leaseNamespace": config.lease_namespace,
+        "onlyStatusReporter": config.only_status_reporter,
         "evictionPressureTransitionPeriod": format_duration(config.eviction_pressure_transition_period),
         "mergeDefaultEvictionSettings": config.merge_default_eviction_settings,
         "thresholds": config.thresholds.iter().map(threshold_json).collect::<Vec<_>>(),
@@ -123,7 +126,7 @@ pub fn effective_text(config: &Config) -> String {
         "kubeconfig:                       {}",
         or_unset(
             config.kubeconfig.as_ref().map(|p| p.display().to_string()),
-            "(unset: standalone)"
+            "(unset: in-cluster in a pod, else standalone)"
         )
     );
     let _ = writeln!(
@@ -145,6 +148,20 @@ pub fn effective_text(config: &Config) -> String {
         out,
         "nodeLeaseDurationSeconds:         {}",
         config.node_lease_duration_seconds
+    );
+    let _ = writeln!(
+        out,
+        "lease:                            {}/{}",
+        config.lease_namespace,
+        config
+            .lease_name
+            .as_deref()
+            .unwrap_or("nodewarden-<node name>")
+    );
+    let _ = writeln!(
+        out,
+        "onlyStatusReporter:               {}",
+        config.only_status_reporter
     );
     let _ = writeln!(
         out,

@@ -30,6 +30,9 @@ const ROOT_KEYS: &[&str] = &[
     "nodeStatusUpdateFrequency",
     "nodeStatusReportFrequency",
     "nodeLeaseDurationSeconds",
+    "leaseName",
+    "leaseNamespace",
+    "onlyStatusReporter",
     "evictionHard",
     "evictionSoft",
     "evictionSoftGracePeriod",
@@ -324,6 +327,28 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                 config.kubeconfig = w
                     .non_empty_string(&path, value, "the path of a kubeconfig file")
                     .map(PathBuf::from);
+            }
+            "onlyStatusReporter" => {
+                if let Some(b) = w.bool(&path, value) {
+                    config.only_status_reporter = b;
+                }
+            }
+            "leaseName" | "leaseNamespace" => {
+                if let Some(s) = w.non_empty_string(&path, value, "an object name") {
+                    if is_dns_subdomain(&s) {
+                        if name == "leaseName" {
+                            config.lease_name = Some(s);
+                        } else {
+                            config.lease_namespace = s;
+                        }
+                    } else {
+                        w.error(
+                            &span,
+                            &path,
+                            format!("expected a DNS subdomain (lowercase letters, digits, '-' and '.'), found \"{s}\""),
+                        );
+                    }
+                }
             }
             "standalone" => {
                 if let Some(b) = w.bool(&path, value) {

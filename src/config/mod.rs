@@ -151,6 +151,13 @@ pub struct Config {
     pub node_status_report_frequency: Duration,
     /// `nodeLeaseDurationSeconds` (40).
     pub node_lease_duration_seconds: u32,
+    /// `leaseName` ("nodewarden-<node name>"): our own heartbeat Lease.
+    pub lease_name: Option<String>,
+    /// `leaseNamespace` ("kube-node-lease").
+    pub lease_namespace: String,
+    /// `onlyStatusReporter` (false): no kubelet runs on this node, so the agent may renew the
+    /// node's own Lease (`kube-node-lease/<node>`) if `leaseName` names it.
+    pub only_status_reporter: bool,
     /// `evictionPressureTransitionPeriod` (5m).
     pub eviction_pressure_transition_period: Duration,
     /// `mergeDefaultEvictionSettings` (false).

@@ -23,7 +23,11 @@ const READ_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Health {
     /// Monotonic milliseconds of the last sampling-loop tick (0 = never).
     last_tick_ms: AtomicU64,
-    ready: AtomicBool,
+    /// The first sample has been taken.
+    sampled: AtomicBool,
+    /// Connected mode: readiness also needs one successful API round trip.
+    needs_api: AtomicBool,
+    api_ok: AtomicBool,
     /// A tick older than this means the loop is wedged.
     liveness_window: Duration,
     origin: tokio::time::Instant,
@@ -34,7 +38,9 @@ impl Health {
     pub fn new(liveness_window: Duration) -> Health {
         Health {
             last_tick_ms: AtomicU64::new(0),
-            ready: AtomicBool::new(false),
+            sampled: AtomicBool::new(false),
+            needs_api: AtomicBool::new(false),
+            api_ok: AtomicBool::new(false),
             liveness_window,
             origin: tokio::time::Instant::now(),
             metrics: Metrics::default(),
@@ -47,12 +53,29 @@ impl Health {
         self.last_tick_ms.store(ms.max(1), Ordering::Relaxed);
     }
 
-    pub fn set_ready(&self, ready: bool) {
-        self.ready.store(ready, Ordering::Relaxed);
+    /// Called once the first sample has been taken.
+    pub fn set_sampled(&self) {
+        self.sampled.store(true, Ordering::Relaxed);
     }
 
+    pub fn sampled(&self) -> bool {
+        self.sampled.load(Ordering::Relaxed)
+    }
+
+    /// Connected mode: readiness waits for the first successful API round trip too.
+    pub fn require_api(&self) {
+        self.needs_api.store(true, Ordering::Relaxed);
+    }
+
+    /// Called after the first successful API round trip.
+    pub fn set_api_ok(&self) {
+        self.api_ok.store(true, Ordering::Relaxed);
+    }
+
+    /// Ready after the first sample and, when connected, the first successful API round trip.
     pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::Relaxed)
+        self.sampled()
+            && (!self.needs_api.load(Ordering::Relaxed) || self.api_ok.load(Ordering::Relaxed))
     }
 
     /// Live while the loop ticked within the liveness window.
@@ -149,14 +172,12 @@ async fn handle(mut stream: TcpStream, health: &Health) -> std::io::Result<()> {
             if health.is_ready() {
                 respond(&mut stream, 200, "text/plain", "ok\n", head_only).await
             } else {
-                respond(
-                    &mut stream,
-                    503,
-                    "text/plain",
-                    "not ready: no sample taken yet\n",
-                    head_only,
-                )
-                .await
+                let why = if health.sampled() {
+                    "not ready: no successful API round trip yet\n"
+                } else {
+                    "not ready: no sample taken yet\n"
+                };
+                respond(&mut stream, 503, "text/plain", why, head_only).await
             }
         }
         "/metrics" => {

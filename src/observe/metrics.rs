@@ -23,6 +23,10 @@ struct State {
     transitions: BTreeMap<String, u64>,
     samples: u64,
     sample_errors: BTreeMap<String, u64>,
+    /// "" (standalone), "1" or "0".
+    reachability: String,
+    foreign_writers: usize,
+    taint_writes: BTreeMap<String, u64>,
 }
 
 impl Metrics {
@@ -57,6 +61,21 @@ impl Metrics {
     /// Counts one status transition of a condition.
     pub fn record_transition(&self, condition: &str) {
         self.with(|s| *s.transitions.entry(condition.to_string()).or_default() += 1);
+    }
+
+    /// Records whether the API server answers.
+    pub fn record_reachable(&self, reachable: bool) {
+        self.with(|s| s.reachability = if reachable { "1" } else { "0" }.to_string());
+    }
+
+    /// Records how many owned conditions another writer also writes.
+    pub fn record_foreign_writers(&self, n: usize) {
+        self.with(|s| s.foreign_writers = n);
+    }
+
+    /// Counts one taint write by outcome (`written`, `unchanged`, `error`).
+    pub fn record_taint_write(&self, outcome: &str) {
+        self.with(|s| *s.taint_writes.entry(outcome.to_string()).or_default() += 1);
     }
 
     /// Renders the exposition text. `process` carries the agent's own resident memory and CPU.
@@ -216,6 +235,50 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
     );
     for (what, n) in &s.sample_errors {
         let _ = writeln!(out, "nodewarden_sample_errors_total{{what=\"{what}\"}} {n}");
+    }
+    header(
+        &mut out,
+        "nodewarden_api_requests_total",
+        "counter",
+        "API requests by verb, resource and outcome (ok, status code, timeout, transport).",
+    );
+    for ((verb, resource, outcome), n) in crate::api::request_counts() {
+        let _ = writeln!(
+            out,
+            "nodewarden_api_requests_total{{verb=\"{verb}\",resource=\"{resource}\",outcome=\"{outcome}\"}} {n}"
+        );
+    }
+    if !s.reachability.is_empty() {
+        header(
+            &mut out,
+            "nodewarden_api_reachable",
+            "gauge",
+            "1 while the API server answers, 0 while it does not.",
+        );
+        let _ = writeln!(out, "nodewarden_api_reachable {}", s.reachability);
+    }
+    header(
+        &mut out,
+        "nodewarden_foreign_condition_writers",
+        "gauge",
+        "Owned conditions another writer also writes (DESIGN §3).",
+    );
+    let _ = writeln!(
+        out,
+        "nodewarden_foreign_condition_writers {}",
+        s.foreign_writers
+    );
+    header(
+        &mut out,
+        "nodewarden_taint_writes_total",
+        "counter",
+        "Taint writes to our Node, by outcome.",
+    );
+    for (outcome, n) in &s.taint_writes {
+        let _ = writeln!(
+            out,
+            "nodewarden_taint_writes_total{{outcome=\"{outcome}\"}} {n}"
+        );
     }
     if let Some(p) = process {
         header(

@@ -1,131 +1,37 @@
-//! Task wiring and lifecycle of `nodewarden run`: the sampling loop (sample → decide → record),
-//! the health/metrics server, systemd notifications, and one shutdown path for SIGTERM/SIGINT.
-//!
-//! Standalone mode writes nothing anywhere: it samples, decides, logs and serves metrics.
+//! The sampling loop: sample → decide → record, every update period, pinging the systemd
+//! watchdog on every wake-up. It never waits on the API server: in connected mode it publishes
+//! each decision on a channel for the reporter and carries on.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use tokio::sync::{mpsc, watch};
+
+use crate::agent::{Decider, Source, node_name, wake_interval};
+use crate::api::events::PendingEvent;
 use crate::config::{ConditionSpec, Config, TaintSpec};
 use crate::core::clock::Moment;
 use crate::core::condition::{
     self, ConditionStatus, ConditionTransition, NodeCondition, TaintChange,
 };
-use crate::core::pressure::{Evaluation, PressurePolicy, PressureState};
-use crate::core::signal::{Observations, SignalRef};
+use crate::core::pressure::Evaluation;
+use crate::core::signal::SignalRef;
 use crate::observe::http::Health;
 use crate::observe::systemd;
 
-/// One reading of every signal, with what could not be read.
-#[derive(Clone, Debug, Default)]
-pub struct Reading {
-    pub observations: Observations,
-    /// (what could not be read, why), e.g. ("imagefs", "statvfs /var/lib/containerd: ENOENT").
-    pub errors: Vec<(String, String)>,
-}
-
-/// The sampling edge, so the loop can run against a double in tests.
-pub trait Source {
-    fn read(&mut self) -> Reading;
-}
-
-impl Source for crate::sample::Sampler {
-    fn read(&mut self) -> Reading {
-        let sample = self.sample();
-        Reading {
-            observations: sample.observations,
-            errors: sample
-                .errors
-                .iter()
-                .map(|e| (e.what().to_string(), e.to_string()))
-                .collect(),
-        }
-    }
-}
-
-/// The pressure policy the configuration describes.
-pub fn policy(config: &Config) -> PressurePolicy {
-    PressurePolicy {
-        thresholds: config.thresholds.clone(),
-        psi_thresholds: config.psi_thresholds.clone(),
-        conditions: config
-            .conditions
-            .iter()
-            .map(|c| (c.condition_type.clone(), c.signals.clone()))
-            .collect(),
-        transition_period: config.eviction_pressure_transition_period,
-    }
-}
-
-/// The node name: configured, else `$NODE_NAME`, else the host name.
-pub fn node_name(config: &Config) -> String {
-    if let Some(n) = &config.node_name {
-        return n.clone();
-    }
-    if let Ok(n) = std::env::var("NODE_NAME")
-        && !n.is_empty()
-    {
-        return n;
-    }
-    nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
-/// The decision state carried between cycles, and what one cycle decided.
-pub struct Decider {
-    specs: Vec<ConditionSpec>,
-    policy: PressurePolicy,
-    pressure: PressureState,
+/// What the sampling loop hands the reporter after every cycle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
     pub conditions: Vec<NodeCondition>,
-    pub taints: Vec<TaintSpec>,
+    pub desired_taints: Vec<TaintSpec>,
 }
 
-/// The result of one decide cycle.
-pub struct Decision {
-    pub evaluation: Evaluation,
-    pub transitions: Vec<ConditionTransition>,
-    pub taint_changes: Vec<TaintChange>,
-}
-
-impl Decider {
-    pub fn new(config: &Config) -> Decider {
-        Decider {
-            specs: config.conditions.clone(),
-            policy: policy(config),
-            pressure: PressureState::default(),
-            conditions: Vec::new(),
-            taints: Vec::new(),
-        }
-    }
-
-    /// One cycle of pure decisions over a reading.
-    pub fn decide(&mut self, observations: &Observations, now: Moment) -> Decision {
-        let (pressure, evaluation) = self.policy.evaluate(observations, &self.pressure, now.mono);
-        self.pressure = pressure;
-        let (conditions, transitions) = condition::update_conditions(
-            &self.specs,
-            &self.conditions,
-            &evaluation.pressure,
-            now.wall,
-        );
-        let taints = condition::desired_taints(&self.specs, &conditions);
-        let taint_changes = condition::taint_changes(&self.taints, &taints);
-        self.conditions = conditions;
-        self.taints = taints;
-        Decision {
-            evaluation,
-            transitions,
-            taint_changes,
-        }
-    }
-
-    pub fn specs(&self) -> &[ConditionSpec] {
-        &self.specs
-    }
+/// Where a connected agent's sampling loop sends its results.
+pub struct Publisher {
+    pub snapshots: watch::Sender<Option<Arc<Snapshot>>>,
+    pub events: mpsc::UnboundedSender<PendingEvent>,
 }
 
 /// Why a condition has its status, for the record: one signal's reading against its threshold.
@@ -244,7 +150,7 @@ fn log_taint_change(node: &str, change: &TaintChange, standalone: bool) {
     let note = if standalone {
         " (standalone: not written)"
     } else {
-        ""
+        " (to be written by the reporter)"
     };
     log::info!(
         node = node, taint = taint.as_str(), action = verb;
@@ -260,23 +166,22 @@ fn summary_line(conditions: &[NodeCondition]) -> String {
         .join(" ")
 }
 
-/// How often the sampling loop wakes: every update period, and at least twice per systemd
-/// watchdog interval so the watchdog is pinged from this loop and nowhere else.
-pub fn wake_interval(update: Duration, watchdog: Option<Duration>) -> Duration {
-    match watchdog {
-        Some(w) if w / 2 < update => (w / 2).max(Duration::from_millis(50)),
-        _ => update,
-    }
-}
-
-/// Runs the standalone agent until `shutdown` resolves. Returns when stopped cleanly.
-pub async fn run_standalone<S: Source>(
+/// Runs the sampling loop until `shutdown` resolves. Standalone when `publisher` is `None`;
+/// otherwise each cycle's conditions and desired taints are published for the reporter, and each
+/// condition transition becomes an Event to send.
+pub async fn run<S: Source>(
     config: &Config,
     mut source: S,
     health: Arc<Health>,
+    publisher: Option<Publisher>,
     shutdown: impl Future<Output = &'static str>,
 ) {
     let node = node_name(config);
+    let mode = if publisher.is_some() {
+        "connected"
+    } else {
+        "standalone"
+    };
     let mut decider = Decider::new(config);
     let specs: BTreeMap<String, ConditionSpec> = config
         .conditions
@@ -295,8 +200,8 @@ pub async fn run_standalone<S: Source>(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
     log::info!(
-        node = node.as_str(), mode = "standalone";
-        "nodewarden {} starting standalone on node {node}: sampling every {}, summary every {}",
+        node = node.as_str(), mode = mode;
+        "nodewarden {} starting {mode} on node {node}: sampling every {}, summary every {}",
         env!("CARGO_PKG_VERSION"),
         humantime::format_duration(update),
         humantime::format_duration(report)
@@ -339,9 +244,24 @@ pub async fn run_standalone<S: Source>(
                 log_transition(&node, spec, t, &decision.evaluation);
             }
             health.metrics.record_transition(&t.condition_type);
+            if let Some(p) = &publisher {
+                // The receiver lives as long as the agent; a send error only means shutdown.
+                let _ = p.events.send(PendingEvent {
+                    reason: t.event.clone(),
+                    message: format!("Node {node} status is now: {}", t.event),
+                    warning: false,
+                    at: now.wall,
+                });
+            }
         }
         for change in &decision.taint_changes {
-            log_taint_change(&node, change, true);
+            log_taint_change(&node, change, publisher.is_none());
+        }
+        if let Some(p) = &publisher {
+            p.snapshots.send_replace(Some(Arc::new(Snapshot {
+                conditions: decider.conditions.clone(),
+                desired_taints: decider.taints.clone(),
+            })));
         }
         let statuses: Vec<(String, String)> = decider
             .conditions
@@ -356,11 +276,11 @@ pub async fn run_standalone<S: Source>(
             &errors,
         );
         let summary = summary_line(&decider.conditions);
-        if !health.is_ready() {
-            health.set_ready(true);
-            systemd::ready(&format!("standalone: {summary}"));
+        if !health.sampled() {
+            health.set_sampled();
+            systemd::ready(&format!("{mode}: {summary}"));
         } else if !decision.transitions.is_empty() {
-            systemd::status(&format!("standalone: {summary}"));
+            systemd::status(&format!("{mode}: {summary}"));
         }
         if condition::report_due(false, last_summary, mono, report) {
             last_summary = Some(mono);

@@ -1,0 +1,188 @@
+//! Connected mode: start-up checks, then the sampling loop in this task and the reporter,
+//! heartbeat and watch tasks beside it (DESIGN §2). Any task ending is fatal.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Node;
+use kube::Api;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+use crate::agent::sampling::{self, Publisher};
+use crate::agent::{Source, heartbeat, node_name, reporter};
+use crate::api::lease::LeaseKeeper;
+use crate::api::reachability::Reachability;
+use crate::api::{self, call};
+use crate::config::{Config, TaintSpec};
+use crate::core::backoff::Backoff;
+use crate::observe::http::Health;
+
+/// Why connected mode could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration cannot work (exit 78).
+    #[error("{0}")]
+    Config(String),
+    /// The cluster refused us (exit 1; a restart may help once the cause is fixed).
+    #[error("{0}")]
+    Refused(String),
+    /// A task ended, which it never should.
+    #[error("{0}")]
+    TaskEnded(String),
+}
+
+/// Our Lease: configured, or `nodewarden-<node>`. The kubelet's own Lease
+/// (`kube-node-lease/<node>`) only when this agent is the node's only status reporter.
+pub fn lease_identity(config: &Config, node: &str) -> Result<(String, String), StartError> {
+    let name = config
+        .lease_name
+        .clone()
+        .unwrap_or_else(|| format!("nodewarden-{node}"));
+    let namespace = config.lease_namespace.clone();
+    if namespace == "kube-node-lease" && name == node && !config.only_status_reporter {
+        return Err(StartError::Config(format!(
+            "leaseName {name:?} in kube-node-lease is the kubelet's Lease for node {node}; \
+             choose another leaseName, or set onlyStatusReporter = true if no kubelet runs here"
+        )));
+    }
+    Ok((namespace, name))
+}
+
+/// Runs the connected agent until `shutdown` resolves.
+pub async fn run<S: Source>(
+    config: &Config,
+    client: kube::Client,
+    source: S,
+    health: Arc<Health>,
+    shutdown: impl Future<Output = &'static str>,
+) -> Result<(), StartError> {
+    let node = node_name(config);
+    let (lease_ns, lease_name) = lease_identity(config, &node)?;
+    health.require_api();
+    let reach = Arc::new(Reachability::new(&node));
+
+    // Start-up check: the Node must exist and we must be allowed to read it. An unreachable API
+    // server is not fatal: the agent must also start in the middle of a partition.
+    let nodes: Api<Node> = Api::all(client.clone());
+    let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
+    let first = call("get", format!("nodes/{node}"), nodes.get(&node)).await;
+    reach.record(&first, std::time::SystemTime::now());
+    match first {
+        Ok(n) => {
+            health.set_api_ok();
+            uid_tx.send_replace(n.metadata.uid.clone());
+        }
+        Err(e) if e.is_not_found() => {
+            return Err(StartError::Refused(format!(
+                "node {node} does not exist ({e}); register it first or set nodeName"
+            )));
+        }
+        Err(e) if matches!(e.code(), Some(401) | Some(403)) => {
+            return Err(StartError::Refused(format!(
+                "access denied: {e}; grant this identity get/watch/patch on nodes and nodes/status"
+            )));
+        }
+        Err(e) => log::warn!(
+            node = node.as_str(), error = e.to_string().as_str();
+            "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
+        ),
+    }
+
+    let (snap_tx, snap_rx) = watch::channel(None);
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
+    let mut tasks = JoinSet::new();
+
+    let (_views, watches) = api::watch::start(client.clone(), node.clone(), node_tx);
+    tasks.spawn(async move {
+        watches.await;
+        "watches"
+    });
+
+    // The Node's UID from the watch, for owner references and events.
+    let mut uid_follow = node_rx.clone();
+    tasks.spawn(async move {
+        while uid_follow.changed().await.is_ok() {
+            let uid = uid_follow
+                .borrow_and_update()
+                .as_ref()
+                .and_then(|n| n.metadata.uid.clone());
+            if uid.is_some() {
+                uid_tx.send_if_modified(|cur| {
+                    let changed = *cur != uid;
+                    *cur = uid.clone();
+                    changed
+                });
+            }
+        }
+        "node UID follower"
+    });
+
+    let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
+    let keeper = LeaseKeeper::new(
+        client.clone(),
+        &lease_ns,
+        &lease_name,
+        &node,
+        config.node_lease_duration_seconds,
+        &node,
+    );
+    {
+        let (uid, reach, health, node) =
+            (uid_rx.clone(), reach.clone(), health.clone(), node.clone());
+        tasks.spawn(async move {
+            heartbeat::run(keeper, renew, uid, reach, health, node).await;
+            "heartbeat"
+        });
+    }
+
+    let owned_taints: Vec<TaintSpec> = config
+        .conditions
+        .iter()
+        .filter_map(|c| c.taint.clone())
+        .collect();
+    let settings = reporter::ReporterSettings {
+        node: node.clone(),
+        report_frequency: config.node_status_report_frequency,
+        owned_taints,
+        // Capped at the renew interval: after the API returns, every pending write is retried
+        // within one renew interval.
+        backoff: Backoff {
+            base: std::time::Duration::from_millis(200),
+            cap: renew.max(std::time::Duration::from_secs(1)),
+        },
+    };
+    let inputs = reporter::ReporterInputs {
+        snapshots: snap_rx,
+        node: node_rx,
+        events: event_rx,
+    };
+    {
+        let (reach, health) = (reach.clone(), health.clone());
+        tasks.spawn(async move {
+            reporter::run(client, settings, inputs, reach, health, uid_rx).await;
+            "reporter"
+        });
+    }
+
+    let publisher = Publisher {
+        snapshots: snap_tx,
+        events: event_tx,
+    };
+    let sampling = sampling::run(config, source, health, Some(publisher), shutdown);
+    tokio::pin!(sampling);
+    let outcome = tokio::select! {
+        () = &mut sampling => Ok(()),
+        Some(ended) = tasks.join_next() => {
+            let what = match ended {
+                Ok(name) => format!("the {name} task ended"),
+                Err(e) => format!("a task failed: {e}"),
+            };
+            log::error!(node = node.as_str(); "{what}; exiting so that the supervisor restarts the agent");
+            Err(StartError::TaskEnded(what))
+        }
+    };
+    tasks.abort_all();
+    outcome
+}

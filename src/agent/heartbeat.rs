@@ -1,0 +1,59 @@
+//! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (SEMANTICS §13),
+//! whatever else is going on. A failed renewal is retried at the next tick; reachability records
+//! every outcome.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::jiff;
+use tokio::sync::watch;
+
+use crate::api::lease::LeaseKeeper;
+use crate::api::reachability::Reachability;
+use crate::observe::http::Health;
+
+/// The renew interval for a Lease duration: a quarter of it, as the kubelet renews.
+pub fn renew_interval(lease_duration_seconds: u32) -> Duration {
+    Duration::from_secs(u64::from(lease_duration_seconds)) / 4
+}
+
+/// Runs until the task is dropped.
+pub async fn run(
+    mut keeper: LeaseKeeper,
+    interval: Duration,
+    uid: watch::Receiver<Option<String>>,
+    reach: Arc<Reachability>,
+    health: Arc<Health>,
+    node: String,
+) {
+    let mut ticker = tokio::time::interval(interval);
+    // After a long stall (a black-holed request), renew once, not a burst.
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
+    loop {
+        ticker.tick().await;
+        let now =
+            jiff::Timestamp::try_from(SystemTime::now()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let node_uid = uid.borrow().clone();
+        let result = keeper.renew(now, node_uid.as_deref()).await;
+        reach.record(&result, SystemTime::now());
+        match &result {
+            Ok(_) => {
+                health.set_api_ok();
+                health.metrics.record_reachable(true);
+                if failing {
+                    log::info!(node = node.as_str(); "lease renewed again");
+                    failing = false;
+                }
+            }
+            Err(e) => {
+                health.metrics.record_reachable(e.got_answer());
+                // One record per episode; reachability logs its own changes.
+                if !failing && e.got_answer() {
+                    log::warn!(node = node.as_str(), error = e.to_string().as_str(); "lease renewal failed: {e}");
+                }
+                failing = true;
+            }
+        }
+    }
+}

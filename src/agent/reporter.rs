@@ -1,0 +1,343 @@
+//! The reporter task: turns the sampling loop's decisions into writes to our Node (DESIGN §5).
+//!
+//! - Status: a strategic-merge PATCH of `nodes/<n>/status` with only our conditions, at once
+//!   when they changed (ignoring heartbeat times), otherwise once per
+//!   `nodeStatusReportFrequency` since the last successful report.
+//! - Taints: reconciled at start, whenever the desired set changes, and whenever the Node watch
+//!   shows an owned taint missing while its condition holds (a `kubectl taint` racing us).
+//! - Events: one per condition transition, kept in order while the API is unreachable.
+//! - Another writer of an owned condition is reported once per change, never fought.
+//!
+//! Failures back off exponentially with jitter, capped so that work resumes within one
+//! renew interval after the API returns.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::api::core::v1::{Event, Node};
+use kube::Api;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::agent::sampling::Snapshot;
+use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
+use crate::api::node::{self, TaintWrite};
+use crate::api::reachability::Reachability;
+use crate::api::{ApiError, FIELD_MANAGER};
+use crate::config::TaintSpec;
+use crate::core::backoff::{Backoff, Jitter};
+use crate::core::condition::{self, NodeCondition};
+use crate::core::ownership::{self, ConditionManager, ForeignWriter, ObservedCondition};
+use crate::core::taint_plan;
+use crate::observe::http::Health;
+
+/// Events kept while the API is unreachable; older ones are dropped (and counted) beyond this.
+const MAX_PENDING_EVENTS: usize = 1000;
+
+/// What the reporter needs to know.
+pub struct ReporterSettings {
+    pub node: String,
+    pub report_frequency: Duration,
+    /// Every taint our conditions can map to.
+    pub owned_taints: Vec<TaintSpec>,
+    pub backoff: Backoff,
+}
+
+/// The reporter's inputs.
+pub struct ReporterInputs {
+    pub snapshots: watch::Receiver<Option<Arc<Snapshot>>>,
+    pub node: watch::Receiver<Option<Arc<Node>>>,
+    pub events: mpsc::UnboundedReceiver<PendingEvent>,
+}
+
+/// The Node's UID, once known (for owner references and event objects).
+pub type NodeUid = watch::Receiver<Option<String>>;
+
+/// Runs until the task is dropped.
+pub async fn run(
+    client: kube::Client,
+    settings: ReporterSettings,
+    mut inputs: ReporterInputs,
+    reach: Arc<Reachability>,
+    health: Arc<Health>,
+    uid: NodeUid,
+) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let event_api: Api<Event> = Api::namespaced(client, EVENT_NAMESPACE);
+    let node = settings.node.clone();
+    let mut jitter = Jitter::new(seed());
+    let mut latest: Option<Arc<Snapshot>> = None;
+    let mut last_written: Option<Vec<NodeCondition>> = None;
+    let mut last_report: Option<Instant> = None;
+    let mut status_dirty = false;
+    // Reconcile at start: an owned taint that no longer matches our conditions is fixed.
+    let mut taints_dirty = true;
+    let mut taints_written: Option<Vec<TaintSpec>> = None;
+    let mut pending: VecDeque<PendingEvent> = VecDeque::new();
+    let mut dropped_events: u64 = 0;
+    let mut attempt: u32 = 0;
+    let mut retry_at: Option<Instant> = None;
+    let mut foreign: BTreeSet<ForeignWriter> = BTreeSet::new();
+
+    loop {
+        let report_due_at = last_report.map(|t| t + settings.report_frequency);
+        tokio::select! {
+            changed = inputs.snapshots.changed() => {
+                if changed.is_err() { return; }
+                let snap = inputs.snapshots.borrow_and_update().clone();
+                if let Some(snap) = snap {
+                    let changed = last_written
+                        .as_ref()
+                        .is_none_or(|w| condition::changed_ignoring_heartbeat(w, &snap.conditions));
+                    status_dirty |= changed;
+                    if taints_written.as_ref() != Some(&snap.desired_taints) {
+                        taints_dirty = true;
+                    }
+                    latest = Some(snap);
+                }
+            }
+            changed = inputs.node.changed() => {
+                if changed.is_err() { return; }
+                let observed = inputs.node.borrow_and_update().clone();
+                if let (Some(n), Some(snap)) = (observed, latest.as_ref()) {
+                    let current: Vec<_> = n.spec.as_ref()
+                        .and_then(|s| s.taints.as_ref())
+                        .map(|ts| ts.iter().filter_map(node::to_core).collect())
+                        .unwrap_or_default();
+                    let desired_owned: Vec<TaintSpec> = snap.desired_taints.clone();
+                    let missing = taint_plan::missing_owned(&current, &desired_owned);
+                    let stray = current.iter().any(|t| taint_plan::is_owned(t, &settings.owned_taints)
+                        && !desired_owned.iter().any(|d| d.key == t.key && d.effect == t.effect));
+                    if !missing.is_empty() && taints_written.is_some() {
+                        let names: Vec<String> = missing.iter().map(|m| format!("{}:{}", m.key, m.effect)).collect();
+                        log::warn!(
+                            node = node.as_str(), taint = names.join(",").as_str();
+                            "owned taint {} vanished from the node while its condition holds; restoring it", names.join(", ")
+                        );
+                    }
+                    if !missing.is_empty() || stray {
+                        taints_dirty = true;
+                    }
+                    if let Some(w) = &last_written {
+                        let found = foreign_writers(&n, w);
+                        report_foreign(&node, &foreign, &found);
+                        health.metrics.record_foreign_writers(found.len());
+                        foreign = found.into_iter().collect();
+                    }
+                }
+            }
+            Some(ev) = inputs.events.recv() => {
+                if pending.len() >= MAX_PENDING_EVENTS {
+                    pending.pop_front();
+                    dropped_events += 1;
+                    if dropped_events == 1 || dropped_events.is_power_of_two() {
+                        log::warn!(node = node.as_str(); "{dropped_events} event(s) dropped: more than {MAX_PENDING_EVENTS} waiting for the API server");
+                    }
+                }
+                pending.push_back(ev);
+            }
+            _ = sleep_until_opt(report_due_at), if report_due_at.is_some() && !status_dirty => {
+                status_dirty = true;
+            }
+            _ = sleep_until_opt(retry_at), if retry_at.is_some() => {
+                retry_at = None;
+            }
+        }
+        if retry_at.is_some() {
+            continue;
+        }
+        let Some(snap) = latest.clone() else {
+            continue;
+        };
+        let mut failure: Option<ApiError> = None;
+
+        if status_dirty {
+            let result = node::patch_conditions(&nodes, &node, &snap.conditions).await;
+            note(&reach, &health, &result);
+            match result {
+                Ok(_) => {
+                    status_dirty = false;
+                    last_report = Some(Instant::now());
+                    last_written = Some(snap.conditions.clone());
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        if failure.is_none() && taints_dirty {
+            let result = node::reconcile_taints(
+                &nodes,
+                &node,
+                &settings.owned_taints,
+                &snap.desired_taints,
+                SystemTime::now(),
+                5,
+            )
+            .await;
+            note(&reach, &health, &result);
+            match result {
+                Ok(TaintWrite::Unchanged) => {
+                    health.metrics.record_taint_write("unchanged");
+                    taints_dirty = false;
+                    taints_written = Some(snap.desired_taints.clone());
+                }
+                Ok(TaintWrite::Written(after)) => {
+                    health.metrics.record_taint_write("written");
+                    log::info!(
+                        node = node.as_str(), taints = after.join(",").as_str();
+                        "node taints written: [{}]", after.join(", ")
+                    );
+                    taints_dirty = false;
+                    taints_written = Some(snap.desired_taints.clone());
+                }
+                Err(e) => {
+                    health.metrics.record_taint_write("error");
+                    failure = Some(e);
+                }
+            }
+        }
+        while failure.is_none() {
+            let Some(ev) = pending.front() else { break };
+            let node_uid = uid.borrow().clone();
+            let result = events::send(&event_api, &node, node_uid.as_deref(), ev).await;
+            note(&reach, &health, &result);
+            match result {
+                Ok(()) => {
+                    pending.pop_front();
+                }
+                // The server refused this event for good: drop it rather than block the queue.
+                Err(e) if !e.is_transient() => {
+                    log::warn!(node = node.as_str(), error = e.to_string().as_str(); "event dropped: {e}");
+                    pending.pop_front();
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        match failure {
+            None => attempt = 0,
+            Some(e) => {
+                let mut delay = settings.backoff.delay(attempt, jitter.draw());
+                if let Some(after) = e.retry_after() {
+                    delay = delay.max(after.min(settings.backoff.cap));
+                }
+                attempt = attempt.saturating_add(1);
+                log::debug!(node = node.as_str(), error = e.to_string().as_str(); "write failed, retrying in {delay:?}: {e}");
+                retry_at = Some(Instant::now() + delay);
+            }
+        }
+    }
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Records a request's outcome for reachability, readiness and metrics.
+fn note<T>(reach: &Reachability, health: &Health, result: &Result<T, ApiError>) {
+    reach.record(result, SystemTime::now());
+    let answered = match result {
+        Ok(_) => true,
+        Err(e) => e.got_answer(),
+    };
+    if answered {
+        health.set_api_ok();
+    }
+    health.metrics.record_reachable(answered);
+}
+
+fn seed() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (u64::from(std::process::id()) << 32)
+}
+
+/// Other writers of our conditions visible in this version of the Node.
+fn foreign_writers(n: &Node, ours: &[NodeCondition]) -> Vec<ForeignWriter> {
+    let observed: Vec<ObservedCondition> = n
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .map(|cs| {
+            cs.iter()
+                .map(|c| ObservedCondition {
+                    condition_type: c.type_.clone(),
+                    status: c.status.clone(),
+                    reason: c.reason.clone().unwrap_or_default(),
+                    last_heartbeat_time: c
+                        .last_heartbeat_time
+                        .as_ref()
+                        .map(|t| SystemTime::from(t.0)),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let managers: Vec<ConditionManager> = n
+        .metadata
+        .managed_fields
+        .as_ref()
+        .map(|mfs| {
+            mfs.iter()
+                .filter(|m| m.subresource.as_deref() == Some("status"))
+                .map(|m| ConditionManager {
+                    manager: m.manager.clone().unwrap_or_default(),
+                    condition_types: m
+                        .fields_v1
+                        .as_ref()
+                        .map(|f| condition_keys(&f.0))
+                        .unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ownership::foreign_writers(ours, &observed, &managers, FIELD_MANAGER)
+}
+
+/// The condition types named in a managedFields `fieldsV1` tree:
+/// `{"f:status": {"f:conditions": {"k:{\"type\":\"X\"}": …}}}`.
+fn condition_keys(fields: &serde_json::Value) -> Vec<String> {
+    fields
+        .get("f:status")
+        .and_then(|s| s.get("f:conditions"))
+        .and_then(|c| c.as_object())
+        .map(|m| {
+            m.keys()
+                .filter_map(|k| k.strip_prefix("k:"))
+                .filter_map(|k| serde_json::from_str::<serde_json::Value>(k).ok())
+                .filter_map(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Logs each newly seen other writer (by condition and writer, not by the value it holds, so a
+/// writer flipping back and forth is reported once), and when one goes away.
+fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWriter]) {
+    let key = |f: &ForeignWriter| (f.condition_type.clone(), f.manager.clone());
+    let before_keys: BTreeSet<_> = before.iter().map(key).collect();
+    let now_keys: BTreeSet<_> = now.iter().map(key).collect();
+    for f in now.iter().filter(|f| !before_keys.contains(&key(f))) {
+        let who = f.manager.as_deref().unwrap_or("an unknown writer");
+        let observed = f
+            .observed
+            .as_ref()
+            .map(|(s, r)| format!("; the server holds {s} ({r})"))
+            .unwrap_or_default();
+        log::warn!(
+            node = node, condition = f.condition_type.as_str(), writer = who;
+            "another writer ({who}) also writes condition {} that nodewarden owns{observed}; \
+             not fighting it — give nodewarden's conditions distinct types on nodes that run a kubelet",
+            f.condition_type
+        );
+    }
+    for f in before.iter().filter(|f| !now_keys.contains(&key(f))) {
+        log::info!(
+            node = node, condition = f.condition_type.as_str();
+            "condition {} no longer shows another writer", f.condition_type
+        );
+    }
+}

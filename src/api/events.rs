@@ -1,0 +1,82 @@
+//! core/v1 Events for condition transitions (SEMANTICS §6.3: "Node <name> status is now:
+//! <Event>"), recorded in the `default` namespace against the Node as the kubelet does.
+
+use std::time::SystemTime;
+
+use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::jiff;
+use kube::Api;
+use kube::api::PostParams;
+
+use crate::api::{ApiError, FIELD_MANAGER, call};
+
+/// Node events live in the `default` namespace (the Node is cluster-scoped).
+pub const EVENT_NAMESPACE: &str = "default";
+
+/// An event waiting to be sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingEvent {
+    pub reason: String,
+    pub message: String,
+    pub warning: bool,
+    pub at: SystemTime,
+}
+
+fn timestamp(t: SystemTime) -> Option<jiff::Timestamp> {
+    jiff::Timestamp::try_from(t).ok()
+}
+
+/// Creates one Event about our Node.
+pub async fn send(
+    api: &Api<Event>,
+    node: &str,
+    node_uid: Option<&str>,
+    event: &PendingEvent,
+) -> Result<(), ApiError> {
+    let nanos = event
+        .at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let at = timestamp(event.at).map(Time);
+    let body = Event {
+        metadata: ObjectMeta {
+            // The kubelet's naming: <object>.<hex timestamp>, unique per event.
+            name: Some(format!("{node}.{nanos:x}")),
+            namespace: Some(EVENT_NAMESPACE.to_string()),
+            ..ObjectMeta::default()
+        },
+        involved_object: ObjectReference {
+            api_version: Some("v1".to_string()),
+            kind: Some("Node".to_string()),
+            name: Some(node.to_string()),
+            uid: node_uid.map(str::to_string),
+            ..ObjectReference::default()
+        },
+        reason: Some(event.reason.clone()),
+        message: Some(event.message.clone()),
+        type_: Some(if event.warning { "Warning" } else { "Normal" }.to_string()),
+        source: Some(EventSource {
+            component: Some(FIELD_MANAGER.to_string()),
+            host: Some(node.to_string()),
+        }),
+        reporting_component: Some(FIELD_MANAGER.to_string()),
+        reporting_instance: Some(node.to_string()),
+        first_timestamp: at.clone(),
+        last_timestamp: at,
+        count: Some(1),
+        ..Event::default()
+    };
+    let pp = PostParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PostParams::default()
+    };
+    call(
+        "create",
+        format!("events/{EVENT_NAMESPACE}"),
+        api.create(&pp, &body),
+    )
+    .await
+    .map(|_| ())
+}

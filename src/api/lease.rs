@@ -1,0 +1,173 @@
+//! Our heartbeat Lease (SEMANTICS §13, DESIGN §5): renewed every duration/4 with an update that
+//! carries the resourceVersion of the Lease we last wrote; 409 → read it again and retry; 404 →
+//! create it with an owner reference to the Node so it goes away with the Node.
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference};
+use k8s_openapi::jiff;
+use kube::Api;
+use kube::api::PostParams;
+
+use crate::api::{ApiError, FIELD_MANAGER, call};
+
+/// Keeps one Lease renewed.
+pub struct LeaseKeeper {
+    api: Api<Lease>,
+    namespace: String,
+    name: String,
+    holder: String,
+    duration_seconds: i32,
+    node_name: String,
+    /// The Lease as we last wrote or read it; `None` forces a read ("ensure").
+    cached: Option<Lease>,
+}
+
+/// What one renewal did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Renewal {
+    Updated,
+    Created,
+}
+
+impl LeaseKeeper {
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        name: &str,
+        holder: &str,
+        duration_seconds: u32,
+        node_name: &str,
+    ) -> LeaseKeeper {
+        LeaseKeeper {
+            api: Api::namespaced(client, namespace),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            holder: holder.to_string(),
+            duration_seconds: i32::try_from(duration_seconds).unwrap_or(i32::MAX),
+            node_name: node_name.to_string(),
+            cached: None,
+        }
+    }
+
+    fn resource(&self) -> String {
+        format!("leases/{}/{}", self.namespace, self.name)
+    }
+
+    fn owner(&self, node_uid: &str) -> OwnerReference {
+        OwnerReference {
+            api_version: "v1".to_string(),
+            kind: "Node".to_string(),
+            name: self.node_name.clone(),
+            uid: node_uid.to_string(),
+            ..OwnerReference::default()
+        }
+    }
+
+    /// `lease` with our holder, duration and `renewTime = now`, and the Node as owner when known.
+    fn stamped(&self, mut lease: Lease, now: jiff::Timestamp, node_uid: Option<&str>) -> Lease {
+        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
+        spec.renew_time = Some(MicroTime(now));
+        spec.holder_identity = Some(self.holder.clone());
+        spec.lease_duration_seconds = Some(self.duration_seconds);
+        if let Some(uid) = node_uid {
+            let owners = lease.metadata.owner_references.get_or_insert_with(Vec::new);
+            if !owners.iter().any(|o| o.uid == uid) {
+                owners.push(self.owner(uid));
+            }
+        }
+        lease
+    }
+
+    fn params() -> PostParams {
+        PostParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PostParams::default()
+        }
+    }
+
+    /// Renews once at `now`. `node_uid` (when known) is set as owner reference, also on a Lease
+    /// that lacks it, as the kubelet retries it on every renewal until set.
+    pub async fn renew(
+        &mut self,
+        now: jiff::Timestamp,
+        node_uid: Option<&str>,
+    ) -> Result<Renewal, ApiError> {
+        for _ in 0..3 {
+            let Some(cached) = self.cached.clone() else {
+                return self.ensure(now, node_uid).await;
+            };
+            let lease = self.stamped(cached, now, node_uid);
+            let result = call(
+                "update",
+                self.resource(),
+                self.api.replace(&self.name, &Self::params(), &lease),
+            )
+            .await;
+            match result {
+                Ok(written) => {
+                    self.cached = Some(written);
+                    return Ok(Renewal::Updated);
+                }
+                // Someone else wrote it, or it was deleted: read again.
+                Err(e) if e.is_conflict() || e.is_not_found() => self.cached = None,
+                Err(e) => return Err(e),
+            }
+        }
+        self.ensure(now, node_uid).await
+    }
+
+    /// GET the Lease, CREATE it if missing. A Lease found is then updated by the next renewal.
+    async fn ensure(
+        &mut self,
+        now: jiff::Timestamp,
+        node_uid: Option<&str>,
+    ) -> Result<Renewal, ApiError> {
+        match call("get", self.resource(), self.api.get_opt(&self.name)).await? {
+            Some(found) => {
+                // Renew at once with what we just read (one level deep: a conflict now means a
+                // second writer, which the next tick sorts out).
+                let lease = self.stamped(found, now, node_uid);
+                let written = call(
+                    "update",
+                    self.resource(),
+                    self.api.replace(&self.name, &Self::params(), &lease),
+                )
+                .await;
+                match written {
+                    Ok(w) => {
+                        self.cached = Some(w);
+                        Ok(Renewal::Updated)
+                    }
+                    Err(e) => {
+                        self.cached = None;
+                        Err(e)
+                    }
+                }
+            }
+            None => {
+                let lease = Lease {
+                    metadata: ObjectMeta {
+                        name: Some(self.name.clone()),
+                        namespace: Some(self.namespace.clone()),
+                        owner_references: node_uid.map(|uid| vec![self.owner(uid)]),
+                        ..ObjectMeta::default()
+                    },
+                    spec: Some(LeaseSpec {
+                        holder_identity: Some(self.holder.clone()),
+                        lease_duration_seconds: Some(self.duration_seconds),
+                        renew_time: Some(MicroTime(now)),
+                        ..LeaseSpec::default()
+                    }),
+                };
+                let created = call(
+                    "create",
+                    self.resource(),
+                    self.api.create(&Self::params(), &lease),
+                )
+                .await?;
+                self.cached = Some(created);
+                Ok(Renewal::Created)
+            }
+        }
+    }
+}

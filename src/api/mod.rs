@@ -1,0 +1,209 @@
+//! The API-server shell: typed requests through the kube crate, each bounded by a timeout and
+//! classified into an [`ApiError`] that names the verb and resource. Policy (what to write, when)
+//! lives in `core` and `agent`; these modules only talk to the API server.
+
+pub mod events;
+pub mod lease;
+pub mod node;
+pub mod reachability;
+pub mod watch;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Our field manager: how the API server's managedFields name our writes.
+pub const FIELD_MANAGER: &str = "nodewarden";
+
+/// Every non-watch request gets this long.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A failed API request, with what was attempted.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The server answered with an error status.
+    #[error("{verb} {resource}: {code} {reason}: {message}")]
+    Status {
+        verb: &'static str,
+        resource: String,
+        code: u16,
+        reason: String,
+        message: String,
+        /// From `details.retryAfterSeconds` (429 and some 5xx).
+        retry_after: Option<Duration>,
+    },
+    /// No answer within the request timeout.
+    #[error("{verb} {resource}: no answer within {}s", timeout.as_secs())]
+    Timeout {
+        verb: &'static str,
+        resource: String,
+        timeout: Duration,
+    },
+    /// The request never got an HTTP answer (connection refused, reset, TLS, DNS…).
+    #[error("{verb} {resource}: {detail}")]
+    Transport {
+        verb: &'static str,
+        resource: String,
+        detail: String,
+    },
+}
+
+impl ApiError {
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            ApiError::Status { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    pub fn is_conflict(&self) -> bool {
+        self.code() == Some(409)
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.code() == Some(404)
+    }
+
+    /// Whether the server answered at all: any status, even an error, is a round trip.
+    pub fn got_answer(&self) -> bool {
+        matches!(self, ApiError::Status { .. })
+    }
+
+    /// Whether trying again later can help (server trouble, throttling, no answer).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ApiError::Status { code, .. } => *code == 429 || *code >= 500 || *code == 409,
+            _ => true,
+        }
+    }
+
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// A short label for metrics: the status code, `timeout` or `transport`.
+    pub fn metric_label(&self) -> String {
+        match self {
+            ApiError::Status { code, .. } => code.to_string(),
+            ApiError::Timeout { .. } => "timeout".to_string(),
+            ApiError::Transport { .. } => "transport".to_string(),
+        }
+    }
+}
+
+/// Requests made, by (verb, resource kind, outcome label), for `/metrics`.
+static REQUESTS: Mutex<BTreeMap<(&'static str, String, String), u64>> = Mutex::new(BTreeMap::new());
+
+/// A copy of the request counters: ((verb, resource kind, status code or error label), count).
+pub fn request_counts() -> Vec<((&'static str, String, String), u64)> {
+    let guard = match REQUESTS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    guard.iter().map(|(k, v)| (k.clone(), *v)).collect()
+}
+
+fn count(verb: &'static str, resource: &str, label: String) {
+    // "nodes/n1/status" → "nodes/status"; "leases/ns/name" → "leases".
+    let mut parts = resource.split('/');
+    let kind = parts.next().unwrap_or("").to_string();
+    let kind = if resource.ends_with("/status") {
+        format!("{kind}/status")
+    } else {
+        kind
+    };
+    let mut guard = match REQUESTS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    *guard.entry((verb, kind, label)).or_default() += 1;
+}
+
+/// Runs one request under [`REQUEST_TIMEOUT`], turning kube's error into an [`ApiError`].
+pub async fn call<T>(
+    verb: &'static str,
+    resource: impl Into<String>,
+    request: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, ApiError> {
+    let resource = resource.into();
+    let result = call_inner(verb, resource.clone(), request).await;
+    let label = match &result {
+        Ok(_) => "ok".to_string(),
+        Err(e) => e.metric_label(),
+    };
+    count(verb, &resource, label);
+    result
+}
+
+async fn call_inner<T>(
+    verb: &'static str,
+    resource: String,
+    request: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, ApiError> {
+    match tokio::time::timeout(REQUEST_TIMEOUT, request).await {
+        Err(_) => Err(ApiError::Timeout {
+            verb,
+            resource,
+            timeout: REQUEST_TIMEOUT,
+        }),
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(kube::Error::Api(status))) => Err(ApiError::Status {
+            verb,
+            resource,
+            code: status.code,
+            reason: status.reason.clone(),
+            message: status.message.clone(),
+            retry_after: status
+                .details
+                .as_ref()
+                .map(|d| u64::from(d.retry_after_seconds))
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs),
+        }),
+        Ok(Err(e)) => Err(ApiError::Transport {
+            verb,
+            resource,
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// Why a client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("kubeconfig {path}: {detail}")]
+    Kubeconfig { path: String, detail: String },
+    #[error("in-cluster credentials: {0}")]
+    InCluster(String),
+    #[error("building the API client: {0}")]
+    Client(String),
+}
+
+/// A client from a kubeconfig file, or from the in-cluster ServiceAccount when `kubeconfig` is
+/// `None`.
+pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectError> {
+    let mut config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                ConnectError::Kubeconfig {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                }
+            })?;
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| ConnectError::Kubeconfig {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                })?
+        }
+        None => kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?,
+    };
+    config.connect_timeout = Some(Duration::from_secs(5));
+    kube::Client::try_from(config).map_err(|e| ConnectError::Client(e.to_string()))
+}

@@ -1,0 +1,168 @@
+//! Writes to our Node: the status PATCH carrying only the conditions we own (strategic merge,
+//! merge key `type`, so other writers' conditions are untouched) and the taint read-modify-write
+//! guarded by `resourceVersion` (DESIGN §5).
+
+use k8s_openapi::api::core::v1::{Node, Taint as ApiTaint};
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::api::{ApiError, FIELD_MANAGER, call};
+use crate::config::TaintSpec;
+use crate::core::clock::rfc3339;
+use crate::core::condition::NodeCondition;
+use crate::core::taint::{Effect, Taint};
+use crate::core::taint_plan;
+
+/// The strategic-merge patch body for our conditions: only the owned types, never the whole list.
+pub fn conditions_patch(conditions: &[NodeCondition]) -> Value {
+    let list: Vec<Value> = conditions
+        .iter()
+        .map(|c| {
+            json!({
+                "type": c.condition_type,
+                "status": c.status.as_str(),
+                "reason": c.reason,
+                "message": c.message,
+                "lastHeartbeatTime": rfc3339(c.last_heartbeat_time),
+                "lastTransitionTime": rfc3339(c.last_transition_time),
+            })
+        })
+        .collect();
+    json!({ "status": { "conditions": list } })
+}
+
+/// PATCH `nodes/<name>/status` with our conditions. Returns the node as the server stored it.
+pub async fn patch_conditions(
+    api: &Api<Node>,
+    name: &str,
+    conditions: &[NodeCondition],
+) -> Result<Node, ApiError> {
+    let body = conditions_patch(conditions);
+    let pp = PatchParams::default();
+    let pp = PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..pp
+    };
+    call(
+        "patch",
+        format!("nodes/{name}/status"),
+        api.patch_status(name, &pp, &Patch::Strategic(&body)),
+    )
+    .await
+}
+
+/// A node taint in our terms. Taints with an effect we do not know cannot be ours, so they are
+/// returned as `None` and always kept as they are.
+pub fn to_core(t: &ApiTaint) -> Option<Taint> {
+    Some(Taint {
+        key: t.key.clone(),
+        value: t.value.clone().unwrap_or_default(),
+        effect: Effect::parse(&t.effect)?,
+        time_added: t.time_added.as_ref().map(|ts| ts.0.to_string()),
+    })
+}
+
+/// What a taint write did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaintWrite {
+    /// The node already carried exactly the taints we want.
+    Unchanged,
+    /// Written; the node's taints afterwards.
+    Written(Vec<String>),
+}
+
+/// Brings the node's owned taints to `desired`, keeping every other taint exactly (value,
+/// effect, `timeAdded`, order). Read-modify-write with the node's `resourceVersion` as a
+/// precondition in the patch, so a concurrent writer makes the server answer 409 instead of
+/// losing its change; on 409 the node is read again, up to `attempts` times.
+pub async fn reconcile_taints(
+    api: &Api<Node>,
+    name: &str,
+    owned: &[TaintSpec],
+    desired: &[TaintSpec],
+    time_added: std::time::SystemTime,
+    attempts: u32,
+) -> Result<TaintWrite, ApiError> {
+    let mut last_conflict = None;
+    for _ in 0..attempts.max(1) {
+        let node = call("get", format!("nodes/{name}"), api.get(name)).await?;
+        let raw: Vec<ApiTaint> = node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.clone())
+            .unwrap_or_default();
+        // Our view of each taint; unknown effects are never ours and never touched.
+        let current: Vec<Option<Taint>> = raw.iter().map(to_core).collect();
+        let known: Vec<Taint> = current.iter().flatten().cloned().collect();
+        let Some(next) = taint_plan::plan_taints(&known, owned, desired, &rfc3339(time_added))
+        else {
+            return Ok(TaintWrite::Unchanged);
+        };
+        // Rebuild the list: every taint we keep is the server's own JSON, untouched; only the
+        // taints we add are new.
+        let mut out: Vec<Value> = Vec::with_capacity(next.len() + raw.len());
+        for (api_taint, core) in raw.iter().zip(&current) {
+            let keep = match core {
+                None => true,
+                Some(t) => next.iter().any(|n| n.key == t.key && n.effect == t.effect),
+            };
+            if keep {
+                // Serialising a typed taint cannot fail; the fallback keeps its identity anyway.
+                out.push(serde_json::to_value(api_taint).unwrap_or_else(|_| {
+                    json!({"key": api_taint.key, "value": api_taint.value, "effect": api_taint.effect})
+                }));
+            }
+        }
+        for t in next
+            .iter()
+            .filter(|n| !known.iter().any(|k| k.key == n.key && k.effect == n.effect))
+        {
+            out.push(json!({
+                "key": t.key,
+                "effect": t.effect.as_str(),
+                "timeAdded": t.time_added,
+            }));
+        }
+        let rv = node.metadata.resource_version.clone().unwrap_or_default();
+        // spec.taints has no patch strategy: a strategic-merge patch replaces the list. The
+        // resourceVersion in the body is a precondition: stale → 409.
+        let body = json!({
+            "metadata": { "resourceVersion": rv },
+            "spec": { "taints": out },
+        });
+        let pp = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PatchParams::default()
+        };
+        match call(
+            "patch",
+            format!("nodes/{name}"),
+            api.patch(name, &pp, &Patch::Strategic(&body)),
+        )
+        .await
+        {
+            Ok(written) => {
+                let after = written
+                    .spec
+                    .and_then(|s| s.taints)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(to_core)
+                    .map(|t| t.to_string())
+                    .collect();
+                return Ok(TaintWrite::Written(after));
+            }
+            Err(e) if e.is_conflict() => last_conflict = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last_conflict.unwrap_or(ApiError::Status {
+        verb: "patch",
+        resource: format!("nodes/{name}"),
+        code: 409,
+        reason: "Conflict".to_string(),
+        message: "gave up after repeated conflicts".to_string(),
+        retry_after: None,
+    }))
+}
