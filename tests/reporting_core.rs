@@ -1,0 +1,248 @@
+//! The pure parts of connected mode: the taint plan (ours added/removed, others' untouched),
+//! capped backoff with jitter, and other-writer detection.
+
+use std::time::{Duration, SystemTime};
+
+use nodewarden::config::TaintSpec;
+use nodewarden::core::backoff::{Backoff, Jitter};
+use nodewarden::core::condition::{ConditionStatus, NodeCondition};
+use nodewarden::core::ownership::{ConditionManager, ObservedCondition, foreign_writers};
+use nodewarden::core::taint::{Effect, Taint};
+use nodewarden::core::taint_plan::{missing_owned, plan_taints};
+use proptest::prelude::*;
+
+fn spec(key: &str, effect: Effect) -> TaintSpec {
+    TaintSpec {
+        key: key.into(),
+        effect,
+    }
+}
+
+fn taint(key: &str, value: &str, effect: Effect, added: Option<&str>) -> Taint {
+    Taint {
+        key: key.into(),
+        value: value.into(),
+        effect,
+        time_added: added.map(str::to_string),
+    }
+}
+
+const DISK: &str = "node.kubernetes.io/disk-pressure";
+const MEM: &str = "node.kubernetes.io/memory-pressure";
+const NOW: &str = "2026-11-29T18:00:00Z";
+
+fn owned() -> Vec<TaintSpec> {
+    vec![
+        spec(MEM, Effect::NoSchedule),
+        spec(DISK, Effect::NoSchedule),
+    ]
+}
+
+#[test]
+fn our_taint_is_appended_and_others_keep_value_effect_time_and_order() {
+    let current = vec![
+        taint(
+            "key1",
+            "value1",
+            Effect::NoSchedule,
+            Some("2026-01-01T00:00:00Z"),
+        ),
+        taint("key1", "value1", Effect::NoExecute, None),
+        taint("key2", "value2", Effect::NoSchedule, None),
+    ];
+    let next =
+        plan_taints(&current, &owned(), &[spec(DISK, Effect::NoSchedule)], NOW).expect("a change");
+    assert_eq!(next[..3], current[..]);
+    assert_eq!(next[3], taint(DISK, "", Effect::NoSchedule, Some(NOW)));
+}
+
+#[test]
+fn our_taint_is_removed_when_its_condition_clears_and_nothing_else_moves() {
+    let current = vec![
+        taint("a", "", Effect::NoSchedule, None),
+        taint(DISK, "", Effect::NoSchedule, Some("2026-01-01T00:00:00Z")),
+        taint("b", "x", Effect::PreferNoSchedule, None),
+    ];
+    let next = plan_taints(&current, &owned(), &[], NOW).expect("a change");
+    assert_eq!(next, vec![current[0].clone(), current[2].clone()]);
+}
+
+#[test]
+fn a_taint_with_our_key_but_another_effect_is_not_ours() {
+    let current = vec![taint(DISK, "", Effect::NoExecute, None)];
+    assert_eq!(plan_taints(&current, &owned(), &[], NOW), None);
+}
+
+#[test]
+fn an_owned_taint_already_present_keeps_its_time_added() {
+    let current = vec![taint(
+        DISK,
+        "",
+        Effect::NoSchedule,
+        Some("2026-01-01T00:00:00Z"),
+    )];
+    assert_eq!(
+        plan_taints(&current, &owned(), &[spec(DISK, Effect::NoSchedule)], NOW),
+        None,
+        "no write when the node already matches"
+    );
+}
+
+#[test]
+fn missing_owned_lists_what_another_writer_dropped() {
+    let current = vec![taint("key1", "value1", Effect::NoSchedule, None)];
+    let desired = vec![spec(DISK, Effect::NoSchedule)];
+    assert_eq!(missing_owned(&current, &desired), desired);
+    assert!(missing_owned(&[taint(DISK, "", Effect::NoSchedule, None)], &desired).is_empty());
+}
+
+proptest! {
+    /// Whatever the node carries, the plan never changes a taint we do not own and always ends
+    /// with exactly the desired owned taints.
+    #[test]
+    fn plan_keeps_foreign_taints_and_reaches_the_desired_set(
+        foreign in prop::collection::vec(("[a-c]", "[xy]?", 0usize..3), 0..6),
+        have_mem in any::<bool>(), have_disk in any::<bool>(),
+        want_mem in any::<bool>(), want_disk in any::<bool>(),
+    ) {
+        let effects = [Effect::NoSchedule, Effect::PreferNoSchedule, Effect::NoExecute];
+        let mut current: Vec<Taint> = Vec::new();
+        for (k, v, e) in foreign {
+            let t = taint(&format!("example.com/{k}"), &v, effects[e], None);
+            if !current.iter().any(|c| c.key == t.key && c.effect == t.effect) {
+                current.push(t);
+            }
+        }
+        if have_mem { current.push(taint(MEM, "", Effect::NoSchedule, Some("2026-01-01T00:00:00Z"))); }
+        if have_disk { current.insert(0, taint(DISK, "", Effect::NoSchedule, None)); }
+        let mut desired = Vec::new();
+        if want_mem { desired.push(spec(MEM, Effect::NoSchedule)); }
+        if want_disk { desired.push(spec(DISK, Effect::NoSchedule)); }
+        let next = plan_taints(&current, &owned(), &desired, NOW).unwrap_or_else(|| current.clone());
+        let foreign_before: Vec<&Taint> = current.iter().filter(|t| !t.key.starts_with("node.kubernetes.io")).collect();
+        let foreign_after: Vec<&Taint> = next.iter().filter(|t| !t.key.starts_with("node.kubernetes.io")).collect();
+        prop_assert_eq!(foreign_before, foreign_after);
+        prop_assert_eq!(next.iter().any(|t| t.key == MEM), want_mem);
+        prop_assert_eq!(next.iter().any(|t| t.key == DISK), want_disk);
+        prop_assert_eq!(plan_taints(&next, &owned(), &desired, NOW), None, "a second plan is a no-op");
+    }
+
+    /// The backoff never exceeds its cap, whatever the attempt and the draw.
+    #[test]
+    fn backoff_never_exceeds_its_cap(attempt in 0u32..200, r in 0.0f64..1.0) {
+        let b = Backoff { base: Duration::from_millis(200), cap: Duration::from_secs(10) };
+        let d = b.delay(attempt, r);
+        prop_assert!(d <= b.cap);
+        prop_assert!(d >= Duration::from_millis(100).min(b.cap / 2));
+    }
+}
+
+#[test]
+fn backoff_doubles_until_the_cap() {
+    let b = Backoff {
+        base: Duration::from_millis(200),
+        cap: Duration::from_secs(10),
+    };
+    assert_eq!(b.delay(0, 0.0), Duration::from_millis(200));
+    assert_eq!(b.delay(1, 0.0), Duration::from_millis(400));
+    assert_eq!(b.delay(5, 0.0), Duration::from_millis(6400));
+    assert_eq!(b.delay(6, 0.0), Duration::from_secs(10));
+    assert_eq!(
+        b.delay(6, 0.999_999),
+        Duration::from_secs(10).mul_f64(1.0 - 0.5 * 0.999_999)
+    );
+    let mut j = Jitter::new(42);
+    let draws: Vec<f64> = (0..1000).map(|_| j.draw()).collect();
+    assert!(draws.iter().all(|d| (0.0..1.0).contains(d)));
+    assert!(
+        draws.iter().any(|d| *d < 0.1) && draws.iter().any(|d| *d > 0.9),
+        "spread"
+    );
+}
+
+fn ours(status: ConditionStatus, heartbeat: u64) -> NodeCondition {
+    let t = SystemTime::UNIX_EPOCH + Duration::from_secs(heartbeat);
+    NodeCondition {
+        condition_type: "DiskPressure".into(),
+        status,
+        reason: match status {
+            ConditionStatus::True => "KubeletHasDiskPressure".into(),
+            _ => "KubeletHasNoDiskPressure".into(),
+        },
+        message: String::new(),
+        last_heartbeat_time: t,
+        last_transition_time: t,
+    }
+}
+
+fn seen(status: &str, reason: &str, heartbeat: u64) -> ObservedCondition {
+    ObservedCondition {
+        condition_type: "DiskPressure".into(),
+        status: status.into(),
+        reason: reason.into(),
+        last_heartbeat_time: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(heartbeat)),
+    }
+}
+
+#[test]
+fn a_flip_after_our_write_is_another_writer() {
+    let found = foreign_writers(
+        &[ours(ConditionStatus::False, 100)],
+        &[seen("True", "SomeoneElse", 105)],
+        &[],
+        "nodewarden",
+    );
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].observed,
+        Some(("True".into(), "SomeoneElse".into()))
+    );
+    assert_eq!(found[0].manager, None);
+}
+
+#[test]
+fn an_older_version_than_our_write_shows_no_other_writer() {
+    let found = foreign_writers(
+        &[ours(ConditionStatus::True, 100)],
+        &[seen("False", "KubeletHasNoDiskPressure", 90)],
+        &[],
+        "nodewarden",
+    );
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn managed_fields_name_the_other_writer_even_when_values_agree() {
+    let found = foreign_writers(
+        &[ours(ConditionStatus::False, 100)],
+        &[seen("False", "KubeletHasNoDiskPressure", 100)],
+        &[
+            ConditionManager {
+                manager: "nodewarden".into(),
+                condition_types: vec!["DiskPressure".into()],
+            },
+            ConditionManager {
+                manager: "kubelet".into(),
+                condition_types: vec!["DiskPressure".into(), "Ready".into()],
+            },
+        ],
+        "nodewarden",
+    );
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].manager.as_deref(), Some("kubelet"));
+    assert_eq!(found[0].observed, None);
+}
+
+#[test]
+fn our_own_writes_are_not_another_writer() {
+    let found = foreign_writers(
+        &[ours(ConditionStatus::True, 100)],
+        &[seen("True", "KubeletHasDiskPressure", 100)],
+        &[ConditionManager {
+            manager: "nodewarden".into(),
+            condition_types: vec!["DiskPressure".into()],
+        }],
+        "nodewarden",
+    );
+    assert!(found.is_empty());
+}
