@@ -3,6 +3,7 @@
 pub mod backoff;
 pub mod clock;
 pub mod condition;
+pub mod fence;
 pub mod ownership;
 pub mod pressure;
 pub mod qos;

@@ -1,0 +1,250 @@
+//! Durable state in the state directory: what the fence must still know after a restart in the
+//! middle of a partition — the pods bound to this node, the last contact (a wall-clock anchor),
+//! the pods fenced, and the Events not yet sent. One versioned JSON file, written atomically
+//! (temp file, fsync, rename, fsync of the directory), so a crash leaves the old or the new file,
+//! never a torn one. A file that cannot be read or parsed is moved aside and reported; nothing is
+//! inferred from it.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::fence::FencePod;
+use crate::core::qos::QosClass;
+use crate::core::taint::{Effect, Operator, Toleration};
+
+/// The file name inside the state directory.
+pub const STATE_FILE: &str = "state.json";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Everything persisted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct State {
+    pub version: u32,
+    pub node: String,
+    /// RFC 3339 with nanoseconds: the latest moment the control plane provably heard from us.
+    pub last_contact: Option<String>,
+    pub pods: Vec<StoredPod>,
+    /// UIDs of pods fenced (stopped and kept stopped).
+    pub fenced: Vec<String>,
+    pub pending_events: Vec<StoredEvent>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredPod {
+    pub uid: String,
+    pub namespace: String,
+    pub name: String,
+    pub tolerations: Vec<StoredToleration>,
+    pub termination_grace_period_seconds: i64,
+    pub owner_kind: Option<String>,
+    pub static_or_mirror: bool,
+    pub qos_class: String,
+    pub opted_out: bool,
+    pub terminal: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredToleration {
+    pub key: String,
+    pub operator: String,
+    pub value: String,
+    pub effect: Option<String>,
+    pub toleration_seconds: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredEvent {
+    pub reason: String,
+    pub message: String,
+    pub warning: bool,
+    pub at: String,
+}
+
+impl StoredPod {
+    pub fn from_pod(p: &FencePod) -> StoredPod {
+        StoredPod {
+            uid: p.uid.clone(),
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            tolerations: p
+                .tolerations
+                .iter()
+                .map(|t| StoredToleration {
+                    key: t.key.clone(),
+                    operator: match t.operator {
+                        Operator::Equal => "Equal",
+                        Operator::Exists => "Exists",
+                    }
+                    .to_string(),
+                    value: t.value.clone(),
+                    effect: t.effect.map(|e| e.as_str().to_string()),
+                    toleration_seconds: t.toleration_seconds,
+                })
+                .collect(),
+            termination_grace_period_seconds: p.termination_grace_seconds,
+            owner_kind: p.owner_kind.clone(),
+            static_or_mirror: p.static_or_mirror,
+            qos_class: p.qos.as_str().to_string(),
+            opted_out: p.opted_out,
+            terminal: p.terminal,
+        }
+    }
+
+    /// Back to the planner's view; `None` if the stored pod is not one this build could have
+    /// written (then it is not fenced: nothing unjustified is done).
+    pub fn to_pod(&self) -> Option<FencePod> {
+        let tolerations = self
+            .tolerations
+            .iter()
+            .map(|t| {
+                Some(Toleration {
+                    key: t.key.clone(),
+                    operator: match t.operator.as_str() {
+                        "Equal" => Operator::Equal,
+                        "Exists" => Operator::Exists,
+                        _ => return None,
+                    },
+                    value: t.value.clone(),
+                    effect: match &t.effect {
+                        None => None,
+                        Some(e) => Some(Effect::parse(e)?),
+                    },
+                    toleration_seconds: t.toleration_seconds,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(FencePod {
+            uid: self.uid.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            tolerations,
+            termination_grace_seconds: self.termination_grace_period_seconds,
+            owner_kind: self.owner_kind.clone(),
+            static_or_mirror: self.static_or_mirror,
+            qos: QosClass::parse(&self.qos_class)?,
+            opted_out: self.opted_out,
+            terminal: self.terminal,
+        })
+    }
+}
+
+/// Formats a wall-clock time for the file (nanosecond precision, so an anchor survives exactly).
+pub fn format_time(t: SystemTime) -> String {
+    humantime::format_rfc3339_nanos(t).to_string()
+}
+
+pub fn parse_time(s: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339(s).ok()
+}
+
+/// What reading the state directory found.
+#[derive(Debug)]
+pub enum Loaded {
+    /// No state file: a first start.
+    Missing,
+    Found(State),
+    /// Unreadable or invalid: moved aside to `moved_to`.
+    Corrupt {
+        error: String,
+        moved_to: Option<PathBuf>,
+    },
+}
+
+/// Why state could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("writing state {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("encoding state: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// Writes `state` atomically into `dir` (created with mode 0700 if missing).
+pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StateError::Write { path, source }
+    };
+    create_private_dir(dir).map_err(io(dir))?;
+    let body = serde_json::to_vec_pretty(state)?;
+    let final_path = dir.join(STATE_FILE);
+    let tmp = dir.join(format!(".{STATE_FILE}.tmp-{}", std::process::id()));
+    {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        f.write_all(&body).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+    }
+    fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
+    // The rename is durable only once the directory entry is.
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))?;
+    Ok(())
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Reads the state file; a corrupt one is moved aside (`state.json.corrupt-<unix seconds>`).
+pub fn load(dir: &Path) -> Loaded {
+    let path = dir.join(STATE_FILE);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(e) => {
+            return Loaded::Corrupt {
+                error: format!("cannot read {}: {e}", path.display()),
+                moved_to: move_aside(&path),
+            };
+        }
+    };
+    match serde_json::from_slice::<State>(&bytes) {
+        Ok(s) if s.version == VERSION => Loaded::Found(s),
+        Ok(s) => Loaded::Corrupt {
+            error: format!(
+                "{}: format version {} is not {VERSION}",
+                path.display(),
+                s.version
+            ),
+            moved_to: move_aside(&path),
+        },
+        Err(e) => Loaded::Corrupt {
+            error: format!("{}: {e}", path.display()),
+            moved_to: move_aside(&path),
+        },
+    }
+}
+
+fn move_aside(path: &Path) -> Option<PathBuf> {
+    let secs = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let aside = path.with_extension(format!("json.corrupt-{secs}"));
+    fs::rename(path, &aside).ok().map(|()| aside)
+}

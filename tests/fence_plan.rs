@@ -1,0 +1,307 @@
+//! The fence planner (DESIGN §6) as a table of SEMANTICS §4 edge cases: when the control plane
+//! could delete each pod after losing this node, and when the pod is stopped here.
+
+use std::time::Duration;
+
+use nodewarden::core::fence::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, Schedule, plan};
+use nodewarden::core::qos::QosClass;
+use nodewarden::core::taint::{Effect, Toleration};
+use proptest::prelude::*;
+
+const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+const NOT_READY: &str = "node.kubernetes.io/not-ready";
+const CONTACT: Duration = Duration::from_secs(1000);
+
+fn policy(mode: Mode) -> FencePolicy {
+    FencePolicy {
+        node_monitor_grace_period: Duration::from_secs(40),
+        safety_margin: Duration::from_secs(2),
+        grace_cap: Duration::from_secs(30),
+        mode,
+    }
+}
+
+fn pod(tolerations: Vec<Toleration>) -> FencePod {
+    FencePod {
+        uid: "u1".into(),
+        namespace: "default".into(),
+        name: "web-1".into(),
+        tolerations,
+        termination_grace_seconds: 10,
+        owner_kind: Some("ReplicaSet".into()),
+        static_or_mirror: false,
+        qos: QosClass::Burstable,
+        opted_out: false,
+        terminal: false,
+    }
+}
+
+fn ne(key: &str) -> Toleration {
+    Toleration::exists(key, Some(Effect::NoExecute))
+}
+
+/// The eviction delay after last contact the planner chose, or None for never.
+fn delay(tolerations: Vec<Toleration>) -> Option<u64> {
+    let plans = plan(
+        &[pod(tolerations)],
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::NotConsulted,
+    );
+    match &plans[0].plan {
+        Plan::Stop { schedule, .. } => Some((schedule.eviction_time - CONTACT).as_secs()),
+        Plan::Never { .. } => None,
+        Plan::Hold { .. } => panic!("not held"),
+    }
+}
+
+#[test]
+fn default_300s_tolerations_mean_grace_plus_300s() {
+    let t = vec![
+        ne(NOT_READY).with_seconds(300),
+        ne(UNREACHABLE).with_seconds(300),
+    ];
+    assert_eq!(delay(t), Some(40 + 300));
+}
+
+#[test]
+fn first_matching_toleration_wins() {
+    // The wildcard comes first: its 10 s count, not the later 600 s.
+    let t = vec![
+        Toleration::exists("", None).with_seconds(10),
+        ne(UNREACHABLE).with_seconds(600),
+    ];
+    assert_eq!(delay(t), Some(40 + 10));
+    let t = vec![
+        ne(UNREACHABLE).with_seconds(600),
+        Toleration::exists("", None).with_seconds(10),
+    ];
+    assert_eq!(delay(t), Some(40 + 600));
+}
+
+#[test]
+fn zero_and_negative_seconds_evict_at_the_grace_period() {
+    assert_eq!(delay(vec![ne(UNREACHABLE).with_seconds(0)]), Some(40));
+    assert_eq!(delay(vec![ne(UNREACHABLE).with_seconds(-5)]), Some(40));
+}
+
+#[test]
+fn nil_seconds_tolerate_forever() {
+    assert_eq!(delay(vec![ne(UNREACHABLE)]), None);
+}
+
+#[test]
+fn a_pod_without_tolerations_is_evicted_at_the_grace_period() {
+    assert_eq!(delay(vec![]), Some(40));
+}
+
+#[test]
+fn a_toleration_with_an_empty_effect_covers_noexecute() {
+    assert_eq!(
+        delay(vec![Toleration::exists(UNREACHABLE, None).with_seconds(77)]),
+        Some(40 + 77)
+    );
+}
+
+#[test]
+fn a_noschedule_toleration_does_not_help() {
+    assert_eq!(
+        delay(vec![Toleration::exists(
+            UNREACHABLE,
+            Some(Effect::NoSchedule)
+        )]),
+        Some(40)
+    );
+}
+
+#[test]
+fn an_equal_toleration_with_a_value_does_not_tolerate_the_valueless_taint() {
+    // SEMANTICS §9 pitfall: such a toleration suppresses the 300 s default but tolerates nothing.
+    let t = vec![Toleration::equal(UNREACHABLE, "x", Some(Effect::NoExecute)).with_seconds(600)];
+    assert_eq!(delay(t), Some(40));
+    let t = vec![Toleration::equal(NOT_READY, "x", Some(Effect::NoExecute)).with_seconds(600)];
+    assert_eq!(
+        delay(t),
+        Some(40),
+        "a not-ready toleration is irrelevant to unreachable"
+    );
+}
+
+#[test]
+fn several_matching_tolerations_only_the_first_counts() {
+    let t = vec![
+        ne(UNREACHABLE).with_seconds(120),
+        Toleration::exists(UNREACHABLE, None).with_seconds(5),
+    ];
+    assert_eq!(delay(t), Some(40 + 120));
+}
+
+#[test]
+fn daemonset_tolerations_are_never_fenced() {
+    // SEMANTICS §10: the DaemonSet controller adds forever tolerations; the owner alone suffices too.
+    let mut p = pod(vec![ne(NOT_READY), ne(UNREACHABLE)]);
+    p.owner_kind = Some("DaemonSet".into());
+    let plans = plan(
+        std::slice::from_ref(&p),
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::NotConsulted,
+    );
+    assert!(matches!(&plans[0].plan, Plan::Never { reason } if reason.contains("DaemonSet")));
+    p.tolerations.clear();
+    let plans = plan(
+        &[p],
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::NotConsulted,
+    );
+    assert!(matches!(&plans[0].plan, Plan::Never { .. }));
+}
+
+#[test]
+fn static_mirror_opted_out_and_finished_pods_are_never_fenced() {
+    for (edit, word) in [
+        (
+            (|p: &mut FencePod| p.static_or_mirror = true) as fn(&mut FencePod),
+            "static",
+        ),
+        (|p: &mut FencePod| p.opted_out = true, "opted out"),
+        (|p: &mut FencePod| p.terminal = true, "finished"),
+    ] {
+        let mut p = pod(vec![]);
+        edit(&mut p);
+        let plans = plan(
+            &[p],
+            CONTACT,
+            &policy(Mode::Enforce),
+            &QuorumVerdict::NotConsulted,
+        );
+        match &plans[0].plan {
+            Plan::Never { reason } => assert!(reason.contains(word), "{reason}"),
+            other => panic!("{word}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn the_pod_is_stopped_by_its_eviction_time() {
+    let mut p = pod(vec![ne(UNREACHABLE).with_seconds(60)]);
+    p.termination_grace_seconds = 20;
+    let plans = plan(
+        &[p],
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::NotConsulted,
+    );
+    let Plan::Stop {
+        schedule,
+        dry_run,
+        reason,
+    } = &plans[0].plan
+    else {
+        panic!("{:?}", plans[0].plan)
+    };
+    assert!(!dry_run);
+    assert_eq!(
+        *schedule,
+        Schedule {
+            eviction_time: CONTACT + Duration::from_secs(100),
+            kill_at: CONTACT + Duration::from_secs(98),
+            sigterm_at: CONTACT + Duration::from_secs(78),
+        }
+    );
+    assert!(reason.contains("60s"), "{reason}");
+}
+
+#[test]
+fn the_grace_is_capped() {
+    let mut p = pod(vec![ne(UNREACHABLE).with_seconds(600)]);
+    p.termination_grace_seconds = 3600;
+    let plans = plan(
+        &[p],
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::NotConsulted,
+    );
+    let Plan::Stop { schedule, .. } = &plans[0].plan else {
+        panic!()
+    };
+    assert_eq!(
+        schedule.kill_at - schedule.sigterm_at,
+        Duration::from_secs(30)
+    );
+}
+
+#[test]
+fn dry_run_plans_the_same_schedule_but_marks_it() {
+    let p = pod(vec![ne(UNREACHABLE).with_seconds(60)]);
+    let enforce = plan(
+        std::slice::from_ref(&p),
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::NotConsulted,
+    );
+    let dry = plan(
+        &[p],
+        CONTACT,
+        &policy(Mode::DryRun),
+        &QuorumVerdict::NotConsulted,
+    );
+    match (&enforce[0].plan, &dry[0].plan) {
+        (
+            Plan::Stop { schedule: a, .. },
+            Plan::Stop {
+                schedule: b,
+                dry_run: true,
+                ..
+            },
+        ) => assert_eq!(a, b),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn off_plans_nothing_and_a_hold_verdict_holds() {
+    let p = pod(vec![]);
+    let off = plan(
+        std::slice::from_ref(&p),
+        CONTACT,
+        &policy(Mode::Off),
+        &QuorumVerdict::NotConsulted,
+    );
+    assert!(matches!(off[0].plan, Plan::Never { .. }));
+    let held = plan(
+        &[p],
+        CONTACT,
+        &policy(Mode::Enforce),
+        &QuorumVerdict::Hold {
+            reason: "zone partially disrupted".into(),
+        },
+    );
+    assert!(
+        matches!(&held[0].plan, Plan::Hold { reason, .. } if reason.contains("zone partially disrupted"))
+    );
+}
+
+proptest! {
+    /// A longer tolerationSeconds never makes the stop earlier, and the stop is never after the
+    /// eviction time.
+    #[test]
+    fn stop_never_earlier_with_more_toleration_and_never_late(
+        a in -10i64..5000, b in -10i64..5000, grace in 0i64..100_000,
+    ) {
+        let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+        let run = |s: i64| {
+            let mut p = pod(vec![ne(UNREACHABLE).with_seconds(s)]);
+            p.termination_grace_seconds = grace;
+            match plan(&[p], CONTACT, &policy(Mode::Enforce), &QuorumVerdict::NotConsulted)[0].plan.clone() {
+                Plan::Stop { schedule, .. } => schedule,
+                other => panic!("{other:?}"),
+            }
+        };
+        let (s_lo, s_hi) = (run(lo), run(hi));
+        prop_assert!(s_lo.sigterm_at <= s_hi.sigterm_at);
+        prop_assert!(s_lo.eviction_time <= s_hi.eviction_time);
+        prop_assert!(s_hi.sigterm_at <= s_hi.kill_at && s_hi.kill_at <= s_hi.eviction_time);
+    }
+}

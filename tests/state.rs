@@ -1,0 +1,131 @@
+//! Durable state: written atomically, read back identical, a corrupt file moved aside with
+//! nothing inferred from it.
+
+use std::time::{Duration, SystemTime};
+
+use nodewarden::core::fence::FencePod;
+use nodewarden::core::qos::QosClass;
+use nodewarden::core::taint::{Effect, Toleration};
+use nodewarden::state::{
+    Loaded, STATE_FILE, State, StoredEvent, StoredPod, format_time, load, parse_time, save,
+};
+
+fn sample_state() -> State {
+    let pod = FencePod {
+        uid: "9d3c".into(),
+        namespace: "shop".into(),
+        name: "cart-7".into(),
+        tolerations: vec![
+            Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute))
+                .with_seconds(300),
+            Toleration::equal("dedicated", "gpu", None),
+        ],
+        termination_grace_seconds: 45,
+        owner_kind: Some("ReplicaSet".into()),
+        static_or_mirror: false,
+        qos: QosClass::Guaranteed,
+        opted_out: false,
+        terminal: false,
+    };
+    State {
+        version: 1,
+        node: "edge-1".into(),
+        last_contact: Some(format_time(
+            SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789),
+        )),
+        pods: vec![StoredPod::from_pod(&pod)],
+        fenced: vec!["9d3c".into()],
+        pending_events: vec![StoredEvent {
+            reason: "NodeHasDiskPressure".into(),
+            message: "Node edge-1 status is now: NodeHasDiskPressure".into(),
+            warning: false,
+            at: "2027-01-15T08:00:00Z".into(),
+        }],
+    }
+}
+
+#[test]
+fn state_round_trips_exactly_including_the_nanosecond_anchor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("nodewarden");
+    let state = sample_state();
+    save(&state_dir, &state).expect("save");
+    let meta = std::fs::metadata(&state_dir).expect("dir");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o700,
+        "state dir is private"
+    );
+    match load(&state_dir) {
+        Loaded::Found(back) => {
+            assert_eq!(back, state);
+            let pod = back.pods[0].to_pod().expect("valid pod");
+            assert_eq!(pod.tolerations[0].toleration_seconds, Some(300));
+            assert_eq!(
+                back.last_contact.as_deref().and_then(parse_time),
+                Some(SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(&state_dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec![STATE_FILE.to_string()]);
+}
+
+#[test]
+fn a_missing_file_is_a_first_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert!(matches!(load(dir.path()), Loaded::Missing));
+}
+
+#[test]
+fn a_corrupt_file_is_moved_aside_and_nothing_is_loaded() {
+    for garbage in [
+        &b"{\"version\": 1, \"node\": \"x\""[..],
+        &b"not json at all"[..],
+        &b"{\"version\": 99, \"node\": \"x\", \"lastContact\": null, \"pods\": [], \"fenced\": [], \"pendingEvents\": []}"[..],
+        &b"{\"version\": 1, \"node\": \"x\", \"lastContact\": null, \"pods\": [], \"fenced\": [], \"pendingEvents\": [], \"extra\": 1}"[..],
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(STATE_FILE), garbage).expect("write");
+        match load(dir.path()) {
+            Loaded::Corrupt { error, moved_to } => {
+                assert!(error.contains(STATE_FILE), "{error}");
+                let aside = moved_to.expect("moved aside");
+                assert_eq!(std::fs::read(&aside).expect("kept"), garbage, "nothing lost");
+                assert!(!dir.path().join(STATE_FILE).exists());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_stored_pod_this_build_could_not_have_written_is_not_used() {
+    let mut p = sample_state().pods[0].clone();
+    p.tolerations[0].operator = "Gt".into();
+    assert!(p.to_pod().is_none());
+    let mut p = sample_state().pods[0].clone();
+    p.qos_class = "Platinum".into();
+    assert!(p.to_pod().is_none());
+}
+
+#[test]
+fn saving_replaces_the_previous_state_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut state = sample_state();
+    save(dir.path(), &state).expect("save");
+    state.fenced.clear();
+    state.pods.clear();
+    save(dir.path(), &state).expect("save again");
+    match load(dir.path()) {
+        Loaded::Found(back) => assert_eq!(back, state),
+        other => panic!("{other:?}"),
+    }
+}
