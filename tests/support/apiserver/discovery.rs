@@ -35,7 +35,11 @@ pub fn api_versions() -> Value {
 }
 
 fn groups() -> Vec<&'static str> {
-    let mut gs: Vec<&str> = ALL.iter().map(|r| r.group).filter(|g| !g.is_empty()).collect();
+    let mut gs: Vec<&str> = ALL
+        .iter()
+        .map(|r| r.group)
+        .filter(|g| !g.is_empty())
+        .collect();
     gs.dedup();
     gs
 }
@@ -93,6 +97,12 @@ pub fn api_resource_list(group: &str, version: &str) -> Option<Value> {
     if resources.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    Some(json!({ "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources }))
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({ "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources }),
+    )
 }

@@ -73,8 +73,12 @@ impl ApiError {
 
     /// 404 `nodes "x" not found` (`errors.NewNotFound`).
     pub fn not_found(res: &Resource, name: &str) -> ApiError {
-        ApiError::plain(404, "NotFound", format!("{} \"{name}\" not found", res.qualified()))
-            .about(res, name)
+        ApiError::plain(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", res.qualified()),
+        )
+        .about(res, name)
     }
 
     /// 404 for a namespace that does not exist (the NamespaceLifecycle admission plugin).
@@ -87,8 +91,12 @@ impl ApiError {
 
     /// 409 AlreadyExists on create.
     pub fn already_exists(res: &Resource, name: &str) -> ApiError {
-        ApiError::plain(409, "AlreadyExists", format!("{} \"{name}\" already exists", res.qualified()))
-            .about(res, name)
+        ApiError::plain(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", res.qualified()),
+        )
+        .about(res, name)
     }
 
     /// 409 Conflict for a stale `metadata.resourceVersion` (`errors.NewConflict` with
@@ -106,7 +114,10 @@ impl ApiError {
         ApiError::plain(
             409,
             "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{name}\": {why}", res.qualified()),
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                res.qualified()
+            ),
         )
         .about(res, name)
     }
@@ -114,7 +125,11 @@ impl ApiError {
     /// 422 Invalid (`errors.NewInvalid`): `Node "n1" is invalid: <one>` or `... [a, b]`.
     pub fn invalid(res: &Resource, name: &str, causes: Vec<Cause>) -> ApiError {
         let lines: Vec<String> = causes.iter().map(Cause::to_line).collect();
-        let agg = if lines.len() == 1 { lines[0].clone() } else { format!("[{}]", lines.join(", ")) };
+        let agg = if lines.len() == 1 {
+            lines[0].clone()
+        } else {
+            format!("[{}]", lines.join(", "))
+        };
         let mut e = ApiError::plain(
             422,
             "Invalid",
@@ -135,7 +150,11 @@ impl ApiError {
             message: format!("Invalid value: {}: {why}", quote(patch)),
             field: "patch".into(),
         };
-        let mut e = ApiError::plain(422, "Invalid", format!(" \"\" is invalid: {}", cause.to_line()));
+        let mut e = ApiError::plain(
+            422,
+            "Invalid",
+            format!(" \"\" is invalid: {}", cause.to_line()),
+        );
         e.causes = vec![cause];
         e
     }
@@ -179,7 +198,11 @@ impl ApiError {
     /// 404 for a path the server does not serve (the real server's reasonless "page not found"
     /// Status for unknown resources).
     pub fn no_route() -> ApiError {
-        ApiError::plain(404, "NotFound", "the server could not find the requested resource")
+        ApiError::plain(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
     }
 
     /// 410 Expired (`too old resource version: 5 (10)`), as a watch ERROR event or a list answer.
@@ -230,10 +253,10 @@ impl ApiError {
         if !details.is_empty() {
             status["details"] = Value::Object(details);
         }
-        if self.reason.is_empty() {
-            if let Some(m) = status.as_object_mut() {
-                m.remove("reason");
-            }
+        if self.reason.is_empty()
+            && let Some(m) = status.as_object_mut()
+        {
+            m.remove("reason");
         }
         status
     }

@@ -18,7 +18,11 @@ impl Route {
     pub fn new(method: &str, pattern: &str) -> Route {
         Route {
             method: method.to_ascii_uppercase(),
-            segments: pattern.trim_matches('/').split('/').map(String::from).collect(),
+            segments: pattern
+                .trim_matches('/')
+                .split('/')
+                .map(String::from)
+                .collect(),
         }
     }
 
@@ -27,7 +31,11 @@ impl Route {
         let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
         self.method.eq_ignore_ascii_case(method)
             && segs.len() == self.segments.len()
-            && self.segments.iter().zip(&segs).all(|(p, s)| p == "*" || p == s)
+            && self
+                .segments
+                .iter()
+                .zip(&segs)
+                .all(|(p, s)| p == "*" || p == s)
     }
 }
 
@@ -76,12 +84,20 @@ impl FaultState {
     /// Decide (and consume one `fail_next` count) for a request.
     pub fn plan(&mut self, method: &str, path: &str) -> FaultPlan {
         let mut plan = FaultPlan {
-            delay: self.latency.iter().find(|(r, _)| r.matches(method, path)).map(|(_, d)| *d),
+            delay: self
+                .latency
+                .iter()
+                .find(|(r, _)| r.matches(method, path))
+                .map(|(_, d)| *d),
             black_hole: self.black_hole.iter().any(|r| r.matches(method, path)),
             fail: None,
         };
         if !plan.black_hole {
-            if let Some(rule) = self.fail.iter_mut().find(|(r, n, _)| *n > 0 && r.matches(method, path)) {
+            if let Some(rule) = self
+                .fail
+                .iter_mut()
+                .find(|(r, n, _)| *n > 0 && r.matches(method, path))
+            {
                 rule.1 -= 1;
                 plan.fail = Some(rule.2);
             }
@@ -100,7 +116,8 @@ pub struct Faults {
 impl Faults {
     /// Fail the next `n` requests on `route` with `fault`.
     pub fn fail_next(&self, route: impl Into<Route>, n: u32, fault: Fault) -> &Self {
-        self.server.with_state(|s| s.faults.fail.push((route.into(), n, fault)));
+        self.server
+            .with_state(|s| s.faults.fail.push((route.into(), n, fault)));
         self
     }
 

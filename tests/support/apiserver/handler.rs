@@ -35,7 +35,11 @@ pub enum Reply {
 
 impl Reply {
     fn ok(status: u16, body: Value) -> Reply {
-        Reply::Json { status, body, headers: Vec::new() }
+        Reply::Json {
+            status,
+            body,
+            headers: Vec::new(),
+        }
     }
 }
 
@@ -45,7 +49,11 @@ impl From<ApiError> for Reply {
         if let Some(r) = e.retry_after {
             headers.push(("Retry-After", r.to_string()));
         }
-        Reply::Json { status: e.code, body: e.to_status(), headers }
+        Reply::Json {
+            status: e.code,
+            body: e.to_status(),
+            headers,
+        }
     }
 }
 
@@ -88,15 +96,25 @@ enum Route {
 }
 
 fn route(path: &str) -> Result<Route, ApiError> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
     let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
         ["version"] => return Ok(Route::Version),
         ["api"] => return Ok(Route::Doc(super::discovery::api_versions())),
         ["apis"] => return Ok(Route::Doc(super::discovery::api_group_list())),
-        ["apis", g] => return super::discovery::api_group(g).map(Route::Doc).ok_or_else(ApiError::no_route),
+        ["apis", g] => {
+            return super::discovery::api_group(g)
+                .map(Route::Doc)
+                .ok_or_else(ApiError::no_route);
+        }
         ["api", v] | ["apis", _, v] => {
             let g = if segs[0] == "api" { "" } else { segs[1] };
-            return super::discovery::api_resource_list(g, v).map(Route::Doc).ok_or_else(ApiError::no_route);
+            return super::discovery::api_resource_list(g, v)
+                .map(Route::Doc)
+                .ok_or_else(ApiError::no_route);
         }
         ["api", v, rest @ ..] => ("", *v, rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
@@ -114,15 +132,22 @@ fn route(path: &str) -> Result<Route, ApiError> {
     };
     let res = Resource::find(group, version, plural).ok_or_else(ApiError::no_route)?;
     // A namespaced object needs its namespace in the path; a cluster-scoped one must not have one.
-    if (namespace.is_some() && !res.namespaced) || (name.is_some() && res.namespaced && namespace.is_none()) {
+    if (namespace.is_some() && !res.namespaced)
+        || (name.is_some() && res.namespaced && namespace.is_none())
+    {
         return Err(ApiError::no_route());
     }
-    if let Some(s) = &sub {
-        if !(s == "status" && res.status_subresource) {
-            return Err(ApiError::no_route());
-        }
+    if let Some(s) = &sub
+        && !(s == "status" && res.status_subresource)
+    {
+        return Err(ApiError::no_route());
     }
-    Ok(Route::Resource(Target { res, namespace, name, sub }))
+    Ok(Route::Resource(Target {
+        res,
+        namespace,
+        name,
+        sub,
+    }))
 }
 
 /// The Kubernetes verb of a request (for authorization and errors).
@@ -161,7 +186,11 @@ fn manager_of(req: &Req) -> String {
     // Upstream defaults the manager to the User-Agent up to the first '/'.
     let ua = req.user_agent.as_deref().unwrap_or("");
     let m = ua.split('/').next().unwrap_or("");
-    if m.is_empty() { "unknown".to_string() } else { m.to_string() }
+    if m.is_empty() {
+        "unknown".to_string()
+    } else {
+        m.to_string()
+    }
 }
 
 /// Handle one request. Faults have already been applied by the caller.
@@ -176,15 +205,31 @@ pub async fn handle(server: &ApiServer, req: &Req) -> Reply {
 pub fn fault_reply(fault: Fault, path: &str) -> Reply {
     match fault {
         Fault::Status500 => ApiError::internal("Internal error occurred: injected fault").into(),
-        Fault::Status503 => ApiError::plain(503, "ServiceUnavailable", "the server is currently unable to handle the request").into(),
+        Fault::Status503 => ApiError::plain(
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        )
+        .into(),
         Fault::Status429 { retry_after_secs } => {
-            let mut e = ApiError::plain(429, "TooManyRequests", "Too many requests, please try again later.");
+            let mut e = ApiError::plain(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+            );
             e.retry_after = Some(retry_after_secs);
             e.into()
         }
         Fault::Status409 => match route(path) {
-            Ok(Route::Resource(Target { res, name: Some(n), .. })) => ApiError::conflict(res, &n).into(),
-            _ => ApiError::plain(409, "Conflict", "Operation cannot be fulfilled: injected conflict").into(),
+            Ok(Route::Resource(Target {
+                res, name: Some(n), ..
+            })) => ApiError::conflict(res, &n).into(),
+            _ => ApiError::plain(
+                409,
+                "Conflict",
+                "Operation cannot be fulfilled: injected conflict",
+            )
+            .into(),
         },
     }
 }
@@ -192,38 +237,57 @@ pub fn fault_reply(fault: Fault, path: &str) -> Reply {
 fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
     let route = route(&req.path)?;
     if req.method == "GET" && !accepts_json(req.accept.as_deref()) {
-        return Err(ApiError::plain(406, "NotAcceptable", format!(
-            "only the following media types are accepted: application/json (test server), not {}",
-            req.accept.as_deref().unwrap_or("")
-        )));
+        return Err(ApiError::plain(
+            406,
+            "NotAcceptable",
+            format!(
+                "only the following media types are accepted: application/json (test server), not {}",
+                req.accept.as_deref().unwrap_or("")
+            ),
+        ));
     }
     let t = match route {
         Route::Version => return Ok(Reply::ok(200, super::discovery::version())),
         Route::Doc(doc) => {
             if req.method != "GET" {
-                return Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource"));
+                return Err(ApiError::method_not_allowed(
+                    "the server does not allow this method on the requested resource",
+                ));
             }
             return Ok(Reply::ok(200, doc));
         }
         Route::Resource(t) => t,
     };
     let Some(verb) = verb(&req.method, &t, &req.query) else {
-        return Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource"));
+        return Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        ));
     };
     server.with_state(|s| check_allowed(s, verb, &t))?;
     let manager = manager_of(req);
     let dry_run = req.query.get("dryRun") == Some("All");
-    if let Some(d) = req.query.get("dryRun").filter(|d| !d.is_empty() && *d != "All") {
-        return Err(ApiError::bad_request(format!("dryRun: Unsupported value: {d:?}: supported values: \"All\"")));
+    if let Some(d) = req
+        .query
+        .get("dryRun")
+        .filter(|d| !d.is_empty() && *d != "All")
+    {
+        return Err(ApiError::bad_request(format!(
+            "dryRun: Unsupported value: {d:?}: supported values: \"All\""
+        )));
     }
     match verb {
-        "get" => server.with_state(|s| get(&s.store, &t)).map(|o| Reply::ok(200, o)),
-        "list" => server.with_state(|s| list(&s.store, &t, &req.query)).map(|o| Reply::ok(200, o)),
+        "get" => server
+            .with_state(|s| get(&s.store, &t))
+            .map(|o| Reply::ok(200, o)),
+        "list" => server
+            .with_state(|s| list(&s.store, &t, &req.query))
+            .map(|o| Reply::ok(200, o)),
         "watch" => watch::start(server, &t, &req.query).map(Reply::Stream),
         "create" => {
             let obj = decode_body(t.res, req, &["application/json"])?;
             let ns = t.namespace.clone().unwrap_or_default();
-            let created = server.with_state(|s| create(&mut s.store, t.res, &ns, obj, &manager, dry_run))?;
+            let created =
+                server.with_state(|s| create(&mut s.store, t.res, &ns, obj, &manager, dry_run))?;
             Ok(Reply::ok(201, created))
         }
         "update" => {
@@ -231,7 +295,16 @@ fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
             let name = t.name.clone().unwrap_or_default();
             let ns = t.namespace.clone().unwrap_or_default();
             let (obj, created) = server.with_state(|s| {
-                update(&mut s.store, t.res, &ns, &name, t.sub.as_deref(), obj, &manager, dry_run)
+                update(
+                    &mut s.store,
+                    t.res,
+                    &ns,
+                    &name,
+                    t.sub.as_deref(),
+                    obj,
+                    &manager,
+                    dry_run,
+                )
             })?;
             Ok(Reply::ok(if created { 201 } else { 200 }, obj))
         }
@@ -243,7 +316,17 @@ fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
             let body: Value = serde_json::from_slice(&req.body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             let obj = server.with_state(|s| {
-                patch_object(&mut s.store, t.res, &ns, &name, t.sub.as_deref(), kind, &body, &manager, dry_run)
+                patch_object(
+                    &mut s.store,
+                    t.res,
+                    &ns,
+                    &name,
+                    t.sub.as_deref(),
+                    kind,
+                    &body,
+                    &manager,
+                    dry_run,
+                )
             })?;
             Ok(Reply::ok(200, obj))
         }
@@ -251,20 +334,30 @@ fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
             let name = t.name.clone().unwrap_or_default();
             let ns = t.namespace.clone().unwrap_or_default();
             let opts = DeleteOptions::parse(req)?;
-            let out = server.with_state(|s| delete(&mut s.store, t.res, &ns, &name, &opts, dry_run))?;
+            let out =
+                server.with_state(|s| delete(&mut s.store, t.res, &ns, &name, &opts, dry_run))?;
             Ok(Reply::ok(200, out))
         }
-        _ => Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource")),
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
     }
 }
 
 fn check_allowed(s: &State, verb: &str, t: &Target) -> Result<(), ApiError> {
     let sub = t.sub.as_deref().unwrap_or("");
-    let denied = s.denied.iter().any(|(v, r, sr)| (v == verb || v == "*") && r == t.res.plural && sr == sub);
+    let denied = s
+        .denied
+        .iter()
+        .any(|(v, r, sr)| (v == verb || v == "*") && r == t.res.plural && sr == sub);
     if !denied {
         return Ok(());
     }
-    let resource = if sub.is_empty() { t.res.plural.to_string() } else { format!("{}/{sub}", t.res.plural) };
+    let resource = if sub.is_empty() {
+        t.res.plural.to_string()
+    } else {
+        format!("{}/{sub}", t.res.plural)
+    };
     let subject = match &t.name {
         Some(n) => format!("{} \"{n}\"", t.res.qualified()),
         None => t.res.qualified(),
@@ -298,22 +391,40 @@ fn decode_body(res: &Resource, req: &Req, accepted: &[&str]) -> Result<Value, Ap
         )));
     }
     let v: Value = serde_json::from_slice(&req.body).map_err(|e| {
-        ApiError::bad_request(format!("{} in version \"{}\" cannot be handled as a {}: {e}", res.kind, res.version, res.kind))
+        ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {e}",
+            res.kind, res.version, res.kind
+        ))
     })?;
     validate::check_shapes(res, &v).map_err(|e| {
-        ApiError::bad_request(format!("{} in version \"{}\" cannot be handled as a {}: {e}", res.kind, res.version, res.kind))
+        ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {e}",
+            res.kind, res.version, res.kind
+        ))
     })?;
     Ok(v)
 }
 
 fn key(res: &'static Resource, ns: &str, name: &str) -> Key {
-    (res.plural, if res.namespaced { ns.to_string() } else { String::new() }, name.to_string())
+    (
+        res.plural,
+        if res.namespaced {
+            ns.to_string()
+        } else {
+            String::new()
+        },
+        name.to_string(),
+    )
 }
 
 fn get(store: &Store, t: &Target) -> Result<Value, ApiError> {
     let name = t.name.as_deref().unwrap_or("");
     let ns = t.namespace.as_deref().unwrap_or("");
-    store.objects.get(&key(t.res, ns, name)).cloned().ok_or_else(|| ApiError::not_found(t.res, name))
+    store
+        .objects
+        .get(&key(t.res, ns, name))
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(t.res, name))
 }
 
 fn hex(s: &str) -> String {
@@ -321,16 +432,21 @@ fn hex(s: &str) -> String {
 }
 
 fn unhex(s: &str) -> Option<String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
-    let bytes: Option<Vec<u8>> = (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect();
+    let bytes: Option<Vec<u8>> = (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect();
     String::from_utf8(bytes?).ok()
 }
 
 fn parse_rv(s: &str) -> Result<u64, ApiError> {
     s.parse::<u64>().map_err(|_| {
-        ApiError::bad_request(format!("resourceVersion: Invalid value: {s:?}: must be a non-negative integer"))
+        ApiError::bad_request(format!(
+            "resourceVersion: Invalid value: {s:?}: must be a non-negative integer"
+        ))
     })
 }
 
@@ -343,10 +459,19 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
         Some(token) => {
             let decoded = unhex(token).and_then(|d| serde_json::from_str::<Value>(&d).ok());
             let (Some(rv), Some(after)) = (
-                decoded.as_ref().and_then(|d| d.get("rv")).and_then(Value::as_u64),
-                decoded.as_ref().and_then(|d| d.get("start")).and_then(Value::as_str).map(String::from),
+                decoded
+                    .as_ref()
+                    .and_then(|d| d.get("rv"))
+                    .and_then(Value::as_u64),
+                decoded
+                    .as_ref()
+                    .and_then(|d| d.get("start"))
+                    .and_then(Value::as_str)
+                    .map(String::from),
             ) else {
-                return Err(ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"));
+                return Err(ApiError::bad_request(
+                    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+                ));
             };
             if !store.covers(rv) {
                 return Err(ApiError::expired(
@@ -363,7 +488,11 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
             } else {
                 let n = parse_rv(rv)?;
                 if n > store.rv {
-                    let mut e = ApiError::plain(504, "Timeout", format!("Too large resource version: {n}, current: {}", store.rv));
+                    let mut e = ApiError::plain(
+                        504,
+                        "Timeout",
+                        format!("Too large resource version: {n}, current: {}", store.rv),
+                    );
                     e.retry_after = Some(1);
                     return Err(e);
                 }
@@ -378,15 +507,21 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
         .filter(|o| {
             let k = format!(
                 "{}/{}",
-                o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(""),
-                o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                o.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
             );
             after.as_ref().is_none_or(|a| k > *a)
         })
         .collect();
     let mut meta = json!({ "resourceVersion": at.to_string() });
     let limit = match q.get("limit") {
-        Some(l) if !l.is_empty() => l.parse::<usize>().map_err(|_| ApiError::bad_request(format!("limit: Invalid value: {l:?}")))?,
+        Some(l) if !l.is_empty() => l
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request(format!("limit: Invalid value: {l:?}")))?,
         _ => 0,
     };
     if limit > 0 && items.len() > limit {
@@ -395,8 +530,12 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
         let last = items.last().map(|o| {
             format!(
                 "{}/{}",
-                o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or(""),
-                o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                o.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
             )
         });
         meta["continue"] = json!(hex(&json!({ "rv": at, "start": last }).to_string()));
@@ -436,11 +575,21 @@ fn check_type_meta(res: &Resource, obj: &Value) -> Result<(), ApiError> {
 }
 
 fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 /// Create `obj` in namespace `ns` (ignored for cluster-scoped resources).
-pub fn create(store: &mut Store, res: &'static Resource, ns: &str, mut obj: Value, manager: &str, dry_run: bool) -> Result<Value, ApiError> {
+pub fn create(
+    store: &mut Store,
+    res: &'static Resource,
+    ns: &str,
+    mut obj: Value,
+    manager: &str,
+    dry_run: bool,
+) -> Result<Value, ApiError> {
     check_type_meta(res, &obj)?;
     obj["kind"] = json!(res.kind);
     obj["apiVersion"] = json!(res.api_version());
@@ -450,7 +599,9 @@ pub fn create(store: &mut Store, res: &'static Resource, ns: &str, mut obj: Valu
     if res.namespaced {
         let body_ns = meta_str(&obj, "namespace");
         if !body_ns.is_empty() && body_ns != ns {
-            return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
         }
         obj["metadata"]["namespace"] = json!(ns);
     } else if let Some(m) = obj["metadata"].as_object_mut() {
@@ -462,12 +613,22 @@ pub fn create(store: &mut Store, res: &'static Resource, ns: &str, mut obj: Valu
         obj["metadata"]["name"] = json!(name);
     }
     if !meta_str(&obj, "resourceVersion").is_empty() {
-        return Err(ApiError::internal("resourceVersion should not be set on objects to be created"));
+        return Err(ApiError::internal(
+            "resourceVersion should not be set on objects to be created",
+        ));
     }
     let name = meta_str(&obj, "name").to_string();
     // Server-owned metadata is never taken from the client.
     if let Some(m) = obj["metadata"].as_object_mut() {
-        for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "selfLink"] {
+        for f in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "managedFields",
+            "selfLink",
+        ] {
             m.remove(f);
         }
     }
@@ -535,7 +696,9 @@ pub fn update(
     if res.namespaced {
         let body_ns = meta_str(&new, "namespace");
         if !body_ns.is_empty() && body_ns != ns {
-            return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
         }
     }
     let k = key(res, ns, name);
@@ -559,7 +722,10 @@ pub fn update(
         return Err(ApiError::conflict_with(
             res,
             name,
-            &format!("Precondition failed: UID in precondition: {body_uid}, UID in object meta: {}", meta_str(&cur, "uid")),
+            &format!(
+                "Precondition failed: UID in precondition: {body_uid}, UID in object meta: {}",
+                meta_str(&cur, "uid")
+            ),
         ));
     }
     let status_write = sub == Some("status");
@@ -576,8 +742,18 @@ pub fn update(
         let mut r = new;
         r["kind"] = json!(res.kind);
         r["apiVersion"] = json!(res.api_version());
-        let m = r["metadata"].as_object_mut().expect("metadata is an object");
-        for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "resourceVersion"] {
+        let m = r["metadata"]
+            .as_object_mut()
+            .expect("metadata is an object");
+        for f in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "managedFields",
+            "resourceVersion",
+        ] {
             match cur.get("metadata").and_then(|cm| cm.get(f)) {
                 Some(v) => {
                     m.insert(f.to_string(), v.clone());
@@ -614,18 +790,40 @@ pub fn update(
         return Ok((cur, false));
     }
     if res.generation && result.get("spec") != cur.get("spec") {
-        let g = cur.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
+        let g = cur
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         result["metadata"]["generation"] = json!(g + 1);
     }
-    let fields = meta::changed_fields(res, Some(&cur), &result, status_write && res.status_subresource);
-    meta::record_managed_fields(&mut result, manager, &res.api_version(), sub.unwrap_or(""), fields);
+    let fields = meta::changed_fields(
+        res,
+        Some(&cur),
+        &result,
+        status_write && res.status_subresource,
+    );
+    meta::record_managed_fields(
+        &mut result,
+        manager,
+        &res.api_version(),
+        sub.unwrap_or(""),
+        fields,
+    );
     if dry_run {
         return Ok((result, false));
     }
     // The last finalizer removed from an object being deleted without grace completes deletion.
-    let terminating = result.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
-    let no_finalizers = result.pointer("/metadata/finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
-    let grace = result.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+    let terminating = result
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
+    let no_finalizers = result
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_none_or(|f| f.is_empty());
+    let grace = result
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     if terminating && no_finalizers && grace == 0 {
         return Ok((store.commit(k, Change::Deleted, result, Some(cur)), false));
     }
@@ -670,12 +868,20 @@ pub fn patch_object(
     manager: &str,
     dry_run: bool,
 ) -> Result<Value, ApiError> {
-    let cur = store.objects.get(&key(res, ns, name)).cloned().ok_or_else(|| ApiError::not_found(res, name))?;
+    let cur = store
+        .objects
+        .get(&key(res, ns, name))
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(res, name))?;
     let patched = match kind {
-        PatchKind::Strategic => patch::strategic_merge(res, &cur, body).map_err(ApiError::bad_request)?,
+        PatchKind::Strategic => {
+            patch::strategic_merge(res, &cur, body).map_err(ApiError::bad_request)?
+        }
         PatchKind::Merge => {
             if !body.is_object() {
-                return Err(ApiError::bad_request("error decoding patch: json: cannot unmarshal into Go value of type map[string]interface {}"));
+                return Err(ApiError::bad_request(
+                    "error decoding patch: json: cannot unmarshal into Go value of type map[string]interface {}",
+                ));
             }
             patch::merge_patch(&cur, body)
         }
@@ -686,7 +892,8 @@ pub fn patch_object(
         },
     };
     // A patch result that does not decode into the type is answered 422 on field "patch".
-    validate::check_shapes(res, &patched).map_err(|e| ApiError::invalid_patch(&body.to_string(), &e))?;
+    validate::check_shapes(res, &patched)
+        .map_err(|e| ApiError::invalid_patch(&body.to_string(), &e))?;
     update(store, res, ns, name, sub, patched, manager, dry_run).map(|(o, _)| o)
 }
 
@@ -705,16 +912,29 @@ impl DeleteOptions {
     fn parse(req: &Req) -> Result<DeleteOptions, ApiError> {
         let mut o = DeleteOptions::default();
         if let Some(g) = req.query.get("gracePeriodSeconds") {
-            o.grace = Some(g.parse().map_err(|_| ApiError::bad_request(format!("gracePeriodSeconds: invalid value {g:?}")))?);
+            o.grace = Some(g.parse().map_err(|_| {
+                ApiError::bad_request(format!("gracePeriodSeconds: invalid value {g:?}"))
+            })?);
         }
         if !req.body.is_empty() {
-            let b: Value = serde_json::from_slice(&req.body)
-                .map_err(|e| ApiError::bad_request(format!("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}")))?;
+            let b: Value = serde_json::from_slice(&req.body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: {e}"
+                ))
+            })?;
             if let Some(g) = b.get("gracePeriodSeconds").filter(|g| !g.is_null()) {
-                o.grace = Some(g.as_i64().ok_or_else(|| ApiError::bad_request("DeleteOptions: gracePeriodSeconds must be an integer"))?);
+                o.grace = Some(g.as_i64().ok_or_else(|| {
+                    ApiError::bad_request("DeleteOptions: gracePeriodSeconds must be an integer")
+                })?);
             }
-            o.uid = b.pointer("/preconditions/uid").and_then(Value::as_str).map(String::from);
-            o.resource_version = b.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(String::from);
+            o.uid = b
+                .pointer("/preconditions/uid")
+                .and_then(Value::as_str)
+                .map(String::from);
+            o.resource_version = b
+                .pointer("/preconditions/resourceVersion")
+                .and_then(Value::as_str)
+                .map(String::from);
         }
         Ok(o)
     }
@@ -723,40 +943,76 @@ impl DeleteOptions {
 /// Delete `name`. Pods delete gracefully (deletionTimestamp + deletionGracePeriodSeconds, object
 /// kept until [`finish_deletion`]) unless the grace period is 0; objects with finalizers are
 /// marked and kept.
-pub fn delete(store: &mut Store, res: &'static Resource, ns: &str, name: &str, opts: &DeleteOptions, dry_run: bool) -> Result<Value, ApiError> {
+pub fn delete(
+    store: &mut Store,
+    res: &'static Resource,
+    ns: &str,
+    name: &str,
+    opts: &DeleteOptions,
+    dry_run: bool,
+) -> Result<Value, ApiError> {
     let k = key(res, ns, name);
-    let cur = store.objects.get(&k).cloned().ok_or_else(|| ApiError::not_found(res, name))?;
-    if let Some(uid) = &opts.uid {
-        if uid != meta_str(&cur, "uid") {
-            return Err(ApiError::conflict_with(res, name, &format!(
+    let cur = store
+        .objects
+        .get(&k)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(res, name))?;
+    if let Some(uid) = &opts.uid
+        && uid != meta_str(&cur, "uid")
+    {
+        return Err(ApiError::conflict_with(
+            res,
+            name,
+            &format!(
                 "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
                 meta_str(&cur, "uid")
-            )));
-        }
+            ),
+        ));
     }
-    if let Some(rv) = &opts.resource_version {
-        if rv != meta_str(&cur, "resourceVersion") {
-            return Err(ApiError::conflict_with(res, name, &format!(
+    if let Some(rv) = &opts.resource_version
+        && rv != meta_str(&cur, "resourceVersion")
+    {
+        return Err(ApiError::conflict_with(
+            res,
+            name,
+            &format!(
                 "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
                 meta_str(&cur, "resourceVersion")
-            )));
-        }
+            ),
+        ));
     }
     let mut grace = 0;
     if res.kind == "Pod" {
-        let default = cur.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30);
+        let default = cur
+            .pointer("/spec/terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(30);
         grace = opts.grace.unwrap_or(default).max(0);
-        let phase = cur.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
-        let unscheduled = cur.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").is_empty();
+        let phase = cur
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let unscheduled = cur
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty();
         // Pod CheckGracefulDelete: unscheduled or finished pods go at once.
         if unscheduled || phase == "Succeeded" || phase == "Failed" {
             grace = 0;
         }
     }
-    let has_finalizers = cur.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-    let terminating = cur.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
+    let has_finalizers = cur
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    let terminating = cur
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
     if grace > 0 || has_finalizers {
-        let old_grace = cur.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
+        let old_grace = cur
+            .pointer("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64);
         if terminating && old_grace.is_some_and(|g| g <= grace) {
             // A second delete with the same or a longer grace changes nothing.
             return Ok(cur);
@@ -790,15 +1046,32 @@ pub fn delete(store: &mut Store, res: &'static Resource, ns: &str, name: &str, o
     }
     details.insert("kind".into(), json!(res.plural));
     details.insert("uid".into(), json!(uid));
-    Ok(json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details }))
+    Ok(
+        json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details }),
+    )
 }
 
 /// Finish a graceful pod deletion (what the kubelet's final grace-0 delete does).
-pub fn finish_deletion(store: &mut Store, res: &'static Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
+pub fn finish_deletion(
+    store: &mut Store,
+    res: &'static Resource,
+    ns: &str,
+    name: &str,
+) -> Result<Value, ApiError> {
     let k = key(res, ns, name);
-    let cur = store.objects.get(&k).cloned().ok_or_else(|| ApiError::not_found(res, name))?;
-    if cur.pointer("/metadata/deletionTimestamp").is_none_or(Value::is_null) {
-        return Err(ApiError::bad_request(format!("{} \"{name}\" is not being deleted", res.qualified())));
+    let cur = store
+        .objects
+        .get(&k)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(res, name))?;
+    if cur
+        .pointer("/metadata/deletionTimestamp")
+        .is_none_or(Value::is_null)
+    {
+        return Err(ApiError::bad_request(format!(
+            "{} \"{name}\" is not being deleted",
+            res.qualified()
+        )));
     }
     Ok(store.commit(k, Change::Deleted, cur.clone(), Some(cur)))
 }
@@ -814,12 +1087,27 @@ pub fn resource(plural: &str) -> &'static Resource {
 
 /// Build a target (for watch and list helpers).
 pub fn target(res: &'static Resource, namespace: Option<&str>) -> Target {
-    Target { res, namespace: namespace.map(String::from), name: None, sub: None }
+    Target {
+        res,
+        namespace: namespace.map(String::from),
+        name: None,
+        sub: None,
+    }
 }
 
 /// Parse a raw request into a [`Req`].
-pub fn parse_request(method: &http::Method, uri: &http::Uri, headers: &http::HeaderMap, body: Bytes) -> Req {
-    let h = |n: http::header::HeaderName| headers.get(n).and_then(|v| v.to_str().ok()).map(String::from);
+pub fn parse_request(
+    method: &http::Method,
+    uri: &http::Uri,
+    headers: &http::HeaderMap,
+    body: Bytes,
+) -> Req {
+    let h = |n: http::header::HeaderName| {
+        headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
+    };
     Req {
         method: method.as_str().to_string(),
         path: uri.path().to_string(),

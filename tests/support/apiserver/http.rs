@@ -28,12 +28,17 @@ fn full(status: u16, headers: &[(&'static str, String)], body: Vec<u8>) -> http:
     for (k, v) in headers {
         b = b.header(*k, v.as_str());
     }
-    b.body(Full::new(Bytes::from(body)).boxed_unsync()).expect("a valid response")
+    b.body(Full::new(Bytes::from(body)).boxed_unsync())
+        .expect("a valid response")
 }
 
 impl ApiServer {
     /// Serve one request: record it, apply faults, handle, record the answer.
-    pub(crate) async fn serve_request(&self, parts: http::request::Parts, body: Bytes) -> http::Response<ResBody> {
+    pub(crate) async fn serve_request(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+    ) -> http::Response<ResBody> {
         let req = handler::parse_request(&parts.method, &parts.uri, &parts.headers, body);
         let authorization = parts
             .headers
@@ -54,7 +59,11 @@ impl ApiServer {
             None => handler::handle(self, &req).await,
         };
         match reply {
-            Reply::Json { status, body, headers } => {
+            Reply::Json {
+                status,
+                body,
+                headers,
+            } => {
                 let bytes = serde_json::to_vec(&body).unwrap_or_default();
                 self.record_answer(seq, status, Some(bytes.len()));
                 full(status, &headers, bytes)
@@ -74,12 +83,20 @@ impl ApiServer {
 
     /// A `kube::Client` talking to this server in-process.
     pub fn client(&self) -> kube::Client {
-        kube::Client::new(InProcess { server: self.clone() }, "default")
+        kube::Client::new(self.service(), "default")
+    }
+
+    /// The in-process `tower::Service` (for raw HTTP-level tests).
+    pub fn service(&self) -> InProcess {
+        InProcess {
+            server: self.clone(),
+        }
     }
 
     /// Serve HTTP on `127.0.0.1:0` on the current tokio runtime until the handle is dropped.
     pub fn serve_loopback(&self) -> Loopback {
-        self.serve_on(SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind 127.0.0.1:0")
+        self.serve_on(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .expect("bind 127.0.0.1:0")
     }
 
     /// Serve HTTP on `addr` on the current tokio runtime until the handle is dropped.
@@ -123,7 +140,10 @@ impl ApiServer {
     /// Serve HTTP on `addr` forever on a new runtime (for a helper process; never returns
     /// unless binding fails).
     pub fn run_forever(addr: SocketAddr) -> std::io::Error {
-        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
             Ok(rt) => rt,
             Err(e) => return e,
         };

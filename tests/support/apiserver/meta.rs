@@ -65,7 +65,12 @@ const SERVER_META: [&str; 9] = [
 
 /// The field set (FieldsV1 JSON) of what changed from `old` to `new`, restricted to `.status`
 /// for a status write and to everything but `.status` otherwise.
-pub fn changed_fields(res: &Resource, old: Option<&Value>, new: &Value, status_write: bool) -> Map<String, Value> {
+pub fn changed_fields(
+    res: &Resource,
+    old: Option<&Value>,
+    new: &Value,
+    status_write: bool,
+) -> Map<String, Value> {
     let empty = Value::Object(Map::new());
     let old = old.unwrap_or(&empty);
     let mut out = Map::new();
@@ -118,7 +123,8 @@ fn diff(res: &Resource, path: &str, old: Option<&Value>, new: &Value) -> Option<
             let old_m = old.and_then(Value::as_object);
             let mut out = Map::new();
             for (k, v) in m {
-                if let Some(s) = diff(res, &format!("{path}.{k}"), old_m.and_then(|o| o.get(k)), v) {
+                if let Some(s) = diff(res, &format!("{path}.{k}"), old_m.and_then(|o| o.get(k)), v)
+                {
                     out.insert(format!("f:{k}"), s);
                 }
             }
@@ -143,10 +149,8 @@ fn diff(res: &Resource, path: &str, old: Option<&Value>, new: &Value) -> Option<
             for item in items {
                 let Some(kv) = item.get(key) else { continue };
                 let prev = old_items.and_then(|o| o.iter().find(|i| i.get(key) == Some(kv)));
-                if let Some(mut s) = diff(res, &format!("{path}[]"), prev, item) {
-                    if let Some(obj) = s.as_object_mut() {
-                        obj.insert(".".into(), json!({}));
-                    }
+                // A new item gets "." (its existence) from the object branch of `diff`.
+                if let Some(s) = diff(res, &format!("{path}[]"), prev, item) {
                     out.insert(format!("k:{}", json!({ key: kv })), s);
                 }
             }
@@ -212,13 +216,16 @@ pub fn record_managed_fields(
         }
     }
     entries.retain(|e| {
-        is_mine(e) || e.get("fieldsV1").and_then(Value::as_object).is_some_and(|m| !m.is_empty())
+        is_mine(e)
+            || e.get("fieldsV1")
+                .and_then(Value::as_object)
+                .is_some_and(|m| !m.is_empty())
     });
     let mut fields = Map::new();
-    if let Some(existing) = entries.iter().find(|e| is_mine(e)) {
-        if let Some(m) = existing.get("fieldsV1").and_then(Value::as_object) {
-            fields = m.clone();
-        }
+    if let Some(existing) = entries.iter().find(|e| is_mine(e))
+        && let Some(m) = existing.get("fieldsV1").and_then(Value::as_object)
+    {
+        fields = m.clone();
     }
     union(&mut fields, &set);
     entries.retain(|e| !is_mine(e));

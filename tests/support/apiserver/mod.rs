@@ -20,7 +20,9 @@
 //! - Pods get `status: {phase: Pending}` on create (no QoS class), no admission defaulting.
 //! - No authentication; authorization is "allow all" except verbs a test `deny`s.
 
-#![allow(dead_code, unused_imports)]
+// Compiled into several test binaries, each using a part; and `ApiError` is a large value that
+// only travels on the (rare, test-only) error path, so boxing it would buy nothing.
+#![allow(dead_code, unused_imports, clippy::result_large_err)]
 
 mod discovery;
 mod errors;
@@ -90,7 +92,10 @@ impl Recorded {
 
     /// A query parameter.
     pub fn param(&self, key: &str) -> Option<&str> {
-        self.query_pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.query_pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -156,7 +161,14 @@ impl ApiServer {
             query: if req.query.0.is_empty() {
                 None
             } else {
-                Some(req.query.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"))
+                Some(
+                    req.query
+                        .0
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join("&"),
+                )
             },
             query_pairs: req.query.0.clone(),
             content_type: req.content_type.clone(),
@@ -196,7 +208,9 @@ impl ApiServer {
 
     /// Fault injection.
     pub fn faults(&self) -> Faults {
-        Faults { server: self.clone() }
+        Faults {
+            server: self.clone(),
+        }
     }
 
     /// End every open watch stream now.
@@ -206,7 +220,13 @@ impl ApiServer {
 
     /// How many watch streams are open (closed streams are pruned on the next change).
     pub fn open_watches(&self) -> usize {
-        self.with_state(|s| s.store.watchers.iter().filter(|w| !w.tx.is_closed()).count())
+        self.with_state(|s| {
+            s.store
+                .watchers
+                .iter()
+                .filter(|w| !w.tx.is_closed())
+                .count()
+        })
     }
 
     /// Interval between BOOKMARK events on watches that allow them (default 60s).
@@ -222,7 +242,10 @@ impl ApiServer {
     /// Deny `verb` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, or `*`) on
     /// `resource` (plural) and `subresource` ("" for the main resource): answered 403.
     pub fn deny(&self, verb: &str, resource: &str, subresource: &str) {
-        self.with_state(|s| s.denied.push((verb.into(), resource.into(), subresource.into())));
+        self.with_state(|s| {
+            s.denied
+                .push((verb.into(), resource.into(), subresource.into()))
+        });
     }
 
     /// Lift every denial.
@@ -250,17 +273,35 @@ impl ApiServer {
     /// kubelet would (a second revision). The manager is `test-seed`.
     pub fn try_create(&self, plural: &str, obj: Value) -> StatusResult {
         let res = resource(plural);
-        let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default").to_string();
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_string();
         self.with_state(|s| {
-            let created = handler::create(&mut s.store, res, &ns, obj.clone(), "test-seed", false).map_err(|e| e.to_status())?;
+            let created = handler::create(&mut s.store, res, &ns, obj.clone(), "test-seed", false)
+                .map_err(|e| e.to_status())?;
             match obj.get("status") {
                 Some(status) if res.status_subresource && created.get("status") != Some(status) => {
-                    let name = created.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
+                    let name = created
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
                     let mut next = created.clone();
                     next["status"] = status.clone();
-                    handler::update(&mut s.store, res, &ns, &name, Some("status"), next, "test-seed", false)
-                        .map(|(o, _)| o)
-                        .map_err(|e| e.to_status())
+                    handler::update(
+                        &mut s.store,
+                        res,
+                        &ns,
+                        &name,
+                        Some("status"),
+                        next,
+                        "test-seed",
+                        false,
+                    )
+                    .map(|(o, _)| o)
+                    .map_err(|e| e.to_status())
                 }
                 _ => Ok(created),
             }
@@ -295,12 +336,22 @@ impl ApiServer {
     }
 
     fn get(&self, plural: &str, ns: &str, name: &str) -> Option<Value> {
-        self.with_state(|s| s.store.objects.get(&(resource(plural).plural, ns.to_string(), name.to_string())).cloned())
+        self.with_state(|s| {
+            s.store
+                .objects
+                .get(&(resource(plural).plural, ns.to_string(), name.to_string()))
+                .cloned()
+        })
     }
 
     fn all(&self, plural: &str) -> Vec<Value> {
         self.with_state(|s| {
-            s.store.objects.iter().filter(|(k, _)| k.0 == plural).map(|(_, v)| v.clone()).collect()
+            s.store
+                .objects
+                .iter()
+                .filter(|(k, _)| k.0 == plural)
+                .map(|(_, v)| v.clone())
+                .collect()
         })
     }
 
@@ -329,10 +380,26 @@ impl ApiServer {
         self.all("events")
     }
 
-    fn mutate_as(&self, plural: &str, ns: &str, name: &str, sub: Option<&str>, manager: &str, f: impl FnOnce(&mut Value)) -> StatusResult {
+    fn mutate_as(
+        &self,
+        plural: &str,
+        ns: &str,
+        name: &str,
+        sub: Option<&str>,
+        manager: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
         let res = resource(plural);
         self.with_state(|s| {
-            let k = (res.plural, if res.namespaced { ns.to_string() } else { String::new() }, name.to_string());
+            let k = (
+                res.plural,
+                if res.namespaced {
+                    ns.to_string()
+                } else {
+                    String::new()
+                },
+                name.to_string(),
+            );
             let mut obj = s
                 .store
                 .objects
@@ -350,35 +417,65 @@ impl ApiServer {
     /// Another writer updates the Node's status (PUT nodes/NAME/status as `manager`): `f`
     /// edits a copy of the stored Node (keep its resourceVersion for a conditional write, or
     /// set a stale one to provoke 409).
-    pub fn update_node_status_as(&self, manager: &str, name: &str, f: impl FnOnce(&mut Value)) -> StatusResult {
+    pub fn update_node_status_as(
+        &self,
+        manager: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
         self.mutate_as("nodes", "", name, Some("status"), manager, f)
     }
 
     /// Another writer updates the Node (PUT nodes/NAME as `manager`).
-    pub fn update_node_as(&self, manager: &str, name: &str, f: impl FnOnce(&mut Value)) -> StatusResult {
+    pub fn update_node_as(
+        &self,
+        manager: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
         self.mutate_as("nodes", "", name, None, manager, f)
     }
 
     /// Another writer updates a Lease (PUT as `manager`).
-    pub fn update_lease_as(&self, manager: &str, ns: &str, name: &str, f: impl FnOnce(&mut Value)) -> StatusResult {
+    pub fn update_lease_as(
+        &self,
+        manager: &str,
+        ns: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
         self.mutate_as("leases", ns, name, None, manager, f)
     }
 
     /// Another writer updates a Pod's status (PUT pods/NAME/status as `manager`).
-    pub fn update_pod_status_as(&self, manager: &str, ns: &str, name: &str, f: impl FnOnce(&mut Value)) -> StatusResult {
+    pub fn update_pod_status_as(
+        &self,
+        manager: &str,
+        ns: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
         self.mutate_as("pods", ns, name, Some("status"), manager, f)
     }
 
     /// Delete an object as a client would (`grace` as `gracePeriodSeconds`).
     pub fn delete(&self, plural: &str, ns: &str, name: &str, grace: Option<i64>) -> StatusResult {
         let res = resource(plural);
-        let opts = DeleteOptions { grace, ..DeleteOptions::default() };
-        self.with_state(|s| handler::delete(&mut s.store, res, ns, name, &opts, false).map_err(|e| e.to_status()))
+        let opts = DeleteOptions {
+            grace,
+            ..DeleteOptions::default()
+        };
+        self.with_state(|s| {
+            handler::delete(&mut s.store, res, ns, name, &opts, false).map_err(|e| e.to_status())
+        })
     }
 
     /// Finish a graceful pod deletion (the kubelet's final grace-0 delete): DELETED is emitted.
     pub fn finish_pod_deletion(&self, ns: &str, name: &str) -> StatusResult {
-        self.with_state(|s| handler::finish_deletion(&mut s.store, resource("pods"), ns, name).map_err(|e| e.to_status()))
+        self.with_state(|s| {
+            handler::finish_deletion(&mut s.store, resource("pods"), ns, name)
+                .map_err(|e| e.to_status())
+        })
     }
 
     /// A minimal valid Node named `name`.

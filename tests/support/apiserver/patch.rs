@@ -11,7 +11,11 @@ pub fn strategic_merge(res: &Resource, original: &Value, patch: &Value) -> Resul
     let Some(pm) = patch.as_object() else {
         return Err(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            if patch.is_array() { "array" } else { "non-object" }
+            if patch.is_array() {
+                "array"
+            } else {
+                "non-object"
+            }
         ));
     };
     let orig = original.as_object().cloned().unwrap_or_default();
@@ -23,7 +27,11 @@ pub fn strategic_merge(res: &Resource, original: &Value, patch: &Value) -> Resul
 }
 
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 /// Remove every directive (`$patch`, `$retainKeys`, `$setElementOrder/...`, ...) from a value
@@ -50,7 +58,12 @@ fn clean(v: &Value) -> Option<Value> {
     }
 }
 
-fn merge_map(res: &Resource, path: &str, orig: Map<String, Value>, patch: &Map<String, Value>) -> Result<Option<Map<String, Value>>, String> {
+fn merge_map(
+    res: &Resource,
+    path: &str,
+    orig: Map<String, Value>,
+    patch: &Map<String, Value>,
+) -> Result<Option<Map<String, Value>>, String> {
     match patch.get("$patch") {
         None => {}
         Some(Value::String(s)) if s == "merge" => {}
@@ -60,7 +73,12 @@ fn merge_map(res: &Resource, path: &str, orig: Map<String, Value>, patch: &Map<S
             return Ok(clean(&Value::Object(p)).and_then(|v| v.as_object().cloned()));
         }
         Some(Value::String(s)) if s == "delete" => return Ok(None),
-        Some(other) => return Err(format!("Unknown patch type: {other} in map: {}", Value::Object(patch.clone()))),
+        Some(other) => {
+            return Err(format!(
+                "Unknown patch type: {other} in map: {}",
+                Value::Object(patch.clone())
+            ));
+        }
     }
     let mut out = orig;
     if let Some(retain) = patch.get("$retainKeys") {
@@ -70,7 +88,9 @@ fn merge_map(res: &Resource, path: &str, orig: Map<String, Value>, patch: &Map<S
         // Every key the patch sets must be listed in $retainKeys (ErrPatchContentNotMatchRetainKeys).
         for k in patch.keys().filter(|k| !k.starts_with('$')) {
             if !keys.iter().any(|x| x == k) {
-                return Err(format!("content of $retainKeys is not a superset of the keys in the patch: {k}"));
+                return Err(format!(
+                    "content of $retainKeys is not a superset of the keys in the patch: {k}"
+                ));
             }
         }
         out.retain(|k, _| keys.iter().any(|x| x == k));
@@ -132,19 +152,31 @@ fn merge_map(res: &Resource, path: &str, orig: Map<String, Value>, patch: &Map<S
     Ok(Some(out))
 }
 
-fn merge_list(res: &Resource, path: &str, orig: Vec<Value>, patch: &[Value], order: Option<&Value>) -> Result<Vec<Value>, String> {
+fn merge_list(
+    res: &Resource,
+    path: &str,
+    orig: Vec<Value>,
+    patch: &[Value],
+    order: Option<&Value>,
+) -> Result<Vec<Value>, String> {
     let strategy = res.list_strategy(path);
     let is_replace = |i: &Value| i.get("$patch").and_then(Value::as_str) == Some("replace");
     if strategy == ListStrategy::Replace || patch.iter().any(is_replace) {
         // No patch strategy (e.g. spec.taints, spec.tolerations): the list is atomic.
-        return Ok(patch.iter().filter(|i| !is_replace(i)).filter_map(clean).collect());
+        return Ok(patch
+            .iter()
+            .filter(|i| !is_replace(i))
+            .filter_map(clean)
+            .collect());
     }
     let mut out = orig;
     match strategy {
         ListStrategy::MergePrimitives => {
             for item in patch {
                 if item.is_object() || item.is_array() {
-                    return Err(format!("invalid patch: {path} is a list of primitives, got {item}"));
+                    return Err(format!(
+                        "invalid patch: {path} is a list of primitives, got {item}"
+                    ));
                 }
                 if !out.contains(item) {
                     out.push(item.clone());
@@ -154,10 +186,14 @@ fn merge_list(res: &Resource, path: &str, orig: Vec<Value>, patch: &[Value], ord
         ListStrategy::MergeByKey(key) => {
             for item in patch {
                 let Some(m) = item.as_object() else {
-                    return Err(format!("invalid patch: {path} items must be maps with merge key {key:?}, got {item}"));
+                    return Err(format!(
+                        "invalid patch: {path} items must be maps with merge key {key:?}, got {item}"
+                    ));
                 };
                 let Some(kv) = m.get(key) else {
-                    return Err(format!("map: {item} does not contain declared merge key: {key}"));
+                    return Err(format!(
+                        "map: {item} does not contain declared merge key: {key}"
+                    ));
                 };
                 let pos = out.iter().position(|o| o.get(key) == Some(kv));
                 if m.get("$patch").and_then(Value::as_str) == Some("delete") {
@@ -193,9 +229,16 @@ fn merge_list(res: &Resource, path: &str, orig: Vec<Value>, patch: &[Value], ord
 
 /// `$setElementOrder/<list>`: the listed elements in that order; elements only the server has
 /// keep their relative order after them.
-fn apply_order(res: &Resource, path: &str, items: Vec<Value>, order: &Value) -> Result<Vec<Value>, String> {
+fn apply_order(
+    res: &Resource,
+    path: &str,
+    items: Vec<Value>,
+    order: &Value,
+) -> Result<Vec<Value>, String> {
     let Some(order) = order.as_array() else {
-        return Err(format!("invalid patch: $setElementOrder/{path} must be a list"));
+        return Err(format!(
+            "invalid patch: $setElementOrder/{path} must be a list"
+        ));
     };
     let key = match res.list_strategy(path) {
         ListStrategy::MergeByKey(k) => Some(k),
@@ -210,7 +253,10 @@ fn apply_order(res: &Resource, path: &str, items: Vec<Value>, order: &Value) -> 
     let mut wanted = Vec::new();
     for o in order {
         let id = match key {
-            Some(k) => o.get(k).cloned().ok_or_else(|| format!("$setElementOrder/{path} entry {o} lacks merge key {k}"))?,
+            Some(k) => o
+                .get(k)
+                .cloned()
+                .ok_or_else(|| format!("$setElementOrder/{path} entry {o} lacks merge key {k}"))?,
             None => o.clone(),
         };
         wanted.push(id);
@@ -230,7 +276,9 @@ fn apply_order(res: &Resource, path: &str, items: Vec<Value>, order: &Value) -> 
 
 /// RFC 7386 JSON merge patch.
 pub fn merge_patch(target: &Value, patch: &Value) -> Value {
-    let Value::Object(pm) = patch else { return patch.clone() };
+    let Value::Object(pm) = patch else {
+        return patch.clone();
+    };
     let mut out = target.as_object().cloned().unwrap_or_default();
     for (k, v) in pm {
         if v.is_null() {
@@ -257,20 +305,34 @@ fn parse_pointer(p: &str) -> Result<Vec<String>, String> {
         return Ok(Vec::new());
     }
     let Some(rest) = p.strip_prefix('/') else {
-        return Err(format!("JSON pointer must be empty or start with a \"/\": {p}"));
+        return Err(format!(
+            "JSON pointer must be empty or start with a \"/\": {p}"
+        ));
     };
-    Ok(rest.split('/').map(|s| s.replace("~1", "/").replace("~0", "~")).collect())
+    Ok(rest
+        .split('/')
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect())
 }
 
 fn array_index(tok: &str, len: usize, allow_end: bool) -> Result<usize, String> {
     if allow_end && tok == "-" {
         return Ok(len);
     }
-    if tok.is_empty() || !tok.bytes().all(|b| b.is_ascii_digit()) || (tok.len() > 1 && tok.starts_with('0')) {
+    if tok.is_empty()
+        || !tok.bytes().all(|b| b.is_ascii_digit())
+        || (tok.len() > 1 && tok.starts_with('0'))
+    {
         return Err(format!("invalid array index: {tok}"));
     }
-    let i: usize = tok.parse().map_err(|_| format!("invalid array index: {tok}"))?;
-    let max = if allow_end { len } else { len.saturating_sub(1) };
+    let i: usize = tok
+        .parse()
+        .map_err(|_| format!("invalid array index: {tok}"))?;
+    let max = if allow_end {
+        len
+    } else {
+        len.saturating_sub(1)
+    };
     if i > max || (!allow_end && len == 0) {
         return Err(format!("index out of range: {i}"));
     }
@@ -309,7 +371,8 @@ fn add(doc: &mut Value, raw: &str, path: &[String], value: Value) -> Result<(), 
         *doc = value;
         return Ok(());
     };
-    let missing = || format!("add operation does not apply: doc is missing path: \"{raw}\": missing value");
+    let missing =
+        || format!("add operation does not apply: doc is missing path: \"{raw}\": missing value");
     match get_mut(doc, parent).ok_or_else(missing)? {
         Value::Object(m) => {
             m.insert(last.clone(), value);
@@ -324,7 +387,9 @@ fn add(doc: &mut Value, raw: &str, path: &[String], value: Value) -> Result<(), 
 }
 
 fn remove(doc: &mut Value, raw: &str, path: &[String]) -> Result<Value, String> {
-    let missing = || format!("remove operation does not apply: doc is missing path: \"{raw}\": missing value");
+    let missing = || {
+        format!("remove operation does not apply: doc is missing path: \"{raw}\": missing value")
+    };
     let Some((last, parent)) = path.split_last() else {
         return Err(missing());
     };
@@ -341,10 +406,14 @@ fn remove(doc: &mut Value, raw: &str, path: &[String]) -> Result<Value, String> 
 /// RFC 6902 JSON patch (`add`, `remove`, `replace`, `move`, `copy`, `test`).
 pub fn json_patch(doc: &Value, patch: &Value) -> Result<Value, JsonPatchError> {
     let Some(ops) = patch.as_array() else {
-        return Err(JsonPatchError::Decode("json: cannot unmarshal object into Go value of type jsonpatch.Patch".into()));
+        return Err(JsonPatchError::Decode(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into(),
+        ));
     };
     if let Some(bad) = ops.iter().find(|o| !o.is_object()) {
-        return Err(JsonPatchError::Decode(format!("json: cannot unmarshal {bad} into Go value of type jsonpatch.Operation")));
+        return Err(JsonPatchError::Decode(format!(
+            "json: cannot unmarshal {bad} into Go value of type jsonpatch.Operation"
+        )));
     }
     let mut doc = doc.clone();
     for op in ops {
@@ -355,11 +424,21 @@ pub fn json_patch(doc: &Value, patch: &Value) -> Result<Value, JsonPatchError> {
 
 fn apply_op(doc: &mut Value, op: &Value) -> Result<(), String> {
     let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
-    let raw = op.get("path").and_then(Value::as_str).ok_or_else(|| format!("operation missing path: {op}"))?;
+    let raw = op
+        .get("path")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("operation missing path: {op}"))?;
     let path = parse_pointer(raw)?;
-    let value = || op.get("value").cloned().ok_or_else(|| format!("{kind} operation missing value"));
+    let value = || {
+        op.get("value")
+            .cloned()
+            .ok_or_else(|| format!("{kind} operation missing value"))
+    };
     let from = || -> Result<(String, Vec<String>), String> {
-        let f = op.get("from").and_then(Value::as_str).ok_or_else(|| format!("{kind} operation missing from"))?;
+        let f = op
+            .get("from")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{kind} operation missing from"))?;
         Ok((f.to_string(), parse_pointer(f)?))
     };
     match kind {
@@ -367,15 +446,20 @@ fn apply_op(doc: &mut Value, op: &Value) -> Result<(), String> {
         "remove" => remove(doc, raw, &path).map(drop),
         "replace" => {
             let v = value()?;
-            let target = get_mut(doc, &path)
-                .ok_or_else(|| format!("replace operation does not apply: doc is missing key: {raw}: missing value"))?;
+            let target = get_mut(doc, &path).ok_or_else(|| {
+                format!(
+                    "replace operation does not apply: doc is missing key: {raw}: missing value"
+                )
+            })?;
             *target = v;
             Ok(())
         }
         "move" => {
             let (raw_from, f) = from()?;
             if path.len() > f.len() && path[..f.len()] == f[..] {
-                return Err(format!("move operation does not apply: from {raw_from} is a prefix of path {raw}"));
+                return Err(format!(
+                    "move operation does not apply: from {raw_from} is a prefix of path {raw}"
+                ));
             }
             let v = remove(doc, &raw_from, &f)?;
             add(doc, raw, &path, v)

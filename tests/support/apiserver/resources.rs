@@ -326,7 +326,10 @@ impl Resource {
 
     /// The known shape at a dotted path.
     pub fn shape(&self, path: &str) -> Option<Shape> {
-        self.shapes.iter().find(|(p, _)| *p == path).map(|(_, s)| *s)
+        self.shapes
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, s)| *s)
     }
 
     /// Look a resource up by group, version and plural.

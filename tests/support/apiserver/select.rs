@@ -49,7 +49,10 @@ impl Query {
 
     /// The first value of `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// A boolean parameter (`1`, `true`).
@@ -124,7 +127,11 @@ fn unescape(s: &str) -> Result<String, ApiError> {
 
 impl Selector {
     /// Parse `fieldSelector` and `labelSelector` for `res`.
-    pub fn parse(res: &Resource, field: Option<&str>, label: Option<&str>) -> Result<Selector, ApiError> {
+    pub fn parse(
+        res: &Resource,
+        field: Option<&str>,
+        label: Option<&str>,
+    ) -> Result<Selector, ApiError> {
         let mut sel = Selector::default();
         for term in split_terms(field.unwrap_or("")) {
             let term = term.trim();
@@ -145,9 +152,15 @@ impl Selector {
             let key = key.trim();
             if !res.field_labels.contains(&key) {
                 // The real server answers an unknown field label with this exact text.
-                return Err(ApiError::bad_request(format!("field label not supported: {key}")));
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {key}"
+                )));
             }
-            sel.fields.push(Requirement { key: key.to_string(), op, value: unescape(value)? });
+            sel.fields.push(Requirement {
+                key: key.to_string(),
+                op,
+                value: unescape(value)?,
+            });
         }
         for term in label.unwrap_or("").split(',') {
             let term = term.trim();
@@ -160,18 +173,41 @@ impl Selector {
                 )));
             }
             let req = if let Some((k, v)) = term.split_once("!=") {
-                Requirement { key: k.into(), op: Op::NotEq, value: v.into() }
+                Requirement {
+                    key: k.into(),
+                    op: Op::NotEq,
+                    value: v.into(),
+                }
             } else if let Some((k, v)) = term.split_once("==") {
-                Requirement { key: k.into(), op: Op::Eq, value: v.into() }
+                Requirement {
+                    key: k.into(),
+                    op: Op::Eq,
+                    value: v.into(),
+                }
             } else if let Some((k, v)) = term.split_once('=') {
-                Requirement { key: k.into(), op: Op::Eq, value: v.into() }
+                Requirement {
+                    key: k.into(),
+                    op: Op::Eq,
+                    value: v.into(),
+                }
             } else if let Some(k) = term.strip_prefix('!') {
-                Requirement { key: k.into(), op: Op::NotExists, value: String::new() }
+                Requirement {
+                    key: k.into(),
+                    op: Op::NotExists,
+                    value: String::new(),
+                }
             } else {
-                Requirement { key: term.into(), op: Op::Exists, value: String::new() }
+                Requirement {
+                    key: term.into(),
+                    op: Op::Exists,
+                    value: String::new(),
+                }
             };
             if req.key.is_empty() || req.key.contains(['=', '!', '<', '>']) {
-                return Err(ApiError::bad_request(format!("unable to parse requirement: invalid label key {:?}", req.key)));
+                return Err(ApiError::bad_request(format!(
+                    "unable to parse requirement: invalid label key {:?}",
+                    req.key
+                )));
             }
             sel.labels.push(req);
         }
@@ -188,7 +224,10 @@ impl Selector {
                 Op::Exists | Op::NotExists => false,
             }
         }) && self.labels.iter().all(|r| {
-            let actual = obj.pointer("/metadata/labels").and_then(|l| l.get(&r.key)).and_then(Value::as_str);
+            let actual = obj
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(&r.key))
+                .and_then(Value::as_str);
             match r.op {
                 Op::Eq => actual == Some(r.value.as_str()),
                 Op::NotEq => actual != Some(r.value.as_str()),
@@ -202,7 +241,11 @@ impl Selector {
 /// The string the real field-label conversion yields for `key` (missing → "", booleans as
 /// `true`/`false`, `source` is `source.component`).
 fn field_value(obj: &Value, key: &str) -> String {
-    let path = if key == "source" { "source.component" } else { key };
+    let path = if key == "source" {
+        "source.component"
+    } else {
+        key
+    };
     let mut cur = obj;
     for seg in path.split('.') {
         match cur.get(seg) {

@@ -103,7 +103,13 @@ impl Store {
     }
 
     /// Commit a change: bump the revision, stamp it on the object, store, record, notify.
-    pub fn commit(&mut self, key: Key, change: Change, mut object: Value, prev: Option<Value>) -> Value {
+    pub fn commit(
+        &mut self,
+        key: Key,
+        change: Change,
+        mut object: Value,
+        prev: Option<Value>,
+    ) -> Value {
         self.rv += 1;
         object["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         match change {
@@ -114,7 +120,13 @@ impl Store {
                 self.objects.insert(key.clone(), object.clone());
             }
         }
-        let event = Event { rv: self.rv, key, change, object: object.clone(), prev };
+        let event = Event {
+            rv: self.rv,
+            key,
+            change,
+            object: object.clone(),
+            prev,
+        };
         self.notify(&event);
         self.history.push_back(event);
         while self.history.len() > self.history_cap {
@@ -139,7 +151,8 @@ impl Store {
 
     fn notify(&mut self, event: &Event) {
         self.watchers.retain(|w| {
-            if w.plural != event.key.0 || w.namespace.as_ref().is_some_and(|ns| *ns != event.key.1) {
+            if w.plural != event.key.0 || w.namespace.as_ref().is_some_and(|ns| *ns != event.key.1)
+            {
                 return !w.tx.is_closed();
             }
             match watch_event_for(w, event) {
@@ -156,7 +169,12 @@ impl Store {
 
     /// The objects of `res` (optionally in one namespace) as they were at revision `at`,
     /// reconstructed by undoing later changes from the history.
-    pub fn snapshot(&self, res: &Resource, namespace: Option<&str>, at: u64) -> Result<Vec<Value>, ApiError> {
+    pub fn snapshot(
+        &self,
+        res: &Resource,
+        namespace: Option<&str>,
+        at: u64,
+    ) -> Result<Vec<Value>, ApiError> {
         if !self.covers(at) {
             return Err(ApiError::expired(format!(
                 "too old resource version: {at} ({})",

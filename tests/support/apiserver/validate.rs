@@ -15,7 +15,11 @@ const QUALIFIED_NAME_FMT: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', 
 /// (`json: cannot unmarshal string into Go struct field ... of type ...`).
 pub fn check_shapes(res: &Resource, obj: &Value) -> Result<(), String> {
     if !obj.is_object() {
-        return Err(format!("json: cannot unmarshal {} into Go value of type v1.{}", json_kind(obj), res.kind));
+        return Err(format!(
+            "json: cannot unmarshal {} into Go value of type v1.{}",
+            json_kind(obj),
+            res.kind
+        ));
     }
     walk_shapes(res, "", obj)
 }
@@ -32,9 +36,15 @@ fn json_kind(v: &Value) -> &'static str {
 }
 
 fn walk_shapes(res: &Resource, path: &str, v: &Value) -> Result<(), String> {
-    let Some(map) = v.as_object() else { return Ok(()) };
+    let Some(map) = v.as_object() else {
+        return Ok(());
+    };
     for (k, child) in map {
-        let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+        let p = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
         // JSON null decodes to the zero value for every Go field type.
         if child.is_null() {
             continue;
@@ -47,10 +57,16 @@ fn walk_shapes(res: &Resource, path: &str, v: &Value) -> Result<(), String> {
             Shape::Str => child.is_string(),
             Shape::Int => child.as_i64().is_some(),
             Shape::Bool => child.is_boolean(),
-            Shape::StrMap => child.as_object().is_some_and(|m| m.values().all(|x| x.is_string() || x.is_null())),
+            Shape::StrMap => child
+                .as_object()
+                .is_some_and(|m| m.values().all(|x| x.is_string() || x.is_null())),
             Shape::Object => child.is_object(),
-            Shape::ObjList => child.as_array().is_some_and(|a| a.iter().all(|x| x.is_object() || x.is_null())),
-            Shape::StrList => child.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+            Shape::ObjList => child
+                .as_array()
+                .is_some_and(|a| a.iter().all(|x| x.is_object() || x.is_null())),
+            Shape::StrList => child
+                .as_array()
+                .is_some_and(|a| a.iter().all(Value::is_string)),
         };
         if !ok {
             let ty = match shape {
@@ -91,25 +107,45 @@ fn invalid(field: String, value: &Value, detail: &str) -> Cause {
     } else {
         format!("Invalid value: {shown}: {detail}")
     };
-    Cause { reason: "FieldValueInvalid".into(), message, field }
+    Cause {
+        reason: "FieldValueInvalid".into(),
+        message,
+        field,
+    }
 }
 
 fn required(field: String, detail: &str) -> Cause {
-    let message = if detail.is_empty() { "Required value".to_string() } else { format!("Required value: {detail}") };
-    Cause { reason: "FieldValueRequired".into(), message, field }
+    let message = if detail.is_empty() {
+        "Required value".to_string()
+    } else {
+        format!("Required value: {detail}")
+    };
+    Cause {
+        reason: "FieldValueRequired".into(),
+        message,
+        field,
+    }
 }
 
 fn not_supported(field: String, value: &str, valid: &[&str]) -> Cause {
     let quoted: Vec<String> = valid.iter().map(|v| quote(v)).collect();
     Cause {
         reason: "FieldValueNotSupported".into(),
-        message: format!("Unsupported value: {}: supported values: {}", quote(value), quoted.join(", ")),
+        message: format!(
+            "Unsupported value: {}: supported values: {}",
+            quote(value),
+            quoted.join(", ")
+        ),
         field,
     }
 }
 
 fn forbidden(field: String, detail: &str) -> Cause {
-    Cause { reason: "FieldValueForbidden".into(), message: format!("Forbidden: {detail}"), field }
+    Cause {
+        reason: "FieldValueForbidden".into(),
+        message: format!("Forbidden: {detail}"),
+        field,
+    }
 }
 
 fn is_alnum(c: char) -> bool {
@@ -121,7 +157,8 @@ fn is_qualified_name_part(s: &str) -> bool {
     !s.is_empty()
         && s.chars().next().is_some_and(is_alnum)
         && s.chars().last().is_some_and(is_alnum)
-        && s.chars().all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.'))
+        && s.chars()
+            .all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.'))
 }
 
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`, at most 253 characters.
@@ -132,7 +169,8 @@ pub fn dns_subdomain_errors(s: &str) -> Vec<String> {
     }
     let label_ok = |l: &str| {
         !l.is_empty()
-            && l.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && l.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             && !l.starts_with('-')
             && !l.ends_with('-')
     };
@@ -159,7 +197,11 @@ pub fn qualified_name_errors(s: &str) -> Vec<String> {
         if p.is_empty() {
             errs.push("prefix part must be non-empty".to_string());
         } else {
-            errs.extend(dns_subdomain_errors(p).into_iter().map(|e| format!("prefix part {e}")));
+            errs.extend(
+                dns_subdomain_errors(p)
+                    .into_iter()
+                    .map(|e| format!("prefix part {e}")),
+            );
         }
     }
     if name.is_empty() {
@@ -198,11 +240,19 @@ pub fn validate(res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> 
     match res.kind {
         "Node" => {
             validate_taints(obj.pointer("/spec/taints"), &mut errs);
-            validate_conditions("status.conditions", obj.pointer("/status/conditions"), &mut errs);
+            validate_conditions(
+                "status.conditions",
+                obj.pointer("/status/conditions"),
+                &mut errs,
+            );
         }
         "Pod" => {
             validate_pod(obj, old, &mut errs);
-            validate_conditions("status.conditions", obj.pointer("/status/conditions"), &mut errs);
+            validate_conditions(
+                "status.conditions",
+                obj.pointer("/status/conditions"),
+                &mut errs,
+            );
         }
         "Lease" => validate_lease(obj, &mut errs),
         "Event" => validate_event(obj, &mut errs),
@@ -212,16 +262,29 @@ pub fn validate(res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> 
 }
 
 fn validate_meta(res: &Resource, obj: &Value, errs: &mut Vec<Cause>) {
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if name.is_empty() {
-        errs.push(required("metadata.name".into(), "name or generateName is required"));
+        errs.push(required(
+            "metadata.name".into(),
+            "name or generateName is required",
+        ));
     } else {
         for e in dns_subdomain_errors(name) {
-            errs.push(invalid("metadata.name".into(), &Value::String(name.into()), &e));
+            errs.push(invalid(
+                "metadata.name".into(),
+                &Value::String(name.into()),
+                &e,
+            ));
         }
     }
     if res.namespaced {
-        let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if ns.is_empty() {
             errs.push(required("metadata.namespace".into(), ""));
         }
@@ -229,11 +292,19 @@ fn validate_meta(res: &Resource, obj: &Value, errs: &mut Vec<Cause>) {
     if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
         for (k, v) in labels {
             for e in qualified_name_errors(k) {
-                errs.push(invalid("metadata.labels".into(), &Value::String(k.clone()), &e));
+                errs.push(invalid(
+                    "metadata.labels".into(),
+                    &Value::String(k.clone()),
+                    &e,
+                ));
             }
             let v = v.as_str().unwrap_or("");
             for e in label_value_errors(v) {
-                errs.push(invalid(format!("metadata.labels"), &Value::String(v.into()), &e));
+                errs.push(invalid(
+                    "metadata.labels".to_string(),
+                    &Value::String(v.into()),
+                    &e,
+                ));
             }
         }
     }
@@ -241,7 +312,9 @@ fn validate_meta(res: &Resource, obj: &Value, errs: &mut Vec<Cause>) {
 
 /// SEMANTICS.md §8.1 (`validateNodeTaints`).
 fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
-    let Some(list) = taints.and_then(Value::as_array) else { return };
+    let Some(list) = taints.and_then(Value::as_array) else {
+        return;
+    };
     let mut seen: Vec<(String, String)> = Vec::new();
     for (i, t) in list.iter().enumerate() {
         let idx = format!("spec.taints[{i}]");
@@ -249,12 +322,20 @@ fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
         let value = str_at(t, "value");
         let effect = str_at(t, "effect");
         for e in qualified_name_errors(key) {
-            errs.push(invalid(format!("{idx}.key"), &Value::String(key.into()), &e));
+            errs.push(invalid(
+                format!("{idx}.key"),
+                &Value::String(key.into()),
+                &e,
+            ));
         }
         let verrs = label_value_errors(value);
         if !verrs.is_empty() {
             // Upstream joins the label-value messages with ";" into one error.
-            errs.push(invalid(format!("{idx}.value"), &Value::String(value.into()), &verrs.join(";")));
+            errs.push(invalid(
+                format!("{idx}.value"),
+                &Value::String(value.into()),
+                &verrs.join(";"),
+            ));
         }
         if effect.is_empty() {
             errs.push(required(format!("{idx}.effect"), ""));
@@ -265,7 +346,9 @@ fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
         if seen.contains(&pair) {
             errs.push(Cause {
                 reason: "FieldValueDuplicate".into(),
-                message: format!("Duplicate value: {t}: taints must be unique by key and effect pair"),
+                message: format!(
+                    "Duplicate value: {t}: taints must be unique by key and effect pair"
+                ),
                 field: idx,
             });
             continue;
@@ -284,7 +367,11 @@ fn validate_tolerations(list: &[Value], errs: &mut Vec<Cause>) {
         let effect = str_at(t, "effect");
         if !key.is_empty() {
             for e in qualified_name_errors(key) {
-                errs.push(invalid(format!("{idx}.key"), &Value::String(key.into()), &e));
+                errs.push(invalid(
+                    format!("{idx}.key"),
+                    &Value::String(key.into()),
+                    &e,
+                ));
             }
         }
         if key.is_empty() && op != "Exists" {
@@ -306,15 +393,27 @@ fn validate_tolerations(list: &[Value], errs: &mut Vec<Cause>) {
             "" | "Equal" => {
                 let verrs = label_value_errors(value);
                 if !verrs.is_empty() {
-                    errs.push(invalid(format!("{idx}.operator"), &Value::String(value.into()), &verrs.join(";")));
+                    errs.push(invalid(
+                        format!("{idx}.operator"),
+                        &Value::String(value.into()),
+                        &verrs.join(";"),
+                    ));
                 }
             }
             "Exists" => {
                 if !value.is_empty() {
-                    errs.push(invalid(format!("{idx}.operator"), t, "value must be empty when `operator` is 'Exists'"));
+                    errs.push(invalid(
+                        format!("{idx}.operator"),
+                        t,
+                        "value must be empty when `operator` is 'Exists'",
+                    ));
                 }
             }
-            other => errs.push(not_supported(format!("{idx}.operator"), other, &["Equal", "Exists"])),
+            other => errs.push(not_supported(
+                format!("{idx}.operator"),
+                other,
+                &["Equal", "Exists"],
+            )),
         }
         if !effect.is_empty() && !EFFECTS.contains(&effect) {
             errs.push(not_supported(format!("{idx}.effect"), effect, &EFFECTS));
@@ -329,7 +428,10 @@ fn toleration_identity(t: &Value) -> [String; 4] {
 
 fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
     let empty = Vec::new();
-    let tolerations = obj.pointer("/spec/tolerations").and_then(Value::as_array).unwrap_or(&empty);
+    let tolerations = obj
+        .pointer("/spec/tolerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
     let containers = obj.pointer("/spec/containers").and_then(Value::as_array);
     if old.is_none() && containers.is_none_or(|c| c.is_empty()) {
         errs.push(required("spec.containers".into(), ""));
@@ -339,9 +441,15 @@ fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
         return;
     };
     // SEMANTICS.md §8.3: existing tolerations must survive, except for tolerationSeconds.
-    let old_tols = old.pointer("/spec/tolerations").and_then(Value::as_array).unwrap_or(&empty);
+    let old_tols = old
+        .pointer("/spec/tolerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
     let new_ids: Vec<[String; 4]> = tolerations.iter().map(toleration_identity).collect();
-    if old_tols.iter().any(|o| !new_ids.contains(&toleration_identity(o))) {
+    if old_tols
+        .iter()
+        .any(|o| !new_ids.contains(&toleration_identity(o)))
+    {
         errs.push(forbidden(
             "spec.tolerations".into(),
             "existing toleration can not be modified except its tolerationSeconds",
@@ -354,7 +462,11 @@ fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
     let strip = |spec: Option<&Value>| {
         let mut s = spec.cloned().unwrap_or(Value::Null);
         if let Some(m) = s.as_object_mut() {
-            for k in ["tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds"] {
+            for k in [
+                "tolerations",
+                "activeDeadlineSeconds",
+                "terminationGracePeriodSeconds",
+            ] {
                 m.remove(k);
             }
             for list in ["containers", "initContainers"] {
@@ -376,41 +488,72 @@ fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
 }
 
 fn validate_conditions(path: &str, conds: Option<&Value>, errs: &mut Vec<Cause>) {
-    let Some(list) = conds.and_then(Value::as_array) else { return };
+    let Some(list) = conds.and_then(Value::as_array) else {
+        return;
+    };
     for (i, c) in list.iter().enumerate() {
         if str_at(c, "type").is_empty() {
             errs.push(required(format!("{path}[{i}].type"), "must specify a type"));
         }
         if str_at(c, "status").is_empty() {
-            errs.push(required(format!("{path}[{i}].status"), "must specify a status"));
+            errs.push(required(
+                format!("{path}[{i}].status"),
+                "must specify a status",
+            ));
         }
     }
 }
 
 /// `ValidateLeaseSpec`.
 fn validate_lease(obj: &Value, errs: &mut Vec<Cause>) {
-    if let Some(d) = obj.pointer("/spec/leaseDurationSeconds").and_then(Value::as_i64) {
-        if d <= 0 {
-            errs.push(invalid("spec.leaseDurationSeconds".into(), &Value::from(d), "must be greater than 0"));
-        }
+    if let Some(d) = obj
+        .pointer("/spec/leaseDurationSeconds")
+        .and_then(Value::as_i64)
+        && d <= 0
+    {
+        errs.push(invalid(
+            "spec.leaseDurationSeconds".into(),
+            &Value::from(d),
+            "must be greater than 0",
+        ));
     }
-    if let Some(t) = obj.pointer("/spec/leaseTransitions").and_then(Value::as_i64) {
-        if t < 0 {
-            errs.push(invalid("spec.leaseTransitions".into(), &Value::from(t), "must be greater than or equal to 0"));
-        }
+    if let Some(t) = obj
+        .pointer("/spec/leaseTransitions")
+        .and_then(Value::as_i64)
+        && t < 0
+    {
+        errs.push(invalid(
+            "spec.leaseTransitions".into(),
+            &Value::from(t),
+            "must be greater than or equal to 0",
+        ));
     }
 }
 
 /// `legacyValidateEvent` (core/v1 events): the involved object's namespace must match.
 fn validate_event(obj: &Value, errs: &mut Vec<Cause>) {
-    let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
-    let involved_ns = obj.pointer("/involvedObject/namespace").and_then(Value::as_str).unwrap_or("");
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let involved_ns = obj
+        .pointer("/involvedObject/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if involved_ns.is_empty() {
         // Cluster-scoped involved objects: the event lives in "" or, for old clients, "default".
         if !ns.is_empty() && ns != "default" {
-            errs.push(invalid("involvedObject.namespace".into(), &Value::String(involved_ns.into()), "does not match event.namespace"));
+            errs.push(invalid(
+                "involvedObject.namespace".into(),
+                &Value::String(involved_ns.into()),
+                "does not match event.namespace",
+            ));
         }
     } else if involved_ns != ns {
-        errs.push(invalid("involvedObject.namespace".into(), &Value::String(involved_ns.into()), "does not match event.namespace"));
+        errs.push(invalid(
+            "involvedObject.namespace".into(),
+            &Value::String(involved_ns.into()),
+            "does not match event.namespace",
+        ));
     }
 }

@@ -39,22 +39,29 @@ struct State {
 /// Open a watch for `t` with the query's parameters.
 pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, ApiError> {
     let selector = Selector::parse(t.res, q.get("fieldSelector"), q.get("labelSelector"))?;
-    let timeout = match q.get("timeoutSeconds") {
-        Some(s) if !s.is_empty() => Duration::from_secs(
-            s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("timeoutSeconds: invalid value {s:?}")))?,
-        ),
-        _ => DEFAULT_TIMEOUT,
-    };
+    let timeout =
+        match q.get("timeoutSeconds") {
+            Some(s) if !s.is_empty() => Duration::from_secs(s.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!("timeoutSeconds: invalid value {s:?}"))
+            })?),
+            _ => DEFAULT_TIMEOUT,
+        };
     let rv = q.get("resourceVersion").unwrap_or("");
     let from: Option<u64> = match rv {
         "" | "0" => None,
-        s => Some(s.parse().map_err(|_| ApiError::bad_request(format!("resourceVersion: Invalid value: {s:?}")))?),
+        s => Some(s.parse().map_err(|_| {
+            ApiError::bad_request(format!("resourceVersion: Invalid value: {s:?}"))
+        })?),
     };
     if q.flag("sendInitialEvents") {
-        return Err(ApiError::bad_request("sendInitialEvents is not supported by the test server"));
+        return Err(ApiError::bad_request(
+            "sendInitialEvents is not supported by the test server",
+        ));
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let bookmark_every = q.flag("allowWatchBookmarks").then(|| server.with_state(|s| s.bookmark_interval));
+    let bookmark_every = q
+        .flag("allowWatchBookmarks")
+        .then(|| server.with_state(|s| s.bookmark_interval));
     let now = Instant::now();
     let mut pending = VecDeque::new();
     let mut rx = Some(rx);
@@ -65,7 +72,9 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
             selector: selector.clone(),
             tx,
         };
-        let in_scope = |k: &super::store::Key| k.0 == t.res.plural && t.namespace.as_ref().is_none_or(|ns| *ns == k.1);
+        let in_scope = |k: &super::store::Key| {
+            k.0 == t.res.plural && t.namespace.as_ref().is_none_or(|ns| *ns == k.1)
+        };
         match from {
             None => {
                 // Synthetic ADDED events for the current state, then live events.
@@ -77,12 +86,20 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
                 s.store.watchers.push(watcher);
             }
             Some(n) if !s.store.covers(n) => {
-                let e = ApiError::expired(format!("too old resource version: {n} ({})", s.store.compacted + 1));
+                let e = ApiError::expired(format!(
+                    "too old resource version: {n} ({})",
+                    s.store.compacted + 1
+                ));
                 pending.push_back(json!({ "type": "ERROR", "object": e.to_status() }));
                 rx = None;
             }
             Some(n) => {
-                for e in s.store.history.iter().filter(|e| e.rv > n && in_scope(&e.key)) {
+                for e in s
+                    .store
+                    .history
+                    .iter()
+                    .filter(|e| e.rv > n && in_scope(&e.key))
+                {
                     if let Some(ev) = watch_event_for(&watcher, e) {
                         pending.push_back(ev);
                     }
