@@ -1814,3 +1814,118 @@ async fn kubectl_get_describe_and_taint() {
     assert!(err.contains("Unsupported value: \"Bogus\""), "{err}");
     drop(lb);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Robustness
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn malformed_requests_are_answered_not_panicked_on() {
+    let s = seeded();
+    s.create_pod(pod("default", "p", "n1", json!([])));
+    let bodies = [
+        "",
+        "null",
+        "[]",
+        "5",
+        "\"x\"",
+        "{\"metadata\":5}",
+        "{\"metadata\":{\"name\":5}}",
+        "{\"spec\":[]}",
+        "{\"spec\":{\"taints\":[5]}}",
+        "{\"status\":{\"conditions\":{}}}",
+        "{\"metadata\":{\"labels\":{\"a\":1}}}",
+        "[{\"op\":\"replace\",\"path\":\"\",\"value\":5}]",
+        "[{\"op\":\"move\",\"from\":\"/spec\",\"path\":\"/spec/x\"}]",
+        "[{\"op\":\"add\",\"path\":\"/spec/taints/99999999999999999999\",\"value\":1}]",
+        "{\"$patch\":\"delete\"}",
+        "{\"spec\":{\"$retainKeys\":5}}",
+        "{\"status\":{\"$setElementOrder/conditions\":5,\"conditions\":[]}}",
+    ];
+    let uris = [
+        "/api/v1/nodes",
+        "/api/v1/nodes/n1",
+        "/api/v1/nodes/n1/status",
+        "/api/v1/namespaces/default/pods/p",
+        "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+        "/api/v1/namespaces/default/events",
+    ];
+    let mut answered = 0;
+    for uri in uris {
+        for body in bodies {
+            for (method, ct) in [
+                ("POST", "application/json"),
+                ("PUT", "application/json"),
+                ("PATCH", SMP),
+                ("PATCH", MERGE),
+                ("PATCH", JSONPATCH),
+                ("DELETE", "application/json"),
+            ] {
+                let a = call(&s, method, uri, Some(ct), body).await;
+                assert!(
+                    a.status == 200
+                        || a.status == 201
+                        || (400..500).contains(&a.status)
+                        || a.status == 500,
+                    "{method} {uri} {body}: {}",
+                    a.status
+                );
+                if a.status >= 400 {
+                    assert_eq!(
+                        a.body["kind"], "Status",
+                        "{method} {uri} {body}: {}",
+                        a.body
+                    );
+                }
+                answered += 1;
+            }
+        }
+    }
+    assert_eq!(answered, uris.len() * bodies.len() * 6);
+    // Extreme numbers.
+    let a = call(
+        &s,
+        "DELETE",
+        "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=9223372036854775807",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(a.status, 200);
+    s.create_node(ApiServer::node_json("n9"));
+    let (status, mut w) = Events::open(
+        &s,
+        "/api/v1/nodes?watch=1&timeoutSeconds=18446744073709551615",
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(w.next(WAIT).await.is_some());
+    for q in [
+        "/api/v1/nodes?limit=x",
+        "/api/v1/nodes?resourceVersion=abc",
+        "/api/v1/nodes?continue=zz",
+        "/api/v1/nodes?fieldSelector=%ZZ",
+        "/api/v1/nodes?watch=1&resourceVersion=-1",
+    ] {
+        let a = get(&s, q).await;
+        assert_eq!(a.status, 400, "{q}: {}", a.body);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_on_an_object_path_watches_that_object_only() {
+    let s = seeded();
+    s.create_node(ApiServer::node_json("n2"));
+    let (status, mut w) = Events::open(&s, "/api/v1/nodes/n2?watch=true").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        w.next(WAIT).await.expect("added")["object"]["metadata"]["name"],
+        "n2"
+    );
+    s.update_node_as("x", "n1", |n| n["metadata"]["labels"] = json!({ "a": "1" }))
+        .expect("update");
+    assert!(w.quiet(Duration::from_secs(1)).await);
+    s.update_node_as("x", "n2", |n| n["metadata"]["labels"] = json!({ "a": "1" }))
+        .expect("update");
+    assert_eq!(w.next(WAIT).await.expect("modified")["type"], "MODIFIED");
+}

@@ -153,6 +153,7 @@ fn route(path: &str) -> Result<Route, ApiError> {
 /// The Kubernetes verb of a request (for authorization and errors).
 fn verb(method: &str, t: &Target, query: &Query) -> Option<&'static str> {
     Some(match (method, t.name.is_some()) {
+        ("GET", true) if query.flag("watch") => "watch",
         ("GET", true) => "get",
         ("GET", false) if query.flag("watch") => "watch",
         ("GET", false) => "list",
@@ -282,7 +283,22 @@ fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
         "list" => server
             .with_state(|s| list(&s.store, &t, &req.query))
             .map(|o| Reply::ok(200, o)),
-        "watch" => watch::start(server, &t, &req.query).map(Reply::Stream),
+        "watch" => {
+            // A watch on an object's own path is a watch on the collection narrowed to that
+            // name (the deprecated form the real server still serves).
+            let mut q = req.query.clone();
+            let mut t = t.clone();
+            if let Some(name) = t.name.take() {
+                let by_name = format!("metadata.name={name}");
+                let fs = match q.get("fieldSelector").filter(|f| !f.is_empty()) {
+                    Some(f) => format!("{f},{by_name}"),
+                    None => by_name,
+                };
+                q.0.retain(|(k, _)| k != "fieldSelector");
+                q.0.push(("fieldSelector".into(), fs));
+            }
+            watch::start(server, &t, &q).map(Reply::Stream)
+        }
         "create" => {
             let obj = decode_body(t.res, req, &["application/json"])?;
             let ns = t.namespace.clone().unwrap_or_default();
@@ -590,6 +606,12 @@ pub fn create(
     manager: &str,
     dry_run: bool,
 ) -> Result<Value, ApiError> {
+    validate::check_shapes(res, &obj).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {e}",
+            res.kind, res.version, res.kind
+        ))
+    })?;
     check_type_meta(res, &obj)?;
     obj["kind"] = json!(res.kind);
     obj["apiVersion"] = json!(res.api_version());
@@ -1019,7 +1041,10 @@ pub fn delete(
         }
         if grace > 0 || !terminating {
             let mut next = cur.clone();
-            let when = std::time::SystemTime::now() + std::time::Duration::from_secs(grace as u64);
+            let now = std::time::SystemTime::now();
+            let when = now
+                .checked_add(std::time::Duration::from_secs(grace as u64))
+                .unwrap_or(now);
             next["metadata"]["deletionTimestamp"] = json!(meta::rfc3339(when));
             next["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
             if dry_run {

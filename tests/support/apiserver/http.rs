@@ -137,9 +137,9 @@ impl ApiServer {
         Ok(Loopback { addr, task })
     }
 
-    /// Serve HTTP on `addr` forever on a new runtime (for a helper process; never returns
-    /// unless binding fails).
-    pub fn run_forever(addr: SocketAddr) -> std::io::Error {
+    /// Serve HTTP on `addr` forever on a new runtime (for a helper process, which may seed this
+    /// server first); returns only if the runtime cannot start or binding fails.
+    pub fn run_forever(&self, addr: SocketAddr) -> std::io::Error {
         let rt = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -147,8 +147,8 @@ impl ApiServer {
             Ok(rt) => rt,
             Err(e) => return e,
         };
+        let server = self.clone();
         rt.block_on(async move {
-            let server = ApiServer::new();
             match server.serve_on(addr) {
                 Ok(_serving) => std::future::pending().await,
                 Err(e) => e,

@@ -101,7 +101,7 @@ pub fn changed_fields(
         } else {
             diff(res, k, old_map.get(k), v)
         };
-        if let Some(sub) = sub {
+        if let Some(sub) = sub.filter(|s| s.as_object().is_none_or(|m| !m.is_empty())) {
             out.insert(format!("f:{k}"), sub);
         }
     }
@@ -135,7 +135,13 @@ fn diff(res: &Resource, path: &str, old: Option<&Value>, new: &Value) -> Option<
                     }
                 }
             }
-            if old_m.is_none() {
+            // "." (the entry's own existence) is recorded for new list items and map-typed
+            // fields, not for struct fields, as the real field manager does.
+            if old_m.is_none()
+                && (path.ends_with("[]")
+                    || path.ends_with("labels")
+                    || path.ends_with("annotations"))
+            {
                 out.insert(".".into(), json!({}));
             }
             Some(Value::Object(out))

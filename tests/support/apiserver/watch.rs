@@ -114,7 +114,9 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
         api_version: t.res.api_version(),
         rx,
         pending,
-        deadline: now + timeout,
+        deadline: now
+            .checked_add(timeout)
+            .unwrap_or(now + DEFAULT_TIMEOUT * 1000),
         bookmark_every,
         next_bookmark: now + bookmark_every.unwrap_or(DEFAULT_TIMEOUT),
     };
