@@ -19,6 +19,10 @@
 //! - `managedFields` are coarse (changed fields per Update, moved between managers).
 //! - Pods get `status: {phase: Pending}` on create (no QoS class), no admission defaulting.
 //! - No authentication; authorization is "allow all" except verbs a test `deny`s.
+//! - `fieldValidation` (kubectl sends `Strict`) is ignored: no unknown-field errors.
+//! - Node and pod `status.conditions[]` entries must have `type` and `status` (422); the real
+//!   server checks less for nodes. Malformed strategic-merge patches are 400 (some are 500 or
+//!   409 upstream).
 
 // Compiled into several test binaries, each using a part; and `ApiError` is a large value that
 // only travels on the (rare, test-only) error path, so boxing it would buy nothing.
