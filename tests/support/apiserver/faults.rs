@@ -1,0 +1,152 @@
+//! Fault injection per route (method + path pattern with `*` segments): fail the next N
+//! requests with a status, add latency, or black-hole requests (accepted, never answered).
+
+use std::time::Duration;
+
+use super::ApiServer;
+
+/// A route: an HTTP method and a path pattern where `*` matches one segment,
+/// e.g. `("PATCH", "/api/v1/nodes/*/status")`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    method: String,
+    segments: Vec<String>,
+}
+
+impl Route {
+    /// A route from a method and pattern.
+    pub fn new(method: &str, pattern: &str) -> Route {
+        Route {
+            method: method.to_ascii_uppercase(),
+            segments: pattern
+                .trim_matches('/')
+                .split('/')
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    /// Whether a request (method, path without query) is on this route.
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        self.method.eq_ignore_ascii_case(method)
+            && segs.len() == self.segments.len()
+            && self
+                .segments
+                .iter()
+                .zip(&segs)
+                .all(|(p, s)| p == "*" || p == s)
+    }
+}
+
+impl From<(&str, &str)> for Route {
+    fn from((method, pattern): (&str, &str)) -> Route {
+        Route::new(method, pattern)
+    }
+}
+
+/// An injected failure answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    /// 500 InternalError.
+    Status500,
+    /// 429 TooManyRequests with `Retry-After: <secs>` (as the max-in-flight filter answers).
+    Status429 {
+        /// Seconds in the `Retry-After` header and `details.retryAfterSeconds`.
+        retry_after_secs: u64,
+    },
+    /// 409 Conflict for the object on the path (as a lost optimistic-concurrency race).
+    Status409,
+    /// 503 ServiceUnavailable.
+    Status503,
+}
+
+/// Fault rules.
+#[derive(Debug, Default)]
+pub struct FaultState {
+    pub(crate) fail: Vec<(Route, u32, Fault)>,
+    pub(crate) latency: Vec<(Route, Duration)>,
+    pub(crate) black_hole: Vec<Route>,
+}
+
+/// What to do with a request before handling it.
+#[derive(Debug, Default)]
+pub struct FaultPlan {
+    /// Delay first.
+    pub delay: Option<Duration>,
+    /// Never answer.
+    pub black_hole: bool,
+    /// Answer with this failure.
+    pub fail: Option<Fault>,
+}
+
+impl FaultState {
+    /// Decide (and consume one `fail_next` count) for a request.
+    pub fn plan(&mut self, method: &str, path: &str) -> FaultPlan {
+        let mut plan = FaultPlan {
+            delay: self
+                .latency
+                .iter()
+                .find(|(r, _)| r.matches(method, path))
+                .map(|(_, d)| *d),
+            black_hole: self.black_hole.iter().any(|r| r.matches(method, path)),
+            fail: None,
+        };
+        if !plan.black_hole {
+            if let Some(rule) = self
+                .fail
+                .iter_mut()
+                .find(|(r, n, _)| *n > 0 && r.matches(method, path))
+            {
+                rule.1 -= 1;
+                plan.fail = Some(rule.2);
+            }
+            self.fail.retain(|(_, n, _)| *n > 0);
+        }
+        plan
+    }
+}
+
+/// Handle for configuring faults (`server.faults()`).
+#[derive(Clone)]
+pub struct Faults {
+    pub(crate) server: ApiServer,
+}
+
+impl Faults {
+    /// Fail the next `n` requests on `route` with `fault`.
+    pub fn fail_next(&self, route: impl Into<Route>, n: u32, fault: Fault) -> &Self {
+        self.server
+            .with_state(|s| s.faults.fail.push((route.into(), n, fault)));
+        self
+    }
+
+    /// Delay every request on `route` by `delay` (tokio time, so paused clocks apply).
+    pub fn latency(&self, route: impl Into<Route>, delay: Duration) -> &Self {
+        let route = route.into();
+        self.server.with_state(|s| {
+            s.faults.latency.retain(|(r, _)| *r != route);
+            if !delay.is_zero() {
+                s.faults.latency.push((route, delay));
+            }
+        });
+        self
+    }
+
+    /// Accept but never answer requests on `route` (or stop doing so).
+    pub fn black_hole(&self, route: impl Into<Route>, on: bool) -> &Self {
+        let route = route.into();
+        self.server.with_state(|s| {
+            s.faults.black_hole.retain(|r| *r != route);
+            if on {
+                s.faults.black_hole.push(route);
+            }
+        });
+        self
+    }
+
+    /// Remove every fault rule.
+    pub fn clear(&self) {
+        self.server.with_state(|s| s.faults = FaultState::default());
+    }
+}

@@ -1,0 +1,559 @@
+//! Validation as the real registry strategies do it (SEMANTICS.md §8): the shape check that
+//! stands in for Go's typed decoding, then the per-type `Validate*` rules answered as 422 with
+//! field paths and the upstream message texts.
+
+use serde_json::Value;
+
+use super::errors::{Cause, quote};
+use super::resources::{Resource, Shape};
+
+const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+const QUALIFIED_NAME_FMT: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/// Check the JSON types of known fields; the error text mirrors encoding/json's decode error
+/// (`json: cannot unmarshal string into Go struct field ... of type ...`).
+pub fn check_shapes(res: &Resource, obj: &Value) -> Result<(), String> {
+    if !obj.is_object() {
+        return Err(format!(
+            "json: cannot unmarshal {} into Go value of type v1.{}",
+            json_kind(obj),
+            res.kind
+        ));
+    }
+    walk_shapes(res, "", obj)
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn walk_shapes(res: &Resource, path: &str, v: &Value) -> Result<(), String> {
+    let Some(map) = v.as_object() else {
+        return Ok(());
+    };
+    for (k, child) in map {
+        let p = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        // JSON null decodes to the zero value for every Go field type.
+        if child.is_null() {
+            continue;
+        }
+        let Some(shape) = res.shape(&p) else {
+            // Unknown and unchecked fields are kept as they are (see the module docs of mod.rs).
+            continue;
+        };
+        let ok = match shape {
+            Shape::Str => child.is_string(),
+            Shape::Int => child.as_i64().is_some(),
+            Shape::Bool => child.is_boolean(),
+            Shape::StrMap => child
+                .as_object()
+                .is_some_and(|m| m.values().all(|x| x.is_string() || x.is_null())),
+            Shape::Object => child.is_object(),
+            Shape::ObjList => child
+                .as_array()
+                .is_some_and(|a| a.iter().all(|x| x.is_object() || x.is_null())),
+            Shape::StrList => child
+                .as_array()
+                .is_some_and(|a| a.iter().all(Value::is_string)),
+        };
+        if !ok {
+            let ty = match shape {
+                Shape::Str => "string",
+                Shape::Int => "int64",
+                Shape::Bool => "bool",
+                Shape::StrMap => "map[string]string",
+                Shape::Object => "struct",
+                Shape::ObjList => "[]struct",
+                Shape::StrList => "[]string",
+            };
+            return Err(format!(
+                "json: cannot unmarshal {} into Go struct field {}.{p} of type {ty}",
+                json_kind(child),
+                res.kind
+            ));
+        }
+        match shape {
+            Shape::Object => walk_shapes(res, &p, child)?,
+            Shape::ObjList => {
+                for item in child.as_array().into_iter().flatten() {
+                    walk_shapes(res, &format!("{p}[]"), item)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn invalid(field: String, value: &Value, detail: &str) -> Cause {
+    let shown = match value {
+        Value::String(s) => quote(s),
+        other => other.to_string(),
+    };
+    let message = if detail.is_empty() {
+        format!("Invalid value: {shown}")
+    } else {
+        format!("Invalid value: {shown}: {detail}")
+    };
+    Cause {
+        reason: "FieldValueInvalid".into(),
+        message,
+        field,
+    }
+}
+
+fn required(field: String, detail: &str) -> Cause {
+    let message = if detail.is_empty() {
+        "Required value".to_string()
+    } else {
+        format!("Required value: {detail}")
+    };
+    Cause {
+        reason: "FieldValueRequired".into(),
+        message,
+        field,
+    }
+}
+
+fn not_supported(field: String, value: &str, valid: &[&str]) -> Cause {
+    let quoted: Vec<String> = valid.iter().map(|v| quote(v)).collect();
+    Cause {
+        reason: "FieldValueNotSupported".into(),
+        message: format!(
+            "Unsupported value: {}: supported values: {}",
+            quote(value),
+            quoted.join(", ")
+        ),
+        field,
+    }
+}
+
+fn forbidden(field: String, detail: &str) -> Cause {
+    Cause {
+        reason: "FieldValueForbidden".into(),
+        message: format!("Forbidden: {detail}"),
+        field,
+    }
+}
+
+fn is_alnum(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
+fn is_qualified_name_part(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().next().is_some_and(is_alnum)
+        && s.chars().last().is_some_and(is_alnum)
+        && s.chars()
+            .all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.'))
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`, at most 253 characters.
+pub fn dns_subdomain_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if !s.split('.').all(label_ok) {
+        errs.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string());
+    }
+    errs
+}
+
+/// `validation.IsQualifiedName`.
+pub fn qualified_name_errors(s: &str) -> Vec<String> {
+    let parts: Vec<&str> = s.split('/').collect();
+    let (prefix, name) = match parts.as_slice() {
+        [name] => (None, *name),
+        [prefix, name] => (Some(*prefix), *name),
+        _ => {
+            return vec![format!(
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character {QUALIFIED_NAME_FMT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )];
+        }
+    };
+    let mut errs = Vec::new();
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            errs.push("prefix part must be non-empty".to_string());
+        } else {
+            errs.extend(
+                dns_subdomain_errors(p)
+                    .into_iter()
+                    .map(|e| format!("prefix part {e}")),
+            );
+        }
+    }
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push("name part must be no more than 63 characters".to_string());
+    }
+    if !name.is_empty() && !is_qualified_name_part(name) {
+        errs.push(format!(
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character {QUALIFIED_NAME_FMT}"
+        ));
+    }
+    errs
+}
+
+/// `validation.IsValidLabelValue`.
+pub fn label_value_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    if !s.is_empty() && !is_qualified_name_part(s) {
+        errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
+    }
+    errs
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Validate a create (`old == None`) or an update of `obj`.
+pub fn validate(res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+    let mut errs = Vec::new();
+    validate_meta(res, obj, &mut errs);
+    match res.kind {
+        "Node" => {
+            validate_taints(obj.pointer("/spec/taints"), &mut errs);
+            validate_conditions(
+                "status.conditions",
+                obj.pointer("/status/conditions"),
+                &mut errs,
+            );
+        }
+        "Pod" => {
+            validate_pod(obj, old, &mut errs);
+            validate_conditions(
+                "status.conditions",
+                obj.pointer("/status/conditions"),
+                &mut errs,
+            );
+        }
+        "Lease" => validate_lease(obj, &mut errs),
+        "Event" => validate_event(obj, &mut errs),
+        _ => {}
+    }
+    errs
+}
+
+fn validate_meta(res: &Resource, obj: &Value, errs: &mut Vec<Cause>) {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if name.is_empty() {
+        errs.push(required(
+            "metadata.name".into(),
+            "name or generateName is required",
+        ));
+    } else {
+        for e in dns_subdomain_errors(name) {
+            errs.push(invalid(
+                "metadata.name".into(),
+                &Value::String(name.into()),
+                &e,
+            ));
+        }
+    }
+    if res.namespaced {
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if ns.is_empty() {
+            errs.push(required("metadata.namespace".into(), ""));
+        }
+    }
+    if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            for e in qualified_name_errors(k) {
+                errs.push(invalid(
+                    "metadata.labels".into(),
+                    &Value::String(k.clone()),
+                    &e,
+                ));
+            }
+            let v = v.as_str().unwrap_or("");
+            for e in label_value_errors(v) {
+                errs.push(invalid(
+                    "metadata.labels".to_string(),
+                    &Value::String(v.into()),
+                    &e,
+                ));
+            }
+        }
+    }
+}
+
+/// SEMANTICS.md §8.1 (`validateNodeTaints`).
+fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
+    let Some(list) = taints.and_then(Value::as_array) else {
+        return;
+    };
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (i, t) in list.iter().enumerate() {
+        let idx = format!("spec.taints[{i}]");
+        let key = str_at(t, "key");
+        let value = str_at(t, "value");
+        let effect = str_at(t, "effect");
+        for e in qualified_name_errors(key) {
+            errs.push(invalid(
+                format!("{idx}.key"),
+                &Value::String(key.into()),
+                &e,
+            ));
+        }
+        let verrs = label_value_errors(value);
+        if !verrs.is_empty() {
+            // Upstream joins the label-value messages with ";" into one error.
+            errs.push(invalid(
+                format!("{idx}.value"),
+                &Value::String(value.into()),
+                &verrs.join(";"),
+            ));
+        }
+        if effect.is_empty() {
+            errs.push(required(format!("{idx}.effect"), ""));
+        } else if !EFFECTS.contains(&effect) {
+            errs.push(not_supported(format!("{idx}.effect"), effect, &EFFECTS));
+        }
+        let pair = (key.to_string(), effect.to_string());
+        if seen.contains(&pair) {
+            errs.push(Cause {
+                reason: "FieldValueDuplicate".into(),
+                message: format!(
+                    "Duplicate value: {t}: taints must be unique by key and effect pair"
+                ),
+                field: idx,
+            });
+            continue;
+        }
+        seen.push(pair);
+    }
+}
+
+/// SEMANTICS.md §8.2 (`ValidateTolerations`).
+fn validate_tolerations(list: &[Value], errs: &mut Vec<Cause>) {
+    for (i, t) in list.iter().enumerate() {
+        let idx = format!("spec.tolerations[{i}]");
+        let key = str_at(t, "key");
+        let op = str_at(t, "operator");
+        let value = str_at(t, "value");
+        let effect = str_at(t, "effect");
+        if !key.is_empty() {
+            for e in qualified_name_errors(key) {
+                errs.push(invalid(
+                    format!("{idx}.key"),
+                    &Value::String(key.into()),
+                    &e,
+                ));
+            }
+        }
+        if key.is_empty() && op != "Exists" {
+            errs.push(invalid(
+                format!("{idx}.operator"),
+                &Value::String(op.into()),
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        let has_seconds = t.get("tolerationSeconds").is_some_and(|s| !s.is_null());
+        if has_seconds && effect != "NoExecute" {
+            errs.push(invalid(
+                format!("{idx}.effect"),
+                &Value::String(effect.into()),
+                "effect must be 'NoExecute' when `tolerationSeconds` is set",
+            ));
+        }
+        match op {
+            "" | "Equal" => {
+                let verrs = label_value_errors(value);
+                if !verrs.is_empty() {
+                    errs.push(invalid(
+                        format!("{idx}.operator"),
+                        &Value::String(value.into()),
+                        &verrs.join(";"),
+                    ));
+                }
+            }
+            "Exists" => {
+                if !value.is_empty() {
+                    errs.push(invalid(
+                        format!("{idx}.operator"),
+                        t,
+                        "value must be empty when `operator` is 'Exists'",
+                    ));
+                }
+            }
+            other => errs.push(not_supported(
+                format!("{idx}.operator"),
+                other,
+                &["Equal", "Exists"],
+            )),
+        }
+        if !effect.is_empty() && !EFFECTS.contains(&effect) {
+            errs.push(not_supported(format!("{idx}.effect"), effect, &EFFECTS));
+        }
+    }
+}
+
+/// Identity of a toleration for §8.3: every field but `tolerationSeconds`, with Go zero values.
+fn toleration_identity(t: &Value) -> [String; 4] {
+    ["key", "operator", "value", "effect"].map(|k| str_at(t, k).to_string())
+}
+
+fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
+    let empty = Vec::new();
+    let tolerations = obj
+        .pointer("/spec/tolerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let containers = obj.pointer("/spec/containers").and_then(Value::as_array);
+    if old.is_none() && containers.is_none_or(|c| c.is_empty()) {
+        errs.push(required("spec.containers".into(), ""));
+    }
+    let Some(old) = old else {
+        validate_tolerations(tolerations, errs);
+        return;
+    };
+    // SEMANTICS.md §8.3: existing tolerations must survive, except for tolerationSeconds.
+    let old_tols = old
+        .pointer("/spec/tolerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let new_ids: Vec<[String; 4]> = tolerations.iter().map(toleration_identity).collect();
+    if old_tols
+        .iter()
+        .any(|o| !new_ids.contains(&toleration_identity(o)))
+    {
+        errs.push(forbidden(
+            "spec.tolerations".into(),
+            "existing toleration can not be modified except its tolerationSeconds",
+        ));
+    } else {
+        validate_tolerations(tolerations, errs);
+    }
+    // ValidatePodUpdate: only images, activeDeadlineSeconds, tolerations and
+    // terminationGracePeriodSeconds may change in a pod spec.
+    let strip = |spec: Option<&Value>| {
+        let mut s = spec.cloned().unwrap_or(Value::Null);
+        if let Some(m) = s.as_object_mut() {
+            for k in [
+                "tolerations",
+                "activeDeadlineSeconds",
+                "terminationGracePeriodSeconds",
+            ] {
+                m.remove(k);
+            }
+            for list in ["containers", "initContainers"] {
+                if let Some(Value::Array(cs)) = m.get_mut(list) {
+                    for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                        c.remove("image");
+                    }
+                }
+            }
+        }
+        s
+    };
+    if strip(obj.get("spec")) != strip(old.get("spec")) {
+        errs.push(forbidden(
+            "spec".into(),
+            "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+        ));
+    }
+}
+
+fn validate_conditions(path: &str, conds: Option<&Value>, errs: &mut Vec<Cause>) {
+    let Some(list) = conds.and_then(Value::as_array) else {
+        return;
+    };
+    for (i, c) in list.iter().enumerate() {
+        if str_at(c, "type").is_empty() {
+            errs.push(required(format!("{path}[{i}].type"), "must specify a type"));
+        }
+        if str_at(c, "status").is_empty() {
+            errs.push(required(
+                format!("{path}[{i}].status"),
+                "must specify a status",
+            ));
+        }
+    }
+}
+
+/// `ValidateLeaseSpec`.
+fn validate_lease(obj: &Value, errs: &mut Vec<Cause>) {
+    if let Some(d) = obj
+        .pointer("/spec/leaseDurationSeconds")
+        .and_then(Value::as_i64)
+        && d <= 0
+    {
+        errs.push(invalid(
+            "spec.leaseDurationSeconds".into(),
+            &Value::from(d),
+            "must be greater than 0",
+        ));
+    }
+    if let Some(t) = obj
+        .pointer("/spec/leaseTransitions")
+        .and_then(Value::as_i64)
+        && t < 0
+    {
+        errs.push(invalid(
+            "spec.leaseTransitions".into(),
+            &Value::from(t),
+            "must be greater than or equal to 0",
+        ));
+    }
+}
+
+/// `legacyValidateEvent` (core/v1 events): the involved object's namespace must match.
+fn validate_event(obj: &Value, errs: &mut Vec<Cause>) {
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let involved_ns = obj
+        .pointer("/involvedObject/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if involved_ns.is_empty() {
+        // Cluster-scoped involved objects: the event lives in "" or, for old clients, "default".
+        if !ns.is_empty() && ns != "default" {
+            errs.push(invalid(
+                "involvedObject.namespace".into(),
+                &Value::String(involved_ns.into()),
+                "does not match event.namespace",
+            ));
+        }
+    } else if involved_ns != ns {
+        errs.push(invalid(
+            "involvedObject.namespace".into(),
+            &Value::String(involved_ns.into()),
+            "does not match event.namespace",
+        ));
+    }
+}

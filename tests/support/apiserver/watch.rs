@@ -1,0 +1,168 @@
+//! Watch streams: newline-delimited `{"type":..,"object":..}` events. Start from "now" with
+//! synthetic ADDED events (no resourceVersion or "0"), or resume after a resourceVersion from
+//! the history (a compacted one yields an ERROR event with a 410 Expired Status, then the end,
+//! as the real server answers). BOOKMARKs when asked, `timeoutSeconds` ends the stream, and
+//! `drop_watches` ends every open stream. All timers are `tokio::time`, so paused clocks apply.
+
+use bytes::Bytes;
+use futures_util::Stream;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::ApiServer;
+use super::errors::ApiError;
+use super::handler::Target;
+use super::select::{Query, Selector};
+use super::store::{Watcher, watch_event_for};
+
+/// The body of a watch response: one JSON event per chunk.
+pub type WatchStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
+
+/// Without `timeoutSeconds` the real server picks a timeout between 30 and 60 minutes.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+struct State {
+    server: ApiServer,
+    kind: &'static str,
+    api_version: String,
+    rx: Option<mpsc::UnboundedReceiver<Value>>,
+    pending: VecDeque<Value>,
+    deadline: Instant,
+    bookmark_every: Option<Duration>,
+    next_bookmark: Instant,
+}
+
+/// Open a watch for `t` with the query's parameters.
+pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, ApiError> {
+    let selector = Selector::parse(t.res, q.get("fieldSelector"), q.get("labelSelector"))?;
+    let timeout =
+        match q.get("timeoutSeconds") {
+            Some(s) if !s.is_empty() => Duration::from_secs(s.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!("timeoutSeconds: invalid value {s:?}"))
+            })?),
+            _ => DEFAULT_TIMEOUT,
+        };
+    let rv = q.get("resourceVersion").unwrap_or("");
+    let from: Option<u64> = match rv {
+        "" | "0" => None,
+        s => Some(s.parse().map_err(|_| {
+            ApiError::bad_request(format!("resourceVersion: Invalid value: {s:?}"))
+        })?),
+    };
+    if q.flag("sendInitialEvents") {
+        return Err(ApiError::bad_request(
+            "sendInitialEvents is not supported by the test server",
+        ));
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let bookmark_every = q
+        .flag("allowWatchBookmarks")
+        .then(|| server.with_state(|s| s.bookmark_interval));
+    let now = Instant::now();
+    let mut pending = VecDeque::new();
+    let mut rx = Some(rx);
+    server.with_state(|s| {
+        let watcher = Watcher {
+            plural: t.res.plural,
+            namespace: t.namespace.clone(),
+            selector: selector.clone(),
+            tx,
+        };
+        let in_scope = |k: &super::store::Key| {
+            k.0 == t.res.plural && t.namespace.as_ref().is_none_or(|ns| *ns == k.1)
+        };
+        match from {
+            None => {
+                // Synthetic ADDED events for the current state, then live events.
+                for (k, o) in &s.store.objects {
+                    if in_scope(k) && selector.matches(o) {
+                        pending.push_back(json!({ "type": "ADDED", "object": o }));
+                    }
+                }
+                s.store.watchers.push(watcher);
+            }
+            Some(n) if !s.store.covers(n) => {
+                let e = ApiError::expired(format!(
+                    "too old resource version: {n} ({})",
+                    s.store.compacted + 1
+                ));
+                pending.push_back(json!({ "type": "ERROR", "object": e.to_status() }));
+                rx = None;
+            }
+            Some(n) => {
+                for e in s
+                    .store
+                    .history
+                    .iter()
+                    .filter(|e| e.rv > n && in_scope(&e.key))
+                {
+                    if let Some(ev) = watch_event_for(&watcher, e) {
+                        pending.push_back(ev);
+                    }
+                }
+                s.store.watchers.push(watcher);
+            }
+        }
+    });
+    let state = State {
+        server: server.clone(),
+        kind: t.res.kind,
+        api_version: t.res.api_version(),
+        rx,
+        pending,
+        deadline: now
+            .checked_add(timeout)
+            .unwrap_or(now + DEFAULT_TIMEOUT * 1000),
+        bookmark_every,
+        next_bookmark: now + bookmark_every.unwrap_or(DEFAULT_TIMEOUT),
+    };
+    Ok(Box::pin(futures_util::stream::unfold(state, next)))
+}
+
+fn encode(v: &Value) -> Bytes {
+    let mut b = serde_json::to_vec(v).unwrap_or_default();
+    b.push(b'\n');
+    Bytes::from(b)
+}
+
+async fn next(mut st: State) -> Option<(Bytes, State)> {
+    loop {
+        if let Some(v) = st.pending.pop_front() {
+            return Some((encode(&v), st));
+        }
+        let rx = st.rx.as_mut()?;
+        let bookmarks = st.bookmark_every.is_some();
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(v) => st.pending.push_back(v),
+                // The store dropped the sender: drop_watches.
+                None => return None,
+            },
+            () = tokio::time::sleep_until(st.deadline) => return None,
+            () = tokio::time::sleep_until(st.next_bookmark), if bookmarks => {
+                // Drain under the lock what was sent up to the revision we read, so the
+                // bookmark's resourceVersion never runs ahead of undelivered events.
+                let pending = &mut st.pending;
+                let rv = st.server.with_state(|s| {
+                    while let Ok(v) = rx.try_recv() {
+                        pending.push_back(v);
+                    }
+                    s.store.rv
+                });
+                st.pending.push_back(json!({
+                    "type": "BOOKMARK",
+                    "object": {
+                        "kind": st.kind,
+                        "apiVersion": st.api_version,
+                        "metadata": { "resourceVersion": rv.to_string() },
+                    },
+                }));
+                st.next_bookmark += st.bookmark_every.unwrap_or(DEFAULT_TIMEOUT);
+            }
+        }
+    }
+}
