@@ -12,3 +12,4 @@ pub mod explain;
 pub mod observe;
 pub mod report;
 pub mod sample;
+pub mod terminate;
