@@ -13,3 +13,4 @@ pub mod observe;
 pub mod report;
 pub mod sample;
 pub mod state;
+pub mod terminate;

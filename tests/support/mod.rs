@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod apiserver;
+pub mod cgroup;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,22 @@
+//! The terminator shell: how a fenced pod's processes are stopped on this node (DESIGN §2, §6
+//! rule 4). It holds no policy; the fence planner in the core decides when.
+//!
+//! - [`layout`]: where the kubelet's pod cgroups are (cgroup v1/v2, systemd/cgroupfs driver)
+//!   and the pod cgroup path from a pod UID and QoS class (SEMANTICS §12).
+//! - [`procs`]: the PIDs in a pod cgroup tree and the cgroup a PID is in now.
+//! - [`signal`]: SIGTERM/SIGKILL through pidfds without a PID-reuse hazard, and `cgroup.kill`.
+//! - [`fence`]: the set of fenced pods and the sweep that keeps them dead.
+//!
+//! Typical use: `CgroupLayout::detect("/sys/fs/cgroup", None, None)?.locate_in_mounts("/proc")?`,
+//! then `Terminator::new(layout, "/proc")`, `terminate(&layout.pod_dir(uid, qos))` at the
+//! SIGTERM deadline, `kill(..)` when the grace runs out, and `Fence::sweep` every ≤ 500 ms.
+
+pub mod fence;
+pub mod layout;
+pub mod procs;
+pub mod signal;
+
+pub use fence::{Fence, KillPod, PodSweep, SweepReport};
+pub use layout::{CgroupDriver, CgroupLayout, CgroupVersion, LayoutError, ProcCgroupLine};
+pub use procs::ProcsError;
+pub use signal::{KillMethod, SignalError, SignalReport, StopSignal, Terminator};
