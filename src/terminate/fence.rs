@@ -101,7 +101,7 @@ impl Fence {
         let mut sweep = SweepReport::default();
         for (uid, dir) in &self.pods {
             let report = killer.kill_pod(dir);
-            if report.found > 0 || !report.errors.is_empty() {
+            if report.found > 0 || report.hidden > 0 || !report.errors.is_empty() {
                 sweep.pods.push(PodSweep {
                     uid: uid.clone(),
                     dir: dir.clone(),
@@ -136,6 +136,7 @@ mod tests {
                 signalled: n,
                 already_gone: 0,
                 left_pod: 0,
+                hidden: 0,
                 errors: Vec::new(),
             }
         }

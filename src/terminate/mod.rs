@@ -18,5 +18,5 @@ pub mod signal;
 
 pub use fence::{Fence, KillPod, PodSweep, SweepReport};
 pub use layout::{CgroupDriver, CgroupLayout, CgroupVersion, LayoutError, ProcCgroupLine};
-pub use procs::ProcsError;
+pub use procs::{ProcsError, TreeProcesses};
 pub use signal::{KillMethod, SignalError, SignalReport, StopSignal, Terminator};

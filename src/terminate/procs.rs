@@ -30,7 +30,7 @@ pub enum ProcsError {
         /// The offending line.
         line: String,
     },
-    /// The tree is deeper than [`MAX_DEPTH`].
+    /// The tree is deeper than `MAX_DEPTH` (16) levels.
     #[error("{path}: cgroup tree deeper than {MAX_DEPTH} levels", path = path.display())]
     TooDeep {
         /// The directory at the limit.
@@ -38,11 +38,23 @@ pub enum ProcsError {
     },
 }
 
-/// Every PID in `dir`'s cgroup and its descendants, sorted and without duplicates. A missing
-/// `dir` (the pod is gone, or not started yet) is no processes, not an error; so is a cgroup
-/// removed while we walk (its processes exited).
-pub fn pids_in_tree(dir: &Path) -> Result<Vec<i32>, ProcsError> {
+/// The processes found in a cgroup tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TreeProcesses {
+    /// PIDs as seen from our PID namespace, sorted, without duplicates.
+    pub pids: Vec<i32>,
+    /// Entries listed as `0`: the kernel's spelling for a process outside our PID namespace
+    /// (an agent pod without `hostPID`). They cannot be signalled by PID; only `cgroup.kill`
+    /// reaches them.
+    pub hidden: usize,
+}
+
+/// Every process in `dir`'s cgroup and its descendants. A missing `dir` (the pod is gone, or
+/// not started yet) is no processes, not an error; so is a cgroup removed while we walk (its
+/// processes exited).
+pub fn pids_in_tree(dir: &Path) -> Result<TreeProcesses, ProcsError> {
     let mut pids = Vec::new();
+    let mut hidden = 0;
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = stack.pop() {
         if depth > MAX_DEPTH {
@@ -54,6 +66,7 @@ pub fn pids_in_tree(dir: &Path) -> Result<Vec<i32>, ProcsError> {
                 for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
                     match line.parse::<i32>() {
                         Ok(pid) if pid > 0 => pids.push(pid),
+                        Ok(0) => hidden += 1,
                         _ => {
                             return Err(ProcsError::BadPid {
                                 path: procs,
@@ -91,7 +104,7 @@ pub fn pids_in_tree(dir: &Path) -> Result<Vec<i32>, ProcsError> {
     }
     pids.sort_unstable();
     pids.dedup();
-    Ok(pids)
+    Ok(TreeProcesses { pids, hidden })
 }
 
 /// The cgroup path on `line` of a `/proc/<pid>/cgroup` text
@@ -175,9 +188,14 @@ mod tests {
         std::fs::write(pod.join("cgroup.procs"), "").unwrap();
         std::fs::write(pod.join("c1/cgroup.procs"), "10\n11\n").unwrap();
         std::fs::write(pod.join("c1/nested/cgroup.procs"), "12\n").unwrap();
-        std::fs::write(pod.join("c2/cgroup.procs"), "7\n10\n").unwrap();
-        assert_eq!(pids_in_tree(&pod).unwrap(), vec![7, 10, 11, 12]);
-        assert!(pids_in_tree(&tmp.path().join("gone")).unwrap().is_empty());
+        std::fs::write(pod.join("c2/cgroup.procs"), "7\n10\n0\n").unwrap();
+        let found = pids_in_tree(&pod).unwrap();
+        assert_eq!(found.pids, vec![7, 10, 11, 12]);
+        assert_eq!(found.hidden, 1, "0 is a process outside our PID namespace");
+        assert_eq!(
+            pids_in_tree(&tmp.path().join("gone")).unwrap(),
+            TreeProcesses::default()
+        );
     }
 
     #[test]

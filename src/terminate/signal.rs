@@ -121,6 +121,9 @@ pub struct SignalReport {
     /// PIDs whose process was no longer in the pod at the re-check (moved out, or the PID was
     /// recycled): deliberately not signalled.
     pub left_pod: usize,
+    /// Processes in the tree outside our PID namespace (listed as `0`): signalled only by
+    /// `cgroup.kill`, otherwise out of reach (run the agent with the host's PID namespace).
+    pub hidden: usize,
     /// Failures, each naming its PID or file.
     pub errors: Vec<SignalError>,
 }
@@ -134,6 +137,7 @@ impl SignalReport {
             signalled: 0,
             already_gone: 0,
             left_pod: 0,
+            hidden: 0,
             errors: Vec::new(),
         }
     }
@@ -180,7 +184,7 @@ impl Terminator {
     /// Every PID in the pod cgroup `pod_dir` and its container cgroups; empty when the pod
     /// cgroup does not exist.
     pub fn processes(&self, pod_dir: &Path) -> Result<Vec<i32>, ProcsError> {
-        pids_in_tree(pod_dir)
+        pids_in_tree(pod_dir).map(|t| t.pids)
     }
 
     /// Sends SIGTERM to every process of the pod (one pass).
@@ -200,7 +204,7 @@ impl Terminator {
 
     /// Kills every process of the pod: `cgroup.kill` on v2 when available (atomic: the kernel
     /// also stops forks in flight, so no child escapes), else SIGKILL through pidfds in up to
-    /// [`KILL_PASSES`] passes.
+    /// `KILL_PASSES` (4) passes.
     pub fn kill(&self, pod_dir: &Path) -> SignalReport {
         let mut report = SignalReport::new(StopSignal::Kill, KillMethod::Pidfd);
         let Some(pod_cgroup) = self.pod_cgroup(pod_dir, &mut report) else {
@@ -208,8 +212,8 @@ impl Terminator {
         };
         if self.use_cgroup_kill {
             match pids_in_tree(pod_dir) {
-                Ok(pids) if pids.is_empty() => return report,
-                Ok(pids) => {
+                Ok(tree) if tree.pids.is_empty() && tree.hidden == 0 => return report,
+                Ok(tree) => {
                     let path = pod_dir.join("cgroup.kill");
                     // Open without create: on kernels before 5.14 the file does not exist and
                     // we must not make a regular file appear (cgroupfs would refuse anyway).
@@ -220,8 +224,9 @@ impl Terminator {
                     match written {
                         Ok(()) => {
                             report.method = KillMethod::CgroupKill;
-                            report.found = pids.len();
-                            report.signalled = pids.len();
+                            report.found = tree.pids.len();
+                            report.signalled = tree.pids.len();
+                            report.hidden = tree.hidden;
                             return report;
                         }
                         // Pre-5.14 kernel, or the pod cgroup vanished: pidfds decide below.
@@ -276,14 +281,15 @@ impl Terminator {
         handled: &mut Vec<i32>,
         report: &mut SignalReport,
     ) -> bool {
-        let pids = match pids_in_tree(pod_dir) {
-            Ok(pids) => pids,
+        let tree = match pids_in_tree(pod_dir) {
+            Ok(tree) => tree,
             Err(e) => {
                 report.errors.push(e.into());
                 return false;
             }
         };
-        for pid in pids {
+        report.hidden = report.hidden.max(tree.hidden);
+        for pid in tree.pids {
             if handled.contains(&pid) {
                 continue;
             }
@@ -325,7 +331,7 @@ impl Terminator {
             Ok(text) => text,
             // The process was reaped after pidfd_open: its /proc entry is gone (ENOENT), or
             // the read raced the exit (ESRCH).
-            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc_esrch()) => {
+            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(esrch()) => {
                 return Ok(PidOutcome::Gone);
             }
             Err(source) => return Err(SignalError::ProcCgroup { pid, path, source }),
@@ -348,6 +354,6 @@ impl Terminator {
 }
 
 /// ESRCH as a raw OS error number (what `std::io::Error::raw_os_error` reports).
-fn libc_esrch() -> i32 {
+fn esrch() -> i32 {
     Errno::SRCH.raw_os_error()
 }
