@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::agent::sampling::{self, Publisher};
-use crate::agent::{Source, heartbeat, node_name, reporter};
+use crate::agent::{Source, fence, heartbeat, node_name, reporter};
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
 use crate::api::{self, call};
@@ -94,7 +94,7 @@ pub async fn run<S: Source>(
     let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
     let mut tasks = JoinSet::new();
 
-    let (_views, watches) = api::watch::start(client.clone(), node.clone(), node_tx);
+    let (views, watches) = api::watch::start(client.clone(), node.clone(), node_tx);
     tasks.spawn(async move {
         watches.await;
         "watches"
@@ -118,6 +118,20 @@ pub async fn run<S: Source>(
         }
         "node UID follower"
     });
+
+    if config.fence.mode != crate::core::fence::Mode::Off {
+        let inputs = fence::FenceInputs {
+            pods: views.pods.clone(),
+            node: node_rx.clone(),
+            reach: reach.clone(),
+        };
+        let (client, config, node, health) =
+            (client.clone(), config.clone(), node.clone(), health.clone());
+        tasks.spawn(async move {
+            fence::run(client, config, node, inputs, health).await;
+            "fence"
+        });
+    }
 
     let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
     let keeper = LeaseKeeper::new(

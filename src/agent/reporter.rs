@@ -79,6 +79,7 @@ pub async fn run(
     let mut attempt: u32 = 0;
     let mut retry_at: Option<Instant> = None;
     let mut foreign: BTreeSet<ForeignWriter> = BTreeSet::new();
+    let mut reach_changes = reach.subscribe();
 
     loop {
         let report_due_at = last_report.map(|t| t + settings.report_frequency);
@@ -142,6 +143,16 @@ pub async fn run(
             }
             _ = sleep_until_opt(retry_at), if retry_at.is_some() => {
                 retry_at = None;
+            }
+            changed = reach_changes.changed() => {
+                // The API server answers again (another task saw it): retry now rather than
+                // at the end of the backoff, so work resumes within one renew interval.
+                if changed.is_ok()
+                    && *reach_changes.borrow_and_update() == crate::api::reachability::State::Reachable
+                {
+                    retry_at = None;
+                    attempt = 0;
+                }
             }
         }
         if retry_at.is_some() {

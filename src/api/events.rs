@@ -1,6 +1,7 @@
 //! core/v1 Events for condition transitions (SEMANTICS §6.3: "Node <name> status is now:
 //! <Event>"), recorded in the `default` namespace against the Node as the kubelet does.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -27,18 +28,23 @@ fn timestamp(t: SystemTime) -> Option<jiff::Timestamp> {
     jiff::Timestamp::try_from(t).ok()
 }
 
-/// Creates one Event about our Node.
+/// Creates one Event about our Node. An event that already exists (a retry of a create whose
+/// answer was lost) counts as delivered.
 pub async fn send(
     api: &Api<Event>,
     node: &str,
     node_uid: Option<&str>,
     event: &PendingEvent,
 ) -> Result<(), ApiError> {
+    // Events made in the same instant (several conditions flipping in one cycle) need distinct
+    // names: the timestamp plus a per-process sequence number.
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     let nanos = event
         .at
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos())
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .wrapping_add(u128::from(SEQUENCE.fetch_add(1, Ordering::Relaxed)));
     let at = timestamp(event.at).map(Time);
     let body = Event {
         metadata: ObjectMeta {
@@ -72,11 +78,17 @@ pub async fn send(
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..PostParams::default()
     };
-    call(
+    match call(
         "create",
         format!("events/{EVENT_NAMESPACE}"),
         api.create(&pp, &body),
     )
     .await
-    .map(|_| ())
+    {
+        Ok(_) => Ok(()),
+        Err(ApiError::Status {
+            code: 409, reason, ..
+        }) if reason == "AlreadyExists" => Ok(()),
+        Err(e) => Err(e),
+    }
 }

@@ -30,6 +30,8 @@ struct Inner {
 pub struct Reachability {
     inner: Mutex<Inner>,
     node: String,
+    /// Every change of state, for tasks that wait to retry (they retry at once on return).
+    changes: tokio::sync::watch::Sender<State>,
 }
 
 impl Reachability {
@@ -42,7 +44,13 @@ impl Reachability {
                 failures: 0,
             }),
             node: node.to_string(),
+            changes: tokio::sync::watch::Sender::new(State::Unknown),
         }
+    }
+
+    /// A receiver that sees every change of state.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<State> {
+        self.changes.subscribe()
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
@@ -80,6 +88,11 @@ impl Reachability {
             }
         });
         if let Some((previous, last_success)) = change {
+            self.changes.send_replace(if answered {
+                State::Reachable
+            } else {
+                State::Unreachable
+            });
             match (previous, result) {
                 (_, Err(e)) if !answered => {
                     let last = last_success

@@ -47,7 +47,18 @@ const ROOT_KEYS: &[&str] = &[
     "healthAddress",
     "stateDirectory",
     "logging",
+    "fence",
     "conditions",
+];
+
+const FENCE_KEYS: &[&str] = &[
+    "mode",
+    "nodeMonitorGracePeriod",
+    "unreachableAfter",
+    "safetyMargin",
+    "gracePeriodCap",
+    "cgroupDriver",
+    "cgroupVersion",
 ];
 
 const LOGGING_KEYS: &[&str] = &["target", "level"];
@@ -496,6 +507,11 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                     read_logging(&mut w, &path, table, &mut config);
                 }
             }
+            "fence" => {
+                if let Some(table) = w.table(&path, value, "a table of fence settings") {
+                    read_fence(&mut w, &path, table, &mut config);
+                }
+            }
             "conditions" => {
                 conditions = Some(read_conditions(&mut w, &path, value));
             }
@@ -653,6 +669,85 @@ fn coverage_warnings(
                     names.join(", ")
                 ),
             );
+        }
+    }
+}
+
+/// One of a fixed set of words, or an error saying which were expected.
+fn word<T: Copy>(
+    w: &mut Walker<'_>,
+    key: &str,
+    v: &Spanned<DeValue<'_>>,
+    choices: &[(&str, T)],
+) -> Option<T> {
+    let expected = format!(
+        "one of {}",
+        choices
+            .iter()
+            .map(|(c, _)| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let raw = w.string(key, v, &expected)?;
+    let found = choices.iter().find(|(c, _)| *c == raw).map(|(_, t)| *t);
+    if found.is_none() {
+        w.error(
+            &v.span(),
+            key,
+            format!("expected {expected}, found \"{raw}\""),
+        );
+    }
+    found
+}
+
+fn read_fence(w: &mut Walker<'_>, path: &str, table: &DeTable<'_>, config: &mut Config) {
+    use crate::core::fence::Mode;
+    use crate::terminate::{CgroupDriver as Driver, CgroupVersion as Version};
+    for (k, v) in entries(table) {
+        let name: &str = k.get_ref();
+        let key = key_path(path, name);
+        match name {
+            "mode" => {
+                let choices = [
+                    ("enforce", Mode::Enforce),
+                    ("dry-run", Mode::DryRun),
+                    ("off", Mode::Off),
+                ];
+                if let Some(m) = word(w, &key, v, &choices) {
+                    config.fence.mode = m;
+                }
+            }
+            "cgroupDriver" => {
+                let choices = [
+                    ("auto", None),
+                    ("systemd", Some(Driver::Systemd)),
+                    ("cgroupfs", Some(Driver::Cgroupfs)),
+                ];
+                if let Some(d) = word(w, &key, v, &choices) {
+                    config.fence.cgroup_driver = d;
+                }
+            }
+            "cgroupVersion" => {
+                let choices = [
+                    ("auto", None),
+                    ("v1", Some(Version::V1)),
+                    ("v2", Some(Version::V2)),
+                ];
+                if let Some(d) = word(w, &key, v, &choices) {
+                    config.fence.cgroup_version = d;
+                }
+            }
+            "nodeMonitorGracePeriod" | "unreachableAfter" | "safetyMargin" | "gracePeriodCap" => {
+                if let Some(d) = w.duration(&key, v) {
+                    match name {
+                        "nodeMonitorGracePeriod" => config.fence.node_monitor_grace_period = d,
+                        "unreachableAfter" => config.fence.unreachable_after = d,
+                        "safetyMargin" => config.fence.safety_margin = d,
+                        _ => config.fence.grace_period_cap = d,
+                    }
+                }
+            }
+            _ => w.unknown_key(&k.span(), &key, name, FENCE_KEYS),
         }
     }
 }

@@ -178,6 +178,8 @@ pub struct Config {
     pub conditions: Vec<ConditionSpec>,
     /// `[logging]`.
     pub logging: LoggingConfig,
+    /// `[fence]`.
+    pub fence: FenceConfig,
     /// `healthAddress` ("127.0.0.1:9842"): `/healthz`, `/readyz`, `/metrics`.
     pub health_address: SocketAddr,
     /// `stateDirectory` ("/var/lib/nodewarden").
@@ -221,4 +223,25 @@ pub struct LoggingConfig {
     pub target: LogTarget,
     /// `level` ("info").
     pub level: log::LevelFilter,
+}
+
+/// `[fence]`: local NoExecute honoring while the control plane is unreachable (DESIGN §6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FenceConfig {
+    /// `mode` ("dry-run"): `enforce`, `dry-run` or `off`. Enforcement is opted into until peer
+    /// quorum exists.
+    pub mode: crate::core::fence::Mode,
+    /// `nodeMonitorGracePeriod` ("40s"): the control plane's setting the fence mirrors; 40s, the
+    /// smaller historical default, so a fence is never late.
+    pub node_monitor_grace_period: std::time::Duration,
+    /// `unreachableAfter` ("10s"): no successful API round trip for this long means cut off.
+    pub unreachable_after: std::time::Duration,
+    /// `safetyMargin` ("2s"): pods are stopped this much before their eviction time.
+    pub safety_margin: std::time::Duration,
+    /// `gracePeriodCap` ("30s"): the most SIGTERM grace a pod gets.
+    pub grace_period_cap: std::time::Duration,
+    /// `cgroupDriver` ("auto").
+    pub cgroup_driver: Option<crate::terminate::CgroupDriver>,
+    /// `cgroupVersion` ("auto").
+    pub cgroup_version: Option<crate::terminate::CgroupVersion>,
 }

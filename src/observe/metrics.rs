@@ -27,6 +27,8 @@ struct State {
     reachability: String,
     foreign_writers: usize,
     taint_writes: BTreeMap<String, u64>,
+    fence_actions: BTreeMap<String, u64>,
+    fence_worst_lateness: BTreeMap<String, f64>,
 }
 
 impl Metrics {
@@ -76,6 +78,23 @@ impl Metrics {
     /// Counts one taint write by outcome (`written`, `unchanged`, `error`).
     pub fn record_taint_write(&self, outcome: &str) {
         self.with(|s| *s.taint_writes.entry(outcome.to_string()).or_default() += 1);
+    }
+
+    /// Counts one fence action (`planned`, `sigterm`, `kill`, `rekill`, `lift`, `reconciled`,
+    /// `would_sigterm`, `would_kill`).
+    pub fn record_fence(&self, action: &str) {
+        self.with(|s| *s.fence_actions.entry(action.to_string()).or_default() += 1);
+    }
+
+    /// Records how late a fence action was against its plan (worst seen, per action).
+    pub fn record_lateness(&self, action: &str, late: std::time::Duration) {
+        self.with(|s| {
+            let worst = s
+                .fence_worst_lateness
+                .entry(action.to_string())
+                .or_default();
+            *worst = (*worst).max(late.as_secs_f64());
+        });
     }
 
     /// Renders the exposition text. `process` carries the agent's own resident memory and CPU.
@@ -278,6 +297,30 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
         let _ = writeln!(
             out,
             "nodewarden_taint_writes_total{{outcome=\"{outcome}\"}} {n}"
+        );
+    }
+    header(
+        &mut out,
+        "nodewarden_fence_actions_total",
+        "counter",
+        "Fence plans and actions while cut off from the API server.",
+    );
+    for (action, n) in &s.fence_actions {
+        let _ = writeln!(
+            out,
+            "nodewarden_fence_actions_total{{action=\"{action}\"}} {n}"
+        );
+    }
+    header(
+        &mut out,
+        "nodewarden_fence_worst_lateness_seconds",
+        "gauge",
+        "Worst lateness of a fence action against its plan.",
+    );
+    for (action, v) in &s.fence_worst_lateness {
+        let _ = writeln!(
+            out,
+            "nodewarden_fence_worst_lateness_seconds{{action=\"{action}\"}} {v}"
         );
     }
     if let Some(p) = process {

@@ -1,0 +1,541 @@
+//! The fence task (DESIGN §6): while connected, it keeps the pods bound to this node and the last
+//! contact on disk; once the API server has not answered for `unreachableAfter`, it follows the
+//! planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
+//! when the API returns it stops fencing and reconciles each fenced pod.
+//!
+//! Last contact (rule 1) is the latest of: our last answered request (the moment it was sent
+//! would be stricter; the answer time is within one request timeout of it), and the Ready
+//! heartbeat of our Node as last seen. It is kept as a monotonic instant with a wall-clock anchor;
+//! only the anchor is persisted, so a restart neither resets nor skips a deadline.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::Api;
+use kube::runtime::reflector::Store;
+use tokio::sync::watch;
+
+use crate::api::call;
+use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
+use crate::api::reachability::Reachability;
+use crate::config::Config;
+use crate::core::fence::{self, FencePod, FencePolicy, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
+use crate::core::qos::{self, QosClass};
+use crate::core::taint::{Effect, Operator, Toleration};
+use crate::observe::http::Health;
+use crate::state::{self, Loaded, State, StoredEvent, StoredPod};
+use crate::terminate::{CgroupLayout, Fence, Terminator};
+
+/// How often the fence wakes: deadlines are met within this (plus scheduling).
+const TICK: Duration = Duration::from_millis(50);
+/// How often fenced pods are swept for respawned processes (well within one second).
+const SWEEP: Duration = Duration::from_millis(250);
+/// How often the pod list and last contact are written while connected (and on change).
+const PERSIST: Duration = Duration::from_secs(5);
+
+/// The planner's policy from the configuration.
+pub fn policy(config: &Config) -> FencePolicy {
+    FencePolicy {
+        node_monitor_grace_period: config.fence.node_monitor_grace_period,
+        safety_margin: config.fence.safety_margin,
+        grace_cap: config.fence.grace_period_cap,
+        mode: config.fence.mode,
+    }
+}
+
+/// A Pod from the API in the planner's terms; `None` (logged by the caller) when malformed.
+pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
+    let meta = &pod.metadata;
+    let spec = pod.spec.as_ref()?;
+    let annotations = meta.annotations.clone().unwrap_or_default();
+    let tolerations = spec
+        .tolerations
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|t| {
+            Some(Toleration {
+                key: t.key.clone().unwrap_or_default(),
+                operator: match t.operator.as_deref() {
+                    None | Some("") | Some("Equal") => Operator::Equal,
+                    Some("Exists") => Operator::Exists,
+                    Some(_) => return None,
+                },
+                value: t.value.clone().unwrap_or_default(),
+                effect: match t.effect.as_deref() {
+                    None | Some("") => None,
+                    Some(e) => Some(Effect::parse(e)?),
+                },
+                toleration_seconds: t.toleration_seconds,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let qos = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.qos_class.as_deref())
+        .and_then(QosClass::parse)
+        .unwrap_or_else(|| qos_from_spec(spec));
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    let source = annotations
+        .get("kubernetes.io/config.source")
+        .map(String::as_str);
+    Some(FencePod {
+        uid: meta.uid.clone()?,
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone().unwrap_or_default(),
+        tolerations,
+        termination_grace_seconds: spec.termination_grace_period_seconds.unwrap_or(30),
+        owner_kind: meta
+            .owner_references
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .find(|o| o.controller == Some(true))
+            .map(|o| o.kind.clone()),
+        static_or_mirror: annotations.contains_key("kubernetes.io/config.mirror")
+            || source.is_some_and(|s| s != "api"),
+        qos,
+        opted_out: annotations
+            .get(OPT_OUT_ANNOTATION)
+            .is_some_and(|v| v == "false" || v == "disabled"),
+        terminal: matches!(phase, Some("Succeeded") | Some("Failed")),
+    })
+}
+
+/// QoS from the spec when the API server has not set `status.qosClass` (SEMANTICS §11).
+fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
+    let amount =
+        |m: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+         k: &str| {
+            m.and_then(|m| m.get(k))
+                .and_then(|q| q.0.parse::<crate::core::quantity::Quantity>().ok())
+                .map(|q| q.as_nanos())
+                .unwrap_or(0)
+        };
+    let containers: Vec<qos::ContainerResources> = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter())
+        .map(|c| {
+            let r = c.resources.as_ref();
+            let req = r.and_then(|r| r.requests.as_ref());
+            let lim = r.and_then(|r| r.limits.as_ref());
+            qos::ContainerResources {
+                requests: qos::CpuMemory {
+                    cpu: amount(req, "cpu"),
+                    memory: amount(req, "memory"),
+                },
+                limits: qos::CpuMemory {
+                    cpu: amount(lim, "cpu"),
+                    memory: amount(lim, "memory"),
+                },
+            }
+        })
+        .collect();
+    qos::compute_qos(&containers)
+}
+
+/// What the fence task needs.
+pub struct FenceInputs {
+    pub pods: Store<Pod>,
+    pub node: watch::Receiver<Option<Arc<Node>>>,
+    pub reach: Arc<Reachability>,
+}
+
+/// Progress on one pod's plan during the current partition.
+#[derive(Default)]
+struct Progress {
+    termed: bool,
+    killed: bool,
+}
+
+/// The fence task. Runs until dropped.
+pub async fn run(
+    client: kube::Client,
+    config: Config,
+    node: String,
+    mut inputs: FenceInputs,
+    health: Arc<Health>,
+) {
+    let policy = policy(&config);
+    let dir = config.state_directory.clone();
+    let mut persisted = match state::load(&dir) {
+        Loaded::Found(s) if s.node == node => Some(s),
+        Loaded::Found(s) => {
+            log::warn!(node = node.as_str(); "state in {} is for node {}, not {node}; ignored", dir.display(), s.node);
+            None
+        }
+        Loaded::Missing => None,
+        Loaded::Corrupt { error, moved_to } => {
+            log::error!(
+                node = node.as_str(), error = error.as_str();
+                "state file unusable ({error}); moved to {}; the fence knows no pods until the API server answers",
+                moved_to.map(|p| p.display().to_string()).unwrap_or_else(|| "nowhere (move failed)".into())
+            );
+            None
+        }
+    };
+    let origin_mono = tokio::time::Instant::now();
+    let origin_wall = SystemTime::now();
+    let mono_of = |wall: SystemTime| -> Duration {
+        // A wall time before our start maps below zero: clamp to the origin, which only makes
+        // deadlines earlier, never later.
+        let now_mono = origin_mono.elapsed();
+        let now_wall = origin_wall + now_mono;
+        match now_wall.duration_since(wall) {
+            Ok(ago) => now_mono.saturating_sub(ago),
+            Err(_) => now_mono,
+        }
+    };
+    let mut pods: Vec<FencePod> = persisted
+        .as_ref()
+        .map(|s| s.pods.iter().filter_map(StoredPod::to_pod).collect())
+        .unwrap_or_default();
+    let mut last_contact_wall: Option<SystemTime> = persisted
+        .as_ref()
+        .and_then(|s| s.last_contact.as_deref())
+        .and_then(state::parse_time);
+    let mut pending_events: Vec<StoredEvent> = persisted
+        .as_ref()
+        .map(|s| s.pending_events.clone())
+        .unwrap_or_default();
+    let mut fence = Fence::new();
+    let mut fenced_uids: BTreeSet<String> = persisted
+        .as_ref()
+        .map(|s| s.fenced.iter().cloned().collect())
+        .unwrap_or_default();
+    persisted.take();
+    let mut terminator: Option<Terminator> = None;
+    let mut layout_error: Option<String> = None;
+    let mut progress: BTreeMap<String, Progress> = BTreeMap::new();
+    let mut cut_off_since: Option<SystemTime> = None;
+    let mut last_persist: Option<tokio::time::Instant> = None;
+    let mut last_sweep = tokio::time::Instant::now();
+    let mut dirty = true;
+    let mut malformed: BTreeSet<String> = BTreeSet::new();
+    let event_api: Api<Event> = Api::namespaced(client.clone(), EVENT_NAMESPACE);
+    let pod_api_client = client;
+    let mut ticker = tokio::time::interval(TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+    loop {
+        ticker.tick().await;
+        let now_mono = origin_mono.elapsed();
+        let now_wall = origin_wall + now_mono;
+
+        // Last contact: the latest answer, or the latest Ready heartbeat seen.
+        let mut contact = inputs.reach.last_success();
+        if let Some(n) = inputs.node.borrow_and_update().as_ref() {
+            let ready = n
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+                .and_then(|c| c.last_heartbeat_time.as_ref())
+                .map(|t| SystemTime::from(t.0));
+            contact = contact.max(ready);
+        }
+        if contact > last_contact_wall {
+            last_contact_wall = contact;
+            dirty = true;
+        }
+
+        let reachable = inputs.reach.last_success().is_some_and(|s| {
+            now_wall.duration_since(s).unwrap_or_default() <= config.fence.unreachable_after
+        });
+        let cut_off = !reachable
+            && last_contact_wall.is_some_and(|c| {
+                now_wall.duration_since(c).unwrap_or_default() > config.fence.unreachable_after
+            });
+
+        if reachable {
+            // Connected: refresh the pod list from the watch.
+            let mut fresh = Vec::new();
+            for p in inputs.pods.state() {
+                match fence_pod(&p) {
+                    Some(fp) => fresh.push(fp),
+                    None => {
+                        let id = format!(
+                            "{}/{}",
+                            p.metadata.namespace.clone().unwrap_or_default(),
+                            p.metadata.name.clone().unwrap_or_default()
+                        );
+                        if malformed.insert(id.clone()) {
+                            log::warn!(node = node.as_str(), pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
+                        }
+                    }
+                }
+            }
+            fresh.sort_by(|a, b| a.uid.cmp(&b.uid));
+            // Only a completed initial list replaces what we knew (an empty store right after a
+            // restart must not erase the persisted pods).
+            let listed = futures_util::FutureExt::now_or_never(inputs.pods.wait_until_ready())
+                .is_some_and(|r| r.is_ok());
+            if fresh != pods && listed {
+                pods = fresh;
+                dirty = true;
+            }
+            if let Some(since) = cut_off_since.take() {
+                let lasted = now_wall.duration_since(since).unwrap_or_default();
+                log::info!(
+                    node = node.as_str(), reachable = "true";
+                    "API server reachable again after {}s cut off: fencing stops", lasted.as_secs()
+                );
+                progress.clear();
+            }
+            if !fenced_uids.is_empty() {
+                reconcile(
+                    &pod_api_client,
+                    &node,
+                    &mut fence,
+                    &mut fenced_uids,
+                    &health,
+                )
+                .await;
+                dirty = true;
+            }
+            if !pending_events.is_empty() {
+                let uid = inputs
+                    .node
+                    .borrow()
+                    .as_ref()
+                    .and_then(|n| n.metadata.uid.clone());
+                let mut kept = Vec::new();
+                for e in pending_events.drain(..) {
+                    let ev = PendingEvent {
+                        reason: e.reason.clone(),
+                        message: e.message.clone(),
+                        warning: e.warning,
+                        at: state::parse_time(&e.at).unwrap_or(now_wall),
+                    };
+                    let result = events::send(&event_api, &node, uid.as_deref(), &ev).await;
+                    inputs.reach.record(&result, SystemTime::now());
+                    if let Err(err) = result
+                        && err.is_transient()
+                    {
+                        kept.push(e);
+                    }
+                }
+                pending_events = kept;
+                dirty = true;
+            }
+        } else if cut_off {
+            let Some(contact_wall) = last_contact_wall else {
+                continue;
+            };
+            let contact_mono = mono_of(contact_wall);
+            if cut_off_since.is_none() {
+                cut_off_since = Some(now_wall);
+                log::warn!(
+                    node = node.as_str(), reachable = "false", last_contact = crate::core::clock::rfc3339(contact_wall).as_str();
+                    "cut off from the API server (no answer for {}s; last contact {}); fence planning {} pod(s) in {} mode",
+                    config.fence.unreachable_after.as_secs(), crate::core::clock::rfc3339(contact_wall), pods.len(), mode_name(policy.mode)
+                );
+                for p in fence::plan(&pods, contact_mono, &policy, &QuorumVerdict::NotConsulted) {
+                    log_plan(&node, &p, now_mono, now_wall);
+                    health.metrics.record_fence("planned");
+                }
+            }
+            if terminator.is_none() && policy.mode == fence::Mode::Enforce {
+                match CgroupLayout::detect(
+                    &config.cgroup_path,
+                    config.fence.cgroup_version,
+                    config.fence.cgroup_driver,
+                )
+                .and_then(|l| l.locate_in_mounts(&config.proc_path))
+                {
+                    Ok(layout) => {
+                        // Pods fenced before a restart are fenced again.
+                        for p in pods.iter().filter(|p| fenced_uids.contains(&p.uid)) {
+                            fence.fence(p.uid.clone(), layout.pod_dir(&p.uid, p.qos));
+                        }
+                        terminator = Some(Terminator::new(layout, config.proc_path.clone()));
+                        layout_error = None;
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        if layout_error.as_deref() != Some(msg.as_str()) {
+                            log::error!(node = node.as_str(), error = msg.as_str(); "cannot find the pods' cgroups ({msg}); nothing can be stopped");
+                            layout_error = Some(msg);
+                        }
+                    }
+                }
+            }
+            for p in fence::plan(&pods, contact_mono, &policy, &QuorumVerdict::NotConsulted) {
+                let Plan::Stop {
+                    schedule, dry_run, ..
+                } = p.plan
+                else {
+                    continue;
+                };
+                let Some(pod) = pods.iter().find(|x| x.uid == p.uid) else {
+                    continue;
+                };
+                let step = progress.entry(p.uid.clone()).or_default();
+                let id = format!("{}/{}", p.namespace, p.name);
+                if !step.termed && now_mono >= schedule.sigterm_at {
+                    step.termed = true;
+                    let late = now_mono - schedule.sigterm_at;
+                    if dry_run {
+                        log::info!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "sigterm", dry_run = "true", late_ms = late.as_millis() as u64;
+                            "dry-run: would SIGTERM pod {id} now");
+                        health.metrics.record_fence("would_sigterm");
+                    } else if let Some(t) = &terminator {
+                        let r = t.terminate(&t.layout().pod_dir(&p.uid, pod.qos));
+                        log::warn!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "sigterm", late_ms = late.as_millis() as u64, signalled = r.signalled;
+                            "SIGTERM to pod {id} ({} process(es)) {}ms after plan", r.signalled, late.as_millis());
+                        health.metrics.record_fence("sigterm");
+                        health.metrics.record_lateness("sigterm", late);
+                    }
+                }
+                if !step.killed && now_mono >= schedule.kill_at {
+                    step.killed = true;
+                    let late = now_mono - schedule.kill_at;
+                    if dry_run {
+                        log::info!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "kill", dry_run = "true", late_ms = late.as_millis() as u64;
+                            "dry-run: would kill pod {id} now and keep it fenced");
+                        health.metrics.record_fence("would_kill");
+                    } else if let Some(t) = &terminator {
+                        let dir = t.layout().pod_dir(&p.uid, pod.qos);
+                        let r = t.kill(&dir);
+                        fence.fence(p.uid.clone(), dir);
+                        fenced_uids.insert(p.uid.clone());
+                        dirty = true;
+                        log::warn!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "kill", late_ms = late.as_millis() as u64, signalled = r.signalled;
+                            "pod {id} stopped ({} process(es) killed) {}ms after plan; fenced until the API server answers", r.signalled, late.as_millis());
+                        health.metrics.record_fence("kill");
+                        health.metrics.record_lateness("kill", late);
+                        pending_events.push(StoredEvent {
+                            reason: "NodewardenFenced".into(),
+                            message: format!("Pod {id} stopped on node {node}: the control plane could delete it from {}", crate::core::clock::rfc3339(now_wall + (schedule.eviction_time.saturating_sub(now_mono)))),
+                            warning: true,
+                            at: state::format_time(now_wall),
+                        });
+                    }
+                }
+            }
+            if let Some(t) = &terminator
+                && last_sweep.elapsed() >= SWEEP
+            {
+                last_sweep = tokio::time::Instant::now();
+                let report = fence.sweep(t);
+                for s in &report.pods {
+                    if s.report.signalled > 0 {
+                        log::warn!(node = node.as_str(), pod_uid = s.uid.as_str(), action = "rekill", signalled = s.report.signalled;
+                            "fenced pod {} had {} new process(es): killed again", s.uid, s.report.signalled);
+                        health.metrics.record_fence("rekill");
+                    }
+                }
+            }
+        }
+
+        let due = last_persist.is_none_or(|t| t.elapsed() >= PERSIST);
+        if dirty && due {
+            let s = State {
+                version: state::VERSION,
+                node: node.clone(),
+                last_contact: last_contact_wall.map(state::format_time),
+                pods: pods.iter().map(StoredPod::from_pod).collect(),
+                fenced: fenced_uids.iter().cloned().collect(),
+                pending_events: pending_events.clone(),
+            };
+            match state::save(&dir, &s) {
+                Ok(()) => {
+                    dirty = false;
+                    last_persist = Some(tokio::time::Instant::now());
+                }
+                Err(e) => {
+                    log::error!(node = node.as_str(), error = e.to_string().as_str(); "{e}");
+                    last_persist = Some(tokio::time::Instant::now());
+                }
+            }
+        }
+    }
+}
+
+fn mode_name(m: fence::Mode) -> &'static str {
+    match m {
+        fence::Mode::Enforce => "enforce",
+        fence::Mode::DryRun => "dry-run",
+        fence::Mode::Off => "off",
+    }
+}
+
+fn log_plan(node: &str, p: &fence::PodPlan, now_mono: Duration, now_wall: SystemTime) {
+    let id = format!("{}/{}", p.namespace, p.name);
+    let at = |d: Duration| {
+        let wall = if d >= now_mono {
+            now_wall + (d - now_mono)
+        } else {
+            now_wall - (now_mono - d)
+        };
+        crate::core::clock::rfc3339(wall)
+    };
+    match &p.plan {
+        Plan::Never { reason } => {
+            log::info!(node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "never";
+            "fence plan for {id}: never ({reason})")
+        }
+        Plan::Stop {
+            schedule,
+            dry_run,
+            reason,
+        } => log::info!(
+            node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "stop", dry_run = dry_run.to_string().as_str(),
+            eviction_time = at(schedule.eviction_time).as_str(), sigterm_at = at(schedule.sigterm_at).as_str(), kill_at = at(schedule.kill_at).as_str();
+            "fence plan for {id}: SIGTERM {}, kill {}, eviction {} ({reason})",
+            at(schedule.sigterm_at), at(schedule.kill_at), at(schedule.eviction_time)),
+        Plan::Hold { schedule, reason } => {
+            log::info!(node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "hold",
+            eviction_time = at(schedule.eviction_time).as_str();
+            "fence plan for {id}: held ({reason})")
+        }
+    }
+}
+
+/// After reconnection: a fenced pod deleted upstream is done; one still present is released to
+/// the kubelet.
+async fn reconcile(
+    client: &kube::Client,
+    node: &str,
+    fence: &mut Fence,
+    fenced: &mut BTreeSet<String>,
+    health: &Health,
+) {
+    let pods: Api<Pod> = Api::all(client.clone());
+    let lp = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
+    let listed = match call(
+        "list",
+        format!("pods?fieldSelector=spec.nodeName={node}"),
+        pods.list(&lp),
+    )
+    .await
+    {
+        Ok(l) => l,
+        Err(e) => {
+            log::warn!(node = node, error = e.to_string().as_str(); "cannot list pods to reconcile fenced pods yet: {e}");
+            return;
+        }
+    };
+    let present: BTreeSet<String> = listed
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.uid.clone())
+        .collect();
+    for uid in std::mem::take(fenced) {
+        fence.lift(&uid);
+        if present.contains(&uid) {
+            log::info!(node = node, pod_uid = uid.as_str(), action = "lift";
+                "fenced pod {uid} still exists upstream: fence lifted, the kubelet may restart it");
+            health.metrics.record_fence("lift");
+        } else {
+            log::info!(node = node, pod_uid = uid.as_str(), action = "reconciled";
+                "fenced pod {uid} was deleted upstream while cut off: done");
+            health.metrics.record_fence("reconciled");
+        }
+    }
+}

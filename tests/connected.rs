@@ -1,0 +1,477 @@
+//! The connected agent against the strict API test server: request cadence over a paused-clock
+//! hour, patch bodies carrying only owned conditions, a concurrent administrator using real
+//! `kubectl taint`, conflict storms, server errors, a black hole, dropped watches, and another
+//! writer of an owned condition.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use nodewarden::agent::connected;
+use nodewarden::agent::{Reading, Source};
+use nodewarden::config::Config;
+use nodewarden::core::signal::{Observation, Observations, Signal};
+use nodewarden::observe::http::Health;
+use serde_json::{Value, json};
+use support::apiserver::{ApiServer, Fault};
+
+const NODE: &str = "n1";
+const LEASE_PATH: &str =
+    "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/nodewarden-n1";
+const LEASES_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+const STATUS_PATH: &str = "/api/v1/nodes/n1/status";
+const NODE_PATH: &str = "/api/v1/nodes/n1";
+const DISK_TAINT: &str = "node.kubernetes.io/disk-pressure";
+
+/// A node reading with disk pressure switched on or off from the test.
+#[derive(Clone)]
+struct Switch(Arc<AtomicBool>);
+
+impl Source for Switch {
+    fn read(&mut self) -> Reading {
+        let mut o = Observations::default();
+        let available = if self.0.load(Ordering::SeqCst) {
+            1
+        } else {
+            900
+        };
+        o.eviction.insert(
+            Signal::NodeFsAvailable,
+            Observation {
+                available,
+                capacity: 1000,
+            },
+        );
+        o.eviction.insert(
+            Signal::MemoryAvailable,
+            Observation {
+                available: 8 << 30,
+                capacity: 16 << 30,
+            },
+        );
+        Reading {
+            observations: o,
+            errors: vec![],
+        }
+    }
+}
+
+fn config(update: Duration, report: Duration, transition: Duration) -> Config {
+    let mut c = Config::defaults();
+    c.node_name = Some(NODE.into());
+    c.node_status_update_frequency = update;
+    c.node_status_report_frequency = report;
+    c.eviction_pressure_transition_period = transition;
+    c.state_directory =
+        std::env::temp_dir().join(format!("nodewarden-test-{}", std::process::id()));
+    c
+}
+
+/// A node as a kubelet would have registered it, with a Ready condition and an admin taint.
+fn seed(server: &ApiServer) {
+    server.create_node(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": NODE},
+        "spec": {"taints": [{"key": "dedicated", "value": "edge", "effect": "NoSchedule"}]},
+        "status": {"conditions": [{
+            "type": "Ready", "status": "True", "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+            "lastHeartbeatTime": "2026-11-29T00:00:00Z", "lastTransitionTime": "2026-11-29T00:00:00Z"
+        }]}
+    }));
+}
+
+fn count(server: &ApiServer, method: &str, path: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == method && r.path == path)
+        .count()
+}
+
+fn taint_keys(node: &Value) -> Vec<String> {
+    node["spec"]["taints"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    format!(
+                        "{}={}:{}",
+                        t["key"].as_str().unwrap_or(""),
+                        t["value"].as_str().unwrap_or(""),
+                        t["effect"].as_str().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn condition(node: &Value, ty: &str) -> Value {
+    node["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == ty).cloned())
+        .unwrap_or(Value::Null)
+}
+
+async fn run_for(
+    server: &ApiServer,
+    config: Config,
+    source: Switch,
+    health: Arc<Health>,
+    until: Duration,
+) {
+    let shutdown = async move {
+        tokio::time::sleep(until).await;
+        "test end"
+    };
+    connected::run(&config, server.client(), source, health, shutdown)
+        .await
+        .expect("agent ran");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_minute() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    // Stop just before the hour so no timer races the end.
+    run_for(
+        &server,
+        cfg,
+        source,
+        health.clone(),
+        Duration::from_secs(3595),
+    )
+    .await;
+
+    // Lease: ticks at 0, 10, …, 3590 = 360; the first one creates it.
+    assert_eq!(count(&server, "POST", LEASES_PATH), 1, "one create");
+    assert_eq!(
+        count(&server, "PUT", LEASE_PATH),
+        359,
+        "one renewal per 10 s"
+    );
+    // Status: the first report at once, then one per report interval: 0, 60, …, 3540.
+    assert_eq!(count(&server, "PATCH", STATUS_PATH), 60);
+    // Nothing to taint: one read at start (reconcile), no taint write.
+    assert_eq!(count(&server, "PATCH", NODE_PATH), 0);
+
+    for r in server.requests().iter().filter(|r| r.path == STATUS_PATH) {
+        assert_eq!(
+            r.content_type.as_deref(),
+            Some("application/strategic-merge-patch+json")
+        );
+        let body = r.body_json();
+        assert_eq!(
+            body.as_object().map(|o| o.len()),
+            Some(1),
+            "only status: {body}"
+        );
+        let types: Vec<&str> = body["status"]["conditions"]
+            .as_array()
+            .expect("conditions")
+            .iter()
+            .filter_map(|c| c["type"].as_str())
+            .collect();
+        assert_eq!(
+            types,
+            ["MemoryPressure", "DiskPressure", "PIDPressure"],
+            "only owned conditions"
+        );
+    }
+    let node = server.node(NODE).expect("node");
+    assert_eq!(
+        condition(&node, "Ready")["reason"],
+        "KubeletReady",
+        "others' conditions untouched"
+    );
+    assert_eq!(condition(&node, "DiskPressure")["status"], "False");
+    assert_eq!(taint_keys(&node), ["dedicated=edge:NoSchedule"]);
+    let lease = server
+        .lease("kube-node-lease", "nodewarden-n1")
+        .expect("lease");
+    assert_eq!(lease["spec"]["holderIdentity"], NODE);
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 40);
+    assert_eq!(lease["metadata"]["ownerReferences"][0]["kind"], "Node");
+    assert_eq!(
+        lease["metadata"]["ownerReferences"][0]["uid"],
+        node["metadata"]["uid"]
+    );
+    // Three condition events at start (each condition created False).
+    assert_eq!(server.events().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_change_is_reported_at_once_and_tainted_then_untainted_after_the_transition_period() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let pressure = Arc::new(AtomicBool::new(false));
+    let source = Switch(pressure.clone());
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(30),
+    );
+    let s2 = server.clone();
+    let flipper = async move {
+        tokio::time::sleep(Duration::from_secs(125)).await;
+        pressure.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let node = s2.node(NODE).expect("node");
+        assert_eq!(condition(&node, "DiskPressure")["status"], "True");
+        assert_eq!(
+            taint_keys(&node),
+            [
+                "dedicated=edge:NoSchedule",
+                "node.kubernetes.io/disk-pressure=:NoSchedule"
+            ]
+        );
+        pressure.store(false, Ordering::SeqCst);
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(295));
+    tokio::join!(agent, flipper);
+
+    let patches: Vec<(Duration, String)> = {
+        let all = server.requests();
+        let start = all.first().map(|r| r.at).expect("requests");
+        all.iter()
+            .filter(|r| r.method == "PATCH" && r.path == STATUS_PATH)
+            .map(|r| {
+                let disk = r.body_json()["status"]["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == "DiskPressure").cloned())
+                    .unwrap_or(Value::Null);
+                (
+                    r.at - start,
+                    disk["status"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let times: Vec<u64> = patches.iter().map(|p| p.0.as_secs()).collect();
+    // 0, 60, 120 idle; 130 the change (sampled at 130 after the flip at 125), then once per
+    // minute after the last report; pressure last seen at 140, False at 170 (= 140 + 30).
+    assert_eq!(times, [0, 60, 120, 130, 170, 230, 290], "{patches:?}");
+    assert_eq!(patches[3].1, "True");
+    assert_eq!(patches[4].1, "False");
+    let node = server.node(NODE).expect("node");
+    assert_eq!(
+        taint_keys(&node),
+        ["dedicated=edge:NoSchedule"],
+        "our taint removed, the admin's kept"
+    );
+    let taint_writes: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path == NODE_PATH)
+        .map(|r| r.body_json())
+        .collect();
+    assert_eq!(taint_writes.len(), 2, "one add, one remove");
+    for w in &taint_writes {
+        assert!(
+            w["metadata"]["resourceVersion"].is_string(),
+            "optimistic concurrency: {w}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn conflicts_server_errors_and_throttling_are_retried_within_the_backoff_cap() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let pressure = Arc::new(AtomicBool::new(true));
+    let source = Switch(pressure.clone());
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    server
+        .faults()
+        .fail_next(("PATCH", STATUS_PATH), 6, Fault::Status500);
+    server
+        .faults()
+        .fail_next(("PATCH", NODE_PATH), 8, Fault::Status409);
+    server.faults().fail_next(
+        ("POST", "/api/v1/namespaces/default/events"),
+        3,
+        Fault::Status429 {
+            retry_after_secs: 3,
+        },
+    );
+    server
+        .faults()
+        .fail_next(("PUT", LEASE_PATH), 4, Fault::Status409);
+    run_for(&server, cfg, source, health, Duration::from_secs(120)).await;
+
+    let node = server.node(NODE).expect("node");
+    assert_eq!(
+        condition(&node, "DiskPressure")["status"],
+        "True",
+        "no transition lost"
+    );
+    assert_eq!(
+        taint_keys(&node),
+        [
+            "dedicated=edge:NoSchedule",
+            "node.kubernetes.io/disk-pressure=:NoSchedule"
+        ]
+    );
+    assert_eq!(server.events().len(), 3, "every event delivered once");
+    let all = server.requests();
+    // Retries of the status PATCH never wait longer than the cap (the 10 s renew interval).
+    let status: Vec<_> = all.iter().filter(|r| r.path == STATUS_PATH).collect();
+    for pair in status.windows(2) {
+        if pair[0].status.is_some_and(|s| s >= 500) {
+            let gap = pair[1].at - pair[0].at;
+            assert!(
+                gap <= Duration::from_secs(10),
+                "retry after {gap:?} exceeds the cap"
+            );
+        }
+    }
+    assert!(status.iter().any(|r| r.status == Some(200)));
+    // Leases: a 409 makes the keeper read the Lease again before retrying.
+    let lease_gets = all
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == LEASE_PATH)
+        .count();
+    assert!(lease_gets >= 2, "re-read after conflicts, saw {lease_gets}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_black_holed_server_and_dropped_watches_are_recovered_within_one_renew_interval() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let pressure = Arc::new(AtomicBool::new(false));
+    let source = Switch(pressure.clone());
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let s2 = server.clone();
+    let chaos = async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        for route in [
+            ("PUT", LEASE_PATH),
+            ("PATCH", STATUS_PATH),
+            ("GET", NODE_PATH),
+            ("PATCH", NODE_PATH),
+        ] {
+            s2.faults().black_hole(route, true);
+        }
+        s2.drop_watches();
+        // Pressure appears while the server is a black hole.
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        pressure.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(100)).await;
+        s2.faults().clear();
+        let back = tokio::time::Instant::now();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        back
+    };
+    let agent = run_for(
+        &server,
+        cfg,
+        source,
+        health.clone(),
+        Duration::from_secs(220),
+    );
+    let ((), back) = tokio::join!(agent, chaos);
+    let all = server.requests();
+    let first_renewal_after = all
+        .iter()
+        .filter(|r| {
+            r.path == LEASE_PATH && r.method == "PUT" && r.at >= back && r.status == Some(200)
+        })
+        .map(|r| r.at - back)
+        .min()
+        .expect("renewed after the server returned");
+    assert!(
+        first_renewal_after <= Duration::from_secs(10),
+        "resumed after {first_renewal_after:?}"
+    );
+    let first_status_after = all
+        .iter()
+        .filter(|r| r.path == STATUS_PATH && r.at >= back && r.status == Some(200))
+        .map(|r| r.at - back)
+        .min()
+        .expect("status written after the server returned");
+    assert!(
+        first_status_after <= Duration::from_secs(10),
+        "status resumed after {first_status_after:?}"
+    );
+    let node = server.node(NODE).expect("node");
+    assert_eq!(
+        condition(&node, "DiskPressure")["status"],
+        "True",
+        "the transition made while cut off"
+    );
+    assert!(taint_keys(&node).iter().any(|t| t.starts_with(DISK_TAINT)));
+    let metrics = health.metrics.render(None);
+    assert!(metrics.contains("nodewarden_api_reachable 1"), "{metrics}");
+    // The node watch was restarted after the drop: it is open again.
+    assert!(server.open_watches() >= 1, "watches re-established");
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_writer_of_an_owned_condition_is_detected_without_a_write_war() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let s2 = server.clone();
+    let h2 = health.clone();
+    let writer = async move {
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        s2.update_node_status_as("kubelet", NODE, |node| {
+            let conds = node["status"]["conditions"]
+                .as_array_mut()
+                .expect("conditions");
+            for c in conds.iter_mut().filter(|c| c["type"] == "DiskPressure") {
+                c["status"] = json!("True");
+                c["reason"] = json!("KubeletHasDiskPressure");
+                c["lastHeartbeatTime"] = json!("2099-01-01T00:00:00Z");
+            }
+        })
+        .expect("second writer's update");
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        h2.metrics.render(None)
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(50));
+    let ((), metrics) = tokio::join!(agent, writer);
+    assert!(
+        metrics.contains("nodewarden_foreign_condition_writers 1"),
+        "{metrics}"
+    );
+    // No write war: between the foreign write (15 s) and the next report (60 s) we did not patch.
+    let patches_after: Vec<_> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == STATUS_PATH && r.method == "PATCH")
+        .map(|r| r.at)
+        .collect();
+    assert_eq!(
+        patches_after.len(),
+        1,
+        "only the first report in 50 s: {patches_after:?}"
+    );
+}
