@@ -13,7 +13,7 @@ use support::{Agent, Tmpfs, field, free_port, is_root, require, test_config, wri
 const UPDATE: Duration = Duration::from_secs(1);
 const TRANSITION: Duration = Duration::from_secs(3);
 /// Scheduling slack allowed on a loaded 2-core machine on top of the periods under test.
-const SLACK: Duration = Duration::from_millis(700);
+const SLACK: Duration = Duration::from_millis(1000);
 
 fn http_get(port: u16, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect health port");
