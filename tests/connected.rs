@@ -276,7 +276,25 @@ async fn a_change_is_reported_at_once_and_tainted_then_untainted_after_the_trans
         .filter(|r| r.method == "PATCH" && r.path == NODE_PATH)
         .map(|r| r.body_json())
         .collect();
-    assert_eq!(taint_writes.len(), 2, "one add, one remove");
+    // With no other writer, no attempt is wasted on a conflict: one add, one remove.
+    let node_writes: Vec<_> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with(NODE_PATH))
+        .map(|r| {
+            format!(
+                "{} {} {:?} {}",
+                r.method,
+                r.path,
+                r.status,
+                String::from_utf8_lossy(&r.body)
+                    .chars()
+                    .take(80)
+                    .collect::<String>()
+            )
+        })
+        .collect();
+    assert_eq!(taint_writes.len(), 2, "{node_writes:#?}");
     for w in &taint_writes {
         assert!(
             w["metadata"]["resourceVersion"].is_string(),

@@ -32,6 +32,9 @@ use crate::core::ownership::{self, ConditionManager, ForeignWriter, ObservedCond
 use crate::core::taint_plan;
 use crate::observe::http::Health;
 
+/// How long watch versions older than our last write are skipped at most.
+const STALE_WINDOW: Duration = Duration::from_secs(30);
+
 /// Events kept while the API is unreachable; older ones are dropped (and counted) beyond this.
 const MAX_PENDING_EVENTS: usize = 1000;
 
@@ -80,6 +83,12 @@ pub async fn run(
     let mut retry_at: Option<Instant> = None;
     let mut foreign: BTreeSet<ForeignWriter> = BTreeSet::new();
     let mut reach_changes = reach.subscribe();
+    let mut seen_node: Option<Arc<Node>> = None;
+    // After each of our writes, the watch may still deliver versions from before it: they are
+    // skipped until the version our write produced comes by (the watch is ordered), or for at
+    // most `STALE_WINDOW` in case the watch relisted past it. resourceVersions are opaque, so
+    // they are matched, never compared.
+    let mut awaiting: Option<(String, Instant)> = None;
 
     loop {
         let report_due_at = last_report.map(|t| t + settings.report_frequency);
@@ -101,6 +110,15 @@ pub async fn run(
             changed = inputs.node.changed() => {
                 if changed.is_err() { return; }
                 let observed = inputs.node.borrow_and_update().clone();
+                let rv = observed.as_ref().and_then(|n| n.metadata.resource_version.clone());
+                if let Some((want, since)) = &awaiting {
+                    if rv.as_ref() == Some(want) || since.elapsed() > STALE_WINDOW {
+                        awaiting = None;
+                    } else {
+                        continue;
+                    }
+                }
+                seen_node.clone_from(&observed);
                 if let (Some(n), Some(snap)) = (observed, latest.as_ref()) {
                     let current: Vec<_> = n.spec.as_ref()
                         .and_then(|s| s.taints.as_ref())
@@ -167,7 +185,15 @@ pub async fn run(
             let result = node::patch_conditions(&nodes, &node, &snap.conditions).await;
             note(&reach, &health, &result);
             match result {
-                Ok(_) => {
+                Ok(written) => {
+                    // The server's answer is the freshest Node: the taint write below starts
+                    // from it instead of a read.
+                    awaiting = written
+                        .metadata
+                        .resource_version
+                        .clone()
+                        .map(|rv| (rv, Instant::now()));
+                    seen_node = Some(Arc::new(written));
                     status_dirty = false;
                     last_report = Some(Instant::now());
                     last_written = Some(snap.conditions.clone());
@@ -179,6 +205,7 @@ pub async fn run(
             let result = node::reconcile_taints(
                 &nodes,
                 &node,
+                seen_node.as_deref().cloned(),
                 &settings.owned_taints,
                 &snap.desired_taints,
                 SystemTime::now(),
@@ -192,7 +219,13 @@ pub async fn run(
                     taints_dirty = false;
                     taints_written = Some(snap.desired_taints.clone());
                 }
-                Ok(TaintWrite::Written(after)) => {
+                Ok(TaintWrite::Written(after, written)) => {
+                    awaiting = written
+                        .metadata
+                        .resource_version
+                        .clone()
+                        .map(|rv| (rv, Instant::now()));
+                    seen_node = Some(Arc::new(*written));
                     health.metrics.record_taint_write("written");
                     log::info!(
                         node = node.as_str(), taints = after.join(",").as_str();

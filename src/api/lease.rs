@@ -65,6 +65,9 @@ impl LeaseKeeper {
 
     /// `lease` with our holder, duration and `renewTime = now`, and the Node as owner when known.
     fn stamped(&self, mut lease: Lease, now: jiff::Timestamp, node_uid: Option<&str>) -> Lease {
+        // The server keeps managedFields when an update leaves them out: sending them back
+        // would double the bytes of every renewal for nothing.
+        lease.metadata.managed_fields = None;
         let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
         spec.renew_time = Some(MicroTime(now));
         spec.holder_identity = Some(self.holder.clone());

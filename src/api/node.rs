@@ -64,29 +64,35 @@ pub fn to_core(t: &ApiTaint) -> Option<Taint> {
 }
 
 /// What a taint write did.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TaintWrite {
     /// The node already carried exactly the taints we want.
     Unchanged,
-    /// Written; the node's taints afterwards.
-    Written(Vec<String>),
+    /// Written; the node's taints afterwards, and the Node as the server stored it.
+    Written(Vec<String>, Box<Node>),
 }
 
 /// Brings the node's owned taints to `desired`, keeping every other taint exactly (value,
 /// effect, `timeAdded`, order). Read-modify-write with the node's `resourceVersion` as a
 /// precondition in the patch, so a concurrent writer makes the server answer 409 instead of
-/// losing its change; on 409 the node is read again, up to `attempts` times.
+/// losing its change; on 409 the node is read again, up to `attempts` times. `cached` (the Node
+/// as the watch last saw it) saves the first read; a stale cache only costs one 409.
 pub async fn reconcile_taints(
     api: &Api<Node>,
     name: &str,
+    cached: Option<Node>,
     owned: &[TaintSpec],
     desired: &[TaintSpec],
     time_added: std::time::SystemTime,
     attempts: u32,
 ) -> Result<TaintWrite, ApiError> {
     let mut last_conflict = None;
+    let mut cached = cached;
     for _ in 0..attempts.max(1) {
-        let node = call("get", format!("nodes/{name}"), api.get(name)).await?;
+        let node = match cached.take() {
+            Some(n) => n,
+            None => call("get", format!("nodes/{name}"), api.get(name)).await?,
+        };
         let raw: Vec<ApiTaint> = node
             .spec
             .as_ref()
@@ -145,13 +151,16 @@ pub async fn reconcile_taints(
             Ok(written) => {
                 let after = written
                     .spec
-                    .and_then(|s| s.taints)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(to_core)
-                    .map(|t| t.to_string())
-                    .collect();
-                return Ok(TaintWrite::Written(after));
+                    .as_ref()
+                    .and_then(|s| s.taints.as_ref())
+                    .map(|ts| {
+                        ts.iter()
+                            .filter_map(to_core)
+                            .map(|t| t.to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                return Ok(TaintWrite::Written(after, Box::new(written)));
             }
             Err(e) if e.is_conflict() => last_conflict = Some(e),
             Err(e) => return Err(e),

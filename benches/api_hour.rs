@@ -1,0 +1,186 @@
+//! API requests and bytes sent per node-hour, at the default settings, measured against the API
+//! test server in process on a paused clock (an hour takes a second or two). Two scenarios: idle,
+//! and one pressure change per minute. Printed next to the kubelet's figures for the same
+//! settings, computed from its documented cadence (Lease update every 10 s; status PATCH once per
+//! report interval and on change) and the size of the patch it sends when only heartbeats moved.
+//!
+//! Run with `cargo bench --bench api_hour`.
+
+#[allow(dead_code, unused_imports)]
+#[path = "../tests/support/apiserver/mod.rs"]
+mod apiserver;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use nodewarden::agent::{Reading, Source, connected};
+use nodewarden::config::Config;
+use nodewarden::core::signal::{Observation, Observations, Signal};
+use nodewarden::observe::http::Health;
+use serde_json::json;
+
+#[derive(Clone)]
+struct Switch(Arc<AtomicBool>);
+
+impl Source for Switch {
+    fn read(&mut self) -> Reading {
+        let mut o = Observations::default();
+        let available = if self.0.load(Ordering::SeqCst) {
+            1
+        } else {
+            900
+        };
+        o.eviction.insert(
+            Signal::NodeFsAvailable,
+            Observation {
+                available,
+                capacity: 1000,
+            },
+        );
+        o.eviction.insert(
+            Signal::MemoryAvailable,
+            Observation {
+                available: 8 << 30,
+                capacity: 16 << 30,
+            },
+        );
+        o.eviction.insert(
+            Signal::PidAvailable,
+            Observation {
+                available: 30_000,
+                capacity: 32_768,
+            },
+        );
+        Reading {
+            observations: o,
+            errors: vec![],
+        }
+    }
+}
+
+struct Tally {
+    by_kind: BTreeMap<String, (usize, usize)>,
+    requests: usize,
+    bytes: usize,
+}
+
+fn kind(method: &str, path: &str, query: Option<&str>) -> String {
+    let watch = query.is_some_and(|q| q.contains("watch=true") || q.contains("watch=1"));
+    let what = if path.contains("/leases") {
+        "lease"
+    } else if path.ends_with("/status") {
+        "node status"
+    } else if path.contains("/events") {
+        "event"
+    } else if path.contains("/pods") {
+        "pods"
+    } else {
+        "node"
+    };
+    format!("{method} {what}{}", if watch { " (watch)" } else { "" })
+}
+
+fn hour(change_every_minute: bool) -> Tally {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let server = apiserver::ApiServer::new();
+        server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}));
+        let mut config = Config::defaults();
+        config.node_name = Some("n1".into());
+        config.state_directory = std::env::temp_dir().join("nodewarden-bench-state");
+        if change_every_minute {
+            // A condition change every minute needs the transition period out of the way.
+            config.eviction_pressure_transition_period = Duration::ZERO;
+        }
+        let pressure = Arc::new(AtomicBool::new(false));
+        let flipper = {
+            let pressure = pressure.clone();
+            async move {
+                if !change_every_minute {
+                    return;
+                }
+                for _ in 0..59 {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    pressure.fetch_xor(true, Ordering::SeqCst);
+                }
+            }
+        };
+        let health = Arc::new(Health::new(Duration::from_secs(60)));
+        let agent = connected::run(&config, server.client(), Switch(pressure), health, async {
+            tokio::time::sleep(Duration::from_secs(3595)).await;
+            "hour over"
+        });
+        let (r, ()) = tokio::join!(agent, flipper);
+        r.expect("agent ran");
+        let mut t = Tally {
+            by_kind: BTreeMap::new(),
+            requests: 0,
+            bytes: 0,
+        };
+        for r in server.requests() {
+            let k = kind(&r.method, &r.path, r.query.as_deref());
+            // Bytes on the wire from the agent: request line, the headers kube sends and the body
+            // are approximated by path + query + body (headers are the same for every client).
+            let size = r.path.len() + r.query.as_deref().map_or(0, str::len) + r.body.len();
+            let e = t.by_kind.entry(k).or_default();
+            e.0 += 1;
+            e.1 += size;
+            t.requests += 1;
+            t.bytes += size;
+        }
+        t
+    })
+}
+
+/// The patch a kubelet sends when only heartbeats changed: `$setElementOrder/conditions` with
+/// every condition type and each condition's `lastHeartbeatTime` (the strategic-merge diff of
+/// its five conditions). Its Lease update carries the whole Lease.
+fn kubelet_model() -> (usize, usize) {
+    let ts = "2026-11-29T18:00:00Z";
+    let types = ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"];
+    let order: Vec<_> = types.iter().map(|t| json!({"type": t})).collect();
+    let conds: Vec<_> = types
+        .iter()
+        .map(|t| json!({"type": t, "lastHeartbeatTime": ts}))
+        .collect();
+    let status = json!({"status": {"$setElementOrder/conditions": order, "conditions": conds}});
+    let lease = json!({
+        "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+        "metadata": {"name": "worker-1", "namespace": "kube-node-lease", "uid": "2f0c6f1e-8d0b-4a57-9a8e-6b1f8c3d9e21",
+            "resourceVersion": "123456", "creationTimestamp": ts,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "worker-1", "uid": "7d1f5c2a-1b3e-4f6a-8c9d-0e1f2a3b4c5d"}]},
+        "spec": {"holderIdentity": "worker-1", "leaseDurationSeconds": 40, "renewTime": "2026-11-29T18:00:00.000000Z"}
+    });
+    (
+        serde_json::to_vec(&status).map_or(0, |v| v.len()) + "/api/v1/nodes/worker-1/status".len(),
+        serde_json::to_vec(&lease).map_or(0, |v| v.len())
+            + "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/worker-1".len(),
+    )
+}
+
+fn main() {
+    let (status_bytes, lease_bytes) = kubelet_model();
+    for (name, change) in [("idle", false), ("one pressure change per minute", true)] {
+        let t = hour(change);
+        println!(
+            "== nodewarden, {name}: {} requests, {} bytes per node-hour",
+            t.requests, t.bytes
+        );
+        for (k, (n, b)) in &t.by_kind {
+            println!("   {k:<26} {n:>5} requests {b:>9} bytes");
+        }
+        let status_patches = if change { 60 + 59 } else { 60 };
+        let kubelet_requests = 360 + status_patches;
+        let kubelet_bytes = 360 * lease_bytes + status_patches * status_bytes;
+        println!(
+            "   kubelet, same settings:  {kubelet_requests} requests ({} Lease + {status_patches} status), {kubelet_bytes} bytes (status patch {status_bytes} B, Lease update {lease_bytes} B)",
+            360
+        );
+    }
+}
