@@ -6,7 +6,6 @@
 //!
 //! Run with `cargo bench --bench api_hour`.
 
-#[allow(dead_code, unused_imports)]
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
 
