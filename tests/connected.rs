@@ -195,6 +195,15 @@ async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_m
         "others' conditions untouched"
     );
     assert_eq!(condition(&node, "DiskPressure")["status"], "False");
+    assert_eq!(
+        condition(&node, "DiskPressure")["reason"],
+        "KubeletHasNoDiskPressure"
+    );
+    assert_ne!(
+        condition(&node, "DiskPressure")["lastHeartbeatTime"],
+        condition(&node, "DiskPressure")["lastTransitionTime"],
+        "heartbeats moved on the server"
+    );
     assert_eq!(taint_keys(&node), ["dedicated=edge:NoSchedule"]);
     let lease = server
         .lease("kube-node-lease", "nodewarden-n1")

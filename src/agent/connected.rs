@@ -62,37 +62,53 @@ pub async fn run<S: Source>(
     health.require_api();
     let reach = Arc::new(Reachability::new(&node));
 
-    // Start-up check: the Node must exist and we must be allowed to read it. An unreachable API
-    // server is not fatal: the agent must also start in the middle of a partition.
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
-    let first = call("get", format!("nodes/{node}"), nodes.get(&node)).await;
-    reach.record(&first, std::time::SystemTime::now());
-    match first {
-        Ok(n) => {
-            health.set_api_ok();
-            uid_tx.send_replace(n.metadata.uid.clone());
-        }
-        Err(e) if e.is_not_found() => {
-            return Err(StartError::Refused(format!(
-                "node {node} does not exist ({e}); register it first or set nodeName"
-            )));
-        }
-        Err(e) if matches!(e.code(), Some(401) | Some(403)) => {
-            return Err(StartError::Refused(format!(
-                "access denied: {e}; grant this identity get/watch/patch on nodes and nodes/status"
-            )));
-        }
-        Err(e) => log::warn!(
-            node = node.as_str(), error = e.to_string().as_str();
-            "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
-        ),
+    let mut tasks = JoinSet::new();
+
+    // Start-up check: the Node must exist and we must be allowed to read it. It runs beside
+    // everything else: an unreachable API server is not fatal (the agent must also start in the
+    // middle of a partition), and sampling, the watchdog and the fence never wait for it.
+    let (check_tx, mut check_rx) = tokio::sync::oneshot::channel::<StartError>();
+    {
+        let (reach, health, node, uid_tx) =
+            (reach.clone(), health.clone(), node.clone(), uid_tx.clone());
+        tasks.spawn(async move {
+            let first = call("get", format!("nodes/{node}"), nodes.get(&node)).await;
+            reach.record(&first, std::time::SystemTime::now());
+            let refused = match first {
+                Ok(n) => {
+                    health.set_api_ok();
+                    uid_tx.send_replace(n.metadata.uid.clone());
+                    None
+                }
+                Err(e) if e.is_not_found() => Some(format!(
+                    "node {node} does not exist ({e}); register it first or set nodeName"
+                )),
+                Err(e) if matches!(e.code(), Some(401) | Some(403)) => Some(format!(
+                    "access denied: {e}; grant this identity get/watch/patch on nodes and nodes/status"
+                )),
+                Err(e) => {
+                    log::warn!(
+                        node = node.as_str(), error = e.to_string().as_str();
+                        "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
+                    );
+                    None
+                }
+            };
+            if let Some(why) = refused {
+                let _ = check_tx.send(StartError::Refused(why));
+                return "start-up check";
+            }
+            // Checked: this task has nothing more to do.
+            std::future::pending::<()>().await;
+            "start-up check"
+        });
     }
 
     let (snap_tx, snap_rx) = watch::channel(None);
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
-    let mut tasks = JoinSet::new();
 
     let (views, watches) = api::watch::start(client.clone(), node.clone(), node_tx);
     tasks.spawn(async move {
@@ -187,6 +203,9 @@ pub async fn run<S: Source>(
     let sampling = sampling::run(config, source, health, Some(publisher), shutdown);
     tokio::pin!(sampling);
     let outcome = tokio::select! {
+        // A refusal at start-up is reported as itself, not as its task ending.
+        biased;
+        Ok(refused) = &mut check_rx => Err(refused),
         () = &mut sampling => Ok(()),
         Some(ended) = tasks.join_next() => {
             let what = match ended {

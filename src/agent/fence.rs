@@ -433,7 +433,10 @@ pub async fn run(
             }
         }
 
-        let due = last_persist.is_none_or(|t| t.elapsed() >= PERSIST);
+        // While connected, writes are rate-limited; once cut off, the last contact is frozen
+        // and every change (a kill, a fenced pod) is written at once, so a restart resumes
+        // the same deadlines.
+        let due = cut_off || last_persist.is_none_or(|t| t.elapsed() >= PERSIST);
         if dirty && due {
             let s = State {
                 version: state::VERSION,

@@ -182,7 +182,14 @@ pub async fn run(
         let mut failure: Option<ApiError> = None;
 
         if status_dirty {
-            let result = node::patch_conditions(&nodes, &node, &snap.conditions).await;
+            // Only heartbeats moved since our last write, and the server still holds every one
+            // of our conditions as we wrote it: send the heartbeats alone.
+            let heartbeat_only = last_written.as_ref().is_some_and(|w| {
+                !condition::changed_ignoring_heartbeat(w, &snap.conditions)
+                    && seen_node.as_deref().is_some_and(|n| server_holds(n, w))
+            });
+            let result =
+                node::patch_conditions(&nodes, &node, &snap.conditions, heartbeat_only).await;
             note(&reach, &health, &result);
             match result {
                 Ok(written) => {
@@ -298,6 +305,21 @@ fn seed() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     t ^ (u64::from(std::process::id()) << 32)
+}
+
+/// Whether the Node holds each of `ours` with the status, reason and message we wrote.
+fn server_holds(n: &Node, ours: &[NodeCondition]) -> bool {
+    let held = n.status.as_ref().and_then(|s| s.conditions.as_ref());
+    ours.iter().all(|c| {
+        held.is_some_and(|cs| {
+            cs.iter().any(|h| {
+                h.type_ == c.condition_type
+                    && h.status == c.status.as_str()
+                    && h.reason.as_deref() == Some(c.reason.as_str())
+                    && h.message.as_deref() == Some(c.message.as_str())
+            })
+        })
+    })
 }
 
 /// Other writers of our conditions visible in this version of the Node.

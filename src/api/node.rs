@@ -15,10 +15,18 @@ use crate::core::taint::{Effect, Taint};
 use crate::core::taint_plan;
 
 /// The strategic-merge patch body for our conditions: only the owned types, never the whole list.
-pub fn conditions_patch(conditions: &[NodeCondition]) -> Value {
+/// When nothing but heartbeats moved (`heartbeat_only`), each entry carries just its `type` (the
+/// merge key) and `lastHeartbeatTime`: the server merges it into the stored condition.
+pub fn conditions_patch(conditions: &[NodeCondition], heartbeat_only: bool) -> Value {
     let list: Vec<Value> = conditions
         .iter()
         .map(|c| {
+            if heartbeat_only {
+                return json!({
+                    "type": c.condition_type,
+                    "lastHeartbeatTime": rfc3339(c.last_heartbeat_time),
+                });
+            }
             json!({
                 "type": c.condition_type,
                 "status": c.status.as_str(),
@@ -37,8 +45,9 @@ pub async fn patch_conditions(
     api: &Api<Node>,
     name: &str,
     conditions: &[NodeCondition],
+    heartbeat_only: bool,
 ) -> Result<Node, ApiError> {
-    let body = conditions_patch(conditions);
+    let body = conditions_patch(conditions, heartbeat_only);
     let pp = PatchParams::default();
     let pp = PatchParams {
         field_manager: Some(FIELD_MANAGER.to_string()),
