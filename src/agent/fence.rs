@@ -32,6 +32,8 @@ use crate::terminate::{CgroupLayout, Fence, Terminator};
 const TICK: Duration = Duration::from_millis(50);
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
+/// The fence's monotonic origin lies this far before the process started (see `mono_of`).
+const MONO_BASE: Duration = Duration::from_secs(400 * 24 * 3600);
 /// How often the pod list and last contact are written while connected (and on change).
 const PERSIST: Duration = Duration::from_secs(5);
 
@@ -181,13 +183,16 @@ pub async fn run(
     };
     let origin_mono = tokio::time::Instant::now();
     let origin_wall = SystemTime::now();
+    // Monotonic instants are counted from a base far before our start, so a last contact made
+    // before this process began (read back after a restart) still maps to its true instant.
+    let mono_now = || MONO_BASE + origin_mono.elapsed();
     let mono_of = |wall: SystemTime| -> Duration {
-        // A wall time before our start maps below zero: clamp to the origin, which only makes
-        // deadlines earlier, never later.
-        let now_mono = origin_mono.elapsed();
-        let now_wall = origin_wall + now_mono;
+        let now_mono = mono_now();
+        let now_wall = origin_wall + origin_mono.elapsed();
         match now_wall.duration_since(wall) {
+            // Older than the base: clamped to it, which only makes deadlines earlier.
             Ok(ago) => now_mono.saturating_sub(ago),
+            // A contact "in the future" (the wall clock stepped back): treat it as now.
             Err(_) => now_mono,
         }
     };
@@ -224,8 +229,8 @@ pub async fn run(
 
     loop {
         ticker.tick().await;
-        let now_mono = origin_mono.elapsed();
-        let now_wall = origin_wall + now_mono;
+        let now_mono = mono_now();
+        let now_wall = origin_wall + origin_mono.elapsed();
 
         // Last contact: the latest answer, or the latest Ready heartbeat seen.
         let mut contact = inputs.reach.last_success();
@@ -330,6 +335,17 @@ pub async fn run(
             let contact_mono = mono_of(contact_wall);
             if cut_off_since.is_none() {
                 cut_off_since = Some(now_wall);
+                // The last contact is final now: on disk before anything else, so a restart
+                // from here on plans the very same deadlines.
+                dirty = !persist(
+                    &dir,
+                    &node,
+                    last_contact_wall,
+                    &pods,
+                    &fenced_uids,
+                    &pending_events,
+                );
+                last_persist = Some(tokio::time::Instant::now());
                 log::warn!(
                     node = node.as_str(), reachable = "false", last_contact = crate::core::clock::rfc3339(contact_wall).as_str();
                     "cut off from the API server (no answer for {}s; last contact {}); fence planning {} pod(s) in {} mode",
@@ -341,8 +357,13 @@ pub async fn run(
                 }
             }
             if terminator.is_none() && policy.mode == fence::Mode::Enforce {
+                let root = config
+                    .fence
+                    .cgroup_root
+                    .as_ref()
+                    .unwrap_or(&config.cgroup_path);
                 match CgroupLayout::detect(
-                    &config.cgroup_path,
+                    root,
                     config.fence.cgroup_version,
                     config.fence.cgroup_driver,
                 )
@@ -438,24 +459,41 @@ pub async fn run(
         // the same deadlines.
         let due = cut_off || last_persist.is_none_or(|t| t.elapsed() >= PERSIST);
         if dirty && due {
-            let s = State {
-                version: state::VERSION,
-                node: node.clone(),
-                last_contact: last_contact_wall.map(state::format_time),
-                pods: pods.iter().map(StoredPod::from_pod).collect(),
-                fenced: fenced_uids.iter().cloned().collect(),
-                pending_events: pending_events.clone(),
-            };
-            match state::save(&dir, &s) {
-                Ok(()) => {
-                    dirty = false;
-                    last_persist = Some(tokio::time::Instant::now());
-                }
-                Err(e) => {
-                    log::error!(node = node.as_str(), error = e.to_string().as_str(); "{e}");
-                    last_persist = Some(tokio::time::Instant::now());
-                }
-            }
+            dirty = !persist(
+                &dir,
+                &node,
+                last_contact_wall,
+                &pods,
+                &fenced_uids,
+                &pending_events,
+            );
+            last_persist = Some(tokio::time::Instant::now());
+        }
+    }
+}
+
+/// Writes the durable state; logs and returns false when it cannot.
+fn persist(
+    dir: &std::path::Path,
+    node: &str,
+    last_contact: Option<SystemTime>,
+    pods: &[FencePod],
+    fenced: &BTreeSet<String>,
+    pending_events: &[StoredEvent],
+) -> bool {
+    let s = State {
+        version: state::VERSION,
+        node: node.to_string(),
+        last_contact: last_contact.map(state::format_time),
+        pods: pods.iter().map(StoredPod::from_pod).collect(),
+        fenced: fenced.iter().cloned().collect(),
+        pending_events: pending_events.to_vec(),
+    };
+    match state::save(dir, &s) {
+        Ok(()) => true,
+        Err(e) => {
+            log::error!(node = node, error = e.to_string().as_str(); "{e}");
+            false
         }
     }
 }
@@ -470,13 +508,14 @@ fn mode_name(m: fence::Mode) -> &'static str {
 
 fn log_plan(node: &str, p: &fence::PodPlan, now_mono: Duration, now_wall: SystemTime) {
     let id = format!("{}/{}", p.namespace, p.name);
+    // Milliseconds: the plan is checked against what happens, and a restart must reproduce it.
     let at = |d: Duration| {
         let wall = if d >= now_mono {
             now_wall + (d - now_mono)
         } else {
             now_wall - (now_mono - d)
         };
-        crate::core::clock::rfc3339(wall)
+        humantime::format_rfc3339_millis(wall).to_string()
     };
     match &p.plan {
         Plan::Never { reason } => {

@@ -116,11 +116,12 @@ impl Config {
             fence: super::FenceConfig {
                 mode: crate::core::fence::Mode::DryRun,
                 node_monitor_grace_period: Duration::from_secs(40),
-                unreachable_after: Duration::from_secs(10),
+                unreachable_after: Duration::from_secs(15),
                 safety_margin: Duration::from_secs(2),
                 grace_period_cap: Duration::from_secs(30),
                 cgroup_driver: None,
                 cgroup_version: None,
+                cgroup_root: None,
             },
             lease_name: None,
             lease_namespace: "kube-node-lease".to_string(),

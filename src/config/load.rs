@@ -59,6 +59,7 @@ const FENCE_KEYS: &[&str] = &[
     "gracePeriodCap",
     "cgroupDriver",
     "cgroupVersion",
+    "cgroupRoot",
 ];
 
 const LOGGING_KEYS: &[&str] = &["target", "level"];
@@ -314,6 +315,7 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
     let mut psi_entries: Vec<(String, f64)> = Vec::new();
     let mut conditions: Option<Vec<(ConditionSpec, Range<usize>)>> = None;
     let mut update_span = None;
+    let mut fence_span: Option<Range<usize>> = None;
     let mut report_span = None;
 
     for (key, value) in entries(root.get_ref()) {
@@ -508,6 +510,7 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                 }
             }
             "fence" => {
+                fence_span = Some(span.clone());
                 if let Some(table) = w.table(&path, value, "a table of fence settings") {
                     read_fence(&mut w, &path, table, &mut config);
                 }
@@ -533,6 +536,21 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                 "nodeStatusReportFrequency ({}) must be at least nodeStatusUpdateFrequency ({})",
                 crate::core::threshold::format_duration(config.node_status_report_frequency),
                 crate::core::threshold::format_duration(config.node_status_update_frequency),
+            ),
+        );
+    }
+
+    // Contact is proven by the Lease renewals: a window shorter than their interval would declare
+    // the node cut off between two healthy renewals.
+    let renew = Duration::from_secs(u64::from(config.node_lease_duration_seconds)) / 4;
+    if config.fence.unreachable_after <= renew {
+        w.error(
+            &fence_span.clone().unwrap_or(0..0),
+            "fence.unreachableAfter",
+            format!(
+                "must be longer than the Lease renew interval ({}, a quarter of nodeLeaseDurationSeconds), found {}",
+                crate::core::threshold::format_duration(renew),
+                crate::core::threshold::format_duration(config.fence.unreachable_after),
             ),
         );
     }
@@ -735,6 +753,11 @@ fn read_fence(w: &mut Walker<'_>, path: &str, table: &DeTable<'_>, config: &mut 
                 ];
                 if let Some(d) = word(w, &key, v, &choices) {
                     config.fence.cgroup_version = d;
+                }
+            }
+            "cgroupRoot" => {
+                if let Some(p) = w.non_empty_string(&key, v, "a path") {
+                    config.fence.cgroup_root = Some(std::path::PathBuf::from(p));
                 }
             }
             "nodeMonitorGracePeriod" | "unreachableAfter" | "safetyMargin" | "gracePeriodCap" => {

@@ -234,7 +234,9 @@ pub struct FenceConfig {
     /// `nodeMonitorGracePeriod` ("40s"): the control plane's setting the fence mirrors; 40s, the
     /// smaller historical default, so a fence is never late.
     pub node_monitor_grace_period: std::time::Duration,
-    /// `unreachableAfter` ("10s"): no successful API round trip for this long means cut off.
+    /// `unreachableAfter` ("15s"): no answer from the API server for this long means cut off.
+    /// Must exceed the Lease renew interval (`nodeLeaseDurationSeconds / 4`), since renewals are
+    /// what proves contact while nothing else is written.
     pub unreachable_after: std::time::Duration,
     /// `safetyMargin` ("2s"): pods are stopped this much before their eviction time.
     pub safety_margin: std::time::Duration,
@@ -244,4 +246,6 @@ pub struct FenceConfig {
     pub cgroup_driver: Option<crate::terminate::CgroupDriver>,
     /// `cgroupVersion` ("auto").
     pub cgroup_version: Option<crate::terminate::CgroupVersion>,
+    /// `cgroupRoot` (unset: `cgroupPath`): where the pods' cgroups are looked for.
+    pub cgroup_root: Option<std::path::PathBuf>,
 }

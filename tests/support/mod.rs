@@ -8,6 +8,7 @@
 
 pub mod apiserver;
 pub mod cgroup;
+pub mod netns;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -87,7 +88,19 @@ pub struct Agent {
 impl Agent {
     /// Starts `nodewarden run --config <config>` with stderr captured.
     pub fn start(config: &Path, env: &[(&str, &str)]) -> Agent {
-        let mut cmd = Command::new(agent_bin());
+        Agent::start_in(&[], config, env)
+    }
+
+    /// The same, under a command prefix (e.g. `nsenter --net=… --`).
+    pub fn start_in(prefix: &[String], config: &Path, env: &[(&str, &str)]) -> Agent {
+        let mut cmd = match prefix.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(agent_bin());
+                c
+            }
+            None => Command::new(agent_bin()),
+        };
         cmd.arg("run")
             .arg("--config")
             .arg(config)
@@ -158,6 +171,15 @@ impl Agent {
         self.child.id() as i32
     }
 
+    /// SIGKILL to our child, by PID, and reap it.
+    pub fn kill_hard(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.pid()),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+
     /// Sends SIGTERM to our child (by PID) and returns how long it took to exit, if it did within
     /// `timeout`.
     pub fn terminate(&mut self, timeout: Duration) -> Option<(Duration, std::process::ExitStatus)> {
@@ -177,6 +199,12 @@ impl Agent {
 
     pub fn dump(&self) -> String {
         self.seen.join("\n")
+    }
+
+    /// Every line so far, including those not yet read (waits briefly for more).
+    pub fn drained_dump(&mut self) -> String {
+        let _ = self.wait_for(&["\u{0}never\u{0}"], Duration::from_millis(500));
+        self.dump()
     }
 }
 

@@ -1,0 +1,530 @@
+//! The fence end to end, with a real partition: the agent binary in a network namespace, the API
+//! test server on the host end of a veth pair, fake pods as real processes in a per-test cgroup
+//! sandbox with matching Pod objects. Cutting the link must stop each pod by the moment the
+//! control plane could delete it — never before its planned SIGTERM, never one that tolerates
+//! forever; healing first kills nothing; a SIGKILLed agent restarted mid-partition keeps its
+//! deadlines; dry-run kills nothing and logs every plan.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+use nodewarden::core::qos::QosClass;
+use nodewarden::terminate::{CgroupDriver, CgroupVersion};
+use serde_json::{Value, json};
+use support::apiserver::ApiServer;
+use support::cgroup::CgroupSandbox;
+use support::netns::Netns;
+use support::{Agent, field, free_port, is_root, require, write_config};
+
+const NODE: &str = "n1";
+/// The fence's settings in these tests (short, so a test takes seconds).
+const GRACE: Duration = Duration::from_secs(4);
+const UNREACHABLE_AFTER: &str = "2500ms";
+const MARGIN: Duration = Duration::from_millis(500);
+const CAP: Duration = Duration::from_secs(1);
+
+/// The API test server served on `addr` from a thread of its own.
+struct Server {
+    api: ApiServer,
+    kubeconfig: PathBuf,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(addr: SocketAddr, dir: &Path) -> Server {
+        let api = ApiServer::new();
+        let (tx, rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = api.clone();
+        let dir = dir.to_path_buf();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let lb = server
+                    .serve_on(addr)
+                    .expect("bind on the host end of the veth");
+                let _ = tx.send(lb.write_kubeconfig(&dir));
+                let _ = stop_rx.await;
+                drop(lb);
+            });
+        });
+        let kubeconfig = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("server started");
+        Server {
+            api,
+            kubeconfig,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One fake pod: its Pod object and its processes.
+struct FakePod {
+    name: &'static str,
+    dir: PathBuf,
+    marker: PathBuf,
+    /// Whether the control plane would delete it; then the delay after grace.
+    evicted_after: Option<Duration>,
+    handles_term: bool,
+}
+
+fn pod_json(name: &str, tolerations: Value, extra_meta: Value) -> Value {
+    let mut meta = json!({"name": name, "namespace": "default"});
+    if let (Some(m), Some(extra)) = (meta.as_object_mut(), extra_meta.as_object()) {
+        for (k, v) in extra {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": meta,
+        "spec": {
+            "nodeName": NODE,
+            "terminationGracePeriodSeconds": 30,
+            "tolerations": tolerations,
+            "containers": [{"name": "c", "image": "busybox"}]
+        }
+    })
+}
+
+fn pod_processes(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
+            n += text.lines().filter(|l| !l.trim().is_empty()).count();
+        }
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    n
+}
+
+struct Scene {
+    _netns_guard: (),
+    netns: Netns,
+    server: Server,
+    sandbox: CgroupSandbox,
+    pods: Vec<FakePod>,
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+/// Sets up the partitionable world with six pods: tolerationSeconds 0 (handles SIGTERM), 4 s
+/// (ignores SIGTERM), forever, a DaemonSet pod, a mirror pod and an opted-out pod. The server
+/// UIDs match the sandbox's pod cgroups.
+fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
+    if !require(is_root(), "root (network namespaces, cgroups)") {
+        return None;
+    }
+    let sandbox = CgroupSandbox::create(CgroupVersion::V2, CgroupDriver::Systemd)?;
+    let netns = Netns::create();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(SocketAddr::new(netns.host_ip.into(), 0), dir.path());
+    server
+        .api
+        .create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    let ne = |s: Option<i64>| {
+        let mut t = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"});
+        if let Some(s) = s {
+            t["tolerationSeconds"] = json!(s);
+        }
+        t
+    };
+    let specs: [(&'static str, Value, Value, Option<Duration>, bool); 6] = [
+        (
+            "zero",
+            json!([ne(Some(0))]),
+            json!({}),
+            Some(Duration::ZERO),
+            true,
+        ),
+        (
+            "short",
+            json!([ne(Some(short as i64))]),
+            json!({}),
+            Some(Duration::from_secs(short)),
+            false,
+        ),
+        ("forever", json!([ne(None)]), json!({}), None, true),
+        (
+            "daemon",
+            json!([]),
+            json!({"ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "0d5a0000-0000-4000-8000-000000000001", "controller": true}]}),
+            None,
+            true,
+        ),
+        (
+            "mirror",
+            json!([]),
+            json!({"annotations": {"kubernetes.io/config.mirror": "abc", "kubernetes.io/config.source": "file"}}),
+            None,
+            true,
+        ),
+        (
+            "optout",
+            json!([]),
+            json!({"annotations": {"nodewarden.io/fence": "false"}}),
+            None,
+            true,
+        ),
+    ];
+    let mut sandbox = sandbox;
+    let mut pods = Vec::new();
+    for (name, tol, meta, evicted_after, handles_term) in specs {
+        // The server assigns the UID (as the real one does); the pod's cgroup is named after it.
+        let created = server.api.create_pod(pod_json(name, tol, meta));
+        let uid = created["metadata"]["uid"]
+            .as_str()
+            .expect("server-assigned uid")
+            .to_string();
+        let pod_dir = sandbox.pod_dir(&uid, QosClass::BestEffort);
+        let container = sandbox.container_dir(&uid, QosClass::BestEffort, "c0");
+        let marker = dir.path().join(format!("{name}.term"));
+        let script = if handles_term {
+            "trap 'echo done > \"$M\"; exit 0' TERM; while :; do sleep 0.05; done"
+        } else {
+            "trap '' TERM; while :; do sleep 0.05; done"
+        };
+        sandbox.spawn_in(&container, script, &[("M", &marker)]);
+        let p = FakePod {
+            name,
+            dir: pod_dir,
+            marker,
+            evicted_after,
+            handles_term,
+        };
+        pods.push(p);
+    }
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
+             [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\nunreachableAfter = \"{UNREACHABLE_AFTER}\"\n\
+             safetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n\
+             [logging]\ntarget = \"stderr\"\n",
+            kc = server.kubeconfig.display(),
+            port = free_port(),
+            state = dir.path().join("state").display(),
+            cg = sandbox.root().display(),
+            g = grace.as_secs(),
+            m = MARGIN.as_millis(),
+            c = CAP.as_secs(),
+        ),
+    );
+    Some(Scene {
+        _netns_guard: (),
+        netns,
+        server,
+        sandbox,
+        pods,
+        dir,
+        config,
+    })
+}
+
+/// Starts the agent in the namespace and waits until it knows all six pods on disk.
+fn start_agent(s: &Scene) -> Agent {
+    let mut agent = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    let state = s.dir.path().join("state").join("state.json");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let pods = std::fs::read(&state)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v["pods"].as_array().map(|a| a.len()))
+            .unwrap_or(0);
+        if pods == 6 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent never persisted the pods ({}):\n{}",
+            std::fs::read_to_string(&state).unwrap_or_else(|e| e.to_string()),
+            {
+                agent.wait_for(&["\u{0}"], Duration::from_secs(1));
+                agent.dump()
+            }
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Let a couple of renewals land so last contact is current.
+    std::thread::sleep(Duration::from_millis(1500));
+    agent
+}
+
+fn parse_wall(s: &str) -> SystemTime {
+    humantime::parse_rfc3339(s).unwrap_or_else(|e| panic!("bad time {s:?}: {e}"))
+}
+
+/// The plan records of one agent run: pod name → (sigterm_at, kill_at, eviction_time).
+fn plans(
+    agent: &mut Agent,
+    n: usize,
+) -> std::collections::BTreeMap<String, Option<(SystemTime, SystemTime, SystemTime)>> {
+    let mut out = std::collections::BTreeMap::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while out.len() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some((line, _)) = agent.wait_for(&["fence plan for default/"], left) else {
+            panic!("only {} plan records:\n{}", out.len(), agent.dump());
+        };
+        let name = field(&line, "pod")
+            .unwrap_or_default()
+            .trim_start_matches("default/")
+            .to_string();
+        let plan = match field(&line, "action").as_deref() {
+            Some("stop") => Some((
+                parse_wall(&field(&line, "sigterm_at").expect("sigterm_at")),
+                parse_wall(&field(&line, "kill_at").expect("kill_at")),
+                parse_wall(&field(&line, "eviction_time").expect("eviction_time")),
+            )),
+            _ => None,
+        };
+        out.insert(name, plan);
+    }
+    out
+}
+
+#[test]
+fn a_partition_stops_each_pod_by_its_eviction_time_and_never_one_that_is_kept() {
+    let Some(mut s) = scene("enforce", 4, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    let cut_at = SystemTime::now();
+    s.netns.cut();
+    let plans = plans(&mut agent, 6);
+    for (name, plan) in &plans {
+        let expected = s
+            .pods
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.evicted_after.is_some());
+        assert_eq!(
+            plan.is_some(),
+            expected.unwrap_or(false),
+            "{name}: {plan:?}"
+        );
+    }
+    // Watch every pod until the latest deadline has passed by a second.
+    let latest = cut_at + GRACE + Duration::from_secs(4) + Duration::from_secs(1);
+    let mut stopped: std::collections::BTreeMap<&str, SystemTime> = Default::default();
+    while SystemTime::now() < latest {
+        for p in &s.pods {
+            if !stopped.contains_key(p.name) && pod_processes(&p.dir) == 0 {
+                stopped.insert(p.name, SystemTime::now());
+            }
+        }
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut lateness = Vec::new();
+    for p in &s.pods {
+        match (p.evicted_after, plans.get(p.name).copied().flatten()) {
+            (Some(delay), Some((sigterm_at, kill_at, eviction))) => {
+                let at = *stopped.get(p.name).unwrap_or_else(|| {
+                    panic!("{} never stopped:\n{}", p.name, agent.drained_dump())
+                });
+                // Never late: stopped by the moment the control plane could delete it, which
+                // is no earlier than the cut + grace + the pod's delay.
+                let bound = cut_at + GRACE + delay;
+                assert!(
+                    at <= bound,
+                    "{} stopped {:?} after its eviction bound",
+                    p.name,
+                    at.duration_since(bound).unwrap_or_default()
+                );
+                assert!(
+                    at <= eviction,
+                    "{} stopped after its planned eviction time",
+                    p.name
+                );
+                // Never early: not before its planned SIGTERM.
+                assert!(
+                    at + Duration::from_millis(20) >= sigterm_at,
+                    "{} stopped before its SIGTERM",
+                    p.name
+                );
+                if p.handles_term {
+                    assert!(
+                        p.marker.exists(),
+                        "{} got SIGTERM and ran its handler",
+                        p.name
+                    );
+                } else {
+                    // It ignored SIGTERM, so it died at the kill.
+                    assert!(
+                        at + Duration::from_millis(20) >= kill_at,
+                        "{} died before its kill time",
+                        p.name
+                    );
+                    assert!(!p.marker.exists());
+                }
+                lateness.push((
+                    p.name,
+                    at.duration_since(sigterm_at.max(if p.handles_term {
+                        sigterm_at
+                    } else {
+                        kill_at
+                    }))
+                    .unwrap_or_default(),
+                ));
+            }
+            (None, _) => {
+                assert!(
+                    !stopped.contains_key(p.name),
+                    "{} must never be stopped",
+                    p.name
+                );
+                assert!(pod_processes(&p.dir) > 0);
+            }
+            (Some(_), None) => panic!("{} has no stop plan", p.name),
+        }
+    }
+    eprintln!("stop lateness against plan: {lateness:?}");
+    // The fenced pods stay fenced, and the agent said so.
+    let log = agent.drained_dump();
+    assert!(log.contains("action=kill"), "{log}");
+    // Heal: the fence lifts; both fenced pods still exist upstream.
+    s.netns.heal();
+    agent
+        .wait_for(&["fence lifted"], Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("no reconciliation after healing:\n{}", agent.dump()));
+    let _ = &s.server;
+    agent.kill_hard();
+}
+
+#[test]
+fn healing_before_any_deadline_kills_nothing() {
+    let Some(mut s) = scene("enforce", 30, Duration::from_secs(10)) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    s.netns.cut();
+    // Cut off is declared after 2.5 s; the earliest SIGTERM (the zero-seconds pod, with a 10 s
+    // grace here) is due 10 s − 1 s cap − 0.5 s margin = 8.5 s after last contact. Heal at once.
+    agent
+        .wait_for(&["cut off from the API server"], Duration::from_secs(5))
+        .unwrap_or_else(|| panic!("never cut off:\n{}", agent.dump()));
+    s.netns.heal();
+    agent
+        .wait_for(&["API server reachable again"], Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("never reconnected:\n{}", agent.dump()));
+    std::thread::sleep(Duration::from_secs(3));
+    s.sandbox.reap();
+    for p in &s.pods {
+        assert!(pod_processes(&p.dir) > 0, "{} was stopped", p.name);
+        assert!(!p.marker.exists(), "{} got SIGTERM", p.name);
+    }
+    assert!(!agent.dump().contains("action=sigterm"), "{}", agent.dump());
+    agent.kill_hard();
+}
+
+#[test]
+fn a_restart_mid_partition_keeps_every_deadline() {
+    let Some(s) = scene("enforce", 20, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    s.netns.cut();
+    let before = plans(&mut agent, 6);
+    agent.kill_hard();
+    let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    let after = plans(&mut again, 6);
+    for (name, plan) in &before {
+        let other = after.get(name).copied().flatten();
+        match (plan, other) {
+            (None, None) => {}
+            (Some((t1, k1, e1)), Some((t2, k2, e2))) => {
+                for (a, b, what) in [(t1, t2, "sigterm"), (k1, k2, "kill"), (e1, e2, "eviction")] {
+                    let diff = a
+                        .duration_since(b)
+                        .or_else(|_| b.duration_since(*a))
+                        .unwrap_or_default();
+                    assert!(
+                        diff <= Duration::from_millis(200),
+                        "{name}: {what} moved by {diff:?} across the restart\nbefore {before:?}\nafter {after:?}\n{}",
+                        again.drained_dump()
+                    );
+                }
+            }
+            other => panic!("{name}: plan changed across the restart: {other:?}"),
+        }
+    }
+    // And the restarted agent still acts on them: the zero-seconds pod stops.
+    let zero = s.pods.iter().find(|p| p.name == "zero").expect("zero pod");
+    let deadline = Instant::now() + GRACE + Duration::from_secs(3);
+    while pod_processes(&zero.dir) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the zero-seconds pod was not stopped after the restart:\n{}",
+            again.dump()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = &s.server;
+    again.kill_hard();
+}
+
+#[test]
+fn dry_run_kills_nothing_and_logs_every_plan() {
+    let Some(mut s) = scene("dry-run", 1, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    let cut_at = Instant::now();
+    s.netns.cut();
+    let plans = plans(&mut agent, 6);
+    assert_eq!(plans.len(), 6);
+    // Past every deadline.
+    while cut_at.elapsed() < GRACE + Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let would_kill = agent.collect_for(&["dry-run: would kill"], Duration::from_secs(1));
+    s.sandbox.reap();
+    for p in &s.pods {
+        assert!(
+            pod_processes(&p.dir) > 0,
+            "{} was stopped in dry-run",
+            p.name
+        );
+        assert!(!p.marker.exists(), "{} got SIGTERM in dry-run", p.name);
+    }
+    let all = format!("{}\n{}", agent.dump(), would_kill.join("\n"));
+    for name in ["zero", "short"] {
+        assert!(
+            all.contains(&format!("would kill pod default/{name}")),
+            "{name}:\n{all}"
+        );
+    }
+    agent.kill_hard();
+}
