@@ -538,3 +538,39 @@ fn syntax_errors_on_different_lines_are_all_reported() {
             .all(|e| e.key.is_empty() && e.message.starts_with("invalid TOML: "))
     );
 }
+
+#[test]
+fn fence_settings_are_read_and_checked() {
+    let c = load_ok(
+        "[fence]\nmode = \"enforce\"\nnodeMonitorGracePeriod = \"50s\"\nunreachableAfter = \"20s\"\n\
+         safetyMargin = \"1s\"\ngracePeriodCap = \"10s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"cgroupfs\"\n\
+         cgroupRoot = \"/host/sys/fs/cgroup\"\n",
+    );
+    assert_eq!(c.fence.mode, nodewarden::core::fence::Mode::Enforce);
+    assert_eq!(c.fence.node_monitor_grace_period, Duration::from_secs(50));
+    assert_eq!(c.fence.unreachable_after, Duration::from_secs(20));
+    assert_eq!(
+        c.fence.cgroup_root.as_deref(),
+        Some(Path::new("/host/sys/fs/cgroup"))
+    );
+    let j = effective_json(&c);
+    assert_eq!(j["fence"]["mode"], "enforce");
+    assert_eq!(j["fence"]["cgroupDriver"], "cgroupfs");
+    // The shipped default is dry-run: enforcement is opted into.
+    assert_eq!(
+        Config::defaults().fence.mode,
+        nodewarden::core::fence::Mode::DryRun
+    );
+
+    let errors = config::from_str(
+        "nodeLeaseDurationSeconds = 40\n[fence]\nmode = \"kill\"\nunreachableAfter = \"10s\"\n",
+        Some(Path::new("f.toml")),
+    )
+    .expect_err("invalid");
+    let text = errors.to_string();
+    assert!(text.contains("f.toml:3:8: fence.mode: expected one of \"enforce\", \"dry-run\", \"off\", found \"kill\""), "{text}");
+    assert!(
+        text.contains("fence.unreachableAfter: must be longer than the Lease renew interval (10s"),
+        "{text}"
+    );
+}

@@ -96,6 +96,7 @@ pub fn effective_json(config: &Config) -> Value {
             "target": log_target(config.logging.target),
             "level": config.logging.level.as_str().to_ascii_lowercase(),
         },
+        "fence": fence_json(&config.fence),
         "conditions": conditions,
     })
 }
@@ -209,6 +210,24 @@ pub fn effective_text(config: &Config) -> String {
         log_target(config.logging.target),
         config.logging.level.as_str().to_ascii_lowercase()
     );
+    let f = fence_json(&config.fence);
+    let _ = writeln!(
+        out,
+        "fence:                            mode {}, nodeMonitorGracePeriod {}, unreachableAfter {}, safetyMargin {}, gracePeriodCap {}, cgroups {} {} under {}",
+        f["mode"].as_str().unwrap_or(""),
+        f["nodeMonitorGracePeriod"].as_str().unwrap_or(""),
+        f["unreachableAfter"].as_str().unwrap_or(""),
+        f["safetyMargin"].as_str().unwrap_or(""),
+        f["gracePeriodCap"].as_str().unwrap_or(""),
+        f["cgroupVersion"].as_str().unwrap_or(""),
+        f["cgroupDriver"].as_str().unwrap_or(""),
+        config
+            .fence
+            .cgroup_root
+            .as_deref()
+            .unwrap_or(&config.cgroup_path)
+            .display()
+    );
     let _ = writeln!(out, "thresholds:");
     if config.thresholds.is_empty() {
         let _ = writeln!(out, "  (none)");
@@ -247,4 +266,32 @@ pub fn effective_text(config: &Config) -> String {
         let _ = writeln!(out, "    False: {}: {}", c.false_reason, c.false_message);
     }
     out
+}
+
+/// The `[fence]` table as the file spells it.
+fn fence_json(f: &super::FenceConfig) -> Value {
+    use crate::core::fence::Mode;
+    use crate::terminate::{CgroupDriver, CgroupVersion};
+    json!({
+        "mode": match f.mode {
+            Mode::Enforce => "enforce",
+            Mode::DryRun => "dry-run",
+            Mode::Off => "off",
+        },
+        "nodeMonitorGracePeriod": format_duration(f.node_monitor_grace_period),
+        "unreachableAfter": format_duration(f.unreachable_after),
+        "safetyMargin": format_duration(f.safety_margin),
+        "gracePeriodCap": format_duration(f.grace_period_cap),
+        "cgroupVersion": match f.cgroup_version {
+            None => "auto",
+            Some(CgroupVersion::V1) => "v1",
+            Some(CgroupVersion::V2) => "v2",
+        },
+        "cgroupDriver": match f.cgroup_driver {
+            None => "auto",
+            Some(CgroupDriver::Systemd) => "systemd",
+            Some(CgroupDriver::Cgroupfs) => "cgroupfs",
+        },
+        "cgroupRoot": f.cgroup_root.as_deref().map(path_json),
+    })
 }
