@@ -13,4 +13,5 @@ pub mod observe;
 pub mod report;
 pub mod sample;
 pub mod state;
+pub mod status;
 pub mod terminate;

@@ -63,6 +63,14 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
+    /// Show contact with the control plane and every known pod's fence plan (from the state
+    /// directory: works while the API server is unreachable).
+    Status {
+        #[arg(long, short = 'c', default_value = DEFAULT_CONFIG)]
+        config: PathBuf,
+        #[arg(long, short = 'o', value_enum, default_value = "text")]
+        output: Output,
+    },
     /// Explain a pod against a node's taints: schedulable? evicted when? which cgroup?
     Explain {
         /// A Node object, YAML or JSON.
@@ -92,6 +100,7 @@ fn main() -> ExitCode {
         }
         Command::Sample { config, output } => sample(&config, output),
         Command::Explain { node, pod, output } => explain(&node, &pod, output),
+        Command::Status { config, output } => status(&config, output),
     }
 }
 
@@ -172,6 +181,32 @@ fn sample(path: &Path, output: Output) -> ExitCode {
             }
         },
         Output::Text => print!("{}", nodewarden::report::sample_text(&report)),
+    }
+    ExitCode::SUCCESS
+}
+
+fn status(path: &Path, output: Output) -> ExitCode {
+    let config = match load(path) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let report =
+        match nodewarden::status::report(&config, &agent::node_name(&config), SystemTime::now()) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("nodewarden: {e}");
+                return ExitCode::from(EXIT_RUNTIME);
+            }
+        };
+    match output {
+        Output::Json => match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("nodewarden: cannot print status: {e}");
+                return ExitCode::from(EXIT_RUNTIME);
+            }
+        },
+        Output::Text => print!("{}", nodewarden::status::text(&report)),
     }
     ExitCode::SUCCESS
 }

@@ -252,3 +252,87 @@ fn a_health_address_in_use_is_a_runtime_failure() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
 }
+
+#[test]
+fn status_reads_the_state_directory_and_shows_each_pods_plan() {
+    use nodewarden::core::fence::FencePod;
+    use nodewarden::core::qos::QosClass;
+    use nodewarden::core::taint::{Effect, Toleration};
+    use nodewarden::state::{State, StoredPod, format_time, save};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    let contact = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+    let web = FencePod {
+        uid: "u-web".into(),
+        namespace: "shop".into(),
+        name: "web-1".into(),
+        tolerations: vec![
+            Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute))
+                .with_seconds(300),
+        ],
+        termination_grace_seconds: 30,
+        owner_kind: Some("ReplicaSet".into()),
+        static_or_mirror: false,
+        qos: QosClass::Burstable,
+        opted_out: false,
+        terminal: false,
+    };
+    let ds = FencePod {
+        uid: "u-ds".into(),
+        name: "agent-x".into(),
+        owner_kind: Some("DaemonSet".into()),
+        ..web.clone()
+    };
+    save(
+        &state_dir,
+        &State {
+            version: 1,
+            node: "edge-1".into(),
+            last_contact: Some(format_time(contact)),
+            pods: vec![StoredPod::from_pod(&web), StoredPod::from_pod(&ds)],
+            fenced: vec![],
+            pending_events: vec![],
+        },
+    )
+    .expect("save state");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n",
+            state_dir.display()
+        ),
+    );
+    let out = nodewarden(&[
+        "status",
+        "--config",
+        &config.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        json["contact"], "cut off",
+        "100 s without contact is past unreachableAfter"
+    );
+    assert_eq!(json["mode"], "dry-run");
+    let web = &json["pods"][0];
+    assert_eq!(web["pod"], "shop/web-1");
+    assert_eq!(web["action"], "dry-run stop");
+    // Eviction at last contact + 40 s grace + 300 s.
+    let eviction =
+        humantime::parse_rfc3339(web["evictionTime"].as_str().expect("time")).expect("rfc3339");
+    let expected = contact + std::time::Duration::from_secs(340);
+    let diff = eviction
+        .duration_since(expected)
+        .or_else(|_| expected.duration_since(eviction))
+        .unwrap_or_default();
+    assert!(diff < std::time::Duration::from_millis(5), "{web}");
+    assert_eq!(json["pods"][1]["action"], "never");
+    let text = nodewarden(&["status", "--config", &config.display().to_string()]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("CUT OFF from the API server since"));
+}

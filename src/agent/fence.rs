@@ -39,12 +39,7 @@ const PERSIST: Duration = Duration::from_secs(5);
 
 /// The planner's policy from the configuration.
 pub fn policy(config: &Config) -> FencePolicy {
-    FencePolicy {
-        node_monitor_grace_period: config.fence.node_monitor_grace_period,
-        safety_margin: config.fence.safety_margin,
-        grace_cap: config.fence.grace_period_cap,
-        mode: config.fence.mode,
-    }
+    fence::policy_of(config)
 }
 
 /// A Pod from the API in the planner's terms; `None` (logged by the caller) when malformed.
