@@ -502,3 +502,97 @@ async fn another_writer_of_an_owned_condition_is_detected_without_a_write_war() 
         "only the first report in 50 s: {patches_after:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn start_up_refuses_a_missing_node_and_denied_access_naming_verb_and_resource() {
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let server = ApiServer::new();
+    let err = connected::run(
+        &cfg,
+        server.client(),
+        Switch(Arc::new(AtomicBool::new(false))),
+        health.clone(),
+        async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            "test end"
+        },
+    )
+    .await
+    .expect_err("no such node");
+    let text = err.to_string();
+    assert!(
+        text.contains("node n1 does not exist") && text.contains("get nodes/n1: 404"),
+        "{text}"
+    );
+
+    let server = ApiServer::new();
+    seed(&server);
+    server.deny("get", "nodes", "");
+    let err = connected::run(
+        &cfg,
+        server.client(),
+        Switch(Arc::new(AtomicBool::new(false))),
+        health,
+        async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            "test end"
+        },
+    )
+    .await
+    .expect_err("forbidden");
+    let text = err.to_string();
+    assert!(
+        text.contains("access denied") && text.contains("get nodes/n1: 403"),
+        "{text}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_owned_taint_is_fixed_at_start_and_the_kubelets_lease_is_never_ours() {
+    let server = ApiServer::new();
+    server.create_node(json!({
+        "apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE},
+        "spec": {"taints": [
+            {"key": "node.kubernetes.io/disk-pressure", "effect": "NoSchedule"},
+            {"key": "dedicated", "value": "edge", "effect": "NoSchedule"}
+        ]}
+    }));
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    run_for(
+        &server,
+        cfg.clone(),
+        Switch(Arc::new(AtomicBool::new(false))),
+        health.clone(),
+        Duration::from_secs(15),
+    )
+    .await;
+    let node = server.node(NODE).expect("node");
+    assert_eq!(
+        taint_keys(&node),
+        ["dedicated=edge:NoSchedule"],
+        "no pressure, so our taint goes"
+    );
+
+    let mut kubelet_lease = cfg;
+    kubelet_lease.lease_name = Some(NODE.into());
+    let err = connected::run(
+        &kubelet_lease,
+        server.client(),
+        Switch(Arc::new(AtomicBool::new(false))),
+        health,
+        async { "never runs" },
+    )
+    .await
+    .expect_err("the kubelet's lease is refused");
+    assert!(err.to_string().contains("is the kubelet's Lease"), "{err}");
+}

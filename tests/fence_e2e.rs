@@ -414,11 +414,44 @@ fn a_partition_stops_each_pod_by_its_eviction_time_and_never_one_that_is_kept() 
     // The fenced pods stay fenced, and the agent said so.
     let log = agent.drained_dump();
     assert!(log.contains("action=kill"), "{log}");
+    // The agent's own account of its lateness against each planned SIGTERM and kill.
+    let late: Vec<(String, u64)> = log
+        .lines()
+        .filter(|l| l.contains("action=sigterm") || l.contains("action=kill"))
+        .filter_map(|l| Some((field(l, "action")?, field(l, "late_ms")?.parse().ok()?)))
+        .collect();
+    assert_eq!(
+        late.len(),
+        4,
+        "one SIGTERM and one kill per stopped pod: {late:?}"
+    );
+    eprintln!("agent-reported lateness (ms): {late:?}");
+    assert!(late.iter().all(|(_, ms)| *ms < 1000), "{late:?}");
     // Heal: the fence lifts; both fenced pods still exist upstream.
     s.netns.heal();
     agent
         .wait_for(&["fence lifted"], Duration::from_secs(20))
         .unwrap_or_else(|| panic!("no reconciliation after healing:\n{}", agent.dump()));
+    // The Events held while cut off arrive: one per kill, one per lifted fence.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let reasons: Vec<String> = s
+            .server
+            .api
+            .events()
+            .iter()
+            .filter_map(|e| e["reason"].as_str().map(str::to_string))
+            .collect();
+        let count = |r: &str| reasons.iter().filter(|x| *x == r).count();
+        if count("NodewardenFenced") == 2 && count("NodewardenFenceLifted") == 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "held events not delivered: {reasons:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let _ = &s.server;
     agent.kill_hard();
 }

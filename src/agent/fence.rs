@@ -288,7 +288,7 @@ pub async fn run(
                 progress.clear();
             }
             if !fenced_uids.is_empty() {
-                reconcile(
+                let outcomes = reconcile(
                     &pod_api_client,
                     &node,
                     &mut fence,
@@ -296,6 +296,13 @@ pub async fn run(
                     &health,
                 )
                 .await;
+                // Each outcome is an Event too, sent with the held ones below.
+                pending_events.extend(outcomes.into_iter().map(|(reason, message)| StoredEvent {
+                    reason,
+                    message,
+                    warning: false,
+                    at: state::format_time(now_wall),
+                }));
                 dirty = true;
             }
             if !pending_events.is_empty() {
@@ -542,7 +549,8 @@ async fn reconcile(
     fence: &mut Fence,
     fenced: &mut BTreeSet<String>,
     health: &Health,
-) {
+) -> Vec<(String, String)> {
+    let mut outcomes = Vec::new();
     let pods: Api<Pod> = Api::all(client.clone());
     let lp = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
     let listed = match call(
@@ -555,7 +563,7 @@ async fn reconcile(
         Ok(l) => l,
         Err(e) => {
             log::warn!(node = node, error = e.to_string().as_str(); "cannot list pods to reconcile fenced pods yet: {e}");
-            return;
+            return outcomes;
         }
     };
     let present: BTreeSet<String> = listed
@@ -569,10 +577,19 @@ async fn reconcile(
             log::info!(node = node, pod_uid = uid.as_str(), action = "lift";
                 "fenced pod {uid} still exists upstream: fence lifted, the kubelet may restart it");
             health.metrics.record_fence("lift");
+            outcomes.push((
+                "NodewardenFenceLifted".to_string(),
+                format!("Pod {uid} on node {node} still exists after the partition: fence lifted"),
+            ));
         } else {
             log::info!(node = node, pod_uid = uid.as_str(), action = "reconciled";
                 "fenced pod {uid} was deleted upstream while cut off: done");
             health.metrics.record_fence("reconciled");
+            outcomes.push((
+                "NodewardenFenceDone".to_string(),
+                format!("Pod {uid} on node {node} was deleted upstream while the node was cut off"),
+            ));
         }
     }
+    outcomes
 }
