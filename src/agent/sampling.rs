@@ -218,10 +218,18 @@ pub async fn run<S: Source>(
         health.tick();
         systemd::watchdog();
         let instant = tokio::time::Instant::now();
-        if instant < next_sample {
+        // Samples follow a fixed schedule (origin + k × update), not "one period after the last
+        // wake-up": a tick that runs a little late must not push the next sample a whole wake
+        // interval further (that skipped every other period on a busy machine). A tick that
+        // comes up to half a wake interval early counts as on time.
+        if instant + wake / 2 < next_sample {
             continue;
         }
-        next_sample = instant + update;
+        next_sample += update;
+        if next_sample <= instant {
+            // Fell behind (a stalled machine): resume the schedule from now.
+            next_sample = instant + update;
+        }
         let mono = instant.duration_since(origin);
         let now = Moment {
             mono,
