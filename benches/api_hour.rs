@@ -9,55 +9,20 @@
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
 
+#[path = "../tests/support/switch.rs"]
+mod switch;
+
+use switch::Switch;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use nodewarden::agent::{Reading, Source, connected};
+use nodewarden::agent::connected;
 use nodewarden::config::Config;
-use nodewarden::core::signal::{Observation, Observations, Signal};
 use nodewarden::observe::http::Health;
 use serde_json::json;
-
-#[derive(Clone)]
-struct Switch(Arc<AtomicBool>);
-
-impl Source for Switch {
-    fn read(&mut self) -> Reading {
-        let mut o = Observations::default();
-        let available = if self.0.load(Ordering::SeqCst) {
-            1
-        } else {
-            900
-        };
-        o.eviction.insert(
-            Signal::NodeFsAvailable,
-            Observation {
-                available,
-                capacity: 1000,
-            },
-        );
-        o.eviction.insert(
-            Signal::MemoryAvailable,
-            Observation {
-                available: 8 << 30,
-                capacity: 16 << 30,
-            },
-        );
-        o.eviction.insert(
-            Signal::PidAvailable,
-            Observation {
-                available: 30_000,
-                capacity: 32_768,
-            },
-        );
-        Reading {
-            observations: o,
-            errors: vec![],
-        }
-    }
-}
 
 struct Tally {
     by_kind: BTreeMap<String, (usize, usize)>,

@@ -1655,37 +1655,7 @@ mod through_kube {
 // kubectl against the loopback server
 // ---------------------------------------------------------------------------------------------
 
-fn kubectl_available() -> bool {
-    std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-async fn kubectl(
-    kubeconfig: &std::path::Path,
-    cache: &std::path::Path,
-    args: &[&str],
-) -> (bool, String, String) {
-    let fut = tokio::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("--request-timeout=10s")
-        .args(args)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), fut)
-        .await
-        .expect("kubectl finished in time")
-        .expect("kubectl ran");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::kubectl::{available as kubectl_available, run as kubectl};
 
 #[tokio::test]
 async fn kubectl_get_describe_and_taint() {

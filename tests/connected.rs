@@ -10,12 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use nodewarden::agent::connected;
-use nodewarden::agent::{Reading, Source};
 use nodewarden::config::Config;
-use nodewarden::core::signal::{Observation, Observations, Signal};
 use nodewarden::observe::http::Health;
 use serde_json::{Value, json};
 use support::apiserver::{ApiServer, Fault};
+use support::switch::Switch;
 
 const NODE: &str = "n1";
 const LEASE_PATH: &str =
@@ -24,39 +23,6 @@ const LEASES_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lea
 const STATUS_PATH: &str = "/api/v1/nodes/n1/status";
 const NODE_PATH: &str = "/api/v1/nodes/n1";
 const DISK_TAINT: &str = "node.kubernetes.io/disk-pressure";
-
-/// A node reading with disk pressure switched on or off from the test.
-#[derive(Clone)]
-struct Switch(Arc<AtomicBool>);
-
-impl Source for Switch {
-    fn read(&mut self) -> Reading {
-        let mut o = Observations::default();
-        let available = if self.0.load(Ordering::SeqCst) {
-            1
-        } else {
-            900
-        };
-        o.eviction.insert(
-            Signal::NodeFsAvailable,
-            Observation {
-                available,
-                capacity: 1000,
-            },
-        );
-        o.eviction.insert(
-            Signal::MemoryAvailable,
-            Observation {
-                available: 8 << 30,
-                capacity: 16 << 30,
-            },
-        );
-        Reading {
-            observations: o,
-            errors: vec![],
-        }
-    }
-}
 
 fn config(update: Duration, report: Duration, transition: Duration) -> Config {
     let mut c = Config::defaults();

@@ -10,44 +10,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use nodewarden::agent::{Reading, Source, connected};
+use nodewarden::agent::connected;
 use nodewarden::config::Config;
-use nodewarden::core::signal::{Observation, Observations, Signal};
 use nodewarden::observe::http::Health;
 use serde_json::{Value, json};
 use support::apiserver::ApiServer;
+use support::switch::Switch;
 use support::{Agent, Tmpfs, free_port, in_ci, is_root, require, write_config};
 
 const NODE: &str = "n1";
 const DISK: &str = "node.kubernetes.io/disk-pressure";
 
-fn kubectl_available() -> bool {
-    std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+use support::kubectl::available as kubectl_available;
 
+/// kubectl's success and its stdout (with stderr appended when it failed, for the message).
 async fn kubectl(kubeconfig: &Path, cache: &Path, args: &[&str]) -> (bool, String) {
-    let fut = tokio::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("--request-timeout=10s")
-        .args(args)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), fut)
-        .await
-        .expect("kubectl finished within 60 s")
-        .expect("kubectl ran");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let (ok, out, err) = support::kubectl::run(kubeconfig, cache, args).await;
+    if ok {
+        (ok, out)
+    } else {
+        (ok, format!("{out}{err}"))
+    }
 }
 
 fn taints(node: &Value) -> Vec<(String, String, String)> {
@@ -65,31 +48,6 @@ fn taints(node: &Value) -> Vec<(String, String, String)> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-#[derive(Clone)]
-struct Switch(Arc<AtomicBool>);
-
-impl Source for Switch {
-    fn read(&mut self) -> Reading {
-        let mut o = Observations::default();
-        let available = if self.0.load(Ordering::SeqCst) {
-            1
-        } else {
-            900
-        };
-        o.eviction.insert(
-            Signal::NodeFsAvailable,
-            Observation {
-                available,
-                capacity: 1000,
-            },
-        );
-        Reading {
-            observations: o,
-            errors: vec![],
-        }
-    }
 }
 
 #[tokio::test]

@@ -8,7 +8,9 @@
 
 pub mod apiserver;
 pub mod cgroup;
+pub mod kubectl;
 pub mod netns;
+pub mod switch;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
