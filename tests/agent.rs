@@ -363,3 +363,70 @@ fn sd_notify_ready_after_the_first_sample_and_watchdog_from_the_loop() {
     }
     assert!(stopping, "STOPPING=1 is sent on shutdown");
 }
+
+#[test]
+fn sighup_applies_a_valid_configuration_and_rejects_an_invalid_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let base = "nodefsPath = \"/\"\nimagefsPath = \"/\"\nnodeStatusUpdateFrequency = \"1s\"\n";
+    let config = write_config(dir.path(), &test_config(port, base));
+    let mut agent = Agent::start(&config, &[]);
+    agent
+        .wait_for(
+            &["condition=MemoryPressure", "status=False"],
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|| panic!("no initial MemoryPressure:\n{}", agent.dump()));
+    let hup = |agent: &Agent| {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(agent.pid()),
+            nix::sys::signal::Signal::SIGHUP,
+        );
+    };
+    // An invalid file: rejected with its errors, the agent keeps running as it was.
+    std::fs::write(
+        &config,
+        test_config(port, "nodeStatusUpdateFrequency = \"ten\"\n"),
+    )
+    .expect("write bad config");
+    hup(&agent);
+    let (rejected, _) = agent
+        .wait_for(&["configuration reload rejected"], Duration::from_secs(5))
+        .unwrap_or_else(|| panic!("no rejection:\n{}", agent.dump()));
+    assert!(rejected.contains("nodeStatusUpdateFrequency"), "{rejected}");
+    assert!(
+        rejected.contains("config.toml:"),
+        "names the file and line: {rejected}"
+    );
+    // Still running, with its old settings: no pressure appears.
+    assert!(
+        agent
+            .wait_for(
+                &["condition=MemoryPressure", "status=True"],
+                Duration::from_millis(1500)
+            )
+            .is_none(),
+        "{}",
+        agent.dump()
+    );
+    assert!(
+        agent.child.try_wait().expect("wait").is_none(),
+        "the agent must keep running"
+    );
+    // A valid file with a new threshold: applied, and it takes effect.
+    let with_threshold = format!("{base}[evictionHard]\n\"memory.available\" = \"1Ei\"\n");
+    std::fs::write(&config, test_config(port, &with_threshold)).expect("write new config");
+    hup(&agent);
+    let (reloaded, _) = agent
+        .wait_for(&["configuration reloaded"], Duration::from_secs(5))
+        .unwrap_or_else(|| panic!("no reload:\n{}", agent.dump()));
+    assert!(reloaded.contains("applied [thresholds]"), "{reloaded}");
+    agent
+        .wait_for(
+            &["condition=MemoryPressure", "status=True"],
+            Duration::from_secs(5),
+        )
+        .unwrap_or_else(|| panic!("the new threshold did not apply:\n{}", agent.dump()));
+    let (_, status) = agent.terminate(Duration::from_secs(5)).expect("exits");
+    assert!(status.success());
+}

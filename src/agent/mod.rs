@@ -96,6 +96,14 @@ impl Decider {
         }
     }
 
+    /// Takes the thresholds and transition period of a reloaded configuration, keeping the
+    /// conditions as they are (a reload is not a transition). Minimum-reclaim and grace-period
+    /// bookkeeping starts over, since it is indexed by threshold; transition periods go on.
+    pub fn reload(&mut self, config: &Config) {
+        self.policy = policy(config);
+        self.pressure = self.pressure.for_new_thresholds();
+    }
+
     /// One cycle of pure decisions over a reading.
     pub fn decide(&mut self, observations: &Observations, now: Moment) -> Decision {
         let (pressure, evaluation) = self.policy.evaluate(observations, &self.pressure, now.mono);

@@ -199,6 +199,9 @@ pub async fn run<S: Source>(
     let mut ticker = tokio::time::interval(wake);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
+    // SIGHUP: reload the configuration file (validated first; an invalid one changes nothing).
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    let mut running = config.clone();
     log::info!(
         node = node.as_str(), mode = mode;
         "nodewarden {} starting {mode} on node {node}: sampling every {}, summary every {}",
@@ -214,6 +217,15 @@ pub async fn run<S: Source>(
                 return;
             }
             _ = ticker.tick() => {}
+            Some(()) = async {
+                match hangup.as_mut() {
+                    Some(h) => h.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                reload(&node, &mut running, &mut decider);
+                continue;
+            }
         }
         health.tick();
         systemd::watchdog();
@@ -305,4 +317,110 @@ pub async fn run<S: Source>(
             );
         }
     }
+}
+
+/// The settings a reload applies while running; everything else needs a restart.
+fn reload(node: &str, running: &mut Config, decider: &mut Decider) {
+    let Some(path) = running.source.clone() else {
+        log::warn!(node = node; "SIGHUP ignored: the configuration did not come from a file");
+        return;
+    };
+    systemd::status("reloading the configuration");
+    let new = match crate::config::load_with_warnings(&path) {
+        Ok(loaded) => {
+            for w in &loaded.warnings {
+                log::warn!(node = node; "configuration warning: {w}");
+            }
+            loaded.config
+        }
+        Err(errors) => {
+            let text = errors.to_string();
+            log::error!(
+                node = node, errors = text.as_str();
+                "configuration reload rejected, the running configuration stays: {}",
+                text.replace('\n', "; ")
+            );
+            systemd::status("configuration reload rejected; running configuration kept");
+            return;
+        }
+    };
+    let mut applied = Vec::new();
+    if new.thresholds != running.thresholds || new.psi_thresholds != running.psi_thresholds {
+        applied.push("thresholds");
+    }
+    if new.eviction_pressure_transition_period != running.eviction_pressure_transition_period {
+        applied.push("evictionPressureTransitionPeriod");
+    }
+    if new.logging.level != running.logging.level {
+        log::set_max_level(new.logging.level);
+        applied.push("logging.level");
+    }
+    // The rest shapes tasks, files and connections set up at start.
+    let mut pending: Vec<&str> = Vec::new();
+    let checks: [(&str, bool); 12] = [
+        ("nodeName", new.node_name != running.node_name),
+        ("kubeconfig", new.kubeconfig != running.kubeconfig),
+        ("standalone", new.standalone != running.standalone),
+        (
+            "nodeStatusUpdateFrequency",
+            new.node_status_update_frequency != running.node_status_update_frequency,
+        ),
+        (
+            "nodeStatusReportFrequency",
+            new.node_status_report_frequency != running.node_status_report_frequency,
+        ),
+        (
+            "nodeLeaseDurationSeconds / lease",
+            new.node_lease_duration_seconds != running.node_lease_duration_seconds
+                || new.lease_name != running.lease_name
+                || new.lease_namespace != running.lease_namespace,
+        ),
+        ("conditions", new.conditions != running.conditions),
+        (
+            "paths",
+            new.proc_path != running.proc_path
+                || new.cgroup_path != running.cgroup_path
+                || new.nodefs_path != running.nodefs_path
+                || new.imagefs_path != running.imagefs_path,
+        ),
+        (
+            "healthAddress",
+            new.health_address != running.health_address,
+        ),
+        (
+            "stateDirectory",
+            new.state_directory != running.state_directory,
+        ),
+        (
+            "logging.target",
+            new.logging.target != running.logging.target,
+        ),
+        ("fence", new.fence != running.fence),
+    ];
+    for (key, changed) in checks {
+        if changed {
+            pending.push(key);
+        }
+    }
+    if !applied.is_empty() {
+        let mut next = running.clone();
+        next.thresholds = new.thresholds.clone();
+        next.psi_thresholds = new.psi_thresholds.clone();
+        next.eviction_pressure_transition_period = new.eviction_pressure_transition_period;
+        next.logging.level = new.logging.level;
+        decider.reload(&next);
+        *running = next;
+    }
+    log::info!(
+        node = node, applied = applied.join(",").as_str(), needs_restart = pending.join(",").as_str();
+        "configuration reloaded from {}: applied [{}]{}",
+        path.display(),
+        applied.join(", "),
+        if pending.is_empty() {
+            String::new()
+        } else {
+            format!("; changed but applied only after a restart: [{}]", pending.join(", "))
+        }
+    );
+    systemd::status("configuration reloaded");
 }

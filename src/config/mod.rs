@@ -135,7 +135,7 @@ pub fn from_str_with_warnings(text: &str, source: Option<&Path>) -> Result<Loade
 }
 
 /// The effective configuration, defaults filled in and validated.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// The file it was read from; `None` for built-in defaults.
     pub source: Option<PathBuf>,

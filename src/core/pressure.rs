@@ -43,6 +43,20 @@ pub struct PressureState {
     last_observed: BTreeMap<String, Duration>,
 }
 
+impl PressureState {
+    /// The state to carry into a new set of thresholds (a configuration reload): per-threshold
+    /// bookkeeping (minimum reclaim, grace periods) starts over, but when each condition was last
+    /// under pressure is kept, so a reload never ends a transition period early.
+    pub fn for_new_thresholds(&self) -> PressureState {
+        PressureState {
+            met: Vec::new(),
+            first_observed: Vec::new(),
+            psi_met: Vec::new(),
+            last_observed: self.last_observed.clone(),
+        }
+    }
+}
+
 /// The evaluation of one threshold in one cycle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThresholdStatus {
