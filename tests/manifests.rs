@@ -17,8 +17,9 @@ use support::{agent_bin, require};
 
 /// Kubernetes versions the manifests must validate against: 1.30 is the first with
 /// `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicy and the node-name token claim on
-/// by default; 1.32 is the first where that claim is GA (always on).
-const KUBERNETES_VERSIONS: [&str; 2] = ["1.30.0", "1.32.0"];
+/// by default; 1.32 is the first where that claim is GA (always on); 1.33 is the API the agent
+/// is built against (k8s-openapi `v1_33`).
+const KUBERNETES_VERSIONS: [&str; 3] = ["1.30.0", "1.32.0", "1.33.0"];
 
 const NAMESPACE: &str = "nodewarden";
 const SERVICE_ACCOUNT: &str = "nodewarden";
