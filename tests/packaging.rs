@@ -387,23 +387,38 @@ fn deb_builds_installs_checks_config_and_purges() {
 /// The lines of a shell script that start the agent must all sit in a branch taken only when the
 /// configuration names a kubeconfig (or on upgrade, try-restart: only if it was running).
 fn starts_only_with_kubeconfig(script: &str) -> Result<(), String> {
-    let lines: Vec<&str> = script.lines().map(str::trim).collect();
-    for (i, line) in lines.iter().enumerate() {
+    // The conditions of the if/elif/else blocks around each line, innermost last.
+    let mut open: Vec<&str> = Vec::new();
+    for line in script.lines().map(str::trim) {
+        let one_line_if = line.ends_with(" fi") || line.ends_with("; fi");
+        if line.starts_with("if ") && !one_line_if {
+            open.push(line);
+            continue;
+        }
+        if line.starts_with("elif ") || line == "else" {
+            if let Some(top) = open.last_mut() {
+                *top = line;
+            }
+            continue;
+        }
+        if line == "fi" {
+            open.pop();
+            continue;
+        }
         let starts = line.contains("systemctl")
             && !line.starts_with("echo ")
             && (line.contains(" start ") || line.contains("--now") || line.contains(" restart "));
         if !starts {
             continue;
         }
-        let guard = lines[..i]
-            .iter()
-            .rev()
-            .find(|l| l.starts_with("if ") || l.starts_with("elif "))
-            .ok_or_else(|| format!("unguarded start: {line}"))?;
-        if !guard.contains("kubeconfig") && !guard.contains("has_kubeconfig") {
-            return Err(format!(
-                "start not guarded by a kubeconfig check: {guard} / {line}"
-            ));
+        match open.last() {
+            Some(guard) if guard.contains("kubeconfig") => {}
+            Some(guard) => {
+                return Err(format!(
+                    "start not guarded by a kubeconfig check: {guard} / {line}"
+                ));
+            }
+            None => return Err(format!("unguarded start: {line}")),
         }
     }
     Ok(())
@@ -412,6 +427,13 @@ fn starts_only_with_kubeconfig(script: &str) -> Result<(), String> {
 #[test]
 fn start_guard_check_catches_an_unconditional_start() {
     assert!(starts_only_with_kubeconfig("systemctl start nodewarden.service\n").is_err());
+    // A start after a guarded block has closed is not guarded by it.
+    assert!(
+        starts_only_with_kubeconfig(
+            "if grep -q kubeconfig /etc/x; then\n  echo ok\nfi\nsystemctl start x || true"
+        )
+        .is_err()
+    );
     assert!(
         starts_only_with_kubeconfig("if [ -d /run/systemd/system ]; then\nsystemctl start x\nfi")
             .is_err()
