@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what tests/packaging.rs needs on a fresh Debian machine: dpkg (present), rpm (to query
+# the .rpm), systemd-analyze (package systemd), and the cargo-deb / cargo-generate-rpm tools.
+# Each only when missing, so a warm machine pays nothing.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+need=()
+command -v rpm >/dev/null || need+=(rpm)
+command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v deb-systemd-helper >/dev/null || need+=(init-system-helpers)
+command -v dpkg-shlibdeps >/dev/null || need+=(dpkg-dev)
+if [ "${#need[@]}" -gt 0 ]; then
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+tools=()
+command -v cargo-deb >/dev/null || tools+=(cargo-deb)
+command -v cargo-generate-rpm >/dev/null || tools+=(cargo-generate-rpm)
+if [ "${#tools[@]}" -gt 0 ]; then
+  cargo install --locked "${tools[@]}"
+fi

@@ -1,0 +1,21 @@
+# nodewarden %post ($1 = 1 on install, 2 on upgrade). cargo-generate-rpm has no %systemd macros,
+# so this is what %systemd_post does, plus: never start an agent whose configuration names no
+# kubeconfig (as shipped it runs standalone until one is set).
+UNIT=nodewarden.service
+CONFIG=/etc/nodewarden/config.toml
+install -d -m 0700 /var/lib/nodewarden
+if [ "$1" -eq 1 ]; then
+    # Honours the distribution's presets (enabled by default unless a preset disables it).
+    systemctl --no-reload preset "$UNIT" >/dev/null 2>&1 || true
+fi
+if [ -d /run/systemd/system ]; then
+    systemctl daemon-reload >/dev/null 2>&1 || true
+    if [ "$1" -gt 1 ]; then
+        systemctl try-restart "$UNIT" >/dev/null 2>&1 || true
+    elif grep -Eq '^[[:space:]]*kubeconfig[[:space:]]*=' "$CONFIG" 2>/dev/null; then
+        systemctl start "$UNIT" >/dev/null 2>&1 || true
+    else
+        echo "nodewarden: not started: set kubeconfig in $CONFIG, then 'systemctl start nodewarden'" >&2
+    fi
+fi
+exit 0
