@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::core::clock::Moment;
 use crate::core::fence::{self, Plan, QuorumVerdict};
 use crate::state::{self, Loaded, StoredPod};
 
@@ -87,17 +88,13 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let contact_wall = state.last_contact.as_deref().and_then(state::parse_time);
     let age = contact_wall.and_then(|c| now.duration_since(c).ok());
     let cut_off = age.is_some_and(|a| a > config.fence.unreachable_after);
-    // Plans on a monotonic scale anchored at now: contact = BASE − age.
-    const BASE: Duration = Duration::from_secs(400 * 24 * 3600);
-    let contact_mono = BASE.saturating_sub(age.unwrap_or_default());
-    let to_wall = |d: Duration| {
-        let wall = if d >= BASE {
-            now + (d - BASE)
-        } else {
-            now - (BASE - d)
-        };
-        humantime::format_rfc3339_millis(wall).to_string()
+    // Plans on the fence's monotonic scale, anchored at now.
+    let moment = Moment {
+        mono: fence::MONO_BASE,
+        wall: now,
     };
+    let contact_mono = contact_wall.map_or(moment.mono, |c| moment.mono_at(c));
+    let to_wall = |d: Duration| humantime::format_rfc3339_millis(moment.wall_at(d)).to_string();
     let pods: Vec<_> = state.pods.iter().filter_map(StoredPod::to_pod).collect();
     let plans = fence::plan(
         &pods,

@@ -21,7 +21,8 @@ use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
 use crate::config::Config;
-use crate::core::fence::{self, FencePod, FencePolicy, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
+use crate::core::clock::Moment;
+use crate::core::fence::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
 use crate::core::qos::{self, QosClass};
 use crate::core::taint::{Effect, Operator, Toleration};
 use crate::observe::http::Health;
@@ -32,15 +33,8 @@ use crate::terminate::{CgroupLayout, Fence, Terminator};
 const TICK: Duration = Duration::from_millis(50);
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
-/// The fence's monotonic origin lies this far before the process started (see `mono_of`).
-const MONO_BASE: Duration = Duration::from_secs(400 * 24 * 3600);
 /// How often the pod list and last contact are written while connected (and on change).
 const PERSIST: Duration = Duration::from_secs(5);
-
-/// The planner's policy from the configuration.
-pub fn policy(config: &Config) -> FencePolicy {
-    fence::policy_of(config)
-}
 
 /// A Pod from the API in the planner's terms; `None` (logged by the caller) when malformed.
 pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
@@ -158,7 +152,7 @@ pub async fn run(
     mut inputs: FenceInputs,
     health: Arc<Health>,
 ) {
-    let policy = policy(&config);
+    let policy = fence::policy_of(&config);
     let dir = config.state_directory.clone();
     let mut persisted = match state::load(&dir) {
         Loaded::Found(s) if s.node == node => Some(s),
@@ -178,17 +172,12 @@ pub async fn run(
     };
     let origin_mono = tokio::time::Instant::now();
     let origin_wall = SystemTime::now();
-    // Monotonic instants are counted from a base far before our start, so a last contact made
-    // before this process began (read back after a restart) still maps to its true instant.
-    let mono_now = || MONO_BASE + origin_mono.elapsed();
-    let mono_of = |wall: SystemTime| -> Duration {
-        let now_mono = mono_now();
-        let now_wall = origin_wall + origin_mono.elapsed();
-        match now_wall.duration_since(wall) {
-            // Older than the base: clamped to it, which only makes deadlines earlier.
-            Ok(ago) => now_mono.saturating_sub(ago),
-            // A contact "in the future" (the wall clock stepped back): treat it as now.
-            Err(_) => now_mono,
+    // Both clocks at once; monotonic instants count from `fence::MONO_BASE`.
+    let moment = || {
+        let elapsed = origin_mono.elapsed();
+        Moment {
+            mono: fence::MONO_BASE + elapsed,
+            wall: origin_wall + elapsed,
         }
     };
     let mut pods: Vec<FencePod> = persisted
@@ -224,8 +213,8 @@ pub async fn run(
 
     loop {
         ticker.tick().await;
-        let now_mono = mono_now();
-        let now_wall = origin_wall + origin_mono.elapsed();
+        let now = moment();
+        let (now_mono, now_wall) = (now.mono, now.wall);
 
         // Last contact: the latest answer, or the latest Ready heartbeat seen.
         let mut contact = inputs.reach.last_success();
@@ -334,7 +323,7 @@ pub async fn run(
             let Some(contact_wall) = last_contact_wall else {
                 continue;
             };
-            let contact_mono = mono_of(contact_wall);
+            let contact_mono = now.mono_at(contact_wall);
             if cut_off_since.is_none() {
                 cut_off_since = Some(now_wall);
                 // The last contact is final now: on disk before anything else, so a restart
@@ -354,7 +343,7 @@ pub async fn run(
                     config.fence.unreachable_after.as_secs(), crate::core::clock::rfc3339(contact_wall), pods.len(), mode_name(policy.mode)
                 );
                 for p in fence::plan(&pods, contact_mono, &policy, &QuorumVerdict::NotConsulted) {
-                    log_plan(&node, &p, now_mono, now_wall);
+                    log_plan(&node, &p, now);
                     health.metrics.record_fence("planned");
                 }
             }
@@ -434,7 +423,7 @@ pub async fn run(
                         health.metrics.record_lateness("kill", late);
                         pending_events.push(StoredEvent {
                             reason: "NodewardenFenced".into(),
-                            message: format!("Pod {id} stopped on node {node}: the control plane could delete it from {}", crate::core::clock::rfc3339(now_wall + (schedule.eviction_time.saturating_sub(now_mono)))),
+                            message: format!("Pod {id} stopped on node {node}: the control plane could delete it from {}", crate::core::clock::rfc3339(now.wall_at(schedule.eviction_time))),
                             warning: true,
                             at: state::format_time(now_wall),
                         });
@@ -508,17 +497,10 @@ fn mode_name(m: fence::Mode) -> &'static str {
     }
 }
 
-fn log_plan(node: &str, p: &fence::PodPlan, now_mono: Duration, now_wall: SystemTime) {
+fn log_plan(node: &str, p: &fence::PodPlan, now: Moment) {
     let id = format!("{}/{}", p.namespace, p.name);
     // Milliseconds: the plan is checked against what happens, and a restart must reproduce it.
-    let at = |d: Duration| {
-        let wall = if d >= now_mono {
-            now_wall + (d - now_mono)
-        } else {
-            now_wall - (now_mono - d)
-        };
-        humantime::format_rfc3339_millis(wall).to_string()
-    };
+    let at = |d: Duration| humantime::format_rfc3339_millis(now.wall_at(d)).to_string();
     match &p.plan {
         Plan::Never { reason } => {
             log::info!(node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "never";

@@ -18,6 +18,25 @@ impl Moment {
         self.mono.saturating_sub(earlier.mono)
     }
 
+    /// The wall-clock time of another instant `mono` on this moment's monotonic clock.
+    pub fn wall_at(&self, mono: Duration) -> SystemTime {
+        if mono >= self.mono {
+            self.wall + (mono - self.mono)
+        } else {
+            self.wall - (self.mono - mono)
+        }
+    }
+
+    /// The monotonic instant of a wall-clock time. One older than the monotonic origin maps to
+    /// the origin (earlier deadlines, never later); one in the future (the wall clock stepped
+    /// back) maps to this moment.
+    pub fn mono_at(&self, wall: SystemTime) -> Duration {
+        match self.wall.duration_since(wall) {
+            Ok(ago) => self.mono.saturating_sub(ago),
+            Err(_) => self.mono,
+        }
+    }
+
     /// The moment `d` later on both clocks.
     pub fn plus(&self, d: Duration) -> Moment {
         Moment {
@@ -30,4 +49,41 @@ impl Moment {
 /// RFC 3339 with whole seconds, as Kubernetes `metav1.Time` serialises.
 pub fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Moment {
+        Moment {
+            mono: Duration::from_secs(100),
+            wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000),
+        }
+    }
+
+    #[test]
+    fn wall_and_mono_convert_both_ways_around_now() {
+        let n = now();
+        // Instants up to now round-trip (later ones are "the future", which `mono_at` maps to now).
+        for d in [0u64, 30, 100] {
+            let mono = Duration::from_secs(d);
+            assert_eq!(n.mono_at(n.wall_at(mono)), mono);
+        }
+        assert_eq!(
+            n.wall_at(Duration::from_secs(130)),
+            n.wall + Duration::from_secs(30)
+        );
+        assert_eq!(
+            n.wall_at(Duration::from_secs(40)),
+            n.wall - Duration::from_secs(60)
+        );
+    }
+
+    #[test]
+    fn a_wall_time_before_the_origin_clamps_to_it_and_a_future_one_is_now() {
+        let n = now();
+        assert_eq!(n.mono_at(n.wall - Duration::from_secs(500)), Duration::ZERO);
+        assert_eq!(n.mono_at(n.wall + Duration::from_secs(5)), n.mono);
+    }
 }

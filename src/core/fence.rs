@@ -14,6 +14,11 @@ use std::time::Duration;
 use crate::core::qos::QosClass;
 use crate::core::taint::{NoExecuteOutcome, Toleration, unreachable_delay};
 
+/// Where fence planning counts monotonic instants from: this far before the present, so a last
+/// contact made before the process began (read back after a restart) still maps to its true
+/// instant on the monotonic scale.
+pub const MONO_BASE: Duration = Duration::from_secs(400 * 24 * 3600);
+
 /// Annotation with which a pod opts out of fencing (value `"false"` or `"disabled"`).
 pub const OPT_OUT_ANNOTATION: &str = "nodewarden.io/fence";
 
