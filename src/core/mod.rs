@@ -8,6 +8,7 @@ pub mod ownership;
 pub mod pressure;
 pub mod qos;
 pub mod quantity;
+pub mod resources;
 pub mod signal;
 pub mod taint;
 pub mod taint_plan;

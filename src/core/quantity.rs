@@ -109,6 +109,19 @@ impl Quantity {
         i64::try_from(rounded).unwrap_or(if rounded > 0 { i64::MAX } else { i64::MIN })
     }
 
+    /// The sum, in the format of `self` (or of `other` when `self` is zero), as upstream's
+    /// `Quantity.Add`. Saturates at the `i128` range, far beyond any real amount.
+    pub fn plus(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_add(other.nanos),
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        }
+    }
+
     /// The exact value in nano-units.
     pub fn as_nanos(&self) -> i128 {
         self.nanos
@@ -129,6 +142,13 @@ impl Quantity {
 
     pub fn is_zero(&self) -> bool {
         self.nanos == 0
+    }
+}
+
+impl Default for Quantity {
+    /// Zero.
+    fn default() -> Quantity {
+        Quantity::zero()
     }
 }
 

@@ -1,0 +1,371 @@
+//! A pod's effective requests and limits, and their sums over a node's pods against its
+//! allocatable (what `kubectl describe node` calls "Allocated resources"). Pure.
+//!
+//! The effective amount of each resource follows upstream's `PodRequests` / `PodLimits`
+//! (k8s.io/component-helpers/resource) and the sidecar rules of the Kubernetes docs:
+//! - app containers and sidecars (init containers with `restartPolicy: Always`) run together, so
+//!   they are summed;
+//! - a regular init container runs alone beside the sidecars started before it: its amount plus
+//!   theirs;
+//! - the pod needs the larger of the two, resource by resource;
+//! - pod-level `spec.resources` (PodLevelResources), where it sets cpu or memory, replaces the
+//!   containers' figure for that resource;
+//! - `spec.overhead` is added to every request, and to a limit only where a limit is set.
+//!
+//! Sums of limits count an absent limit as zero, as `kubectl describe node` does; the total can
+//! therefore be below what the pods may really use, and above 100% of allocatable.
+
+use std::collections::BTreeMap;
+
+use crate::core::qos::QosClass;
+use crate::core::quantity::Quantity;
+
+/// Resource name → amount (`v1.ResourceList`).
+pub type ResourceList = BTreeMap<String, Quantity>;
+
+/// The `resources` of one container.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContainerAmounts {
+    pub requests: ResourceList,
+    pub limits: ResourceList,
+    /// An init container with `restartPolicy: Always`.
+    pub sidecar: bool,
+}
+
+/// What a pod spec says about resources.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodAmounts {
+    pub containers: Vec<ContainerAmounts>,
+    /// In spec order: a sidecar counts only for the init containers after it.
+    pub init_containers: Vec<ContainerAmounts>,
+    /// `spec.overhead` (RuntimeClass).
+    pub overhead: ResourceList,
+    /// Pod-level `spec.resources.requests`.
+    pub pod_requests: ResourceList,
+    /// Pod-level `spec.resources.limits`.
+    pub pod_limits: ResourceList,
+}
+
+/// A pod's effective requests and limits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Effective {
+    pub requests: ResourceList,
+    pub limits: ResourceList,
+}
+
+/// The resources pod-level `spec.resources` may set (upstream `IsSupportedPodLevelResource`).
+const POD_LEVEL: [&str; 2] = ["cpu", "memory"];
+
+/// The effective requests and limits of one pod.
+pub fn effective(pod: &PodAmounts) -> Effective {
+    let mut requests = aggregate(pod, |c| &c.requests);
+    let mut limits = aggregate(pod, |c| &c.limits);
+    for name in POD_LEVEL {
+        if let Some(q) = pod.pod_requests.get(name) {
+            requests.insert(name.to_string(), *q);
+        }
+        if let Some(q) = pod.pod_limits.get(name) {
+            limits.insert(name.to_string(), *q);
+        }
+    }
+    add_into(&mut requests, &pod.overhead);
+    for (name, q) in &pod.overhead {
+        if let Some(l) = limits.get_mut(name) {
+            *l = l.plus(*q);
+        }
+    }
+    Effective { requests, limits }
+}
+
+fn aggregate(pod: &PodAmounts, pick: impl Fn(&ContainerAmounts) -> &ResourceList) -> ResourceList {
+    let mut running = ResourceList::new();
+    for c in &pod.containers {
+        add_into(&mut running, pick(c));
+    }
+    let mut sidecars = ResourceList::new();
+    let mut init_peak = ResourceList::new();
+    for c in &pod.init_containers {
+        let alone = if c.sidecar {
+            add_into(&mut running, pick(c));
+            add_into(&mut sidecars, pick(c));
+            sidecars.clone()
+        } else {
+            let mut with_sidecars = pick(c).clone();
+            add_into(&mut with_sidecars, &sidecars);
+            with_sidecars
+        };
+        max_into(&mut init_peak, &alone);
+    }
+    max_into(&mut running, &init_peak);
+    running
+}
+
+fn add_into(total: &mut ResourceList, more: &ResourceList) {
+    for (name, q) in more {
+        let sum = total.get(name).map_or(*q, |t| t.plus(*q));
+        total.insert(name.clone(), sum);
+    }
+}
+
+fn max_into(total: &mut ResourceList, other: &ResourceList) {
+    for (name, q) in other {
+        if total.get(name).is_none_or(|t| q > t) {
+            total.insert(name.clone(), *q);
+        }
+    }
+}
+
+/// QoS classes in the order tables list them.
+pub const QOS_ORDER: [QosClass; 3] = [
+    QosClass::Guaranteed,
+    QosClass::Burstable,
+    QosClass::BestEffort,
+];
+
+/// One resource's sums over the pods, against the node's allocatable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    pub resource: String,
+    /// `None` when the node does not advertise the resource (then nothing can fit).
+    pub allocatable: Option<Quantity>,
+    pub requests: Quantity,
+    pub limits: Quantity,
+    /// Requests and limits per QoS class, in [`QOS_ORDER`].
+    pub by_qos: [(QosClass, Quantity, Quantity); 3],
+}
+
+/// Sums `pods` (the caller leaves out terminal ones) per resource: one row for every resource
+/// the node advertises or a pod asks for, except `pods` (a count, not an amount).
+pub fn allocated(pods: &[(QosClass, &Effective)], allocatable: &ResourceList) -> Vec<Allocation> {
+    let mut names: Vec<&String> = allocatable.keys().collect();
+    for (_, e) in pods {
+        names.extend(e.requests.keys().chain(e.limits.keys()));
+    }
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| n.as_str() != "pods")
+        .map(|name| {
+            let sum = |qos: Option<QosClass>, pick: fn(&Effective) -> &ResourceList| {
+                pods.iter()
+                    .filter(|(q, _)| qos.is_none_or(|want| *q == want))
+                    .filter_map(|(_, e)| pick(e).get(name))
+                    .fold(Quantity::zero(), |acc, q| acc.plus(*q))
+            };
+            let row = |qos: QosClass| {
+                (
+                    qos,
+                    sum(Some(qos), |e| &e.requests),
+                    sum(Some(qos), |e| &e.limits),
+                )
+            };
+            Allocation {
+                resource: name.clone(),
+                allocatable: allocatable.get(name).copied(),
+                requests: sum(None, |e| &e.requests),
+                limits: sum(None, |e| &e.limits),
+                by_qos: QOS_ORDER.map(row),
+            }
+        })
+        .collect()
+}
+
+/// `used` as a whole percentage of `of`, truncated as `kubectl describe node` prints it; `None`
+/// when `of` is not positive.
+pub fn percent(used: Quantity, of: Quantity) -> Option<i128> {
+    (of.as_nanos() > 0).then(|| used.as_nanos().saturating_mul(100) / of.as_nanos())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(pairs: &[(&str, &str)]) -> ResourceList {
+        pairs
+            .iter()
+            .map(|(k, v)| match v.parse::<Quantity>() {
+                Ok(q) => (k.to_string(), q),
+                Err(e) => panic!("{v}: {e}"),
+            })
+            .collect()
+    }
+
+    fn container(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> ContainerAmounts {
+        ContainerAmounts {
+            requests: list(requests),
+            limits: list(limits),
+            sidecar: false,
+        }
+    }
+
+    fn sidecar(requests: &[(&str, &str)]) -> ContainerAmounts {
+        ContainerAmounts {
+            sidecar: true,
+            ..container(requests, &[])
+        }
+    }
+
+    #[test]
+    fn app_containers_are_summed() {
+        let pod = PodAmounts {
+            containers: vec![
+                container(&[("cpu", "100m"), ("memory", "64Mi")], &[("cpu", "1")]),
+                container(&[("cpu", "250m"), ("nvidia.com/gpu", "1")], &[]),
+            ],
+            ..Default::default()
+        };
+        let e = effective(&pod);
+        assert_eq!(
+            e.requests,
+            list(&[("cpu", "350m"), ("memory", "64Mi"), ("nvidia.com/gpu", "1")])
+        );
+        assert_eq!(e.limits, list(&[("cpu", "1")]));
+    }
+
+    #[test]
+    fn the_largest_init_container_wins_over_a_smaller_sum() {
+        // Docs example: init 200Mi and 150Mi, apps 120Mi + 140Mi → max(200, 260) = 260Mi; with
+        // a 300Mi init container the init peak wins instead.
+        let mut pod = PodAmounts {
+            init_containers: vec![
+                container(&[("memory", "200Mi")], &[]),
+                container(&[("memory", "150Mi")], &[]),
+            ],
+            containers: vec![
+                container(&[("memory", "120Mi")], &[]),
+                container(&[("memory", "140Mi")], &[]),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(effective(&pod).requests, list(&[("memory", "260Mi")]));
+        pod.init_containers[1] = container(&[("memory", "300Mi")], &[]);
+        assert_eq!(effective(&pod).requests, list(&[("memory", "300Mi")]));
+    }
+
+    #[test]
+    fn a_sidecar_runs_beside_the_apps_and_the_init_containers_after_it() {
+        // init-a (500m) runs before the sidecar; init-b (400m) runs beside it (100m): 500m.
+        // Apps 200m + sidecar 100m = 300m. Effective: max(300m, 500m) = 500m.
+        let mut pod = PodAmounts {
+            init_containers: vec![
+                container(&[("cpu", "500m")], &[]),
+                sidecar(&[("cpu", "100m")]),
+                container(&[("cpu", "400m")], &[]),
+            ],
+            containers: vec![container(&[("cpu", "200m")], &[])],
+            ..Default::default()
+        };
+        assert_eq!(effective(&pod).requests, list(&[("cpu", "500m")]));
+        // The later init container with the sidecar beside it is the peak: 450m + 100m.
+        pod.init_containers[2] = container(&[("cpu", "450m")], &[]);
+        assert_eq!(effective(&pod).requests, list(&[("cpu", "550m")]));
+        // A sidecar does not count for init containers before it.
+        pod.init_containers = vec![
+            container(&[("cpu", "450m")], &[]),
+            sidecar(&[("cpu", "100m")]),
+        ];
+        assert_eq!(effective(&pod).requests, list(&[("cpu", "450m")]));
+    }
+
+    #[test]
+    fn pod_level_resources_replace_cpu_and_memory_only() {
+        let pod = PodAmounts {
+            containers: vec![container(
+                &[
+                    ("cpu", "100m"),
+                    ("memory", "1Gi"),
+                    ("ephemeral-storage", "1Gi"),
+                ],
+                &[("memory", "2Gi")],
+            )],
+            pod_requests: list(&[("cpu", "1"), ("ephemeral-storage", "5Gi")]),
+            pod_limits: list(&[("cpu", "2")]),
+            ..Default::default()
+        };
+        let e = effective(&pod);
+        assert_eq!(
+            e.requests,
+            list(&[
+                ("cpu", "1"),
+                ("memory", "1Gi"),
+                ("ephemeral-storage", "1Gi")
+            ])
+        );
+        assert_eq!(e.limits, list(&[("cpu", "2"), ("memory", "2Gi")]));
+    }
+
+    #[test]
+    fn overhead_adds_to_every_request_but_only_to_set_limits() {
+        let pod = PodAmounts {
+            containers: vec![container(&[("cpu", "100m")], &[("cpu", "200m")])],
+            overhead: list(&[("cpu", "250m"), ("memory", "120Mi")]),
+            ..Default::default()
+        };
+        let e = effective(&pod);
+        assert_eq!(e.requests, list(&[("cpu", "350m"), ("memory", "120Mi")]));
+        assert_eq!(e.limits, list(&[("cpu", "450m")]));
+    }
+
+    #[test]
+    fn sums_per_resource_and_qos_class_against_allocatable() {
+        let g = effective(&PodAmounts {
+            containers: vec![container(
+                &[("cpu", "500m"), ("memory", "1Gi")],
+                &[("cpu", "500m"), ("memory", "1Gi")],
+            )],
+            ..Default::default()
+        });
+        let b = effective(&PodAmounts {
+            containers: vec![container(
+                &[("cpu", "250m"), ("nvidia.com/gpu", "1")],
+                &[("memory", "512Mi"), ("nvidia.com/gpu", "1")],
+            )],
+            ..Default::default()
+        });
+        let be = Effective::default();
+        let rows = allocated(
+            &[
+                (QosClass::Guaranteed, &g),
+                (QosClass::Burstable, &b),
+                (QosClass::BestEffort, &be),
+            ],
+            &list(&[
+                ("cpu", "2"),
+                ("memory", "4Gi"),
+                ("ephemeral-storage", "10Gi"),
+                ("pods", "110"),
+            ]),
+        );
+        let names: Vec<_> = rows.iter().map(|r| r.resource.as_str()).collect();
+        assert_eq!(
+            names,
+            ["cpu", "ephemeral-storage", "memory", "nvidia.com/gpu"]
+        );
+        let cpu = &rows[0];
+        assert_eq!(cpu.requests.to_string(), "750m");
+        assert_eq!(cpu.limits.to_string(), "500m");
+        assert_eq!(cpu.allocatable.map(|q| q.to_string()), Some("2".into()));
+        assert_eq!(
+            percent(cpu.requests, cpu.allocatable.unwrap_or_default()),
+            Some(37)
+        );
+        assert_eq!(cpu.by_qos[0].1.to_string(), "500m");
+        assert_eq!(cpu.by_qos[1].1.to_string(), "250m");
+        assert!(cpu.by_qos[2].1.is_zero());
+        let mem = &rows[2];
+        assert_eq!(mem.limits.to_string(), "1536Mi");
+        let gpu = &rows[3];
+        assert_eq!(gpu.allocatable, None, "the node advertises no GPU");
+        assert_eq!(gpu.requests.to_string(), "1");
+        assert!(rows[1].requests.is_zero());
+    }
+
+    #[test]
+    fn percent_truncates_and_refuses_zero() {
+        let q = |s: &str| s.parse::<Quantity>().unwrap_or_default();
+        assert_eq!(percent(q("999m"), q("1")), Some(99));
+        assert_eq!(percent(q("3"), q("2")), Some(150));
+        assert_eq!(percent(q("1"), q("0")), None);
+    }
+}
