@@ -1,10 +1,13 @@
 //! Durable state in the state directory: what the fence must still know after a restart in the
 //! middle of a partition — the pods bound to this node, the last contact (a wall-clock anchor),
-//! the pods fenced, and the Events not yet sent. One versioned JSON file, written atomically
+//! the pods fenced, and the Events not yet sent — and, for `nodewarden status`, what the Node
+//! last looked like (conditions, taints, allocatable) and each pod's requests and limits, so the
+//! person at the node sees them while the API server is unreachable. One versioned JSON file, written atomically
 //! (temp file, fsync, rename, fsync of the directory), so a crash leaves the old or the new file,
 //! never a torn one. A file that cannot be read or parsed is moved aside and reported; nothing is
 //! inferred from it.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,12 +17,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::fence::FencePod;
 use crate::core::qos::QosClass;
+use crate::core::quantity::Quantity;
+use crate::core::resources::{Effective, ResourceList};
 use crate::core::taint::{Effect, Operator, Toleration};
 
 /// The file name inside the state directory.
 pub const STATE_FILE: &str = "state.json";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes.
+pub const VERSION: u32 = 2;
+/// Older versions this build reads: version 1 lacks the Node and the pods' resources, which
+/// then read as empty (nothing the fence needs is missing).
+const READS: [u32; 2] = [1, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,6 +41,40 @@ pub struct State {
     /// UIDs of pods fenced (stopped and kept stopped).
     pub fenced: Vec<String>,
     pub pending_events: Vec<StoredEvent>,
+    /// Our Node as last seen (since version 2).
+    #[serde(default)]
+    pub node_status: Option<StoredNode>,
+}
+
+/// What `status` shows of the Node: every condition (ours and others'), every taint, allocatable.
+/// Heartbeat times are left out: they change every report and say nothing to a reader.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredNode {
+    pub conditions: Vec<StoredCondition>,
+    pub taints: Vec<StoredTaint>,
+    /// Resource name → quantity, as the API spells them.
+    pub allocatable: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    /// RFC 3339, as the API server sent it.
+    pub last_transition_time: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredTaint {
+    pub key: String,
+    pub value: String,
+    pub effect: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +90,11 @@ pub struct StoredPod {
     pub qos_class: String,
     pub opted_out: bool,
     pub terminal: bool,
+    /// Effective requests and limits (resource name → quantity; since version 2).
+    #[serde(default)]
+    pub requests: BTreeMap<String, String>,
+    #[serde(default)]
+    pub limits: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +143,30 @@ impl StoredPod {
             qos_class: p.qos.as_str().to_string(),
             opted_out: p.opted_out,
             terminal: p.terminal,
+            requests: BTreeMap::new(),
+            limits: BTreeMap::new(),
+        }
+    }
+
+    /// With the pod's effective requests and limits.
+    pub fn with_resources(mut self, e: &Effective) -> StoredPod {
+        let strings =
+            |l: &ResourceList| l.iter().map(|(k, q)| (k.clone(), q.to_string())).collect();
+        self.requests = strings(&e.requests);
+        self.limits = strings(&e.limits);
+        self
+    }
+
+    /// The stored requests and limits; an entry this build cannot parse is left out.
+    pub fn resources(&self) -> Effective {
+        let parse = |m: &BTreeMap<String, String>| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.parse::<Quantity>().ok()?)))
+                .collect()
+        };
+        Effective {
+            requests: parse(&self.requests),
+            limits: parse(&self.limits),
         }
     }
 
@@ -224,10 +295,10 @@ pub fn load(dir: &Path) -> Loaded {
         }
     };
     match serde_json::from_slice::<State>(&bytes) {
-        Ok(s) if s.version == VERSION => Loaded::Found(s),
+        Ok(s) if READS.contains(&s.version) => Loaded::Found(s),
         Ok(s) => Loaded::Corrupt {
             error: format!(
-                "{}: format version {} is not {VERSION}",
+                "{}: format version {} is not one this build reads ({READS:?})",
                 path.display(),
                 s.version
             ),

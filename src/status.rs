@@ -1,7 +1,9 @@
 //! What `nodewarden status` prints for the person at the node: whether the agent is in contact
-//! with the control plane, and every pod it knows with the fence's plan — read from the state
-//! directory, so it works while the API server is unreachable. Formatting only; the plans come
-//! from the same planner the agent runs.
+//! with the control plane; the Node's conditions (with reasons and ages) and taints, each marked
+//! ours or another writer's; every pod it knows with its QoS class and the fence's plan; and the
+//! pods' requests and limits against the Node's allocatable, per resource and QoS class — read
+//! from the state directory, so it works while the API server is unreachable. Formatting only;
+//! the plans come from the same planner the agent runs, the sums from `core::resources`.
 
 use std::time::{Duration, SystemTime};
 
@@ -10,7 +12,9 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::core::clock::Moment;
 use crate::core::fence::{self, Plan, QuorumVerdict};
-use crate::state::{self, Loaded, StoredPod};
+use crate::core::quantity::Quantity;
+use crate::core::resources::{self, ResourceList};
+use crate::state::{self, Loaded, StoredNode, StoredPod};
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -24,6 +28,60 @@ pub struct StatusReport {
     pub pods: Vec<PodStatus>,
     pub fenced: Vec<String>,
     pub pending_events: usize,
+    /// The Node's conditions as last seen (empty before the agent first saw the Node).
+    pub conditions: Vec<ConditionStatus>,
+    pub taints: Vec<TaintStatus>,
+    /// Requests and limits of the non-terminal pods against allocatable, one row per resource.
+    pub resources: Vec<ResourceRow>,
+    /// Non-terminal pods, and how many the Node allows (`allocatable.pods`).
+    pub pod_count: usize,
+    pub pod_capacity: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionStatus {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub last_transition_time: Option<String>,
+    /// Whole seconds since the last transition.
+    pub age_seconds: Option<u64>,
+    /// A condition this agent's configuration owns (`[[conditions]]`).
+    pub ours: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaintStatus {
+    pub key: String,
+    pub value: String,
+    pub effect: String,
+    /// A taint this agent's configuration maps a condition to.
+    pub ours: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRow {
+    pub resource: String,
+    /// `None`: the Node does not advertise this resource.
+    pub allocatable: Option<String>,
+    pub requests: String,
+    pub requests_percent: Option<i128>,
+    pub limits: String,
+    pub limits_percent: Option<i128>,
+    pub by_qos: Vec<QosRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QosRow {
+    pub qos_class: String,
+    pub requests: String,
+    pub limits: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -83,6 +141,11 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
             pods: vec![],
             fenced: vec![],
             pending_events: 0,
+            conditions: vec![],
+            taints: vec![],
+            resources: vec![],
+            pod_count: 0,
+            pod_capacity: None,
         });
     };
     let contact_wall = state.last_contact.as_deref().and_then(state::parse_time);
@@ -133,7 +196,33 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
             }
         })
         .collect();
+    let node_status = state.node_status.clone().unwrap_or_default();
+    let allocatable: ResourceList = node_status
+        .allocatable
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.parse::<Quantity>().ok()?)))
+        .collect();
+    let running: Vec<_> = state
+        .pods
+        .iter()
+        .filter(|p| !p.terminal)
+        .filter_map(|p| {
+            Some((
+                crate::core::qos::QosClass::parse(&p.qos_class)?,
+                p.resources(),
+            ))
+        })
+        .collect();
+    let sums = resources::allocated(
+        &running.iter().map(|(q, e)| (*q, e)).collect::<Vec<_>>(),
+        &allocatable,
+    );
     Ok(StatusReport {
+        conditions: conditions(config, &node_status, now),
+        taints: taints(config, &node_status),
+        resources: sums.iter().map(resource_row).collect(),
+        pod_count: running.len(),
+        pod_capacity: node_status.allocatable.get("pods").cloned(),
         node: state.node.clone(),
         mode,
         contact: if cut_off { "cut off" } else { "connected" }.into(),
@@ -145,6 +234,88 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         fenced: state.fenced.clone(),
         pending_events: state.pending_events.len(),
     })
+}
+
+fn conditions(config: &Config, node: &StoredNode, now: SystemTime) -> Vec<ConditionStatus> {
+    node.conditions
+        .iter()
+        .map(|c| {
+            let since = c
+                .last_transition_time
+                .as_deref()
+                .and_then(state::parse_time);
+            ConditionStatus {
+                type_: c.type_.clone(),
+                status: c.status.clone(),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+                last_transition_time: c.last_transition_time.clone(),
+                age_seconds: since
+                    .and_then(|t| now.duration_since(t).ok())
+                    .map(|d| d.as_secs()),
+                ours: config
+                    .conditions
+                    .iter()
+                    .any(|o| o.condition_type == c.type_),
+            }
+        })
+        .collect()
+}
+
+fn taints(config: &Config, node: &StoredNode) -> Vec<TaintStatus> {
+    node.taints
+        .iter()
+        .map(|t| TaintStatus {
+            key: t.key.clone(),
+            value: t.value.clone(),
+            effect: t.effect.clone(),
+            ours: config
+                .conditions
+                .iter()
+                .filter_map(|c| c.taint.as_ref())
+                .any(|o| o.key == t.key && o.effect.as_str() == t.effect),
+        })
+        .collect()
+}
+
+fn resource_row(a: &resources::Allocation) -> ResourceRow {
+    let pct = |used: Quantity| a.allocatable.and_then(|of| resources::percent(used, of));
+    ResourceRow {
+        resource: a.resource.clone(),
+        allocatable: a.allocatable.map(|q| q.to_string()),
+        requests: a.requests.to_string(),
+        requests_percent: pct(a.requests),
+        limits: a.limits.to_string(),
+        limits_percent: pct(a.limits),
+        by_qos: a
+            .by_qos
+            .iter()
+            .map(|(qos, r, l)| QosRow {
+                qos_class: qos.as_str().to_string(),
+                requests: r.to_string(),
+                limits: l.to_string(),
+            })
+            .collect(),
+    }
+}
+
+/// "3d4h", "12m", "40s": the largest two units, as kubectl prints ages.
+fn age(seconds: u64) -> String {
+    let (d, h, m, s) = (
+        seconds / 86_400,
+        seconds / 3600 % 24,
+        seconds / 60 % 60,
+        seconds % 60,
+    );
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, _) if s == 0 => format!("{m}m"),
+        (0, 0, _) => format!("{m}m{s}s"),
+        (0, _, _) if m == 0 => format!("{h}h"),
+        (0, _, _) => format!("{h}h{m}m"),
+        _ if h == 0 => format!("{d}d"),
+        _ => format!("{d}d{h}h"),
+    }
 }
 
 /// Human-readable rendering.
@@ -175,6 +346,72 @@ pub fn text(r: &StatusReport) -> String {
             "{} event(s) waiting for the API server",
             r.pending_events
         );
+    }
+    if !r.conditions.is_empty() {
+        if r.cut_off_since.is_some() {
+            let _ = writeln!(
+                out,
+                "\nconditions and taints as last seen before the cut-off:"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{:<22} {:<8} {:<32} {:<8} OWNER",
+            "CONDITION", "STATUS", "REASON", "AGE"
+        );
+        for c in &r.conditions {
+            let _ = writeln!(
+                out,
+                "{:<22} {:<8} {:<32} {:<8} {}",
+                c.type_,
+                c.status,
+                c.reason,
+                c.age_seconds.map_or_else(|| "-".to_string(), age),
+                if c.ours { "nodewarden" } else { "other" }
+            );
+        }
+    }
+    if !r.taints.is_empty() {
+        let _ = writeln!(out, "\n{:<60} OWNER", "TAINT");
+        for t in &r.taints {
+            let taint = if t.value.is_empty() {
+                format!("{}:{}", t.key, t.effect)
+            } else {
+                format!("{}={}:{}", t.key, t.value, t.effect)
+            };
+            let owner = if t.ours { "nodewarden" } else { "other" };
+            let _ = writeln!(out, "{taint:<60} {owner}");
+        }
+    }
+    if !r.resources.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} non-terminal pod(s){}\n{:<24} {:<20} {:<20} ALLOCATABLE",
+            r.pod_count,
+            r.pod_capacity
+                .as_deref()
+                .map_or_else(String::new, |c| format!(" of {c} allowed")),
+            "RESOURCE",
+            "REQUESTS",
+            "LIMITS"
+        );
+        let with_pct = |amount: &str, pct: Option<i128>| match pct {
+            Some(p) => format!("{amount} ({p}%)"),
+            None => amount.to_string(),
+        };
+        for row in &r.resources {
+            let _ = writeln!(
+                out,
+                "{:<24} {:<20} {:<20} {}",
+                row.resource,
+                with_pct(&row.requests, row.requests_percent),
+                with_pct(&row.limits, row.limits_percent),
+                row.allocatable.as_deref().unwrap_or("not advertised")
+            );
+            for q in &row.by_qos {
+                let _ = writeln!(out, "  {:<22} {:<20} {}", q.qos_class, q.requests, q.limits);
+            }
+        }
     }
     let _ = writeln!(
         out,

@@ -257,8 +257,17 @@ fn a_health_address_in_use_is_a_runtime_failure() {
 fn status_reads_the_state_directory_and_shows_each_pods_plan() {
     use nodewarden::core::fence::FencePod;
     use nodewarden::core::qos::QosClass;
+    use nodewarden::core::resources::Effective;
     use nodewarden::core::taint::{Effect, Toleration};
-    use nodewarden::state::{State, StoredPod, format_time, save};
+    use nodewarden::state::{
+        State, StoredCondition, StoredNode, StoredPod, StoredTaint, format_time, save,
+    };
+    let list = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.parse().expect("quantity")))
+            .collect()
+    };
     let dir = tempfile::tempdir().expect("tempdir");
     let state_dir = dir.path().join("state");
     let contact = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
@@ -281,17 +290,81 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
         uid: "u-ds".into(),
         name: "agent-x".into(),
         owner_kind: Some("DaemonSet".into()),
+        qos: QosClass::Guaranteed,
         ..web.clone()
+    };
+    let done = FencePod {
+        uid: "u-done".into(),
+        name: "job-1".into(),
+        terminal: true,
+        ..web.clone()
+    };
+    let web_resources = Effective {
+        requests: list(&[
+            ("cpu", "250m"),
+            ("memory", "256Mi"),
+            ("nvidia.com/gpu", "1"),
+        ]),
+        limits: list(&[("memory", "512Mi"), ("nvidia.com/gpu", "1")]),
+    };
+    let ds_resources = Effective {
+        requests: list(&[("cpu", "500m"), ("memory", "1Gi")]),
+        limits: list(&[("cpu", "500m"), ("memory", "1Gi")]),
+    };
+    // A finished pod's resources are not counted.
+    let done_resources = Effective {
+        requests: list(&[("cpu", "4")]),
+        limits: Default::default(),
+    };
+    let transition = std::time::SystemTime::now() - std::time::Duration::from_secs(3700);
+    let node_status = StoredNode {
+        conditions: vec![
+            StoredCondition {
+                type_: "DiskPressure".into(),
+                status: "True".into(),
+                reason: "KubeletHasDiskPressure".into(),
+                message: "nodefs.available below 10%".into(),
+                last_transition_time: Some(format_time(transition)),
+            },
+            StoredCondition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                reason: "KubeletReady".into(),
+                message: "kubelet is posting ready status".into(),
+                last_transition_time: None,
+            },
+        ],
+        taints: vec![
+            StoredTaint {
+                key: "node.kubernetes.io/disk-pressure".into(),
+                value: String::new(),
+                effect: "NoSchedule".into(),
+            },
+            StoredTaint {
+                key: "dedicated".into(),
+                value: "gpu".into(),
+                effect: "NoSchedule".into(),
+            },
+        ],
+        allocatable: [("cpu", "2"), ("memory", "4Gi"), ("pods", "110")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     };
     save(
         &state_dir,
         &State {
-            version: 1,
+            version: nodewarden::state::VERSION,
             node: "edge-1".into(),
             last_contact: Some(format_time(contact)),
-            pods: vec![StoredPod::from_pod(&web), StoredPod::from_pod(&ds)],
+            pods: vec![
+                StoredPod::from_pod(&web).with_resources(&web_resources),
+                StoredPod::from_pod(&ds).with_resources(&ds_resources),
+                StoredPod::from_pod(&done).with_resources(&done_resources),
+            ],
             fenced: vec![],
             pending_events: vec![],
+            node_status: Some(node_status),
         },
     )
     .expect("save state");
@@ -333,6 +406,67 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
         .unwrap_or_default();
     assert!(diff < std::time::Duration::from_millis(5), "{web}");
     assert_eq!(json["pods"][1]["action"], "never");
+    // Conditions: ours (the default [[conditions]] table) and others', with ages.
+    let disk = &json["conditions"][0];
+    assert_eq!(disk["type"], "DiskPressure");
+    assert_eq!(disk["ours"], true);
+    let age = disk["ageSeconds"].as_u64().expect("age");
+    assert!((3700..3760).contains(&age), "{disk}");
+    assert_eq!(
+        json["conditions"][1]["ours"], false,
+        "Ready is the kubelet's"
+    );
+    assert_eq!(json["taints"][0]["ours"], true);
+    assert_eq!(json["taints"][1]["ours"], false);
+    // Two non-terminal pods of 110; the Job pod that finished is not counted.
+    assert_eq!(json["podCount"], 2);
+    assert_eq!(json["podCapacity"], "110");
+    let row = |name: &str| {
+        json["resources"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["resource"] == name)
+            .unwrap_or_else(|| panic!("no {name} row in {}", json["resources"]))
+            .clone()
+    };
+    let cpu = row("cpu");
+    assert_eq!(cpu["requests"], "750m");
+    assert_eq!(cpu["requestsPercent"], 37);
+    assert_eq!(cpu["limits"], "500m");
+    assert_eq!(cpu["allocatable"], "2");
+    assert_eq!(cpu["byQos"][0]["qosClass"], "Guaranteed");
+    assert_eq!(cpu["byQos"][0]["requests"], "500m");
+    assert_eq!(cpu["byQos"][1]["requests"], "250m");
+    assert_eq!(cpu["byQos"][2]["requests"], "0");
+    let memory = row("memory");
+    assert_eq!(memory["requests"], "1280Mi");
+    assert_eq!(memory["limits"], "1536Mi");
+    assert_eq!(memory["limitsPercent"], 37);
+    let gpu = row("nvidia.com/gpu");
+    assert_eq!(gpu["requests"], "1");
+    assert!(gpu["allocatable"].is_null(), "the node advertises no GPU");
     let text = nodewarden(&["status", "--config", &config.display().to_string()]);
-    assert!(String::from_utf8_lossy(&text.stdout).contains("CUT OFF from the API server since"));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("CUT OFF from the API server since"), "{text}");
+    assert!(
+        text.contains("2 non-terminal pod(s) of 110 allowed"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("cpu ") && l.contains("750m (37%)") && l.ends_with(" 2")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("DiskPressure")
+            && l.contains("1h1m")
+            && l.ends_with("nodewarden")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("dedicated=gpu:NoSchedule") && l.ends_with("other")),
+        "{text}"
+    );
 }

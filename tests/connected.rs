@@ -562,3 +562,187 @@ async fn a_stale_owned_taint_is_fixed_at_start_and_the_kubelets_lease_is_never_o
     .expect_err("the kubelet's lease is refused");
     assert!(err.to_string().contains("is the kubelet's Lease"), "{err}");
 }
+
+/// A pod bound to `node`, in the API server's stored shape.
+fn resource_pod(name: &str, node: &str, spec: Value, status: Value) -> Value {
+    let mut pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": spec,
+        "status": status,
+    });
+    pod["spec"]["nodeName"] = json!(node);
+    pod
+}
+
+#[tokio::test(start_paused = true)]
+async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_against_allocatable() {
+    let server = ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": NODE},
+        "spec": {"taints": [{"key": "dedicated", "value": "edge", "effect": "NoSchedule"}]},
+        "status": {
+            "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110", "nvidia.com/gpu": "2"},
+            "conditions": [{
+                "type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": "2026-11-29T00:00:00Z", "lastTransitionTime": "2026-11-29T00:00:00Z"
+            }]
+        }
+    }));
+    // Burstable: a 1-cpu init container before a sidecar (100m, 64Mi) beside one app container
+    // (200m, 128Mi, one GPU), plus 50m of RuntimeClass overhead: cpu max(300m, 1) + 50m = 1050m.
+    server.create_pod(resource_pod(
+        "web",
+        NODE,
+        json!({
+            "initContainers": [
+                {"name": "migrate", "image": "m", "resources": {"requests": {"cpu": "1"}}},
+                {"name": "proxy", "image": "p", "restartPolicy": "Always",
+                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+            ],
+            "containers": [{"name": "app", "image": "a", "resources": {
+                "requests": {"cpu": "200m", "memory": "128Mi", "nvidia.com/gpu": "1"},
+                "limits": {"memory": "256Mi", "nvidia.com/gpu": "1"}}}],
+            "overhead": {"cpu": "50m"}
+        }),
+        json!({"phase": "Running", "qosClass": "Burstable"}),
+    ));
+    server.create_pod(resource_pod(
+        "db",
+        NODE,
+        json!({"containers": [{"name": "db", "image": "d", "resources": {
+            "requests": {"cpu": "500m", "memory": "1Gi"},
+            "limits": {"cpu": "500m", "memory": "1Gi"}}}]}),
+        json!({"phase": "Running", "qosClass": "Guaranteed"}),
+    ));
+    // Neither counts: a finished Job pod, and a pod of another node.
+    server.create_pod(resource_pod(
+        "job",
+        NODE,
+        json!({"containers": [{"name": "j", "image": "j",
+            "resources": {"requests": {"cpu": "4"}}}]}),
+        json!({"phase": "Succeeded", "qosClass": "Burstable"}),
+    ));
+    server.create_pod(resource_pod(
+        "elsewhere",
+        "n2",
+        json!({"containers": [{"name": "e", "image": "e",
+            "resources": {"requests": {"cpu": "3"}}}]}),
+        json!({"phase": "Running", "qosClass": "Burstable"}),
+    ));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(
+        Duration::from_secs(1),
+        Duration::from_secs(60),
+        Duration::ZERO,
+    );
+    cfg.state_directory = dir.path().join("state");
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let status_cfg = cfg.clone();
+    // Disk pressure on: DiskPressure turns True and our taint is added.
+    let agent = tokio::spawn({
+        let server = server.clone();
+        async move {
+            run_for(
+                &server,
+                cfg,
+                Switch(Arc::new(AtomicBool::new(true))),
+                health,
+                Duration::from_secs(30),
+            )
+            .await
+        }
+    });
+    let cpu_requests = |r: &nodewarden::status::StatusReport| {
+        r.resources
+            .iter()
+            .find(|row| row.resource == "cpu")
+            .map(|row| row.requests.clone())
+    };
+    let read = || {
+        nodewarden::status::report(&status_cfg, NODE, std::time::SystemTime::now())
+            .expect("state readable")
+    };
+    // Written on change, at most every 5 s while connected: wait for the tainted Node.
+    let mut report = read();
+    for _ in 0..100 {
+        if report.taints.iter().any(|t| t.key == DISK_TAINT) && !report.resources.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        report = read();
+    }
+    let conditions: Vec<(&str, &str, bool)> = report
+        .conditions
+        .iter()
+        .map(|c| (c.type_.as_str(), c.status.as_str(), c.ours))
+        .collect();
+    assert!(
+        conditions.contains(&("Ready", "True", false)),
+        "{conditions:?}"
+    );
+    assert!(
+        conditions.contains(&("DiskPressure", "True", true)),
+        "{conditions:?}"
+    );
+    let taints: Vec<(&str, bool)> = report
+        .taints
+        .iter()
+        .map(|t| (t.key.as_str(), t.ours))
+        .collect();
+    assert_eq!(taints, [("dedicated", false), (DISK_TAINT, true)]);
+    assert_eq!(report.pod_count, 2, "the finished pod is not counted");
+    assert_eq!(report.pod_capacity.as_deref(), Some("110"));
+    let row = |name: &str| {
+        report
+            .resources
+            .iter()
+            .find(|r| r.resource == name)
+            .unwrap_or_else(|| panic!("no {name} row: {:?}", report.resources))
+    };
+    let cpu = row("cpu");
+    assert_eq!(cpu.requests, "1550m");
+    assert_eq!(cpu.requests_percent, Some(77));
+    assert_eq!(cpu.limits, "500m");
+    let qos: Vec<(&str, &str)> = cpu
+        .by_qos
+        .iter()
+        .map(|q| (q.qos_class.as_str(), q.requests.as_str()))
+        .collect();
+    assert_eq!(
+        qos,
+        [
+            ("Guaranteed", "500m"),
+            ("Burstable", "1050m"),
+            ("BestEffort", "0")
+        ]
+    );
+    let memory = row("memory");
+    assert_eq!(memory.requests, "1216Mi");
+    assert_eq!(memory.limits, "1280Mi");
+    let gpu = row("nvidia.com/gpu");
+    assert_eq!(
+        (gpu.requests.as_str(), gpu.requests_percent),
+        ("1", Some(50))
+    );
+
+    // A pod going away is reflected without a restart.
+    server
+        .delete("pods", "shop", "db", Some(0))
+        .expect("delete db");
+    let _ = server.finish_pod_deletion("shop", "db");
+    for _ in 0..100 {
+        if cpu_requests(&report).as_deref() == Some("1050m") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        report = read();
+    }
+    assert_eq!(cpu_requests(&report).as_deref(), Some("1050m"));
+    assert_eq!(report.pod_count, 1);
+    agent.await.expect("agent task");
+}

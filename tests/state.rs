@@ -5,9 +5,11 @@ use std::time::{Duration, SystemTime};
 
 use nodewarden::core::fence::FencePod;
 use nodewarden::core::qos::QosClass;
+use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::state::{
-    Loaded, STATE_FILE, State, StoredEvent, StoredPod, format_time, load, parse_time, save,
+    Loaded, STATE_FILE, State, StoredCondition, StoredEvent, StoredNode, StoredPod, StoredTaint,
+    VERSION, format_time, load, parse_time, save,
 };
 
 fn sample_state() -> State {
@@ -27,13 +29,23 @@ fn sample_state() -> State {
         opted_out: false,
         terminal: false,
     };
+    let resources = Effective {
+        requests: [("cpu", "250m"), ("nvidia.com/gpu", "1")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.parse().expect("quantity")))
+            .collect(),
+        limits: [("memory", "1Gi")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.parse().expect("quantity")))
+            .collect(),
+    };
     State {
-        version: 1,
+        version: VERSION,
         node: "edge-1".into(),
         last_contact: Some(format_time(
             SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789),
         )),
-        pods: vec![StoredPod::from_pod(&pod)],
+        pods: vec![StoredPod::from_pod(&pod).with_resources(&resources)],
         fenced: vec!["9d3c".into()],
         pending_events: vec![StoredEvent {
             reason: "NodeHasDiskPressure".into(),
@@ -41,6 +53,21 @@ fn sample_state() -> State {
             warning: false,
             at: "2027-01-15T08:00:00Z".into(),
         }],
+        node_status: Some(StoredNode {
+            conditions: vec![StoredCondition {
+                type_: "DiskPressure".into(),
+                status: "True".into(),
+                reason: "KubeletHasDiskPressure".into(),
+                message: "kubelet has disk pressure".into(),
+                last_transition_time: Some("2027-01-15T07:59:00Z".into()),
+            }],
+            taints: vec![StoredTaint {
+                key: "node.kubernetes.io/disk-pressure".into(),
+                value: String::new(),
+                effect: "NoSchedule".into(),
+            }],
+            allocatable: [("cpu".to_string(), "2".to_string())].into(),
+        }),
     }
 }
 
@@ -61,6 +88,9 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
         Loaded::Found(back) => {
             assert_eq!(back, state);
             let pod = back.pods[0].to_pod().expect("valid pod");
+            let resources = back.pods[0].resources();
+            assert_eq!(resources.requests["cpu"].to_string(), "250m");
+            assert_eq!(resources.limits["memory"].to_string(), "1Gi");
             assert_eq!(pod.tolerations[0].toleration_seconds, Some(300));
             assert_eq!(
                 back.last_contact.as_deref().and_then(parse_time),
@@ -76,6 +106,30 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, vec![STATE_FILE.to_string()]);
+}
+
+#[test]
+fn a_version_1_file_is_read_with_no_node_and_no_resources() {
+    // What the previous release wrote: a restart after an upgrade mid-partition keeps its
+    // deadlines.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let v1 = r#"{"version": 1, "node": "edge-1", "lastContact": "2027-01-15T08:00:00.5Z",
+        "pods": [{"uid": "u1", "namespace": "shop", "name": "cart", "tolerations": [],
+                  "terminationGracePeriodSeconds": 30, "ownerKind": "ReplicaSet",
+                  "staticOrMirror": false, "qosClass": "BestEffort", "optedOut": false,
+                  "terminal": false}],
+        "fenced": ["u1"], "pendingEvents": []}"#;
+    std::fs::write(dir.path().join(STATE_FILE), v1).expect("write");
+    match load(dir.path()) {
+        Loaded::Found(s) => {
+            assert_eq!(s.version, 1);
+            assert_eq!(s.fenced, vec!["u1".to_string()]);
+            assert!(s.pods[0].to_pod().is_some());
+            assert_eq!(s.pods[0].resources(), Effective::default());
+            assert_eq!(s.node_status, None);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

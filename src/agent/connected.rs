@@ -135,9 +135,11 @@ pub async fn run<S: Source>(
         "node UID follower"
     });
 
-    if config.fence.mode != crate::core::fence::Mode::Off {
+    // Also with fencing off: the task keeps the state `nodewarden status` reads.
+    {
         let inputs = fence::FenceInputs {
             pods: views.pods.clone(),
+            pods_changed: views.pods_changed.clone(),
             node: node_rx.clone(),
             reach: reach.clone(),
         };

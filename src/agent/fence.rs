@@ -17,6 +17,7 @@ use kube::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 
+use crate::agent::snapshot;
 use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
@@ -24,9 +25,10 @@ use crate::config::Config;
 use crate::core::clock::Moment;
 use crate::core::fence::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
 use crate::core::qos::{self, QosClass};
+use crate::core::resources::Effective;
 use crate::core::taint::{Effect, Operator, Toleration};
 use crate::observe::http::Health;
-use crate::state::{self, Loaded, State, StoredEvent, StoredPod};
+use crate::state::{self, Loaded, State, StoredEvent, StoredNode, StoredPod};
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
 /// How often the fence wakes: deadlines are met within this (plus scheduling).
@@ -133,6 +135,8 @@ fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
 /// What the fence task needs.
 pub struct FenceInputs {
     pub pods: Store<Pod>,
+    /// Bumped on every change of the pod store: the pods are converted again only then.
+    pub pods_changed: watch::Receiver<u64>,
     pub node: watch::Receiver<Option<Arc<Node>>>,
     pub reach: Arc<Reachability>,
 }
@@ -184,6 +188,18 @@ pub async fn run(
         .as_ref()
         .map(|s| s.pods.iter().filter_map(StoredPod::to_pod).collect())
         .unwrap_or_default();
+    // For `status` only: each pod's requests and limits, and the Node as last seen.
+    let mut resources: BTreeMap<String, Effective> = persisted
+        .as_ref()
+        .map(|s| {
+            s.pods
+                .iter()
+                .map(|p| (p.uid.clone(), p.resources()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut node_status: Option<StoredNode> =
+        persisted.as_ref().and_then(|s| s.node_status.clone());
     let mut last_contact_wall: Option<SystemTime> = persisted
         .as_ref()
         .and_then(|s| s.last_contact.as_deref())
@@ -206,6 +222,8 @@ pub async fn run(
     let mut last_sweep = tokio::time::Instant::now();
     let mut dirty = true;
     let mut malformed: BTreeSet<String> = BTreeSet::new();
+    // Whether the pods have been converted from the store since this task started.
+    let mut refreshed = false;
     let event_api: Api<Event> = Api::namespaced(client.clone(), EVENT_NAMESPACE);
     let pod_api_client = client;
     let mut ticker = tokio::time::interval(TICK);
@@ -218,7 +236,15 @@ pub async fn run(
 
         // Last contact: the latest answer, or the latest Ready heartbeat seen.
         let mut contact = inputs.reach.last_success();
+        let node_changed = inputs.node.has_changed().unwrap_or(false);
         if let Some(n) = inputs.node.borrow_and_update().as_ref() {
+            if node_changed {
+                let seen = snapshot::node(n);
+                if node_status.as_ref() != Some(&seen) {
+                    node_status = Some(seen);
+                    dirty = true;
+                }
+            }
             let ready = n
                 .status
                 .as_ref()
@@ -242,31 +268,25 @@ pub async fn run(
             });
 
         if reachable {
-            // Connected: refresh the pod list from the watch.
-            let mut fresh = Vec::new();
-            for p in inputs.pods.state() {
-                match fence_pod(&p) {
-                    Some(fp) => fresh.push(fp),
-                    None => {
-                        let id = format!(
-                            "{}/{}",
-                            p.metadata.namespace.clone().unwrap_or_default(),
-                            p.metadata.name.clone().unwrap_or_default()
-                        );
-                        if malformed.insert(id.clone()) {
-                            log::warn!(node = node.as_str(), pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
-                        }
-                    }
-                }
-            }
-            fresh.sort_by(|a, b| a.uid.cmp(&b.uid));
-            // Only a completed initial list replaces what we knew (an empty store right after a
-            // restart must not erase the persisted pods).
+            // Connected: refresh the pod list from the watch, once the initial list is complete
+            // (an empty store right after a restart must not erase the persisted pods) and then
+            // whenever the store changes.
             let listed = futures_util::FutureExt::now_or_never(inputs.pods.wait_until_ready())
                 .is_some_and(|r| r.is_ok());
-            if fresh != pods && listed {
-                pods = fresh;
-                dirty = true;
+            let store_changed = inputs.pods_changed.has_changed().unwrap_or(false);
+            if listed && (store_changed || !refreshed) {
+                inputs.pods_changed.borrow_and_update();
+                refreshed = true;
+                let (fresh, fresh_resources) = convert_pods(&inputs.pods, &node, &mut malformed);
+                if fresh != pods || fresh_resources != resources {
+                    pods = fresh;
+                    resources = fresh_resources;
+                    dirty = true;
+                    // What a partition starting now would do, for the metrics.
+                    let verdict = QuorumVerdict::NotConsulted;
+                    let plans = fence::plan(&pods, now_mono, &policy, &verdict);
+                    health.metrics.record_plans(&plans, &verdict);
+                }
             }
             if let Some(since) = cut_off_since.take() {
                 let lasted = now_wall.duration_since(since).unwrap_or_default();
@@ -332,7 +352,8 @@ pub async fn run(
                     &dir,
                     &node,
                     last_contact_wall,
-                    &pods,
+                    stored_pods(&pods, &resources),
+                    node_status.as_ref(),
                     &fenced_uids,
                     &pending_events,
                 );
@@ -342,10 +363,13 @@ pub async fn run(
                     "cut off from the API server (no answer for {}s; last contact {}); fence planning {} pod(s) in {} mode",
                     config.fence.unreachable_after.as_secs(), crate::core::clock::rfc3339(contact_wall), pods.len(), mode_name(policy.mode)
                 );
-                for p in fence::plan(&pods, contact_mono, &policy, &QuorumVerdict::NotConsulted) {
-                    log_plan(&node, &p, now);
+                let verdict = QuorumVerdict::NotConsulted;
+                let plans = fence::plan(&pods, contact_mono, &policy, &verdict);
+                for p in &plans {
+                    log_plan(&node, p, now);
                     health.metrics.record_fence("planned");
                 }
+                health.metrics.record_plans(&plans, &verdict);
             }
             if terminator.is_none() && policy.mode == fence::Mode::Enforce {
                 let root = config
@@ -454,7 +478,8 @@ pub async fn run(
                 &dir,
                 &node,
                 last_contact_wall,
-                &pods,
+                stored_pods(&pods, &resources),
+                node_status.as_ref(),
                 &fenced_uids,
                 &pending_events,
             );
@@ -463,12 +488,64 @@ pub async fn run(
     }
 }
 
+/// The pods in the store in the planner's terms, sorted by UID, with their requests and limits.
+/// A pod whose tolerations cannot be read is left out (not fenced); one whose resources cannot be
+/// read is fenced but shows no resources. Each is logged once.
+fn convert_pods(
+    store: &Store<Pod>,
+    node: &str,
+    malformed: &mut BTreeSet<String>,
+) -> (Vec<FencePod>, BTreeMap<String, Effective>) {
+    let mut pods = Vec::new();
+    let mut resources = BTreeMap::new();
+    for p in store.state() {
+        let id = format!(
+            "{}/{}",
+            p.metadata.namespace.as_deref().unwrap_or_default(),
+            p.metadata.name.as_deref().unwrap_or_default()
+        );
+        let Some(fp) = fence_pod(&p) else {
+            if malformed.insert(id.clone()) {
+                log::warn!(node = node, pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
+            }
+            continue;
+        };
+        match snapshot::pod_resources(&p) {
+            Ok(e) => {
+                resources.insert(fp.uid.clone(), e);
+            }
+            Err(e) => {
+                if malformed.insert(format!("{id} resources")) {
+                    log::warn!(node = node, pod = id.as_str(), error = e.as_str(); "pod {id} has resources this agent cannot read ({e}); `status` leaves it out of the sums");
+                }
+            }
+        }
+        pods.push(fp);
+    }
+    pods.sort_by(|a, b| a.uid.cmp(&b.uid));
+    (pods, resources)
+}
+
+/// The pods as the state file keeps them, each with its requests and limits when known.
+fn stored_pods(pods: &[FencePod], resources: &BTreeMap<String, Effective>) -> Vec<StoredPod> {
+    pods.iter()
+        .map(|p| {
+            let stored = StoredPod::from_pod(p);
+            match resources.get(&p.uid) {
+                Some(e) => stored.with_resources(e),
+                None => stored,
+            }
+        })
+        .collect()
+}
+
 /// Writes the durable state; logs and returns false when it cannot.
 fn persist(
     dir: &std::path::Path,
     node: &str,
     last_contact: Option<SystemTime>,
-    pods: &[FencePod],
+    pods: Vec<StoredPod>,
+    node_status: Option<&StoredNode>,
     fenced: &BTreeSet<String>,
     pending_events: &[StoredEvent],
 ) -> bool {
@@ -476,9 +553,10 @@ fn persist(
         version: state::VERSION,
         node: node.to_string(),
         last_contact: last_contact.map(state::format_time),
-        pods: pods.iter().map(StoredPod::from_pod).collect(),
+        pods,
         fenced: fenced.iter().cloned().collect(),
         pending_events: pending_events.to_vec(),
+        node_status: node_status.cloned(),
     };
     match state::save(dir, &s) {
         Ok(()) => true,

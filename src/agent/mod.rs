@@ -144,3 +144,4 @@ pub mod fence;
 pub mod heartbeat;
 pub mod reporter;
 pub mod sampling;
+pub mod snapshot;

@@ -195,6 +195,8 @@ pub async fn run<S: Source>(
     let wall_origin = SystemTime::now();
     let mut failing: BTreeSet<String> = BTreeSet::new();
     let mut last_summary: Option<Duration> = None;
+    // The STATUS= line last sent (None: send the next one whatever it says).
+    let mut last_status: Option<String> = None;
     let mut next_sample = origin;
     let mut ticker = tokio::time::interval(wake);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -224,6 +226,8 @@ pub async fn run<S: Source>(
                 }
             } => {
                 reload(&node, &mut running, &mut decider);
+                // The reload's own STATUS= stands until the next cycle restores the usual one.
+                last_status = None;
                 continue;
             }
         }
@@ -296,12 +300,20 @@ pub async fn run<S: Source>(
             &errors,
         );
         let summary = summary_line(&decider.conditions);
+        // STATUS= says what `systemctl status` readers need: the mode, whether the API server
+        // answers, and the conditions; sent again whenever any of them changes.
+        let contact = match health.metrics.reachable() {
+            Some(false) => ", API server unreachable",
+            _ => "",
+        };
+        let line = format!("{mode}{contact}: {summary}");
         if !health.sampled() {
             health.set_sampled();
-            systemd::ready(&format!("{mode}: {summary}"));
-        } else if !decision.transitions.is_empty() {
-            systemd::status(&format!("{mode}: {summary}"));
+            systemd::ready(&line);
+        } else if last_status.as_deref() != Some(line.as_str()) {
+            systemd::status(&line);
         }
+        last_status = Some(line);
         if condition::report_due(false, last_summary, mono, report) {
             last_summary = Some(mono);
             let pressured = decider

@@ -16,6 +16,8 @@ use tokio::sync::watch;
 pub struct Views {
     pub node: Store<Node>,
     pub pods: Store<Pod>,
+    /// A counter bumped after every change the pod watch applied to `pods`.
+    pub pods_changed: watch::Receiver<u64>,
 }
 
 /// The stores, and the future that keeps them current (run it as a task; it never ends).
@@ -27,13 +29,15 @@ pub fn start(
 ) -> (Views, impl std::future::Future<Output = ()>) {
     let (node_store, node_writer) = reflector::store::<Node>();
     let (pod_store, pod_writer) = reflector::store::<Pod>();
+    let (pods_tx, pods_changed) = watch::channel(0u64);
     let views = Views {
         node: node_store,
         pods: pod_store,
+        pods_changed,
     };
     (
         views,
-        run(client, node_name, node_tx, node_writer, pod_writer),
+        run(client, node_name, node_tx, pods_tx, node_writer, pod_writer),
     )
 }
 
@@ -41,6 +45,7 @@ async fn run(
     client: kube::Client,
     node_name: String,
     node_tx: watch::Sender<Option<Arc<Node>>>,
+    pods_tx: watch::Sender<u64>,
     node_writer: reflector::store::Writer<Node>,
     pod_writer: reflector::store::Writer<Pod>,
 ) {
@@ -75,6 +80,8 @@ async fn run(
             },
             Some(item) = pod_stream.next() => match item {
                 Ok(_) => {
+                    // The reflector applied the event to the store before yielding it.
+                    pods_tx.send_modify(|n| *n = n.wrapping_add(1));
                     if pods_failing {
                         log::info!(node = node_name.as_str(); "pod watch recovered");
                         pods_failing = false;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 
+use crate::core::fence::{Plan, QuorumVerdict};
 use crate::core::pressure::Evaluation;
 use crate::core::signal::Observations;
 
@@ -29,7 +30,14 @@ struct State {
     taint_writes: BTreeMap<String, u64>,
     fence_actions: BTreeMap<String, u64>,
     fence_worst_lateness: BTreeMap<String, f64>,
+    /// Pods per plan ("stop", "dry_run_stop", "hold", "never") in the latest plan.
+    fence_plans: BTreeMap<&'static str, usize>,
+    /// The quorum verdict the latest plan was made with.
+    quorum_verdict: Option<&'static str>,
 }
+
+/// The quorum verdicts, as metric labels.
+const VERDICTS: [&str; 3] = ["not_consulted", "isolated", "hold"];
 
 impl Metrics {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -70,6 +78,15 @@ impl Metrics {
         self.with(|s| s.reachability = if reachable { "1" } else { "0" }.to_string());
     }
 
+    /// Whether the API server answers: `None` standalone or before the first request.
+    pub fn reachable(&self) -> Option<bool> {
+        self.with(|s| match s.reachability.as_str() {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        })
+    }
+
     /// Records how many owned conditions another writer also writes.
     pub fn record_foreign_writers(&self, n: usize) {
         self.with(|s| s.foreign_writers = n);
@@ -84,6 +101,32 @@ impl Metrics {
     /// `would_sigterm`, `would_kill`).
     pub fn record_fence(&self, action: &str) {
         self.with(|s| *s.fence_actions.entry(action.to_string()).or_default() += 1);
+    }
+
+    /// Records the latest fence plan: how many pods each plan has, and the quorum verdict it
+    /// was made with.
+    pub fn record_plans(&self, plans: &[crate::core::fence::PodPlan], verdict: &QuorumVerdict) {
+        let mut counts: BTreeMap<&'static str, usize> = ["stop", "dry_run_stop", "hold", "never"]
+            .map(|k| (k, 0))
+            .into();
+        for p in plans {
+            let key = match &p.plan {
+                Plan::Stop { dry_run: false, .. } => "stop",
+                Plan::Stop { dry_run: true, .. } => "dry_run_stop",
+                Plan::Hold { .. } => "hold",
+                Plan::Never { .. } => "never",
+            };
+            *counts.entry(key).or_default() += 1;
+        }
+        let verdict = match verdict {
+            QuorumVerdict::NotConsulted => VERDICTS[0],
+            QuorumVerdict::Isolated => VERDICTS[1],
+            QuorumVerdict::Hold { .. } => VERDICTS[2],
+        };
+        self.with(|s| {
+            s.fence_plans = counts;
+            s.quorum_verdict = Some(verdict);
+        });
     }
 
     /// Records how late a fence action was against its plan (worst seen, per action).
@@ -322,6 +365,34 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
             out,
             "nodewarden_fence_worst_lateness_seconds{{action=\"{action}\"}} {v}"
         );
+    }
+    if !s.fence_plans.is_empty() {
+        header(
+            &mut out,
+            "nodewarden_fence_plan_pods",
+            "gauge",
+            "Pods per fence plan (stop, dry_run_stop, hold, never) for a cut-off from the latest \
+             contact: while connected, what a partition starting now would do.",
+        );
+        for (plan, n) in &s.fence_plans {
+            let _ = writeln!(out, "nodewarden_fence_plan_pods{{plan=\"{plan}\"}} {n}");
+        }
+    }
+    if let Some(verdict) = s.quorum_verdict {
+        header(
+            &mut out,
+            "nodewarden_fence_quorum_verdict",
+            "gauge",
+            "1 for the peer quorum verdict the latest fence plan was made with (not_consulted \
+             until peers are configured).",
+        );
+        for v in VERDICTS {
+            let _ = writeln!(
+                out,
+                "nodewarden_fence_quorum_verdict{{verdict=\"{v}\"}} {}",
+                u8::from(v == verdict)
+            );
+        }
     }
     if let Some(p) = process {
         header(
