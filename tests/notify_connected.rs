@@ -3,7 +3,8 @@
 //! the first sample, and WATCHDOG=1 keeps coming at least twice per interval while the API server
 //! refuses connections and while it accepts them but never answers: the watchdog says the
 //! sampling loop is alive, never that the control plane is (src/agent/sampling.rs pings on every
-//! wake-up and never waits on the API server).
+//! wake-up and never waits on the API server). STATUS= says when the API server is unreachable
+//! and goes back to the connected line when it answers again.
 
 mod support;
 
@@ -438,6 +439,14 @@ fn watchdog_pings_continue_while_the_api_server_refuses_or_ignores_requests() {
         std::thread::sleep(
             (noticed_at + OUTAGE_NOTICED_FOR).saturating_duration_since(Instant::now()),
         );
+        // `systemctl status` says so: STATUS= changes as soon as the loop sees it.
+        let statuses = notifications.statuses();
+        assert!(
+            statuses
+                .last()
+                .is_some_and(|s| s.starts_with("connected, API server unreachable: ")),
+            "{outage:?}: STATUS does not say the API server is unreachable: {statuses:?}"
+        );
         let to = Instant::now();
         api.restore();
         assert_pinged_throughout(
@@ -458,14 +467,29 @@ fn watchdog_pings_continue_while_the_api_server_refuses_or_ignores_requests() {
         {
             panic!("{outage:?}: /metrics never said reachable again:\n{text}");
         }
+        // Within a few loop wake-ups, STATUS is back to the connected line.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline
+            && !notifications
+                .statuses()
+                .last()
+                .is_some_and(|s| s.starts_with("connected: "))
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let statuses = notifications.statuses();
+        assert!(
+            statuses
+                .last()
+                .is_some_and(|s| s.starts_with("connected: ")),
+            "{outage:?}: STATUS still says unreachable after the heal: {statuses:?}"
+        );
     }
 
     // And throughout the run, from the first ping to now.
     let pings = notifications.times_of("WATCHDOG=1");
     let first = *pings.first().expect("pinged");
     assert_pinged_throughout(&pings, first, Instant::now(), "the whole run");
-    // STATUS follows the conditions only; it does not say whether the API server answers.
-    eprintln!("STATUS lines: {:?}", notifications.statuses());
 
     let (_, status) = agent
         .terminate(Duration::from_secs(5))

@@ -158,6 +158,17 @@ fn log_taint_change(node: &str, change: &TaintChange, standalone: bool) {
     );
 }
 
+/// The `STATUS=` text: what `systemctl status` readers need — the mode, whether the API server
+/// answers (`reachable` is `None` standalone or before the first request), the conditions.
+fn status_line(mode: &str, reachable: Option<bool>, conditions: &[NodeCondition]) -> String {
+    let contact = match reachable {
+        Some(false) => ", API server unreachable",
+        _ => "",
+    };
+    format!("{mode}{contact}: {}", summary_line(conditions))
+}
+
+/// `MemoryPressure=False DiskPressure=True …`.
 fn summary_line(conditions: &[NodeCondition]) -> String {
     conditions
         .iter()
@@ -233,6 +244,15 @@ pub async fn run<S: Source>(
         }
         health.tick();
         systemd::watchdog();
+        // Reachability changes between samples (which may be minutes apart): STATUS= follows
+        // it at every wake-up.
+        if health.sampled() {
+            let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
+            if last_status.as_deref() != Some(line.as_str()) {
+                systemd::status(&line);
+                last_status = Some(line);
+            }
+        }
         let instant = tokio::time::Instant::now();
         // Samples follow a fixed schedule (origin + k × update), not "one period after the last
         // wake-up": a tick that runs a little late must not push the next sample a whole wake
@@ -299,14 +319,7 @@ pub async fn run<S: Source>(
             &statuses,
             &errors,
         );
-        let summary = summary_line(&decider.conditions);
-        // STATUS= says what `systemctl status` readers need: the mode, whether the API server
-        // answers, and the conditions; sent again whenever any of them changes.
-        let contact = match health.metrics.reachable() {
-            Some(false) => ", API server unreachable",
-            _ => "",
-        };
-        let line = format!("{mode}{contact}: {summary}");
+        let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
         if !health.sampled() {
             health.set_sampled();
             systemd::ready(&line);
@@ -316,6 +329,7 @@ pub async fn run<S: Source>(
         last_status = Some(line);
         if condition::report_due(false, last_summary, mono, report) {
             last_summary = Some(mono);
+            let summary = summary_line(&decider.conditions);
             let pressured = decider
                 .conditions
                 .iter()

@@ -412,3 +412,47 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::fence::PodPlan;
+
+    fn plan(name: &str, plan: Plan) -> PodPlan {
+        PodPlan {
+            uid: name.into(),
+            namespace: "ns".into(),
+            name: name.into(),
+            plan,
+        }
+    }
+
+    #[test]
+    fn plans_are_counted_per_kind_with_the_verdict_they_used() {
+        let m = Metrics::default();
+        assert!(!m.render(None).contains("nodewarden_fence_plan_pods"));
+        let never = |n| plan(n, Plan::Never { reason: "r".into() });
+        m.record_plans(
+            &[never("a"), never("b")],
+            &QuorumVerdict::Hold {
+                reason: "zone".into(),
+            },
+        );
+        let text = m.render(None);
+        for line in [
+            "nodewarden_fence_plan_pods{plan=\"never\"} 2",
+            "nodewarden_fence_plan_pods{plan=\"stop\"} 0",
+            "nodewarden_fence_plan_pods{plan=\"dry_run_stop\"} 0",
+            "nodewarden_fence_plan_pods{plan=\"hold\"} 0",
+            "nodewarden_fence_quorum_verdict{verdict=\"hold\"} 1",
+            "nodewarden_fence_quorum_verdict{verdict=\"not_consulted\"} 0",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+        // The latest plan replaces the previous counts.
+        m.record_plans(&[never("c")], &QuorumVerdict::NotConsulted);
+        let text = m.render(None);
+        assert!(text.contains("nodewarden_fence_plan_pods{plan=\"never\"} 1\n"));
+        assert!(text.contains("nodewarden_fence_quorum_verdict{verdict=\"not_consulted\"} 1\n"));
+    }
+}
