@@ -15,6 +15,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::api::events::PendingEvent;
 use crate::core::fence::FencePod;
 use crate::core::qos::QosClass;
 use crate::core::quantity::Quantity;
@@ -44,6 +45,10 @@ pub struct State {
     /// Our Node as last seen (since version 2).
     #[serde(default)]
     pub node_status: Option<StoredNode>,
+    /// Condition-transition Events not yet delivered (since version 2); `pending_events` holds
+    /// the fence's own.
+    #[serde(default)]
+    pub condition_events: Vec<StoredEvent>,
 }
 
 /// What `status` shows of the Node: every condition (ours and others'), every taint, allocatable.
@@ -114,6 +119,27 @@ pub struct StoredEvent {
     pub message: String,
     pub warning: bool,
     pub at: String,
+}
+
+impl StoredEvent {
+    pub fn from_pending(e: &PendingEvent) -> StoredEvent {
+        StoredEvent {
+            reason: e.reason.clone(),
+            message: e.message.clone(),
+            warning: e.warning,
+            at: format_time(e.at),
+        }
+    }
+
+    /// Back to an event to send; `None` when `at` is not a time this build writes.
+    pub fn to_pending(&self) -> Option<PendingEvent> {
+        Some(PendingEvent {
+            reason: self.reason.clone(),
+            message: self.message.clone(),
+            warning: self.warning,
+            at: parse_time(&self.at)?,
+        })
+    }
 }
 
 impl StoredPod {

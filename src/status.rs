@@ -232,7 +232,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         }),
         pods,
         fenced: state.fenced.clone(),
-        pending_events: state.pending_events.len(),
+        pending_events: state.pending_events.len() + state.condition_events.len(),
     })
 }
 

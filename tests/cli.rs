@@ -365,6 +365,7 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
             fenced: vec![],
             pending_events: vec![],
             node_status: Some(node_status),
+            condition_events: vec![],
         },
     )
     .expect("save state");

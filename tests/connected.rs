@@ -746,3 +746,124 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
     assert_eq!(report.pod_count, 1);
     agent.await.expect("agent task");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_once() {
+    const EVENTS_PATH: &str = "/api/v1/namespaces/default/events";
+    let server = ApiServer::new();
+    server.create_namespace("default");
+    seed(&server);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(
+        Duration::from_secs(1),
+        Duration::from_secs(60),
+        Duration::ZERO,
+    );
+    cfg.state_directory = dir.path().join("state");
+    let pressure = Arc::new(AtomicBool::new(false));
+    // First run: Events go nowhere (requests hang until they time out), and disk pressure
+    // appears; the transition's Event waits in the queue, and so in the state file.
+    server.faults().black_hole(("POST", EVENTS_PATH), true);
+    let first = {
+        let (server, cfg, pressure) = (server.clone(), cfg.clone(), pressure.clone());
+        tokio::spawn(async move {
+            let health = Arc::new(Health::new(Duration::from_secs(30)));
+            run_for(
+                &server,
+                cfg,
+                Switch(pressure),
+                health,
+                Duration::from_secs(40),
+            )
+            .await;
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    pressure.store(true, Ordering::SeqCst);
+    first.await.expect("first run");
+    let held = match nodewarden::state::load(&cfg.state_directory) {
+        nodewarden::state::Loaded::Found(s) => s.condition_events,
+        other => panic!("no state after the first run: {other:?}"),
+    };
+    let reasons: Vec<&str> = held.iter().map(|e| e.reason.as_str()).collect();
+    assert!(
+        reasons.contains(&"NodeHasDiskPressure"),
+        "the undelivered transition is on disk: {reasons:?}"
+    );
+    let at = held
+        .iter()
+        .find(|e| e.reason == "NodeHasDiskPressure")
+        .and_then(|e| nodewarden::state::parse_time(&e.at))
+        .expect("a time");
+    assert!(
+        server
+            .events()
+            .iter()
+            .all(|e| e["reason"] != "NodeHasDiskPressure"),
+        "nothing was delivered while Events were black-holed"
+    );
+
+    // Second run, Events accepted again: the held Event is sent with its original time, once.
+    server.faults().clear();
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    run_for(
+        &server,
+        cfg.clone(),
+        Switch(pressure.clone()),
+        health,
+        Duration::from_secs(20),
+    )
+    .await;
+    let sent: Vec<Value> = server
+        .events()
+        .into_iter()
+        .filter(|e| e["reason"] == "NodeHasDiskPressure")
+        .collect();
+    assert_eq!(sent.len(), 1, "sent exactly once: {sent:#?}");
+    assert_eq!(
+        sent[0]["firstTimestamp"],
+        json!(nodewarden::core::clock::rfc3339(at)),
+        "with the time of the transition, not of the restart"
+    );
+    match nodewarden::state::load(&cfg.state_directory) {
+        nodewarden::state::Loaded::Found(s) => assert!(
+            s.condition_events.is_empty(),
+            "delivered Events leave the state file: {:?}",
+            s.condition_events
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sending_one_event_twice_creates_it_once_and_same_instant_events_apart() {
+    use nodewarden::api::events::{EVENT_NAMESPACE, PendingEvent, send};
+    let server = ApiServer::new();
+    server.create_namespace(EVENT_NAMESPACE);
+    let api: kube::Api<k8s_openapi::api::core::v1::Event> =
+        kube::Api::namespaced(server.client(), EVENT_NAMESPACE);
+    let at = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let event = |reason: &str| PendingEvent {
+        reason: reason.into(),
+        message: format!("Node n1 status is now: {reason}"),
+        warning: false,
+        at,
+    };
+    // A retry after a lost answer, or after a restart, is the same Event.
+    for _ in 0..2 {
+        send(&api, NODE, None, &event("NodeHasDiskPressure"))
+            .await
+            .expect("sent");
+    }
+    // Another condition flipping in the same cycle is another Event.
+    send(&api, NODE, None, &event("NodeHasInsufficientPID"))
+        .await
+        .expect("sent");
+    let mut reasons: Vec<String> = server
+        .events()
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap_or_default().to_string())
+        .collect();
+    reasons.sort();
+    assert_eq!(reasons, ["NodeHasDiskPressure", "NodeHasInsufficientPID"]);
+}

@@ -68,6 +68,12 @@ fn sample_state() -> State {
             }],
             allocatable: [("cpu".to_string(), "2".to_string())].into(),
         }),
+        condition_events: vec![StoredEvent {
+            reason: "NodeHasNoDiskPressure".into(),
+            message: "Node edge-1 status is now: NodeHasNoDiskPressure".into(),
+            warning: false,
+            at: "2027-01-15T08:01:00.000000001Z".into(),
+        }],
     }
 }
 
@@ -127,6 +133,7 @@ fn a_version_1_file_is_read_with_no_node_and_no_resources() {
             assert!(s.pods[0].to_pod().is_some());
             assert_eq!(s.pods[0].resources(), Effective::default());
             assert_eq!(s.node_status, None);
+            assert!(s.condition_events.is_empty());
         }
         other => panic!("{other:?}"),
     }

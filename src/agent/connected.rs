@@ -1,6 +1,7 @@
 //! Connected mode: start-up checks, then the sampling loop in this task and the reporter,
 //! heartbeat and watch tasks beside it (DESIGN §2). Any task ending is fatal.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -135,9 +136,25 @@ pub async fn run<S: Source>(
         "node UID follower"
     });
 
+    // Read once: the fence task resumes from it, the reporter first sends the Events it holds.
+    let persisted = fence::load_state(&config.state_directory, &node);
+    let held: Vec<_> = persisted
+        .iter()
+        .flat_map(|s| &s.condition_events)
+        .filter_map(crate::state::StoredEvent::to_pending)
+        .collect();
+    let (queue_tx, queue_rx) = watch::channel(held.clone());
+    let last_seen: BTreeMap<String, String> = persisted
+        .iter()
+        .flat_map(|s| s.node_status.iter())
+        .flat_map(|n| &n.conditions)
+        .map(|c| (c.type_.clone(), c.status.clone()))
+        .collect();
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
     {
         let inputs = fence::FenceInputs {
+            persisted,
+            condition_events: queue_rx,
             pods: views.pods.clone(),
             pods_changed: views.pods_changed.clone(),
             node: node_rx.clone(),
@@ -189,6 +206,8 @@ pub async fn run<S: Source>(
         snapshots: snap_rx,
         node: node_rx,
         events: event_rx,
+        held,
+        queue: queue_tx,
     };
     {
         let (reach, health) = (reach.clone(), health.clone());
@@ -201,6 +220,7 @@ pub async fn run<S: Source>(
     let publisher = Publisher {
         snapshots: snap_tx,
         events: event_tx,
+        last_seen,
     };
     let sampling = sampling::run(config, source, health, Some(publisher), shutdown);
     tokio::pin!(sampling);

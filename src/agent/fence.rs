@@ -132,8 +132,33 @@ fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
     qos::compute_qos(&containers)
 }
 
+/// Reads the state a previous run left for `node`; anything unusable is logged and ignored.
+/// Read once at start-up: the fence task and the reporter (its held Events) share it.
+pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
+    match state::load(dir) {
+        Loaded::Found(s) if s.node == node => Some(s),
+        Loaded::Found(s) => {
+            log::warn!(node = node; "state in {} is for node {}, not {node}; ignored", dir.display(), s.node);
+            None
+        }
+        Loaded::Missing => None,
+        Loaded::Corrupt { error, moved_to } => {
+            log::error!(
+                node = node, error = error.as_str();
+                "state file unusable ({error}); moved to {}; the fence knows no pods until the API server answers",
+                moved_to.map(|p| p.display().to_string()).unwrap_or_else(|| "nowhere (move failed)".into())
+            );
+            None
+        }
+    }
+}
+
 /// What the fence task needs.
 pub struct FenceInputs {
+    /// What `load_state` found.
+    pub persisted: Option<State>,
+    /// The reporter's undelivered condition Events, kept in the state file with the fence's.
+    pub condition_events: watch::Receiver<Vec<PendingEvent>>,
     pub pods: Store<Pod>,
     /// Bumped on every change of the pod store: the pods are converted again only then.
     pub pods_changed: watch::Receiver<u64>,
@@ -158,22 +183,7 @@ pub async fn run(
 ) {
     let policy = fence::policy_of(&config);
     let dir = config.state_directory.clone();
-    let mut persisted = match state::load(&dir) {
-        Loaded::Found(s) if s.node == node => Some(s),
-        Loaded::Found(s) => {
-            log::warn!(node = node.as_str(); "state in {} is for node {}, not {node}; ignored", dir.display(), s.node);
-            None
-        }
-        Loaded::Missing => None,
-        Loaded::Corrupt { error, moved_to } => {
-            log::error!(
-                node = node.as_str(), error = error.as_str();
-                "state file unusable ({error}); moved to {}; the fence knows no pods until the API server answers",
-                moved_to.map(|p| p.display().to_string()).unwrap_or_else(|| "nowhere (move failed)".into())
-            );
-            None
-        }
-    };
+    let mut persisted = inputs.persisted.take();
     let origin_mono = tokio::time::Instant::now();
     let origin_wall = SystemTime::now();
     // Both clocks at once; monotonic instants count from `fence::MONO_BASE`.
@@ -208,6 +218,10 @@ pub async fn run(
         .as_ref()
         .map(|s| s.pending_events.clone())
         .unwrap_or_default();
+    let mut condition_events: Vec<StoredEvent> = persisted
+        .as_ref()
+        .map(|s| s.condition_events.clone())
+        .unwrap_or_default();
     let mut fence = Fence::new();
     let mut fenced_uids: BTreeSet<String> = persisted
         .as_ref()
@@ -235,6 +249,15 @@ pub async fn run(
         let (now_mono, now_wall) = (now.mono, now.wall);
 
         // Last contact: the latest answer, or the latest Ready heartbeat seen.
+        if inputs.condition_events.has_changed().unwrap_or(false) {
+            condition_events = inputs
+                .condition_events
+                .borrow_and_update()
+                .iter()
+                .map(StoredEvent::from_pending)
+                .collect();
+            dirty = true;
+        }
         let mut contact = inputs.reach.last_success();
         let node_changed = inputs.node.has_changed().unwrap_or(false);
         if let Some(n) = inputs.node.borrow_and_update().as_ref() {
@@ -355,7 +378,7 @@ pub async fn run(
                     stored_pods(&pods, &resources),
                     node_status.as_ref(),
                     &fenced_uids,
-                    &pending_events,
+                    [&pending_events, &condition_events],
                 );
                 last_persist = Some(tokio::time::Instant::now());
                 log::warn!(
@@ -481,7 +504,7 @@ pub async fn run(
                 stored_pods(&pods, &resources),
                 node_status.as_ref(),
                 &fenced_uids,
-                &pending_events,
+                [&pending_events, &condition_events],
             );
             last_persist = Some(tokio::time::Instant::now());
         }
@@ -547,7 +570,7 @@ fn persist(
     pods: Vec<StoredPod>,
     node_status: Option<&StoredNode>,
     fenced: &BTreeSet<String>,
-    pending_events: &[StoredEvent],
+    [pending_events, condition_events]: [&[StoredEvent]; 2],
 ) -> bool {
     let s = State {
         version: state::VERSION,
@@ -557,6 +580,7 @@ fn persist(
         fenced: fenced.iter().cloned().collect(),
         pending_events: pending_events.to_vec(),
         node_status: node_status.cloned(),
+        condition_events: condition_events.to_vec(),
     };
     match state::save(dir, &s) {
         Ok(()) => true,

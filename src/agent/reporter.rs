@@ -52,6 +52,10 @@ pub struct ReporterInputs {
     pub snapshots: watch::Receiver<Option<Arc<Snapshot>>>,
     pub node: watch::Receiver<Option<Arc<Node>>>,
     pub events: mpsc::UnboundedReceiver<PendingEvent>,
+    /// Events a previous run could not deliver (from the state directory), sent first.
+    pub held: Vec<PendingEvent>,
+    /// The queue of undelivered events after every change, for the state directory.
+    pub queue: watch::Sender<Vec<PendingEvent>>,
 }
 
 /// The Node's UID, once known (for owner references and event objects).
@@ -77,7 +81,8 @@ pub async fn run(
     // Reconcile at start: an owned taint that no longer matches our conditions is fixed.
     let mut taints_dirty = true;
     let mut taints_written: Option<Vec<TaintSpec>> = None;
-    let mut pending: VecDeque<PendingEvent> = VecDeque::new();
+    let mut pending: VecDeque<PendingEvent> = std::mem::take(&mut inputs.held).into();
+    let mut queue_changed = false;
     let mut dropped_events: u64 = 0;
     let mut attempt: u32 = 0;
     let mut retry_at: Option<Instant> = None;
@@ -155,6 +160,7 @@ pub async fn run(
                     }
                 }
                 pending.push_back(ev);
+                queue_changed = true;
             }
             _ = sleep_until_opt(report_due_at), if report_due_at.is_some() && !status_dirty => {
                 status_dirty = true;
@@ -173,6 +179,8 @@ pub async fn run(
                 }
             }
         }
+        // Before any backoff: an event queued while cut off reaches the state directory now.
+        publish(&inputs.queue, &pending, &mut queue_changed);
         if retry_at.is_some() {
             continue;
         }
@@ -255,15 +263,18 @@ pub async fn run(
             match result {
                 Ok(()) => {
                     pending.pop_front();
+                    queue_changed = true;
                 }
                 // The server refused this event for good: drop it rather than block the queue.
                 Err(e) if !e.is_transient() => {
                     log::warn!(node = node.as_str(), error = e.to_string().as_str(); "event dropped: {e}");
                     pending.pop_front();
+                    queue_changed = true;
                 }
                 Err(e) => failure = Some(e),
             }
         }
+        publish(&inputs.queue, &pending, &mut queue_changed);
         match failure {
             None => attempt = 0,
             Some(e) => {
@@ -283,6 +294,17 @@ async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Hands the event queue to the state directory's writer when it changed.
+fn publish(
+    queue: &watch::Sender<Vec<PendingEvent>>,
+    pending: &VecDeque<PendingEvent>,
+    changed: &mut bool,
+) {
+    if std::mem::take(changed) {
+        queue.send_replace(pending.iter().cloned().collect());
     }
 }
 

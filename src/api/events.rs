@@ -1,7 +1,6 @@
 //! core/v1 Events for condition transitions (SEMANTICS §6.3: "Node <name> status is now:
 //! <Event>"), recorded in the `default` namespace against the Node as the kubelet does.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -24,6 +23,19 @@ pub struct PendingEvent {
     pub at: SystemTime,
 }
 
+/// 32-bit FNV-1a of the reason, type and message: stable across processes and builds.
+fn digest(event: &PendingEvent) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let kind: &[u8] = if event.warning { b"W" } else { b"N" };
+    for part in [event.reason.as_bytes(), kind, event.message.as_bytes()] {
+        for &b in part.iter().chain(&[0u8]) {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+    }
+    h
+}
+
 fn timestamp(t: SystemTime) -> Option<jiff::Timestamp> {
     jiff::Timestamp::try_from(t).ok()
 }
@@ -36,20 +48,19 @@ pub async fn send(
     node_uid: Option<&str>,
     event: &PendingEvent,
 ) -> Result<(), ApiError> {
-    // Events made in the same instant (several conditions flipping in one cycle) need distinct
-    // names: the timestamp plus a per-process sequence number.
-    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     let nanos = event
         .at
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos())
-        .unwrap_or(0)
-        .wrapping_add(u128::from(SEQUENCE.fetch_add(1, Ordering::Relaxed)));
+        .unwrap_or(0);
     let at = timestamp(event.at).map(Time);
     let body = Event {
         metadata: ObjectMeta {
-            // The kubelet's naming: <object>.<hex timestamp>, unique per event.
-            name: Some(format!("{node}.{nanos:x}")),
+            // The kubelet's naming, <object>.<hex timestamp>, plus a digest of what the event
+            // says: events of the same instant (several conditions flipping in one cycle) get
+            // distinct names, and every retry of one event — after a lost answer or a restart —
+            // gets the same name, so a second delivery is AlreadyExists, not a duplicate.
+            name: Some(format!("{node}.{nanos:x}.{:08x}", digest(event))),
             namespace: Some(EVENT_NAMESPACE.to_string()),
             ..ObjectMeta::default()
         },
