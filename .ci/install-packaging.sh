@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Installs what tests/packaging.rs needs on a fresh Debian machine: dpkg (present), rpm (to query
-# the .rpm), systemd-analyze (package systemd), and the cargo-deb / cargo-generate-rpm tools.
-# Each only when missing, so a warm machine pays nothing.
+# Installs what tests/packaging.rs and tests/live_systemd.rs need on a fresh Debian machine: dpkg
+# (present), rpm (to query the .rpm), systemd-analyze (package systemd), systemd-nspawn (package
+# systemd-container, to boot a throwaway systemd as PID 1), and the cargo-deb / cargo-generate-rpm
+# tools. Each only when missing, so a warm machine pays nothing.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 need=()
 command -v rpm >/dev/null || need+=(rpm)
 command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v systemd-nspawn >/dev/null || need+=(systemd-container)
 command -v deb-systemd-helper >/dev/null || need+=(init-system-helpers)
 command -v dpkg-shlibdeps >/dev/null || need+=(dpkg-dev)
 if [ "${#need[@]}" -gt 0 ]; then

@@ -9,9 +9,10 @@ mod support;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
+use support::command::{cargo_command, have, must, run};
 use support::{agent_bin, is_root, require};
 
 const UNIT: &str = "systemd/nodewarden.service";
@@ -20,73 +21,6 @@ const MAX_EXPOSURE: f64 = 3.0;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
-/// Output of a finished command.
-struct Ran {
-    ok: bool,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `cmd` to completion within `timeout` (SIGKILL to its PID after that, and a panic). Output
-/// goes to files, so a chatty child never blocks on a full pipe.
-fn run(cmd: &mut Command, timeout: Duration) -> Ran {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("out");
-    let err = dir.path().join("err");
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(&out).expect("stdout file"))
-        .stderr(fs::File::create(&err).expect("stderr file"))
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(child.id() as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            let _ = child.wait();
-            panic!("{cmd:?} did not finish within {timeout:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Ran {
-        ok: status.success(),
-        code: status.code(),
-        stdout: fs::read_to_string(&out).unwrap_or_default(),
-        stderr: fs::read_to_string(&err).unwrap_or_default(),
-    }
-}
-
-fn must(cmd: &mut Command, timeout: Duration) -> Ran {
-    let shown = format!("{cmd:?}");
-    let ran = run(cmd, timeout);
-    assert!(
-        ran.ok,
-        "{shown} failed ({:?}):\n{}\n{}",
-        ran.code, ran.stdout, ran.stderr
-    );
-    ran
 }
 
 /// The unit with its /usr/bin/nodewarden paths pointed at the binary cargo built for the tests,
@@ -117,7 +51,6 @@ fn unit_keeps_its_contract_with_the_binary() {
         "Type=notify",
         "NotifyAccess=main",
         "WatchdogSec=30s",
-        "ExecStartPre=/usr/bin/nodewarden check-config /etc/nodewarden/config.toml",
         "ExecStart=/usr/bin/nodewarden run --config /etc/nodewarden/config.toml",
         "Restart=on-failure",
         "RestartPreventExitStatus=78",
@@ -135,6 +68,9 @@ fn unit_keeps_its_contract_with_the_binary() {
     // comment): a User= would need CAP_DAC_OVERRIDE to write the pods' cgroup.kill.
     assert!(!lines.iter().any(|l| l.starts_with("User=")));
     assert!(!lines.iter().any(|l| l.starts_with("AmbientCapabilities=")));
+    // The configuration is checked by the main process: RestartPreventExitStatus= does not cover
+    // an ExecStartPre= failure, which systemd restarts every RestartSec= (tests/live_systemd.rs).
+    assert!(!lines.iter().any(|l| l.starts_with("ExecStartPre=")));
 }
 
 #[test]
@@ -267,7 +203,7 @@ fn deb_builds_installs_checks_config_and_purges() {
     let out = tempfile::tempdir().expect("tempdir");
     // cargo deb builds the release profile itself, then packs.
     must(
-        Command::new(cargo())
+        cargo_command()
             .args(["deb", "--locked", "--output"])
             .arg(out.path())
             .current_dir(repo()),
@@ -482,14 +418,14 @@ fn rpm_has_files_noreplace_config_and_safe_scripts() {
     }
     // cargo generate-rpm packs what is built; cargo waits for the .deb test's build if one runs.
     must(
-        Command::new(cargo())
+        cargo_command()
             .args(["build", "--release", "--locked", "--bin", "nodewarden"])
             .current_dir(repo()),
         Duration::from_secs(900),
     );
     let out = tempfile::tempdir().expect("tempdir");
     must(
-        Command::new(cargo())
+        cargo_command()
             .args(["generate-rpm", "-o"])
             .arg(out.path())
             .current_dir(repo()),

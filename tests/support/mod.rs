@@ -8,6 +8,7 @@
 
 pub mod apiserver;
 pub mod cgroup;
+pub mod command;
 pub mod kubectl;
 pub mod netns;
 pub mod switch;

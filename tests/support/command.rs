@@ -1,0 +1,99 @@
+//! Running external programs from tests: every run bounded by a timeout (SIGKILL to the child's
+//! PID after it, then a panic), output captured through files so a chatty child never blocks on
+//! a full pipe.
+
+use std::fs;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Output of a finished command.
+pub struct Ran {
+    pub ok: bool,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Whether `program` is on the PATH.
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A command running the cargo that runs the tests (for `cargo deb`, `cargo build`), without the
+/// variables cargo sets for a test process (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, …). Build
+/// scripts (ring's, rustix's) declare `rerun-if-env-changed` on some of them, and cargo compares
+/// its own environment: with them inherited, a release build started from a test reran those
+/// build scripts and relinked everything (minutes of fat LTO) instead of reusing the release
+/// binary that `.ci/run` built from a plain shell.
+pub fn cargo_command() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_for_tests = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+            "CARGO_PRIMARY_PACKAGE",
+            "CARGO_TARGET_TMPDIR",
+            "CARGO_RUSTC_CURRENT_DIR",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p));
+        if set_for_tests || name == "OUT_DIR" {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
+/// Runs `cmd` to completion within `timeout` (SIGKILL to its PID after that, and a panic).
+pub fn run(cmd: &mut Command, timeout: Duration) -> Ran {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let err = dir.path().join("err");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out).expect("stdout file"))
+        .stderr(fs::File::create(&err).expect("stderr file"))
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ran {
+        ok: status.success(),
+        code: status.code(),
+        stdout: fs::read_to_string(&out).unwrap_or_default(),
+        stderr: fs::read_to_string(&err).unwrap_or_default(),
+    }
+}
+
+/// [`run`], and a panic with the output unless the command succeeded.
+pub fn must(cmd: &mut Command, timeout: Duration) -> Ran {
+    let shown = format!("{cmd:?}");
+    let ran = run(cmd, timeout);
+    assert!(
+        ran.ok,
+        "{shown} failed ({:?}):\n{}\n{}",
+        ran.code, ran.stdout, ran.stderr
+    );
+    ran
+}
