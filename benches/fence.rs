@@ -1,9 +1,11 @@
-//! Fence costs: planning 1,000 pods, and the resident memory of the real agent with 0, 110 and
-//! 1,000 pods known (the release binary, connected to the API test server on loopback, until it
-//! has written every pod to its state directory; then `VmHWM` from `/proc/<pid>/status`).
+//! Fence costs: planning 1,000 pods, and the resident memory and idle CPU of the real agent with
+//! 0, 110 and 1,000 pods known (the release binary, connected to the API test server on loopback,
+//! until it has written every pod to its state directory; then `VmHWM` from `/proc/<pid>/status`
+//! and the CPU time (`utime + stime` of `/proc/<pid>/stat`) it uses over 10 idle seconds).
 //!
 //! Run with `cargo bench --bench fence` (as any user; nothing is killed: the fence is in dry-run
-//! and never cut off).
+//! and never cut off). `NODEWARDEN_BASELINE_BIN=<path>` measures another build of the agent in
+//! the same run, for a before/after ratio on this noisy machine.
 
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
@@ -76,7 +78,23 @@ fn planning() {
     );
 }
 
-fn resident_with(n: usize) {
+/// CPU seconds (user + system) the process has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the whole line; clock ticks are 100 per second
+    // on Linux/x86_64.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn resident_with(bin: &str, label: &str, n: usize) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -115,7 +133,6 @@ fn resident_with(n: usize) {
             ),
         )
         .expect("config");
-        let bin = env!("CARGO_BIN_EXE_nodewarden");
         let mut child = tokio::process::Command::new(bin)
             .args(["run", "--config"])
             .arg(&config)
@@ -151,7 +168,13 @@ fn resident_with(n: usize) {
                 .unwrap_or_default()
         };
         let hwm = field("VmHWM:");
-        println!("agent with {n:>5} pods known: {}", hwm.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
+        let before = cpu_seconds(pid);
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let idle_ms_per_s = (cpu_seconds(pid) - before) * 1000.0 / 10.0;
+        println!(
+            "{label}: agent with {n:>5} pods known: VmHWM {}, idle CPU {idle_ms_per_s:.1} ms/s",
+            hwm.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
+        );
         // Our own child, by PID (kill_on_drop would also do it).
         let _ = child.start_kill();
         let _ = child.wait().await;
@@ -161,7 +184,11 @@ fn resident_with(n: usize) {
 
 fn main() {
     planning();
+    let baseline = std::env::var("NODEWARDEN_BASELINE_BIN").ok();
     for n in [0, 110, 1000] {
-        resident_with(n);
+        resident_with(env!("CARGO_BIN_EXE_nodewarden"), "this build", n);
+        if let Some(bin) = &baseline {
+            resident_with(bin, "baseline", n);
+        }
     }
 }
