@@ -9,10 +9,9 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::require;
@@ -61,56 +60,26 @@ fn cel_available() -> bool {
     )
 }
 
-/// Runs the evaluator with `input` on stdin, bounded to 60 s; returns its JSON answer. The child
-/// is ours: killed (by PID, through the handle) if it overruns.
+/// Runs the evaluator with `input` on stdin, bounded to 60 s (killed by PID after that); returns
+/// its JSON answer.
 fn evaluator(input: &Value) -> Value {
-    let limit = Duration::from_secs(60);
-    let mut child = Command::new("python3")
-        .arg(script())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn python3");
-    let mut stdin = child.stdin.take().expect("piped stdin");
     let body = serde_json::to_vec(input).expect("serialise input");
-    let writer = std::thread::spawn(move || stdin.write_all(&body));
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for python3") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the evaluator did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    writer
-        .join()
-        .expect("stdin writer")
-        .expect("write the evaluator's input");
-    let stdout = out_reader.join().expect("stdout reader");
-    let stderr = err_reader.join().expect("stderr reader");
-    assert!(
-        status.success(),
-        "the evaluator failed ({status}):\n{stderr}"
+    let ran = support::command::run_with_input(
+        Command::new("python3").arg(script()),
+        &body,
+        Duration::from_secs(60),
     );
-    serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("the evaluator's answer is not JSON ({e}):\n{stdout}\n{stderr}"))
+    assert!(
+        ran.ok,
+        "the evaluator failed ({:?}):\n{}",
+        ran.code, ran.stderr
+    );
+    serde_json::from_str(&ran.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the evaluator's answer is not JSON ({e}):\n{}\n{}",
+            ran.stdout, ran.stderr
+        )
+    })
 }
 
 /// Every CEL expression in a policy spec, by the location the evaluator reports.

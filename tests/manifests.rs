@@ -7,10 +7,9 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use support::{agent_bin, require};
@@ -47,42 +46,9 @@ fn resources() -> Vec<String> {
 }
 
 /// Runs `program args` with stdin closed, bounded by `limit`; returns (success, stdout, stderr).
-/// The child is ours: killed (by PID, through the handle) if it overruns.
 fn run_bounded(program: &str, args: &[&str], limit: Duration) -> (bool, String, String) {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {program}: {e}"));
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for child") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{program} {args:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = out_reader.join().expect("stdout reader");
-    let stderr = err_reader.join().expect("stderr reader");
-    (status.success(), stdout, stderr)
+    let ran = support::command::run(Command::new(program).args(args), limit);
+    (ran.ok, ran.stdout, ran.stderr)
 }
 
 fn tool_answers(program: &str, args: &[&str]) -> bool {

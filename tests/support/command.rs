@@ -54,11 +54,23 @@ pub fn cargo_command() -> Command {
 
 /// Runs `cmd` to completion within `timeout` (SIGKILL to its PID after that, and a panic).
 pub fn run(cmd: &mut Command, timeout: Duration) -> Ran {
+    run_from(cmd, Stdio::null(), timeout)
+}
+
+/// [`run`] with `input` on the command's standard input.
+pub fn run_with_input(cmd: &mut Command, input: &[u8], timeout: Duration) -> Ran {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("in");
+    fs::write(&path, input).expect("write input");
+    run_from(cmd, fs::File::open(&path).expect("input").into(), timeout)
+}
+
+fn run_from(cmd: &mut Command, stdin: Stdio, timeout: Duration) -> Ran {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let err = dir.path().join("err");
     let mut child = cmd
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(fs::File::create(&out).expect("stdout file"))
         .stderr(fs::File::create(&err).expect("stderr file"))
         .spawn()
