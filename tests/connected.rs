@@ -642,6 +642,7 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
     );
     cfg.state_directory = dir.path().join("state");
     let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let metrics = health.clone();
     let status_cfg = cfg.clone();
     // Disk pressure on: DiskPressure turns True and our taint is added.
     let agent = tokio::spawn({
@@ -729,6 +730,16 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
         (gpu.requests.as_str(), gpu.requests_percent),
         ("1", Some(50))
     );
+    // What a partition now would do (dry-run, the default): the two running pods tolerate no
+    // unreachable taint, the finished one is never stopped.
+    let text = metrics.metrics.render(None);
+    for line in [
+        "nodewarden_fence_plan_pods{plan=\"dry_run_stop\"} 2",
+        "nodewarden_fence_plan_pods{plan=\"never\"} 1",
+        "nodewarden_fence_quorum_verdict{verdict=\"not_consulted\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+    }
 
     // A pod going away is reflected without a restart.
     server

@@ -248,7 +248,6 @@ pub async fn run(
         let now = moment();
         let (now_mono, now_wall) = (now.mono, now.wall);
 
-        // Last contact: the latest answer, or the latest Ready heartbeat seen.
         if inputs.condition_events.has_changed().unwrap_or(false) {
             condition_events = inputs
                 .condition_events
@@ -258,6 +257,7 @@ pub async fn run(
                 .collect();
             dirty = true;
         }
+        // Last contact: the latest answer, or the latest Ready heartbeat seen.
         let mut contact = inputs.reach.last_success();
         let node_changed = inputs.node.has_changed().unwrap_or(false);
         if let Some(n) = inputs.node.borrow_and_update().as_ref() {
@@ -305,11 +305,11 @@ pub async fn run(
                     pods = fresh;
                     resources = fresh_resources;
                     dirty = true;
-                    // What a partition starting now would do, for the metrics.
-                    let verdict = QuorumVerdict::NotConsulted;
-                    let plans = fence::plan(&pods, now_mono, &policy, &verdict);
-                    health.metrics.record_plans(&plans, &verdict);
                 }
+                // What a partition starting now would do, for the metrics.
+                let verdict = QuorumVerdict::NotConsulted;
+                let plans = fence::plan(&pods, now_mono, &policy, &verdict);
+                health.metrics.record_plans(&plans, &verdict);
             }
             if let Some(since) = cut_off_since.take() {
                 let lasted = now_wall.duration_since(since).unwrap_or_default();
