@@ -16,6 +16,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::api::events::PendingEvent;
+use crate::core::condition::{ConditionStatus, NodeCondition};
 use crate::core::fence::FencePod;
 use crate::core::qos::QosClass;
 use crate::core::quantity::Quantity;
@@ -119,6 +120,28 @@ pub struct StoredEvent {
     pub message: String,
     pub warning: bool,
     pub at: String,
+}
+
+impl StoredCondition {
+    /// As the decisions hold it; `None` for a status or time this build does not read. The
+    /// heartbeat (not stored) is the transition time until the next decision sets it.
+    pub fn to_condition(&self) -> Option<NodeCondition> {
+        let status = match self.status.as_str() {
+            "True" => ConditionStatus::True,
+            "False" => ConditionStatus::False,
+            "Unknown" => ConditionStatus::Unknown,
+            _ => return None,
+        };
+        let since = parse_time(self.last_transition_time.as_deref()?)?;
+        Some(NodeCondition {
+            condition_type: self.type_.clone(),
+            status,
+            reason: self.reason.clone(),
+            message: self.message.clone(),
+            last_heartbeat_time: since,
+            last_transition_time: since,
+        })
+    }
 }
 
 impl StoredEvent {

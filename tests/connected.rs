@@ -813,6 +813,9 @@ async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_onc
             .all(|e| e["reason"] != "NodeHasDiskPressure"),
         "nothing was delivered while Events were black-holed"
     );
+    let node = server.node(NODE).expect("node");
+    let since = condition(&node, "DiskPressure")["lastTransitionTime"].clone();
+    assert_eq!(condition(&node, "DiskPressure")["status"], "True");
 
     // Second run, Events accepted again: the held Event is sent with its original time, once.
     server.faults().clear();
@@ -830,7 +833,17 @@ async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_onc
         .into_iter()
         .filter(|e| e["reason"] == "NodeHasDiskPressure")
         .collect();
-    assert_eq!(sent.len(), 1, "sent exactly once: {sent:#?}");
+    assert_eq!(
+        sent.len(),
+        1,
+        "sent exactly once, and the restart under the same pressure is no new transition: {sent:#?}"
+    );
+    let node = server.node(NODE).expect("node");
+    assert_eq!(
+        condition(&node, "DiskPressure")["lastTransitionTime"],
+        since,
+        "a restart keeps the transition time of an unchanged condition (SEMANTICS §6.3)"
+    );
     assert_eq!(
         sent[0]["firstTimestamp"],
         json!(nodewarden::core::clock::rfc3339(at)),

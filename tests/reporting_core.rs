@@ -246,3 +246,90 @@ fn our_own_writes_are_not_another_writer() {
     );
     assert!(found.is_empty());
 }
+
+#[path = "support/switch.rs"]
+mod switch;
+
+mod resume {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, SystemTime};
+
+    use nodewarden::agent::{Decider, Source};
+    use nodewarden::config::Config;
+    use nodewarden::core::clock::Moment;
+    use nodewarden::core::condition::{ConditionStatus, NodeCondition};
+
+    use super::switch;
+
+    fn stored(status: ConditionStatus, reason: &str, message: &str) -> NodeCondition {
+        let since = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        NodeCondition {
+            condition_type: "DiskPressure".into(),
+            status,
+            reason: reason.into(),
+            message: message.into(),
+            last_heartbeat_time: since,
+            last_transition_time: since,
+        }
+    }
+
+    /// The first decision under disk pressure, after resuming from `seen`.
+    fn first_decision(seen: Vec<NodeCondition>) -> (Decider, usize) {
+        let config = Config::defaults();
+        let mut decider = Decider::new(&config);
+        decider.resume(seen);
+        let mut source = switch::Switch(Arc::new(AtomicBool::new(true)));
+        let now = Moment {
+            mono: Duration::from_secs(5),
+            wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000),
+        };
+        let decision = decider.decide(&source.read().observations, now);
+        let disk = decision
+            .transitions
+            .iter()
+            .filter(|t| t.condition_type == "DiskPressure")
+            .count();
+        (decider, disk)
+    }
+
+    fn disk(d: &Decider) -> &NodeCondition {
+        d.conditions
+            .iter()
+            .find(|c| c.condition_type == "DiskPressure")
+            .expect("DiskPressure decided")
+    }
+
+    #[test]
+    fn a_restart_under_the_same_pressure_is_no_transition_and_keeps_its_time() {
+        let was = stored(
+            ConditionStatus::True,
+            "KubeletHasDiskPressure",
+            "kubelet has disk pressure",
+        );
+        let (d, transitions) = first_decision(vec![was.clone()]);
+        assert_eq!(transitions, 0);
+        assert_eq!(disk(&d).last_transition_time, was.last_transition_time);
+        assert_eq!(disk(&d).status, ConditionStatus::True);
+    }
+
+    #[test]
+    fn a_flip_since_the_node_was_last_seen_is_a_transition() {
+        let was = stored(
+            ConditionStatus::False,
+            "KubeletHasNoDiskPressure",
+            "kubelet has no disk pressure",
+        );
+        let (d, transitions) = first_decision(vec![was.clone()]);
+        assert_eq!(transitions, 1);
+        assert_ne!(disk(&d).last_transition_time, was.last_transition_time);
+    }
+
+    #[test]
+    fn another_writers_wording_is_not_adopted() {
+        let theirs = stored(ConditionStatus::True, "SomethingElse", "someone else's");
+        let (d, transitions) = first_decision(vec![theirs]);
+        assert_eq!(transitions, 1, "treated as unknown: a fresh transition");
+        assert_eq!(disk(&d).reason, "KubeletHasDiskPressure");
+    }
+}

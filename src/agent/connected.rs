@@ -1,7 +1,6 @@
 //! Connected mode: start-up checks, then the sampling loop in this task and the reporter,
 //! heartbeat and watch tasks beside it (DESIGN §2). Any task ending is fatal.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -17,6 +16,7 @@ use crate::api::reachability::Reachability;
 use crate::api::{self, call};
 use crate::config::{Config, TaintSpec};
 use crate::core::backoff::Backoff;
+use crate::core::condition::NodeCondition;
 use crate::observe::http::Health;
 
 /// Why connected mode could not start.
@@ -144,11 +144,11 @@ pub async fn run<S: Source>(
         .filter_map(crate::state::StoredEvent::to_pending)
         .collect();
     let (queue_tx, queue_rx) = watch::channel(held.clone());
-    let last_seen: BTreeMap<String, String> = persisted
+    let resume_from: Vec<NodeCondition> = persisted
         .iter()
         .flat_map(|s| s.node_status.iter())
         .flat_map(|n| &n.conditions)
-        .map(|c| (c.type_.clone(), c.status.clone()))
+        .filter_map(crate::state::StoredCondition::to_condition)
         .collect();
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
     {
@@ -220,7 +220,7 @@ pub async fn run<S: Source>(
     let publisher = Publisher {
         snapshots: snap_tx,
         events: event_tx,
-        last_seen,
+        resume_from,
     };
     let sampling = sampling::run(config, source, health, Some(publisher), shutdown);
     tokio::pin!(sampling);

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use crate::config::{ConditionSpec, Config, TaintSpec};
 use crate::core::clock::Moment;
-use crate::core::condition::{self, ConditionTransition, NodeCondition, TaintChange};
+use crate::core::condition::{
+    self, ConditionStatus, ConditionTransition, NodeCondition, TaintChange,
+};
 use crate::core::pressure::{Evaluation, PressurePolicy, PressureState};
 use crate::core::signal::Observations;
 
@@ -94,6 +96,31 @@ impl Decider {
             conditions: Vec::new(),
             taints: Vec::new(),
         }
+    }
+
+    /// Starts from the conditions our Node showed when last seen, so that a restart is not a
+    /// transition: a first decision that agrees keeps the condition's `lastTransitionTime` and
+    /// records no Event, as the kubelet, which compares with the stored Node (SEMANTICS §6.3).
+    /// Only conditions we own that say exactly what we would write are taken; another writer's
+    /// wording is never adopted.
+    pub fn resume(&mut self, seen: Vec<NodeCondition>) {
+        let ours: Vec<NodeCondition> = seen
+            .into_iter()
+            .filter(|c| {
+                self.specs.iter().any(|s| {
+                    let (reason, message) = match c.status {
+                        ConditionStatus::True => (&s.true_reason, &s.true_message),
+                        ConditionStatus::False => (&s.false_reason, &s.false_message),
+                        ConditionStatus::Unknown => return false,
+                    };
+                    s.condition_type == c.condition_type
+                        && &c.reason == reason
+                        && &c.message == message
+                })
+            })
+            .collect();
+        self.taints = condition::desired_taints(&self.specs, &ours);
+        self.conditions = ours;
     }
 
     /// Takes the thresholds and transition period of a reloaded configuration, keeping the

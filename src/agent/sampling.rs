@@ -32,10 +32,9 @@ pub struct Snapshot {
 pub struct Publisher {
     pub snapshots: watch::Sender<Option<Arc<Snapshot>>>,
     pub events: mpsc::UnboundedSender<PendingEvent>,
-    /// Condition type → status as our Node last showed it (from the state directory). A first
-    /// decision that agrees with it is no change of the Node, so it makes no Event — as the
-    /// kubelet, which compares with the stored Node, sends none when restarted under pressure.
-    pub last_seen: BTreeMap<String, String>,
+    /// Our Node's conditions as last seen (from the state directory): the decisions resume
+    /// from them (`Decider::resume`).
+    pub resume_from: Vec<NodeCondition>,
 }
 
 /// Why a condition has its status, for the record: one signal's reading against its threshold.
@@ -198,6 +197,9 @@ pub async fn run<S: Source>(
         "standalone"
     };
     let mut decider = Decider::new(config);
+    if let Some(p) = &publisher {
+        decider.resume(p.resume_from.clone());
+    }
     let specs: BTreeMap<String, ConditionSpec> = config
         .conditions
         .iter()
@@ -293,12 +295,6 @@ pub async fn run<S: Source>(
             }
             health.metrics.record_transition(&t.condition_type);
             if let Some(p) = &publisher {
-                let unchanged = t.from.is_none()
-                    && p.last_seen.get(&t.condition_type).map(String::as_str)
-                        == Some(t.to.as_str());
-                if unchanged {
-                    continue;
-                }
                 // The receiver lives as long as the agent; a send error only means shutdown.
                 let _ = p.events.send(PendingEvent {
                     reason: t.event.clone(),
