@@ -1,8 +1,13 @@
-//! The .deb and its unit under a live systemd as PID 1. This machine's PID 1 is not systemd, so
-//! the test boots one: `systemd-nspawn --boot` on this machine's own root file system seen
-//! through an overlay whose upper layer is a tmpfs. The package is installed there with dpkg,
-//! the agent is started, watched, reloaded, failed on purpose and stopped with systemctl, and
-//! the package is removed and purged, the way an administrator would.
+//! The packages and their unit under a live systemd as PID 1. This machine's PID 1 is not
+//! systemd, so each test boots one: `systemd-nspawn --boot` on this machine's own root file
+//! system seen through an overlay whose upper layer is a tmpfs. There the .deb is installed with
+//! dpkg, the agent is started, watched, reloaded, failed on purpose and stopped with systemctl,
+//! and the package is removed and purged, the way an administrator would; and the .rpm is
+//! installed, upgraded and erased with rpm, checking what its scriptlets promise.
+//!
+//! The .deb and the .rpm install the same paths, so each gets a container (a boot of its own,
+//! under a second): neither can see the other's leftovers, and one failing does not hide the
+//! other's result.
 //!
 //! Nothing reaches the host: the overlay and every other mount (including the tmpfs on /run
 //! where nspawn keeps its locks) live in a private mount namespace that ends with the
@@ -10,7 +15,8 @@
 //! own, removed afterwards; only PIDs this test started are signalled.
 //!
 //! Needs root, overlayfs, systemd-nspawn (package systemd-container), unshare and nsenter
-//! (util-linux) and cargo-deb (`.ci/install-packaging.sh`); outside CI a missing one skips.
+//! (util-linux), cargo-deb, rpm and cargo-generate-rpm (`.ci/install-packaging.sh`); outside CI
+//! a missing one skips.
 
 mod support;
 
@@ -102,10 +108,12 @@ struct Container {
 }
 
 impl Container {
-    fn boot(share: &Path) -> Container {
+    /// Boots a container that sees `share` read-only at [`SHARE`]. `label` names its cgroups
+    /// (with our PID): `cargo test` runs this file's tests as threads of one process.
+    fn boot(share: &Path, label: &str) -> Container {
         let scratch = tempfile::tempdir().expect("tempdir");
         let console = scratch.path().join("console.log");
-        let name = format!("nodewarden-test-live-{}", std::process::id());
+        let name = format!("nodewarden-test-live-{label}-{}", std::process::id());
         let cgroups: Vec<PathBuf> = hierarchies().iter().map(|h| h.join(&name)).collect();
         for cg in &cgroups {
             fs::create_dir(cg).unwrap_or_else(|e| panic!("create cgroup {}: {e}", cg.display()));
@@ -291,6 +299,25 @@ impl Container {
         }
     }
 
+    /// How many times the container's systemd has reloaded (`daemon-reload`): its "Reloading."
+    /// records in the journal.
+    fn reloads(&self) -> usize {
+        let ran = self.must_sh("journalctl -b _PID=1 -o cat --no-pager");
+        ran.stdout.lines().filter(|l| *l == "Reloading.").count()
+    }
+
+    /// Waits up to `timeout` for a reload after the `before`-th ([`Container::reloads`]): the
+    /// record can reach the journal a moment after `systemctl daemon-reload` has returned.
+    fn wait_reload_after(&self, before: usize, what: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.reloads() <= before {
+            if Instant::now() >= deadline {
+                self.fail(&format!("{what}: systemd was not reloaded"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Panics with `what` and what systemd and the journal say about the unit.
     fn fail(&self, what: &str) -> ! {
         let state = self.sh(
@@ -362,22 +389,27 @@ fn build_deb(out: &Path) -> String {
         .expect("cargo deb wrote a .deb")
 }
 
-#[test]
-fn deb_installs_runs_reloads_stops_and_purges_under_live_systemd() {
-    if !require(is_root(), "root (mounts, namespaces, cgroups)")
-        || !require(overlayfs(), "overlayfs")
-        || !require(
+/// Whether a container can be booted here: [`require`] for each thing [`Container::boot`] needs.
+fn can_boot_containers() -> bool {
+    require(is_root(), "root (mounts, namespaces, cgroups)")
+        && require(overlayfs(), "overlayfs")
+        && require(
             have("systemd-nspawn"),
             "systemd-nspawn (apt-get install systemd-container)",
         )
-        || !require(
+        && require(
             have("unshare") && have("nsenter"),
             "unshare and nsenter (util-linux)",
         )
-        || !require(
+        && require(
             Path::new("/lib/systemd/systemd").exists(),
             "systemd (apt-get install systemd)",
         )
+}
+
+#[test]
+fn deb_installs_runs_reloads_stops_and_purges_under_live_systemd() {
+    if !can_boot_containers()
         || !require(
             have("cargo-deb"),
             "cargo-deb (bash .ci/install-packaging.sh)",
@@ -388,7 +420,7 @@ fn deb_installs_runs_reloads_stops_and_purges_under_live_systemd() {
     let share = tempfile::tempdir().expect("tempdir");
     let deb = build_deb(share.path());
     let started = Instant::now();
-    let c = Container::boot(share.path());
+    let c = Container::boot(share.path(), "deb");
     eprintln!("container booted in {:?}", started.elapsed());
 
     // --- Install: enabled, not started (the shipped configuration names no kubeconfig). ---
@@ -619,4 +651,313 @@ fn deb_installs_runs_reloads_stops_and_purges_under_live_systemd() {
         &format!("after purge LoadState={load}"),
     );
     eprintln!("live systemd test body took {:?}", started.elapsed());
+}
+
+/// rpm inside the container, on a database of the container's own: Debian's rpm keeps one per
+/// user (`~/.rpmdb`), which the overlay would show from the host.
+const RPM: &str = "rpm --dbpath /var/lib/rpm";
+/// The .rpm as tests/packaging.rs builds it (release 1: Cargo.toml names none).
+const RPM_RELEASE_1: &str = "nodewarden-release-1.rpm";
+/// The same package rebuilt as release 2, the upgrade. Its /etc/nodewarden/config.toml differs
+/// from release 1's: only a changed vendor file under a local edit makes %config(noreplace)
+/// matter (rpm then keeps the edit and writes the new file as `.rpmnew`; unchanged, rpm keeps
+/// the edit whatever the flags).
+const RPM_RELEASE_2: &str = "nodewarden-release-2.rpm";
+/// Release 2's configuration file, next to the packages.
+const CONFIG_RELEASE_2: &str = "config-release-2.toml";
+
+/// A TOML value of the generate-rpm asset tables (strings, booleans, integers) as TOML text.
+fn toml_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::Integer(i) => i.to_string(),
+        other => panic!("unexpected value in a generate-rpm asset: {other:?}"),
+    }
+}
+
+/// Builds release 1 and release 2 of the .rpm into `out` (see [`RPM_RELEASE_2`]): the release
+/// binary first, as tests/packaging.rs does, since cargo generate-rpm packs what is built.
+fn build_rpms(out: &Path) {
+    must(
+        cargo_command()
+            .args(["build", "--release", "--locked", "--bin", "nodewarden"])
+            .current_dir(repo()),
+        Duration::from_secs(900),
+    );
+    must(
+        cargo_command()
+            .args(["generate-rpm", "-o"])
+            .arg(out.join(RPM_RELEASE_1))
+            .current_dir(repo()),
+        Duration::from_secs(120),
+    );
+
+    // Release 2: Cargo.toml's assets, the configuration's source swapped for a changed copy.
+    let shipped = fs::read_to_string(repo().join("packaging/config.toml")).expect("config");
+    let changed = out.join(CONFIG_RELEASE_2);
+    fs::write(
+        &changed,
+        format!("{shipped}\n# Release 2 of the package (built by tests/live_systemd.rs).\n"),
+    )
+    .expect("write release 2 config");
+    let manifest: toml::Table =
+        toml::from_str(&fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml"))
+            .expect("parse Cargo.toml");
+    let assets = manifest["package"]["metadata"]["generate-rpm"]["assets"]
+        .as_array()
+        .expect("generate-rpm assets");
+    let mut swapped = false;
+    let tables: Vec<String> = assets
+        .iter()
+        .map(|asset| {
+            let asset = asset.as_table().expect("asset table");
+            let fields: Vec<String> = asset
+                .iter()
+                .map(|(key, value)| {
+                    if key == "source" && asset["dest"].as_str() == Some(CONFIG) {
+                        swapped = true;
+                        let path = changed.to_str().expect("utf-8 path");
+                        format!("{key} = {}", toml_text(&toml::Value::from(path)))
+                    } else {
+                        format!("{key} = {}", toml_text(value))
+                    }
+                })
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        })
+        .collect();
+    assert!(swapped, "no generate-rpm asset installs {CONFIG}");
+    must(
+        cargo_command()
+            .args(["generate-rpm", "-o"])
+            .arg(out.join(RPM_RELEASE_2))
+            .arg("--set-metadata")
+            .arg(format!(
+                "release = \"2\"\nassets = [\n{}\n]\n",
+                tables.join(",\n")
+            ))
+            .current_dir(repo()),
+        Duration::from_secs(120),
+    );
+}
+
+#[test]
+fn rpm_scriptlets_install_upgrade_and_erase_under_live_systemd() {
+    if !can_boot_containers()
+        || !require(have("rpm"), "rpm (apt-get install rpm)")
+        || !require(
+            have("cargo-generate-rpm"),
+            "cargo-generate-rpm (bash .ci/install-packaging.sh)",
+        )
+    {
+        return;
+    }
+    let share = tempfile::tempdir().expect("tempdir");
+    build_rpms(share.path());
+    let started = Instant::now();
+    let c = Container::boot(share.path(), "rpm");
+    eprintln!("container booted in {:?}", started.elapsed());
+    c.must_sh(&format!("{RPM} --initdb"));
+    // Every install and upgrade below takes --nodeps: the package requires /bin/sh, libc and
+    // libgcc_s (and its scriptlets use systemctl), which dpkg installed here, and this rpm
+    // database knows nothing dpkg installed.
+    let release_1 = format!("{RPM} -i --nodeps {SHARE}/{RPM_RELEASE_1}");
+    let release_2 = format!("{RPM} -U --nodeps {SHARE}/{RPM_RELEASE_2}");
+    let installed = |c: &Container| {
+        c.must_sh(&format!(
+            "{RPM} -q --qf '%{{NAME}}-%{{RELEASE}}\\n' nodewarden"
+        ))
+        .stdout
+    };
+
+    // --- First install (%post with $1 = 1): the state directory, the distribution's preset,
+    // a reload; not started, since the shipped configuration names no kubeconfig. ---
+    let reloads = c.reloads();
+    let install = c.must_sh(&release_1);
+    let hint = format!(
+        "nodewarden: not started: set kubeconfig in {CONFIG}, then 'systemctl enable --now nodewarden'"
+    );
+    c.check(
+        install.stderr.contains(&hint),
+        &format!(
+            "%post did not say why it did not start:\n{}",
+            install.stderr
+        ),
+    );
+    c.wait_reload_after(reloads, "rpm -i", Duration::from_secs(5));
+    let state = c.must_sh("stat -c '%F %a %U' /var/lib/nodewarden").stdout;
+    c.check(
+        state.trim() == "directory 700 root",
+        &format!("state directory: {state:?}"),
+    );
+    let fresh = c.show(&[
+        "LoadState",
+        "UnitFileState",
+        "UnitFilePreset",
+        "ActiveState",
+        "InactiveExitTimestampMonotonic",
+    ]);
+    // No preset file of Debian's names the unit, so systemd's default applies: enable.
+    c.check(
+        fresh["LoadState"] == "loaded"
+            && fresh["UnitFilePreset"] == "enabled"
+            && fresh["UnitFileState"] == fresh["UnitFilePreset"],
+        &format!("%post did not apply the preset: {fresh:?}"),
+    );
+    c.check(
+        fresh["ActiveState"] == "inactive" && fresh["InactiveExitTimestampMonotonic"] == "0",
+        &format!("%post started the agent without a kubeconfig: {fresh:?}"),
+    );
+
+    // --- The installed unit runs the installed binary: READY=1 and STATUS= arrive. ---
+    let t = Instant::now();
+    c.must_sh(&format!("systemctl start {UNIT}"));
+    eprintln!("started (READY=1) in {:?}", t.elapsed());
+    let up = c.show(&[
+        "ActiveState",
+        "SubState",
+        "StatusText",
+        "MainPID",
+        "FragmentPath",
+    ]);
+    c.check(
+        up["ActiveState"] == "active"
+            && up["SubState"] == "running"
+            && up["StatusText"].starts_with("standalone: "),
+        &format!("not active (running): {up:?}"),
+    );
+    // systemd names the unit by its first search path, /lib/systemd/system (merged /usr here);
+    // rpm by the path in the package.
+    let fragment = c
+        .must_sh(&format!("readlink -f {}", up["FragmentPath"]))
+        .stdout;
+    c.check(
+        fragment.trim() == format!("/usr/lib/systemd/system/{UNIT}"),
+        &format!("not the rpm's unit: {up:?}"),
+    );
+    let owners = c
+        .must_sh(&format!(
+            "{RPM} -qf --qf '%{{NAME}}-%{{RELEASE}}\\n' /usr/bin/nodewarden {}",
+            fragment.trim()
+        ))
+        .stdout;
+    c.check(
+        owners == "nodewarden-1\nnodewarden-1\n",
+        &format!("binary and unit not the rpm's: {owners:?}"),
+    );
+
+    // --- Upgrade while running (%post with $1 = 2, then the old package's %preun and %postun
+    // with $1 = 1): try-restart restarts it; the edited configuration is kept, the new one
+    // written beside it. ---
+    c.must_sh(&format!("printf '# edited locally\\n' >> {CONFIG}"));
+    let edited = c.must_sh(&format!("cat {CONFIG}")).stdout;
+    let reloads = c.reloads();
+    let upgrade = c.must_sh(&release_2);
+    c.wait_reload_after(reloads, "rpm -U", Duration::from_secs(5));
+    let restarted = c.show(&["ActiveState", "SubState", "MainPID", "UnitFileState"]);
+    c.check(
+        restarted["ActiveState"] == "active"
+            && restarted["SubState"] == "running"
+            && !["0", up["MainPID"].as_str()].contains(&restarted["MainPID"].as_str())
+            && restarted["UnitFileState"] == "enabled",
+        &format!(
+            "upgrade did not restart the running agent (was {}): {restarted:?}",
+            up["MainPID"]
+        ),
+    );
+    c.check(
+        !upgrade.stderr.contains("not started"),
+        &format!(
+            "%post treated the upgrade as an install:\n{}",
+            upgrade.stderr
+        ),
+    );
+    c.check(
+        installed(&c) == "nodewarden-2\n",
+        "not exactly release 2 installed",
+    );
+    let kept = c.must_sh(&format!("cat {CONFIG}")).stdout;
+    c.check(
+        kept == edited,
+        "the upgrade replaced the edited configuration",
+    );
+    c.must_sh(&format!("cmp {CONFIG}.rpmnew {SHARE}/{CONFIG_RELEASE_2}"));
+
+    // --- Erase while running: %preun stops and disables it, %postun reloads; systemd forgets
+    // the unit. rpm keeps the edited configuration as .rpmsave. ---
+    let running_pid = restarted["MainPID"].clone();
+    let reloads = c.reloads();
+    c.must_sh(&format!("{RPM} -e nodewarden"));
+    c.check(
+        !c.sh(
+            &format!("test -e /proc/{running_pid}"),
+            Duration::from_secs(10),
+        )
+        .ok,
+        "%preun left the agent running",
+    );
+    c.wait_reload_after(reloads, "rpm -e", Duration::from_secs(5));
+    let load = c.prop("LoadState");
+    c.check(
+        load == "not-found",
+        &format!("after erase LoadState={load}"),
+    );
+    c.must_sh(&format!(
+        "test ! -e /usr/bin/nodewarden && test ! -e /usr/lib/systemd/system/{UNIT} && \
+         test ! -L /etc/systemd/system/multi-user.target.wants/{UNIT} && \
+         ! {RPM} -q nodewarden >/dev/null"
+    ));
+    let saved = c.must_sh(&format!("cat {CONFIG}.rpmsave")).stdout;
+    c.check(saved == edited, "erase lost the edited configuration");
+
+    // --- A preset that disables the unit is honoured on first install; an upgrade leaves a
+    // stopped agent stopped (try-restart) and its enablement alone (presets are for first
+    // installs). ---
+    c.must_sh(&format!(
+        "rm -r /etc/nodewarden && mkdir -p /etc/systemd/system-preset && \
+         echo 'disable {UNIT}' > /etc/systemd/system-preset/10-nodewarden-test.preset"
+    ));
+    // The hint holds here too: with the unit disabled, a start alone would not outlive a reboot.
+    let install = c.must_sh(&release_1);
+    c.check(
+        install.stderr.contains(&hint),
+        &format!("%post did not give the hint:\n{}", install.stderr),
+    );
+    let fresh = c.show(&[
+        "UnitFileState",
+        "UnitFilePreset",
+        "ActiveState",
+        "InactiveExitTimestampMonotonic",
+    ]);
+    c.check(
+        fresh["UnitFilePreset"] == "disabled"
+            && fresh["UnitFileState"] == "disabled"
+            && fresh["ActiveState"] == "inactive",
+        &format!("%post did not apply a disabling preset: {fresh:?}"),
+    );
+    c.must_sh(&release_2);
+    let upgraded = c.show(&[
+        "UnitFileState",
+        "ActiveState",
+        "InactiveExitTimestampMonotonic",
+    ]);
+    c.check(
+        upgraded["ActiveState"] == "inactive"
+            && upgraded["InactiveExitTimestampMonotonic"]
+                == fresh["InactiveExitTimestampMonotonic"]
+            && upgraded["UnitFileState"] == "disabled",
+        &format!("upgrade started a stopped agent or changed its enablement: {upgraded:?}"),
+    );
+    c.check(
+        installed(&c) == "nodewarden-2\n",
+        "not exactly release 2 installed",
+    );
+    c.must_sh(&format!("{RPM} -e nodewarden"));
+    let load = c.prop("LoadState");
+    c.check(
+        load == "not-found",
+        &format!("after erase LoadState={load}"),
+    );
+    eprintln!("live systemd rpm test body took {:?}", started.elapsed());
 }

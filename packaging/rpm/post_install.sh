@@ -15,7 +15,9 @@ if [ -d /run/systemd/system ]; then
     elif grep -Eq '^[[:space:]]*kubeconfig[[:space:]]*=' "$CONFIG" 2>/dev/null; then
         systemctl start "$UNIT" >/dev/null 2>&1 || true
     else
-        echo "nodewarden: not started: set kubeconfig in $CONFIG, then 'systemctl start nodewarden'" >&2
+        # enable --now, not start: where presets disable units by default (Fedora, RHEL) the unit
+        # is disabled here, and a start alone would not outlive a reboot.
+        echo "nodewarden: not started: set kubeconfig in $CONFIG, then 'systemctl enable --now nodewarden'" >&2
     fi
 fi
 exit 0
