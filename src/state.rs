@@ -2,10 +2,11 @@
 //! middle of a partition — the pods bound to this node, the last contact (a wall-clock anchor),
 //! the pods fenced, and the Events not yet sent — and, for `nodewarden status`, what the Node
 //! last looked like (conditions, taints, allocatable) and each pod's requests and limits, so the
-//! person at the node sees them while the API server is unreachable. One versioned JSON file, written atomically
-//! (temp file, fsync, rename, fsync of the directory), so a crash leaves the old or the new file,
-//! never a torn one. A file that cannot be read or parsed is moved aside and reported; nothing is
-//! inferred from it.
+//! person at the node sees them while the API server is unreachable. One versioned JSON file,
+//! and beside it the last contact alone, which moves with every Lease renewal ([`CONTACT_FILE`]).
+//! Both are written atomically (temp file, fsync, rename, fsync of the directory), so a crash
+//! leaves the old or the new file, never a torn one. A state file that cannot be read or parsed
+//! is moved aside and reported; nothing is inferred from it.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -25,6 +26,10 @@ use crate::core::taint::{Effect, Operator, Toleration};
 
 /// The file name inside the state directory.
 pub const STATE_FILE: &str = "state.json";
+/// The last contact alone (one RFC 3339 line). It advances with every Lease renewal, so it is
+/// written on its own: rewriting the whole state (every pod) that often would wear the flash
+/// storage of edge nodes for nothing. `load` takes the later of the two.
+pub const CONTACT_FILE: &str = "last-contact";
 /// The format version this build writes.
 pub const VERSION: u32 = 2;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, which
@@ -293,14 +298,30 @@ pub enum StateError {
 
 /// Writes `state` atomically into `dir` (created with mode 0700 if missing).
 pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
+    write_atomically(dir, STATE_FILE, &serde_json::to_vec_pretty(state)?)
+}
+
+/// Writes the last contact alone, atomically (see [`CONTACT_FILE`]).
+pub fn save_contact(dir: &Path, last_contact: SystemTime) -> Result<(), StateError> {
+    let line = format!("{}\n", format_time(last_contact));
+    write_atomically(dir, CONTACT_FILE, line.as_bytes())
+}
+
+/// The contact file's time; `None` when absent or not a time this build writes (then the state
+/// file's own, older, last contact stands: the fence can only act earlier, never later).
+fn load_contact(dir: &Path) -> Option<SystemTime> {
+    let text = fs::read_to_string(dir.join(CONTACT_FILE)).ok()?;
+    parse_time(text.trim())
+}
+
+fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| StateError::Write { path, source }
     };
     create_private_dir(dir).map_err(io(dir))?;
-    let body = serde_json::to_vec_pretty(state)?;
-    let final_path = dir.join(STATE_FILE);
-    let tmp = dir.join(format!(".{STATE_FILE}.tmp-{}", std::process::id()));
+    let final_path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     {
         let mut f = OpenOptions::new()
             .write(true)
@@ -308,7 +329,7 @@ pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
             .truncate(true)
             .open(&tmp)
             .map_err(io(&tmp))?;
-        f.write_all(&body).map_err(io(&tmp))?;
+        f.write_all(body).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
     }
     fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
@@ -344,7 +365,13 @@ pub fn load(dir: &Path) -> Loaded {
         }
     };
     match serde_json::from_slice::<State>(&bytes) {
-        Ok(s) if READS.contains(&s.version) => Loaded::Found(s),
+        Ok(mut s) if READS.contains(&s.version) => {
+            let from_state = s.last_contact.as_deref().and_then(parse_time);
+            if let Some(later) = load_contact(dir).filter(|c| from_state.is_none_or(|s| *c > s)) {
+                s.last_contact = Some(format_time(later));
+            }
+            Loaded::Found(s)
+        }
         Ok(s) => Loaded::Corrupt {
             error: format!(
                 "{}: format version {} is not one this build reads ({READS:?})",

@@ -891,3 +891,63 @@ async fn sending_one_event_twice_creates_it_once_and_same_instant_events_apart()
     reasons.sort();
     assert_eq!(reasons, ["NodeHasDiskPressure", "NodeHasInsufficientPID"]);
 }
+
+/// Real time, not a paused clock: the fence compares the wall-clock time of the last answer with
+/// its own clock, which a paused runtime lets run ahead.
+#[tokio::test]
+async fn idle_only_the_small_contact_file_is_rewritten() {
+    use std::os::unix::fs::MetadataExt;
+    let server = ApiServer::new();
+    seed(&server);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(
+        Duration::from_secs(1),
+        Duration::from_secs(60),
+        Duration::ZERO,
+    );
+    // The Lease is renewed every second: the last contact moves every second.
+    cfg.node_lease_duration_seconds = 4;
+    cfg.state_directory = dir.path().join("state");
+    let state_dir = cfg.state_directory.clone();
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let agent = tokio::spawn({
+        let server = server.clone();
+        async move {
+            run_for(
+                &server,
+                cfg,
+                Switch(Arc::new(AtomicBool::new(false))),
+                health,
+                Duration::from_secs(60),
+            )
+            .await
+        }
+    });
+    let inode = |name: &str| {
+        std::fs::metadata(state_dir.join(name))
+            .map(|m| m.ino())
+            .ok()
+    };
+    let started = std::time::Instant::now();
+    while (inode(nodewarden::state::STATE_FILE).is_none()
+        || inode(nodewarden::state::CONTACT_FILE).is_none())
+        && started.elapsed() < Duration::from_secs(15)
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let state_before = inode(nodewarden::state::STATE_FILE).expect("state written");
+    let contact_before = inode(nodewarden::state::CONTACT_FILE).expect("contact written");
+    // Past one write interval (5 s): renewals happened, nothing else changed.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        inode(nodewarden::state::STATE_FILE),
+        Some(state_before),
+        "the whole state is not rewritten when only the contact moves"
+    );
+    assert_ne!(
+        inode(nodewarden::state::CONTACT_FILE),
+        Some(contact_before),
+        "the contact file follows the renewals"
+    );
+    agent.abort();
+}

@@ -190,3 +190,30 @@ fn saving_replaces_the_previous_state_whole() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
+    use nodewarden::state::{CONTACT_FILE, save_contact};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = sample_state();
+    let in_state = state
+        .last_contact
+        .as_deref()
+        .and_then(parse_time)
+        .expect("contact");
+    save(dir.path(), &state).expect("save");
+    let contact_of = |dir: &std::path::Path| match load(dir) {
+        Loaded::Found(s) => s.last_contact.as_deref().and_then(parse_time),
+        other => panic!("{other:?}"),
+    };
+    // Renewals since the last full write: the small file is later and wins, to the nanosecond.
+    let later = in_state + Duration::new(12, 345);
+    save_contact(dir.path(), later).expect("save contact");
+    assert_eq!(contact_of(dir.path()), Some(later));
+    // An older contact file (the full state was written after it) changes nothing.
+    save_contact(dir.path(), in_state - Duration::from_secs(60)).expect("save contact");
+    assert_eq!(contact_of(dir.path()), Some(in_state));
+    // Nor does one that is not a time: the state file's own stands.
+    std::fs::write(dir.path().join(CONTACT_FILE), "yesterday\n").expect("write");
+    assert_eq!(contact_of(dir.path()), Some(in_state));
+}

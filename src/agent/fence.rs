@@ -6,7 +6,9 @@
 //! Last contact (rule 1) is the latest of: our last answered request (the moment it was sent
 //! would be stricter; the answer time is within one request timeout of it), and the Ready
 //! heartbeat of our Node as last seen. It is kept as a monotonic instant with a wall-clock anchor;
-//! only the anchor is persisted, so a restart neither resets nor skips a deadline.
+//! only the anchor is persisted, so a restart neither resets nor skips a deadline. While connected
+//! the anchor alone is written (at most every 5 s) to a small file of its own; the whole state
+//! only when something else in it changed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -235,6 +237,8 @@ pub async fn run(
     let mut last_persist: Option<tokio::time::Instant> = None;
     let mut last_sweep = tokio::time::Instant::now();
     let mut dirty = true;
+    // Only the last contact moved: written to its own small file.
+    let mut contact_dirty = false;
     let mut malformed: BTreeSet<String> = BTreeSet::new();
     // Whether the pods have been converted from the store since this task started.
     let mut refreshed = false;
@@ -279,7 +283,7 @@ pub async fn run(
         }
         if contact > last_contact_wall {
             last_contact_wall = contact;
-            dirty = true;
+            contact_dirty = true;
         }
 
         let reachable = inputs.reach.last_success().is_some_and(|s| {
@@ -506,6 +510,19 @@ pub async fn run(
                 &fenced_uids,
                 [&pending_events, &condition_events],
             );
+            contact_dirty = dirty;
+            last_persist = Some(tokio::time::Instant::now());
+        } else if contact_dirty
+            && due
+            && let Some(contact) = last_contact_wall
+        {
+            contact_dirty = match state::save_contact(&dir, contact) {
+                Ok(()) => false,
+                Err(e) => {
+                    log::error!(node = node.as_str(), error = e.to_string().as_str(); "{e}");
+                    true
+                }
+            };
             last_persist = Some(tokio::time::Instant::now());
         }
     }
