@@ -171,6 +171,14 @@ fn status_line(mode: &str, reachable: Option<bool>, conditions: &[NodeCondition]
     format!("{mode}{contact}: {}", summary_line(conditions))
 }
 
+/// Sends `line` as STATUS= unless it is what was sent last.
+fn send_status_if_changed(line: String, last: &mut Option<String>) {
+    if last.as_deref() != Some(line.as_str()) {
+        systemd::status(&line);
+        *last = Some(line);
+    }
+}
+
 /// `MemoryPressure=False DiskPressure=True …`.
 fn summary_line(conditions: &[NodeCondition]) -> String {
     conditions
@@ -250,21 +258,18 @@ pub async fn run<S: Source>(
         }
         health.tick();
         systemd::watchdog();
-        // Reachability changes between samples (which may be minutes apart): STATUS= follows
-        // it at every wake-up.
-        if health.sampled() {
-            let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
-            if last_status.as_deref() != Some(line.as_str()) {
-                systemd::status(&line);
-                last_status = Some(line);
-            }
-        }
         let instant = tokio::time::Instant::now();
         // Samples follow a fixed schedule (origin + k × update), not "one period after the last
         // wake-up": a tick that runs a little late must not push the next sample a whole wake
         // interval further (that skipped every other period on a busy machine). A tick that
         // comes up to half a wake interval early counts as on time.
         if instant + wake / 2 < next_sample {
+            // Reachability changes between samples (which may be minutes apart): STATUS=
+            // follows it at every wake-up.
+            if health.sampled() {
+                let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
+                send_status_if_changed(line, &mut last_status);
+            }
             continue;
         }
         next_sample += update;
@@ -326,13 +331,13 @@ pub async fn run<S: Source>(
             &errors,
         );
         let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
-        if !health.sampled() {
+        if health.sampled() {
+            send_status_if_changed(line, &mut last_status);
+        } else {
             health.set_sampled();
             systemd::ready(&line);
-        } else if last_status.as_deref() != Some(line.as_str()) {
-            systemd::status(&line);
+            last_status = Some(line);
         }
-        last_status = Some(line);
         if condition::report_due(false, last_summary, mono, report) {
             last_summary = Some(mono);
             let summary = summary_line(&decider.conditions);
