@@ -384,6 +384,8 @@ pub async fn run(
                     &fenced_uids,
                     [&pending_events, &condition_events],
                 );
+                // The full state carries the contact too.
+                contact_dirty = dirty;
                 last_persist = Some(tokio::time::Instant::now());
                 log::warn!(
                     node = node.as_str(), reachable = "false", last_contact = crate::core::clock::rfc3339(contact_wall).as_str();
