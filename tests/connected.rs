@@ -935,9 +935,12 @@ async fn idle_only_the_small_contact_file_is_rewritten() {
     {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Start-up settles first: the first report, its Events sent and the Node seen again each
+    // change the state, and each change is written within a fraction of a second.
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let state_before = inode(nodewarden::state::STATE_FILE).expect("state written");
     let contact_before = inode(nodewarden::state::CONTACT_FILE).expect("contact written");
-    // Past one write interval (5 s): renewals happened, nothing else changed.
+    // Six renewals later: the contact moved, nothing else changed.
     tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(
         inode(nodewarden::state::STATE_FILE),
@@ -950,4 +953,159 @@ async fn idle_only_the_small_contact_file_is_rewritten() {
         "the contact file follows the renewals"
     );
     agent.abort();
+}
+
+/// The last contact the fence keeps on disk (the later of the state file and the contact file).
+fn saved_contact(cfg: &Config) -> Option<std::time::SystemTime> {
+    match nodewarden::state::load(&cfg.state_directory) {
+        nodewarden::state::Loaded::Found(s) => s
+            .last_contact
+            .as_deref()
+            .and_then(nodewarden::state::parse_time),
+        _ => None,
+    }
+}
+
+/// Every route the agent writes or reads besides watches.
+const ALL_ROUTES: [(&str, &str); 6] = [
+    ("PUT", LEASE_PATH),
+    ("GET", LEASE_PATH),
+    ("POST", LEASES_PATH),
+    ("PATCH", STATUS_PATH),
+    ("GET", NODE_PATH),
+    ("PATCH", NODE_PATH),
+];
+
+#[tokio::test(start_paused = true)]
+async fn error_answers_are_not_contact_the_metric_drops_and_the_last_contact_stands_still() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let _ = std::fs::remove_dir_all(&cfg.state_directory);
+    let (s2, h2, c2) = (server.clone(), health.clone(), cfg.clone());
+    let probe = async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        assert!(
+            h2.metrics
+                .render(None)
+                .contains("nodewarden_api_reachable 1")
+        );
+        let before = saved_contact(&c2).expect("contact saved while connected");
+        // A proxy in front of an absent control plane: 500 and 503 for everything, 20 s long.
+        for (i, route) in ALL_ROUTES.into_iter().enumerate() {
+            let fault = if i % 2 == 0 {
+                Fault::Status500
+            } else {
+                Fault::Status503
+            };
+            s2.faults().fail_next(route, 10_000, fault);
+        }
+        let mut seen = Vec::new();
+        for _ in 0..20 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            seen.push(h2.metrics.render(None));
+        }
+        let during = saved_contact(&c2).expect("contact still on disk");
+        s2.faults().clear();
+        tokio::time::sleep(Duration::from_secs(25)).await;
+        let after = saved_contact(&c2).expect("contact on disk after recovery");
+        let metric_after = h2.metrics.render(None);
+        (before, seen, during, after, metric_after)
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(80));
+    let ((), (before, seen, during, after, metric_after)) = tokio::join!(agent, probe);
+    // From the first renewal answered 5xx (within one 10 s renew interval) the metric says 0.
+    for (i, m) in seen.iter().enumerate().skip(11) {
+        assert!(
+            m.contains("nodewarden_api_reachable 0"),
+            "second {} of errors: {m}",
+            i + 1
+        );
+    }
+    // The only contact on disk is from before the errors, however many 5xx came back since.
+    assert!(
+        during <= before + Duration::from_secs(1),
+        "contact moved during 5xx answers: {before:?} → {during:?}"
+    );
+    assert!(after > during, "contact resumes after recovery");
+    assert!(
+        metric_after.contains("nodewarden_api_reachable 1"),
+        "{metric_after}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let mut cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    // A 4 s Lease: renewed every second.
+    cfg.node_lease_duration_seconds = 4;
+    let _ = std::fs::remove_dir_all(&cfg.state_directory);
+    let (s2, h2) = (server.clone(), health.clone());
+    let chaos = async move {
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        for route in ALL_ROUTES {
+            s2.faults().black_hole(route, true);
+        }
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        s2.faults().clear();
+        let back = tokio::time::Instant::now();
+        let mut metric = Vec::new();
+        // Requests still hanging from the outage time out after this: none may flip the state.
+        for _ in 0..15 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            metric.push(h2.metrics.render(None));
+        }
+        (back, metric)
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(70));
+    let ((), (back, metric)) = tokio::join!(agent, chaos);
+    let all = server.requests();
+    let first_renewal_after = all
+        .iter()
+        .filter(|r| {
+            r.path == LEASE_PATH && r.method == "PUT" && r.at >= back && r.status == Some(200)
+        })
+        .map(|r| r.at - back)
+        .min()
+        .expect("renewed after the server returned");
+    // At most one renew interval for the hung renewal to time out, and the next one is sent.
+    assert!(
+        first_renewal_after <= Duration::from_millis(1100),
+        "first renewal {first_renewal_after:?} after the black hole ended (renew interval 1 s)"
+    );
+    // Every later renewal keeps the 1 s pace: no gap near the 4 s Lease duration.
+    let renewals: Vec<_> = all
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= back)
+        .map(|r| r.at)
+        .collect();
+    for pair in renewals.windows(2) {
+        assert!(
+            pair[1] - pair[0] <= Duration::from_millis(1100),
+            "{renewals:?}"
+        );
+    }
+    // Reachable again from the first renewal, and no stale timeout of a request sent during the
+    // outage turns it back.
+    for (i, m) in metric.iter().enumerate().skip(1) {
+        assert!(
+            m.contains("nodewarden_api_reachable 1"),
+            "{}s after recovery: {m}",
+            i + 1
+        );
+    }
 }

@@ -61,7 +61,20 @@ pub async fn run<S: Source>(
     let node = node_name(config);
     let (lease_ns, lease_name) = lease_identity(config, &node)?;
     health.require_api();
-    let reach = Arc::new(Reachability::new(&node));
+    let metrics_health = health.clone();
+    let reach = Arc::new(Reachability::with_observer(
+        &node,
+        Box::new(move |state| {
+            metrics_health
+                .metrics
+                .record_reachable(state == crate::api::reachability::State::Reachable)
+        }),
+    ));
+    let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
+    api::set_request_timeout(api::request_timeout_for(
+        config.node_status_update_frequency,
+        std::time::Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
+    ));
 
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
@@ -75,8 +88,9 @@ pub async fn run<S: Source>(
         let (reach, health, node, uid_tx) =
             (reach.clone(), health.clone(), node.clone(), uid_tx.clone());
         tasks.spawn(async move {
+            let sent = tokio::time::Instant::now();
             let first = call("get", format!("nodes/{node}"), nodes.get(&node)).await;
-            reach.record(&first, std::time::SystemTime::now());
+            reach.record(&first, crate::core::contact::Request::Other, sent);
             let refused = match first {
                 Ok(n) => {
                     health.set_api_ok();
@@ -168,7 +182,6 @@ pub async fn run<S: Source>(
         });
     }
 
-    let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
     let keeper = LeaseKeeper::new(
         client.clone(),
         &lease_ns,
@@ -176,7 +189,8 @@ pub async fn run<S: Source>(
         &node,
         config.node_lease_duration_seconds,
         &node,
-    );
+    )
+    .with_timeout(api::request_timeout().min(renew));
     {
         let (uid, reach, health, node) =
             (uid_rx.clone(), reach.clone(), health.clone(), node.clone());

@@ -3,12 +3,16 @@
 //! planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
 //! when the API returns it stops fencing and reconciles each fenced pod.
 //!
-//! Last contact (rule 1) is the latest of: our last answered request (the moment it was sent
-//! would be stricter; the answer time is within one request timeout of it), and the Ready
-//! heartbeat of our Node as last seen. It is kept as a monotonic instant with a wall-clock anchor;
-//! only the anchor is persisted, so a restart neither resets nor skips a deadline. While connected
-//! the anchor alone is written (at most every 5 s) to a small file of its own; the whole state
-//! only when something else in it changed.
+//! Last contact (rule 1) is the latest of: the send time of our latest write the control plane
+//! stored (`core::contact`: error answers are not contact), and the Ready heartbeat of our Node as
+//! last seen. It is kept on the fence's monotonic scale; only its wall-clock anchor is persisted,
+//! so a restart neither resets nor skips a deadline.
+//!
+//! What a restart needs is on disk before it can matter: every change of the pods, the fenced
+//! set, the Node or the held Events is written within [`COALESCE`] (a pod seen a second before a
+//! SIGKILL is known after the restart), and the last contact, which moves with every renewal, is
+//! written to a small file of its own within half a renew interval, so the contact a restart reads
+//! is never a whole renewal old (deadlines move earlier by less than that, never later).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -25,6 +29,7 @@ use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
 use crate::config::Config;
 use crate::core::clock::Moment;
+use crate::core::contact;
 use crate::core::fence::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
 use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
@@ -37,8 +42,12 @@ use crate::terminate::{CgroupLayout, Fence, Terminator};
 const TICK: Duration = Duration::from_millis(50);
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
-/// How often the pod list and last contact are written while connected (and on change).
-const PERSIST: Duration = Duration::from_secs(5);
+/// Changes to the durable state are written at most this long after they happen (and no more
+/// often): a burst of pod events costs one write.
+const COALESCE: Duration = Duration::from_millis(250);
+/// The longest the last contact waits to be written while connected (flash storage on edge
+/// nodes: at the default 10 s renew interval, one small write per renewal).
+const CONTACT_WRITE_MAX: Duration = Duration::from_secs(5);
 
 /// A Pod from the API in the planner's terms; `None` (logged by the caller) when malformed.
 pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
@@ -185,6 +194,9 @@ pub async fn run(
 ) {
     let policy = fence::policy_of(&config);
     let dir = config.state_directory.clone();
+    let contact_every =
+        (crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds) / 2)
+            .min(CONTACT_WRITE_MAX);
     let mut persisted = inputs.persisted.take();
     let origin_mono = tokio::time::Instant::now();
     let origin_wall = SystemTime::now();
@@ -212,10 +224,21 @@ pub async fn run(
         .unwrap_or_default();
     let mut node_status: Option<StoredNode> =
         persisted.as_ref().and_then(|s| s.node_status.clone());
-    let mut last_contact_wall: Option<SystemTime> = persisted
+    // The last contact on the fence's monotonic scale (see `moment`).
+    let start = moment();
+    let mut last_contact: Option<Duration> = persisted
         .as_ref()
         .and_then(|s| s.last_contact.as_deref())
-        .and_then(state::parse_time);
+        .and_then(state::parse_time)
+        .map(|wall| start.mono_at(wall));
+    // The reachability's instants on the same scale.
+    let mono_of = |t: tokio::time::Instant| {
+        if t >= origin_mono {
+            fence::MONO_BASE + (t - origin_mono)
+        } else {
+            fence::MONO_BASE.saturating_sub(origin_mono - t)
+        }
+    };
     let mut pending_events: Vec<StoredEvent> = persisted
         .as_ref()
         .map(|s| s.pending_events.clone())
@@ -235,6 +258,7 @@ pub async fn run(
     let mut progress: BTreeMap<String, Progress> = BTreeMap::new();
     let mut cut_off_since: Option<SystemTime> = None;
     let mut last_persist: Option<tokio::time::Instant> = None;
+    let mut last_contact_write: Option<tokio::time::Instant> = None;
     let mut last_sweep = tokio::time::Instant::now();
     let mut dirty = true;
     // Only the last contact moved: written to its own small file.
@@ -261,8 +285,9 @@ pub async fn run(
                 .collect();
             dirty = true;
         }
-        // Last contact: the latest answer, or the latest Ready heartbeat seen.
-        let mut contact = inputs.reach.last_success();
+        // Last contact: our latest stored write, or the latest Ready heartbeat seen.
+        let own_contact = inputs.reach.last_contact().map(mono_of);
+        let mut contact = own_contact;
         let node_changed = inputs.node.has_changed().unwrap_or(false);
         if let Some(n) = inputs.node.borrow_and_update().as_ref() {
             if node_changed {
@@ -278,21 +303,19 @@ pub async fn run(
                 .and_then(|s| s.conditions.as_ref())
                 .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
                 .and_then(|c| c.last_heartbeat_time.as_ref())
-                .map(|t| SystemTime::from(t.0));
+                // A heartbeat stamped in the future (a clock step) counts as now, never later.
+                .map(|t| now.mono_at(SystemTime::from(t.0)));
             contact = contact.max(ready);
         }
-        if contact > last_contact_wall {
-            last_contact_wall = contact;
+        if contact > last_contact {
+            last_contact = contact;
             contact_dirty = true;
         }
+        let last_contact_wall = last_contact.map(|c| now.wall_at(c));
 
-        let reachable = inputs.reach.last_success().is_some_and(|s| {
-            now_wall.duration_since(s).unwrap_or_default() <= config.fence.unreachable_after
-        });
-        let cut_off = !reachable
-            && last_contact_wall.is_some_and(|c| {
-                now_wall.duration_since(c).unwrap_or_default() > config.fence.unreachable_after
-            });
+        let after = config.fence.unreachable_after;
+        let reachable = own_contact.is_some() && !contact::older_than(own_contact, now_mono, after);
+        let cut_off = !reachable && contact::older_than(last_contact, now_mono, after);
 
         if reachable {
             // Connected: refresh the pod list from the watch, once the initial list is complete
@@ -355,8 +378,9 @@ pub async fn run(
                         warning: e.warning,
                         at: state::parse_time(&e.at).unwrap_or(now_wall),
                     };
+                    let sent = tokio::time::Instant::now();
                     let result = events::send(&event_api, &node, uid.as_deref(), &ev).await;
-                    inputs.reach.record(&result, SystemTime::now());
+                    inputs.reach.record(&result, contact::Request::Other, sent);
                     if let Err(err) = result
                         && err.is_transient()
                     {
@@ -367,10 +391,9 @@ pub async fn run(
                 dirty = true;
             }
         } else if cut_off {
-            let Some(contact_wall) = last_contact_wall else {
+            let (Some(contact_mono), Some(contact_wall)) = (last_contact, last_contact_wall) else {
                 continue;
             };
-            let contact_mono = now.mono_at(contact_wall);
             if cut_off_since.is_none() {
                 cut_off_since = Some(now_wall);
                 // The last contact is final now: on disk before anything else, so a restart
@@ -498,10 +521,9 @@ pub async fn run(
             }
         }
 
-        // While connected, writes are rate-limited; once cut off, the last contact is frozen
-        // and every change (a kill, a fenced pod) is written at once, so a restart resumes
-        // the same deadlines.
-        let due = cut_off || last_persist.is_none_or(|t| t.elapsed() >= PERSIST);
+        // Every change is on disk within `COALESCE` (at once when cut off: a kill, a fenced pod),
+        // so a restart resumes the same pods and deadlines.
+        let due = cut_off || last_persist.is_none_or(|t| t.elapsed() >= COALESCE);
         if dirty && due {
             dirty = !persist(
                 &dir,
@@ -514,8 +536,11 @@ pub async fn run(
             );
             contact_dirty = dirty;
             last_persist = Some(tokio::time::Instant::now());
+            if !dirty {
+                last_contact_write = last_persist;
+            }
         } else if contact_dirty
-            && due
+            && last_contact_write.is_none_or(|t| t.elapsed() >= contact_every)
             && let Some(contact) = last_contact_wall
         {
             contact_dirty = match state::save_contact(&dir, contact) {
@@ -525,7 +550,7 @@ pub async fn run(
                     true
                 }
             };
-            last_persist = Some(tokio::time::Instant::now());
+            last_contact_write = Some(tokio::time::Instant::now());
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (SEMANTICS §13),
 //! whatever else is going on. A failed renewal is retried at the next tick; reachability records
-//! every outcome.
+//! every outcome (a renewal stored is the agent's main proof of contact). Each renewal is bounded
+//! by one renew interval, so a hung request never pushes the next renewal later than that.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -10,6 +11,7 @@ use tokio::sync::watch;
 
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
+use crate::core::contact::Request;
 use crate::observe::http::Health;
 
 /// The renew interval for a Lease duration: a quarter of it, as the kubelet renews.
@@ -35,19 +37,18 @@ pub async fn run(
         let now =
             jiff::Timestamp::try_from(SystemTime::now()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let node_uid = uid.borrow().clone();
+        let sent = tokio::time::Instant::now();
         let result = keeper.renew(now, node_uid.as_deref()).await;
-        reach.record(&result, SystemTime::now());
+        reach.record(&result, Request::OwnWrite, sent);
         match &result {
             Ok(_) => {
                 health.set_api_ok();
-                health.metrics.record_reachable(true);
                 if failing {
                     log::info!(node = node.as_str(); "lease renewed again");
                     failing = false;
                 }
             }
             Err(e) => {
-                health.metrics.record_reachable(e.got_answer());
                 // One record per episode; reachability logs its own changes.
                 if !failing && e.got_answer() {
                     log::warn!(node = node.as_str(), error = e.to_string().as_str(); "lease renewal failed: {e}");

@@ -28,6 +28,7 @@ use crate::api::{ApiError, FIELD_MANAGER};
 use crate::config::TaintSpec;
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::condition::{self, NodeCondition};
+use crate::core::contact::Request;
 use crate::core::ownership::{self, ConditionManager, ForeignWriter, ObservedCondition};
 use crate::core::taint_plan;
 use crate::observe::http::Health;
@@ -196,9 +197,10 @@ pub async fn run(
                 !condition::changed_ignoring_heartbeat(w, &snap.conditions)
                     && seen_node.as_deref().is_some_and(|n| server_holds(n, w))
             });
+            let sent = Instant::now();
             let result =
                 node::patch_conditions(&nodes, &node, &snap.conditions, heartbeat_only).await;
-            note(&reach, &health, &result);
+            note(&reach, &health, &result, Request::OwnWrite, sent);
             match result {
                 Ok(written) => {
                     // The server's answer is the freshest Node: the taint write below starts
@@ -217,6 +219,7 @@ pub async fn run(
             }
         }
         if failure.is_none() && taints_dirty {
+            let sent = Instant::now();
             let result = node::reconcile_taints(
                 &nodes,
                 &node,
@@ -227,7 +230,12 @@ pub async fn run(
                 5,
             )
             .await;
-            note(&reach, &health, &result);
+            // Only a taint write stored is proof; "unchanged" may have been a read alone.
+            let request = match &result {
+                Ok(TaintWrite::Written(..)) => Request::OwnWrite,
+                _ => Request::Other,
+            };
+            note(&reach, &health, &result, request, sent);
             match result {
                 Ok(TaintWrite::Unchanged) => {
                     health.metrics.record_taint_write("unchanged");
@@ -258,8 +266,9 @@ pub async fn run(
         while failure.is_none() {
             let Some(ev) = pending.front() else { break };
             let node_uid = uid.borrow().clone();
+            let sent = Instant::now();
             let result = events::send(&event_api, &node, node_uid.as_deref(), ev).await;
-            note(&reach, &health, &result);
+            note(&reach, &health, &result, Request::Other, sent);
             match result {
                 Ok(()) => {
                     pending.pop_front();
@@ -308,9 +317,16 @@ fn publish(
     }
 }
 
-/// Records a request's outcome for reachability, readiness and metrics.
-fn note<T>(reach: &Reachability, health: &Health, result: &Result<T, ApiError>) {
-    reach.record(result, SystemTime::now());
+/// Records the outcome of a request sent at `sent` for reachability (which also keeps the
+/// metric) and readiness.
+fn note<T>(
+    reach: &Reachability,
+    health: &Health,
+    result: &Result<T, ApiError>,
+    request: Request,
+    sent: Instant,
+) {
+    reach.record(result, request, sent);
     let answered = match result {
         Ok(_) => true,
         Err(e) => e.got_answer(),
@@ -318,7 +334,6 @@ fn note<T>(reach: &Reachability, health: &Health, result: &Result<T, ApiError>) 
     if answered {
         health.set_api_ok();
     }
-    health.metrics.record_reachable(answered);
 }
 
 fn seed() -> u64 {

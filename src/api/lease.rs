@@ -8,7 +8,7 @@ use k8s_openapi::jiff;
 use kube::Api;
 use kube::api::PostParams;
 
-use crate::api::{ApiError, FIELD_MANAGER, call};
+use crate::api::{ApiError, FIELD_MANAGER, call_within, request_timeout};
 
 /// Keeps one Lease renewed.
 pub struct LeaseKeeper {
@@ -20,6 +20,8 @@ pub struct LeaseKeeper {
     node_name: String,
     /// The Lease as we last wrote or read it; `None` forces a read ("ensure").
     cached: Option<Lease>,
+    /// Each request's timeout ([`LeaseKeeper::with_timeout`]).
+    timeout: std::time::Duration,
 }
 
 /// What one renewal did.
@@ -46,7 +48,15 @@ impl LeaseKeeper {
             duration_seconds: i32::try_from(duration_seconds).unwrap_or(i32::MAX),
             node_name: node_name.to_string(),
             cached: None,
+            timeout: request_timeout(),
         }
+    }
+
+    /// Bounds each of its requests by `timeout` (at most one renew interval, so that a hung
+    /// request never delays the next renewal by more than that).
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> LeaseKeeper {
+        self.timeout = timeout;
+        self
     }
 
     fn resource(&self) -> String {
@@ -100,7 +110,8 @@ impl LeaseKeeper {
                 return self.ensure(now, node_uid).await;
             };
             let lease = self.stamped(cached, now, node_uid);
-            let result = call(
+            let result = call_within(
+                self.timeout,
                 "update",
                 self.resource(),
                 self.api.replace(&self.name, &Self::params(), &lease),
@@ -125,12 +136,20 @@ impl LeaseKeeper {
         now: jiff::Timestamp,
         node_uid: Option<&str>,
     ) -> Result<Renewal, ApiError> {
-        match call("get", self.resource(), self.api.get_opt(&self.name)).await? {
+        match call_within(
+            self.timeout,
+            "get",
+            self.resource(),
+            self.api.get_opt(&self.name),
+        )
+        .await?
+        {
             Some(found) => {
                 // Renew at once with what we just read (one level deep: a conflict now means a
                 // second writer, which the next tick sorts out).
                 let lease = self.stamped(found, now, node_uid);
-                let written = call(
+                let written = call_within(
+                    self.timeout,
                     "update",
                     self.resource(),
                     self.api.replace(&self.name, &Self::params(), &lease),
@@ -162,7 +181,8 @@ impl LeaseKeeper {
                         ..LeaseSpec::default()
                     }),
                 };
-                let created = call(
+                let created = call_within(
+                    self.timeout,
                     "create",
                     self.resource(),
                     self.api.create(&Self::params(), &lease),

@@ -12,13 +12,36 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Our field manager: how the API server's managedFields name our writes.
 pub const FIELD_MANAGER: &str = "nodewarden";
 
-/// Every non-watch request gets this long.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// The request timeout before the configuration sets it (the kubelet's at its defaults).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Every non-watch request's timeout, in milliseconds; set once at start ([`set_request_timeout`]).
+static REQUEST_TIMEOUT_MS: AtomicU64 = AtomicU64::new(DEFAULT_REQUEST_TIMEOUT.as_millis() as u64);
+
+/// The kubelet's rule for its heartbeat client: min(`nodeStatusUpdateFrequency`, Lease duration),
+/// so a hung request never outlives a status period or the Lease it is renewing.
+pub fn request_timeout_for(update_frequency: Duration, lease_duration: Duration) -> Duration {
+    update_frequency.min(lease_duration)
+}
+
+/// Sets the timeout of every later request made through [`call`].
+pub fn set_request_timeout(timeout: Duration) {
+    let ms = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    REQUEST_TIMEOUT_MS.store(ms, Ordering::Relaxed);
+}
+
+/// The timeout [`call`] applies.
+pub fn request_timeout() -> Duration {
+    Duration::from_millis(REQUEST_TIMEOUT_MS.load(Ordering::Relaxed))
+}
 
 /// A failed API request, with what was attempted.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +58,7 @@ pub enum ApiError {
         retry_after: Option<Duration>,
     },
     /// No answer within the request timeout.
-    #[error("{verb} {resource}: no answer within {}s", timeout.as_secs())]
+    #[error("{verb} {resource}: no answer within {}", humantime::format_duration(*timeout))]
     Timeout {
         verb: &'static str,
         resource: String,
@@ -124,14 +147,24 @@ fn count(verb: &'static str, resource: &str, label: String) {
     *guard.entry((verb, kind, label)).or_default() += 1;
 }
 
-/// Runs one request under [`REQUEST_TIMEOUT`], turning kube's error into an [`ApiError`].
+/// Runs one request under [`request_timeout`], turning kube's error into an [`ApiError`].
 pub async fn call<T>(
     verb: &'static str,
     resource: impl Into<String>,
     request: impl Future<Output = Result<T, kube::Error>>,
 ) -> Result<T, ApiError> {
+    call_within(request_timeout(), verb, resource, request).await
+}
+
+/// [`call`] with a timeout of its own (the Lease renewal's is shorter).
+pub async fn call_within<T>(
+    timeout: Duration,
+    verb: &'static str,
+    resource: impl Into<String>,
+    request: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, ApiError> {
     let resource = resource.into();
-    let result = call_inner(verb, resource.clone(), request).await;
+    let result = call_inner(timeout, verb, resource.clone(), request).await;
     let label = match &result {
         Ok(_) => "ok".to_string(),
         Err(e) => e.metric_label(),
@@ -141,15 +174,16 @@ pub async fn call<T>(
 }
 
 async fn call_inner<T>(
+    timeout: Duration,
     verb: &'static str,
     resource: String,
     request: impl Future<Output = Result<T, kube::Error>>,
 ) -> Result<T, ApiError> {
-    match tokio::time::timeout(REQUEST_TIMEOUT, request).await {
+    match tokio::time::timeout(timeout, request).await {
         Err(_) => Err(ApiError::Timeout {
             verb,
             resource,
-            timeout: REQUEST_TIMEOUT,
+            timeout,
         }),
         Ok(Ok(v)) => Ok(v),
         Ok(Err(kube::Error::Api(status))) => Err(ApiError::Status {

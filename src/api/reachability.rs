@@ -1,50 +1,70 @@
-//! Whether the API server answers, as seen by every request the agent makes. A round trip counts
-//! as success when the server answered at all — any HTTP status, even 404 or 409, proves it is
-//! reachable; a timeout or a transport error (no HTTP answer) counts as failure. The state changes
-//! to unreachable on a failure after which no answer came, and back on the next answer; each
-//! change is logged once, never each attempt.
+//! Whether the control plane hears us, as every request the agent makes shows it. The rule is
+//! the core's (`core::contact`): only a 2xx on one of our own writes is contact; a timeout, a
+//! transport error, a 5xx or a 429 is a failure (a proxy answering for an absent control plane is
+//! an edge partition); anything else says nothing. Each change is logged once and mirrored at the
+//! same instant into `nodewarden_api_reachable`, so the log and the metric never disagree. Times
+//! are monotonic; the wall clock only labels the log.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+use tokio::time::Instant;
+
 use crate::api::ApiError;
+use crate::core::contact::{Contact, Outcome, Reach, Request, evidence};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    /// No request has completed yet.
-    Unknown,
-    Reachable,
-    Unreachable,
-}
+/// The reachability states, as the core names them.
+pub type State = Reach;
 
-#[derive(Debug)]
-struct Inner {
-    state: State,
-    since: Option<SystemTime>,
-    last_success: Option<SystemTime>,
-    failures: u64,
-}
+/// Told of every change of state, under the same lock that made it (the metric).
+type Observer = Box<dyn Fn(State) + Send + Sync>;
 
 /// Shared by every task that calls the API server.
-#[derive(Debug)]
 pub struct Reachability {
-    inner: Mutex<Inner>,
+    inner: Mutex<Contact>,
     node: String,
+    /// The monotonic origin of the core's times.
+    origin: Instant,
     /// Every change of state, for tasks that wait to retry (they retry at once on return).
     changes: tokio::sync::watch::Sender<State>,
+    observer: Option<Observer>,
+}
+
+impl std::fmt::Debug for Reachability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reachability")
+            .field("node", &self.node)
+            .field("contact", &self.contact())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The outcome of one request in the core's terms.
+pub fn outcome<T>(result: &Result<T, ApiError>) -> Outcome {
+    match result {
+        Ok(_) => Outcome::Success,
+        Err(ApiError::Status { code, .. }) => Outcome::Status(*code),
+        Err(ApiError::Timeout { .. }) => Outcome::Timeout,
+        Err(ApiError::Transport { .. }) => Outcome::Transport,
+    }
 }
 
 impl Reachability {
     pub fn new(node: &str) -> Reachability {
         Reachability {
-            inner: Mutex::new(Inner {
-                state: State::Unknown,
-                since: None,
-                last_success: None,
-                failures: 0,
-            }),
+            inner: Mutex::new(Contact::default()),
             node: node.to_string(),
+            origin: Instant::now(),
             changes: tokio::sync::watch::Sender::new(State::Unknown),
+            observer: None,
+        }
+    }
+
+    /// Also calls `observer` with every change of state, at the instant of the change.
+    pub fn with_observer(node: &str, observer: Observer) -> Reachability {
+        Reachability {
+            observer: Some(observer),
+            ..Reachability::new(node)
         }
     }
 
@@ -53,84 +73,127 @@ impl Reachability {
         self.changes.subscribe()
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
-        let mut guard = match self.inner.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        f(&mut guard)
+    fn contact(&self) -> Contact {
+        *self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Records the outcome of one request; logs when reachability changes.
-    pub fn record<T>(&self, result: &Result<T, ApiError>, now: SystemTime) {
-        let answered = match result {
-            Ok(_) => true,
-            Err(e) => e.got_answer(),
+    fn since_origin(&self, t: Instant) -> Duration {
+        t.saturating_duration_since(self.origin)
+    }
+
+    /// Records the outcome of one request sent at `sent_at`; logs when reachability changes.
+    pub fn record<T>(&self, result: &Result<T, ApiError>, request: Request, sent_at: Instant) {
+        let evidence = evidence(outcome(result), request);
+        let (sent, now) = (
+            self.since_origin(sent_at),
+            self.since_origin(Instant::now()),
+        );
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(previous) = guard.observe(evidence, sent, now) else {
+            return;
         };
-        let change = self.with(|i| {
-            if answered {
-                i.last_success = Some(now);
-            } else {
-                i.failures += 1;
-            }
-            let next = if answered {
-                State::Reachable
-            } else {
-                State::Unreachable
-            };
-            if next != i.state {
-                let previous = i.state;
-                i.state = next;
-                i.since = Some(now);
-                Some((previous, i.last_success))
-            } else {
-                None
-            }
-        });
-        if let Some((previous, last_success)) = change {
-            self.changes.send_replace(if answered {
-                State::Reachable
-            } else {
-                State::Unreachable
-            });
-            match (previous, result) {
-                (_, Err(e)) if !answered => {
-                    let last = last_success
-                        .map(crate::core::clock::rfc3339)
-                        .unwrap_or_else(|| "never".to_string());
-                    log::warn!(
-                        node = self.node.as_str(), reachable = "false", error = e.to_string().as_str(),
-                        last_contact = last.as_str();
-                        "API server unreachable: {e} (last answer: {last})"
-                    );
-                }
-                (State::Unknown, _) => log::info!(
-                    node = self.node.as_str(), reachable = "true";
-                    "API server reachable"
-                ),
-                _ => log::info!(
-                    node = self.node.as_str(), reachable = "true";
-                    "API server reachable again"
-                ),
-            }
+        let next = guard.reach;
+        let last_contact = guard.last_contact;
+        // Under the lock: the metric, the channel and the log follow changes in their order.
+        if let Some(observer) = &self.observer {
+            observer(next);
+        }
+        self.changes.send_replace(next);
+        let last = last_contact
+            .map(|c| crate::core::clock::rfc3339(SystemTime::now() - now.saturating_sub(c)))
+            .unwrap_or_else(|| "never".to_string());
+        match (next, previous, result) {
+            (State::Unreachable, _, Err(e)) => log::warn!(
+                node = self.node.as_str(), reachable = "false", error = e.to_string().as_str(),
+                last_contact = last.as_str();
+                "API server unreachable: {e} (last contact: {last})"
+            ),
+            (State::Reachable, State::Unknown, _) => log::info!(
+                node = self.node.as_str(), reachable = "true";
+                "API server reachable"
+            ),
+            (State::Reachable, _, _) => log::info!(
+                node = self.node.as_str(), reachable = "true";
+                "API server reachable again"
+            ),
+            // A failure is always an error; Unknown is never entered.
+            _ => {}
         }
     }
 
     pub fn state(&self) -> State {
-        self.with(|i| i.state)
+        self.contact().reach
     }
 
-    /// The last moment the server answered any request.
-    pub fn last_success(&self) -> Option<SystemTime> {
-        self.with(|i| i.last_success)
+    /// When the request behind the latest proof of contact was sent.
+    pub fn last_contact(&self) -> Option<Instant> {
+        self.contact().last_contact.map(|d| self.origin + d)
     }
 
     /// How long the current state has lasted.
-    pub fn state_age(&self, now: SystemTime) -> Option<Duration> {
-        self.with(|i| i.since.and_then(|s| now.duration_since(s).ok()))
+    pub fn state_age(&self) -> Option<Duration> {
+        let now = self.since_origin(Instant::now());
+        self.contact().since.map(|s| now.saturating_sub(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn status(code: u16) -> Result<(), ApiError> {
+        Err(ApiError::Status {
+            verb: "update",
+            resource: "leases/kube-node-lease/n".into(),
+            code,
+            reason: "x".into(),
+            message: "x".into(),
+            retry_after: None,
+        })
     }
 
-    pub fn failures(&self) -> u64 {
-        self.with(|i| i.failures)
+    #[tokio::test(start_paused = true)]
+    async fn the_observer_sees_each_change_once_and_agrees_with_the_state() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (s, c) = (seen.clone(), calls.clone());
+        let reach = Reachability::with_observer(
+            "n",
+            Box::new(move |st| {
+                c.fetch_add(1, Ordering::SeqCst);
+                s.lock().unwrap().push(st);
+            }),
+        );
+        let ok: Result<(), ApiError> = Ok(());
+        reach.record(&ok, Request::OwnWrite, Instant::now());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        for _ in 0..20 {
+            reach.record(&status(503), Request::OwnWrite, Instant::now());
+            assert_eq!(reach.state(), State::Unreachable);
+            tokio::time::advance(Duration::from_millis(500)).await;
+        }
+        // A read answering 200 is no contact.
+        reach.record(&ok, Request::Other, Instant::now());
+        assert_eq!(reach.state(), State::Unreachable);
+        reach.record(&ok, Request::OwnWrite, Instant::now());
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![State::Reachable, State::Unreachable, State::Reachable]
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn last_contact_is_the_send_time_of_the_proving_write() {
+        let reach = Reachability::new("n");
+        let sent = Instant::now();
+        tokio::time::advance(Duration::from_secs(3)).await;
+        let ok: Result<(), ApiError> = Ok(());
+        reach.record(&ok, Request::OwnWrite, sent);
+        assert_eq!(reach.last_contact(), Some(sent));
+        reach.record(&status(500), Request::OwnWrite, Instant::now());
+        assert_eq!(reach.last_contact(), Some(sent));
     }
 }

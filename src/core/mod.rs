@@ -3,6 +3,7 @@
 pub mod backoff;
 pub mod clock;
 pub mod condition;
+pub mod contact;
 pub mod fence;
 pub mod ownership;
 pub mod pressure;
