@@ -17,6 +17,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::api::events::PendingEvent;
+use crate::bounded;
 use crate::core::condition::{ConditionStatus, NodeCondition};
 use crate::core::fence::FencePod;
 use crate::core::qos::QosClass;
@@ -310,7 +311,7 @@ pub fn save_contact(dir: &Path, last_contact: SystemTime) -> Result<(), StateErr
 /// The contact file's time; `None` when absent or not a time this build writes (then the state
 /// file's own, older, last contact stands: the fence can only act earlier, never later).
 fn load_contact(dir: &Path) -> Option<SystemTime> {
-    let text = fs::read_to_string(dir.join(CONTACT_FILE)).ok()?;
+    let text = bounded::read_to_string(&dir.join(CONTACT_FILE), bounded::CONTACT).ok()?;
     parse_time(text.trim())
 }
 
@@ -354,7 +355,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 /// Reads the state file; a corrupt one is moved aside (`state.json.corrupt-<unix seconds>`).
 pub fn load(dir: &Path) -> Loaded {
     let path = dir.join(STATE_FILE);
-    let bytes = match fs::read(&path) {
+    let bytes = match bounded::read(&path, bounded::STATE) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => {

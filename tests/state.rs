@@ -1,7 +1,9 @@
 //! Durable state: written atomically, read back identical, a corrupt file moved aside with
 //! nothing inferred from it.
 
-use std::time::{Duration, SystemTime};
+mod support;
+
+use std::time::{Duration, Instant, SystemTime};
 
 use nodewarden::core::fence::FencePod;
 use nodewarden::core::qos::QosClass;
@@ -216,4 +218,39 @@ fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
     // Nor does one that is not a time: the state file's own stands.
     std::fs::write(dir.path().join(CONTACT_FILE), "yesterday\n").expect("write");
     assert_eq!(contact_of(dir.path()), Some(in_state));
+}
+
+/// A state "file" that never ends (a symlink to `/dev/zero`) is unusable like a corrupt one:
+/// reported with the limit, and moved aside, in seconds and bounded memory (`status` runs capped
+/// at 512 MiB of address space).
+#[test]
+fn a_state_file_that_never_ends_is_unusable_in_bounded_memory_and_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    std::fs::create_dir(&state_dir).expect("mkdir");
+    std::os::unix::fs::symlink("/dev/zero", state_dir.join(STATE_FILE)).expect("symlink");
+    let config = support::write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n",
+            state_dir.display()
+        ),
+    );
+    let started = Instant::now();
+    let ran = support::command::run(
+        support::command::memory_capped(&support::agent_bin(), 512)
+            .args(["status", "--config"])
+            .arg(&config),
+        Duration::from_secs(30),
+    );
+    let took = started.elapsed();
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(
+        ran.stderr
+            .contains("longer than 67108864 bytes, the limit for a state file"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!state_dir.join(STATE_FILE).exists(), "moved aside");
 }
