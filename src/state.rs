@@ -5,12 +5,14 @@
 //! person at the node sees them while the API server is unreachable. One versioned JSON file,
 //! and beside it the last contact alone, which moves with every Lease renewal ([`CONTACT_FILE`]).
 //! Both are written atomically (temp file, fsync, rename, fsync of the directory), so a crash
-//! leaves the old or the new file, never a torn one. A state file that cannot be read or parsed
-//! is moved aside and reported; nothing is inferred from it.
+//! leaves the old or the new file, never a torn one, and private (files 0600, a directory we
+//! create 0700, whatever the umask): they name every pod on the node. A state file that cannot
+//! be read or parsed is moved aside and reported; nothing is inferred from it.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -297,7 +299,8 @@ pub enum StateError {
     Encode(#[from] serde_json::Error),
 }
 
-/// Writes `state` atomically into `dir` (created with mode 0700 if missing).
+/// Writes `state` atomically into `dir` (created with mode 0700 if missing), as a file of mode
+/// 0600.
 pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
     write_atomically(dir, STATE_FILE, &serde_json::to_vec_pretty(state)?)
 }
@@ -324,11 +327,18 @@ fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateErro
     let final_path = dir.join(name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     {
+        // Created 0600 by open(2) itself, so no umask ever lets another user read a byte of it.
         let mut f = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
+            .mode(0o600)
             .open(&tmp)
+            .map_err(io(&tmp))?;
+        // A temporary file left by a crash keeps the mode it was created with (the same name
+        // comes back whenever the PID does, as PID 1 in a container does every time): make it
+        // private too before anything is written into it.
+        f.set_permissions(Permissions::from_mode(0o600))
             .map_err(io(&tmp))?;
         f.write_all(body).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
@@ -341,6 +351,8 @@ fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateErro
     Ok(())
 }
 
+/// Creates `dir` with mode 0700 whatever the umask. An existing directory is left as it is: it
+/// may be one the operator (or systemd's `StateDirectoryMode=`) chose on purpose.
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {
@@ -349,7 +361,9 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir)
+        .create(dir)?;
+    // The umask may have taken bits from the mode given to mkdir(2); 0700 is what we mean.
+    fs::set_permissions(dir, Permissions::from_mode(0o700))
 }
 
 /// Reads the state file; a corrupt one is moved aside (`state.json.corrupt-<unix seconds>`).

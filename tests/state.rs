@@ -1,8 +1,9 @@
-//! Durable state: written atomically, read back identical, a corrupt file moved aside with
-//! nothing inferred from it.
+//! Durable state: written atomically and privately, read back identical, a corrupt file moved
+//! aside with nothing inferred from it.
 
 mod support;
 
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use nodewarden::core::fence::FencePod;
@@ -10,8 +11,8 @@ use nodewarden::core::qos::QosClass;
 use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::state::{
-    Loaded, STATE_FILE, State, StoredCondition, StoredEvent, StoredNode, StoredPod, StoredTaint,
-    VERSION, format_time, load, parse_time, save,
+    CONTACT_FILE, Loaded, STATE_FILE, State, StoredCondition, StoredEvent, StoredNode, StoredPod,
+    StoredTaint, VERSION, format_time, load, parse_time, save, save_contact,
 };
 
 fn sample_state() -> State {
@@ -195,7 +196,6 @@ fn saving_replaces_the_previous_state_whole() {
 
 #[test]
 fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
-    use nodewarden::state::{CONTACT_FILE, save_contact};
     let dir = tempfile::tempdir().expect("tempdir");
     let state = sample_state();
     let in_state = state
@@ -253,4 +253,72 @@ fn a_state_file_that_never_ends_is_unusable_in_bounded_memory_and_time() {
         ran.stderr
     );
     assert!(!state_dir.join(STATE_FILE).exists(), "moved aside");
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Set in the child that [`state_files_are_private_whatever_the_umask`] starts under umask 000.
+const UMASK_CHILD: &str = "NODEWARDEN_TEST_UMASK_CHILD";
+
+/// State files are 0600 and a directory the agent creates is 0700 even under umask 000 — also
+/// when a temporary file of the same name, left world-readable by a crash, is in the way. The
+/// umask is process-wide, so the writing happens in a child (this test binary again, run by a
+/// shell that sets umask 000 first); the parent checks the modes.
+#[test]
+fn state_files_are_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(root) = std::env::var_os(UMASK_CHILD) {
+        let root = Path::new(&root);
+        // The umask can only be read by setting it: set it to what it must already be.
+        let before = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+        assert_eq!(before.bits(), 0, "the child runs under umask 000");
+        save(&root.join("fresh"), &sample_state()).expect("save");
+        save_contact(&root.join("fresh"), SystemTime::now()).expect("save contact");
+        let stale = root.join("stale");
+        std::fs::write(
+            stale.join(format!(".{STATE_FILE}.tmp-{}", std::process::id())),
+            "left by a crash",
+        )
+        .expect("stale temp file");
+        save(&stale, &sample_state()).expect("save over a stale temp file");
+        return;
+    }
+    let root = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(root.path().join("stale")).expect("mkdir");
+    let exe = std::env::current_exe().expect("test binary");
+    let ran = support::command::run(
+        std::process::Command::new("sh")
+            .args(["-c", "umask 000 && exec \"$0\" \"$@\""])
+            .arg(exe)
+            .args([
+                "--exact",
+                "state_files_are_private_whatever_the_umask",
+                "--nocapture",
+            ])
+            .env(UMASK_CHILD, root.path()),
+        Duration::from_secs(60),
+    );
+    assert!(ran.ok, "child failed:\n{}\n{}", ran.stdout, ran.stderr);
+    let mode = |p: &Path| {
+        let bits = std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        format!("{bits:04o}")
+    };
+    let fresh = root.path().join("fresh");
+    assert_eq!(mode(&fresh), "0700", "the directory created");
+    assert_eq!(mode(&fresh.join(STATE_FILE)), "0600");
+    assert_eq!(mode(&fresh.join(CONTACT_FILE)), "0600");
+    assert_eq!(mode(&root.path().join("stale").join(STATE_FILE)), "0600");
+    assert_eq!(
+        names_in(&root.path().join("stale")),
+        vec![STATE_FILE],
+        "the temp file became it"
+    );
 }
