@@ -151,10 +151,12 @@ pub enum ExplainError {
 /// `metadata.name`, or by its file path when it has none.
 pub fn explain_files(node: &Path, pod: &Path) -> Result<ExplainReport, ExplainError> {
     let read = |kind, path: &Path| {
-        std::fs::read_to_string(path).map_err(|source| ExplainError::Read {
-            kind,
-            path: path.to_owned(),
-            source,
+        crate::bounded::read_to_string(path, crate::bounded::OBJECT).map_err(|source| {
+            ExplainError::Read {
+                kind,
+                path: path.to_owned(),
+                source,
+            }
         })
     };
     let node_text = read("Node", node)?;
@@ -696,5 +698,27 @@ fn check_resources(
                 format!("must be less than or equal to {name} limit of {lim_text}"),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_file_that_never_ends_is_a_read_error_naming_the_file_and_the_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let endless = dir.path().join("node.yaml");
+        std::os::unix::fs::symlink("/dev/zero", &endless).expect("symlink");
+        let err = explain_files(&endless, &endless).expect_err("endless");
+        assert!(
+            matches!(&err, ExplainError::Read { kind: "Node", source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge),
+            "{err:?}"
+        );
+        let shown = err.to_string();
+        assert!(
+            shown.contains(&endless.display().to_string()) && shown.contains("16777216 bytes"),
+            "{shown}"
+        );
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! `core` is pure (no I/O, no clock); `sample` and `observe` are shells doing one kind of I/O
 //! each; `agent` wires them; `config` loads and validates the configuration file; `explain`
-//! reads Kubernetes objects for `nodewarden explain`.
+//! reads Kubernetes objects for `nodewarden explain`; every file any of them reads goes through
+//! `bounded`, which caps its size.
 
 pub mod agent;
 pub mod api;
+pub mod bounded;
 pub mod config;
 pub mod core;
 pub mod explain;

@@ -5,18 +5,23 @@
 //! person at the node sees them while the API server is unreachable. One versioned JSON file,
 //! and beside it the last contact alone, which moves with every Lease renewal ([`CONTACT_FILE`]).
 //! Both are written atomically (temp file, fsync, rename, fsync of the directory), so a crash
-//! leaves the old or the new file, never a torn one. A state file that cannot be read or parsed
-//! is moved aside and reported; nothing is inferred from it.
+//! leaves the old or the new file, never a torn one, and private (files 0600, a directory we
+//! create 0700, whatever the umask): they name every pod on the node. A state file that cannot
+//! be read or parsed is moved aside and reported; nothing is inferred from it. One written by a
+//! newer release (a format version above [`VERSION`]) is left exactly as it is, and nothing is
+//! saved while it is there, so going back to that release after a rollback loses nothing.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::api::events::PendingEvent;
+use crate::bounded;
 use crate::core::condition::{ConditionStatus, NodeCondition};
 use crate::core::fence::FencePod;
 use crate::core::qos::QosClass;
@@ -277,6 +282,12 @@ pub enum Loaded {
     /// No state file: a first start.
     Missing,
     Found(State),
+    /// Written by a newer release, in format `version`, which this build cannot read: left
+    /// untouched, and [`save`] and [`save_contact`] refuse to write while it is there.
+    Newer {
+        path: PathBuf,
+        version: u32,
+    },
     /// Unreadable or invalid: moved aside to `moved_to`.
     Corrupt {
         error: String,
@@ -294,23 +305,82 @@ pub enum StateError {
     },
     #[error("encoding state: {0}")]
     Encode(#[from] serde_json::Error),
+    /// The state file there is a newer release's; overwriting it (or its last contact) would
+    /// lose what that release needs after a rollback is undone.
+    #[error(
+        "not writing state to {}: {} holds format version {version}, newer than this build's {VERSION}; it is kept as it is (move it away to let this build save again)",
+        dir.display(),
+        STATE_FILE
+    )]
+    Newer { dir: PathBuf, version: u32 },
 }
 
-/// Writes `state` atomically into `dir` (created with mode 0700 if missing).
+/// Writes `state` atomically into `dir` (created with mode 0700 if missing), as a file of mode
+/// 0600. Refuses ([`StateError::Newer`]) while the state file there is a newer release's.
 pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
+    refuse_if_newer(dir)?;
     write_atomically(dir, STATE_FILE, &serde_json::to_vec_pretty(state)?)
 }
 
-/// Writes the last contact alone, atomically (see [`CONTACT_FILE`]).
+/// Writes the last contact alone, atomically (see [`CONTACT_FILE`]). Refuses like [`save`]: a
+/// newer release reads this file too, and a contact moved later would move its deadlines later.
 pub fn save_contact(dir: &Path, last_contact: SystemTime) -> Result<(), StateError> {
+    refuse_if_newer(dir)?;
     let line = format!("{}\n", format_time(last_contact));
     write_atomically(dir, CONTACT_FILE, line.as_bytes())
+}
+
+/// Just the format version, whatever else the file holds: a newer format may add (or drop)
+/// fields that [`State`] would reject.
+#[derive(Deserialize)]
+struct Header {
+    version: u32,
+}
+
+fn refuse_if_newer(dir: &Path) -> Result<(), StateError> {
+    match stored_version(&dir.join(STATE_FILE)) {
+        Some(version) if version > VERSION => Err(StateError::Newer {
+            dir: dir.to_path_buf(),
+            version,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The format version of the state file at `path`; `None` when there is none or it cannot be
+/// read or parsed (such a file is moved aside by [`load`], and may be replaced).
+///
+/// This runs before every write, the contact's included, so it first reads only the head:
+/// [`save`] writes `version` as the first key. Any other shape falls back to parsing the whole
+/// file (bounded by [`bounded::STATE`]).
+fn stored_version(path: &Path) -> Option<u32> {
+    let mut head = [0u8; 32];
+    let len = bounded::read_head(path, &mut head).ok()?;
+    if let Some(version) = version_in_head(&head[..len]) {
+        return Some(version);
+    }
+    let bytes = bounded::read(path, bounded::STATE).ok()?;
+    serde_json::from_slice::<Header>(&bytes)
+        .ok()
+        .map(|h| h.version)
+}
+
+/// The version from the start of a file as [`save`] writes it (`{\n  "version": 2,`); `None`
+/// for any other start, including digits that may run past the head.
+fn version_in_head(head: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(head).ok()?;
+    let rest = text.strip_prefix("{\n  \"version\": ")?;
+    let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+    if !rest[digits..].starts_with(',') {
+        return None;
+    }
+    rest[..digits].parse().ok()
 }
 
 /// The contact file's time; `None` when absent or not a time this build writes (then the state
 /// file's own, older, last contact stands: the fence can only act earlier, never later).
 fn load_contact(dir: &Path) -> Option<SystemTime> {
-    let text = fs::read_to_string(dir.join(CONTACT_FILE)).ok()?;
+    let text = bounded::read_to_string(&dir.join(CONTACT_FILE), bounded::CONTACT).ok()?;
     parse_time(text.trim())
 }
 
@@ -323,11 +393,18 @@ fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateErro
     let final_path = dir.join(name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     {
+        // Created 0600 by open(2) itself, so no umask ever lets another user read a byte of it.
         let mut f = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
+            .mode(0o600)
             .open(&tmp)
+            .map_err(io(&tmp))?;
+        // A temporary file left by a crash keeps the mode it was created with (the same name
+        // comes back whenever the PID does, as PID 1 in a container does every time): make it
+        // private too before anything is written into it.
+        f.set_permissions(Permissions::from_mode(0o600))
             .map_err(io(&tmp))?;
         f.write_all(body).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
@@ -340,6 +417,8 @@ fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateErro
     Ok(())
 }
 
+/// Creates `dir` with mode 0700 whatever the umask. An existing directory is left as it is: it
+/// may be one the operator (or systemd's `StateDirectoryMode=`) chose on purpose.
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {
@@ -348,13 +427,16 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir)
+        .create(dir)?;
+    // The umask may have taken bits from the mode given to mkdir(2); 0700 is what we mean.
+    fs::set_permissions(dir, Permissions::from_mode(0o700))
 }
 
-/// Reads the state file; a corrupt one is moved aside (`state.json.corrupt-<unix seconds>`).
+/// Reads the state file; a corrupt one is moved aside (`state.json.corrupt-<unix seconds>`), a
+/// newer release's is left untouched ([`Loaded::Newer`]).
 pub fn load(dir: &Path) -> Loaded {
     let path = dir.join(STATE_FILE);
-    let bytes = match fs::read(&path) {
+    let bytes = match bounded::read(&path, bounded::STATE) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
         Err(e) => {
@@ -364,6 +446,13 @@ pub fn load(dir: &Path) -> Loaded {
             };
         }
     };
+    // The version first: a newer format may not parse as this build's `State` at all, and it
+    // must not be taken for a corrupt file and moved away.
+    if let Ok(Header { version }) = serde_json::from_slice::<Header>(&bytes)
+        && version > VERSION
+    {
+        return Loaded::Newer { path, version };
+    }
     match serde_json::from_slice::<State>(&bytes) {
         Ok(mut s) if READS.contains(&s.version) => {
             let from_state = s.last_contact.as_deref().and_then(parse_time);
@@ -394,4 +483,43 @@ fn move_aside(path: &Path) -> Option<PathBuf> {
         .unwrap_or(0);
     let aside = path.with_extension(format!("json.corrupt-{secs}"));
     fs::rename(path, &aside).ok().map(|()| aside)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_of_a_saved_file_gives_its_version() {
+        let state = State {
+            version: VERSION,
+            node: "n".into(),
+            last_contact: None,
+            pods: vec![],
+            fenced: vec![],
+            pending_events: vec![],
+            node_status: None,
+            condition_events: vec![],
+        };
+        let bytes = serde_json::to_vec_pretty(&state).expect("encode");
+        assert_eq!(version_in_head(&bytes[..32]), Some(VERSION));
+    }
+
+    #[test]
+    fn any_other_head_is_left_to_the_full_parse() {
+        for head in [
+            &b"{\"version\": 3}"[..],            // not the pretty form
+            b"{\n  \"node\": \"n\",",            // version not first
+            b"{\n  \"version\": 12345678901234", // digits cut by the head
+            b"{\n  \"version\": -1,",
+            b"",
+        ] {
+            assert_eq!(
+                version_in_head(head),
+                None,
+                "{}",
+                String::from_utf8_lossy(head)
+            );
+        }
+    }
 }

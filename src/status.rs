@@ -107,6 +107,12 @@ pub enum StatusError {
         error: String,
         moved: String,
     },
+    /// A newer release's state file: shown by that release, left untouched by this one.
+    #[error(
+        "state file {path} was written by a newer nodewarden (format version {version}; this build reads up to {}): left untouched; run the newer release to see it",
+        state::VERSION
+    )]
+    Newer { path: String, version: u32 },
 }
 
 /// Builds the report from the state directory at wall time `now`.
@@ -115,6 +121,12 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let state = match state::load(dir) {
         Loaded::Found(s) => Some(s),
         Loaded::Missing => None,
+        Loaded::Newer { path, version } => {
+            return Err(StatusError::Newer {
+                path: path.display().to_string(),
+                version,
+            });
+        }
         Loaded::Corrupt { error, moved_to } => {
             return Err(StatusError::Corrupt {
                 dir: dir.display().to_string(),

@@ -2,8 +2,10 @@
 //! expected positions are in `expected.tsv`, shared with the CLI tests), the shipped
 //! `config.example.toml`, and the effective JSON thresholds in the kubelet's model.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nodewarden::config::{self, Config, ConfigErrors, LogTarget, effective_json, effective_text};
 use nodewarden::core::signal::{PsiSignal, Signal, SignalRef};
@@ -125,6 +127,40 @@ fn an_unreadable_file_names_the_file_and_the_os_error() {
         "{shown}"
     );
     assert!(shown.contains("No such file"), "{shown}");
+}
+
+/// A configuration "file" that never ends (a symlink to `/dev/zero`) is a configuration error
+/// naming the file and the limit, within seconds and in bounded memory: `check-config` runs
+/// capped at 512 MiB of address space, which reading it to the end would exceed.
+#[test]
+fn a_config_file_that_never_ends_is_a_config_error_in_bounded_memory_and_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let endless = dir.path().join("config.toml");
+    std::os::unix::fs::symlink("/dev/zero", &endless).expect("symlink");
+    let started = Instant::now();
+    let ran = support::command::run(
+        support::command::memory_capped(&support::agent_bin(), 512)
+            .arg("check-config")
+            .arg(&endless),
+        Duration::from_secs(30),
+    );
+    let took = started.elapsed();
+    assert_eq!(ran.code, Some(78), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(
+        ran.stderr.contains(&format!(
+            "{}: cannot read the configuration file: longer than 4194304 bytes",
+            endless.display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    // The library says the same.
+    let shown = load_err(&endless).to_string();
+    assert!(
+        shown.contains("longer than 4194304 bytes, the limit for a configuration file"),
+        "{shown}"
+    );
 }
 
 #[test]

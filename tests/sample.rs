@@ -4,9 +4,12 @@
 //! Expected values are worked out by hand from the fixture files' numbers, with the arithmetic
 //! written out, so a test fails if the rule (SEMANTICS §7.1) or the parsing changes.
 
+mod support;
+
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use nodewarden::core::signal::{Observation, PsiKind, PsiResource, PsiSignal, PsiWindow, Signal};
 use nodewarden::sample::{CgroupVersion, Sample, SampleError, SamplePaths, Sampler, Unobserved};
@@ -695,4 +698,74 @@ fn real_host_every_signal_is_present_and_in_range() {
         }
     }
     assert!(sampler.cgroup_version().is_some());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files that never end
+
+/// A kernel file that is really `/dev/zero` (a wrong `procPath`, a stray symlink) is reported as
+/// too long, naming the file, within seconds and in bounded memory: `nodewarden sample` runs
+/// capped at 512 MiB of address space, which reading to the end of such a file would exceed.
+#[test]
+fn a_kernel_file_that_never_ends_is_a_clear_error_in_bounded_memory_and_time() {
+    for (file, what) in [
+        ("proc/meminfo", "memory.available"),
+        ("sys/fs/cgroup/memory.stat", "memory.available"),
+        ("proc/sys/kernel/pid_max", "pid.available"),
+        ("proc/pressure/io", "psi.io.*"),
+    ] {
+        let tree = copy_fixture("cgroup-v2");
+        let root = tree.path();
+        let endless = root.join(file);
+        fs::remove_file(&endless).expect("remove fixture file");
+        std::os::unix::fs::symlink("/dev/zero", &endless).expect("symlink");
+        let config = root.join("config.toml");
+        fs::write(
+            &config,
+            format!(
+                "nodeName = \"endless\"\nprocPath = \"{0}/proc\"\ncgroupPath = \"{0}/sys/fs/cgroup\"\n\
+                 nodefsPath = \"{0}\"\nimagefsPath = \"{0}\"\n",
+                root.display()
+            ),
+        )
+        .expect("write config");
+        let started = Instant::now();
+        let ran = support::command::run(
+            support::command::memory_capped(&support::agent_bin(), 512)
+                .args(["sample", "--config"])
+                .arg(&config)
+                .args(["-o", "json"]),
+            Duration::from_secs(30),
+        );
+        let took = started.elapsed();
+        assert!(
+            ran.ok,
+            "{file}: {:?}\n{}\n{}",
+            ran.code, ran.stdout, ran.stderr
+        );
+        assert!(took < Duration::from_secs(10), "{file}: took {took:?}");
+        let json: serde_json::Value = serde_json::from_str(&ran.stdout).expect("JSON");
+        let unreadable = json["unreadable"].as_array().expect("unreadable");
+        let error = unreadable
+            .iter()
+            .find(|u| u["what"] == what)
+            .unwrap_or_else(|| panic!("{file}: no {what} in {unreadable:?}"));
+        let message = error["error"].as_str().expect("error text");
+        assert!(
+            message.contains(&endless.display().to_string()) && message.contains("1048576 bytes"),
+            "{file}: the error names the file and the limit: {message}"
+        );
+        // Only the signal(s) of that file are lost: memory is still read when PSI is not.
+        let signals: Vec<&str> = json["signals"]
+            .as_array()
+            .expect("signals")
+            .iter()
+            .filter_map(|s| s["signal"].as_str())
+            .collect();
+        assert_eq!(
+            signals.contains(&"memory.available"),
+            what != "memory.available",
+            "{file}: {signals:?}"
+        );
+    }
 }

@@ -1,15 +1,18 @@
-//! Durable state: written atomically, read back identical, a corrupt file moved aside with
-//! nothing inferred from it.
+//! Durable state: written atomically and privately, read back identical, a corrupt file moved
+//! aside with nothing inferred from it, a newer release's file left exactly as it is.
 
-use std::time::{Duration, SystemTime};
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
 
 use nodewarden::core::fence::FencePod;
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::state::{
-    Loaded, STATE_FILE, State, StoredCondition, StoredEvent, StoredNode, StoredPod, StoredTaint,
-    VERSION, format_time, load, parse_time, save,
+    CONTACT_FILE, Loaded, STATE_FILE, State, StateError, StoredCondition, StoredEvent, StoredNode,
+    StoredPod, StoredTaint, VERSION, format_time, load, parse_time, save, save_contact,
 };
 
 fn sample_state() -> State {
@@ -150,7 +153,10 @@ fn a_corrupt_file_is_moved_aside_and_nothing_is_loaded() {
     for garbage in [
         &b"{\"version\": 1, \"node\": \"x\""[..],
         &b"not json at all"[..],
-        &b"{\"version\": 99, \"node\": \"x\", \"lastContact\": null, \"pods\": [], \"fenced\": [], \"pendingEvents\": []}"[..],
+        // Older than any release wrote: not a newer release's, so nothing to keep it for.
+        &b"{\"version\": 0, \"node\": \"x\", \"lastContact\": null, \"pods\": [], \"fenced\": [], \"pendingEvents\": []}"[..],
+        // A newer version, but not JSON to the end: unreadable, so moved aside (kept) too.
+        &b"{\"version\": 99, \"node\": \"x\""[..],
         &b"{\"version\": 1, \"node\": \"x\", \"lastContact\": null, \"pods\": [], \"fenced\": [], \"pendingEvents\": [], \"extra\": 1}"[..],
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -193,7 +199,6 @@ fn saving_replaces_the_previous_state_whole() {
 
 #[test]
 fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
-    use nodewarden::state::{CONTACT_FILE, save_contact};
     let dir = tempfile::tempdir().expect("tempdir");
     let state = sample_state();
     let in_state = state
@@ -216,4 +221,244 @@ fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
     // Nor does one that is not a time: the state file's own stands.
     std::fs::write(dir.path().join(CONTACT_FILE), "yesterday\n").expect("write");
     assert_eq!(contact_of(dir.path()), Some(in_state));
+}
+
+/// What a newer release might write: a version this build does not know, fields it has never
+/// heard of, and the last contact beside it.
+const NEWER: &str = r#"{"version": 99, "node": "edge-1", "lastContact": "2027-01-15T08:00:00Z",
+    "pods": [{"uid": "u1", "futureField": {"deadline": "2027-01-15T08:05:00Z"}}],
+    "heldEvents": [{"reason": "X"}]}"#;
+const NEWER_CONTACT: &str = "2027-01-15T08:00:03Z\n";
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_newer_releases_state_is_kept_byte_for_byte_and_nothing_overwrites_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (state_path, contact_path) = (dir.path().join(STATE_FILE), dir.path().join(CONTACT_FILE));
+    std::fs::write(&state_path, NEWER).expect("write");
+    std::fs::write(&contact_path, NEWER_CONTACT).expect("write");
+    let untouched = || {
+        assert_eq!(std::fs::read_to_string(&state_path).expect("state"), NEWER);
+        assert_eq!(
+            std::fs::read_to_string(&contact_path).expect("contact"),
+            NEWER_CONTACT
+        );
+        assert_eq!(
+            names_in(dir.path()),
+            vec![CONTACT_FILE, STATE_FILE],
+            "nothing moved or added"
+        );
+    };
+
+    match load(dir.path()) {
+        Loaded::Newer { path, version } => {
+            assert_eq!((path, version), (state_path.clone(), 99));
+        }
+        other => panic!("{other:?}"),
+    }
+    untouched();
+
+    // The agent's start-up: nothing is resumed from it, and it stays.
+    assert!(nodewarden::agent::fence::load_state(dir.path(), "edge-1").is_none());
+    untouched();
+
+    // Saving the state or the contact is refused, with a message that says why.
+    let refused = save(dir.path(), &sample_state()).expect_err("refused");
+    assert!(
+        matches!(refused, StateError::Newer { version: 99, .. }),
+        "{refused:?}"
+    );
+    let shown = refused.to_string();
+    assert!(
+        shown.contains("format version 99") && shown.contains(&format!("this build's {VERSION}")),
+        "{shown}"
+    );
+    let later = SystemTime::now();
+    assert!(matches!(
+        save_contact(dir.path(), later),
+        Err(StateError::Newer { .. })
+    ));
+    untouched();
+}
+
+#[test]
+fn a_newer_version_is_refused_whatever_the_files_layout() {
+    // As this build writes it (the version first, pretty-printed) and any other way JSON allows.
+    let newer = format!(
+        "{{\n  \"version\": {},\n  \"node\": \"edge-1\"\n}}",
+        VERSION + 1
+    );
+    let reordered = format!("{{\"node\":\"edge-1\",\"version\":{}}}", VERSION + 1);
+    let spaced = format!("  {{ \"version\" : {} }}", VERSION + 1);
+    for text in [newer, reordered, spaced] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(STATE_FILE), &text).expect("write");
+        assert!(
+            matches!(
+                save(dir.path(), &sample_state()),
+                Err(StateError::Newer { .. })
+            ),
+            "{text}"
+        );
+        assert!(matches!(load(dir.path()), Loaded::Newer { .. }), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(STATE_FILE)).expect("kept"),
+            text
+        );
+    }
+}
+
+#[test]
+fn an_older_or_current_version_is_overwritten_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join(STATE_FILE),
+        r#"{"version": 1, "node": "edge-1", "lastContact": null, "pods": [], "fenced": [], "pendingEvents": []}"#,
+    )
+    .expect("write");
+    let state = sample_state();
+    save(dir.path(), &state).expect("an upgrade rewrites a version 1 file");
+    save(dir.path(), &state).expect("and its own");
+    save_contact(dir.path(), SystemTime::now()).expect("contact");
+    assert!(matches!(load(dir.path()), Loaded::Found(_)));
+}
+
+/// `nodewarden status` on a newer release's state says so, fails, and leaves every file as it
+/// was (it used to move the file aside, and the next agent start wrote a fresh one).
+#[test]
+fn status_on_a_newer_releases_state_says_so_and_keeps_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    std::fs::create_dir(&state_dir).expect("mkdir");
+    std::fs::write(state_dir.join(STATE_FILE), NEWER).expect("write");
+    std::fs::write(state_dir.join(CONTACT_FILE), NEWER_CONTACT).expect("write");
+    let config = support::write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n",
+            state_dir.display()
+        ),
+    );
+    let ran = support::command::run(
+        std::process::Command::new(support::agent_bin())
+            .args(["status", "--config"])
+            .arg(&config),
+        Duration::from_secs(30),
+    );
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr.contains(&format!(
+            "state file {} was written by a newer nodewarden (format version 99",
+            state_dir.join(STATE_FILE).display()
+        )),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("kept"),
+        NEWER
+    );
+    assert_eq!(names_in(&state_dir), vec![CONTACT_FILE, STATE_FILE]);
+}
+
+/// A state "file" that never ends (a symlink to `/dev/zero`) is unusable like a corrupt one:
+/// reported with the limit, and moved aside, in seconds and bounded memory (`status` runs capped
+/// at 512 MiB of address space).
+#[test]
+fn a_state_file_that_never_ends_is_unusable_in_bounded_memory_and_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    std::fs::create_dir(&state_dir).expect("mkdir");
+    std::os::unix::fs::symlink("/dev/zero", state_dir.join(STATE_FILE)).expect("symlink");
+    let config = support::write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n",
+            state_dir.display()
+        ),
+    );
+    let started = Instant::now();
+    let ran = support::command::run(
+        support::command::memory_capped(&support::agent_bin(), 512)
+            .args(["status", "--config"])
+            .arg(&config),
+        Duration::from_secs(30),
+    );
+    let took = started.elapsed();
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(
+        ran.stderr
+            .contains("longer than 67108864 bytes, the limit for a state file"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!state_dir.join(STATE_FILE).exists(), "moved aside");
+}
+
+/// Set in the child that [`state_files_are_private_whatever_the_umask`] starts under umask 000.
+const UMASK_CHILD: &str = "NODEWARDEN_TEST_UMASK_CHILD";
+
+/// State files are 0600 and a directory the agent creates is 0700 even under umask 000 — also
+/// when a temporary file of the same name, left world-readable by a crash, is in the way. The
+/// umask is process-wide, so the writing happens in a child (this test binary again, run by a
+/// shell that sets umask 000 first); the parent checks the modes.
+#[test]
+fn state_files_are_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(root) = std::env::var_os(UMASK_CHILD) {
+        let root = Path::new(&root);
+        // The umask can only be read by setting it: set it to what it must already be.
+        let before = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+        assert_eq!(before.bits(), 0, "the child runs under umask 000");
+        save(&root.join("fresh"), &sample_state()).expect("save");
+        save_contact(&root.join("fresh"), SystemTime::now()).expect("save contact");
+        let stale = root.join("stale");
+        std::fs::write(
+            stale.join(format!(".{STATE_FILE}.tmp-{}", std::process::id())),
+            "left by a crash",
+        )
+        .expect("stale temp file");
+        save(&stale, &sample_state()).expect("save over a stale temp file");
+        return;
+    }
+    let root = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(root.path().join("stale")).expect("mkdir");
+    let exe = std::env::current_exe().expect("test binary");
+    let ran = support::command::run(
+        std::process::Command::new("sh")
+            .args(["-c", "umask 000 && exec \"$0\" \"$@\""])
+            .arg(exe)
+            .args([
+                "--exact",
+                "state_files_are_private_whatever_the_umask",
+                "--nocapture",
+            ])
+            .env(UMASK_CHILD, root.path()),
+        Duration::from_secs(60),
+    );
+    assert!(ran.ok, "child failed:\n{}\n{}", ran.stdout, ran.stderr);
+    let mode = |p: &Path| {
+        let bits = std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        format!("{bits:04o}")
+    };
+    let fresh = root.path().join("fresh");
+    assert_eq!(mode(&fresh), "0700", "the directory created");
+    assert_eq!(mode(&fresh.join(STATE_FILE)), "0600");
+    assert_eq!(mode(&fresh.join(CONTACT_FILE)), "0600");
+    assert_eq!(mode(&root.path().join("stale").join(STATE_FILE)), "0600");
+    assert_eq!(
+        names_in(&root.path().join("stale")),
+        vec![STATE_FILE],
+        "the temp file became it"
+    );
 }

@@ -153,6 +153,14 @@ pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
             None
         }
         Loaded::Missing => None,
+        Loaded::Newer { path, version } => {
+            log::error!(
+                node = node, version = version;
+                "state file {} was written by a newer nodewarden (format version {version}; this build writes {}): it is kept untouched and nothing is saved while it is there, so going back to the newer release loses nothing; the fence knows no pods until the API server answers",
+                path.display(), state::VERSION
+            );
+            None
+        }
         Loaded::Corrupt { error, moved_to } => {
             log::error!(
                 node = node, error = error.as_str();
@@ -628,6 +636,9 @@ fn persist(
     };
     match state::save(dir, &s) {
         Ok(()) => true,
+        // A newer release's file: `load_state` said so at start-up, and every attempt is
+        // refused the same way while it is there (a log record per attempt would flood).
+        Err(state::StateError::Newer { .. }) => false,
         Err(e) => {
             log::error!(node = node, error = e.to_string().as_str(); "{e}");
             false

@@ -111,7 +111,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 
 /// Reads and validates a configuration file, keeping the warnings.
 pub fn load_with_warnings(path: &Path) -> Result<Loaded, ConfigErrors> {
-    match std::fs::read_to_string(path) {
+    match crate::bounded::read_to_string(path, crate::bounded::CONFIG) {
         Ok(text) => load::load_text(&text, Some(path)),
         Err(e) => Err(ConfigErrors(vec![ConfigError {
             file: path.display().to_string(),

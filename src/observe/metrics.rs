@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 use std::sync::Mutex;
 
 use crate::core::fence::{Plan, QuorumVerdict};
@@ -156,7 +157,10 @@ pub struct ProcessStats {
 impl ProcessStats {
     /// Reads `/proc/self/status` (VmRSS) and `/proc/self/stat` (utime + stime).
     pub fn read() -> Option<ProcessStats> {
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let read = |path: &str| {
+            crate::bounded::read_to_string(Path::new(path), crate::bounded::KERNEL_TEXT).ok()
+        };
+        let status = read("/proc/self/status")?;
         let rss_kib: u64 = status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))?
@@ -165,7 +169,7 @@ impl ProcessStats {
             .trim()
             .parse()
             .ok()?;
-        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let stat = read("/proc/self/stat")?;
         // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
         let rest = stat.rsplit_once(')')?.1;
         let fields: Vec<&str> = rest.split_whitespace().collect();

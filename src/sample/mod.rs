@@ -19,9 +19,10 @@ mod psi;
 mod text;
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::bounded;
 use crate::core::signal::{Observations, PsiResource, Signal};
 
 pub use memory::CgroupVersion;
@@ -344,16 +345,18 @@ impl Sampler {
     }
 }
 
-/// Reads the whole of `path` into `buf` (cleared first) and returns it as text. Kernel files
-/// report size 0, so this reads to EOF rather than trusting the length.
+/// Reads the whole of `path` into `buf` (cleared first) and returns it as text, at most
+/// [`bounded::KERNEL_TEXT`]: a file that never ends (a wrong `procPath`, a symlink to
+/// `/dev/zero`) is a read error naming the file and the limit.
 fn read_text<'b>(
     buf: &'b mut Vec<u8>,
     path: &Path,
     what: Unobserved,
 ) -> Result<&'b str, SampleError> {
-    buf.clear();
-    let read = std::fs::File::open(path).and_then(|mut file| file.read_to_end(buf));
-    if let Err(source) = read {
+    if let Err(source) = bounded::read_into(buf, path, bounded::KERNEL_TEXT) {
+        // A file that ran into the limit grew the buffer to megabytes: give that back, so the
+        // process keeps its small steady-state footprint while the fault lasts.
+        buf.shrink_to(BUF_CAPACITY);
         return Err(SampleError::Read {
             what,
             path: path.to_path_buf(),

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::bounded;
 use crate::core::qos::{QosClass, pod_cgroup_name, to_cgroupfs, to_systemd};
 
 /// The cgroup version the kubelet's pods are managed under.
@@ -280,11 +281,12 @@ impl CgroupLayout {
     /// namespace.
     pub fn locate_in_mounts(mut self, proc_root: &Path) -> Result<CgroupLayout, LayoutError> {
         let mountinfo = proc_root.join("self/mountinfo");
-        let text =
-            std::fs::read_to_string(&mountinfo).map_err(|source| LayoutError::Mountinfo {
+        let text = bounded::read_to_string(&mountinfo, bounded::KERNEL_LIST).map_err(|source| {
+            LayoutError::Mountinfo {
                 path: mountinfo.clone(),
                 source,
-            })?;
+            }
+        })?;
         let hierarchy_root = self.hierarchy_root();
         let real =
             std::fs::canonicalize(&hierarchy_root).map_err(|source| LayoutError::Resolve {
@@ -459,6 +461,31 @@ mod tests {
         );
         assert_eq!(layout.proc_cgroup_path(Path::new("/r/pids/../x")), None);
         assert_eq!(layout.proc_line(), ProcCgroupLine::V1("pids".into()));
+    }
+
+    #[test]
+    fn a_mountinfo_that_never_ends_is_an_error_naming_the_file_and_the_limit() {
+        let proc = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(proc.path().join("self")).expect("mkdir");
+        std::os::unix::fs::symlink("/dev/zero", proc.path().join("self/mountinfo"))
+            .expect("symlink");
+        let layout = CgroupLayout {
+            root: "/r".into(),
+            version: CgroupVersion::V2,
+            driver: CgroupDriver::Systemd,
+            v1_hierarchy: None,
+            hierarchy_prefix: String::new(),
+        };
+        let err = layout.locate_in_mounts(proc.path()).expect_err("endless");
+        assert!(
+            matches!(&err, LayoutError::Mountinfo { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge),
+            "{err:?}"
+        );
+        let shown = err.to_string();
+        assert!(
+            shown.contains("self/mountinfo") && shown.contains("16777216 bytes"),
+            "{shown}"
+        );
     }
 
     #[test]

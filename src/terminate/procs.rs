@@ -6,6 +6,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::layout::ProcCgroupLine;
+use crate::bounded;
 
 /// Deeper than any kubelet/runtime tree (pod → container → maybe a nested runtime scope), so
 /// the walk is bounded even on a pathological tree.
@@ -61,7 +62,7 @@ pub fn pids_in_tree(dir: &Path) -> Result<TreeProcesses, ProcsError> {
             return Err(ProcsError::TooDeep { path: dir });
         }
         let procs = dir.join("cgroup.procs");
-        match std::fs::read_to_string(&procs) {
+        match bounded::read_to_string(&procs, bounded::KERNEL_LIST) {
             Ok(text) => {
                 for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
                     match line.parse::<i32>() {
@@ -195,6 +196,22 @@ mod tests {
         assert_eq!(
             pids_in_tree(&tmp.path().join("gone")).unwrap(),
             TreeProcesses::default()
+        );
+    }
+
+    #[test]
+    fn a_cgroup_procs_that_never_ends_is_an_error_naming_the_file_and_the_limit() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink("/dev/zero", tmp.path().join("cgroup.procs")).expect("symlink");
+        let err = pids_in_tree(tmp.path()).expect_err("endless");
+        assert!(
+            matches!(&err, ProcsError::Read { source, .. } if source.kind() == ErrorKind::FileTooLarge),
+            "{err:?}"
+        );
+        let shown = err.to_string();
+        assert!(
+            shown.contains("cgroup.procs") && shown.contains("16777216 bytes"),
+            "{shown}"
         );
     }
 

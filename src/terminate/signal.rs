@@ -18,6 +18,7 @@ use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, pidfd_send_signal};
 
 use super::layout::{CgroupLayout, CgroupVersion};
 use super::procs::{ProcsError, cgroup_from_proc, is_within, pids_in_tree};
+use crate::bounded;
 
 /// Kill passes on the pidfd path. A process forking while we walk the tree can add a child we
 /// did not list; another pass catches it. Passes stop early once one finds no new PID; a
@@ -327,7 +328,7 @@ impl Terminator {
             }
         };
         let path = self.proc_root.join(pid.to_string()).join("cgroup");
-        let text = match std::fs::read_to_string(&path) {
+        let text = match bounded::read_to_string(&path, bounded::KERNEL_TEXT) {
             Ok(text) => text,
             // The process was reaped after pidfd_open: its /proc entry is gone (ENOENT), or
             // the read raced the exit (ESRCH).

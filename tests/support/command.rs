@@ -109,3 +109,14 @@ pub fn must(cmd: &mut Command, timeout: Duration) -> Ran {
     );
     ran
 }
+
+/// A command that runs `program` with its address space capped at `mib` MiB (`ulimit -v` in a
+/// shell that then execs it; add the program's arguments to it). A test of a memory bound then
+/// fails with an allocation failure in the child instead of taking the machine's memory.
+pub fn memory_capped(program: &std::path::Path, mib: u64) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib * 1024))
+        .arg(program);
+    cmd
+}
