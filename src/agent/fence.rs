@@ -267,6 +267,7 @@ pub async fn run(
     let mut cut_off_since: Option<SystemTime> = None;
     let mut last_persist: Option<tokio::time::Instant> = None;
     let mut last_contact_write: Option<tokio::time::Instant> = None;
+    let mut write_errors = WriteErrors::default();
     let mut last_sweep = tokio::time::Instant::now();
     let mut dirty = true;
     // Only the last contact moved: written to its own small file.
@@ -406,14 +407,17 @@ pub async fn run(
                 cut_off_since = Some(now_wall);
                 // The last contact is final now: on disk before anything else, so a restart
                 // from here on plans the very same deadlines.
-                dirty = !persist(
-                    &dir,
+                dirty = !write_errors.note(
                     &node,
-                    last_contact_wall,
-                    stored_pods(&pods, &resources),
-                    node_status.as_ref(),
-                    &fenced_uids,
-                    [&pending_events, &condition_events],
+                    persist(
+                        &dir,
+                        &node,
+                        last_contact_wall,
+                        stored_pods(&pods, &resources),
+                        node_status.as_ref(),
+                        &fenced_uids,
+                        [&pending_events, &condition_events],
+                    ),
                 );
                 // The full state carries the contact too.
                 contact_dirty = dirty;
@@ -533,14 +537,17 @@ pub async fn run(
         // so a restart resumes the same pods and deadlines.
         let due = cut_off || last_persist.is_none_or(|t| t.elapsed() >= COALESCE);
         if dirty && due {
-            dirty = !persist(
-                &dir,
+            dirty = !write_errors.note(
                 &node,
-                last_contact_wall,
-                stored_pods(&pods, &resources),
-                node_status.as_ref(),
-                &fenced_uids,
-                [&pending_events, &condition_events],
+                persist(
+                    &dir,
+                    &node,
+                    last_contact_wall,
+                    stored_pods(&pods, &resources),
+                    node_status.as_ref(),
+                    &fenced_uids,
+                    [&pending_events, &condition_events],
+                ),
             );
             contact_dirty = dirty;
             last_persist = Some(tokio::time::Instant::now());
@@ -551,13 +558,7 @@ pub async fn run(
             && last_contact_write.is_none_or(|t| t.elapsed() >= contact_every)
             && let Some(contact) = last_contact_wall
         {
-            contact_dirty = match state::save_contact(&dir, contact) {
-                Ok(()) => false,
-                Err(e) => {
-                    log::error!(node = node.as_str(), error = e.to_string().as_str(); "{e}");
-                    true
-                }
-            };
+            contact_dirty = !write_errors.note(&node, state::save_contact(&dir, contact));
             last_contact_write = Some(tokio::time::Instant::now());
         }
     }
@@ -614,7 +615,36 @@ fn stored_pods(pods: &[FencePod], resources: &BTreeMap<String, Effective>) -> Ve
         .collect()
 }
 
-/// Writes the durable state; logs and returns false when it cannot.
+/// Reports failed state writes once per distinct error, and the first success after them: a
+/// full or read-only disk must not flood the journal from a 50 ms loop.
+#[derive(Default)]
+struct WriteErrors {
+    last: Option<String>,
+}
+
+impl WriteErrors {
+    /// Whether `result` is a success; logs a new error or the recovery.
+    fn note(&mut self, node: &str, result: Result<(), state::StateError>) -> bool {
+        match result {
+            Ok(()) => {
+                if let Some(was) = self.last.take() {
+                    log::info!(node = node; "state written again (the last failure was: {was})");
+                }
+                true
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                if self.last.as_deref() != Some(msg.as_str()) {
+                    log::error!(node = node, error = msg.as_str(); "{msg}; the fence goes on from memory and retries");
+                    self.last = Some(msg);
+                }
+                false
+            }
+        }
+    }
+}
+
+/// Writes the durable state.
 fn persist(
     dir: &std::path::Path,
     node: &str,
@@ -623,7 +653,7 @@ fn persist(
     node_status: Option<&StoredNode>,
     fenced: &BTreeSet<String>,
     [pending_events, condition_events]: [&[StoredEvent]; 2],
-) -> bool {
+) -> Result<(), state::StateError> {
     let s = State {
         version: state::VERSION,
         node: node.to_string(),
@@ -634,16 +664,7 @@ fn persist(
         node_status: node_status.cloned(),
         condition_events: condition_events.to_vec(),
     };
-    match state::save(dir, &s) {
-        Ok(()) => true,
-        // A newer release's file: `load_state` said so at start-up, and every attempt is
-        // refused the same way while it is there (a log record per attempt would flood).
-        Err(state::StateError::Newer { .. }) => false,
-        Err(e) => {
-            log::error!(node = node, error = e.to_string().as_str(); "{e}");
-            false
-        }
-    }
+    state::save(dir, &s)
 }
 
 fn mode_name(m: fence::Mode) -> &'static str {
