@@ -136,6 +136,40 @@ struct Scene {
     config: PathBuf,
 }
 
+/// Creates a Pod object and its processes in the sandbox (a shell loop that handles SIGTERM by
+/// writing its marker file, or ignores it). The server assigns the UID, as the real one does;
+/// the pod's cgroup is named after it.
+fn spawn_pod(
+    api: &ApiServer,
+    sandbox: &mut CgroupSandbox,
+    dir: &Path,
+    name: &'static str,
+    tolerations: Value,
+    meta: Value,
+    handles_term: bool,
+) -> FakePod {
+    let created = api.create_pod(pod_json(name, tolerations, meta));
+    let uid = created["metadata"]["uid"]
+        .as_str()
+        .expect("server-assigned uid")
+        .to_string();
+    let container = sandbox.container_dir(&uid, QosClass::BestEffort, "c0");
+    let marker = dir.join(format!("{name}.term"));
+    let script = if handles_term {
+        "trap 'echo done > \"$M\"; exit 0' TERM; while :; do sleep 0.05; done"
+    } else {
+        "trap '' TERM; while :; do sleep 0.05; done"
+    };
+    sandbox.spawn_in(&container, script, &[("M", &marker)]);
+    FakePod {
+        name,
+        dir: sandbox.pod_dir(&uid, QosClass::BestEffort),
+        marker,
+        evicted_after: None,
+        handles_term,
+    }
+}
+
 /// Sets up the partitionable world with six pods: tolerationSeconds 0 (handles SIGTERM), 4 s
 /// (ignores SIGTERM), forever, a DaemonSet pod, a mirror pod and an opted-out pod. The server
 /// UIDs match the sandbox's pod cgroups.
@@ -198,27 +232,19 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
     let mut sandbox = sandbox;
     let mut pods = Vec::new();
     for (name, tol, meta, evicted_after, handles_term) in specs {
-        // The server assigns the UID (as the real one does); the pod's cgroup is named after it.
-        let created = server.api.create_pod(pod_json(name, tol, meta));
-        let uid = created["metadata"]["uid"]
-            .as_str()
-            .expect("server-assigned uid")
-            .to_string();
-        let pod_dir = sandbox.pod_dir(&uid, QosClass::BestEffort);
-        let container = sandbox.container_dir(&uid, QosClass::BestEffort, "c0");
-        let marker = dir.path().join(format!("{name}.term"));
-        let script = if handles_term {
-            "trap 'echo done > \"$M\"; exit 0' TERM; while :; do sleep 0.05; done"
-        } else {
-            "trap '' TERM; while :; do sleep 0.05; done"
-        };
-        sandbox.spawn_in(&container, script, &[("M", &marker)]);
         let p = FakePod {
             name,
-            dir: pod_dir,
-            marker,
             evicted_after,
             handles_term,
+            ..spawn_pod(
+                &server.api,
+                &mut sandbox,
+                dir.path(),
+                name,
+                tol,
+                meta,
+                handles_term,
+            )
         };
         pods.push(p);
     }
@@ -560,4 +586,75 @@ fn dry_run_kills_nothing_and_logs_every_plan() {
         );
     }
     agent.kill_hard();
+}
+
+/// Issue 10, defect 1: a pod the agent saw shortly before a SIGKILL is on disk, so the agent
+/// restarted mid-partition (which cannot ask the API server) still stops it on time. Each round
+/// adds a pod, kills the agent that long after, cuts the link and restarts.
+#[test]
+fn a_pod_seen_just_before_a_sigkill_is_stopped_on_time_after_the_restart() {
+    for (round, seen_for) in [
+        (0, Duration::from_millis(1000)),
+        (1, Duration::from_millis(400)),
+    ] {
+        let Some(mut s) = scene("enforce", 20, GRACE) else {
+            return;
+        };
+        let mut agent = start_agent(&s);
+        let name: &'static str = ["late-a", "late-b"][round];
+        let ne0 = json!([{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+            "effect": "NoExecute", "tolerationSeconds": 0}]);
+        let late = spawn_pod(
+            &s.server.api,
+            &mut s.sandbox,
+            s.dir.path(),
+            name,
+            ne0,
+            json!({}),
+            true,
+        );
+        std::thread::sleep(seen_for);
+        let cut_at = SystemTime::now();
+        s.netns.cut();
+        agent.kill_hard();
+        let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+        let plans = plans(&mut again, 7);
+        let Some(Some((_, _, eviction))) = plans.get(name).copied() else {
+            panic!(
+                "round {round}: the pod seen {seen_for:?} before the SIGKILL is unknown after the restart: {plans:?}\n{}",
+                again.drained_dump()
+            );
+        };
+        // Never later than the control plane's: grace from the cut at the latest. Never much
+        // earlier: the last renewal before the cut was sent at most one renew interval (1 s)
+        // before it, and the contact on disk lags it by at most half of one.
+        assert!(
+            eviction <= cut_at + GRACE,
+            "round {round}: eviction {eviction:?} after the cut + grace"
+        );
+        let early = (cut_at + GRACE)
+            .duration_since(eviction)
+            .unwrap_or_default();
+        assert!(
+            early <= Duration::from_millis(1700),
+            "round {round}: eviction {early:?} before the cut + grace"
+        );
+        let deadline = Instant::now() + GRACE + Duration::from_secs(3);
+        while pod_processes(&late.dir) > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: {name} was not stopped after the restart:\n{}",
+                again.dump()
+            );
+            s.sandbox.reap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let stopped = SystemTime::now();
+        assert!(
+            stopped <= eviction + Duration::from_millis(50),
+            "round {round}: {name} stopped {:?} after its eviction time",
+            stopped.duration_since(eviction).unwrap_or_default()
+        );
+        again.kill_hard();
+    }
 }
