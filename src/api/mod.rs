@@ -20,6 +20,23 @@ pub const FIELD_MANAGER: &str = "nodewarden";
 /// Every non-watch request gets this long.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How much of a server-provided text an error keeps: enough to recognise it, never a whole
+/// body (a wrong server answering megabytes would otherwise land in every log record).
+pub const MAX_DETAIL: usize = 200;
+
+/// The first [`MAX_DETAIL`] bytes of `text` (cut at a character boundary), followed by
+/// `… (N bytes)` when something was cut.
+pub fn excerpt(text: &str) -> String {
+    if text.len() <= MAX_DETAIL {
+        return text.to_string();
+    }
+    let mut end = MAX_DETAIL;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len())
+}
+
 /// A failed API request, with what was attempted.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -156,8 +173,9 @@ async fn call_inner<T>(
             verb,
             resource,
             code: status.code,
-            reason: status.reason.clone(),
-            message: status.message.clone(),
+            // kube puts the whole body here when it is not a Status.
+            reason: excerpt(&status.reason),
+            message: excerpt(&status.message),
             retry_after: status
                 .details
                 .as_ref()
@@ -168,7 +186,7 @@ async fn call_inner<T>(
         Ok(Err(e)) => Err(ApiError::Transport {
             verb,
             resource,
-            detail: e.to_string(),
+            detail: excerpt(&e.to_string()),
         }),
     }
 }
@@ -206,4 +224,18 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectE
     };
     config.connect_timeout = Some(Duration::from_secs(5));
     kube::Client::try_from(config).map_err(|e| ConnectError::Client(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_detail_is_cut_at_a_char_boundary_with_its_size() {
+        let long = "é".repeat(1000);
+        let short = excerpt(&long);
+        assert!(short.len() < MAX_DETAIL + 32, "{short}");
+        assert!(short.ends_with("… (2000 bytes)"), "{short}");
+        assert_eq!(excerpt("short"), "short");
+    }
 }
