@@ -3,6 +3,7 @@
 //! lives in `core` and `agent`; these modules only talk to the API server.
 
 pub mod events;
+pub mod kubeconfig;
 pub mod lease;
 pub mod node;
 pub mod reachability;
@@ -194,8 +195,8 @@ async fn call_inner<T>(
 /// Why a client could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("kubeconfig {path}: {detail}")]
-    Kubeconfig { path: String, detail: String },
+    #[error(transparent)]
+    Kubeconfig(#[from] kubeconfig::KubeconfigLoadError),
     #[error("in-cluster credentials: {0}")]
     InCluster(String),
     #[error("building the API client: {0}")]
@@ -206,24 +207,14 @@ pub enum ConnectError {
 /// `None`.
 pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectError> {
     let mut config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path).map_err(|e| {
-                ConnectError::Kubeconfig {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                }
-            })?;
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| ConnectError::Kubeconfig {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                })?
-        }
+        Some(path) => kubeconfig::load(path).await?,
         None => kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?,
     };
     config.connect_timeout = Some(Duration::from_secs(5));
-    kube::Client::try_from(config).map_err(|e| ConnectError::Client(e.to_string()))
+    // Building the client runs an exec credential plugin, whose failure message quotes the
+    // plugin's output: that can be a credential.
+    kube::Client::try_from(config)
+        .map_err(|e| ConnectError::Client(kubeconfig::redact_quoted(&e.to_string())))
 }
 
 #[cfg(test)]
