@@ -1899,3 +1899,71 @@ async fn watch_on_an_object_path_watches_that_object_only() {
         .expect("update");
     assert_eq!(w.next(WAIT).await.expect("modified")["type"], "MODIFIED");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Authentication and garbage answers
+// ---------------------------------------------------------------------------------------------
+
+async fn get_with(s: &ApiServer, uri: &str, authorization: Option<&str>) -> Answer {
+    let mut b = http::Request::builder().method("GET").uri(uri);
+    if let Some(a) = authorization {
+        b = b.header("Authorization", a);
+    }
+    let req = b.body(kube::client::Body::empty()).expect("request");
+    let resp = s.service().oneshot(req).await.expect("infallible");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    Answer {
+        status,
+        headers,
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    }
+}
+
+#[tokio::test]
+async fn with_authentication_on_only_the_exact_bearer_token_is_served() {
+    let s = seeded();
+    let uri = "/api/v1/nodes/n1";
+    assert_eq!(get_with(&s, uri, None).await.status, 200, "off by default");
+    s.require_bearer(Some("t0ken"));
+    for bad in [
+        None,
+        Some("Bearer t0ken2"),
+        Some("Bearer t0ke"),
+        Some("bearer t0ken"),
+        Some("Basic dDBrZW4="),
+    ] {
+        let a = get_with(&s, uri, bad).await;
+        assert_status(&a, 401, "Unauthorized");
+        assert_eq!(a.body["message"], "Unauthorized", "{bad:?}");
+    }
+    assert_eq!(get_with(&s, uri, Some("Bearer t0ken")).await.status, 200);
+    let recorded = s.requests();
+    assert_eq!(recorded.last().and_then(|r| r.status), Some(200));
+    assert_eq!(
+        recorded.iter().filter(|r| r.status == Some(401)).count(),
+        5,
+        "refusals are recorded"
+    );
+}
+
+#[tokio::test]
+async fn a_garbage_fault_answers_200_with_a_json_string_of_the_asked_size() {
+    let s = seeded();
+    s.faults().fail_next(
+        ("GET", "/api/v1/nodes/*"),
+        1,
+        Fault::Garbage200 { bytes: 4096 },
+    );
+    let a = get(&s, "/api/v1/nodes/n1").await;
+    assert_eq!(a.status, 200);
+    let text = a.body.as_str().expect("a JSON string, not an object");
+    assert_eq!(text.len() + 2, 4096);
+    assert_eq!(
+        s.requests().last().and_then(|r| r.response_size),
+        Some(4096)
+    );
+    // One answer only: the next one is the real Node.
+    assert_eq!(get(&s, "/api/v1/nodes/n1").await.body["kind"], "Node");
+}

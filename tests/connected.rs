@@ -421,6 +421,52 @@ async fn a_black_holed_server_and_dropped_watches_are_recovered_within_one_renew
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_lease_is_created_with_the_node_as_owner_even_before_the_node_was_read() {
+    let server = ApiServer::new();
+    seed(&server);
+    let uid = server.node(NODE).expect("node")["metadata"]["uid"].clone();
+    // Every read of the Node is slow (the start-up GET and the watch's list), and the first two
+    // GETs fail: the heartbeat's first tick runs before any of them has told it the UID.
+    server
+        .faults()
+        .latency(("GET", NODE_PATH), Duration::from_secs(2))
+        .latency(("GET", "/api/v1/nodes"), Duration::from_secs(2))
+        .fail_next(("GET", NODE_PATH), 2, Fault::Status500);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    run_for(&server, cfg, source, health, Duration::from_secs(35)).await;
+
+    let lease_writes: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with(LEASES_PATH) && r.method != "GET")
+        .collect();
+    let first = lease_writes.first().expect("the Lease was written");
+    assert_eq!(
+        (first.method.as_str(), first.status),
+        ("POST", Some(201)),
+        "the first write creates it"
+    );
+    let want = json!([{"apiVersion": "v1", "kind": "Node", "name": NODE, "uid": uid}]);
+    for create in lease_writes.iter().filter(|r| r.method == "POST") {
+        assert_eq!(
+            create.body_json()["metadata"]["ownerReferences"],
+            want,
+            "every create carries the owner"
+        );
+    }
+    let lease = server
+        .lease("kube-node-lease", "nodewarden-n1")
+        .expect("lease");
+    assert_eq!(lease["metadata"]["ownerReferences"], want);
+}
+
+#[tokio::test(start_paused = true)]
 async fn another_writer_of_an_owned_condition_is_detected_without_a_write_war() {
     let server = ApiServer::new();
     seed(&server);

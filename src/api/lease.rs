@@ -1,8 +1,10 @@
 //! Our heartbeat Lease (SEMANTICS §13, DESIGN §5): renewed every duration/4 with an update that
 //! carries the resourceVersion of the Lease we last wrote; 409 → read it again and retry; 404 →
-//! create it with an owner reference to the Node so it goes away with the Node.
+//! create it with an owner reference to the Node so it goes away with the Node — from the
+//! first request: when the Node's UID is not known yet, it is read before the create.
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference};
 use k8s_openapi::jiff;
 use kube::Api;
@@ -13,6 +15,7 @@ use crate::api::{ApiError, FIELD_MANAGER, call_within, request_timeout};
 /// Keeps one Lease renewed.
 pub struct LeaseKeeper {
     api: Api<Lease>,
+    nodes: Api<Node>,
     namespace: String,
     name: String,
     holder: String,
@@ -41,7 +44,8 @@ impl LeaseKeeper {
         node_name: &str,
     ) -> LeaseKeeper {
         LeaseKeeper {
-            api: Api::namespaced(client, namespace),
+            api: Api::namespaced(client.clone(), namespace),
+            nodes: Api::all(client),
             namespace: namespace.to_string(),
             name: name.to_string(),
             holder: holder.to_string(),
@@ -167,11 +171,27 @@ impl LeaseKeeper {
                 }
             }
             None => {
+                // The start-up read of the Node runs beside the heartbeat, so its UID may not be
+                // known yet: read it now rather than create an ownerless Lease (the next tick
+                // retries if this read fails).
+                let node_uid = match node_uid {
+                    Some(uid) => Some(uid.to_string()),
+                    None => {
+                        call(
+                            "get",
+                            format!("nodes/{}", self.node_name),
+                            self.nodes.get(&self.node_name),
+                        )
+                        .await?
+                        .metadata
+                        .uid
+                    }
+                };
                 let lease = Lease {
                     metadata: ObjectMeta {
                         name: Some(self.name.clone()),
                         namespace: Some(self.namespace.clone()),
-                        owner_references: node_uid.map(|uid| vec![self.owner(uid)]),
+                        owner_references: node_uid.map(|uid| vec![self.owner(&uid)]),
                         ..ObjectMeta::default()
                     },
                     spec: Some(LeaseSpec {

@@ -3,6 +3,7 @@
 //! lives in `core` and `agent`; these modules only talk to the API server.
 
 pub mod events;
+pub mod kubeconfig;
 pub mod lease;
 pub mod node;
 pub mod reachability;
@@ -41,6 +42,23 @@ pub fn set_request_timeout(timeout: Duration) {
 /// The timeout [`call`] applies.
 pub fn request_timeout() -> Duration {
     Duration::from_millis(REQUEST_TIMEOUT_MS.load(Ordering::Relaxed))
+}
+
+/// How much of a server-provided text an error keeps: enough to recognise it, never a whole
+/// body (a wrong server answering megabytes would otherwise land in every log record).
+pub const MAX_DETAIL: usize = 200;
+
+/// The first [`MAX_DETAIL`] bytes of `text` (cut at a character boundary), followed by
+/// `… (N bytes)` when something was cut.
+pub fn excerpt(text: &str) -> String {
+    if text.len() <= MAX_DETAIL {
+        return text.to_string();
+    }
+    let mut end = MAX_DETAIL;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len())
 }
 
 /// A failed API request, with what was attempted.
@@ -190,8 +208,9 @@ async fn call_inner<T>(
             verb,
             resource,
             code: status.code,
-            reason: status.reason.clone(),
-            message: status.message.clone(),
+            // kube puts the whole body here when it is not a Status.
+            reason: excerpt(&status.reason),
+            message: excerpt(&status.message),
             retry_after: status
                 .details
                 .as_ref()
@@ -202,7 +221,7 @@ async fn call_inner<T>(
         Ok(Err(e)) => Err(ApiError::Transport {
             verb,
             resource,
-            detail: e.to_string(),
+            detail: excerpt(&e.to_string()),
         }),
     }
 }
@@ -210,8 +229,8 @@ async fn call_inner<T>(
 /// Why a client could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("kubeconfig {path}: {detail}")]
-    Kubeconfig { path: String, detail: String },
+    #[error(transparent)]
+    Kubeconfig(#[from] kubeconfig::KubeconfigLoadError),
     #[error("in-cluster credentials: {0}")]
     InCluster(String),
     #[error("building the API client: {0}")]
@@ -222,22 +241,26 @@ pub enum ConnectError {
 /// `None`.
 pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectError> {
     let mut config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path).map_err(|e| {
-                ConnectError::Kubeconfig {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                }
-            })?;
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| ConnectError::Kubeconfig {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                })?
-        }
+        Some(path) => kubeconfig::load(path).await?,
         None => kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?,
     };
     config.connect_timeout = Some(Duration::from_secs(5));
-    kube::Client::try_from(config).map_err(|e| ConnectError::Client(e.to_string()))
+    // Building the client runs an exec credential plugin, whose failure message quotes the
+    // plugin's output: that can be a credential.
+    kube::Client::try_from(config)
+        .map_err(|e| ConnectError::Client(kubeconfig::redact_quoted(&e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_detail_is_cut_at_a_char_boundary_with_its_size() {
+        let long = "é".repeat(1000);
+        let short = excerpt(&long);
+        assert!(short.len() < MAX_DETAIL + 32, "{short}");
+        assert!(short.ends_with("… (2000 bytes)"), "{short}");
+        assert_eq!(excerpt("short"), "short");
+    }
 }

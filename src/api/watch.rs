@@ -73,7 +73,9 @@ async fn run(
                 }
                 Err(e) => {
                     if !node_failing {
-                        log::warn!(node = node_name.as_str(), error = e.to_string().as_str(); "node watch failed: {e}; retrying with backoff");
+                        // Bounded: a decoding error can quote what the server sent.
+                        let e = crate::api::excerpt(&e.to_string());
+                        log::warn!(node = node_name.as_str(), error = e.as_str(); "node watch failed: {e}; retrying with backoff");
                         node_failing = true;
                     }
                 }
@@ -89,7 +91,9 @@ async fn run(
                 }
                 Err(e) => {
                     if !pods_failing {
-                        log::warn!(node = node_name.as_str(), error = e.to_string().as_str(); "pod watch failed: {e}; retrying with backoff");
+                        // Bounded: a decoding error can quote what the server sent.
+                        let e = crate::api::excerpt(&e.to_string());
+                        log::warn!(node = node_name.as_str(), error = e.as_str(); "pod watch failed: {e}; retrying with backoff");
                         pods_failing = true;
                     }
                 }

@@ -5,12 +5,13 @@
 //! Record key-values (`node = …`, `condition = …`) become journal fields (upper-cased by
 //! systemd-journal-logger: NODE, CONDITION, …) and `key=value` pairs on stderr. The kube, hyper
 //! and axum crates log through `tracing`; its `log` feature turns their events into records
-//! here, and the `tracing::span` bookkeeping records are dropped.
+//! here, and the `tracing::span` bookkeeping records are dropped. Their records are cut to a
+//! bounded excerpt, and kube's per-request warnings are logged at debug (see `Logger::log`).
 
 use std::io::Write;
 
 use log::kv::{Key, Value, VisitSource};
-use log::{LevelFilter, Log, Metadata, Record};
+use log::{Level, LevelFilter, Log, Metadata, Record};
 use systemd_journal_logger::{JournalLog, connected_to_journal};
 
 use crate::config::{LogTarget, LoggingConfig};
@@ -41,6 +42,42 @@ impl Log for Logger {
         if !self.enabled(record.metadata()) {
             return;
         }
+        if record.target().starts_with("nodewarden") {
+            return self.emit(record);
+        }
+        // Other crates' records are not written with our log budget in mind: kube's client
+        // warns, on every request, with the whole body of an answer it could not decode
+        // (megabytes from a wrong server). Our own records report the same failure, once per
+        // change and with context, so kube's warnings go to debug; and every record of another
+        // crate is cut to a bounded excerpt.
+        let level = if record.target().starts_with("kube") && record.level() == Level::Warn {
+            Level::Debug
+        } else {
+            record.level()
+        };
+        if level > self.level {
+            return;
+        }
+        let text = record.args().to_string();
+        let text = crate::api::excerpt(&text);
+        self.emit(
+            &Record::builder()
+                .args(format_args!("{text}"))
+                .level(level)
+                .target(record.target())
+                .module_path(record.module_path())
+                .file(record.file())
+                .line(record.line())
+                .key_values(record.key_values())
+                .build(),
+        );
+    }
+
+    fn flush(&self) {}
+}
+
+impl Logger {
+    fn emit(&self, record: &Record) {
         match &self.sink {
             Sink::Journal(journal) => {
                 // A record the journal refuses (socket gone mid-run) must not be lost silently.
@@ -51,8 +88,6 @@ impl Log for Logger {
             Sink::Stderr => write_stderr(record),
         }
     }
-
-    fn flush(&self) {}
 }
 
 fn write_stderr(record: &Record) {

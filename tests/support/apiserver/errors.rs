@@ -50,6 +50,12 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// 401 `Unauthorized`, as the authentication filter answers a bad or missing credential
+    /// (`responsewriters.UnauthorizedNegotiated`).
+    pub fn unauthorized() -> ApiError {
+        ApiError::plain(401, "Unauthorized", "Unauthorized")
+    }
+
     /// An error without details.
     pub fn plain(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {

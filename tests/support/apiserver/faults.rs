@@ -1,5 +1,6 @@
 //! Fault injection per route (method + path pattern with `*` segments): fail the next N
-//! requests with a status, add latency, or black-hole requests (accepted, never answered).
+//! requests with a status or a garbage 200 body, add latency, or black-hole requests (accepted,
+//! never answered).
 
 use std::time::Duration;
 
@@ -59,6 +60,12 @@ pub enum Fault {
     Status409,
     /// 503 ServiceUnavailable.
     Status503,
+    /// 200 OK whose body is a JSON string of `bytes` bytes: valid JSON of the wrong type, as a
+    /// misrouted proxy or a wrong server could answer. Not an API server behaviour — a fault.
+    Garbage200 {
+        /// Body size.
+        bytes: usize,
+    },
 }
 
 /// Fault rules.

@@ -221,6 +221,16 @@ pub fn fault_reply(fault: Fault, path: &str) -> Reply {
             e.retry_after = Some(retry_after_secs);
             e.into()
         }
+        Fault::Garbage200 { bytes } => {
+            // JSON quotes add two bytes.
+            let pattern = "garbage ";
+            let text: String = pattern
+                .chars()
+                .cycle()
+                .take(bytes.saturating_sub(2))
+                .collect();
+            Reply::ok(200, Value::String(text))
+        }
         Fault::Status409 => match route(path) {
             Ok(Route::Resource(Target {
                 res, name: Some(n), ..

@@ -45,7 +45,18 @@ impl ApiServer {
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(String::from);
+        let authenticated = self.with_state(|s| match &s.bearer {
+            None => true,
+            Some(t) => authorization.as_deref() == Some(format!("Bearer {t}").as_str()),
+        });
         let seq = self.record_arrival(&req, authorization);
+        if !authenticated {
+            // Authentication runs before everything else, faults included.
+            let e = super::errors::ApiError::unauthorized();
+            let bytes = serde_json::to_vec(&e.to_status()).unwrap_or_default();
+            self.record_answer(seq, 401, Some(bytes.len()));
+            return full(401, &[], bytes);
+        }
         let plan = self.with_state(|s| s.faults.plan(&req.method, &req.path));
         if plan.black_hole {
             // Accept and never answer: the future never completes (HTTP never writes).

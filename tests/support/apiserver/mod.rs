@@ -18,7 +18,9 @@
 //! - Watches from a resourceVersion newer than the store simply wait for later events.
 //! - `managedFields` are coarse (changed fields per Update, moved between managers).
 //! - Pods get `status: {phase: Pending}` on create (no QoS class), no admission defaulting.
-//! - No authentication; authorization is "allow all" except verbs a test `deny`s.
+//! - No authentication unless a test calls `require_bearer` (then any other or missing
+//!   `Authorization` is 401, as with anonymous auth disabled); authorization is "allow all"
+//!   except verbs a test `deny`s.
 //! - `fieldValidation` (kubectl sends `Strict`) is ignored: no unknown-field errors.
 //! - Node and pod `status.conditions[]` entries must have `type` and `status` (422); the real
 //!   server checks less for nodes. Malformed strategic-merge patches are 400 (some are 500 or
@@ -109,6 +111,8 @@ pub(crate) struct State {
     pub(crate) denied: Vec<(String, String, String)>,
     pub(crate) user: String,
     pub(crate) bookmark_interval: Duration,
+    /// The only bearer token accepted, when authentication is on.
+    pub(crate) bearer: Option<String>,
     requests: Vec<(u64, Recorded)>,
     next_seq: u64,
 }
@@ -143,6 +147,7 @@ impl ApiServer {
                 denied: Vec::new(),
                 user: "system:serviceaccount:kube-system:nodewarden".into(),
                 bookmark_interval: Duration::from_secs(60),
+                bearer: None,
                 requests: Vec::new(),
                 next_seq: 0,
             })),
@@ -255,6 +260,13 @@ impl ApiServer {
     /// Lift every denial.
     pub fn allow_all(&self) {
         self.with_state(|s| s.denied.clear());
+    }
+
+    /// Authenticate every request: only `Authorization: Bearer <token>` with exactly this token
+    /// is served; anything else (other token, none, another scheme) answers 401 Unauthorized.
+    /// `None` turns authentication off again.
+    pub fn require_bearer(&self, token: Option<&str>) {
+        self.with_state(|s| s.bearer = token.map(String::from));
     }
 
     /// The user name in Forbidden messages.
