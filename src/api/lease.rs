@@ -177,7 +177,8 @@ impl LeaseKeeper {
                 let node_uid = match node_uid {
                     Some(uid) => Some(uid.to_string()),
                     None => {
-                        call(
+                        call_within(
+                            self.timeout,
                             "get",
                             format!("nodes/{}", self.node_name),
                             self.nodes.get(&self.node_name),
