@@ -3,6 +3,11 @@
 //! Exit codes: 0 success; 1 runtime failure; 2 usage error; 65 malformed input to `explain`
 //! (EX_DATAERR); 78 configuration error (EX_CONFIG), which the systemd unit excludes from
 //! restarts.
+//!
+//! Without `--config`, the default path is read when it exists; when it does not, every command
+//! runs on the built-in defaults and says so in one line on stderr, as the kubelet runs on its
+//! defaults without `--config`. A file named with `--config` that is missing stays an error (78):
+//! the systemd unit names its file, so a deleted configuration never starts the agent on defaults.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,13 +48,15 @@ enum Output {
 enum Command {
     /// Run the agent (standalone when no kubeconfig is configured).
     Run {
-        /// Configuration file.
-        #[arg(long, short = 'c', default_value = DEFAULT_CONFIG)]
-        config: PathBuf,
+        /// Configuration file [default: /etc/nodewarden/config.toml, or the built-in defaults
+        /// when that file does not exist].
+        #[arg(long, short = 'c')]
+        config: Option<PathBuf>,
     },
     /// Validate a configuration file and print the effective configuration.
     CheckConfig {
-        /// Configuration file (also accepted as --config).
+        /// Configuration file (also accepted as --config) [default: /etc/nodewarden/config.toml,
+        /// or the built-in defaults when that file does not exist].
         file: Option<PathBuf>,
         #[arg(long, short = 'c')]
         config: Option<PathBuf>,
@@ -58,16 +65,20 @@ enum Command {
     },
     /// Take one reading of every signal and print it with the conditions it implies.
     Sample {
-        #[arg(long, short = 'c', default_value = DEFAULT_CONFIG)]
-        config: PathBuf,
+        /// Configuration file [default: /etc/nodewarden/config.toml, or the built-in defaults
+        /// when that file does not exist].
+        #[arg(long, short = 'c')]
+        config: Option<PathBuf>,
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
     /// Show contact with the control plane and every known pod's fence plan (from the state
     /// directory: works while the API server is unreachable).
     Status {
-        #[arg(long, short = 'c', default_value = DEFAULT_CONFIG)]
-        config: PathBuf,
+        /// Configuration file [default: /etc/nodewarden/config.toml, or the built-in defaults
+        /// when that file does not exist].
+        #[arg(long, short = 'c')]
+        config: Option<PathBuf>,
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
@@ -87,26 +98,62 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { config } => run(&config),
+        Command::Run { config } => run(&ConfigSource::from(config)),
         Command::CheckConfig {
             file,
             config,
             output,
-        } => {
-            let path = file
-                .or(config)
-                .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG));
-            check_config(&path, output)
-        }
-        Command::Sample { config, output } => sample(&config, output),
+        } => check_config(&ConfigSource::from(file.or(config)), output),
+        Command::Sample { config, output } => sample(&ConfigSource::from(config), output),
         Command::Explain { node, pod, output } => explain(&node, &pod, output),
-        Command::Status { config, output } => status(&config, output),
+        Command::Status { config, output } => status(&ConfigSource::from(config), output),
+    }
+}
+
+/// Where the configuration comes from: a file the user named, or the default path.
+enum ConfigSource {
+    Named(PathBuf),
+    Default,
+}
+
+impl From<Option<PathBuf>> for ConfigSource {
+    fn from(named: Option<PathBuf>) -> ConfigSource {
+        named.map_or(ConfigSource::Default, ConfigSource::Named)
+    }
+}
+
+impl ConfigSource {
+    /// How `check-config` names what it validated.
+    fn describe(&self, config: &Config) -> String {
+        match (self, &config.source) {
+            (ConfigSource::Named(p), _) => p.display().to_string(),
+            (ConfigSource::Default, Some(p)) => p.display().to_string(),
+            (ConfigSource::Default, None) => "(built-in defaults)".to_string(),
+        }
     }
 }
 
 /// Loads the configuration, printing every error (and warning) to stderr.
-fn load(path: &Path) -> Result<Config, ExitCode> {
-    match config::load_with_warnings(path) {
+fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
+    let path = match source {
+        ConfigSource::Named(p) => p.as_path(),
+        ConfigSource::Default => Path::new(DEFAULT_CONFIG),
+    };
+    // Only "no such file" at the default path means "not configured": any other failure to
+    // read it (permissions, a directory) is a broken configuration and stays an error.
+    let absent = matches!(source, ConfigSource::Default)
+        && matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    let loaded = if absent {
+        eprintln!(
+            "nodewarden: no configuration file at {DEFAULT_CONFIG} and none given with --config; \
+             running on the built-in defaults"
+        );
+        // The defaults go through the same validation as an empty file would.
+        config::from_str_with_warnings("", None)
+    } else {
+        config::load_with_warnings(path)
+    };
+    match loaded {
         Ok(loaded) => {
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
@@ -121,8 +168,8 @@ fn load(path: &Path) -> Result<Config, ExitCode> {
     }
 }
 
-fn check_config(path: &Path, output: Output) -> ExitCode {
-    let config = match load(path) {
+fn check_config(source: &ConfigSource, output: Output) -> ExitCode {
+    let config = match load(source) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -136,7 +183,7 @@ fn check_config(path: &Path, output: Output) -> ExitCode {
         },
         Output::Text => {
             print!("{}", config::effective_text(&config));
-            println!("configuration {} is valid", path.display());
+            println!("configuration {} is valid", source.describe(&config));
         }
     }
     ExitCode::SUCCESS
@@ -151,8 +198,8 @@ fn sampler(config: &Config) -> Sampler {
     })
 }
 
-fn sample(path: &Path, output: Output) -> ExitCode {
-    let config = match load(path) {
+fn sample(source: &ConfigSource, output: Output) -> ExitCode {
+    let config = match load(source) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -185,8 +232,8 @@ fn sample(path: &Path, output: Output) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn status(path: &Path, output: Output) -> ExitCode {
-    let config = match load(path) {
+fn status(source: &ConfigSource, output: Output) -> ExitCode {
+    let config = match load(source) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -243,8 +290,8 @@ fn connected(config: &Config) -> bool {
         && (config.kubeconfig.is_some() || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some())
 }
 
-fn run(path: &Path) -> ExitCode {
-    let config = match load(path) {
+fn run(source: &ConfigSource) -> ExitCode {
+    let config = match load(source) {
         Ok(c) => c,
         Err(code) => return code,
     };

@@ -87,6 +87,97 @@ fn a_missing_config_file_is_a_config_error_naming_the_file() {
     assert!(stderr.contains("No such file"), "{stderr}");
 }
 
+/// The path read when no `--config` is given.
+const DEFAULT_CONFIG: &str = "/etc/nodewarden/config.toml";
+const DEFAULTS_NOTICE: &str = "running on the built-in defaults";
+
+/// Runs nodewarden as on a machine without the default configuration file: directly when it is
+/// absent here, otherwise in a private mount namespace where an empty tmpfs hides
+/// `/etc/nodewarden` (nothing on the host changes).
+fn nodewarden_without_default_config(args: &[&str]) -> support::command::Ran {
+    let bin = agent_bin();
+    let mut cmd = if Path::new(DEFAULT_CONFIG).exists() {
+        assert!(
+            support::require(
+                support::is_root() && support::command::have("unshare"),
+                "root and unshare(1) to hide this machine's /etc/nodewarden"
+            ),
+            "cannot hide {DEFAULT_CONFIG} here"
+        );
+        let mut c = Command::new("unshare");
+        c.args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg("mount -t tmpfs tmpfs /etc/nodewarden && exec \"$0\" \"$@\"")
+            .arg(&bin);
+        c
+    } else {
+        Command::new(&bin)
+    };
+    cmd.args(args).env_remove("JOURNAL_STREAM");
+    support::command::run(&mut cmd, std::time::Duration::from_secs(60))
+}
+
+#[test]
+fn without_the_default_config_file_sample_and_check_config_run_on_the_defaults_and_say_so() {
+    let out = nodewarden_without_default_config(&["sample", "-o", "json"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let notices: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains(DEFAULTS_NOTICE))
+        .collect();
+    assert_eq!(notices.len(), 1, "one line says so: {}", out.stderr);
+    assert!(notices[0].contains(DEFAULT_CONFIG), "{}", notices[0]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let conditions: Vec<&str> = json["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(
+        conditions,
+        ["MemoryPressure", "DiskPressure", "PIDPressure"],
+        "the built-in condition table"
+    );
+
+    let out = nodewarden_without_default_config(&["check-config"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains(DEFAULTS_NOTICE), "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("configuration (built-in defaults) is valid"),
+        "{}",
+        out.stdout
+    );
+
+    // `status` reads the default state directory, whatever it holds on this machine; what
+    // matters here is that the configuration is not the failure.
+    let out = nodewarden_without_default_config(&["status"]);
+    assert_ne!(out.code, Some(EXIT_CONFIG), "{}", out.stderr);
+    assert!(out.stderr.contains(DEFAULTS_NOTICE), "{}", out.stderr);
+}
+
+#[test]
+fn a_named_config_file_that_is_missing_stays_a_config_error_for_every_command() {
+    let missing = "/nonexistent/nodewarden.toml";
+    for args in [
+        vec!["run", "--config", missing],
+        vec!["sample", "--config", missing],
+        vec!["status", "--config", missing],
+        vec!["check-config", "--config", missing],
+        vec!["check-config", missing],
+    ] {
+        let out = nodewarden_without_default_config(&args);
+        assert_eq!(out.code, Some(EXIT_CONFIG), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(missing), "{args:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains(DEFAULTS_NOTICE),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}
+
 #[test]
 fn check_config_prints_the_kubelet_threshold_model() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");

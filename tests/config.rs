@@ -326,9 +326,44 @@ fn effective_json_setting_one_hard_key_disables_the_other_defaults() {
         effective_json(&c)["thresholds"],
         json!([{"signal": "memory.available", "operator": "LessThan", "value": {"quantity": "1k"}, "gracePeriod": "0s", "minReclaim": null}])
     );
-    // An empty table counts as unset (SEMANTICS §7.3).
-    let c = load_ok("[evictionHard]\n");
-    assert_eq!(c.thresholds.len(), 5);
+}
+
+#[test]
+fn an_explicit_empty_eviction_hard_table_means_no_hard_thresholds_and_says_so() {
+    // Absent: the kubelet's defaults.
+    assert_eq!(load_ok("").thresholds.len(), 5);
+    // Present but empty: none, as an empty evictionHard is for the kubelet; with a warning at
+    // the table, since commenting out every entry leaves one behind.
+    let text = "nodeName = \"n1\"\n\n[evictionHard]\n# \"memory.available\" = \"100Mi\"\n";
+    let loaded = config::from_str_with_warnings(text, Some(Path::new("/etc/x.toml")))
+        .unwrap_or_else(|e| panic!("should load:\n{e}"));
+    assert!(
+        loaded.config.thresholds.iter().all(|t| t.soft),
+        "{:?}",
+        loaded.config.thresholds
+    );
+    let w: Vec<_> = loaded
+        .warnings
+        .iter()
+        .filter(|w| w.key == "evictionHard")
+        .collect();
+    assert_eq!(w.len(), 1, "{:#?}", loaded.warnings);
+    assert_eq!((w[0].line, w[0].column), (3, 2), "{}", w[0]);
+    assert!(
+        w[0].message.contains("no hard eviction thresholds"),
+        "{}",
+        w[0]
+    );
+    let text_out = config::effective_text(&loaded.config);
+    assert!(
+        text_out.contains("no hard thresholds: evictionHard is present but sets none"),
+        "{text_out}"
+    );
+    // Merging brings the defaults back, as mergeDefaultEvictionSettings does upstream.
+    let merged = load_ok("mergeDefaultEvictionSettings = true\n[evictionHard]\n");
+    assert_eq!(merged.thresholds.len(), 5);
+    // Defaults filled in: no such line.
+    assert!(!config::effective_text(&load_ok("")).contains("no hard thresholds"));
 }
 
 #[test]

@@ -515,6 +515,101 @@ async fn another_writer_of_an_owned_condition_is_detected_without_a_write_war() 
     );
 }
 
+/// The MemoryPressure entry of a status PATCH body, if it carries one.
+fn sent_memory_pressure(body: &Value) -> Option<Value> {
+    body["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "MemoryPressure").cloned())
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_another_writer_is_detected_no_write_of_ours_touches_its_condition() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let pressure = Arc::new(AtomicBool::new(false));
+    let source = Switch(pressure.clone());
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(30),
+    );
+    let s2 = server.clone();
+    let h2 = health.clone();
+    // A node-problem-detector that re-patches MemoryPressure with its own reason every 20 s,
+    // as it does on a real node; the disk fills meanwhile, so another owned condition changes.
+    let npd = async move {
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        let mut detected_at = None;
+        for round in 0..8u32 {
+            s2.update_node_status_as("node-problem-detector", NODE, |node| {
+                let conds = node["status"]["conditions"]
+                    .as_array_mut()
+                    .expect("conditions");
+                for c in conds.iter_mut().filter(|c| c["type"] == "MemoryPressure") {
+                    c["status"] = json!("True");
+                    c["reason"] = json!("NPDMemoryPressure");
+                    c["message"] = json!(format!("round {round}"));
+                }
+            })
+            .expect("node-problem-detector's update");
+            for _ in 0..20 {
+                if detected_at.is_none()
+                    && h2
+                        .metrics
+                        .render(None)
+                        .contains("nodewarden_foreign_condition_writers 1")
+                {
+                    detected_at = Some(tokio::time::Instant::now());
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            if round == 3 {
+                pressure.store(true, Ordering::SeqCst);
+            }
+        }
+        detected_at
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(200));
+    let ((), detected_at) = tokio::join!(agent, npd);
+    let detected_at = detected_at.expect("the other writer was detected");
+
+    let after: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path == STATUS_PATH && r.at >= detected_at)
+        .map(|r| r.body_json())
+        .collect();
+    for body in &after {
+        let mine = sent_memory_pressure(body);
+        assert!(
+            mine.as_ref()
+                .is_none_or(|c| c.get("status").is_none() && c.get("reason").is_none()),
+            "a write after detection changes MemoryPressure: {body}"
+        );
+        // The documented choice: not even a heartbeat of ours on a condition we do not hold.
+        assert_eq!(mine, None, "MemoryPressure left out whole: {body}");
+    }
+    // The other owned conditions are still reported: the disk pressure at once, and the
+    // periodic reports go on (200 s with a 60 s report frequency).
+    let disk_true = after.iter().any(|b| {
+        b["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "DiskPressure" && c["status"] == "True")
+        })
+    });
+    assert!(
+        disk_true,
+        "DiskPressure=True reported after detection: {after:#?}"
+    );
+    assert!(after.len() >= 3, "reports go on: {after:#?}");
+    let node = server.node(NODE).expect("node");
+    let held = condition(&node, "MemoryPressure");
+    assert_eq!(held["status"], "True", "{held}");
+    assert_eq!(held["reason"], "NPDMemoryPressure", "{held}");
+    assert_eq!(condition(&node, "DiskPressure")["status"], "True");
+}
+
 #[tokio::test(start_paused = true)]
 async fn start_up_refuses_a_missing_node_and_denied_access_naming_verb_and_resource() {
     let health = Arc::new(Health::new(Duration::from_secs(30)));

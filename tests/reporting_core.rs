@@ -1,12 +1,16 @@
 //! The pure parts of connected mode: the taint plan (ours added/removed, others' untouched),
-//! capped backoff with jitter, and other-writer detection.
+//! capped backoff with jitter, other-writer detection, and what a report sends once another
+//! writer holds a condition.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime};
 
 use nodewarden::config::TaintSpec;
 use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::condition::{ConditionStatus, NodeCondition};
-use nodewarden::core::ownership::{ConditionManager, ObservedCondition, foreign_writers};
+use nodewarden::core::ownership::{
+    ConditionManager, ObservedCondition, foreign_writers, plan_report, record_write,
+};
 use nodewarden::core::taint::{Effect, Taint};
 use nodewarden::core::taint_plan::{missing_owned, plan_taints};
 use proptest::prelude::*;
@@ -245,6 +249,162 @@ fn our_own_writes_are_not_another_writer() {
         "nodewarden",
     );
     assert!(found.is_empty());
+}
+
+/// One of our conditions of `ty`, written at `heartbeat`, with the status flipping at `since`.
+fn cond(ty: &str, status: ConditionStatus, since: u64, heartbeat: u64) -> NodeCondition {
+    NodeCondition {
+        condition_type: ty.into(),
+        status,
+        reason: format!("{ty}Is{status}"),
+        message: String::new(),
+        last_heartbeat_time: SystemTime::UNIX_EPOCH + Duration::from_secs(heartbeat),
+        last_transition_time: SystemTime::UNIX_EPOCH + Duration::from_secs(since),
+    }
+}
+
+fn types(cs: &[NodeCondition]) -> Vec<&str> {
+    cs.iter().map(|c| c.condition_type.as_str()).collect()
+}
+
+#[test]
+fn a_condition_held_by_another_writer_is_never_sent_and_the_others_are() {
+    use ConditionStatus::{False, True};
+    const M: &str = "MemoryPressure";
+    const D: &str = "DiskPressure";
+    struct Case {
+        rule: &'static str,
+        desired: Vec<NodeCondition>,
+        written: Vec<NodeCondition>,
+        held: &'static [&'static str],
+        send: &'static [&'static str],
+        withheld: &'static [&'static str],
+        changed: bool,
+    }
+    let cases = [
+        Case {
+            rule: "no other writer: everything is sent, heartbeats alone are no change",
+            desired: vec![cond(M, False, 0, 20), cond(D, False, 0, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 10)],
+            held: &[],
+            send: &[M, D],
+            withheld: &[],
+            changed: false,
+        },
+        Case {
+            rule: "a held condition is left out whole, even when only its heartbeat moved",
+            desired: vec![cond(M, False, 0, 20), cond(D, False, 0, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 10)],
+            held: &[M],
+            send: &[D],
+            withheld: &[M],
+            changed: false,
+        },
+        Case {
+            rule: "our verdict on a held condition flipping is no change and is not sent",
+            desired: vec![cond(M, True, 15, 20), cond(D, False, 0, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 10)],
+            held: &[M],
+            send: &[D],
+            withheld: &[M],
+            changed: false,
+        },
+        Case {
+            rule: "another owned condition flipping is a change and is sent",
+            desired: vec![cond(M, False, 0, 20), cond(D, True, 15, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 10)],
+            held: &[M],
+            send: &[D],
+            withheld: &[M],
+            changed: true,
+        },
+        Case {
+            rule: "a condition never written is a change",
+            desired: vec![cond(M, False, 0, 20), cond(D, False, 0, 20)],
+            written: vec![],
+            held: &[],
+            send: &[M, D],
+            withheld: &[],
+            changed: true,
+        },
+        Case {
+            rule: "every condition held: nothing to send, no change",
+            desired: vec![cond(M, True, 15, 20), cond(D, True, 15, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 10)],
+            held: &[M, D],
+            send: &[],
+            withheld: &[M, D],
+            changed: false,
+        },
+        Case {
+            rule: "a condition released with our value unchanged needs no write",
+            desired: vec![cond(M, False, 0, 20), cond(D, False, 0, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 20)],
+            held: &[],
+            send: &[M, D],
+            withheld: &[],
+            changed: false,
+        },
+        Case {
+            rule: "a condition released after our verdict flipped is written at once",
+            desired: vec![cond(M, True, 15, 20), cond(D, False, 0, 20)],
+            written: vec![cond(M, False, 0, 10), cond(D, False, 0, 20)],
+            held: &[],
+            send: &[M, D],
+            withheld: &[],
+            changed: true,
+        },
+    ];
+    for c in cases {
+        let held: BTreeSet<String> = c.held.iter().map(|h| h.to_string()).collect();
+        let plan = plan_report(&c.desired, &c.written, &held);
+        assert_eq!(types(&plan.send), c.send, "{}", c.rule);
+        assert_eq!(plan.withheld, c.withheld, "{}", c.rule);
+        assert_eq!(plan.changed, c.changed, "{}", c.rule);
+        for sent in &plan.send {
+            assert!(c.desired.contains(sent), "{}: sent as desired", c.rule);
+        }
+    }
+}
+
+#[test]
+fn a_withheld_condition_keeps_the_value_we_last_wrote_for_detection() {
+    use ConditionStatus::{False, True};
+    let before = vec![
+        cond("MemoryPressure", False, 0, 10),
+        cond("DiskPressure", False, 0, 10),
+    ];
+    let sent = vec![cond("DiskPressure", True, 15, 20)];
+    let after = record_write(&before, &sent);
+    assert_eq!(
+        after,
+        vec![
+            cond("DiskPressure", True, 15, 20),
+            cond("MemoryPressure", False, 0, 10)
+        ]
+    );
+    // So the other writer's value, newer than our last write of it, still shows it.
+    let found = foreign_writers(
+        &after,
+        &[ObservedCondition {
+            condition_type: "MemoryPressure".into(),
+            status: "True".into(),
+            reason: "NPDMemoryPressure".into(),
+            last_heartbeat_time: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(30)),
+        }],
+        &[],
+        "nodewarden",
+    );
+    assert_eq!(types_of(&found), ["MemoryPressure"]);
+    assert_eq!(
+        record_write(&[], &sent),
+        sent,
+        "a first write is what was sent"
+    );
+}
+
+fn types_of(found: &[nodewarden::core::ownership::ForeignWriter]) -> Vec<&str> {
+    found.iter().map(|f| f.condition_type.as_str()).collect()
 }
 
 #[path = "support/switch.rs"]

@@ -6,7 +6,8 @@
 //! - Taints: reconciled at start, whenever the desired set changes, and whenever the Node watch
 //!   shows an owned taint missing while its condition holds (a `kubectl taint` racing us).
 //! - Events: one per condition transition, kept in order while the API is unreachable.
-//! - Another writer of an owned condition is reported once per change, never fought.
+//! - Another writer of an owned condition is reported once per change, never fought: while it
+//!   holds the condition, our reports leave that condition out (`ownership::plan_report`).
 //!
 //! Failures back off exponentially with jitter, capped so that work resumes within one
 //! renew interval after the API returns.
@@ -27,7 +28,7 @@ use crate::api::reachability::Reachability;
 use crate::api::{ApiError, FIELD_MANAGER};
 use crate::config::TaintSpec;
 use crate::core::backoff::{Backoff, Jitter};
-use crate::core::condition::{self, NodeCondition};
+use crate::core::condition::NodeCondition;
 use crate::core::contact::Request;
 use crate::core::ownership::{self, ConditionManager, ForeignWriter, ObservedCondition};
 use crate::core::taint_plan;
@@ -76,6 +77,7 @@ pub async fn run(
     let node = settings.node.clone();
     let mut jitter = Jitter::new(seed());
     let mut latest: Option<Arc<Snapshot>> = None;
+    // Our conditions as we last wrote them (a withheld one keeps its last written value).
     let mut last_written: Option<Vec<NodeCondition>> = None;
     let mut last_report: Option<Instant> = None;
     let mut status_dirty = false;
@@ -103,10 +105,7 @@ pub async fn run(
                 if changed.is_err() { return; }
                 let snap = inputs.snapshots.borrow_and_update().clone();
                 if let Some(snap) = snap {
-                    let changed = last_written
-                        .as_ref()
-                        .is_none_or(|w| condition::changed_ignoring_heartbeat(w, &snap.conditions));
-                    status_dirty |= changed;
+                    status_dirty |= plan(&snap, last_written.as_deref(), &foreign).changed;
                     if taints_written.as_ref() != Some(&snap.desired_taints) {
                         taints_dirty = true;
                     }
@@ -149,6 +148,9 @@ pub async fn run(
                         report_foreign(&node, &foreign, &found);
                         health.metrics.record_foreign_writers(found.len());
                         foreign = found.into_iter().collect();
+                        // A condition another writer let go of is ours again: written at once
+                        // if the server holds something else than our current value.
+                        status_dirty |= plan(snap, Some(w), &foreign).changed;
                     }
                 }
             }
@@ -190,16 +192,22 @@ pub async fn run(
         };
         let mut failure: Option<ApiError> = None;
 
+        let report = plan(&snap, last_written.as_deref(), &foreign);
+        if status_dirty && report.send.is_empty() {
+            // Another writer holds every condition we own: there is nothing of ours to send.
+            status_dirty = false;
+            last_report = Some(Instant::now());
+        }
         if status_dirty {
             // Only heartbeats moved since our last write, and the server still holds every one
-            // of our conditions as we wrote it: send the heartbeats alone.
-            let heartbeat_only = last_written.as_ref().is_some_and(|w| {
-                !condition::changed_ignoring_heartbeat(w, &snap.conditions)
-                    && seen_node.as_deref().is_some_and(|n| server_holds(n, w))
-            });
+            // of the conditions we send as we wrote it: send the heartbeats alone.
+            let heartbeat_only = last_written.is_some()
+                && !report.changed
+                && seen_node
+                    .as_deref()
+                    .is_some_and(|n| server_holds(n, &report.send));
             let sent = Instant::now();
-            let result =
-                node::patch_conditions(&nodes, &node, &snap.conditions, heartbeat_only).await;
+            let result = node::patch_conditions(&nodes, &node, &report.send, heartbeat_only).await;
             note(&reach, &health, &result, Request::OwnWrite, sent);
             match result {
                 Ok(written) => {
@@ -213,7 +221,10 @@ pub async fn run(
                     seen_node = Some(Arc::new(written));
                     status_dirty = false;
                     last_report = Some(Instant::now());
-                    last_written = Some(snap.conditions.clone());
+                    last_written = Some(ownership::record_write(
+                        last_written.as_deref().unwrap_or_default(),
+                        &report.send,
+                    ));
                 }
                 Err(e) => failure = Some(e),
             }
@@ -344,6 +355,16 @@ fn seed() -> u64 {
     t ^ (u64::from(std::process::id()) << 32)
 }
 
+/// What a report of this snapshot sends, leaving out the conditions another writer holds.
+fn plan(
+    snap: &Snapshot,
+    written: Option<&[NodeCondition]>,
+    foreign: &BTreeSet<ForeignWriter>,
+) -> ownership::ConditionReport {
+    let held: BTreeSet<String> = foreign.iter().map(|f| f.condition_type.clone()).collect();
+    ownership::plan_report(&snap.conditions, written.unwrap_or_default(), &held)
+}
+
 /// Whether the Node holds each of `ours` with the status, reason and message we wrote.
 fn server_holds(n: &Node, ours: &[NodeCondition]) -> bool {
     let held = n.status.as_ref().and_then(|s| s.conditions.as_ref());
@@ -433,14 +454,16 @@ fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWr
         log::warn!(
             node = node, condition = f.condition_type.as_str(), writer = who;
             "another writer ({who}) also writes condition {} that nodewarden owns{observed}; \
-             not fighting it — give nodewarden's conditions distinct types on nodes that run a kubelet",
+             not fighting it: nodewarden stops writing this condition (status, reason and \
+             heartbeat) while the other writer holds it — give nodewarden's conditions distinct \
+             types on nodes that run a kubelet",
             f.condition_type
         );
     }
     for f in before.iter().filter(|f| !now_keys.contains(&key(f))) {
         log::info!(
             node = node, condition = f.condition_type.as_str();
-            "condition {} no longer shows another writer", f.condition_type
+            "condition {} no longer shows another writer; nodewarden writes it again", f.condition_type
         );
     }
 }

@@ -232,6 +232,15 @@ pub fn effective_text(config: &Config) -> String {
     if config.thresholds.is_empty() {
         let _ = writeln!(out, "  (none)");
     }
+    // Absent, evictionHard gets the defaults; so no hard threshold means it is present and sets
+    // none (an empty table, or every signal at "0%"), which the kubelet reads the same way.
+    if !config.thresholds.iter().any(|t| !t.soft) {
+        let _ = writeln!(
+            out,
+            "  (no hard thresholds: evictionHard is present but sets none; the kubelet's \
+             defaults apply only when evictionHard is absent)"
+        );
+    }
     for t in &config.thresholds {
         let kind = if t.soft { "soft" } else { "hard" };
         let _ = write!(out, "  {kind} {} < {}", t.signal, t.value);

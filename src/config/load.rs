@@ -439,8 +439,23 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                         }
                     }
                     if map == ThresholdMap::EvictionHard {
-                        // SEMANTICS §7.3: an empty table counts as unset.
-                        eviction.hard_set = !table.is_empty();
+                        // The kubelet fills its defaults only when evictionHard is absent (nil);
+                        // an explicit empty map is "no hard thresholds". SEMANTICS §7.3 reads
+                        // YAML `{}` as unset because of `omitempty`, but that tag only drops an
+                        // empty map when one is encoded, and TOML has no such thing: an empty
+                        // `[evictionHard]` was written on purpose, so it is kept as written,
+                        // and said so, because commenting out every line leaves one behind.
+                        eviction.hard_set = true;
+                        if table.is_empty() {
+                            w.warn(
+                                Some(&key.span()),
+                                &path,
+                                "an empty [evictionHard] table means no hard eviction thresholds, \
+                                 as an empty evictionHard does for the kubelet (its defaults apply \
+                                 only when evictionHard is absent); remove the table to get the \
+                                 defaults, or set mergeDefaultEvictionSettings = true",
+                            );
+                        }
                     }
                 }
             }

@@ -144,8 +144,10 @@ pub struct EvictionInput {
     pub soft: Vec<(String, String)>,
     pub soft_grace_period: Vec<(String, String)>,
     pub minimum_reclaim: Vec<(String, String)>,
-    /// Whether `evictionHard` was present and non-empty. An empty table counts as unset, like
-    /// YAML `{}` with `omitempty` upstream. A non-empty `hard` also counts as set.
+    /// Whether `evictionHard` was present, even as an empty table: the kubelet fills its defaults
+    /// only when the map is absent (nil), so an explicit empty one means no hard thresholds. (TOML
+    /// has no `omitempty`: an empty table is written, not omitted; see the note on SEMANTICS
+    /// §7.3 in `config::load`.) A non-empty `hard` also counts as set.
     pub hard_set: bool,
     /// `mergeDefaultEvictionSettings`.
     pub merge_defaults: bool,
@@ -632,12 +634,27 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_eviction_hard_counts_as_unset() {
+    fn an_absent_eviction_hard_gets_the_defaults() {
         let input = EvictionInput {
             hard_set: false,
             ..EvictionInput::default()
         };
         assert_eq!(parse_ok(&input).thresholds.len(), 5);
+    }
+
+    #[test]
+    fn a_present_but_empty_eviction_hard_has_no_hard_thresholds_unless_merging() {
+        let input = EvictionInput {
+            hard_set: true,
+            ..EvictionInput::default()
+        };
+        assert_eq!(parse_ok(&input).thresholds, vec![]);
+        let merged = EvictionInput {
+            hard_set: true,
+            merge_defaults: true,
+            ..EvictionInput::default()
+        };
+        assert_eq!(parse_ok(&merged).thresholds.len(), 5);
     }
 
     #[test]
