@@ -36,10 +36,10 @@ pub const STATE_FILE: &str = "state.json";
 /// storage of edge nodes for nothing. `load` takes the later of the two.
 pub const CONTACT_FILE: &str = "last-contact";
 /// The format version this build writes.
-pub const VERSION: u32 = 2;
-/// Older versions this build reads: version 1 lacks the Node and the pods' resources, which
-/// then read as empty (nothing the fence needs is missing).
-const READS: [u32; 2] = [1, VERSION];
+pub const VERSION: u32 = 3;
+/// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
+/// the conditions as decided; both then read as empty (nothing the fence needs is missing).
+const READS: [u32; 3] = [1, 2, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,6 +60,12 @@ pub struct State {
     /// the fence's own.
     #[serde(default)]
     pub condition_events: Vec<StoredEvent>,
+    /// Our conditions as the sampling loop last decided them (since version 3), written before
+    /// the reporter sends a change: a restart resumes from them where the Node as last seen does
+    /// not show them yet, so a decision made just before a crash is not made (and announced)
+    /// twice.
+    #[serde(default)]
+    pub decided: Vec<StoredCondition>,
 }
 
 /// What `status` shows of the Node: every condition (ours and others'), every taint, allocatable.
@@ -133,6 +139,17 @@ pub struct StoredEvent {
 }
 
 impl StoredCondition {
+    /// A decided condition, with its transition time to the nanosecond.
+    pub fn from_condition(c: &NodeCondition) -> StoredCondition {
+        StoredCondition {
+            type_: c.condition_type.clone(),
+            status: c.status.as_str().to_string(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+            last_transition_time: Some(format_time(c.last_transition_time)),
+        }
+    }
+
     /// As the decisions hold it; `None` for a status or time this build does not read. The
     /// heartbeat (not stored) is the transition time until the next decision sets it.
     pub fn to_condition(&self) -> Option<NodeCondition> {
@@ -500,6 +517,7 @@ mod tests {
             pending_events: vec![],
             node_status: None,
             condition_events: vec![],
+            decided: vec![],
         };
         let bytes = serde_json::to_vec_pretty(&state).expect("encode");
         assert_eq!(version_in_head(&bytes[..32]), Some(VERSION));

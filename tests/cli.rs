@@ -457,6 +457,7 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
             pending_events: vec![],
             node_status: Some(node_status),
             condition_events: vec![],
+            decided: vec![],
         },
     )
     .expect("save state");

@@ -77,6 +77,13 @@ fn sample_state() -> State {
             warning: false,
             at: "2027-01-15T08:01:00.000000001Z".into(),
         }],
+        decided: vec![StoredCondition {
+            type_: "DiskPressure".into(),
+            status: "False".into(),
+            reason: "KubeletHasNoDiskPressure".into(),
+            message: "kubelet has no disk pressure".into(),
+            last_transition_time: Some("2027-01-15T08:01:00.000000001Z".into()),
+        }],
     }
 }
 

@@ -157,18 +157,31 @@ pub async fn run<S: Source>(
         .flat_map(|s| &s.condition_events)
         .filter_map(crate::state::StoredEvent::to_pending)
         .collect();
-    let (queue_tx, queue_rx) = watch::channel(held.clone());
-    let resume_from: Vec<NodeCondition> = persisted
-        .iter()
-        .flat_map(|s| s.node_status.iter())
-        .flat_map(|n| &n.conditions)
-        .filter_map(crate::state::StoredCondition::to_condition)
-        .collect();
+    let conditions = |stored: &mut dyn Iterator<Item = &crate::state::StoredCondition>| {
+        stored
+            .filter_map(crate::state::StoredCondition::to_condition)
+            .collect::<Vec<NodeCondition>>()
+    };
+    let seen = conditions(
+        &mut persisted
+            .iter()
+            .flat_map(|s| s.node_status.iter())
+            .flat_map(|n| &n.conditions),
+    );
+    let decided = conditions(&mut persisted.iter().flat_map(|s| &s.decided));
+    let resume_from = crate::core::condition::resume_point(&seen, &decided);
+    let (journal_tx, journal_rx) = watch::channel(reporter::Journal {
+        generation: 0,
+        events: held.clone(),
+        decided,
+    });
+    let (durable_tx, durable_rx) = watch::channel(0u64);
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
     {
         let inputs = fence::FenceInputs {
             persisted,
-            condition_events: queue_rx,
+            journal: journal_rx,
+            durable: durable_tx,
             pods: views.pods.clone(),
             pods_changed: views.pods_changed.clone(),
             node: node_rx.clone(),
@@ -221,7 +234,8 @@ pub async fn run<S: Source>(
         node: node_rx,
         events: event_rx,
         held,
-        queue: queue_tx,
+        journal: journal_tx,
+        durable: durable_rx,
     };
     {
         let (reach, health) = (reach.clone(), health.clone());

@@ -23,6 +23,7 @@ use kube::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 
+use crate::agent::reporter::Journal;
 use crate::agent::snapshot;
 use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
@@ -35,7 +36,7 @@ use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
 use crate::core::taint::{Effect, Operator, Toleration};
 use crate::observe::http::Health;
-use crate::state::{self, Loaded, State, StoredEvent, StoredNode, StoredPod};
+use crate::state::{self, Loaded, State, StoredCondition, StoredEvent, StoredNode, StoredPod};
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
 /// How often the fence wakes: deadlines are met within this (plus scheduling).
@@ -176,8 +177,12 @@ pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
 pub struct FenceInputs {
     /// What `load_state` found.
     pub persisted: Option<State>,
-    /// The reporter's undelivered condition Events, kept in the state file with the fence's.
-    pub condition_events: watch::Receiver<Vec<PendingEvent>>,
+    /// The reporter's undelivered condition Events and our conditions as decided, kept in the
+    /// state file with the fence's Events.
+    pub journal: watch::Receiver<Journal>,
+    /// The journal generation last written, for the reporter, which writes nothing to the API
+    /// server before the journal that announces it is on disk.
+    pub durable: watch::Sender<u64>,
     pub pods: Store<Pod>,
     /// Bumped on every change of the pod store: the pods are converted again only then.
     pub pods_changed: watch::Receiver<u64>,
@@ -255,6 +260,13 @@ pub async fn run(
         .as_ref()
         .map(|s| s.condition_events.clone())
         .unwrap_or_default();
+    let mut decided: Vec<StoredCondition> = persisted
+        .as_ref()
+        .map(|s| s.decided.clone())
+        .unwrap_or_default();
+    // The reporter's journal generation last written (or attempted: a failing disk must not stop
+    // reporting), acknowledged through `inputs.durable`.
+    let mut journal_gen = inputs.journal.borrow().generation;
     let mut fence = Fence::new();
     let mut fenced_uids: BTreeSet<String> = persisted
         .as_ref()
@@ -285,13 +297,19 @@ pub async fn run(
         let now = moment();
         let (now_mono, now_wall) = (now.mono, now.wall);
 
-        if inputs.condition_events.has_changed().unwrap_or(false) {
-            condition_events = inputs
-                .condition_events
-                .borrow_and_update()
+        if inputs.journal.has_changed().unwrap_or(false) {
+            let journal = inputs.journal.borrow_and_update();
+            condition_events = journal
+                .events
                 .iter()
                 .map(StoredEvent::from_pending)
                 .collect();
+            decided = journal
+                .decided
+                .iter()
+                .map(StoredCondition::from_condition)
+                .collect();
+            journal_gen = journal.generation;
             dirty = true;
         }
         // Last contact: our latest stored write, or the latest Ready heartbeat seen.
@@ -416,9 +434,16 @@ pub async fn run(
                         stored_pods(&pods, &resources),
                         node_status.as_ref(),
                         &fenced_uids,
-                        [&pending_events, &condition_events],
+                        Held {
+                            fence_events: &pending_events,
+                            condition_events: &condition_events,
+                            decided: &decided,
+                        },
                     ),
                 );
+                inputs
+                    .durable
+                    .send_if_modified(|g| std::mem::replace(g, journal_gen) != journal_gen);
                 // The full state carries the contact too.
                 contact_dirty = dirty;
                 last_persist = Some(tokio::time::Instant::now());
@@ -546,9 +571,16 @@ pub async fn run(
                     stored_pods(&pods, &resources),
                     node_status.as_ref(),
                     &fenced_uids,
-                    [&pending_events, &condition_events],
+                    Held {
+                        fence_events: &pending_events,
+                        condition_events: &condition_events,
+                        decided: &decided,
+                    },
                 ),
             );
+            inputs
+                .durable
+                .send_if_modified(|g| std::mem::replace(g, journal_gen) != journal_gen);
             contact_dirty = dirty;
             last_persist = Some(tokio::time::Instant::now());
             if !dirty {
@@ -644,6 +676,13 @@ impl WriteErrors {
     }
 }
 
+/// What the state keeps for later delivery and for the decisions to resume from.
+struct Held<'a> {
+    fence_events: &'a [StoredEvent],
+    condition_events: &'a [StoredEvent],
+    decided: &'a [StoredCondition],
+}
+
 /// Writes the durable state.
 fn persist(
     dir: &std::path::Path,
@@ -652,7 +691,7 @@ fn persist(
     pods: Vec<StoredPod>,
     node_status: Option<&StoredNode>,
     fenced: &BTreeSet<String>,
-    [pending_events, condition_events]: [&[StoredEvent]; 2],
+    held: Held<'_>,
 ) -> Result<(), state::StateError> {
     let s = State {
         version: state::VERSION,
@@ -660,9 +699,10 @@ fn persist(
         last_contact: last_contact.map(state::format_time),
         pods,
         fenced: fenced.iter().cloned().collect(),
-        pending_events: pending_events.to_vec(),
+        pending_events: held.fence_events.to_vec(),
         node_status: node_status.cloned(),
-        condition_events: condition_events.to_vec(),
+        condition_events: held.condition_events.to_vec(),
+        decided: held.decided.to_vec(),
     };
     state::save(dir, &s)
 }

@@ -28,7 +28,7 @@ use crate::api::reachability::Reachability;
 use crate::api::{ApiError, FIELD_MANAGER};
 use crate::config::TaintSpec;
 use crate::core::backoff::{Backoff, Jitter};
-use crate::core::condition::NodeCondition;
+use crate::core::condition::{self, NodeCondition};
 use crate::core::contact::Request;
 use crate::core::ownership::{self, ConditionManager, ForeignWriter, ObservedCondition};
 use crate::core::taint_plan;
@@ -56,8 +56,22 @@ pub struct ReporterInputs {
     pub events: mpsc::UnboundedReceiver<PendingEvent>,
     /// Events a previous run could not deliver (from the state directory), sent first.
     pub held: Vec<PendingEvent>,
-    /// The queue of undelivered events after every change, for the state directory.
-    pub queue: watch::Sender<Vec<PendingEvent>>,
+    /// The journal after every change, for the state directory.
+    pub journal: watch::Sender<Journal>,
+    /// The journal generation the state directory holds: nothing is written to the API server
+    /// before the journal entry that announces it is on disk.
+    pub durable: watch::Receiver<u64>,
+}
+
+/// What must be on disk before the reporter writes to the API server: the Events not yet
+/// delivered and our conditions as decided. A SIGKILL between a write and its record would
+/// otherwise make the restarted agent decide (and announce) the same transition again, with a
+/// new time and so a second Event under another name. `generation` grows with every change.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Journal {
+    pub generation: u64,
+    pub events: Vec<PendingEvent>,
+    pub decided: Vec<NodeCondition>,
 }
 
 /// The Node's UID, once known (for owner references and event objects).
@@ -105,6 +119,16 @@ pub async fn run(
                 if changed.is_err() { return; }
                 let snap = inputs.snapshots.borrow_and_update().clone();
                 if let Some(snap) = snap {
+                    // A cycle sends its transitions' Events before its conditions: both go into
+                    // the same journal entry, so neither reaches the disk (or the API) alone.
+                    while let Ok(ev) = inputs.events.try_recv() {
+                        enqueue(&node, &mut pending, ev, &mut dropped_events);
+                        queue_changed = true;
+                    }
+                    let decided = &inputs.journal.borrow().decided;
+                    if condition::changed_ignoring_heartbeat(decided, &snap.conditions) {
+                        queue_changed = true;
+                    }
                     status_dirty |= plan(&snap, last_written.as_deref(), &foreign).changed;
                     if taints_written.as_ref() != Some(&snap.desired_taints) {
                         taints_dirty = true;
@@ -155,14 +179,7 @@ pub async fn run(
                 }
             }
             Some(ev) = inputs.events.recv() => {
-                if pending.len() >= MAX_PENDING_EVENTS {
-                    pending.pop_front();
-                    dropped_events += 1;
-                    if dropped_events == 1 || dropped_events.is_power_of_two() {
-                        log::warn!(node = node.as_str(); "{dropped_events} event(s) dropped: more than {MAX_PENDING_EVENTS} waiting for the API server");
-                    }
-                }
-                pending.push_back(ev);
+                enqueue(&node, &mut pending, ev, &mut dropped_events);
                 queue_changed = true;
             }
             _ = sleep_until_opt(report_due_at), if report_due_at.is_some() && !status_dirty => {
@@ -170,6 +187,10 @@ pub async fn run(
             }
             _ = sleep_until_opt(retry_at), if retry_at.is_some() => {
                 retry_at = None;
+            }
+            changed = inputs.durable.changed() => {
+                // The journal reached the disk: what waited for it may be written now.
+                if changed.is_err() { return; }
             }
             changed = reach_changes.changed() => {
                 // The API server answers again (another task saw it): retry now rather than
@@ -183,13 +204,22 @@ pub async fn run(
             }
         }
         // Before any backoff: an event queued while cut off reaches the state directory now.
-        publish(&inputs.queue, &pending, &mut queue_changed);
+        publish(
+            &inputs.journal,
+            &pending,
+            latest.as_deref(),
+            &mut queue_changed,
+        );
         if retry_at.is_some() {
             continue;
         }
         let Some(snap) = latest.clone() else {
             continue;
         };
+        if *inputs.durable.borrow_and_update() < inputs.journal.borrow().generation {
+            // Written ahead: wait until the state directory holds what we are about to send.
+            continue;
+        }
         let mut failure: Option<ApiError> = None;
 
         let report = plan(&snap, last_written.as_deref(), &foreign);
@@ -294,7 +324,12 @@ pub async fn run(
                 Err(e) => failure = Some(e),
             }
         }
-        publish(&inputs.queue, &pending, &mut queue_changed);
+        publish(
+            &inputs.journal,
+            &pending,
+            latest.as_deref(),
+            &mut queue_changed,
+        );
         match failure {
             None => attempt = 0,
             Some(e) => {
@@ -317,14 +352,34 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-/// Hands the event queue to the state directory's writer when it changed.
+/// Queues one Event, dropping the oldest beyond [`MAX_PENDING_EVENTS`].
+fn enqueue(node: &str, pending: &mut VecDeque<PendingEvent>, ev: PendingEvent, dropped: &mut u64) {
+    if pending.len() >= MAX_PENDING_EVENTS {
+        pending.pop_front();
+        *dropped += 1;
+        if *dropped == 1 || dropped.is_power_of_two() {
+            log::warn!(node = node; "{dropped} event(s) dropped: more than {MAX_PENDING_EVENTS} waiting for the API server");
+        }
+    }
+    pending.push_back(ev);
+}
+
+/// Hands the journal (the event queue, our conditions as decided) to the state directory's
+/// writer when it changed.
 fn publish(
-    queue: &watch::Sender<Vec<PendingEvent>>,
+    journal: &watch::Sender<Journal>,
     pending: &VecDeque<PendingEvent>,
+    latest: Option<&Snapshot>,
     changed: &mut bool,
 ) {
     if std::mem::take(changed) {
-        queue.send_replace(pending.iter().cloned().collect());
+        journal.send_modify(|j| {
+            j.generation += 1;
+            j.events = pending.iter().cloned().collect();
+            if let Some(snap) = latest {
+                j.decided.clone_from(&snap.conditions);
+            }
+        });
     }
 }
 

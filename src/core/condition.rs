@@ -135,6 +135,31 @@ pub fn update_conditions(
     (out, transitions)
 }
 
+/// Where a restart resumes its decisions (SEMANTICS §6.3: the kubelet compares with the stored
+/// Node): the Node's conditions as last seen, except where our own decision of a condition is
+/// newer than what the Node showed — a transition decided just before the restart, which the
+/// Node may or may not have received. Resuming from that decision means it is neither made nor
+/// announced a second time; a later change by someone else (the controller's Unknown) keeps its
+/// place, as its transition time is the later one.
+pub fn resume_point(seen: &[NodeCondition], decided: &[NodeCondition]) -> Vec<NodeCondition> {
+    let mut out: Vec<NodeCondition> = seen.to_vec();
+    for d in decided {
+        match out
+            .iter_mut()
+            .find(|c| c.condition_type == d.condition_type)
+        {
+            Some(c) => {
+                let same = c.status == d.status && c.reason == d.reason && c.message == d.message;
+                if !same && d.last_transition_time > c.last_transition_time {
+                    *c = d.clone();
+                }
+            }
+            None => out.push(d.clone()),
+        }
+    }
+    out
+}
+
 /// Whether two condition lists differ in anything but heartbeat times: the kubelet's "changed"
 /// test that decides an immediate report (SEMANTICS §6.2 step 4).
 pub fn changed_ignoring_heartbeat(a: &[NodeCondition], b: &[NodeCondition]) -> bool {
@@ -205,5 +230,76 @@ pub fn report_due(
     match last_report {
         None => true,
         Some(last) => changed || now.saturating_sub(last) >= report_frequency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn c(ty: &str, status: ConditionStatus, reason: &str, at_secs: u64) -> NodeCondition {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(at_secs);
+        NodeCondition {
+            condition_type: ty.into(),
+            status,
+            reason: reason.into(),
+            message: format!("{reason} message"),
+            last_heartbeat_time: at,
+            last_transition_time: at,
+        }
+    }
+
+    use ConditionStatus::{False, True, Unknown};
+
+    #[test]
+    fn a_restart_resumes_from_the_newer_of_the_node_as_seen_and_our_own_decision() {
+        let seen_false = c("MemoryPressure", False, "Sufficient", 100);
+        let decided_true = c("MemoryPressure", True, "Insufficient", 200);
+        type Case = (
+            &'static str,
+            Vec<NodeCondition>,
+            Vec<NodeCondition>,
+            Vec<NodeCondition>,
+        );
+        let cases: [Case; 5] = [
+            (
+                "a transition decided after the Node was last seen is resumed from",
+                vec![seen_false.clone()],
+                vec![decided_true.clone()],
+                vec![decided_true.clone()],
+            ),
+            (
+                "the controller's later Unknown keeps its place",
+                vec![c("MemoryPressure", Unknown, "NodeStatusUnknown", 300)],
+                vec![decided_true.clone()],
+                vec![c("MemoryPressure", Unknown, "NodeStatusUnknown", 300)],
+            ),
+            (
+                "the same condition as seen keeps the Node's (second-precision) time",
+                vec![c("MemoryPressure", True, "Insufficient", 200)],
+                vec![NodeCondition {
+                    last_transition_time: decided_true.last_transition_time
+                        + Duration::from_millis(400),
+                    ..decided_true.clone()
+                }],
+                vec![c("MemoryPressure", True, "Insufficient", 200)],
+            ),
+            (
+                "a decided condition the Node never showed is resumed from",
+                vec![],
+                vec![decided_true.clone()],
+                vec![decided_true.clone()],
+            ),
+            (
+                "nothing decided: the Node as seen",
+                vec![seen_false.clone()],
+                vec![],
+                vec![seen_false.clone()],
+            ),
+        ];
+        for (rule, seen, decided, want) in cases {
+            assert_eq!(resume_point(&seen, &decided), want, "{rule}");
+        }
     }
 }
