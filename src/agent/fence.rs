@@ -279,7 +279,9 @@ pub async fn run(
     let mut cut_off_since: Option<SystemTime> = None;
     let mut last_persist: Option<tokio::time::Instant> = None;
     let mut last_contact_write: Option<tokio::time::Instant> = None;
-    let mut write_errors = WriteErrors::default();
+    // One record per distinct failure of each file (a nearly full disk may take the small
+    // contact file and refuse the state).
+    let (mut write_errors, mut contact_errors) = (WriteErrors::default(), WriteErrors::default());
     let mut last_sweep = tokio::time::Instant::now();
     let mut dirty = true;
     // Only the last contact moved: written to its own small file.
@@ -590,7 +592,7 @@ pub async fn run(
             && last_contact_write.is_none_or(|t| t.elapsed() >= contact_every)
             && let Some(contact) = last_contact_wall
         {
-            contact_dirty = !write_errors.note(&node, state::save_contact(&dir, contact));
+            contact_dirty = !contact_errors.note(&node, state::save_contact(&dir, contact));
             last_contact_write = Some(tokio::time::Instant::now());
         }
     }
@@ -647,11 +649,12 @@ fn stored_pods(pods: &[FencePod], resources: &BTreeMap<String, Effective>) -> Ve
         .collect()
 }
 
-/// Reports failed state writes once per distinct error, and the first success after them: a
-/// full or read-only disk must not flood the journal from a 50 ms loop.
+/// Reports failed state writes once per distinct error in a run of failures, and the first
+/// success after them: a full or read-only disk must not flood the journal from a 50 ms loop
+/// (one per file written).
 #[derive(Default)]
 struct WriteErrors {
-    last: Option<String>,
+    seen: BTreeSet<String>,
 }
 
 impl WriteErrors {
@@ -659,16 +662,18 @@ impl WriteErrors {
     fn note(&mut self, node: &str, result: Result<(), state::StateError>) -> bool {
         match result {
             Ok(()) => {
-                if let Some(was) = self.last.take() {
-                    log::info!(node = node; "state written again (the last failure was: {was})");
+                if !self.seen.is_empty() {
+                    let failures = std::mem::take(&mut self.seen);
+                    let was = failures.into_iter().collect::<Vec<_>>().join("; ");
+                    log::info!(node = node; "state written again (after: {was})");
                 }
                 true
             }
             Err(e) => {
                 let msg = e.to_string();
-                if self.last.as_deref() != Some(msg.as_str()) {
+                if !self.seen.contains(&msg) {
                     log::error!(node = node, error = msg.as_str(); "{msg}; the fence goes on from memory and retries");
-                    self.last = Some(msg);
+                    self.seen.insert(msg);
                 }
                 false
             }

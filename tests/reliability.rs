@@ -1,0 +1,315 @@
+//! The reliability suite (issue 10), with real parts: the real binary against the API test server
+//! on loopback, real tmpfs mounts.
+//!
+//! - Crashes at any instant: SIGKILLs at pseudo-random moments around condition transitions, each
+//!   followed by a restart. Whatever the instant, every transition is announced by exactly one
+//!   Event: none twice (a restart re-deciding a transition it had already reported, under a new
+//!   name), none lost.
+//! - A full, then read-only, state directory: reporting and the heartbeat go on from memory, each
+//!   failure is logged once, and the state is written again as soon as it can be.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::apiserver::ApiServer;
+use support::{Agent, Tmpfs, free_port, is_root, require, write_config};
+
+const NODE: &str = "n1";
+
+/// A small deterministic generator: the same instants on every run, spread over the window.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next_below(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % bound
+    }
+}
+
+/// The Events about our Node in the order they were made: by the creation instant encoded in
+/// the name (`<node>.<hex nanoseconds>.<digest>`), which the agent derives from the transition.
+fn events_in_order(server: &ApiServer) -> Vec<(u128, String)> {
+    let mut out: Vec<(u128, String)> = server
+        .events()
+        .iter()
+        .filter_map(|e: &Value| {
+            let name = e["metadata"]["name"].as_str()?;
+            let nanos = u128::from_str_radix(name.split('.').nth(1)?, 16).ok()?;
+            Some((nanos, e["reason"].as_str()?.to_string()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn disk_status(server: &ApiServer) -> Option<String> {
+    let node = server.node(NODE)?;
+    node["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "DiskPressure")
+        .and_then(|c| c["status"].as_str())
+        .map(str::to_string)
+}
+
+#[tokio::test]
+async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant() {
+    if !require(is_root(), "root (to mount a tmpfs)") {
+        return;
+    }
+    let server = ApiServer::new();
+    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = lb.write_kubeconfig(dir.path());
+    let fs = Tmpfs::mount("8m", 4096);
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             stateDirectory = \"{state}\"\nnodefsPath = \"{p}\"\nimagefsPath = \"{p}\"\n\
+             nodeStatusUpdateFrequency = \"200ms\"\nevictionPressureTransitionPeriod = \"0s\"\n\
+             [evictionHard]\n\"nodefs.available\" = \"50%\"\n\
+             [logging]\ntarget = \"stderr\"\n",
+            kc = kubeconfig.display(),
+            port = free_port(),
+            state = dir.path().join("state").display(),
+            p = fs.path().display()
+        ),
+    );
+    let fill = fs.path().join("fill");
+    let mut rng = Lcg(0x6e6f_6465_7761_7264);
+    let mut pressure = false;
+    let rounds = 16;
+    let started = Instant::now();
+    for round in 0..rounds {
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "round {round}: the suite ran out of time"
+        );
+        let config = config.clone();
+        let mut agent = tokio::task::spawn_blocking(move || {
+            let mut a = Agent::start(&config, &[]);
+            a.wait_for(&["starting connected"], Duration::from_secs(15))
+                .unwrap_or_else(|| panic!("agent never started:\n{}", a.dump()));
+            a
+        })
+        .await
+        .expect("start agent");
+        // Half the rounds flip the pressure at once (the kill lands around the decision, the
+        // Event, the status write and the state write), half let the start-up settle first.
+        if round % 2 == 1 {
+            tokio::time::sleep(Duration::from_millis(rng.next_below(800))).await;
+        }
+        pressure = !pressure;
+        if pressure {
+            std::fs::write(&fill, vec![0u8; 6 << 20]).expect("fill tmpfs");
+        } else {
+            std::fs::remove_file(&fill).expect("free tmpfs");
+        }
+        tokio::time::sleep(Duration::from_millis(rng.next_below(700))).await;
+        agent.kill_hard();
+    }
+    // A last run sees the final state through and stops cleanly.
+    let mut agent = Agent::start(&config, &[]);
+    let want = if pressure { "True" } else { "False" };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while disk_status(&server).as_deref() != Some(want) {
+        assert!(
+            Instant::now() < deadline,
+            "DiskPressure never became {want}:\n{}",
+            agent.dump()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Time for the last Events to be delivered.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let _ = agent.terminate(Duration::from_secs(5));
+
+    let events = events_in_order(&server);
+    let reasons: Vec<&str> = events.iter().map(|(_, r)| r.as_str()).collect();
+    // The conditions that never changed were announced once, at the very first start.
+    for once in ["NodeHasSufficientMemory", "NodeHasSufficientPID"] {
+        let n = reasons.iter().filter(|r| **r == once).count();
+        assert_eq!(n, 1, "{once} announced {n} times: {reasons:?}");
+    }
+    // DiskPressure alternates, starting from False and ending where the Node is: a duplicate
+    // shows as the same reason twice in a row, a lost Event likewise (or as a wrong last one).
+    let disk: Vec<&str> = reasons
+        .iter()
+        .copied()
+        .filter(|r| r.contains("DiskPressure"))
+        .collect();
+    assert_eq!(
+        disk.first().copied(),
+        Some("NodeHasNoDiskPressure"),
+        "{disk:?}"
+    );
+    for pair in disk.windows(2) {
+        assert_ne!(pair[0], pair[1], "the same transition twice: {disk:?}");
+    }
+    let last = if pressure {
+        "NodeHasDiskPressure"
+    } else {
+        "NodeHasNoDiskPressure"
+    };
+    assert_eq!(disk.last().copied(), Some(last), "{disk:?}");
+    eprintln!(
+        "{rounds} SIGKILLs: {} Events, DiskPressure sequence {disk:?}",
+        events.len()
+    );
+}
+
+/// Lines of the agent's log so far that contain `needle`.
+fn count_lines(agent: &mut Agent, needle: &str) -> usize {
+    agent
+        .drained_dump()
+        .lines()
+        .filter(|l| l.contains(needle))
+        .count()
+}
+
+fn lease_renewals(server: &ApiServer) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.method == "PUT" && r.path.ends_with("/leases/nodewarden-n1") && r.status == Some(200)
+        })
+        .count()
+}
+
+fn pods_on_disk(state: &std::path::Path) -> usize {
+    std::fs::read(state.join("state.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v["pods"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+fn pod(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": "busybox"}]}
+    })
+}
+
+#[tokio::test]
+async fn a_full_then_read_only_state_directory_loses_nothing_and_logs_each_failure_once() {
+    if !require(is_root(), "root (to mount a tmpfs)") {
+        return;
+    }
+    let server = ApiServer::new();
+    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = lb.write_kubeconfig(dir.path());
+    // The state directory on a small tmpfs of its own.
+    let fs = Tmpfs::mount("1m", 1024);
+    let state = fs.path().join("state");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
+             [logging]\ntarget = \"stderr\"\n",
+            kc = kubeconfig.display(),
+            port = free_port(),
+            state = state.display(),
+        ),
+    );
+    server.create_pod(pod("p0"));
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut a = Agent::start(&config, &[]);
+        a.wait_for(&["API server reachable"], Duration::from_secs(15))
+            .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
+        a
+    })
+    .await
+    .expect("start agent");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pods_on_disk(&state) != 1 {
+        assert!(Instant::now() < deadline, "first pod never written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Full: a filler takes every free block.
+    let filler = fs.path().join("filler");
+    let _ = std::fs::write(&filler, vec![0u8; 2 << 20]);
+    let renewals_before = lease_renewals(&server);
+    for i in 1..=3 {
+        server.create_pod(pod(&format!("p{i}")));
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(pods_on_disk(&state), 1, "the full disk took a write?");
+    let failures = count_lines(&mut agent, "the fence goes on from memory");
+    assert!(
+        (1..=2).contains(&failures),
+        "{failures} failure records for a full disk over 4 s (one per file at most):\n{}",
+        agent.dump()
+    );
+    assert!(
+        lease_renewals(&server) >= renewals_before + 3,
+        "the heartbeat stopped while the disk was full"
+    );
+
+    // Space returns: the state catches up with every pod, and the recovery is logged once.
+    std::fs::remove_file(&filler).expect("remove filler");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pods_on_disk(&state) != 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the state never caught up after space returned:\n{}",
+            agent.dump()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(count_lines(&mut agent, "state written again") >= 1);
+
+    // Read-only: the same, with another error.
+    let remount = |opts: &str| {
+        let ok = std::process::Command::new("mount")
+            .args([
+                "-o",
+                &format!("remount,{opts}"),
+                &fs.path().display().to_string(),
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mount -o remount,{opts}");
+    };
+    remount("ro");
+    let failures_before = count_lines(&mut agent, "the fence goes on from memory");
+    let renewals_before = lease_renewals(&server);
+    for i in 4..=5 {
+        server.create_pod(pod(&format!("p{i}")));
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let failures = count_lines(&mut agent, "the fence goes on from memory") - failures_before;
+    assert!(
+        (1..=2).contains(&failures),
+        "{failures} failure records for a read-only disk:\n{}",
+        agent.dump()
+    );
+    assert!(lease_renewals(&server) >= renewals_before + 3);
+    remount("rw");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pods_on_disk(&state) != 6 {
+        assert!(
+            Instant::now() < deadline,
+            "the state never caught up after the remount:\n{}",
+            agent.dump()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = agent.terminate(Duration::from_secs(5));
+}
