@@ -30,9 +30,18 @@ fn config(update: Duration, report: Duration, transition: Duration) -> Config {
     c.node_status_update_frequency = update;
     c.node_status_report_frequency = report;
     c.eviction_pressure_transition_period = transition;
-    c.state_directory =
-        std::env::temp_dir().join(format!("nodewarden-test-{}", std::process::id()));
+    c.state_directory = fresh_state_directory();
     c
+}
+
+/// A state directory no other test (nor an earlier run under a reused PID) has written: the
+/// agent resumes from what it finds there.
+fn fresh_state_directory() -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("nodewarden-test-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
 }
 
 /// A node as a kubelet would have registered it, with a Ready condition and an admin taint.
@@ -1128,7 +1137,6 @@ async fn error_answers_are_not_contact_the_metric_drops_and_the_last_contact_sta
         Duration::from_secs(60),
         Duration::from_secs(300),
     );
-    let _ = std::fs::remove_dir_all(&cfg.state_directory);
     let (s2, h2, c2) = (server.clone(), health.clone(), cfg.clone());
     let probe = async move {
         tokio::time::sleep(Duration::from_secs(30)).await;
@@ -1194,7 +1202,6 @@ async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
     );
     // A 4 s Lease: renewed every second.
     cfg.node_lease_duration_seconds = 4;
-    let _ = std::fs::remove_dir_all(&cfg.state_directory);
     let (s2, h2) = (server.clone(), health.clone());
     let chaos = async move {
         tokio::time::sleep(Duration::from_secs(20)).await;
