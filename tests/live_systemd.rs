@@ -407,8 +407,14 @@ fn can_boot_containers() -> bool {
         )
 }
 
+/// One container at a time, also under `cargo test` (which runs a binary's tests on threads of
+/// one process, and knows nothing of nextest's test groups): each boots this machine's root
+/// through an overlay whose lower layer must not change under it.
+static ONE_CONTAINER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn deb_installs_runs_reloads_stops_and_purges_under_live_systemd() {
+    let _one = ONE_CONTAINER.lock().unwrap_or_else(|p| p.into_inner());
     if !can_boot_containers()
         || !require(
             have("cargo-deb"),
@@ -744,6 +750,7 @@ fn build_rpms(out: &Path) {
 
 #[test]
 fn rpm_scriptlets_install_upgrade_and_erase_under_live_systemd() {
+    let _one = ONE_CONTAINER.lock().unwrap_or_else(|p| p.into_inner());
     if !can_boot_containers()
         || !require(have("rpm"), "rpm (apt-get install rpm)")
         || !require(
