@@ -6,6 +6,7 @@ mod support;
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use support::{agent_bin, free_port, write_config};
 
@@ -562,4 +563,43 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
             .any(|l| l.starts_with("dedicated=gpu:NoSchedule") && l.ends_with("other")),
         "{text}"
     );
+}
+
+/// The README's first command, as written there, starts a standalone agent from a fresh checkout:
+/// the arguments after `cargo run --release --` are given to the binary cargo built, from the
+/// repository's root, and the agent samples and stops cleanly on SIGTERM.
+#[test]
+fn the_readmes_first_command_starts_a_standalone_agent() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("cargo run"))
+        .expect("a `cargo run` line in the README");
+    let command = line.split('#').next().unwrap_or_default();
+    let args: Vec<&str> = command
+        .split_once(" -- ")
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        args.first().copied(),
+        Some("run"),
+        "README's first command: {line}"
+    );
+    let config = args
+        .windows(2)
+        .find(|w| w[0] == "--config")
+        .map(|w| root.join(w[1]))
+        .expect("the command names its configuration");
+    let mut agent = support::Agent::start(&config, &[]);
+    agent
+        .wait_for(&["starting standalone"], Duration::from_secs(15))
+        .unwrap_or_else(|| panic!("no standalone start:\n{}", agent.dump()));
+    agent
+        .wait_for(&["summary:"], Duration::from_secs(15))
+        .unwrap_or_else(|| panic!("no sample summary:\n{}", agent.dump()));
+    let (_, status) = agent
+        .terminate(Duration::from_secs(5))
+        .expect("stops on SIGTERM");
+    assert!(status.success(), "exit status {status}");
 }
