@@ -138,17 +138,17 @@ async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant()
         let n = reasons.iter().filter(|r| **r == once).count();
         assert_eq!(n, 1, "{once} announced {n} times: {reasons:?}");
     }
-    // DiskPressure alternates, starting from False and ending where the Node is: a duplicate
-    // shows as the same reason twice in a row, a lost Event likewise (or as a wrong last one).
+    // DiskPressure alternates and ends where the Node is: a duplicate shows as the same reason
+    // twice in a row, a lost Event likewise (or as a wrong last one). The first may be either:
+    // a kill before the first decision means the first status the agent saw was True.
     let disk: Vec<&str> = reasons
         .iter()
         .copied()
         .filter(|r| r.contains("DiskPressure"))
         .collect();
-    assert_eq!(
-        disk.first().copied(),
-        Some("NodeHasNoDiskPressure"),
-        "{disk:?}"
+    assert!(
+        disk.len() >= rounds / 2,
+        "too few transitions seen: {disk:?}"
     );
     for pair in disk.windows(2) {
         assert_ne!(pair[0], pair[1], "the same transition twice: {disk:?}");

@@ -281,6 +281,11 @@ pub async fn run(
     let mut last_contact_write: Option<tokio::time::Instant> = None;
     // One record per distinct failure of each file (a nearly full disk may take the small
     // contact file and refuse the state).
+    let mut api_retry = Retry::new(
+        crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds)
+            .max(Duration::from_secs(1)),
+    );
+    let mut reconcile_error: Option<String> = None;
     let (mut write_errors, mut contact_errors) = (WriteErrors::default(), WriteErrors::default());
     let mut last_sweep = tokio::time::Instant::now();
     let mut dirty = true;
@@ -375,31 +380,53 @@ pub async fn run(
                 );
                 progress.clear();
             }
-            if !fenced_uids.is_empty() {
-                let outcomes = reconcile(
+            // Reconciling and held Events: retried with a capped, jittered backoff, never every
+            // tick (the API server sees a request a second at most from here while it fails).
+            let api_due = api_retry
+                .at
+                .is_none_or(|t| tokio::time::Instant::now() >= t);
+            let mut api_failed = false;
+            if api_due && !fenced_uids.is_empty() {
+                match reconcile(
                     &pod_api_client,
                     &node,
                     &mut fence,
                     &mut fenced_uids,
                     &health,
                 )
-                .await;
-                // Each outcome is an Event too, sent with the held ones below.
-                pending_events.extend(outcomes.into_iter().map(|(reason, message)| StoredEvent {
-                    reason,
-                    message,
-                    warning: false,
-                    at: state::format_time(now_wall),
-                }));
-                dirty = true;
+                .await
+                {
+                    Ok(outcomes) => {
+                        reconcile_error = None;
+                        // Each outcome is an Event too, sent with the held ones below.
+                        pending_events.extend(outcomes.into_iter().map(|(reason, message)| {
+                            StoredEvent {
+                                reason,
+                                message,
+                                warning: false,
+                                at: state::format_time(now_wall),
+                            }
+                        }));
+                        dirty = true;
+                    }
+                    Err(e) => {
+                        let msg = e.to_string();
+                        if reconcile_error.as_deref() != Some(msg.as_str()) {
+                            log::warn!(node = node.as_str(), error = msg.as_str(); "cannot list pods to reconcile fenced pods yet: {msg}");
+                            reconcile_error = Some(msg);
+                        }
+                        api_failed = true;
+                    }
+                }
             }
-            if !pending_events.is_empty() {
+            if api_due && !api_failed && !pending_events.is_empty() {
                 let uid = inputs
                     .node
                     .borrow()
                     .as_ref()
                     .and_then(|n| n.metadata.uid.clone());
                 let mut kept = Vec::new();
+                let pending_events_before = pending_events.clone();
                 for e in pending_events.drain(..) {
                     let ev = PendingEvent {
                         reason: e.reason.clone(),
@@ -416,9 +443,13 @@ pub async fn run(
                         kept.push(e);
                     }
                 }
+                api_failed = !kept.is_empty();
+                if kept != pending_events_before {
+                    dirty = true;
+                }
                 pending_events = kept;
-                dirty = true;
             }
+            api_retry.next(api_due, api_failed);
         } else if cut_off {
             let (Some(contact_mono), Some(contact_wall)) = (last_contact, last_contact_wall) else {
                 continue;
@@ -681,6 +712,47 @@ impl WriteErrors {
     }
 }
 
+/// When the fence's own API work (reconciling, held Events) is tried next after failures.
+struct Retry {
+    backoff: crate::core::backoff::Backoff,
+    jitter: crate::core::backoff::Jitter,
+    attempt: u32,
+    at: Option<tokio::time::Instant>,
+}
+
+impl Retry {
+    fn new(cap: Duration) -> Retry {
+        let seed = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Retry {
+            backoff: crate::core::backoff::Backoff {
+                base: Duration::from_millis(500),
+                cap,
+            },
+            jitter: crate::core::backoff::Jitter::new(seed ^ u64::from(std::process::id())),
+            attempt: 0,
+            at: None,
+        }
+    }
+
+    /// After a round that `ran` (or not): a failure pushes the next try back, a success clears.
+    fn next(&mut self, ran: bool, failed: bool) {
+        if !ran {
+            return;
+        }
+        if failed {
+            let delay = self.backoff.delay(self.attempt, self.jitter.draw());
+            self.attempt = self.attempt.saturating_add(1);
+            self.at = Some(tokio::time::Instant::now() + delay);
+        } else {
+            self.attempt = 0;
+            self.at = None;
+        }
+    }
+}
+
 /// What the state keeps for later delivery and for the decisions to resume from.
 struct Held<'a> {
     fence_events: &'a [StoredEvent],
@@ -754,23 +826,16 @@ async fn reconcile(
     fence: &mut Fence,
     fenced: &mut BTreeSet<String>,
     health: &Health,
-) -> Vec<(String, String)> {
+) -> Result<Vec<(String, String)>, crate::api::ApiError> {
     let mut outcomes = Vec::new();
     let pods: Api<Pod> = Api::all(client.clone());
     let lp = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
-    let listed = match call(
+    let listed = call(
         "list",
         format!("pods?fieldSelector=spec.nodeName={node}"),
         pods.list(&lp),
     )
-    .await
-    {
-        Ok(l) => l,
-        Err(e) => {
-            log::warn!(node = node, error = e.to_string().as_str(); "cannot list pods to reconcile fenced pods yet: {e}");
-            return outcomes;
-        }
-    };
+    .await?;
     let present: BTreeSet<String> = listed
         .items
         .iter()
@@ -796,5 +861,5 @@ async fn reconcile(
             ));
         }
     }
-    outcomes
+    Ok(outcomes)
 }
