@@ -174,7 +174,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let plans = fence::plan(
         &pods,
         contact_mono,
-        &fence::policy_of(config),
+        &fence::FencePolicy::from(&config.fence),
         &QuorumVerdict::NotConsulted,
     );
     let pods = plans

@@ -19,10 +19,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::core::signal::SignalRef;
-use crate::core::taint::Effect;
 use crate::core::threshold::{PsiThreshold, Threshold};
 
+// The condition and taint specs are core types (the pure core takes plain values and never
+// imports the configuration); re-exported so the shell keeps naming them from here.
+pub use crate::core::condition::{ConditionSpec, TaintSpec};
 pub use defaults::{StandardReasons, standard_conditions, standard_reasons};
 pub use json::{effective_json, effective_text};
 
@@ -186,23 +187,17 @@ pub struct Config {
     pub state_directory: PathBuf,
 }
 
-/// A condition we own: its type, the signals that feed it, its reasons and messages, its taint.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConditionSpec {
-    pub condition_type: String,
-    pub signals: Vec<SignalRef>,
-    pub true_reason: String,
-    pub true_message: String,
-    pub false_reason: String,
-    pub false_message: String,
-    pub taint: Option<TaintSpec>,
-}
-
-/// The taint a condition maps to while it is True.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaintSpec {
-    pub key: String,
-    pub effect: Effect,
+/// The fence policy the `[fence]` table asks for: the configuration is translated to the core's
+/// plain values here, at the edge, so the pure core never imports the configuration.
+impl From<&FenceConfig> for crate::core::fence::FencePolicy {
+    fn from(fence: &FenceConfig) -> Self {
+        crate::core::fence::FencePolicy {
+            node_monitor_grace_period: fence.node_monitor_grace_period,
+            safety_margin: fence.safety_margin,
+            grace_cap: fence.grace_period_cap,
+            mode: fence.mode,
+        }
+    }
 }
 
 /// Where log records go (`[logging] target`).
