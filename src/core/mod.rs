@@ -1,5 +1,6 @@
 //! The pure core: no I/O, no clock reads, no async. Every decision takes `now` as a parameter.
 
+pub mod allocatable;
 pub mod backoff;
 pub mod clock;
 pub mod condition;
