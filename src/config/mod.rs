@@ -167,6 +167,14 @@ pub struct Config {
     pub thresholds: Vec<Threshold>,
     /// `[psiThresholds]`.
     pub psi_thresholds: Vec<PsiThreshold>,
+    /// `[kubeReserved]` (empty): resource → amount set aside for Kubernetes daemons (kubelet,
+    /// runtime); one of cpu, memory, ephemeral-storage, pid.
+    pub kube_reserved: crate::core::resources::ResourceList,
+    /// `[systemReserved]` (empty): the same for the OS's daemons (sshd, udev, the kernel).
+    pub system_reserved: crate::core::resources::ResourceList,
+    /// `reservedSystemCPUs` (unset): an explicit CPU list for the system and Kubernetes
+    /// daemons; when set, it replaces the cpu of both reservations.
+    pub reserved_system_cpus: Option<ReservedCpus>,
     /// `procPath` ("/proc").
     pub proc_path: PathBuf,
     /// `cgroupPath` ("/sys/fs/cgroup").
@@ -185,6 +193,13 @@ pub struct Config {
     pub health_address: SocketAddr,
     /// `stateDirectory` ("/var/lib/nodewarden").
     pub state_directory: PathBuf,
+}
+
+/// `reservedSystemCPUs`: the CPU list as written (`"0-1,8"`) and how many CPUs it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReservedCpus {
+    pub list: String,
+    pub count: u32,
 }
 
 /// The fence policy the `[fence]` table asks for: the configuration is translated to the core's
