@@ -153,8 +153,8 @@ pub fn read(proc_root: &Path, nodefs: &Path) -> CapacityReading {
     }
 
     keep(match statvfs(nodefs) {
-        Ok(s) => u64::from(s.blocks())
-            .checked_mul(u64::from(s.fragment_size()))
+        Ok(s) => super::disk::wide(s.blocks())
+            .checked_mul(super::disk::wide(s.fragment_size()))
             .map(|b| c.ephemeral_storage_bytes = Some(b))
             .ok_or_else(|| {
                 malformed("ephemeral-storage", nodefs)("f_blocks × f_frsize overflows".into())
