@@ -6,6 +6,7 @@
 //! `bounded`, which caps its size.
 
 pub mod agent;
+pub mod allocatable;
 pub mod api;
 pub mod bounded;
 pub mod config;

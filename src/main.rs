@@ -218,6 +218,11 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
         &decision.evaluation,
         &decider.conditions,
         &decider.taints,
+        // Beside the Node's as the agent last saw it, when it has seen one.
+        nodewarden::allocatable::report(
+            &config,
+            nodewarden::allocatable::node_as_last_seen(&config.state_directory).as_ref(),
+        ),
     );
     match output {
         Output::Json => match serde_json::to_string_pretty(&report) {

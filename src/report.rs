@@ -1,5 +1,5 @@
 //! What `nodewarden sample` prints: one reading of every signal, the thresholds evaluated against
-//! it and the conditions and taints it implies. Formatting only.
+//! it, the conditions and taints it implies, and Node Allocatable computed here. Formatting only.
 
 use serde::Serialize;
 
@@ -18,6 +18,8 @@ pub struct SampleReport {
     pub thresholds: Vec<ThresholdReading>,
     pub conditions: Vec<ConditionReading>,
     pub taints: Vec<String>,
+    /// Node Allocatable computed here from the capacity and the configuration.
+    pub allocatable: crate::allocatable::AllocatableReport,
 }
 
 #[derive(Debug, Serialize)]
@@ -65,6 +67,7 @@ pub fn sample_report(
     evaluation: &Evaluation,
     conditions: &[NodeCondition],
     taints: &[TaintSpec],
+    allocatable: crate::allocatable::AllocatableReport,
 ) -> SampleReport {
     let mut thresholds: Vec<ThresholdReading> = evaluation
         .thresholds
@@ -127,6 +130,7 @@ pub fn sample_report(
             .iter()
             .map(|t| format!("{}:{}", t.key, t.effect))
             .collect(),
+        allocatable,
     }
 }
 
@@ -178,5 +182,6 @@ pub fn sample_text(r: &SampleReport) -> String {
     } else {
         let _ = writeln!(out, "\ntaints implied: {}", r.taints.join(", "));
     }
+    out.push_str(&crate::allocatable::text(&r.allocatable));
     out
 }

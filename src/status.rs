@@ -2,7 +2,8 @@
 //! with the control plane; the Node's conditions (with reasons and ages) and taints, each marked
 //! ours or another writer's; every pod it knows with its QoS class and the fence's plan; and the
 //! pods' requests and limits against the Node's allocatable, per resource and QoS class — read
-//! from the state directory, so it works while the API server is unreachable. Formatting only;
+//! from the state directory, so it works while the API server is unreachable; and Node
+//! Allocatable computed here, beside the Node's. Formatting only;
 //! the plans come from the same planner the agent runs, the sums from `core::resources`.
 
 use std::time::{Duration, SystemTime};
@@ -36,6 +37,8 @@ pub struct StatusReport {
     /// Non-terminal pods, and how many the Node allows (`allocatable.pods`).
     pub pod_count: usize,
     pub pod_capacity: Option<String>,
+    /// Node Allocatable computed here, beside the Node's as last seen.
+    pub allocatable: crate::allocatable::AllocatableReport,
 }
 
 #[derive(Debug, Serialize)]
@@ -158,6 +161,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
             resources: vec![],
             pod_count: 0,
             pod_capacity: None,
+            allocatable: crate::allocatable::report(config, None),
         });
     };
     let contact_wall = state.last_contact.as_deref().and_then(state::parse_time);
@@ -174,7 +178,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let plans = fence::plan(
         &pods,
         contact_mono,
-        &fence::policy_of(config),
+        &fence::FencePolicy::from(&config.fence),
         &QuorumVerdict::NotConsulted,
     );
     let pods = plans
@@ -235,6 +239,11 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         resources: sums.iter().map(resource_row).collect(),
         pod_count: running.len(),
         pod_capacity: node_status.allocatable.get("pods").cloned(),
+        // The Node's allocatable only once the agent has seen the Node.
+        allocatable: crate::allocatable::report(
+            config,
+            state.node_status.as_ref().map(|n| &n.allocatable),
+        ),
         node: state.node.clone(),
         mode,
         contact: if cut_off { "cut off" } else { "connected" }.into(),
@@ -425,6 +434,7 @@ pub fn text(r: &StatusReport) -> String {
             }
         }
     }
+    out.push_str(&crate::allocatable::text(&r.allocatable));
     let _ = writeln!(
         out,
         "\n{:<40} {:<11} {:<13} {:<25} REASON",

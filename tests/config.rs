@@ -645,3 +645,61 @@ fn fence_settings_are_read_and_checked() {
         "{text}"
     );
 }
+
+#[test]
+fn reservations_are_read_printed_and_checked() {
+    let c = load_ok(
+        "reservedSystemCPUs = \"0-1,8\"\n[kubeReserved]\ncpu = \"100m\"\nmemory = \"1Gi\"\n\
+         \"ephemeral-storage\" = \"1Gi\"\npid = \"1000\"\n[systemReserved]\nmemory = \"500Mi\"\n",
+    );
+    let q = |s: &str| {
+        s.parse::<nodewarden::core::quantity::Quantity>()
+            .expect("quantity")
+    };
+    assert_eq!(c.kube_reserved.get("memory"), Some(&q("1Gi")));
+    assert_eq!(c.kube_reserved.get("pid"), Some(&q("1000")));
+    assert_eq!(c.system_reserved.get("memory"), Some(&q("500Mi")));
+    let cpus = c.reserved_system_cpus.as_ref().expect("reservedSystemCPUs");
+    assert_eq!((cpus.list.as_str(), cpus.count), ("0-1,8", 3));
+    let j = effective_json(&c);
+    assert_eq!(
+        j["kubeReserved"],
+        json!({"cpu": "100m", "ephemeral-storage": "1Gi", "memory": "1Gi", "pid": "1k"})
+    );
+    assert_eq!(j["systemReserved"], json!({"memory": "500Mi"}));
+    assert_eq!(j["reservedSystemCPUs"], "0-1,8");
+    let text = effective_text(&c);
+    assert!(
+        text.contains("systemReserved:                   memory 500Mi"),
+        "{text}"
+    );
+    assert!(
+        text.contains("reservedSystemCPUs:               0-1,8 (3 CPUs"),
+        "{text}"
+    );
+
+    // Unset: empty maps, no list; an empty list is unset as in the kubelet.
+    let d = load_ok("reservedSystemCPUs = \"\"\n");
+    assert!(d.kube_reserved.is_empty() && d.system_reserved.is_empty());
+    assert_eq!(d.reserved_system_cpus, None);
+    assert!(effective_text(&d).contains("kubeReserved:                     (none)"));
+
+    // Every problem at once, each with file:line:column and key.
+    let errors = config::from_str(
+        "reservedSystemCPUs = \"3-1\"\n[kubeReserved]\ngpu = \"1\"\nmemory = \"-1Gi\"\n\
+         [systemReserved]\ncpu = \"lots\"\npid = 5\n",
+        Some(Path::new("r.toml")),
+    )
+    .expect_err("invalid");
+    let text = errors.to_string();
+    for expected in [
+        "r.toml:1:22: reservedSystemCPUs: expected a CPU list such as \"0-1,8\": range \"3-1\"",
+        "r.toml:3:1: kubeReserved.gpu: cannot reserve \"gpu\"; expected one of: cpu, memory, ephemeral-storage, pid",
+        "r.toml:4:10: kubeReserved.memory: expected a quantity of at least 0, found \"-1Gi\"",
+        "r.toml:6:7: systemReserved.cpu: expected a quantity",
+        "r.toml:7:7: systemReserved.pid: expected a quantity such as \"500m\", \"1Gi\" or \"1000\", found integer 5",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert_eq!(errors.0.len(), 5, "{text}");
+}

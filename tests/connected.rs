@@ -848,6 +848,17 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
     assert_eq!(taints, [("dedicated", false), (DISK_TAINT, true)]);
     assert_eq!(report.pod_count, 2, "the finished pod is not counted");
     assert_eq!(report.pod_capacity.as_deref(), Some("110"));
+    // Local allocatable beside the Node's, as read from the API server; flagged where they differ
+    // (the local figure depends on this machine, the Node's is the test's 4Gi).
+    assert!(report.allocatable.node_known);
+    let memory = report
+        .allocatable
+        .resources
+        .iter()
+        .find(|l| l.resource == "memory")
+        .expect("local memory allocatable");
+    assert_eq!(memory.node.as_deref(), Some("4Gi"));
+    assert_eq!(memory.differs, memory.allocatable != "4Gi");
     let row = |name: &str| {
         report
             .resources

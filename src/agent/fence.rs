@@ -205,7 +205,7 @@ pub async fn run(
     mut inputs: FenceInputs,
     health: Arc<Health>,
 ) {
-    let policy = fence::policy_of(&config);
+    let policy = fence::FencePolicy::from(&config.fence);
     let dir = config.state_directory.clone();
     let contact_every =
         (crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds) / 2)

@@ -137,6 +137,9 @@ impl Config {
                 .map(|p| p.thresholds)
                 .unwrap_or_default(),
             psi_thresholds: Vec::new(),
+            kube_reserved: Default::default(),
+            system_reserved: Default::default(),
+            reserved_system_cpus: None,
             proc_path: PathBuf::from(PROC_PATH),
             cgroup_path: PathBuf::from(CGROUP_PATH),
             nodefs_path: PathBuf::from(NODEFS_PATH),

@@ -39,6 +39,25 @@ fn log_target(t: LogTarget) -> &'static str {
     }
 }
 
+fn resource_list_json(list: &crate::core::resources::ResourceList) -> Value {
+    Value::Object(
+        list.iter()
+            .map(|(k, q)| (k.clone(), Value::String(q.to_string())))
+            .collect(),
+    )
+}
+
+/// `cpu 500m, memory 1Gi`, or `(none)`.
+fn resource_list_text(list: &crate::core::resources::ResourceList) -> String {
+    if list.is_empty() {
+        return "(none)".to_string();
+    }
+    list.iter()
+        .map(|(k, q)| format!("{k} {q}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn path_json(p: &std::path::Path) -> Value {
     Value::String(p.display().to_string())
 }
@@ -86,6 +105,9 @@ pub fn effective_json(config: &Config) -> Value {
         "mergeDefaultEvictionSettings": config.merge_default_eviction_settings,
         "thresholds": config.thresholds.iter().map(threshold_json).collect::<Vec<_>>(),
         "psiThresholds": psi,
+        "kubeReserved": resource_list_json(&config.kube_reserved),
+        "systemReserved": resource_list_json(&config.system_reserved),
+        "reservedSystemCPUs": config.reserved_system_cpus.as_ref().map(|r| r.list.clone()),
         "procPath": path_json(&config.proc_path),
         "cgroupPath": path_json(&config.cgroup_path),
         "nodefsPath": path_json(&config.nodefs_path),
@@ -259,6 +281,27 @@ pub fn effective_text(config: &Config) -> String {
     for t in &config.psi_thresholds {
         let _ = writeln!(out, "  {} > {}%", t.signal, t.above_percent);
     }
+    let _ = writeln!(
+        out,
+        "kubeReserved:                     {}",
+        resource_list_text(&config.kube_reserved)
+    );
+    let _ = writeln!(
+        out,
+        "systemReserved:                   {}",
+        resource_list_text(&config.system_reserved)
+    );
+    let _ = writeln!(
+        out,
+        "reservedSystemCPUs:               {}",
+        config.reserved_system_cpus.as_ref().map_or_else(
+            || "(unset)".to_string(),
+            |r| format!(
+                "{} ({} CPUs; replaces the cpu of both reservations)",
+                r.list, r.count
+            )
+        )
+    );
     let _ = writeln!(out, "conditions:");
     for c in &config.conditions {
         let signals: Vec<String> = c.signals.iter().map(|s| s.name()).collect();

@@ -40,6 +40,9 @@ const ROOT_KEYS: &[&str] = &[
     "evictionPressureTransitionPeriod",
     "mergeDefaultEvictionSettings",
     "psiThresholds",
+    "kubeReserved",
+    "systemReserved",
+    "reservedSystemCPUs",
     "procPath",
     "cgroupPath",
     "nodefsPath",
@@ -494,6 +497,36 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                     }
                 }
             }
+            "kubeReserved" | "systemReserved" => {
+                if let Some(table) =
+                    w.table(&path, value, "a table of resource names to quantities")
+                {
+                    let reserved = read_reserved(&mut w, &path, table);
+                    if name == "kubeReserved" {
+                        config.kube_reserved = reserved;
+                    } else {
+                        config.system_reserved = reserved;
+                    }
+                }
+            }
+            "reservedSystemCPUs" => {
+                let expected = "a CPU list such as \"0-1,8\"";
+                if let Some(raw) = w.string(&path, value, expected) {
+                    match crate::core::allocatable::count_cpu_list(raw) {
+                        // The kubelet treats an empty list as unset.
+                        Ok(0) => config.reserved_system_cpus = None,
+                        Ok(count) => {
+                            config.reserved_system_cpus = Some(super::ReservedCpus {
+                                list: raw.to_string(),
+                                count,
+                            })
+                        }
+                        Err(problem) => {
+                            w.error(&span, &path, format!("expected {expected}: {problem}"))
+                        }
+                    }
+                }
+            }
             "procPath" | "cgroupPath" | "nodefsPath" | "imagefsPath" | "stateDirectory" => {
                 if let Some(p) = w.non_empty_string(&path, value, "a path") {
                     let p = PathBuf::from(p);
@@ -788,6 +821,49 @@ fn read_fence(w: &mut Walker<'_>, path: &str, table: &DeTable<'_>, config: &mut 
             _ => w.unknown_key(&k.span(), &key, name, FENCE_KEYS),
         }
     }
+}
+
+/// Reads `kubeReserved` / `systemReserved`: resource → non-negative quantity, as the kubelet's
+/// `parseResourceList`, which refuses any resource but cpu, memory, ephemeral-storage and pid.
+fn read_reserved(
+    w: &mut Walker<'_>,
+    path: &str,
+    table: &DeTable<'_>,
+) -> crate::core::resources::ResourceList {
+    use crate::core::allocatable::RESERVABLE;
+    use crate::core::quantity::Quantity;
+    let mut out = crate::core::resources::ResourceList::new();
+    for (k, v) in entries(table) {
+        let resource: &str = k.get_ref();
+        let key = key_path(path, resource);
+        if !RESERVABLE.contains(&resource) {
+            w.error(
+                &k.span(),
+                &key,
+                format!(
+                    "cannot reserve \"{resource}\"; expected one of: {}",
+                    RESERVABLE.join(", ")
+                ),
+            );
+            continue;
+        }
+        let expected = "a quantity such as \"500m\", \"1Gi\" or \"1000\"";
+        let Some(raw) = w.string(&key, v, expected) else {
+            continue;
+        };
+        match raw.parse::<Quantity>() {
+            Ok(q) if q.is_negative() => w.error(
+                &v.span(),
+                &key,
+                format!("expected a quantity of at least 0, found \"{raw}\""),
+            ),
+            Ok(q) => {
+                out.insert(resource.to_string(), q);
+            }
+            Err(e) => w.error(&v.span(), &key, format!("expected {expected}: {e}")),
+        }
+    }
+    out
 }
 
 fn read_logging(w: &mut Walker<'_>, path: &str, table: &DeTable<'_>, config: &mut Config) {

@@ -19,10 +19,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::core::signal::SignalRef;
-use crate::core::taint::Effect;
 use crate::core::threshold::{PsiThreshold, Threshold};
 
+// The condition and taint specs are core types (the pure core takes plain values and never
+// imports the configuration); re-exported so the shell keeps naming them from here.
+pub use crate::core::condition::{ConditionSpec, TaintSpec};
 pub use defaults::{StandardReasons, standard_conditions, standard_reasons};
 pub use json::{effective_json, effective_text};
 
@@ -166,6 +167,14 @@ pub struct Config {
     pub thresholds: Vec<Threshold>,
     /// `[psiThresholds]`.
     pub psi_thresholds: Vec<PsiThreshold>,
+    /// `[kubeReserved]` (empty): resource → amount set aside for Kubernetes daemons (kubelet,
+    /// runtime); one of cpu, memory, ephemeral-storage, pid.
+    pub kube_reserved: crate::core::resources::ResourceList,
+    /// `[systemReserved]` (empty): the same for the OS's daemons (sshd, udev, the kernel).
+    pub system_reserved: crate::core::resources::ResourceList,
+    /// `reservedSystemCPUs` (unset): an explicit CPU list for the system and Kubernetes
+    /// daemons; when set, it replaces the cpu of both reservations.
+    pub reserved_system_cpus: Option<ReservedCpus>,
     /// `procPath` ("/proc").
     pub proc_path: PathBuf,
     /// `cgroupPath` ("/sys/fs/cgroup").
@@ -186,23 +195,24 @@ pub struct Config {
     pub state_directory: PathBuf,
 }
 
-/// A condition we own: its type, the signals that feed it, its reasons and messages, its taint.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConditionSpec {
-    pub condition_type: String,
-    pub signals: Vec<SignalRef>,
-    pub true_reason: String,
-    pub true_message: String,
-    pub false_reason: String,
-    pub false_message: String,
-    pub taint: Option<TaintSpec>,
+/// `reservedSystemCPUs`: the CPU list as written (`"0-1,8"`) and how many CPUs it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReservedCpus {
+    pub list: String,
+    pub count: u32,
 }
 
-/// The taint a condition maps to while it is True.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaintSpec {
-    pub key: String,
-    pub effect: Effect,
+/// The fence policy the `[fence]` table asks for: the configuration is translated to the core's
+/// plain values here, at the edge, so the pure core never imports the configuration.
+impl From<&FenceConfig> for crate::core::fence::FencePolicy {
+    fn from(fence: &FenceConfig) -> Self {
+        crate::core::fence::FencePolicy {
+            node_monitor_grace_period: fence.node_monitor_grace_period,
+            safety_margin: fence.safety_margin,
+            grace_cap: fence.grace_period_cap,
+            mode: fence.mode,
+        }
+    }
 }
 
 /// Where log records go (`[logging] target`).

@@ -6,7 +6,27 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::SystemTime;
 
-use crate::config::{ConditionSpec, TaintSpec};
+use crate::core::signal::SignalRef;
+use crate::core::taint::Effect;
+
+/// A condition we own: its type, the signals that feed it, its reasons and messages, its taint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConditionSpec {
+    pub condition_type: String,
+    pub signals: Vec<SignalRef>,
+    pub true_reason: String,
+    pub true_message: String,
+    pub false_reason: String,
+    pub false_message: String,
+    pub taint: Option<TaintSpec>,
+}
+
+/// The taint a condition maps to while it is True.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaintSpec {
+    pub key: String,
+    pub effect: Effect,
+}
 
 /// A node condition status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -115,16 +115,6 @@ fn never(reason: impl Into<String>) -> Plan {
     }
 }
 
-/// The policy a configuration asks for.
-pub fn policy_of(config: &crate::config::Config) -> FencePolicy {
-    FencePolicy {
-        node_monitor_grace_period: config.fence.node_monitor_grace_period,
-        safety_margin: config.fence.safety_margin,
-        grace_cap: config.fence.grace_period_cap,
-        mode: config.fence.mode,
-    }
-}
-
 /// Plans every pod. `last_contact` is the latest moment the control plane provably heard from
 /// this node (DESIGN §6 rule 1).
 pub fn plan(

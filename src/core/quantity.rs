@@ -122,6 +122,19 @@ impl Quantity {
         }
     }
 
+    /// The difference, in the format of `self` (or of `other` when `self` is zero), as
+    /// upstream's `Quantity.Sub`. Saturates at the `i128` range, far beyond any real amount.
+    pub fn minus(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_sub(other.nanos),
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        }
+    }
+
     /// The exact value in nano-units.
     pub fn as_nanos(&self) -> i128 {
         self.nanos

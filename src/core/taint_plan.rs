@@ -1,7 +1,7 @@
 //! Which taints the node should carry after our change (DESIGN §5): ours added or removed by
 //! (key, effect), everyone else's kept exactly — value, effect, `timeAdded` and order. Pure.
 
-use crate::config::TaintSpec;
+use crate::core::condition::TaintSpec;
 use crate::core::taint::Taint;
 
 /// Whether a taint is one we own: its (key, effect) is one of our conditions' taints. Taints are

@@ -25,7 +25,7 @@ pub(super) struct FsReading {
 
 /// `statvfs` values are `fsblkcnt_t`/`c_ulong` (both `u64` on 64-bit Linux, narrower on some
 /// 32-bit targets); widening through `Into` is lossless everywhere.
-fn wide<T: Into<u64>>(value: T) -> u64 {
+pub(super) fn wide<T: Into<u64>>(value: T) -> u64 {
     value.into()
 }
 

@@ -12,6 +12,7 @@
 //! once and reads each file into one reused buffer; the parsers work on borrowed slices and only
 //! the error path allocates.
 
+pub mod capacity;
 mod disk;
 mod memory;
 mod pids;
