@@ -165,13 +165,17 @@ fn sample(path: &Path, output: Output) -> ExitCode {
             wall: SystemTime::now(),
         },
     );
-    let report = nodewarden::report::sample_report(
+    let mut report = nodewarden::report::sample_report(
         &agent::node_name(&config),
         &reading,
         &decision.evaluation,
         &decider.conditions,
         &decider.taints,
     );
+    report.machine = Some(nodewarden::machine::read(
+        &config.nodefs_path,
+        &config.imagefs_path,
+    ));
     match output {
         Output::Json => match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -190,7 +194,7 @@ fn status(path: &Path, output: Output) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let report =
+    let mut report =
         match nodewarden::status::report(&config, &agent::node_name(&config), SystemTime::now()) {
             Ok(r) => r,
             Err(e) => {
@@ -198,6 +202,10 @@ fn status(path: &Path, output: Output) -> ExitCode {
                 return ExitCode::from(EXIT_RUNTIME);
             }
         };
+    report.machine = Some(nodewarden::machine::read(
+        &config.nodefs_path,
+        &config.imagefs_path,
+    ));
     match output {
         Output::Json => match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -249,6 +257,11 @@ fn run(path: &Path) -> ExitCode {
         Err(code) => return code,
     };
     observe::log::init(&config.logging);
+    // Once at start, never per cycle: sysinfo reads several files whole (`machine` module).
+    let machine = nodewarden::machine::read(&config.nodefs_path, &config.imagefs_path);
+    for line in nodewarden::machine::text(&machine).lines() {
+        log::info!("{line}");
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
