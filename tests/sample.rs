@@ -833,6 +833,10 @@ fn meminfo_without_a_field_procfs_core_requires_names_the_file_and_procfs_core()
         );
         let message = error.to_string();
         assert!(message.contains("procfs-core cannot parse it"), "{message}");
+        assert!(
+            message.contains("a field it requires is missing"),
+            "{message}"
+        );
         // procfs-core calls this an internal bug; for a node agent it is a malformed file.
         assert!(!message.contains("procfs bug"), "{message}");
     }

@@ -108,14 +108,20 @@ pub(super) fn meminfo(contents: &str) -> Result<Meminfo, String> {
 /// procfs-core does not say which line failed.
 pub(super) fn procfs_problem(error: &ProcError) -> String {
     match error {
+        // An absent required field: procfs-core's message is only "NoneError".
+        ProcError::InternalError(internal) if internal.msg.ends_with("NoneError") => {
+            "procfs-core cannot parse it: a field it requires is missing (file truncated?; \
+             procfs-core does not say which field or line)"
+                .to_string()
+        }
         ProcError::InternalError(internal) => format!(
-            "procfs-core cannot parse it ({}; a field it requires is missing or not a number, line not known)",
+            "procfs-core cannot parse it: {} (procfs-core does not say on what line)",
             internal.msg
         ),
         ProcError::Incomplete(_) => {
-            "procfs-core cannot parse it (a field is missing or not a number)".to_string()
+            "procfs-core cannot parse it: a field is missing or not a number".to_string()
         }
-        other => format!("procfs-core cannot parse it ({other})"),
+        other => format!("procfs-core cannot parse it: {other}"),
     }
 }
 
