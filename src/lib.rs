@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod config;
 pub mod core;
 pub mod explain;
+pub mod machine;
 pub mod observe;
 pub mod report;
 pub mod sample;

@@ -212,7 +212,7 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
             wall: SystemTime::now(),
         },
     );
-    let report = nodewarden::report::sample_report(
+    let mut report = nodewarden::report::sample_report(
         &agent::node_name(&config),
         &reading,
         &decision.evaluation,
@@ -224,6 +224,10 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
             nodewarden::allocatable::node_as_last_seen(&config.state_directory).as_ref(),
         ),
     );
+    report.machine = Some(nodewarden::machine::read(
+        &config.nodefs_path,
+        &config.imagefs_path,
+    ));
     match output {
         Output::Json => match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -242,7 +246,7 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let report =
+    let mut report =
         match nodewarden::status::report(&config, &agent::node_name(&config), SystemTime::now()) {
             Ok(r) => r,
             Err(e) => {
@@ -250,6 +254,10 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
                 return ExitCode::from(EXIT_RUNTIME);
             }
         };
+    report.machine = Some(nodewarden::machine::read(
+        &config.nodefs_path,
+        &config.imagefs_path,
+    ));
     match output {
         Output::Json => match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -301,6 +309,11 @@ fn run(source: &ConfigSource) -> ExitCode {
         Err(code) => return code,
     };
     observe::log::init(&config.logging);
+    // Once at start, never per cycle: sysinfo reads several files whole (`machine` module).
+    let machine = nodewarden::machine::read(&config.nodefs_path, &config.imagefs_path);
+    for line in nodewarden::machine::text(&machine).lines() {
+        log::info!("{line}");
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -12,6 +12,10 @@ use crate::core::pressure::Evaluation;
 #[serde(rename_all = "camelCase")]
 pub struct SampleReport {
     pub node: String,
+    /// The machine's capacity, kernel, OS and filesystems; set by the caller, which reads it
+    /// once (it is not part of a sampling cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::machine::Machine>,
     pub signals: Vec<SignalReading>,
     pub psi: Vec<PsiReading>,
     pub unreadable: Vec<Unreadable>,
@@ -89,6 +93,7 @@ pub fn sample_report(
     }));
     SampleReport {
         node: node.to_string(),
+        machine: None,
         signals: reading
             .observations
             .eviction
@@ -139,6 +144,9 @@ pub fn sample_text(r: &SampleReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "node {}", r.node);
+    if let Some(machine) = &r.machine {
+        out.push_str(&crate::machine::text(machine));
+    }
     let _ = writeln!(
         out,
         "\n{:<22} {:>22} {:>22}",

@@ -21,6 +21,10 @@ use crate::state::{self, Loaded, StoredNode, StoredPod};
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
     pub node: String,
+    /// The machine's capacity, kernel, OS and filesystems; set by the caller (`None` from
+    /// [`report`], which reads only the state directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::machine::Machine>,
     pub mode: String,
     /// "connected", "cut off" or "unknown" (no state yet).
     pub contact: String,
@@ -148,6 +152,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     .to_string();
     let Some(state) = state else {
         return Ok(StatusReport {
+            machine: None,
             node: node.to_string(),
             mode,
             contact: "unknown (no state written yet)".into(),
@@ -234,6 +239,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         &allocatable,
     );
     Ok(StatusReport {
+        machine: None,
         conditions: conditions(config, &node_status, now),
         taints: taints(config, &node_status),
         resources: sums.iter().map(resource_row).collect(),
@@ -344,6 +350,9 @@ pub fn text(r: &StatusReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "node {} — fence mode {}", r.node, r.mode);
+    if let Some(machine) = &r.machine {
+        out.push_str(&crate::machine::text(machine));
+    }
     match (&r.last_contact, &r.cut_off_since) {
         (Some(c), Some(since)) => {
             let _ = writeln!(

@@ -229,7 +229,10 @@ fn health_endpoints_and_clean_stop_on_sigterm_and_sigint() {
         dir.path(),
         &test_config(
             port,
-            "nodefsPath = \"/\"\nimagefsPath = \"/\"\nnodeStatusUpdateFrequency = \"1s\"\n",
+            // Thresholds this machine's root file system always meets, whatever else fills it.
+            "nodefsPath = \"/\"\nimagefsPath = \"/\"\nnodeStatusUpdateFrequency = \"1s\"\n\
+             [evictionHard]\n\"memory.available\" = \"1Ki\"\n\"nodefs.available\" = \"1Ki\"\n\
+             \"imagefs.available\" = \"1Ki\"\n",
         ),
     );
     let mut agent = Agent::start(&config, &[]);

@@ -66,6 +66,7 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
                     .collect(),
             }),
             condition_events: vec![],
+            decided: vec![],
         },
     )
     .expect("save state");

@@ -272,6 +272,136 @@ fn sample_reads_this_machine_and_reports_conditions() {
     );
 }
 
+/// The output of a command run for comparison, trimmed.
+fn command_output(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program).args(args).output().expect(program);
+    assert!(out.status.success(), "{program} {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Checks the machine facts in a `sample` or `status` JSON report against what the system's
+/// own tools and files say about this machine.
+fn assert_machine_is_this_one(machine: &serde_json::Value, nodefs: &Path) {
+    let nproc: u64 = command_output("nproc", &[])
+        .parse()
+        .expect("nproc prints a number");
+    assert_eq!(machine["cpus"].as_u64(), Some(nproc), "{machine}");
+
+    let meminfo = std::fs::read_to_string("/proc/meminfo").expect("meminfo");
+    let mem_total_kib: u64 = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse().ok())
+        .expect("MemTotal in kB");
+    assert_eq!(
+        machine["memoryBytes"].as_u64(),
+        Some(mem_total_kib * 1024),
+        "{machine}"
+    );
+
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").expect("osrelease");
+    assert_eq!(
+        machine["kernel"].as_str(),
+        Some(release.trim()),
+        "{machine}"
+    );
+    assert!(
+        machine["os"].as_str().is_some_and(|os| !os.is_empty()),
+        "{machine}"
+    );
+
+    // Booted `uptime` seconds ago, give or take the seconds the two reads are apart.
+    let boot = machine["bootTime"].as_str().expect("bootTime");
+    let boot = humantime::parse_rfc3339(boot).expect("bootTime is RFC 3339");
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .expect("uptime")
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("uptime seconds");
+    let expected = std::time::SystemTime::now() - std::time::Duration::from_secs_f64(uptime);
+    let apart = boot
+        .duration_since(expected)
+        .unwrap_or_else(|e| e.duration());
+    assert!(
+        apart.as_secs() <= 5,
+        "bootTime {boot:?} vs now − uptime {expected:?}"
+    );
+
+    let filesystems = machine["filesystems"].as_array().expect("filesystems");
+    assert_eq!(filesystems.len(), 2, "{machine}");
+    let nodefs_text = nodefs.display().to_string();
+    let found = command_output(
+        "findmnt",
+        &["-n", "-o", "TARGET,FSTYPE,SOURCE", "--target", &nodefs_text],
+    );
+    let mut fields = found.split_whitespace();
+    let (target, fstype, source) = (fields.next(), fields.next(), fields.next());
+    let nodefs_fs = &filesystems[0];
+    assert_eq!(nodefs_fs["role"], "nodefs");
+    assert_eq!(nodefs_fs["path"].as_str(), Some(nodefs_text.as_str()));
+    assert_eq!(
+        nodefs_fs["mountPoint"].as_str(),
+        target,
+        "{machine} vs {found}"
+    );
+    assert_eq!(nodefs_fs["fsType"].as_str(), fstype, "{machine} vs {found}");
+    // findmnt may add a bind mount's root ("/dev/vda[/sub]"); the device comes first.
+    let device = nodefs_fs["device"].as_str().expect("device");
+    assert!(
+        source.is_some_and(|s| s.starts_with(device)),
+        "{machine} vs {found}"
+    );
+    assert_eq!(filesystems[1]["role"], "imagefs");
+}
+
+#[test]
+fn sample_and_status_show_this_machines_capacity_kernel_os_and_filesystems() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("state dir");
+    let nodefs = std::env::current_dir().expect("cwd");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"cli-test\"\nnodefsPath = \"{}\"\nimagefsPath = \"/\"\nstateDirectory = \"{}\"\n",
+            nodefs.display(),
+            state.display()
+        ),
+    );
+    let config = config.display().to_string();
+    for command in ["sample", "status"] {
+        let out = nodewarden(&[command, "--config", &config, "-o", "json"]);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_machine_is_this_one(&json["machine"], &nodefs);
+
+        let out = nodewarden(&[command, "--config", &config]);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let cpus = format!("machine: {} CPUs", command_output("nproc", &[]));
+        assert!(text.contains(&cpus), "{command}: {text}");
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").expect("osrelease");
+        assert!(
+            text.contains(&format!("kernel {}", release.trim())),
+            "{command}: {text}"
+        );
+        assert!(
+            text.contains(&format!("nodefs   {} on ", nodefs.display())),
+            "{command}: {text}"
+        );
+    }
+}
+
 #[test]
 fn explain_prints_the_outcome_and_rejects_malformed_objects_with_field_paths() {
     let out = nodewarden(&[

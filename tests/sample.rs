@@ -769,3 +769,119 @@ fn a_kernel_file_that_never_ends_is_a_clear_error_in_bounded_memory_and_time() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Files parsed by procfs-core (meminfo, loadavg, PSI): a malformed one is an error naming the
+// file (and the line where procfs-core cannot), never a panic, and costs only its own signals.
+
+/// Rewrites `relative` under a copy of `fixture` with `edit`, and samples it.
+fn sample_edited(fixture: &str, relative: &str, edit: impl Fn(&str) -> String) -> Sample {
+    let dir = copy_fixture(fixture);
+    let path = dir.path().join(relative);
+    let text = fs::read_to_string(&path).expect("read fixture file");
+    fs::write(&path, edit(&text)).expect("write fixture file");
+    Sampler::new(paths_under(dir.path())).sample()
+}
+
+/// The one error of `sample`, which must concern `what` and `file`.
+fn only_error<'s>(sample: &'s Sample, what: Unobserved, file: &str) -> &'s SampleError {
+    assert_eq!(sample.errors.len(), 1, "{:#?}", error_messages(sample));
+    let error = &sample.errors[0];
+    assert_eq!(error.what(), what);
+    assert!(error.path().ends_with(file), "{error}");
+    assert!(matches!(error, SampleError::Malformed { .. }), "{error:?}");
+    error
+}
+
+#[test]
+fn meminfo_lines_procfs_core_cannot_take_are_errors_naming_the_line_on_v1_and_v2() {
+    let memory = Unobserved::Signal(Signal::MemoryAvailable);
+    for fixture in ["cgroup-v1", "cgroup-v2"] {
+        for (from, to, expected) in [
+            // A value whose byte count overflows u64 (procfs-core would multiply unchecked).
+            (
+                "Buffers:",
+                "Buffers: 18446744073709551615 kB\nX:",
+                "line 4: Buffers",
+            ),
+            // A key ending in a multi-byte character (procfs-core would slice inside it).
+            ("Buffers:", "Buffé 1 kB\nBuffers:", "line 4:"),
+            ("Buffers:", "Buffers: 12 GB\nX:", "unit \"GB\""),
+        ] {
+            let sample = sample_edited(fixture, "proc/meminfo", |text| text.replacen(from, to, 1));
+            let message = only_error(&sample, memory, "proc/meminfo").to_string();
+            assert!(message.contains(expected), "{fixture}: {message}");
+            assert!(message.contains("meminfo"), "{fixture}: {message}");
+            assert_eq!(sample.observations.eviction.len(), Signal::ALL.len() - 1);
+        }
+    }
+}
+
+#[test]
+fn meminfo_without_a_field_procfs_core_requires_names_the_file_and_procfs_core() {
+    for fixture in ["cgroup-v1", "cgroup-v2"] {
+        let sample = sample_edited(fixture, "proc/meminfo", |text| {
+            text.lines()
+                .filter(|line| !line.starts_with("Buffers:"))
+                .map(|line| format!("{line}\n"))
+                .collect()
+        });
+        let error = only_error(
+            &sample,
+            Unobserved::Signal(Signal::MemoryAvailable),
+            "proc/meminfo",
+        );
+        let message = error.to_string();
+        assert!(message.contains("procfs-core cannot parse it"), "{message}");
+        assert!(
+            message.contains("a field it requires is missing"),
+            "{message}"
+        );
+        // procfs-core calls this an internal bug; for a node agent it is a malformed file.
+        assert!(!message.contains("procfs bug"), "{message}");
+    }
+}
+
+#[test]
+fn loadavg_without_its_last_pid_field_is_malformed() {
+    let sample = sample_edited("cgroup-v2", "proc/loadavg", |_| {
+        "0.52 0.48 0.40 4/1234\n".into()
+    });
+    let error = only_error(
+        &sample,
+        Unobserved::Signal(Signal::PidAvailable),
+        "proc/loadavg",
+    );
+    assert!(error.to_string().contains("4/1234"), "{error}");
+}
+
+#[test]
+fn psi_file_cut_after_the_record_kind_is_an_error_not_a_panic() {
+    for cut in [
+        "some",
+        "some\n",
+        "full avg10=1.00 avg60=1.00 avg300=1.00 total=1\nsome",
+    ] {
+        let sample = sample_edited("cgroup-v2", "proc/pressure/io", |_| cut.to_string());
+        only_error(
+            &sample,
+            Unobserved::PsiResource(PsiResource::Io),
+            "proc/pressure/io",
+        );
+        assert_eq!(sample.observations.psi.len(), 12, "{cut:?}");
+    }
+}
+
+#[test]
+fn psi_on_cgroup_v1_fixture_reads_every_resource() {
+    let (_, sample) = sample_fixture("cgroup-v1");
+    assert_no_errors(&sample);
+    assert_eq!(sample.observations.psi.len(), 18);
+    assert!(
+        sample
+            .observations
+            .psi
+            .values()
+            .all(|v| (0.0..=100.0).contains(v))
+    );
+}

@@ -7,6 +7,9 @@ use std::fmt::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
+use procfs_core::FromRead;
+use procfs_core::process::{Stat, Status};
+
 use crate::core::fence::{Plan, QuorumVerdict};
 use crate::core::pressure::Evaluation;
 use crate::core::signal::Observations;
@@ -155,33 +158,39 @@ pub struct ProcessStats {
 }
 
 impl ProcessStats {
-    /// Reads `/proc/self/status` (VmRSS) and `/proc/self/stat` (utime + stime).
+    /// Reads `/proc/self/status` (VmRSS) and `/proc/self/stat` (utime + stime), each bounded
+    /// and parsed by procfs-core. `None` if either cannot be read or parsed: the metrics then
+    /// leave the process figures out rather than show a wrong one.
     pub fn read() -> Option<ProcessStats> {
-        let read = |path: &str| {
-            crate::bounded::read_to_string(Path::new(path), crate::bounded::KERNEL_TEXT).ok()
-        };
-        let status = read("/proc/self/status")?;
-        let rss_kib: u64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        let stat = read("/proc/self/stat")?;
-        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-        let rest = stat.rsplit_once(')')?.1;
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let utime: f64 = fields.get(11)?.parse().ok()?;
-        let stime: f64 = fields.get(12)?.parse().ok()?;
+        let mut buf = Vec::new();
+        crate::bounded::read_into(
+            &mut buf,
+            Path::new("/proc/self/status"),
+            crate::bounded::KERNEL_TEXT,
+        )
+        .ok()?;
+        let status = Status::from_read(buf.as_slice()).ok()?;
+        crate::bounded::read_into(
+            &mut buf,
+            Path::new("/proc/self/stat"),
+            crate::bounded::KERNEL_TEXT,
+        )
+        .ok()?;
+        let stat = Stat::from_read(buf.as_slice()).ok()?;
+        ProcessStats::from_parsed(&status, &stat)
+    }
+
+    /// The figures from parsed `status` and `stat` files (split out so tests can feed fixtures).
+    fn from_parsed(status: &Status, stat: &Stat) -> Option<ProcessStats> {
+        // `VmRSS` is in KiB.
+        let resident_bytes = status.vmrss?.checked_mul(1024)?;
         let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
             .ok()
             .flatten()
             .unwrap_or(100) as f64;
         Some(ProcessStats {
-            resident_bytes: rss_kib * 1024,
-            cpu_seconds: (utime + stime) / ticks,
+            resident_bytes,
+            cpu_seconds: stat.utime.saturating_add(stat.stime) as f64 / ticks,
         })
     }
 }
@@ -429,6 +438,54 @@ mod tests {
             name: name.into(),
             plan,
         }
+    }
+
+    /// A `/proc/<pid>/stat` line whose command name holds a space and a parenthesis, with
+    /// utime = 250 and stime = 50 ticks (fields 14 and 15).
+    const STAT: &[u8] = b"2297 (node warden) x) S 1 2291 2291 0 -1 4194304 99 0 0 0 250 50 0 0 20 0 1 0 314606 3133440 356 18446744073709551615 1 2 3 4 5 0 0 0 0 0 0 0 17 0 0 0 0 0 0 6 7 8 9 10 11 12 0\n";
+
+    #[test]
+    fn process_stats_are_rss_bytes_and_user_plus_system_seconds() {
+        // This process's own status as the template (procfs-core requires most of its
+        // fields), with a known VmRSS.
+        let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let text: String = own
+            .lines()
+            .map(|line| {
+                if line.starts_with("VmRSS:") {
+                    "VmRSS:\t    3164 kB\n".to_string()
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        assert!(text.contains("VmRSS:\t    3164 kB"), "{text}");
+        let status = Status::from_read(text.as_bytes());
+        let stat = Stat::from_read(STAT);
+        let (status, stat) = match (status, stat) {
+            (Ok(status), Ok(stat)) => (status, stat),
+            (status, stat) => panic!("fixtures must parse: {:?} {:?}", status.err(), stat.err()),
+        };
+        let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .unwrap_or(100) as f64;
+        let stats = ProcessStats::from_parsed(&status, &stat);
+        assert_eq!(stats.map(|s| s.resident_bytes), Some(3164 * 1024));
+        assert_eq!(stats.map(|s| s.cpu_seconds), Some(300.0 / ticks));
+    }
+
+    #[test]
+    fn process_stats_of_this_process_are_plausible() {
+        let Some(stats) = ProcessStats::read() else {
+            panic!("/proc/self must be readable");
+        };
+        // A test binary holds at least a megabyte and far less than a terabyte.
+        assert!(
+            (1 << 20..1 << 40).contains(&stats.resident_bytes),
+            "{stats:?}"
+        );
+        assert!(stats.cpu_seconds >= 0.0, "{stats:?}");
     }
 
     #[test]

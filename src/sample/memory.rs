@@ -20,7 +20,7 @@
 
 use std::path::Path;
 
-use super::text::{meminfo_bytes, parse_u64, to_i64, u64_field};
+use super::text::{meminfo, parse_u64, to_i64, u64_field};
 use super::{Files, SampleError, Unobserved, read_text};
 use crate::core::signal::{Observation, Signal};
 
@@ -58,13 +58,14 @@ pub(super) fn read(
     files: &Files,
     buf: &mut Vec<u8>,
 ) -> Result<Observation, SampleError> {
-    let meminfo = read_text(buf, &files.meminfo, WHAT)?;
+    let text = read_text(buf, &files.meminfo, WHAT)?;
     let malformed_meminfo = |problem| SampleError::malformed(WHAT, &files.meminfo, problem);
-    let capacity = meminfo_bytes(meminfo, "MemTotal").map_err(malformed_meminfo)?;
+    let meminfo = meminfo(text).map_err(malformed_meminfo)?;
+    let capacity = meminfo.mem_total;
 
     let (usage, usage_path, inactive_file) = match version {
         CgroupVersion::V2 => {
-            let free = meminfo_bytes(meminfo, "MemFree").map_err(malformed_meminfo)?;
+            let free = meminfo.mem_free;
             let usage = capacity.checked_sub(free).ok_or_else(|| {
                 malformed_meminfo(format!(
                     "MemFree ({free} bytes) exceeds MemTotal ({capacity} bytes)"

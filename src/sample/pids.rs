@@ -12,7 +12,9 @@
 
 use std::path::Path;
 
-use super::text::{parse_u64, to_i64};
+use procfs_core::{FromRead, LoadAverage};
+
+use super::text::{parse_u64, procfs_problem, to_i64};
 use super::{Files, SampleError, Unobserved, read_text};
 use crate::core::signal::{Observation, Signal};
 
@@ -45,18 +47,18 @@ fn read_limit(buf: &mut Vec<u8>, path: &Path, name: &str) -> Result<u64, SampleE
     parse_u64(text.trim(), name).map_err(|problem| SampleError::malformed(WHAT, path, problem))
 }
 
-/// The total-task count in a `/proc/loadavg` line such as `0.19 0.13 0.04 3/106 4466`.
+/// The total-task count in a `/proc/loadavg` line such as `0.19 0.13 0.04 3/106 4466` (the
+/// number after "/"), parsed by procfs-core's `LoadAverage`.
 fn running_tasks(loadavg: &str) -> Result<u64, String> {
-    let field = loadavg.split_ascii_whitespace().nth(3).ok_or_else(|| {
-        format!(
-            "{:?} has no 4th field (runnable/total tasks)",
-            loadavg.trim()
-        )
-    })?;
-    let (_, total) = field
-        .split_once('/')
-        .ok_or_else(|| format!("4th field {field:?} is not runnable/total"))?;
-    parse_u64(total, "total tasks")
+    LoadAverage::from_read(loadavg.as_bytes())
+        .map(|parsed| u64::from(parsed.max))
+        .map_err(|error| {
+            format!(
+                "{:?} is not `load1 load5 load15 runnable/total last-pid`: {}",
+                loadavg.trim(),
+                procfs_problem(&error)
+            )
+        })
 }
 
 #[cfg(test)]
@@ -70,5 +72,7 @@ mod tests {
         assert!(running_tasks("0.19 0.13 0.04 3-106 4466").is_err());
         assert!(running_tasks("0.19 0.13 0.04 3/x 4466").is_err());
         assert!(running_tasks("0.19 0.13 0.04 3/-1 4466").is_err());
+        assert!(running_tasks("0.19 0.13 0.04 3/106").is_err());
+        assert!(running_tasks("").is_err());
     }
 }

@@ -12,11 +12,15 @@
 //! itself is missing (PSI compiled out or disabled at boot) every PSI signal is omitted with a
 //! single error rather than three.
 //!
-//! We parse by hand rather than with `procfs_core::pressure`: that parser requires the `full`
-//! line, yields `f32`, and allocates a map per line, on a path that runs every 10 s.
+//! Each line is parsed by `procfs_core::pressure::parse_pressure_record`. Its whole-file
+//! parsers (`CpuPressure` and the others) are not used: they require the `full` line, which
+//! `cpu` lacks before 5.13. procfs-core yields `f32`; the kernel writes two decimals, which `f32`
+//! holds exactly enough to round back to the `f64` of the written text.
 
 use std::collections::BTreeMap;
 use std::io;
+
+use procfs_core::parse_pressure_record;
 
 use super::{Files, SampleError, Unobserved, read_text};
 use crate::core::signal::{PsiKind, PsiResource, PsiSignal, PsiWindow};
@@ -93,8 +97,7 @@ fn parse(text: &str, resource: PsiResource) -> Result<Lines, String> {
         full: None,
     };
     for line in text.lines() {
-        let mut tokens = line.split_ascii_whitespace();
-        let slot = match tokens.next() {
+        let slot = match line.split_ascii_whitespace().next() {
             Some("some") => &mut lines.some,
             Some("full") => &mut lines.full,
             // Blank lines carry nothing; unknown record kinds from a future kernel are not ours.
@@ -103,7 +106,7 @@ fn parse(text: &str, resource: PsiResource) -> Result<Lines, String> {
         if slot.is_some() {
             return Err(format!("more than one line {line:?}"));
         }
-        *slot = Some(parse_averages(tokens, line)?);
+        *slot = Some(parse_averages(line)?);
     }
     if lines.some.is_none() {
         return Err("no `some` line (file empty or truncated?)".to_string());
@@ -114,37 +117,35 @@ fn parse(text: &str, resource: PsiResource) -> Result<Lines, String> {
     Ok(lines)
 }
 
-/// Parses `avg10=… avg60=… avg300=… total=…` (in any order; `total` is not used).
-fn parse_averages<'a>(
-    tokens: impl Iterator<Item = &'a str>,
-    line: &str,
-) -> Result<[f64; 3], String> {
-    let mut averages = [None; 3];
-    for token in tokens {
-        let (key, value) = token
-            .split_once('=')
-            .ok_or_else(|| format!("{token:?} is not key=value in line {line:?}"))?;
-        let index = match key {
-            "avg10" => 0,
-            "avg60" => 1,
-            "avg300" => 2,
-            _ => continue,
-        };
-        let parsed = value
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| {
-                format!("{key}={value:?} is not a non-negative percentage in line {line:?}")
-            })?;
-        averages[index] = Some(parsed);
+/// Parses one `some`/`full` line with procfs-core and checks its averages are percentages.
+fn parse_averages(line: &str) -> Result<[f64; 3], String> {
+    // procfs-core slices the record kind off as the first 5 bytes; a line cut right after the
+    // kind, or with a multi-byte character there, would panic inside it.
+    if !(line.starts_with("some ") || line.starts_with("full ")) {
+        return Err(format!(
+            "line {line:?} is not `some|full avg10=…` (truncated?)"
+        ));
     }
-    match averages {
-        [Some(avg10), Some(avg60), Some(avg300)] => Ok([avg10, avg60, avg300]),
-        _ => Err(format!(
-            "line {line:?} lacks one of avg10, avg60, avg300 (truncated?)"
-        )),
+    let record = parse_pressure_record(line).map_err(|_| {
+        // procfs-core says only "incomplete"; the line says what is wrong.
+        format!("line {line:?} lacks a numeric avg10, avg60, avg300 or total (truncated?)")
+    })?;
+    let mut averages = [0.0; 3];
+    for ((slot, value), key) in averages
+        .iter_mut()
+        .zip([record.avg10, record.avg60, record.avg300])
+        .zip(["avg10", "avg60", "avg300"])
+    {
+        if !value.is_finite() || value < 0.0 {
+            return Err(format!(
+                "{key}={value} is not a non-negative percentage in line {line:?}"
+            ));
+        }
+        // Two decimals, as the kernel writes them (`%lu.%02lu`): 1.96 read as f32 is
+        // 1.9600000381…, and rounding gives back the f64 nearest 1.96.
+        *slot = (f64::from(value) * 100.0).round() / 100.0;
     }
+    Ok(averages)
 }
 
 #[cfg(test)]
@@ -187,5 +188,14 @@ mod tests {
         assert!(parse("some avg10=-1 avg60=1 avg300=1", PsiResource::Cpu).is_err());
         assert!(parse("", PsiResource::Cpu).is_err());
         assert!(parse(&format!("{FULL}{FULL}"), PsiResource::Cpu).is_err());
+        assert!(parse("some avg10=1 avg60=1 avg300=1", PsiResource::Cpu).is_err());
+        assert!(parse("some avg10=inf avg60=1 avg300=1 total=1", PsiResource::Cpu).is_err());
+    }
+
+    #[test]
+    fn lines_procfs_core_would_slice_badly_are_errors_not_panics() {
+        for text in ["some", "some\n", "someé avg10=1", "full", "full\tavg10=1"] {
+            assert!(parse(text, PsiResource::Cpu).is_err(), "{text:?}");
+        }
     }
 }
