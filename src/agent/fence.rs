@@ -456,30 +456,10 @@ pub async fn run(
             };
             if cut_off_since.is_none() {
                 cut_off_since = Some(now_wall);
-                // The last contact is final now: on disk before anything else, so a restart
-                // from here on plans the very same deadlines.
-                dirty = !write_errors.note(
-                    &node,
-                    persist(
-                        &dir,
-                        &node,
-                        last_contact_wall,
-                        stored_pods(&pods, &resources),
-                        node_status.as_ref(),
-                        &fenced_uids,
-                        Held {
-                            fence_events: &pending_events,
-                            condition_events: &condition_events,
-                            decided: &decided,
-                        },
-                    ),
-                );
-                inputs
-                    .durable
-                    .send_if_modified(|g| std::mem::replace(g, journal_gen) != journal_gen);
-                // The full state carries the contact too.
-                contact_dirty = dirty;
-                last_persist = Some(tokio::time::Instant::now());
+                // The last contact is final now: the whole state is written at the end of this
+                // tick (writes are due at once while cut off), so a restart from here on plans
+                // the very same deadlines.
+                dirty = true;
                 log::warn!(
                     node = node.as_str(), reachable = "false", last_contact = crate::core::clock::rfc3339(contact_wall).as_str();
                     "cut off from the API server (no answer for {}s; last contact {}); fence planning {} pod(s) in {} mode",
