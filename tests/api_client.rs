@@ -232,7 +232,7 @@ async fn a_token_with_a_control_character_is_refused_naming_file_and_user_but_no
 }
 
 #[tokio::test]
-async fn neither_the_token_nor_a_url_password_is_printed_even_at_trace_level() {
+async fn neither_the_token_nor_a_url_password_is_emitted_in_logs_metrics_status_or_state() {
     const TOKEN_SECRET: &str = "tok-SECRET-3f9a1c";
     const URL_SECRET: &str = "pw-SECRET-77e2b0";
     let server = seeded();
@@ -257,9 +257,68 @@ async fn neither_the_token_nor_a_url_password_is_printed_even_at_trace_level() {
         Fault::Status500,
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
+    // Everything else the agent emits: its metrics, ...
+    let text = std::fs::read_to_string(&config).expect("config");
+    let port: u16 = text
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|p| p.parse().ok())
+        .expect("health port in the config");
+    let metrics = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).expect("health port");
+        conn.set_read_timeout(Some(Duration::from_secs(5))).ok();
+        conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+            .expect("request");
+        let mut body = String::new();
+        let _ = conn.read_to_string(&mut body);
+        body
+    })
+    .await
+    .expect("metrics");
+    assert!(metrics.contains("nodewarden_api_reachable"), "{metrics}");
     agent.stop().await;
     let (stdout, stderr) = agent.output();
     assert!(created, "the agent never wrote its Lease:\n{stderr}");
+    // ... what `status` prints from the state it left, and the state files themselves.
+    let mut emitted = vec![("metrics".to_string(), metrics)];
+    for args in [
+        &["status", "--config"][..],
+        &["status", "-o", "json", "--config"][..],
+    ] {
+        let out = std::process::Command::new(support::agent_bin())
+            .args(args)
+            .arg(&config)
+            .output()
+            .expect("status");
+        assert!(out.status.success(), "status: {out:?}");
+        emitted.push((
+            format!("{args:?}"),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ));
+    }
+    let state_files: Vec<_> = std::fs::read_dir(dir.path().join("state"))
+        .expect("state directory")
+        .flatten()
+        .collect();
+    assert!(!state_files.is_empty());
+    for f in state_files {
+        let bytes = std::fs::read(f.path()).expect("state file");
+        emitted.push((
+            f.path().display().to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+    }
+    for (what, out) in &emitted {
+        for secret in [TOKEN_SECRET, URL_SECRET] {
+            assert!(!out.contains(secret), "{secret} in {what}:\n{out}");
+        }
+    }
     assert!(
         stderr.lines().count() > 20,
         "trace level logs a lot: {stderr}"
