@@ -7,6 +7,8 @@
 //!   name), none lost.
 //! - A full, then read-only, state directory: reporting and the heartbeat go on from memory, each
 //!   failure is logged once, and the state is written again as soon as it can be.
+//! - Wall-clock steps (an hour forward, two back, through libfaketime in the agent alone): the
+//!   node is never judged cut off, no condition flaps, the heartbeat keeps its pace.
 
 mod support;
 
@@ -312,4 +314,128 @@ async fn a_full_then_read_only_state_directory_loses_nothing_and_logs_each_failu
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let _ = agent.terminate(Duration::from_secs(5));
+}
+
+/// libfaketime, which moves the wall clock of the process it is preloaded into (Debian's
+/// `faketime` package; `.ci/run` installs it).
+const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+#[tokio::test]
+async fn wall_clock_steps_neither_cut_off_the_node_nor_flap_a_condition() {
+    if !require(
+        std::path::Path::new(LIBFAKETIME).exists(),
+        "libfaketime (Debian package faketime)",
+    ) {
+        return;
+    }
+    let server = ApiServer::new();
+    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    // A pod the fence would stop at once if the node looked cut off (dry-run logs it).
+    let mut p = pod("p0");
+    p["spec"]["tolerations"] = json!([{"key": "node.kubernetes.io/unreachable",
+        "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0}]);
+    server.create_pod(p);
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = lb.write_kubeconfig(dir.path());
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
+             [evictionHard]\n\"memory.available\" = \"1Ki\"\n\
+             [fence]\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"4s\"\n\
+             [logging]\ntarget = \"stderr\"\n",
+            kc = kubeconfig.display(),
+            port = free_port(),
+            state = dir.path().join("state").display(),
+        ),
+    );
+    // The offset file libfaketime re-reads on every call: the agent's wall clock follows it,
+    // its monotonic clock does not.
+    let offset = dir.path().join("faketime");
+    std::fs::write(&offset, "+0\n").expect("offset file");
+    let offset_env = offset.display().to_string();
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut a = Agent::start(
+            &config,
+            &[
+                ("LD_PRELOAD", LIBFAKETIME),
+                ("FAKETIME_TIMESTAMP_FILE", offset_env.as_str()),
+                ("FAKETIME_NO_CACHE", "1"),
+                ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+            ],
+        );
+        a.wait_for(&["API server reachable"], Duration::from_secs(15))
+            .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
+        a
+    })
+    .await
+    .expect("start agent");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let events_before = server.events().len();
+    let from = tokio::time::Instant::now();
+    // An hour forward, two hours back, and home again: each step longer than every window the
+    // fence and the conditions use.
+    for step in ["+1h", "-1h", "+0"] {
+        std::fs::write(&offset, format!("{step}\n")).expect("step the clock");
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let _ = agent.terminate(Duration::from_secs(5));
+    let log = agent.drained_dump();
+    for never in [
+        "cut off from the API server",
+        "API server unreachable",
+        "dry-run: would",
+        "status is now",
+    ] {
+        assert!(!log.contains(never), "{never:?} after a clock step:\n{log}");
+    }
+    assert_eq!(
+        server.events().len(),
+        events_before,
+        "a condition flapped (an Event) across the steps"
+    );
+    // The heartbeat kept its 1 s pace through every step.
+    let renewals: Vec<_> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.ends_with("/leases/nodewarden-n1") && r.at >= from)
+        .map(|r| (r.at, r.status))
+        .collect();
+    assert!(renewals.len() >= 12, "{renewals:?}");
+    // The steps reached the agent: its renewals were stamped an hour ahead, and an hour behind.
+    let now = std::time::SystemTime::now();
+    let stamped: Vec<std::time::SystemTime> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.ends_with("/leases/nodewarden-n1") && r.at >= from)
+        .filter_map(|r| {
+            let t = r.body_json()["spec"]["renewTime"].as_str()?.to_string();
+            humantime::parse_rfc3339_weak(&t).ok()
+        })
+        .collect();
+    assert!(
+        stamped
+            .iter()
+            .any(|t| *t > now + Duration::from_secs(50 * 60)),
+        "no renewal stamped an hour ahead: {stamped:?}"
+    );
+    assert!(
+        stamped
+            .iter()
+            .any(|t| *t + Duration::from_secs(50 * 60) < now),
+        "no renewal stamped an hour behind: {stamped:?}"
+    );
+    assert!(
+        renewals.iter().all(|(_, s)| *s == Some(200)),
+        "{renewals:?}"
+    );
+    for pair in renewals.windows(2) {
+        assert!(
+            pair[1].0 - pair[0].0 <= Duration::from_millis(1500),
+            "{renewals:?}"
+        );
+    }
 }
