@@ -702,16 +702,12 @@ struct Retry {
 
 impl Retry {
     fn new(cap: Duration) -> Retry {
-        let seed = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
         Retry {
             backoff: crate::core::backoff::Backoff {
                 base: Duration::from_millis(500),
                 cap,
             },
-            jitter: crate::core::backoff::Jitter::new(seed ^ u64::from(std::process::id())),
+            jitter: crate::core::backoff::Jitter::new(crate::agent::reporter::seed()),
             attempt: 0,
             at: None,
         }

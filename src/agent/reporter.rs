@@ -402,7 +402,8 @@ fn note<T>(
     }
 }
 
-fn seed() -> u64 {
+/// A jitter seed that differs between processes and starts.
+pub(crate) fn seed() -> u64 {
     let t = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
