@@ -12,10 +12,11 @@
 
 mod support;
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::apiserver::ApiServer;
+use support::apiserver::{ApiServer, Loopback};
 use support::{Agent, Tmpfs, free_port, is_root, require, write_config};
 
 const NODE: &str = "n1";
@@ -59,31 +60,60 @@ fn disk_status(server: &ApiServer) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The API test server on loopback holding our Node, and the agent's configuration against it.
+struct World {
+    server: ApiServer,
+    _loopback: Loopback,
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+/// The connection, a free health port and stderr logging around `body`: the test's own keys and
+/// tables, written knowing the test's directory.
+fn world(body: impl FnOnce(&Path) -> String) -> World {
+    let server = ApiServer::new();
+    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    let loopback = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = loopback.write_kubeconfig(dir.path());
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             {body}\n[logging]\ntarget = \"stderr\"\n",
+            kc = kubeconfig.display(),
+            port = free_port(),
+            body = body(dir.path()),
+        ),
+    );
+    World {
+        server,
+        _loopback: loopback,
+        dir,
+        config,
+    }
+}
+
 #[tokio::test]
 async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant() {
     if !require(is_root(), "root (to mount a tmpfs)") {
         return;
     }
-    let server = ApiServer::new();
-    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
-    let lb = server.serve_loopback();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = lb.write_kubeconfig(dir.path());
     let fs = Tmpfs::mount("8m", 4096);
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
-             stateDirectory = \"{state}\"\nnodefsPath = \"{p}\"\nimagefsPath = \"{p}\"\n\
+    let World {
+        server,
+        _loopback,
+        dir: _dir,
+        config,
+    } = world(|dir| {
+        format!(
+            "stateDirectory = \"{state}\"\nnodefsPath = \"{p}\"\nimagefsPath = \"{p}\"\n\
              nodeStatusUpdateFrequency = \"200ms\"\nevictionPressureTransitionPeriod = \"0s\"\n\
-             [evictionHard]\n\"nodefs.available\" = \"50%\"\n\
-             [logging]\ntarget = \"stderr\"\n",
-            kc = kubeconfig.display(),
-            port = free_port(),
-            state = dir.path().join("state").display(),
+             [evictionHard]\n\"nodefs.available\" = \"50%\"",
+            state = dir.join("state").display(),
             p = fs.path().display()
-        ),
-    );
+        )
+    });
     let fill = fs.path().join("fill");
     let mut rng = Lcg(0x6e6f_6465_7761_7264);
     let mut pressure = false;
@@ -207,26 +237,21 @@ async fn a_full_then_read_only_state_directory_loses_nothing_and_logs_each_failu
     if !require(is_root(), "root (to mount a tmpfs)") {
         return;
     }
-    let server = ApiServer::new();
-    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
-    let lb = server.serve_loopback();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = lb.write_kubeconfig(dir.path());
     // The state directory on a small tmpfs of its own.
     let fs = Tmpfs::mount("1m", 1024);
     let state = fs.path().join("state");
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
-             stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
-             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
-             [logging]\ntarget = \"stderr\"\n",
-            kc = kubeconfig.display(),
-            port = free_port(),
+    let World {
+        server,
+        _loopback,
+        dir: _dir,
+        config,
+    } = world(|_| {
+        format!(
+            "stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4",
             state = state.display(),
-        ),
-    );
+        )
+    });
     server.create_pod(pod("p0"));
     let mut agent = tokio::task::spawn_blocking(move || {
         let mut a = Agent::start(&config, &[]);
@@ -328,30 +353,25 @@ async fn wall_clock_steps_neither_cut_off_the_node_nor_flap_a_condition() {
     ) {
         return;
     }
-    let server = ApiServer::new();
-    server.create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));
+    let World {
+        server,
+        _loopback,
+        dir,
+        config,
+    } = world(|dir| {
+        format!(
+            "stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
+             [evictionHard]\n\"memory.available\" = \"1Ki\"\n\
+             [fence]\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"4s\"",
+            state = dir.join("state").display(),
+        )
+    });
     // A pod the fence would stop at once if the node looked cut off (dry-run logs it).
     let mut p = pod("p0");
     p["spec"]["tolerations"] = json!([{"key": "node.kubernetes.io/unreachable",
         "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0}]);
     server.create_pod(p);
-    let lb = server.serve_loopback();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = lb.write_kubeconfig(dir.path());
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
-             stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
-             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
-             [evictionHard]\n\"memory.available\" = \"1Ki\"\n\
-             [fence]\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"4s\"\n\
-             [logging]\ntarget = \"stderr\"\n",
-            kc = kubeconfig.display(),
-            port = free_port(),
-            state = dir.path().join("state").display(),
-        ),
-    );
     // The offset file libfaketime re-reads on every call: the agent's wall clock follows it,
     // its monotonic clock does not.
     let offset = dir.path().join("faketime");
