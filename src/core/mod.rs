@@ -9,6 +9,7 @@ pub mod fence;
 pub mod ownership;
 pub mod pressure;
 pub mod qos;
+pub mod quorum;
 pub mod quantity;
 pub mod resources;
 pub mod signal;
