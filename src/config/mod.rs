@@ -189,6 +189,8 @@ pub struct Config {
     pub logging: LoggingConfig,
     /// `[fence]`.
     pub fence: FenceConfig,
+    /// `[peers]`.
+    pub peers: PeersConfig,
     /// `healthAddress` ("127.0.0.1:9842"): `/healthz`, `/readyz`, `/metrics`.
     pub health_address: SocketAddr,
     /// `stateDirectory` ("/var/lib/nodewarden").
@@ -258,4 +260,41 @@ pub struct FenceConfig {
     pub cgroup_version: Option<crate::terminate::CgroupVersion>,
     /// `cgroupRoot` (unset: `cgroupPath`): where the pods' cgroups are looked for.
     pub cgroup_root: Option<std::path::PathBuf>,
+}
+
+/// What a cut-off node does when the quorum cannot tell (`[peers] withoutPeers`, `wholeZoneCutOff`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// Keep the pods running (the control plane may be keeping them too).
+    Hold,
+    /// Stop them on time (the control plane may be deleting them).
+    Enforce,
+}
+
+/// `[peers]`: the other agents the fence asks before it stops anything (DESIGN §6 rule 6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeersConfig {
+    /// `service` (unset): `namespace/name` of the headless Service whose EndpointSlices list the
+    /// agents (the DaemonSet install). Exclusive with `static`.
+    pub service: Option<(String, String)>,
+    /// `portName` ("peer"): the EndpointSlice port that is the peer endpoint.
+    pub port_name: String,
+    /// `static` ([]): `{ node, address, zone }` tables (systemd installs).
+    pub static_peers: Vec<crate::core::quorum::Peer>,
+    /// `listen` (unset: no endpoint): where this agent answers its peers.
+    pub listen: Option<SocketAddr>,
+    /// `keyFile` (unset): the shared HMAC key; required once `listen`, `service` or `static` is set.
+    pub key_file: Option<std::path::PathBuf>,
+    /// `ask` (50): at most this many peers of this node's zone are asked per round; 50 is the
+    /// controller's large-cluster threshold, above which a zone's partial disruption still evicts.
+    pub ask: usize,
+    /// `timeout` ("1s"): how long one round waits for answers.
+    pub timeout: std::time::Duration,
+    /// `interval` ("3s"): how often the verdict is re-evaluated while cut off.
+    pub interval: std::time::Duration,
+    /// `withoutPeers` ("hold"): the verdict when no peer is known at all.
+    pub without_peers: Undecided,
+    /// `wholeZoneCutOff` ("enforce"): the verdict when every node of this zone is cut off and no
+    /// other zone is known to be down too.
+    pub whole_zone_cut_off: Undecided,
 }
