@@ -10,6 +10,7 @@ pub mod apiserver;
 pub mod cgroup;
 pub mod command;
 pub mod kubectl;
+pub mod lab;
 pub mod netns;
 pub mod switch;
 

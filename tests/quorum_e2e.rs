@@ -1,0 +1,657 @@
+//! The peer quorum end to end (issue 9): five real agents, each in a network namespace of its own
+//! with a link to the API server's bridge and a link to the peers' bridge, fake pods as real
+//! processes in a cgroup sandbox per node, and partitions made for real (`support::lab`).
+//!
+//! Each test is one row of the controller's zone rules (SEMANTICS §5.5) as a node cut off from
+//! the API server must mirror them (DESIGN §6 rule 6): alone → the control plane evicts, so the
+//! fence stops on time; the API down for everyone, or a partial disruption of a small zone (3 of
+//! 5) → it evicts nothing, so neither does anyone here; peers' answers that are forged, replayed
+//! or unsigned never count.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+use support::lab::{
+    GRACE, Lab, LabSpec, PEER_INTERVAL, PEER_PORT, PEER_TIMEOUT, StopPlan, http_exchange,
+    latest_stop_plan, metric, random_hex, verdicts,
+};
+use support::{agent_bin, is_root, require};
+
+/// Slack for the test's own observation: pods are polled every 20 ms, and plan times are logged
+/// to the millisecond.
+const POLL: Duration = Duration::from_millis(20);
+
+fn lab(spec: LabSpec) -> Option<Lab> {
+    if !require(is_root(), "root (network namespaces, bridges, cgroups)") {
+        return None;
+    }
+    Some(Lab::build(&spec))
+}
+
+/// Watches every pod of every node until `until` (wall clock); returns the moment each pod that
+/// stopped was first seen without a process.
+fn watch_pods(lab: &mut Lab, until: SystemTime) -> BTreeMap<String, SystemTime> {
+    let mut stopped = BTreeMap::new();
+    // Bounded by `until`, itself at most a minute away in every test.
+    let hard_stop = Instant::now() + Duration::from_secs(60);
+    while SystemTime::now() < until && Instant::now() < hard_stop {
+        for n in &lab.nodes {
+            for p in &n.pods {
+                if !stopped.contains_key(&p.name) && !p.alive() {
+                    stopped.insert(p.name.clone(), SystemTime::now());
+                }
+            }
+        }
+        lab.reap();
+        std::thread::sleep(POLL);
+    }
+    stopped
+}
+
+/// Waits for node `i` to log the verdict `verdict`; returns the line and when it arrived.
+fn expect_verdict(lab: &mut Lab, i: usize, verdict: &str, within: Duration) -> (String, Instant) {
+    let needle = format!("quorum verdict: {verdict}");
+    let node = lab.node(i);
+    let name = node.name.clone();
+    let found = node.agent().wait_for(&[&needle], within);
+    found.unwrap_or_else(|| panic!("{name} never logged {needle:?}:\n{}", node.log()))
+}
+
+/// Asserts that no pod except those in `allowed` stopped, and no agent but those in `allowed`'s
+/// nodes sent a SIGTERM.
+fn assert_only_stopped(lab: &mut Lab, stopped: &BTreeMap<String, SystemTime>, allowed: &[&str]) {
+    for (pod, at) in stopped {
+        assert!(
+            allowed.contains(&pod.as_str()),
+            "{pod} was stopped at {at:?}, which nothing allows"
+        );
+    }
+    for n in &mut lab.nodes {
+        let log = n.log();
+        let own: Vec<&&str> = allowed
+            .iter()
+            .filter(|p| p.starts_with(&format!("{}-", n.name)))
+            .collect();
+        if own.is_empty() {
+            assert!(
+                !log.contains("SIGTERM to pod") && !log.contains("action=kill"),
+                "{} stopped a pod:\n{log}",
+                n.name
+            );
+        }
+        for p in &n.pods {
+            if !allowed.contains(&p.name.as_str()) {
+                assert!(p.alive(), "{} is not running", p.name);
+            }
+        }
+    }
+}
+
+/// The fence's promise for a pod stopped while the control plane evicts: stopped by the moment
+/// the control plane could delete it (`bound`, from the test's own clock) and by its planned
+/// eviction time, never before its planned SIGTERM.
+fn assert_stopped_on_time(pod: &str, at: SystemTime, plan: StopPlan, bound: SystemTime) {
+    assert!(
+        at <= bound,
+        "{pod} stopped {:?} after the control plane could delete it",
+        at.duration_since(bound).unwrap_or_default()
+    );
+    assert!(
+        at <= plan.eviction_time + POLL,
+        "{pod} stopped {:?} after its planned eviction time",
+        at.duration_since(plan.eviction_time).unwrap_or_default()
+    );
+    assert!(
+        at + POLL >= plan.sigterm_at,
+        "{pod} stopped {:?} before its planned SIGTERM",
+        plan.sigterm_at.duration_since(at).unwrap_or_default()
+    );
+}
+
+/// Node `i`'s stop plan for its `-short` pod, from its log.
+fn short_plan(lab: &mut Lab, i: usize) -> StopPlan {
+    let node = lab.node(i);
+    let pod = format!("{}-short", node.name);
+    let log = node.log();
+    latest_stop_plan(&log, &pod).unwrap_or_else(|| panic!("no stop plan for {pod}:\n{log}"))
+}
+
+/// The lab itself, before any quorum: every agent registers and renews its Lease over its `api`
+/// link; the peer bridge joins the namespaces; each kind of cut drops exactly the links it says.
+#[test]
+fn the_lab_joins_five_agents_and_cuts_exactly_the_links_it_says() {
+    let Some(mut lab) = lab(LabSpec {
+        peers: false,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let renew_time = |lab: &Lab, node: &str| {
+        lab.server
+            .api
+            .lease("kube-node-lease", &format!("nodewarden-{node}"))
+            .and_then(|l| l["spec"]["renewTime"].as_str().map(str::to_string))
+    };
+    let first: Vec<Option<String>> = (1..=5)
+        .map(|i| renew_time(&lab, &format!("n{i}")))
+        .collect();
+    std::thread::sleep(Duration::from_millis(2200));
+    for i in 1..=5 {
+        let name = format!("n{i}");
+        assert!(lab.server.api.node(&name).is_some(), "{name} has no Node");
+        let now = renew_time(&lab, &name);
+        assert!(
+            now.is_some() && now != first[i - 1],
+            "{name} did not renew its Lease: {:?} then {now:?}",
+            first[i - 1]
+        );
+    }
+    let api = lab.server.addr;
+    let health = |lab: &Lab, i: usize| SocketAddr::from(lab.nodes[i - 1].health_addr());
+    // Every namespace reaches the API server and every other node over the peer bridge.
+    for i in 1..=5 {
+        assert!(lab.can_connect(i, api), "n{i} cannot reach the API server");
+        let j = i % 5 + 1;
+        assert!(
+            lab.can_connect(i, health(&lab, j)),
+            "n{i} cannot reach n{j} over the peer bridge"
+        );
+    }
+    // Only across the bridges: the api subnet is not reachable over the peer link.
+    let n2_api_side = SocketAddr::new(lab.nodes[1].api_ip.into(), 9);
+    lab.cut_api(1);
+    assert!(!lab.can_connect(1, api), "n1 still reaches the API server");
+    assert!(
+        !lab.can_connect(1, n2_api_side),
+        "n1 reaches the api subnet"
+    );
+    assert!(lab.can_connect(1, health(&lab, 2)), "n1 lost its peers");
+    assert!(lab.can_connect(2, api), "n2 lost the API server with n1");
+    lab.cut_all(1);
+    assert!(!lab.can_connect(1, health(&lab, 2)), "n1 still reaches n2");
+    assert!(
+        lab.can_connect(2, health(&lab, 3)),
+        "n2 lost its peers with n1"
+    );
+    lab.api_down();
+    assert!(
+        !lab.can_connect(2, api),
+        "the API server is still up for n2"
+    );
+    assert!(lab.can_connect(2, health(&lab, 3)), "n2 lost its peers");
+    lab.api_up();
+    assert!(lab.can_connect(2, api), "the API server did not come back");
+    lab.heal_api(1);
+    assert!(lab.can_connect(1, api), "n1's API link did not come back");
+}
+
+/// Scenario 1: a node that loses the API while its peers keep it is the one the control plane
+/// evicts from: it stops its briefly-tolerating pod by the eviction time, keeps the one that
+/// tolerates forever, and nobody else kills anything.
+#[test]
+fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    let (line, _) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(6));
+    assert!(support::field(&line, "reason").is_some(), "{line}");
+    let tol = Duration::from_secs(2);
+    let bound = cut_at + GRACE + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
+    let plan = short_plan(&mut lab, 1);
+    assert_stopped_on_time("n1-short", at, plan, bound);
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+    let v = verdicts(&lab.node(1).log());
+    assert!(
+        v.iter().all(|(v, _)| v == "enforce"),
+        "n1 held while its peers reached the API: {v:?}"
+    );
+}
+
+/// Scenario 2: the API server unreachable for everyone — the controller evicts nothing when every
+/// zone is down, so nobody here does either, well past every eviction time.
+#[test]
+fn the_api_down_for_everyone_kills_nothing() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.api_down();
+    for i in 1..=5 {
+        expect_verdict(&mut lab, i, "hold", Duration::from_secs(8));
+    }
+    let stopped = watch_pods(
+        &mut lab,
+        cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
+    );
+    assert_only_stopped(&mut lab, &stopped, &[]);
+    let held = metric(
+        &lab.nodes[0],
+        "nodewarden_fence_quorum_verdict{verdict=\"hold\"}",
+    );
+    assert_eq!(held, Some(1.0), "n1's verdict metric");
+}
+
+/// Scenario 3: three of five nodes of one zone lose the API — ≥ 55 % and more than two of a zone
+/// of ≤ 50 nodes is a partial disruption, in which the controller evicts nothing.
+#[test]
+fn three_of_five_without_the_api_is_a_partial_disruption_and_nobody_kills() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    for i in 1..=3 {
+        lab.cut_api(i);
+    }
+    for i in 1..=3 {
+        expect_verdict(&mut lab, i, "hold", Duration::from_secs(8));
+    }
+    let stopped = watch_pods(
+        &mut lab,
+        cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
+    );
+    assert_only_stopped(&mut lab, &stopped, &[]);
+    for i in 4..=5 {
+        let log = lab.node(i).log();
+        assert!(
+            !log.contains("cut off from the API server"),
+            "n{i} kept the API and must not be cut off:\n{log}"
+        );
+    }
+}
+
+/// Scenario 4: a node that loses every link hears from no peer — it is alone, so the control
+/// plane evicts its pods, and it fences on time.
+#[test]
+fn a_node_without_any_link_fences_on_time() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_all(1);
+    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(6));
+    let bound = cut_at + GRACE + Duration::from_secs(2);
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
+    let plan = short_plan(&mut lab, 1);
+    assert_stopped_on_time("n1-short", at, plan, bound);
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+}
+
+/// Reads one HTTP/1.1 request (headers and a `Content-Length` body) from `s`, bounded (8 KiB,
+/// the stream's read timeout).
+fn read_request(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 2048];
+    while buf.len() < 8192 {
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf);
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = header(&text[..end], "content-length")
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return Some(buf);
+            }
+        }
+    }
+    None
+}
+
+fn header(head: &str, name: &str) -> Option<String> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| v.trim().to_string())
+    })
+}
+
+/// A test-run TCP service on the host's side of the peer bridge: accepts until dropped (bounded
+/// by its stop flag and a one-minute lifetime), one thread per connection.
+struct Service {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Connections served.
+    served: Arc<AtomicUsize>,
+}
+
+impl Service {
+    fn start(addr: SocketAddrV4, handle: impl Fn(TcpStream) + Send + Sync + 'static) -> Service {
+        let listener = TcpListener::bind(addr).expect("bind the test service");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let stop = Arc::new(AtomicBool::new(false));
+        let served = Arc::new(AtomicUsize::new(0));
+        let handle = Arc::new(handle);
+        let thread = {
+            let stop = stop.clone();
+            let served = served.clone();
+            std::thread::spawn(move || {
+                let end = Instant::now() + Duration::from_secs(60);
+                while !stop.load(Ordering::SeqCst) && Instant::now() < end {
+                    match listener.accept() {
+                        Ok((s, _)) => {
+                            served.fetch_add(1, Ordering::SeqCst);
+                            let handle = handle.clone();
+                            std::thread::spawn(move || {
+                                let _ = s.set_nonblocking(false);
+                                let _ = s.set_read_timeout(Some(Duration::from_secs(3)));
+                                let _ = s.set_write_timeout(Some(Duration::from_secs(3)));
+                                handle(s);
+                            });
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+            })
+        };
+        Service {
+            stop,
+            thread: Some(thread),
+            served,
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A signed-looking request that was never signed with the peers' key: well-formed headers, a
+/// fresh timestamp and nonce, and a signature of the right shape made with another key (to the
+/// endpoint, any 32 bytes it cannot reproduce).
+fn forged_request(to: SocketAddrV4, signed: bool) -> Vec<u8> {
+    let body = r#"{"from":"n9","zone":"zone-a"}"#;
+    let ts = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let auth = if signed {
+        format!(
+            "X-Nodewarden-Timestamp: {ts}\r\nX-Nodewarden-Nonce: {}\r\nX-Nodewarden-Signature: {}\r\n",
+            random_hex(16),
+            random_hex(32)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "POST /v1/contact HTTP/1.1\r\nHost: {to}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n{auth}Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Scenario 5: forged (wrong key), replayed and unsigned requests to n1's peer endpoint are
+/// rejected and counted; impostors answering n2 in the name of n3, n4 and n5 (with a key that is
+/// not the peers') are not believed — if they were, n2 would see four of five nodes cut off and
+/// hold; it enforces on time instead. n2 asks n1 through a relay the test runs, which keeps a
+/// copy of a valid request to replay.
+#[test]
+fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_verdict() {
+    let spec = LabSpec {
+        redirects: vec![(2, 1, 101), (2, 3, 103), (2, 4, 104), (2, 5, 105)],
+        ..LabSpec::default()
+    };
+    let Some(mut lab) = lab(spec) else {
+        return;
+    };
+    lab.start_all();
+    let n1 = lab.nodes[0].peer_addr();
+    // The relay: n2 → test → n1, keeping the first request it carries.
+    let captured: Arc<Mutex<Option<Vec<u8>>>> = Arc::new(Mutex::new(None));
+    let relay = {
+        let captured = captured.clone();
+        Service::start(
+            SocketAddrV4::new(lab.peer_ip(101), PEER_PORT),
+            move |mut s| {
+                let Some(request) = read_request(&mut s) else {
+                    return;
+                };
+                if let Ok(mut c) = captured.lock()
+                    && c.is_none()
+                {
+                    *c = Some(request.clone());
+                }
+                if let Ok((_, answer)) = http_exchange(n1.into(), &request) {
+                    let _ = s.write_all(answer.as_bytes());
+                }
+            },
+        )
+    };
+    // The impostors: well-formed answers as n3, n4, n5 saying they lost the API long ago, with a
+    // fresh timestamp and a signature of the right shape that the peers' key did not make.
+    let impostors: Vec<Service> = [3u8, 4, 5]
+        .into_iter()
+        .map(|k| {
+            Service::start(SocketAddrV4::new(lab.peer_ip(100 + k), PEER_PORT), move |mut s| {
+                // Read the question whole before answering, as a peer would.
+                if read_request(&mut s).is_none() {
+                    return;
+                }
+                let body = format!(
+                    r#"{{"node":"n{k}","zone":"zone-a","reachable":false,"lastContactAgeMillis":600000}}"#
+                );
+                let ts = SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs();
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     X-Nodewarden-Timestamp: {ts}\r\nX-Nodewarden-Signature: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len(),
+                    random_hex(32)
+                );
+                let _ = s.write_all(answer.as_bytes());
+            })
+        })
+        .collect();
+
+    let cut_at = SystemTime::now();
+    lab.cut_api(2);
+    let tol = Duration::from_secs(2);
+    let bound = cut_at + GRACE + tol;
+    // While n2 decides: forged and unsigned requests at n1, then the captured one replayed.
+    let (mut forged, mut unsigned, mut replayed) = (0, 0, 0);
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        for (signed, count) in [(true, &mut forged), (false, &mut unsigned)] {
+            let (status, text) = http_exchange(n1.into(), &forged_request(n1, signed))
+                .unwrap_or_else(|e| panic!("n1's peer endpoint: {e}"));
+            assert_eq!(status, 401, "{text}");
+            *count += 1;
+        }
+        let copy = captured.lock().ok().and_then(|c| c.clone());
+        if let Some(request) = copy
+            && replayed < 2
+        {
+            let (status, text) = http_exchange(n1.into(), &request)
+                .unwrap_or_else(|e| panic!("n1's peer endpoint: {e}"));
+            assert_eq!(status, 401, "a replayed request was answered: {text}");
+            replayed += 1;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(
+        replayed > 0,
+        "n2 never asked n1 through the relay:\n{}",
+        lab.node(2).log()
+    );
+    expect_verdict(&mut lab, 2, "enforce", Duration::from_secs(3));
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let at = *stopped
+        .get("n2-short")
+        .unwrap_or_else(|| panic!("n2-short never stopped:\n{}", lab.node(2).log()));
+    let plan = short_plan(&mut lab, 2);
+    assert_stopped_on_time("n2-short", at, plan, bound);
+    assert_only_stopped(&mut lab, &stopped, &["n2-short"]);
+    let v = verdicts(&lab.node(2).log());
+    assert!(
+        v.iter().all(|(v, _)| v == "enforce"),
+        "n2 believed the impostors: {v:?}"
+    );
+    for (i, s) in impostors.iter().enumerate() {
+        assert!(
+            s.served.load(Ordering::SeqCst) > 0,
+            "n2 never asked impostor n{}",
+            i + 3
+        );
+    }
+    assert!(relay.served.load(Ordering::SeqCst) > 0);
+    let n1_node = &lab.nodes[0];
+    let count = |result: &str| {
+        metric(
+            n1_node,
+            &format!("nodewarden_peer_requests_total{{result=\"{result}\"}}"),
+        )
+        .unwrap_or(0.0)
+    };
+    assert!(count("bad_signature") >= forged as f64, "bad_signature");
+    assert!(count("unsigned") >= unsigned as f64, "unsigned");
+    assert!(count("replayed") >= replayed as f64, "replayed");
+    assert!(count("accepted") >= 1.0, "n2's own questions were accepted");
+    let n2_rejected = metric(
+        &lab.nodes[1],
+        "nodewarden_peer_answers_total{result=\"bad_signature\"}",
+    )
+    .unwrap_or(0.0);
+    assert!(
+        n2_rejected >= 3.0,
+        "n2 counted {n2_rejected} answers with a bad signature"
+    );
+}
+
+/// Scenario 6: n1, n2, n3 lose the API (hold); n2 and n3 get it back while n1 stays cut off.
+/// The control plane may resume tainting n1 only once the zone is healthy again, so n1's
+/// eviction times count from then: from the last round that still said hold, minus the request
+/// timeout — never from its own last contact.
+#[test]
+fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_hold() {
+    let tol = Duration::from_secs(3);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    for i in 1..=3 {
+        lab.cut_api(i);
+    }
+    expect_verdict(&mut lab, 1, "hold", Duration::from_secs(8));
+    // Hold well past n1's own eviction time (cut + grace + tol = 7 s).
+    let heal_wall = cut_at + Duration::from_secs(9);
+    let stopped_while_held = watch_pods(&mut lab, heal_wall);
+    assert_only_stopped(&mut lab, &stopped_while_held, &[]);
+    let healed_at = SystemTime::now();
+    lab.heal_api(2);
+    lab.heal_api(3);
+    let (_, enforce_at) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(8));
+    let enforce_wall = SystemTime::now() - enforce_at.elapsed();
+    let stopped = watch_pods(&mut lab, enforce_wall + tol + Duration::from_secs(1));
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
+    let plan = short_plan(&mut lab, 1);
+    // A round whose answers all came before n2 and n3 wrote again after the heal said hold, so
+    // one sent no later than the heal − one timeout did; rounds are one interval apart, so the
+    // last hold round was sent no earlier than the heal − one interval − one timeout (less 300 ms
+    // of scheduling). It was sent before the enforce verdict.
+    let earliest = healed_at - PEER_INTERVAL - PEER_TIMEOUT * 2 - Duration::from_millis(300) + tol;
+    let latest = enforce_wall - PEER_TIMEOUT + tol + Duration::from_millis(50);
+    assert!(
+        plan.eviction_time >= earliest,
+        "eviction {:?} before the rule allows ({:?} early)\n{}",
+        plan.eviction_time,
+        earliest
+            .duration_since(plan.eviction_time)
+            .unwrap_or_default(),
+        lab.node(1).log()
+    );
+    assert!(
+        plan.eviction_time <= latest,
+        "eviction {:?} later than the rule ({:?} late)",
+        plan.eviction_time,
+        plan.eviction_time
+            .duration_since(latest)
+            .unwrap_or_default()
+    );
+    assert_stopped_on_time("n1-short", at, plan, latest);
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+    let v: Vec<String> = verdicts(&lab.node(1).log())
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    let first_enforce = v.iter().position(|v| v == "enforce");
+    assert!(
+        v.first().map(String::as_str) == Some("hold") && first_enforce.is_some(),
+        "n1's verdicts: {v:?}"
+    );
+}
+
+/// Scenario 7: as 3, then n1 is SIGKILLed and restarted while still cut off: it holds again
+/// (peers and zone known without the API) and kills nothing, and `status` says why.
+#[test]
+fn an_agent_restarted_while_holding_keeps_holding() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    for i in 1..=3 {
+        lab.cut_api(i);
+    }
+    expect_verdict(&mut lab, 1, "hold", Duration::from_secs(8));
+    lab.node(1).kill_agent();
+    lab.node(1).start_agent();
+    expect_verdict(&mut lab, 1, "hold", Duration::from_secs(8));
+    let stopped = watch_pods(
+        &mut lab,
+        cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
+    );
+    assert_only_stopped(&mut lab, &stopped, &[]);
+    let out = std::process::Command::new(agent_bin())
+        .args(["status", "--output", "json", "--config"])
+        .arg(&lab.nodes[0].config)
+        .output()
+        .expect("run nodewarden status");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "status --output json: {e}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["quorum"]["verdict"], "hold", "{report:#}");
+    assert!(report["quorum"]["reason"].is_string(), "{report:#}");
+}
