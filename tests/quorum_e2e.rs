@@ -481,34 +481,50 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
     lab.cut_api(2);
     let tol = Duration::from_secs(2);
     let bound = cut_at + GRACE + tol;
-    // While n2 decides: forged and unsigned requests at n1, then the captured one replayed.
-    let (mut forged, mut unsigned, mut replayed) = (0, 0, 0);
-    let until = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < until {
-        for (signed, count) in [(true, &mut forged), (false, &mut unsigned)] {
-            let (status, text) = http_exchange(n1.into(), &forged_request(n1, signed))
-                .unwrap_or_else(|e| panic!("n1's peer endpoint: {e}"));
-            assert_eq!(status, 401, "{text}");
-            *count += 1;
-        }
-        let copy = captured.lock().ok().and_then(|c| c.clone());
-        if let Some(request) = copy
-            && replayed < 2
-        {
-            let (status, text) = http_exchange(n1.into(), &request)
-                .unwrap_or_else(|e| panic!("n1's peer endpoint: {e}"));
-            assert_eq!(status, 401, "a replayed request was answered: {text}");
-            replayed += 1;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    // While n2 decides and acts: forged and unsigned requests at n1, and the captured one
+    // replayed, from a thread, so the pods are watched meanwhile.
+    let traffic = {
+        let captured = captured.clone();
+        std::thread::spawn(move || -> Result<(usize, usize, usize), String> {
+            let (mut forged, mut unsigned, mut replayed) = (0, 0, 0);
+            let until = Instant::now() + Duration::from_secs(6);
+            while Instant::now() < until {
+                for (signed, count) in [(true, &mut forged), (false, &mut unsigned)] {
+                    let (status, text) = http_exchange(n1.into(), &forged_request(n1, signed))
+                        .map_err(|e| format!("n1's peer endpoint: {e}"))?;
+                    if status != 401 {
+                        return Err(format!("signed={signed}: answered {text}"));
+                    }
+                    *count += 1;
+                }
+                let copy = captured.lock().ok().and_then(|c| c.clone());
+                if let Some(request) = copy
+                    && replayed < 3
+                {
+                    let (status, text) = http_exchange(n1.into(), &request)
+                        .map_err(|e| format!("n1's peer endpoint: {e}"))?;
+                    if status != 401 {
+                        return Err(format!("a replayed request was answered: {text}"));
+                    }
+                    replayed += 1;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Ok((forged, unsigned, replayed))
+        })
+    };
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let (forged, unsigned, replayed) = match traffic.join() {
+        Ok(Ok(counts)) => counts,
+        Ok(Err(e)) => panic!("{e}"),
+        Err(_) => panic!("the traffic thread panicked"),
+    };
     assert!(
         replayed > 0,
         "n2 never asked n1 through the relay:\n{}",
         lab.node(2).log()
     );
-    expect_verdict(&mut lab, 2, "enforce", Duration::from_secs(3));
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    expect_verdict(&mut lab, 2, "enforce", Duration::from_secs(1));
     let at = *stopped
         .get("n2-short")
         .unwrap_or_else(|| panic!("n2-short never stopped:\n{}", lab.node(2).log()));
@@ -557,7 +573,8 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
 /// timeout — never from its own last contact.
 #[test]
 fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_hold() {
-    let tol = Duration::from_secs(3);
+    // Long enough that the SIGTERM (eviction − 1.5 s) falls well after the enforce verdict.
+    let tol = Duration::from_secs(5);
     let Some(mut lab) = lab(LabSpec {
         toleration: tol,
         ..LabSpec::default()
@@ -570,8 +587,9 @@ fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_h
         lab.cut_api(i);
     }
     expect_verdict(&mut lab, 1, "hold", Duration::from_secs(8));
-    // Hold well past n1's own eviction time (cut + grace + tol = 7 s).
-    let heal_wall = cut_at + Duration::from_secs(9);
+    // Hold well past n1's eviction time as counted from its last contact (cut + grace + tol =
+    // 9 s): counted from there, it would kill at once when the verdict turns.
+    let heal_wall = cut_at + Duration::from_secs(11);
     let stopped_while_held = watch_pods(&mut lab, heal_wall);
     assert_only_stopped(&mut lab, &stopped_while_held, &[]);
     let healed_at = SystemTime::now();
