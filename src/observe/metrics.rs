@@ -41,7 +41,7 @@ struct State {
 }
 
 /// The quorum verdicts, as metric labels.
-const VERDICTS: [&str; 3] = ["not_consulted", "isolated", "hold"];
+const VERDICTS: [&str; 3] = ["not_consulted", "enforce", "hold"];
 
 impl Metrics {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -124,7 +124,7 @@ impl Metrics {
         }
         let verdict = match verdict {
             QuorumVerdict::NotConsulted => VERDICTS[0],
-            QuorumVerdict::Isolated => VERDICTS[1],
+            QuorumVerdict::Enforce { .. } => VERDICTS[1],
             QuorumVerdict::Hold { .. } => VERDICTS[2],
         };
         self.with(|s| {
