@@ -20,6 +20,7 @@ fn policy() -> QuorumPolicy {
         without_peers: Undecided::Hold,
         whole_zone_cut_off: Undecided::Enforce,
         lost_together: Duration::from_secs(15),
+        settled_after: OWN_AGE,
     }
 }
 
@@ -185,6 +186,32 @@ fn only_peers_lost_together_with_this_node_count_against_its_zone() {
         up(0),
     ];
     assert_eq!(word(&r), "enforce");
+}
+
+#[test]
+fn a_count_that_says_enforce_waits_until_peers_lost_together_show_it() {
+    // Our last contact 10 s ago, settled only at 20 s: four peers answer "reachable", but one
+    // that lost the API 5 s after us may not know yet.
+    let mut r = zone(5, 0);
+    r.own_contact_age = Duration::from_secs(10);
+    let v = decide(&r, &policy(), true);
+    assert_eq!(v.word(), "pending", "{}", v.reason());
+    // A hold needs no waiting (peers already say so), nor does silence.
+    let mut held = zone(5, 2);
+    held.own_contact_age = Duration::from_secs(10);
+    assert_eq!(word(&held), "hold");
+    r.heard = vec![silent(), silent(), silent(), silent()];
+    assert_eq!(word(&r), "enforce");
+    // Pending is no evidence of a hold: it does not move deadlines once the verdict enforces.
+    let mut gate = Gate::default();
+    gate.record(Duration::from_secs(1010), v);
+    gate.record(
+        Duration::from_secs(1020),
+        Verdict::Enforce {
+            reason: "settled".into(),
+        },
+    );
+    assert_eq!(gate.not_before(Duration::from_secs(10)), None);
 }
 
 #[test]

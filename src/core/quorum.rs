@@ -64,6 +64,11 @@ pub struct QuorumPolicy {
     /// node: our own last contact may be up to a renew interval older than the heartbeat the
     /// controller last saw, and the controller judges all nodes on the same monitor tick (5 s).
     pub lost_together: Duration,
+    /// How long after this node's last contact every peer lost together with it shows it: its
+    /// last contact is at most `lost_together` later, and it misses its next renewal (one renew
+    /// interval and one request timeout after that). Before then, a count that says enforce may
+    /// still miss peers that are cut off without knowing it yet.
+    pub settled_after: Duration,
 }
 
 /// One round of questions: what this node knows of its zone and what its peers said.
@@ -86,17 +91,25 @@ pub struct Round {
 pub enum Verdict {
     /// Yes: stop them on time.
     Enforce { reason: String },
-    /// No (or not now): keep them running.
+    /// No: keep them running.
     Hold { reason: String },
+    /// Not yet known: peers that lost the API together with this node may not show it yet.
+    /// Nothing is stopped meanwhile, and it is no evidence of a hold.
+    Pending { reason: String },
 }
 
 impl Verdict {
     pub fn is_hold(&self) -> bool {
         matches!(self, Verdict::Hold { .. })
     }
+    pub fn is_enforce(&self) -> bool {
+        matches!(self, Verdict::Enforce { .. })
+    }
     pub fn reason(&self) -> &str {
         match self {
-            Verdict::Enforce { reason } | Verdict::Hold { reason } => reason,
+            Verdict::Enforce { reason }
+            | Verdict::Hold { reason }
+            | Verdict::Pending { reason } => reason,
         }
     }
     /// The word used in logs, metrics and `status`.
@@ -104,6 +117,7 @@ impl Verdict {
         match self {
             Verdict::Enforce { .. } => "enforce",
             Verdict::Hold { .. } => "hold",
+            Verdict::Pending { .. } => "pending",
         }
     }
 }
@@ -218,10 +232,18 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
             ),
         };
     }
+    let reaching_peers = own.iter().filter(|h| reaching(h)).count();
+    if round.own_contact_age < policy.settled_after {
+        return Verdict::Pending {
+            reason: format!(
+                "{not_ready} of {size} node(s) in zone {z} cut off so far; peers that lost the API together with this node may not know it yet (settled {}s after last contact)",
+                policy.settled_after.as_secs()
+            ),
+        };
+    }
     Verdict::Enforce {
         reason: format!(
-            "{not_ready} of {size} node(s) in zone {z} cut off, {} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node",
-            own.iter().filter(|h| reaching(h)).count()
+            "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
         ),
     }
 }
