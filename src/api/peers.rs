@@ -228,7 +228,7 @@ pub async fn discover(
                 if !failing {
                     // Bounded: a decoding error can quote what the server sent.
                     let e = crate::api::excerpt(&e.to_string());
-                    log::warn!(namespace, service, error = e.as_str(); "peer discovery: EndpointSlice watch failed: {e}; keeping the last {} peers, retrying with backoff", tx.borrow().len());
+                    log::warn!(namespace, service, error = e.as_str(); "peer discovery: EndpointSlices of {namespace}/{service}: watch failed: {e}; keeping the last {} peers, retrying with backoff", tx.borrow().len());
                     failing = true;
                 }
                 continue;
@@ -262,7 +262,7 @@ pub async fn discover(
             }
         };
         if failing {
-            log::info!(namespace, service; "peer discovery: EndpointSlice watch recovered");
+            log::info!(namespace, service; "peer discovery: EndpointSlices of {namespace}/{service}: watch recovered");
             failing = false;
         }
         if complete {
