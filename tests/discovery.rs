@@ -274,7 +274,9 @@ async fn watch_updates_arrive_within_two_seconds() {
         ))
     })
     .expect("update");
+    let asked = Instant::now();
     let set = wait_for(&mut d.rx, Duration::from_secs(2), |p| p.len() == 3).await;
+    eprintln!("an added endpoint arrived after {:?}", asked.elapsed());
     assert_eq!(
         set,
         Ok(vec![
@@ -484,6 +486,7 @@ async fn an_unreachable_api_server_keeps_the_last_set() {
         .iter()
         .filter(|r| r.path == path && r.param("watch").is_none() && r.status == Some(500))
         .count();
+    eprintln!("{failed_lists} lists answered 500 in 3 s");
     // Retried, with backoff (800 ms, doubling, jittered): not a hot loop.
     assert!(
         (1..=8).contains(&failed_lists),
@@ -493,7 +496,12 @@ async fn an_unreachable_api_server_keeps_the_last_set() {
 
     // The server answers again: the change made during the outage arrives.
     s.faults().clear();
+    let cleared = Instant::now();
     let set = wait_for(&mut d.rx, Duration::from_secs(15), |p| p.len() == 1).await;
+    eprintln!(
+        "the set caught up {:?} after the server recovered",
+        cleared.elapsed()
+    );
     assert_eq!(set, Ok(vec![peer("n9", "10.0.0.9:9843", "z9")]));
     assert_eq!(
         log_lines(&format!("{ns}/{SERVICE}: watch recovered")).len(),
@@ -517,6 +525,12 @@ async fn an_unreachable_api_server_keeps_the_last_set() {
         *d.rx.borrow()
     );
     assert_eq!(*d.rx.borrow(), vec![peer("n9", "10.0.0.9:9843", "z9")]);
+    let unanswered = s
+        .requests()
+        .iter()
+        .filter(|r| r.path == path && r.status.is_none())
+        .count();
+    assert!(unanswered >= 1, "the agent asked and got no answer");
 }
 
 // ---------------------------------------------------------------------------------------------
