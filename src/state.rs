@@ -36,10 +36,10 @@ pub const STATE_FILE: &str = "state.json";
 /// storage of edge nodes for nothing. `load` takes the later of the two.
 pub const CONTACT_FILE: &str = "last-contact";
 /// The format version this build writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
-/// the conditions as decided; both then read as empty (nothing the fence needs is missing).
-const READS: [u32; 3] = [1, 2, VERSION];
+/// the conditions as decided, version 3 the peers and the quorum; all then read as empty.
+const READS: [u32; 4] = [1, 2, 3, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,53 @@ pub struct State {
     /// twice.
     #[serde(default)]
     pub decided: Vec<StoredCondition>,
+    /// This node's zone (its Node's `topology.kubernetes.io/zone` label) and its peers, so the
+    /// quorum knows whom to ask while cut off, after a restart too (since version 4).
+    #[serde(default)]
+    pub zone: Option<String>,
+    #[serde(default)]
+    pub peers: Vec<StoredPeer>,
+    /// The peer quorum during the current partition (since version 4): a restart while holding
+    /// keeps holding, and keeps counting deadlines from the end of the hold.
+    #[serde(default)]
+    pub quorum: Option<StoredQuorum>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredPeer {
+    pub node: String,
+    /// `ip:port`.
+    pub address: String,
+    pub zone: String,
+}
+
+impl StoredPeer {
+    pub fn from_peer(p: &crate::core::quorum::Peer) -> StoredPeer {
+        StoredPeer {
+            node: p.node.clone(),
+            address: p.address.to_string(),
+            zone: p.zone.clone(),
+        }
+    }
+    /// `None` when the address does not parse (the entry is then skipped, not guessed at).
+    pub fn to_peer(&self) -> Option<crate::core::quorum::Peer> {
+        Some(crate::core::quorum::Peer {
+            node: self.node.clone(),
+            address: self.address.parse().ok()?,
+            zone: self.zone.clone(),
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoredQuorum {
+    /// `enforce`, `hold` or `pending`.
+    pub verdict: String,
+    pub reason: String,
+    /// RFC 3339: when the latest round that said hold was sent.
+    pub held_at: Option<String>,
 }
 
 /// What `status` shows of the Node: every condition (ours and others'), every taint, allocatable.
@@ -298,7 +345,7 @@ pub fn parse_time(s: &str) -> Option<SystemTime> {
 pub enum Loaded {
     /// No state file: a first start.
     Missing,
-    Found(State),
+    Found(Box<State>),
     /// Written by a newer release, in format `version`, which this build cannot read: left
     /// untouched, and [`save`] and [`save_contact`] refuse to write while it is there.
     Newer {
@@ -476,7 +523,7 @@ pub fn load(dir: &Path) -> Loaded {
             if let Some(later) = load_contact(dir).filter(|c| from_state.is_none_or(|s| *c > s)) {
                 s.last_contact = Some(format_time(later));
             }
-            Loaded::Found(s)
+            Loaded::Found(Box::new(s))
         }
         Ok(s) => Loaded::Corrupt {
             error: format!(
@@ -518,6 +565,9 @@ mod tests {
             node_status: None,
             condition_events: vec![],
             decided: vec![],
+            zone: None,
+            peers: vec![],
+            quorum: None,
         };
         let bytes = serde_json::to_vec_pretty(&state).expect("encode");
         assert_eq!(version_in_head(&bytes[..32]), Some(VERSION));

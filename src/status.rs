@@ -30,6 +30,8 @@ pub struct StatusReport {
     pub contact: String,
     pub last_contact: Option<String>,
     pub cut_off_since: Option<String>,
+    /// The peer quorum (DESIGN §6 rule 6): its verdict while cut off, the zone and peers known.
+    pub quorum: QuorumStatus,
     pub pods: Vec<PodStatus>,
     pub fenced: Vec<String>,
     pub pending_events: usize,
@@ -43,6 +45,18 @@ pub struct StatusReport {
     pub pod_capacity: Option<String>,
     /// Node Allocatable computed here, beside the Node's as last seen.
     pub allocatable: crate::allocatable::AllocatableReport,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuorumStatus {
+    /// `enforce`, `hold`, `pending` while cut off; `not consulted` while connected.
+    pub verdict: String,
+    pub reason: String,
+    /// When the latest round that said hold was sent (deadlines count from it after a hold).
+    pub held_at: Option<String>,
+    pub zone: Option<String>,
+    pub peers: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -126,7 +140,7 @@ pub enum StatusError {
 pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusReport, StatusError> {
     let dir = &config.state_directory;
     let state = match state::load(dir) {
-        Loaded::Found(s) => Some(s),
+        Loaded::Found(s) => Some(*s),
         Loaded::Missing => None,
         Loaded::Newer { path, version } => {
             return Err(StatusError::Newer {
@@ -158,6 +172,13 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
             contact: "unknown (no state written yet)".into(),
             last_contact: None,
             cut_off_since: None,
+            quorum: QuorumStatus {
+                verdict: "not consulted".into(),
+                reason: "no state written yet".into(),
+                held_at: None,
+                zone: None,
+                peers: 0,
+            },
             pods: vec![],
             fenced: vec![],
             pending_events: 0,
@@ -180,11 +201,50 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let contact_mono = contact_wall.map_or(moment.mono, |c| moment.mono_at(c));
     let to_wall = |d: Duration| humantime::format_rfc3339_millis(moment.wall_at(d)).to_string();
     let pods: Vec<_> = state.pods.iter().filter_map(StoredPod::to_pod).collect();
+    // The verdict the fence acts on, as the state file last recorded it.
+    let stored = state.quorum.as_ref().filter(|_| cut_off);
+    let held_at = stored
+        .and_then(|q| q.held_at.as_deref())
+        .and_then(state::parse_time);
+    let verdict = match stored {
+        None if !cut_off => QuorumVerdict::NotConsulted,
+        None => QuorumVerdict::Hold {
+            reason: "the peer quorum has not answered yet".into(),
+        },
+        Some(q) if q.verdict == "enforce" => QuorumVerdict::Enforce {
+            not_before: held_at.map(|h| {
+                moment
+                    .mono_at(h)
+                    .saturating_sub(crate::api::request_timeout_for(
+                        config.node_status_update_frequency,
+                        Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
+                    ))
+            }),
+        },
+        Some(q) => QuorumVerdict::Hold {
+            reason: format!("quorum {}: {}", q.verdict, q.reason),
+        },
+    };
+    let quorum = QuorumStatus {
+        verdict: match stored {
+            Some(q) => q.verdict.clone(),
+            None if cut_off => "pending".into(),
+            None => "not consulted".into(),
+        },
+        reason: match stored {
+            Some(q) => q.reason.clone(),
+            None if cut_off => "the peer quorum has not answered yet".into(),
+            None => "connected: peers are asked only while cut off".into(),
+        },
+        held_at: held_at.map(|h| humantime::format_rfc3339_millis(h).to_string()),
+        zone: state.zone.clone(),
+        peers: state.peers.len(),
+    };
     let plans = fence::plan(
         &pods,
         contact_mono,
         &fence::FencePolicy::from(&config.fence),
-        &QuorumVerdict::NotConsulted,
+        &verdict,
     );
     let pods = plans
         .iter()
@@ -257,6 +317,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         cut_off_since: contact_wall.filter(|_| cut_off).map(|c| {
             humantime::format_rfc3339_millis(c + config.fence.unreachable_after).to_string()
         }),
+        quorum,
         pods,
         fenced: state.fenced.clone(),
         pending_events: state.pending_events.len() + state.condition_events.len(),
@@ -367,6 +428,18 @@ pub fn text(r: &StatusReport) -> String {
             let _ = writeln!(out, "{}", r.contact);
         }
     }
+    let _ = writeln!(
+        out,
+        "peer quorum: {} ({}); zone {}, {} peer(s) known",
+        r.quorum.verdict,
+        r.quorum.reason,
+        match r.quorum.zone.as_deref() {
+            None => "unknown",
+            Some("") => "(none)",
+            Some(z) => z,
+        },
+        r.quorum.peers
+    );
     if !r.fenced.is_empty() {
         let _ = writeln!(out, "fenced pods: {}", r.fenced.join(", "));
     }

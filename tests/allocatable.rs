@@ -67,6 +67,9 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
             }),
             condition_events: vec![],
             decided: vec![],
+            zone: None,
+            peers: vec![],
+            quorum: None,
         },
     )
     .expect("save state");

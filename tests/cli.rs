@@ -589,13 +589,21 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
             node_status: Some(node_status),
             condition_events: vec![],
             decided: vec![],
+            zone: Some("site-a".into()),
+            peers: vec![],
+            // The quorum of this partition said the control plane evicts this node.
+            quorum: Some(nodewarden::state::StoredQuorum {
+                verdict: "enforce".into(),
+                reason: "1 of 3 node(s) in zone site-a cut off".into(),
+                held_at: None,
+            }),
         },
     )
     .expect("save state");
     let config = write_config(
         dir.path(),
         &format!(
-            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n",
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n[fence]\nmode = \"dry-run\"\n",
             state_dir.display()
         ),
     );
@@ -617,6 +625,8 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
         "100 s without contact is past unreachableAfter"
     );
     assert_eq!(json["mode"], "dry-run");
+    assert_eq!(json["quorum"]["verdict"], "enforce");
+    assert_eq!(json["quorum"]["zone"], "site-a");
     let web = &json["pods"][0];
     assert_eq!(web["pod"], "shop/web-1");
     assert_eq!(web["action"], "dry-run stop");

@@ -627,10 +627,14 @@ fn fence_settings_are_read_and_checked() {
     let j = effective_json(&c);
     assert_eq!(j["fence"]["mode"], "enforce");
     assert_eq!(j["fence"]["cgroupDriver"], "cgroupfs");
-    // The shipped default is dry-run: enforcement is opted into.
+    // The shipped default is enforce, gated by the peer quorum (which holds without peers).
     assert_eq!(
         Config::defaults().fence.mode,
-        nodewarden::core::fence::Mode::DryRun
+        nodewarden::core::fence::Mode::Enforce
+    );
+    assert_eq!(
+        Config::defaults().peers.without_peers,
+        nodewarden::core::quorum::Undecided::Hold
     );
 
     let errors = config::from_str(
@@ -702,4 +706,94 @@ fn reservations_are_read_printed_and_checked() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     assert_eq!(errors.0.len(), 5, "{text}");
+}
+
+#[test]
+fn peers_default_to_none_and_parse_every_key() {
+    use nodewarden::core::quorum::Undecided;
+    let d = load_ok("");
+    assert!(d.peers.service.is_none() && d.peers.static_peers.is_empty());
+    assert_eq!(d.peers.listen, None);
+    assert_eq!(d.peers.without_peers, Undecided::Hold);
+    assert_eq!(d.peers.whole_zone_cut_off, Undecided::Enforce);
+    assert_eq!(
+        (d.peers.ask, d.peers.timeout, d.peers.interval),
+        (50, Duration::from_secs(1), Duration::from_secs(3))
+    );
+    let c = load_ok(
+        r#"
+[peers]
+listen = "0.0.0.0:9843"
+keyFile = "/etc/nodewarden/peer.key"
+static = [
+  { node = "edge-2", address = "10.0.0.12:9843", zone = "site-a" },
+  { node = "edge-3", address = "[fd00::13]:9843" },
+]
+ask = 7
+timeout = "500ms"
+interval = "2s"
+withoutPeers = "enforce"
+wholeZoneCutOff = "hold"
+"#,
+    );
+    let p = &c.peers;
+    assert_eq!(p.listen, Some("0.0.0.0:9843".parse().expect("address")));
+    assert_eq!(
+        p.key_file.as_deref(),
+        Some(Path::new("/etc/nodewarden/peer.key"))
+    );
+    assert_eq!(p.static_peers.len(), 2);
+    assert_eq!(
+        (
+            p.static_peers[0].node.as_str(),
+            p.static_peers[0].zone.as_str()
+        ),
+        ("edge-2", "site-a")
+    );
+    assert_eq!(
+        p.static_peers[1].zone, "",
+        "no zone: the controller's empty zone key"
+    );
+    assert_eq!(p.static_peers[1].address.port(), 9843);
+    assert_eq!((p.ask, p.timeout), (7, Duration::from_millis(500)));
+    assert_eq!(p.without_peers, Undecided::Enforce);
+    assert_eq!(p.whole_zone_cut_off, Undecided::Hold);
+    let s = load_ok(
+        "[peers]\nservice = \"nodewarden/nodewarden-peers\"\nkeyFile = \"/k\"\nportName = \"quorum\"\n",
+    );
+    assert_eq!(
+        s.peers.service,
+        Some(("nodewarden".to_string(), "nodewarden-peers".to_string()))
+    );
+    assert_eq!(s.peers.port_name, "quorum");
+}
+
+#[test]
+fn peers_need_a_key_one_source_and_unique_nodes() {
+    let err = |text: &str| match config::from_str(text, None) {
+        Ok(c) => panic!("should not load: {c:?}"),
+        Err(e) => e.to_string(),
+    };
+    let e = err("[peers]\nlisten = \"0.0.0.0:9843\"\n");
+    assert!(e.contains("peers.keyFile") && e.contains("required"), "{e}");
+    let e = err(
+        "[peers]\nkeyFile = \"/k\"\nservice = \"a/b\"\nstatic = [{ node = \"x\", address = \"10.0.0.1:1\" }]\n",
+    );
+    assert!(e.contains("not both"), "{e}");
+    let e = err(
+        "[peers]\nkeyFile = \"/k\"\nstatic = [{ node = \"x\", address = \"10.0.0.1:1\" }, { node = \"x\", address = \"10.0.0.2:1\" }]\n",
+    );
+    assert!(
+        e.contains("listed twice") && e.contains("peers.static[1]"),
+        "{e}"
+    );
+    let e = err("[peers]\nask = 0\n");
+    assert!(e.contains("peers.ask"), "{e}");
+    let e = err(
+        "[peers]\nstatic = [{ node = \"x\", address = \"10.0.0.1:1\", zone = \"a\", port = 3 }]\nkeyFile = \"/k\"\n",
+    );
+    assert!(
+        e.contains("peers.static[0].port") && e.contains("unknown key"),
+        "{e}"
+    );
 }

@@ -891,11 +891,11 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
         (gpu.requests.as_str(), gpu.requests_percent),
         ("1", Some(50))
     );
-    // What a partition now would do (dry-run, the default): the two running pods tolerate no
-    // unreachable taint, the finished one is never stopped.
+    // What a partition now would do (enforce, the default, once the quorum allows): the two
+    // running pods tolerate no unreachable taint, the finished one is never stopped.
     let text = metrics.metrics.render(None);
     for line in [
-        "nodewarden_fence_plan_pods{plan=\"dry_run_stop\"} 2",
+        "nodewarden_fence_plan_pods{plan=\"stop\"} 2",
         "nodewarden_fence_plan_pods{plan=\"never\"} 1",
         "nodewarden_fence_quorum_verdict{verdict=\"not_consulted\"} 1",
     ] {

@@ -256,7 +256,11 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
              [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\nunreachableAfter = \"{UNREACHABLE_AFTER}\"\n\
              safetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n\
+             [peers]\nwithoutPeers = \"{without}\"\n\
              [logging]\ntarget = \"stderr\"\n",
+            // A node alone, whose operator knows the control plane evicts it (the quorum's own
+            // cases are in tests/quorum_e2e.rs).
+            without = "enforce",
             kc = server.kubeconfig.display(),
             port = free_port(),
             state = dir.path().join("state").display(),

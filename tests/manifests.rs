@@ -526,3 +526,79 @@ fn admission_policy_limits_the_agent_and_only_the_agent_to_its_own_node() {
     assert!(all.contains("authentication.kubernetes.io/node-name"));
     assert!(all.contains("object.metadata.name"));
 }
+
+/// The `[peers]` table names the Service of `service-peers.yaml`, whose port of `portName`
+/// targets the container port of that name, which is the port `listen` binds; `keyFile` is the
+/// key of the Secret volume mounted read-only where it points. (Read as plain TOML, so this holds
+/// whatever `check-config` makes of the other keys.)
+#[test]
+fn peers_config_matches_the_service_the_container_port_and_the_key_secret() {
+    let config: toml::Table = toml::from_str(&embedded_config()).expect("config.toml is TOML");
+    let peers = config
+        .get("peers")
+        .and_then(toml::Value::as_table)
+        .expect("a [peers] table");
+    let text = |key: &str| peers.get(key).and_then(toml::Value::as_str);
+
+    let svc = object("service-peers.yaml");
+    let service = format!(
+        "{}/{}",
+        svc["metadata"]["namespace"].as_str().expect("namespace"),
+        svc["metadata"]["name"].as_str().expect("name")
+    );
+    assert_eq!(text("service"), Some(service.as_str()));
+    assert_eq!(
+        svc["spec"]["clusterIP"], "None",
+        "headless: one endpoint per agent"
+    );
+    assert_eq!(svc["spec"]["publishNotReadyAddresses"], true);
+
+    let port_name = text("portName").unwrap_or("peer");
+    let listen: std::net::SocketAddr = text("listen")
+        .expect("listen")
+        .parse()
+        .expect("listen is an address");
+    assert!(
+        listen.ip().is_unspecified(),
+        "peers reach the pod IP: {listen}"
+    );
+    let svc_port = svc["spec"]["ports"]
+        .as_array()
+        .expect("ports")
+        .iter()
+        .find(|p| p["name"] == port_name)
+        .unwrap_or_else(|| panic!("the Service has a port {port_name:?}"))
+        .clone();
+    assert_eq!(svc_port["targetPort"], port_name);
+    let container_port = container()["ports"]
+        .as_array()
+        .expect("ports")
+        .iter()
+        .find(|p| p["name"] == port_name)
+        .unwrap_or_else(|| panic!("the container has a port {port_name:?}"))
+        .clone();
+    assert_eq!(container_port["containerPort"], u64::from(listen.port()));
+
+    let key_file = Path::new(text("keyFile").expect("keyFile"));
+    let key_dir = key_file.parent().expect("keyFile in a directory");
+    let mount = mount_at(key_dir.to_str().expect("utf-8")).expect("the key directory is mounted");
+    assert_eq!(mount["readOnly"], true);
+    let ds = object("daemonset.yaml");
+    let volume = ds["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .expect("volumes")
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .expect("the mount has a volume")
+        .clone();
+    assert_eq!(volume["secret"]["secretName"], "nodewarden-peer-key");
+    let items = volume["secret"]["items"].as_array().expect("items");
+    assert!(
+        items.iter().any(|i| i["key"] == "key"
+            && Some(i["path"].as_str().unwrap_or(""))
+                == key_file.file_name().and_then(|f| f.to_str())),
+        "the Secret's key `key` is the file keyFile names: {items:?}"
+    );
+    // Readable by its owner only.
+    assert_eq!(volume["secret"]["defaultMode"], 0o400);
+}

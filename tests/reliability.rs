@@ -363,7 +363,8 @@ async fn wall_clock_steps_neither_cut_off_the_node_nor_flap_a_condition() {
             "stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
              [evictionHard]\n\"memory.available\" = \"1Ki\"\n\
-             [fence]\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"4s\"",
+             [fence]\nmode = \"dry-run\"\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"4s\"\n\
+             [peers]\nwithoutPeers = \"enforce\"",
             state = dir.join("state").display(),
         )
     });

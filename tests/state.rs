@@ -12,7 +12,8 @@ use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::state::{
     CONTACT_FILE, Loaded, STATE_FILE, State, StateError, StoredCondition, StoredEvent, StoredNode,
-    StoredPod, StoredTaint, VERSION, format_time, load, parse_time, save, save_contact,
+    StoredPeer, StoredPod, StoredQuorum, StoredTaint, VERSION, format_time, load, parse_time, save,
+    save_contact,
 };
 
 fn sample_state() -> State {
@@ -84,6 +85,17 @@ fn sample_state() -> State {
             message: "kubelet has no disk pressure".into(),
             last_transition_time: Some("2027-01-15T08:01:00.000000001Z".into()),
         }],
+        zone: Some("site-a".into()),
+        peers: vec![StoredPeer {
+            node: "edge-2".into(),
+            address: "[fd00::2]:9843".into(),
+            zone: "site-a".into(),
+        }],
+        quorum: Some(StoredQuorum {
+            verdict: "hold".into(),
+            reason: "3 of 5 node(s) in zone site-a are cut off".into(),
+            held_at: Some("2027-01-15T08:02:00.5Z".into()),
+        }),
     }
 }
 
@@ -102,7 +114,7 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
     );
     match load(&state_dir) {
         Loaded::Found(back) => {
-            assert_eq!(back, state);
+            assert_eq!(*back, state);
             let pod = back.pods[0].to_pod().expect("valid pod");
             let resources = back.pods[0].resources();
             assert_eq!(resources.requests["cpu"].to_string(), "250m");
@@ -199,7 +211,7 @@ fn saving_replaces_the_previous_state_whole() {
     state.pods.clear();
     save(dir.path(), &state).expect("save again");
     match load(dir.path()) {
-        Loaded::Found(back) => assert_eq!(back, state),
+        Loaded::Found(back) => assert_eq!(*back, state),
         other => panic!("{other:?}"),
     }
 }

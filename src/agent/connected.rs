@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::agent::sampling::{self, Publisher};
-use crate::agent::{Source, fence, heartbeat, node_name, reporter};
+use crate::agent::{Source, fence, heartbeat, node_name, quorum, reporter};
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
 use crate::api::{self, call};
@@ -176,6 +176,40 @@ pub async fn run<S: Source>(
         decided,
     });
     let (durable_tx, durable_rx) = watch::channel(0u64);
+
+    // The peer quorum: zone and peers as a previous run left them until the Node and the peer
+    // source say otherwise, and the verdict of a partition that outlived that run.
+    let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref()));
+    {
+        let mut known: Vec<crate::core::quorum::Peer> = config
+            .peers
+            .static_peers
+            .iter()
+            .filter(|p| p.node != node)
+            .cloned()
+            .collect();
+        known.sort();
+        let (peers_tx, mut peers_rx) = watch::channel(known);
+        // A static list is known at once; a discovered one replaces the persisted list only
+        // once listed.
+        if config.peers.service.is_none() {
+            peers_rx.mark_changed();
+        }
+        let inputs = quorum::QuorumInputs {
+            peers: peers_rx,
+            node: node_rx.clone(),
+            reach: reach.clone(),
+            ask: None,
+            contact_before: quorum::contact_before(persisted.as_ref()),
+        };
+        let (config, node, health) = (config.clone(), node.clone(), health.clone());
+        tasks.spawn(async move {
+            // The sender lives as long as the task: a closed channel would read as no change.
+            let _peers = peers_tx;
+            quorum::run(config, node, inputs, quorum_tx, health).await;
+            "quorum"
+        });
+    }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
     {
         let inputs = fence::FenceInputs {
@@ -186,6 +220,7 @@ pub async fn run<S: Source>(
             pods_changed: views.pods_changed.clone(),
             node: node_rx.clone(),
             reach: reach.clone(),
+            quorum: quorum_rx,
         };
         let (client, config, node, health) =
             (client.clone(), config.clone(), node.clone(), health.clone());

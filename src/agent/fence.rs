@@ -23,6 +23,7 @@ use kube::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 
+use crate::agent::quorum::QuorumView;
 use crate::agent::reporter::Journal;
 use crate::agent::snapshot;
 use crate::api::call;
@@ -36,7 +37,9 @@ use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
 use crate::core::taint::{Effect, Operator, Toleration};
 use crate::observe::http::Health;
-use crate::state::{self, Loaded, State, StoredCondition, StoredEvent, StoredNode, StoredPod};
+use crate::state::{
+    self, Loaded, State, StoredCondition, StoredEvent, StoredNode, StoredPeer, StoredPod,
+};
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
 /// How often the fence wakes: deadlines are met within this (plus scheduling).
@@ -148,7 +151,7 @@ fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
 /// Read once at start-up: the fence task and the reporter (its held Events) share it.
 pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
     match state::load(dir) {
-        Loaded::Found(s) if s.node == node => Some(s),
+        Loaded::Found(s) if s.node == node => Some(*s),
         Loaded::Found(s) => {
             log::warn!(node = node; "state in {} is for node {}, not {node}; ignored", dir.display(), s.node);
             None
@@ -188,6 +191,8 @@ pub struct FenceInputs {
     pub pods_changed: watch::Receiver<u64>,
     pub node: watch::Receiver<Option<Arc<Node>>>,
     pub reach: Arc<Reachability>,
+    /// The peer quorum: its verdict gates every stop; its zone and peers are persisted.
+    pub quorum: watch::Receiver<QuorumView>,
 }
 
 /// Progress on one pod's plan during the current partition.
@@ -277,6 +282,9 @@ pub async fn run(
     let mut layout_error: Option<String> = None;
     let mut progress: BTreeMap<String, Progress> = BTreeMap::new();
     let mut cut_off_since: Option<SystemTime> = None;
+    let mut quorum_view = inputs.quorum.borrow_and_update().clone();
+    // The verdict the plans were last logged with in this partition.
+    let mut logged_verdict: Option<QuorumVerdict> = None;
     let mut last_persist: Option<tokio::time::Instant> = None;
     let mut last_contact_write: Option<tokio::time::Instant> = None;
     // One record per distinct failure of each file (a nearly full disk may take the small
@@ -304,6 +312,10 @@ pub async fn run(
         let now = moment();
         let (now_mono, now_wall) = (now.mono, now.wall);
 
+        if inputs.quorum.has_changed().unwrap_or(false) {
+            quorum_view = inputs.quorum.borrow_and_update().clone();
+            dirty = true;
+        }
         if inputs.journal.has_changed().unwrap_or(false) {
             let journal = inputs.journal.borrow_and_update();
             condition_events = journal
@@ -379,6 +391,7 @@ pub async fn run(
                     "API server reachable again after {}s cut off: fencing stops", lasted.as_secs()
                 );
                 progress.clear();
+                logged_verdict = None;
             }
             // Reconciling and held Events: retried with a capped, jittered backoff, never every
             // tick (the API server sees a request a second at most from here while it fails).
@@ -465,13 +478,18 @@ pub async fn run(
                     "cut off from the API server (no answer for {}s; last contact {}); fence planning {} pod(s) in {} mode",
                     config.fence.unreachable_after.as_secs(), crate::core::clock::rfc3339(contact_wall), pods.len(), mode_name(policy.mode)
                 );
-                let verdict = QuorumVerdict::NotConsulted;
+            }
+            let verdict = planning_verdict(&quorum_view, mono_of);
+            if logged_verdict.as_ref() != Some(&verdict) {
+                // Every plan, logged when the partition begins and again whenever the quorum
+                // changes it (held, enforced, or counted from the end of a hold).
                 let plans = fence::plan(&pods, contact_mono, &policy, &verdict);
                 for p in &plans {
                     log_plan(&node, p, now);
                     health.metrics.record_fence("planned");
                 }
                 health.metrics.record_plans(&plans, &verdict);
+                logged_verdict = Some(verdict.clone());
             }
             if terminator.is_none() && policy.mode == fence::Mode::Enforce {
                 let root = config
@@ -503,7 +521,7 @@ pub async fn run(
                     }
                 }
             }
-            for p in fence::plan(&pods, contact_mono, &policy, &QuorumVerdict::NotConsulted) {
+            for p in fence::plan(&pods, contact_mono, &policy, &verdict) {
                 let Plan::Stop {
                     schedule, dry_run, ..
                 } = p.plan
@@ -588,6 +606,7 @@ pub async fn run(
                         fence_events: &pending_events,
                         condition_events: &condition_events,
                         decided: &decided,
+                        quorum: &quorum_view,
                     },
                 ),
             );
@@ -734,6 +753,8 @@ struct Held<'a> {
     fence_events: &'a [StoredEvent],
     condition_events: &'a [StoredEvent],
     decided: &'a [StoredCondition],
+    /// The zone, the peers and the quorum of the current partition.
+    quorum: &'a QuorumView,
 }
 
 /// Writes the durable state.
@@ -756,8 +777,41 @@ fn persist(
         node_status: node_status.cloned(),
         condition_events: held.condition_events.to_vec(),
         decided: held.decided.to_vec(),
+        zone: held.quorum.zone.clone(),
+        peers: held
+            .quorum
+            .peers
+            .iter()
+            .map(StoredPeer::from_peer)
+            .collect(),
+        quorum: held.quorum.stored(),
     };
     state::save(dir, &s)
+}
+
+/// The verdict the planner works with while cut off (DESIGN §6 rule 6): nothing is stopped
+/// before the quorum says the control plane evicts; after a hold, eviction times count from the
+/// earliest moment the control plane could have resumed tainting (`Gate::not_before`).
+fn planning_verdict(
+    view: &QuorumView,
+    mono_of: impl Fn(tokio::time::Instant) -> Duration,
+) -> QuorumVerdict {
+    use crate::core::quorum::Verdict;
+    match &view.verdict {
+        None => QuorumVerdict::Hold {
+            reason: "the peer quorum has not answered yet".into(),
+        },
+        Some(Verdict::Enforce { .. }) => QuorumVerdict::Enforce {
+            not_before: crate::core::quorum::Gate {
+                verdict: None,
+                held_at: view.held_at.map(|(t, _)| mono_of(t)),
+            }
+            .not_before(crate::api::request_timeout()),
+        },
+        Some(v) => QuorumVerdict::Hold {
+            reason: format!("quorum {}: {}", v.word(), v.reason()),
+        },
+    }
 }
 
 fn mode_name(m: fence::Mode) -> &'static str {

@@ -169,6 +169,7 @@ pub fn wake_interval(update: Duration, watchdog: Option<Duration>) -> Duration {
 pub mod connected;
 pub mod fence;
 pub mod heartbeat;
+pub mod quorum;
 pub mod reporter;
 pub mod sampling;
 pub mod snapshot;

@@ -6,6 +6,7 @@ pub mod events;
 pub mod kubeconfig;
 pub mod lease;
 pub mod node;
+pub mod peers;
 pub mod reachability;
 pub mod watch;
 

@@ -119,6 +119,7 @@ pub fn effective_json(config: &Config) -> Value {
             "level": config.logging.level.as_str().to_ascii_lowercase(),
         },
         "fence": fence_json(&config.fence),
+        "peers": peers_json(&config.peers),
         "conditions": conditions,
     })
 }
@@ -250,6 +251,23 @@ pub fn effective_text(config: &Config) -> String {
             .unwrap_or(&config.cgroup_path)
             .display()
     );
+    let p = &config.peers;
+    let source = match (&p.service, p.static_peers.len()) {
+        (Some((ns, name)), _) => format!("EndpointSlices of {ns}/{name} (port {})", p.port_name),
+        (None, 0) => "none".to_string(),
+        (None, n) => format!("{n} static"),
+    };
+    let _ = writeln!(
+        out,
+        "peers:                            {source}; endpoint {}; ask {} every {} (timeout {}); without peers {}, whole zone cut off {}",
+        p.listen
+            .map_or_else(|| "off".to_string(), |a| a.to_string()),
+        p.ask,
+        format_duration(p.interval),
+        format_duration(p.timeout),
+        undecided(p.without_peers),
+        undecided(p.whole_zone_cut_off),
+    );
     let _ = writeln!(out, "thresholds:");
     if config.thresholds.is_empty() {
         let _ = writeln!(out, "  (none)");
@@ -318,6 +336,33 @@ pub fn effective_text(config: &Config) -> String {
         let _ = writeln!(out, "    False: {}: {}", c.false_reason, c.false_message);
     }
     out
+}
+
+fn undecided(u: crate::core::quorum::Undecided) -> &'static str {
+    match u {
+        crate::core::quorum::Undecided::Hold => "hold",
+        crate::core::quorum::Undecided::Enforce => "enforce",
+    }
+}
+
+/// The `[peers]` table as the file spells it (the key file's path, never its content).
+fn peers_json(p: &super::PeersConfig) -> Value {
+    json!({
+        "service": p.service.as_ref().map(|(ns, name)| format!("{ns}/{name}")),
+        "portName": p.port_name,
+        "static": p.static_peers.iter().map(|peer| json!({
+            "node": peer.node,
+            "address": peer.address.to_string(),
+            "zone": peer.zone,
+        })).collect::<Vec<_>>(),
+        "listen": p.listen.map(|a| a.to_string()),
+        "keyFile": p.key_file.as_deref().map(path_json),
+        "ask": p.ask,
+        "timeout": format_duration(p.timeout),
+        "interval": format_duration(p.interval),
+        "withoutPeers": undecided(p.without_peers),
+        "wholeZoneCutOff": undecided(p.whole_zone_cut_off),
+    })
 }
 
 /// The `[fence]` table as the file spells it.

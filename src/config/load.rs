@@ -51,8 +51,24 @@ const ROOT_KEYS: &[&str] = &[
     "stateDirectory",
     "logging",
     "fence",
+    "peers",
     "conditions",
 ];
+
+const PEERS_KEYS: &[&str] = &[
+    "service",
+    "portName",
+    "static",
+    "listen",
+    "keyFile",
+    "ask",
+    "timeout",
+    "interval",
+    "withoutPeers",
+    "wholeZoneCutOff",
+];
+
+const STATIC_PEER_KEYS: &[&str] = &["node", "address", "zone"];
 
 const FENCE_KEYS: &[&str] = &[
     "mode",
@@ -563,6 +579,11 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                     read_fence(&mut w, &path, table, &mut config);
                 }
             }
+            "peers" => {
+                if let Some(table) = w.table(&path, value, "a table of peer settings") {
+                    read_peers(&mut w, &path, &span, table, &mut config);
+                }
+            }
             "conditions" => {
                 conditions = Some(read_conditions(&mut w, &path, value));
             }
@@ -820,6 +841,222 @@ fn read_fence(w: &mut Walker<'_>, path: &str, table: &DeTable<'_>, config: &mut 
             }
             _ => w.unknown_key(&k.span(), &key, name, FENCE_KEYS),
         }
+    }
+}
+
+fn read_peers(
+    w: &mut Walker<'_>,
+    path: &str,
+    span: &Range<usize>,
+    table: &DeTable<'_>,
+    config: &mut Config,
+) {
+    use crate::core::quorum::Undecided;
+    let peers = &mut config.peers;
+    let mut static_span = None;
+    let mut timeout_span = None;
+    for (k, v) in entries(table) {
+        let name: &str = k.get_ref();
+        let key = key_path(path, name);
+        match name {
+            "service" => {
+                let expected = "\"namespace/name\" of the headless Service that selects the agents";
+                if let Some(raw) = w.string(&key, v, expected) {
+                    match raw.split_once('/') {
+                        Some((ns, svc))
+                            if is_dns_label_like(ns)
+                                && ns.len() <= 63
+                                && is_dns_label_like(svc)
+                                && svc.len() <= 63 =>
+                        {
+                            peers.service = Some((ns.to_string(), svc.to_string()));
+                        }
+                        _ => w.error(
+                            &v.span(),
+                            &key,
+                            format!("expected {expected}, each part a DNS label, found \"{raw}\""),
+                        ),
+                    }
+                }
+            }
+            "portName" => {
+                if let Some(raw) = w.non_empty_string(&key, v, "an EndpointSlice port name") {
+                    if is_dns_label_like(&raw) && raw.len() <= 15 {
+                        peers.port_name = raw;
+                    } else {
+                        w.error(&v.span(), &key, format!("expected a port name (a DNS label of at most 15 characters), found \"{raw}\""));
+                    }
+                }
+            }
+            "static" => {
+                static_span = Some(v.span());
+                let Some(list) = v.get_ref().as_array() else {
+                    w.error(
+                        &v.span(),
+                        &key,
+                        format!(
+                            "expected an array of {{ node, address, zone }} tables, found {}",
+                            describe(v.get_ref())
+                        ),
+                    );
+                    continue;
+                };
+                for (i, item) in list.iter().enumerate() {
+                    let item_key = format!("{key}[{i}]");
+                    let Some(t) = w.table(&item_key, item, "a { node, address, zone } table")
+                    else {
+                        continue;
+                    };
+                    let (mut node, mut address, mut zone) = (None, None, String::new());
+                    for (ik, iv) in entries(t) {
+                        let iname: &str = ik.get_ref();
+                        let ikey = key_path(&item_key, iname);
+                        match iname {
+                            "node" => {
+                                if let Some(n) = w.non_empty_string(&ikey, iv, "a node name") {
+                                    if is_dns_subdomain(&n) {
+                                        node = Some(n);
+                                    } else {
+                                        w.error(&iv.span(), &ikey, format!("expected a node name (a DNS subdomain), found \"{n}\""));
+                                    }
+                                }
+                            }
+                            "address" => {
+                                let expected = "an IP address and port such as \"10.0.0.12:9843\" or \"[fd00::12]:9843\" (no host names: DNS may be gone in a partition)";
+                                if let Some(raw) = w.string(&ikey, iv, expected) {
+                                    match raw.parse::<SocketAddr>() {
+                                        Ok(a) => address = Some(a),
+                                        Err(_) => w.error(
+                                            &iv.span(),
+                                            &ikey,
+                                            format!("expected {expected}, found \"{raw}\""),
+                                        ),
+                                    }
+                                }
+                            }
+                            "zone" => {
+                                if let Some(z) = w.string(&ikey, iv, "a zone name") {
+                                    zone = z.to_string();
+                                }
+                            }
+                            _ => w.unknown_key(&ik.span(), &ikey, iname, STATIC_PEER_KEYS),
+                        }
+                    }
+                    match (node, address) {
+                        (Some(node), Some(address)) => {
+                            if peers.static_peers.iter().any(|p| p.node == node) {
+                                w.error(
+                                    &item.span(),
+                                    &item_key,
+                                    format!("node \"{node}\" is listed twice"),
+                                );
+                            } else {
+                                peers.static_peers.push(crate::core::quorum::Peer {
+                                    node,
+                                    address,
+                                    zone,
+                                });
+                            }
+                        }
+                        (n, a) => {
+                            let missing: Vec<&str> =
+                                [("node", n.is_none()), ("address", a.is_none())]
+                                    .into_iter()
+                                    .filter(|(_, m)| *m)
+                                    .map(|(k, _)| k)
+                                    .collect();
+                            // Only when the key is absent: a present but invalid one has its error.
+                            let absent: Vec<&str> = missing
+                                .into_iter()
+                                .filter(|k| t.get(*k).is_none())
+                                .collect();
+                            if !absent.is_empty() {
+                                w.error(
+                                    &item.span(),
+                                    &item_key,
+                                    format!("missing {}", absent.join(" and ")),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            "listen" => {
+                let expected = "a socket address such as \"0.0.0.0:9843\"";
+                if let Some(raw) = w.string(&key, v, expected) {
+                    match raw.parse::<SocketAddr>() {
+                        Ok(a) => peers.listen = Some(a),
+                        Err(_) => w.error(
+                            &v.span(),
+                            &key,
+                            format!("expected {expected}, found \"{raw}\""),
+                        ),
+                    }
+                }
+            }
+            "keyFile" => {
+                if let Some(p) = w.non_empty_string(&key, v, "a path") {
+                    peers.key_file = Some(PathBuf::from(p));
+                }
+            }
+            "ask" => match integer_value(v.get_ref()) {
+                Some(n) if (1..=1000).contains(&n) => peers.ask = n as usize,
+                _ => w.error(
+                    &v.span(),
+                    &key,
+                    format!(
+                        "expected an integer from 1 to 1000, found {}",
+                        describe(v.get_ref())
+                    ),
+                ),
+            },
+            "timeout" | "interval" => {
+                if let Some(d) = w.duration(&key, v) {
+                    if d.is_zero() {
+                        w.error(&v.span(), &key, "must be greater than zero");
+                    } else if name == "timeout" {
+                        peers.timeout = d;
+                        timeout_span = Some(v.span());
+                    } else {
+                        peers.interval = d;
+                    }
+                }
+            }
+            "withoutPeers" | "wholeZoneCutOff" => {
+                let choices = [("hold", Undecided::Hold), ("enforce", Undecided::Enforce)];
+                if let Some(c) = word(w, &key, v, &choices) {
+                    if name == "withoutPeers" {
+                        peers.without_peers = c;
+                    } else {
+                        peers.whole_zone_cut_off = c;
+                    }
+                }
+            }
+            _ => w.unknown_key(&k.span(), &key, name, PEERS_KEYS),
+        }
+    }
+    if peers.service.is_some() && static_span.is_some() {
+        w.error(
+            &static_span.unwrap_or(0..0),
+            "peers.static",
+            "peers come from either `service` (EndpointSlices) or `static`, not both",
+        );
+    }
+    let wants_key =
+        peers.service.is_some() || !peers.static_peers.is_empty() || peers.listen.is_some();
+    if wants_key && peers.key_file.is_none() {
+        w.error(span, "peers.keyFile", "required when `service`, `static` or `listen` is set: peers authenticate each other with this shared key");
+    }
+    if peers.timeout > peers.interval {
+        w.error(
+            timeout_span.as_ref().unwrap_or(span),
+            "peers.timeout",
+            format!(
+                "must not exceed peers.interval ({}), found {}",
+                crate::core::threshold::format_duration(peers.interval),
+                crate::core::threshold::format_duration(peers.timeout)
+            ),
+        );
     }
 }
 

@@ -262,14 +262,7 @@ pub struct FenceConfig {
     pub cgroup_root: Option<std::path::PathBuf>,
 }
 
-/// What a cut-off node does when the quorum cannot tell (`[peers] withoutPeers`, `wholeZoneCutOff`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Undecided {
-    /// Keep the pods running (the control plane may be keeping them too).
-    Hold,
-    /// Stop them on time (the control plane may be deleting them).
-    Enforce,
-}
+pub use crate::core::quorum::Undecided;
 
 /// `[peers]`: the other agents the fence asks before it stops anything (DESIGN §6 rule 6).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -50,14 +50,17 @@ pub enum Mode {
     Off,
 }
 
-/// What the peers in this zone say (DESIGN §6 rule 6). Until peer quorum exists the caller
-/// passes `NotConsulted`, which does not block enforcement but is recorded in every reason.
+/// What the peers in this zone say (DESIGN §6 rule 6, `core::quorum`). `NotConsulted` plans what
+/// a partition starting now would do (while connected, for the metrics), as `Enforce` would.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum QuorumVerdict {
     NotConsulted,
-    /// Peers reach the API: only this node is cut off, the control plane will evict.
-    Isolated,
-    /// The zone is disrupted: the control plane stops evicting, so nothing may be killed.
+    /// The control plane evicts this node's pods: stop them on time. After a hold, the control
+    /// plane taints nothing before `not_before`, so eviction times count from there.
+    Enforce {
+        not_before: Option<Duration>,
+    },
+    /// The control plane keeps this node's pods: nothing may be killed.
     Hold {
         reason: String,
     },
@@ -166,7 +169,15 @@ fn plan_one(
             format!("tolerates node.kubernetes.io/unreachable for {seconds}s"),
         ),
     };
-    let eviction_time = last_contact + policy.node_monitor_grace_period + delay.0;
+    // The earliest moment the unreachable taint can be on the node: a grace period after last
+    // contact, and after a hold no earlier than the control plane could resume tainting.
+    let tainted_from = match quorum {
+        QuorumVerdict::Enforce {
+            not_before: Some(t),
+        } => (last_contact + policy.node_monitor_grace_period).max(*t),
+        _ => last_contact + policy.node_monitor_grace_period,
+    };
+    let eviction_time = tainted_from + delay.0;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
     let kill_at = eviction_time.saturating_sub(policy.safety_margin);
@@ -191,9 +202,14 @@ fn plan_one(
             schedule,
             reason: format!("{why}; held: {reason}"),
         },
-        QuorumVerdict::Isolated | QuorumVerdict::NotConsulted => {
+        QuorumVerdict::Enforce { .. } | QuorumVerdict::NotConsulted => {
             let quorum_note = match quorum {
-                QuorumVerdict::Isolated => "peers confirm only this node is cut off",
+                QuorumVerdict::Enforce {
+                    not_before: Some(t),
+                } if *t > last_contact + policy.node_monitor_grace_period => {
+                    "the peers' quorum says the control plane evicts, counted from the end of its hold"
+                }
+                QuorumVerdict::Enforce { .. } => "the peers' quorum says the control plane evicts",
                 _ => "peers not consulted",
             };
             Plan::Stop {

@@ -31,3 +31,249 @@ pub struct PeerReport {
     /// never compared); `None` when it never had one.
     pub last_contact_age: Option<Duration>,
 }
+
+/// The controller's zone rules (SEMANTICS §5.1, §5.5): `--unhealthy-zone-threshold` and
+/// `--large-cluster-size-threshold`, both at their defaults.
+const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
+const LARGE_ZONE: usize = 50;
+
+/// What one peer said in a round.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Heard {
+    /// A checked answer.
+    Report(PeerReport),
+    /// No answer in time, or one that failed its checks: known nothing from it.
+    Silent,
+}
+
+/// What a cut-off node does when its peers cannot settle the question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    Hold,
+    Enforce,
+}
+
+/// The quorum's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuorumPolicy {
+    /// No peer is known at all.
+    pub without_peers: Undecided,
+    /// Every node of this zone is cut off and no other zone is known to be down too.
+    pub whole_zone_cut_off: Undecided,
+    /// Peers whose last contact is at most this much after ours count as lost together with this
+    /// node: our own last contact may be up to a renew interval older than the heartbeat the
+    /// controller last saw, and the controller judges all nodes on the same monitor tick (5 s).
+    pub lost_together: Duration,
+    /// How long after this node's last contact every peer lost together with it shows it: its
+    /// last contact is at most `lost_together` later, and it misses its next renewal (one renew
+    /// interval and one request timeout after that). Before then, a count that says enforce may
+    /// still miss peers that are cut off without knowing it yet.
+    pub settled_after: Duration,
+}
+
+/// One round of questions: what this node knows of its zone and what its peers said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// This node's zone.
+    pub zone: String,
+    /// Nodes in this zone as known: this node and the peers listed in it.
+    pub zone_size: usize,
+    /// How many other zones are known (from the peer list).
+    pub other_zones: usize,
+    /// How long ago this node's own last contact was, at the round.
+    pub own_contact_age: Duration,
+    /// What each asked peer said, with the zone the peer list gives it.
+    pub heard: Vec<(String, Heard)>,
+}
+
+/// The quorum's answer: would the control plane evict this node's pods?
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Yes: stop them on time.
+    Enforce { reason: String },
+    /// No: keep them running.
+    Hold { reason: String },
+    /// Not yet known: peers that lost the API together with this node may not show it yet.
+    /// Nothing is stopped meanwhile, and it is no evidence of a hold.
+    Pending { reason: String },
+}
+
+impl Verdict {
+    pub fn is_hold(&self) -> bool {
+        matches!(self, Verdict::Hold { .. })
+    }
+    pub fn is_enforce(&self) -> bool {
+        matches!(self, Verdict::Enforce { .. })
+    }
+    pub fn reason(&self) -> &str {
+        match self {
+            Verdict::Enforce { reason }
+            | Verdict::Hold { reason }
+            | Verdict::Pending { reason } => reason,
+        }
+    }
+    /// The word used in logs, metrics and `status`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Enforce { .. } => "enforce",
+            Verdict::Hold { .. } => "hold",
+            Verdict::Pending { .. } => "pending",
+        }
+    }
+}
+
+fn undecided(choice: Undecided, reason: String) -> Verdict {
+    match choice {
+        Undecided::Enforce => Verdict::Enforce { reason },
+        Undecided::Hold => Verdict::Hold { reason },
+    }
+}
+
+/// Decides as the node lifecycle controller's zone rules would (SEMANTICS §5.5) at the moment it
+/// could first taint this node. A peer that answers "cut off" counts as not ready when it lost
+/// the API no later than `lost_together` after this node; a peer that answers "reachable" as
+/// ready; a silent peer as ready too (it is most likely this node that cannot reach it), so
+/// silence never holds the fence.
+///
+/// `peers_known` is false when the peer list is empty: `without_peers` decides.
+pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
+    if !peers_known {
+        return undecided(
+            policy.without_peers,
+            "no peers known: a node alone cannot tell its own partition from a control-plane outage (peers.withoutPeers)".into(),
+        );
+    }
+    let cut_off = |h: &Heard| match h {
+        Heard::Report(r) if !r.reachable => match r.last_contact_age {
+            // Its last contact is at most `lost_together` after ours.
+            Some(age) => age + policy.lost_together >= round.own_contact_age,
+            None => true,
+        },
+        _ => false,
+    };
+    let answered = |h: &Heard| matches!(h, Heard::Report(_));
+    let reaching = |h: &Heard| matches!(h, Heard::Report(r) if r.reachable);
+    if round.heard.iter().all(|(_, h)| !answered(h)) {
+        return Verdict::Enforce {
+            reason: "no peer answers: this node is cut off from its peers as well, so the control plane sees it alone".into(),
+        };
+    }
+    let zone = |z: &str| {
+        if z.is_empty() {
+            "(no zone)".to_string()
+        } else {
+            z.to_string()
+        }
+    };
+    let own: Vec<&Heard> = round
+        .heard
+        .iter()
+        .filter(|(z, _)| *z == round.zone)
+        .map(|(_, h)| h)
+        .collect();
+    let others: Vec<&Heard> = round
+        .heard
+        .iter()
+        .filter(|(z, _)| *z != round.zone)
+        .map(|(_, h)| h)
+        .collect();
+    // This node counts itself: it is the one cut off.
+    let not_ready = 1 + own.iter().filter(|h| cut_off(h)).count();
+    // A stale list may know fewer nodes than answered.
+    let size = round.zone_size.max(1 + own.len());
+    let ready = size - not_ready;
+    let z = zone(&round.zone);
+    if ready == 0 {
+        // Full disruption of this zone. The controller keeps evicting there unless every zone is
+        // fully disrupted (then it even removes the taints).
+        if others.iter().any(|h| reaching(h)) {
+            return undecided(
+                policy.whole_zone_cut_off,
+                format!(
+                    "all {size} node(s) of zone {z} are cut off while another zone reaches the API server: the control plane evicts a fully disrupted zone (peers.wholeZoneCutOff)"
+                ),
+            );
+        }
+        let others_down = !others.is_empty() && others.iter().all(|h| cut_off(h));
+        if round.other_zones == 0 || others_down {
+            return Verdict::Hold {
+                reason: format!(
+                    "every node known ({size} in zone {z}{}) is cut off: the control plane is down or sees every zone down, and then evicts nothing",
+                    if round.other_zones == 0 {
+                        String::new()
+                    } else {
+                        format!(
+                            ", and every peer asked in {} other zone(s)",
+                            round.other_zones
+                        )
+                    }
+                ),
+            };
+        }
+        return undecided(
+            policy.whole_zone_cut_off,
+            format!(
+                "all {size} node(s) of zone {z} are cut off and no other zone answers: either the zone lost its link to a healthy control plane (which evicts it) or the control plane is down (peers.wholeZoneCutOff)"
+            ),
+        );
+    }
+    let fraction = not_ready as f64 / size as f64;
+    if not_ready > 2 && fraction >= UNHEALTHY_ZONE_THRESHOLD {
+        if size <= LARGE_ZONE {
+            return Verdict::Hold {
+                reason: format!(
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption): the control plane stops evicting in a zone of {LARGE_ZONE} nodes or fewer"
+                ),
+            };
+        }
+        return Verdict::Enforce {
+            reason: format!(
+                "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but a zone of more than {LARGE_ZONE} nodes is still evicted, more slowly"
+            ),
+        };
+    }
+    let reaching_peers = own.iter().filter(|h| reaching(h)).count();
+    if round.own_contact_age < policy.settled_after {
+        return Verdict::Pending {
+            reason: format!(
+                "{not_ready} of {size} node(s) in zone {z} cut off so far; peers that lost the API together with this node may not know it yet (settled {}s after last contact)",
+                policy.settled_after.as_secs()
+            ),
+        };
+    }
+    Verdict::Enforce {
+        reason: format!(
+            "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
+        ),
+    }
+}
+
+/// The quorum across the rounds of one partition: the latest verdict, and when a round last said
+/// hold, from which the fence counts its deadlines once the verdict turns to enforce.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gate {
+    pub verdict: Option<Verdict>,
+    /// When the latest round that said hold was sent, on the caller's monotonic scale.
+    pub held_at: Option<Duration>,
+}
+
+impl Gate {
+    /// Records the verdict of a round sent at `sent_at`; true when it differs from the last one
+    /// (in word or reason), so the caller logs it once.
+    pub fn record(&mut self, sent_at: Duration, verdict: Verdict) -> bool {
+        if verdict.is_hold() {
+            self.held_at = Some(self.held_at.map_or(sent_at, |h| h.max(sent_at)));
+        }
+        let changed = self.verdict.as_ref() != Some(&verdict);
+        self.verdict = Some(verdict);
+        changed
+    }
+
+    /// After a hold, the earliest moment the control plane could have resumed tainting this node
+    /// (DESIGN §6 rule 6): the peers still said "cut off" when the last holding round was sent,
+    /// but a write of theirs already on the wire could have reached the API server up to one
+    /// request timeout earlier, and the controller taints nothing before it sees the zone healthy.
+    pub fn not_before(&self, request_timeout: Duration) -> Option<Duration> {
+        self.held_at.map(|h| h.saturating_sub(request_timeout))
+    }
+}

@@ -38,10 +38,13 @@ struct State {
     fence_plans: BTreeMap<&'static str, usize>,
     /// The quorum verdict the latest plan was made with.
     quorum_verdict: Option<&'static str>,
+    /// The peer quorum's own verdict in the current partition ("" while connected); `None`
+    /// before any (standalone, or never cut off).
+    quorum: Option<&'static str>,
 }
 
 /// The quorum verdicts, as metric labels.
-const VERDICTS: [&str; 3] = ["not_consulted", "isolated", "hold"];
+const VERDICTS: [&str; 3] = ["not_consulted", "enforce", "hold"];
 
 impl Metrics {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -75,6 +78,11 @@ impl Metrics {
     /// Counts one status transition of a condition.
     pub fn record_transition(&self, condition: &str) {
         self.with(|s| *s.transitions.entry(condition.to_string()).or_default() += 1);
+    }
+
+    /// Records the peer quorum's verdict (`None`: cleared, the API server answers again).
+    pub fn record_quorum(&self, verdict: Option<&'static str>) {
+        self.with(|s| s.quorum = Some(verdict.unwrap_or("")));
     }
 
     /// Records whether the API server answers.
@@ -124,7 +132,7 @@ impl Metrics {
         }
         let verdict = match verdict {
             QuorumVerdict::NotConsulted => VERDICTS[0],
-            QuorumVerdict::Isolated => VERDICTS[1],
+            QuorumVerdict::Enforce { .. } => VERDICTS[1],
             QuorumVerdict::Hold { .. } => VERDICTS[2],
         };
         self.with(|s| {
@@ -397,13 +405,29 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
             "nodewarden_fence_quorum_verdict",
             "gauge",
             "1 for the peer quorum verdict the latest fence plan was made with (not_consulted \
-             until peers are configured).",
+             while connected: what a partition starting now would do).",
         );
         for v in VERDICTS {
             let _ = writeln!(
                 out,
                 "nodewarden_fence_quorum_verdict{{verdict=\"{v}\"}} {}",
                 u8::from(v == verdict)
+            );
+        }
+    }
+    if let Some(current) = s.quorum {
+        header(
+            &mut out,
+            "nodewarden_quorum_verdict",
+            "gauge",
+            "1 for the peer quorum's verdict in the current partition (enforce, hold, or pending \
+             while peers cut off together may not know it yet); all 0 while connected.",
+        );
+        for v in ["enforce", "hold", "pending"] {
+            let _ = writeln!(
+                out,
+                "nodewarden_quorum_verdict{{verdict=\"{v}\"}} {}",
+                u8::from(v == current)
             );
         }
     }

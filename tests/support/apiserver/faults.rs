@@ -7,7 +7,8 @@ use std::time::Duration;
 use super::ApiServer;
 
 /// A route: an HTTP method and a path pattern where `*` matches one segment,
-/// e.g. `("PATCH", "/api/v1/nodes/*/status")`.
+/// e.g. `("PATCH", "/api/v1/nodes/*/status")`. Two pseudo-methods tell the verbs that share a
+/// GET path apart: `LIST` is a GET without `watch=true`, `WATCH` one with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     method: String,
@@ -27,10 +28,16 @@ impl Route {
         }
     }
 
-    /// Whether a request (method, path without query) is on this route.
-    pub fn matches(&self, method: &str, path: &str) -> bool {
+    /// Whether a request (method, path without query) is on this route; `watch` is whether the
+    /// query asks for a watch.
+    pub fn matches(&self, method: &str, path: &str, watch: bool) -> bool {
         let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-        self.method.eq_ignore_ascii_case(method)
+        let method_matches = match self.method.as_str() {
+            "LIST" => method.eq_ignore_ascii_case("GET") && !watch,
+            "WATCH" => method.eq_ignore_ascii_case("GET") && watch,
+            own => own.eq_ignore_ascii_case(method),
+        };
+        method_matches
             && segs.len() == self.segments.len()
             && self
                 .segments
@@ -89,21 +96,24 @@ pub struct FaultPlan {
 
 impl FaultState {
     /// Decide (and consume one `fail_next` count) for a request.
-    pub fn plan(&mut self, method: &str, path: &str) -> FaultPlan {
+    pub fn plan(&mut self, method: &str, path: &str, watch: bool) -> FaultPlan {
         let mut plan = FaultPlan {
             delay: self
                 .latency
                 .iter()
-                .find(|(r, _)| r.matches(method, path))
+                .find(|(r, _)| r.matches(method, path, watch))
                 .map(|(_, d)| *d),
-            black_hole: self.black_hole.iter().any(|r| r.matches(method, path)),
+            black_hole: self
+                .black_hole
+                .iter()
+                .any(|r| r.matches(method, path, watch)),
             fail: None,
         };
         if !plan.black_hole {
             if let Some(rule) = self
                 .fail
                 .iter_mut()
-                .find(|(r, n, _)| *n > 0 && r.matches(method, path))
+                .find(|(r, n, _)| *n > 0 && r.matches(method, path, watch))
             {
                 rule.1 -= 1;
                 plan.fail = Some(rule.2);

@@ -668,6 +668,7 @@ pub fn create(
         // Pod PrepareForCreate resets status to Pending.
         obj["status"] = json!({ "phase": "Pending" });
     }
+    validate::apply_defaults(res, &mut obj);
     let errs = validate::validate(res, &obj, None);
     if !errs.is_empty() {
         return Err(ApiError::invalid(res, &name, errs));
@@ -691,6 +692,23 @@ pub fn create(
         return Ok(obj);
     }
     Ok(store.commit(k, Change::Added, obj, None))
+}
+
+/// Whether an update bumps `metadata.generation`: a change of `spec` (pods), or of anything
+/// but metadata for types without a spec (the EndpointSlice strategy compares whole objects).
+fn generation_changes(res: &Resource, cur: &Value, new: &Value) -> bool {
+    if res.kind == "EndpointSlice" {
+        let body = |o: &Value| {
+            let mut o = o.clone();
+            if let Some(m) = o.as_object_mut() {
+                m.remove("metadata");
+            }
+            o
+        };
+        body(cur) != body(new)
+    } else {
+        new.get("spec") != cur.get("spec")
+    }
 }
 
 fn without_volatile(obj: &Value) -> Value {
@@ -813,6 +831,9 @@ pub fn update(
         }
         r
     };
+    if !status_write {
+        validate::apply_defaults(res, &mut result);
+    }
     let errs = validate::validate(res, &result, Some(&cur));
     if !errs.is_empty() {
         return Err(ApiError::invalid(res, name, errs));
@@ -821,7 +842,7 @@ pub fn update(
     if without_volatile(&result) == without_volatile(&cur) {
         return Ok((cur, false));
     }
-    if res.generation && result.get("spec") != cur.get("spec") {
+    if res.generation && generation_changes(res, &cur, &result) {
         let g = cur
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)

@@ -57,7 +57,10 @@ impl ApiServer {
             self.record_answer(seq, 401, Some(bytes.len()));
             return full(401, &[], bytes);
         }
-        let plan = self.with_state(|s| s.faults.plan(&req.method, &req.path));
+        let plan = self.with_state(|s| {
+            s.faults
+                .plan(&req.method, &req.path, req.query.flag("watch"))
+        });
         if plan.black_hole {
             // Accept and never answer: the future never completes (HTTP never writes).
             std::future::pending::<()>().await;

@@ -1,7 +1,8 @@
 //! A strict in-memory Kubernetes API server for tests.
 //!
-//! It serves core/v1 Nodes (with `status`), Pods (with `status`), Events and
-//! coordination.k8s.io/v1 Leases, plus `/version` and legacy discovery, in-process (a
+//! It serves core/v1 Nodes (with `status`), Pods (with `status`), Events,
+//! coordination.k8s.io/v1 Leases and discovery.k8s.io/v1 EndpointSlices, plus `/version` and
+//! legacy discovery, in-process (a
 //! `tower::Service` behind `kube::Client`) and over HTTP/1 (hyper) for `kubectl` and real
 //! processes. It aims to answer as the real API server does: one global resourceVersion,
 //! optimistic concurrency (409 on a stale resourceVersion in an update or a patch), no-op writes
@@ -22,6 +23,9 @@
 //!   `Authorization` is 401, as with anonymous auth disabled); authorization is "allow all"
 //!   except verbs a test `deny`s.
 //! - `fieldValidation` (kubectl sends `Strict`) is ignored: no unknown-field errors.
+//! - EndpointSlice IPv6 addresses are parsed by Rust's parser: an IPv6 address with an embedded
+//!   IPv4 part with leading zeros is refused (Go's sloppy parser takes it). Like upstream, the
+//!   `port` of an EndpointSlice port is any int32 (no range check).
 //! - Node and pod `status.conditions[]` entries must have `type` and `status` (422); the real
 //!   server checks less for nodes. Malformed strategic-merge patches are 400 (some are 500 or
 //!   409 upstream).
@@ -349,6 +353,27 @@ impl ApiServer {
     /// Create an Event (panics with the Status if the server rejects it).
     pub fn create_event(&self, obj: Value) -> Value {
         self.seed("events", obj)
+    }
+
+    /// Create an EndpointSlice (panics with the Status if the server rejects it).
+    pub fn create_endpoint_slice(&self, obj: Value) -> Value {
+        self.seed("endpointslices", obj)
+    }
+
+    /// The stored EndpointSlice.
+    pub fn endpoint_slice(&self, ns: &str, name: &str) -> Option<Value> {
+        self.get("endpointslices", ns, name)
+    }
+
+    /// Another writer (the EndpointSlice controller) updates a slice (PUT as `manager`).
+    pub fn update_endpoint_slice_as(
+        &self,
+        manager: &str,
+        ns: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
+        self.mutate_as("endpointslices", ns, name, None, manager, f)
     }
 
     fn get(&self, plural: &str, ns: &str, name: &str) -> Option<Value> {

@@ -20,6 +20,8 @@ pub enum Shape {
     Str,
     /// A JSON integer.
     Int,
+    /// A JSON integer that fits Go's `int32` (larger ones fail to decode, as in the real server).
+    Int32,
     /// A JSON boolean.
     Bool,
     /// An object with free-form string values (labels, annotations).
@@ -285,8 +287,48 @@ pub static EVENTS: Resource = Resource {
     ]),
 };
 
+/// discovery.k8s.io/v1 EndpointSlice. No status, no patch strategies on its lists
+/// (`endpoints` and `ports` are atomic lists upstream).
+pub static ENDPOINT_SLICES: Resource = Resource {
+    group: "discovery.k8s.io",
+    version: "v1",
+    plural: "endpointslices",
+    singular: "endpointslice",
+    kind: "EndpointSlice",
+    namespaced: true,
+    status_subresource: false,
+    create_on_update: false,
+    generation: true,
+    return_deleted_object: false,
+    field_labels: &["metadata.name", "metadata.namespace"],
+    short_names: &[],
+    list_strategies: &META_STRATEGIES,
+    shapes: concat_slices!((&str, Shape); META_SHAPES, [
+        ("addressType", Shape::Str),
+        ("endpoints", Shape::ObjList),
+        ("endpoints[].addresses", Shape::StrList),
+        ("endpoints[].conditions", Shape::Object),
+        ("endpoints[].conditions.ready", Shape::Bool),
+        ("endpoints[].conditions.serving", Shape::Bool),
+        ("endpoints[].conditions.terminating", Shape::Bool),
+        ("endpoints[].hostname", Shape::Str),
+        ("endpoints[].nodeName", Shape::Str),
+        ("endpoints[].zone", Shape::Str),
+        ("endpoints[].targetRef", Shape::Object),
+        ("endpoints[].deprecatedTopology", Shape::StrMap),
+        ("endpoints[].hints", Shape::Object),
+        ("endpoints[].hints.forZones", Shape::ObjList),
+        ("endpoints[].hints.forZones[].name", Shape::Str),
+        ("ports", Shape::ObjList),
+        ("ports[].name", Shape::Str),
+        ("ports[].port", Shape::Int32),
+        ("ports[].protocol", Shape::Str),
+        ("ports[].appProtocol", Shape::Str),
+    ]),
+};
+
 /// Every served resource.
-pub static ALL: [&Resource; 4] = [&NODES, &PODS, &LEASES, &EVENTS];
+pub static ALL: [&Resource; 5] = [&NODES, &PODS, &LEASES, &EVENTS, &ENDPOINT_SLICES];
 
 impl Resource {
     /// `apiVersion` of its objects (`v1`, `coordination.k8s.io/v1`).

@@ -56,6 +56,7 @@ fn walk_shapes(res: &Resource, path: &str, v: &Value) -> Result<(), String> {
         let ok = match shape {
             Shape::Str => child.is_string(),
             Shape::Int => child.as_i64().is_some(),
+            Shape::Int32 => child.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
             Shape::Bool => child.is_boolean(),
             Shape::StrMap => child
                 .as_object()
@@ -72,6 +73,7 @@ fn walk_shapes(res: &Resource, path: &str, v: &Value) -> Result<(), String> {
             let ty = match shape {
                 Shape::Str => "string",
                 Shape::Int => "int64",
+                Shape::Int32 => "int32",
                 Shape::Bool => "bool",
                 Shape::StrMap => "map[string]string",
                 Shape::Object => "struct",
@@ -255,6 +257,7 @@ pub fn validate(res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> 
             );
         }
         "Lease" => validate_lease(obj, &mut errs),
+        "EndpointSlice" => validate_endpoint_slice(obj, old, &mut errs),
         "Event" => validate_event(obj, &mut errs),
         _ => {}
     }
@@ -555,5 +558,367 @@ fn validate_event(obj: &Value, errs: &mut Vec<Cause>) {
             &Value::String(involved_ns.into()),
             "does not match event.namespace",
         ));
+    }
+}
+
+/// Scheme defaulting done when a body is decoded (before validation), for the fields served here:
+/// an EndpointSlice port without `name` gets "" and without `protocol` gets "TCP"
+/// (`SetDefaults_EndpointPort`).
+pub fn apply_defaults(res: &Resource, obj: &mut Value) {
+    if res.kind != "EndpointSlice" {
+        return;
+    }
+    let Some(ports) = obj.get_mut("ports").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+        for (field, default) in [("name", ""), ("protocol", "TCP")] {
+            if port.get(field).is_none_or(Value::is_null) {
+                port.insert(field.to_string(), Value::String(default.to_string()));
+            }
+        }
+    }
+}
+
+const ADDRESS_TYPES: [&str; 3] = ["FQDN", "IPv4", "IPv6"];
+const PORT_PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
+const MAX_ENDPOINTS: usize = 1000;
+const MAX_ADDRESSES: usize = 100;
+const MAX_PORTS: usize = 20000;
+const MAX_TOPOLOGY_LABELS: usize = 16;
+const MAX_ZONE_HINTS: usize = 8;
+
+fn too_many(field: String, actual: usize, max: usize) -> Cause {
+    Cause {
+        reason: "FieldValueTooMany".into(),
+        message: format!("Too many: {actual}: must have at most {max} items"),
+        field,
+    }
+}
+
+fn duplicate(field: String, value: &str) -> Cause {
+    Cause {
+        reason: "FieldValueDuplicate".into(),
+        message: format!("Duplicate value: {}", quote(value)),
+        field,
+    }
+}
+
+/// `validation.IsDNS1123Label`.
+pub fn dns_label_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    let ok = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.starts_with('-')
+        && !s.ends_with('-');
+    if !ok {
+        errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".to_string());
+    }
+    errs
+}
+
+/// Go's `netutils.ParseIPSloppy` for dotted IPv4: four decimal fields of at most 255, leading
+/// zeros allowed (and read as decimal), which Rust's parser refuses.
+fn parse_ipv4_sloppy(s: &str) -> Option<std::net::Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut fields = s.split('.');
+    for octet in &mut octets {
+        let f = fields.next()?;
+        if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let trimmed = f.trim_start_matches('0');
+        if trimmed.len() > 3 {
+            return None;
+        }
+        *octet = if trimmed.is_empty() {
+            0
+        } else {
+            trimmed.parse::<u8>().ok()?
+        };
+    }
+    fields
+        .next()
+        .is_none()
+        .then_some(std::net::Ipv4Addr::from(octets))
+}
+
+/// The address as Go's sloppy parser reads it, v4-mapped IPv6 folded to IPv4 (Go's `To4`).
+/// Deviation: IPv6 text goes through Rust's parser (no leading zeros in an embedded IPv4 part).
+fn parse_ip_sloppy(s: &str) -> Option<std::net::IpAddr> {
+    if let Some(v4) = parse_ipv4_sloppy(s) {
+        return Some(v4.into());
+    }
+    s.parse::<std::net::Ipv6Addr>()
+        .ok()
+        .map(|v6| std::net::IpAddr::V6(v6).to_canonical())
+}
+
+/// `ValidateNonSpecialIP`.
+fn special_ip_errors(ip: std::net::IpAddr, text: &str) -> Vec<String> {
+    use std::net::IpAddr;
+    let mut errs = Vec::new();
+    if ip.is_unspecified() {
+        errs.push(format!("may not be unspecified ({text})"));
+    }
+    if ip.is_loopback() {
+        errs.push("may not be in the loopback range (127.0.0.0/8, ::1/128)".to_string());
+    }
+    let link_local = match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+    };
+    if link_local {
+        errs.push("may not be in the link-local range (169.254.0.0/16, fe80::/10)".to_string());
+    }
+    let link_local_multicast = match ip {
+        IpAddr::V4(v4) => v4.octets()[..3] == [224, 0, 0],
+        IpAddr::V6(v6) => v6.octets()[0] == 0xff && v6.octets()[1] & 0x0f == 0x02,
+    };
+    if link_local_multicast {
+        errs.push(
+            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)".to_string(),
+        );
+    }
+    errs
+}
+
+/// `IsFullyQualifiedDomainName`: one error at most, as upstream.
+fn fqdn_error(name: &str) -> Option<(String, String)> {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let errs = dns_subdomain_errors(name);
+    if !errs.is_empty() {
+        return Some((name.to_string(), errs.join(",")));
+    }
+    if name.split('.').count() < 2 {
+        return Some((
+            name.to_string(),
+            "should be a domain with at least two segments separated by dots".to_string(),
+        ));
+    }
+    name.split('.').find_map(|label| {
+        let errs = dns_label_errors(label);
+        (!errs.is_empty()).then(|| (label.to_string(), errs.join(",")))
+    })
+}
+
+fn validate_address(address_type: &str, address: &str, field: String, errs: &mut Vec<Cause>) {
+    let value = Value::String(address.into());
+    match address_type {
+        "IPv4" | "IPv6" => {
+            let ip = parse_ip_sloppy(address);
+            let right_family = match ip {
+                Some(std::net::IpAddr::V4(_)) => address_type == "IPv4",
+                Some(std::net::IpAddr::V6(_)) => address_type == "IPv6",
+                None => false,
+            };
+            if !right_family {
+                errs.push(invalid(
+                    field.clone(),
+                    &value,
+                    &format!("must be a valid {address_type} address"),
+                ));
+            }
+            match ip {
+                None => errs.push(invalid(field, &value, "must be a valid IP address")),
+                Some(ip) => {
+                    for e in special_ip_errors(ip, address) {
+                        errs.push(invalid(field.clone(), &value, &e));
+                    }
+                }
+            }
+        }
+        "FQDN" => {
+            if address.is_empty() {
+                errs.push(required(field, ""));
+            } else if let Some((shown, e)) = fqdn_error(address) {
+                errs.push(invalid(field, &Value::String(shown), &e));
+            }
+        }
+        // Unknown types are reported on addressType; their addresses are not checked.
+        _ => {}
+    }
+}
+
+/// `ValidateEndpointSliceCreate` / `ValidateEndpointSliceUpdate` (after defaulting).
+fn validate_endpoint_slice(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
+    let address_type = str_at(obj, "addressType");
+    if address_type.is_empty() {
+        errs.push(required("addressType".into(), ""));
+    } else if !ADDRESS_TYPES.contains(&address_type) {
+        errs.push(not_supported(
+            "addressType".into(),
+            address_type,
+            &ADDRESS_TYPES,
+        ));
+    }
+    validate_slice_ports(obj.get("ports"), errs);
+    // Unchanged endpoints are not validated again on update (they may predate stricter rules).
+    if old.is_none_or(|o| o.get("endpoints") != obj.get("endpoints")) {
+        validate_slice_endpoints(obj.get("endpoints"), address_type, errs);
+    }
+    if let Some(old) = old {
+        let old_type = str_at(old, "addressType");
+        if old_type != address_type {
+            errs.push(invalid(
+                "addressType".into(),
+                &Value::String(address_type.into()),
+                "field is immutable",
+            ));
+        }
+    }
+}
+
+fn validate_slice_endpoints(endpoints: Option<&Value>, address_type: &str, errs: &mut Vec<Cause>) {
+    let list = endpoints
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if list.len() > MAX_ENDPOINTS {
+        errs.push(too_many("endpoints".into(), list.len(), MAX_ENDPOINTS));
+        return;
+    }
+    for (i, ep) in list.iter().enumerate() {
+        let idx = format!("endpoints[{i}]");
+        let addresses = ep
+            .get("addresses")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        if addresses.is_empty() {
+            errs.push(required(
+                format!("{idx}.addresses"),
+                "must contain at least 1 address",
+            ));
+        } else if addresses.len() > MAX_ADDRESSES {
+            errs.push(too_many(
+                format!("{idx}.addresses"),
+                addresses.len(),
+                MAX_ADDRESSES,
+            ));
+        }
+        for (j, a) in addresses.iter().enumerate() {
+            validate_address(
+                address_type,
+                a.as_str().unwrap_or(""),
+                format!("{idx}.addresses[{j}]"),
+                errs,
+            );
+        }
+        if let Some(node) = ep.get("nodeName").and_then(Value::as_str) {
+            for e in dns_subdomain_errors(node) {
+                errs.push(invalid(
+                    format!("{idx}.nodeName"),
+                    &Value::String(node.into()),
+                    &e,
+                ));
+            }
+        }
+        if let Some(topology) = ep.get("deprecatedTopology").and_then(Value::as_object) {
+            if topology.len() > MAX_TOPOLOGY_LABELS {
+                errs.push(too_many(
+                    format!("{idx}.deprecatedTopology"),
+                    topology.len(),
+                    MAX_TOPOLOGY_LABELS,
+                ));
+            }
+            for (k, v) in topology {
+                for e in qualified_name_errors(k) {
+                    errs.push(invalid(
+                        format!("{idx}.deprecatedTopology"),
+                        &Value::String(k.clone()),
+                        &e,
+                    ));
+                }
+                let v = v.as_str().unwrap_or("");
+                for e in label_value_errors(v) {
+                    errs.push(invalid(
+                        format!("{idx}.deprecatedTopology"),
+                        &Value::String(v.into()),
+                        &e,
+                    ));
+                }
+            }
+        }
+        if let Some(hostname) = ep.get("hostname").and_then(Value::as_str) {
+            for e in dns_label_errors(hostname) {
+                errs.push(invalid(
+                    format!("{idx}.hostname"),
+                    &Value::String(hostname.into()),
+                    &e,
+                ));
+            }
+        }
+        if let Some(zones) = ep.pointer("/hints/forZones").and_then(Value::as_array) {
+            let path = format!("{idx}.hints.forZones");
+            if zones.len() > MAX_ZONE_HINTS {
+                errs.push(too_many(path, zones.len(), MAX_ZONE_HINTS));
+                continue;
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for (j, z) in zones.iter().enumerate() {
+                let field = format!("{path}[{j}].name");
+                let name = str_at(z, "name");
+                if seen.contains(&name) {
+                    errs.push(duplicate(field.clone(), name));
+                } else {
+                    seen.push(name);
+                }
+                for e in label_value_errors(name) {
+                    errs.push(invalid(field.clone(), &Value::String(name.into()), &e));
+                }
+            }
+        }
+    }
+}
+
+fn validate_slice_ports(ports: Option<&Value>, errs: &mut Vec<Cause>) {
+    let list = ports
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if list.len() > MAX_PORTS {
+        errs.push(too_many("ports".into(), list.len(), MAX_PORTS));
+        return;
+    }
+    // No range check of `port`: upstream has none for EndpointSlices (any int32 is stored).
+    let mut names: Vec<&str> = Vec::new();
+    for (i, p) in list.iter().enumerate() {
+        let idx = format!("ports[{i}]");
+        let name = str_at(p, "name");
+        if !name.is_empty() {
+            for e in dns_label_errors(name) {
+                errs.push(invalid(
+                    format!("{idx}.name"),
+                    &Value::String(name.into()),
+                    &e,
+                ));
+            }
+        }
+        if names.contains(&name) {
+            errs.push(duplicate(format!("{idx}.name"), name));
+        } else {
+            names.push(name);
+        }
+        let protocol = str_at(p, "protocol");
+        if protocol.is_empty() {
+            errs.push(required(format!("{idx}.protocol"), ""));
+        } else if !PORT_PROTOCOLS.contains(&protocol) {
+            errs.push(not_supported(
+                format!("{idx}.protocol"),
+                protocol,
+                &PORT_PROTOCOLS,
+            ));
+        }
+        if let Some(app) = p.get("appProtocol").and_then(Value::as_str) {
+            for e in qualified_name_errors(app) {
+                errs.push(invalid(
+                    format!("{idx}.appProtocol"),
+                    &Value::String(app.into()),
+                    &e,
+                ));
+            }
+        }
     }
 }

@@ -1,0 +1,310 @@
+//! The quorum task (DESIGN §6 rule 6): while this node is cut off from the API server, it asks
+//! its peers every `[peers] interval` whether they still reach it, and publishes the verdict
+//! `core::quorum::decide` draws from their answers, for the fence to act on. While connected it
+//! keeps the zone and the peer list current (the fence persists them, so a restart while cut off
+//! still knows whom to ask) and asks nobody. Each change of verdict is logged once with its reason
+//! and counted in `nodewarden_quorum_verdict`.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::api::core::v1::Node;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::api::reachability::Reachability;
+use crate::config::Config;
+use crate::core::contact;
+use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide};
+use crate::observe::http::Health;
+use crate::state::{State, StoredQuorum};
+
+/// The Node label the controller keys zones by (with the region, SEMANTICS §5.5).
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// The controller's node monitor period: it judges every node on the same 5 s tick.
+const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
+/// How often reachability is looked at between rounds.
+const TICK: Duration = Duration::from_millis(100);
+/// Peers asked per other zone (enough to learn whether that zone is down too).
+const PER_OTHER_ZONE: usize = 2;
+
+/// Asks the given peers at once and says what each said (a failed check is `Silent`).
+pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
+pub type Asker = Arc<dyn Fn(Vec<Peer>, String) -> AskFuture + Send + Sync>;
+
+/// What the fence, the peer endpoint and `status` see of the quorum.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QuorumView {
+    /// This node's zone ("" when its Node has no zone label), `None` until known.
+    pub zone: Option<String>,
+    /// The peers known (never this node), sorted by node.
+    pub peers: Vec<Peer>,
+    /// The verdict of the current partition; `None` while connected.
+    pub verdict: Option<Verdict>,
+    /// When the latest round that said hold was sent, on both clocks.
+    pub held_at: Option<(Instant, SystemTime)>,
+}
+
+impl QuorumView {
+    /// What the state file keeps of the current partition.
+    pub fn stored(&self) -> Option<StoredQuorum> {
+        let v = self.verdict.as_ref()?;
+        Some(StoredQuorum {
+            verdict: v.word().to_string(),
+            reason: v.reason().to_string(),
+            held_at: self
+                .held_at
+                .map(|(_, wall)| crate::state::format_time(wall)),
+        })
+    }
+}
+
+/// What the quorum task needs.
+pub struct QuorumInputs {
+    /// Peers from discovery or the static list (this node already left out).
+    pub peers: watch::Receiver<Vec<Peer>>,
+    pub node: watch::Receiver<Option<Arc<Node>>>,
+    pub reach: Arc<Reachability>,
+    /// `None` when no peer can be asked (no key): no peers known.
+    pub ask: Option<Asker>,
+    /// The last contact a previous run persisted, on this run's monotonic clock: a restart in
+    /// the middle of a partition counts from it until the API server answers again.
+    pub contact_before: Option<Instant>,
+}
+
+/// The persisted last contact on this run's monotonic clock.
+pub fn contact_before(persisted: Option<&State>) -> Option<Instant> {
+    let wall = persisted?
+        .last_contact
+        .as_deref()
+        .and_then(crate::state::parse_time)?;
+    let ago = SystemTime::now().duration_since(wall).unwrap_or_default();
+    let now = Instant::now();
+    Some(now.checked_sub(ago).unwrap_or(now))
+}
+
+/// The quorum view a previous run left in the state directory: zone, peers, and the verdict of a
+/// partition still going on (a restart while holding keeps holding until a round says otherwise).
+pub fn resume(persisted: Option<&State>) -> QuorumView {
+    let Some(s) = persisted else {
+        return QuorumView::default();
+    };
+    let now = (Instant::now(), SystemTime::now());
+    let verdict = s.quorum.as_ref().and_then(|q| {
+        let reason = format!("{} (as before the restart)", q.reason);
+        match q.verdict.as_str() {
+            "enforce" => Some(Verdict::Enforce { reason }),
+            "hold" => Some(Verdict::Hold { reason }),
+            "pending" => Some(Verdict::Pending { reason }),
+            _ => None,
+        }
+    });
+    let held_at = s
+        .quorum
+        .as_ref()
+        .and_then(|q| q.held_at.as_deref())
+        .and_then(crate::state::parse_time)
+        .map(|wall| {
+            // The same instant on this run's monotonic clock (never in the future).
+            let ago = now.1.duration_since(wall).unwrap_or_default();
+            (now.0.checked_sub(ago).unwrap_or(now.0), wall)
+        });
+    QuorumView {
+        zone: s.zone.clone(),
+        peers: s.peers.iter().filter_map(|p| p.to_peer()).collect(),
+        verdict,
+        held_at,
+    }
+}
+
+/// The settings the core decides with, from the configuration.
+pub fn policy(config: &Config) -> QuorumPolicy {
+    let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
+    let lost_together = renew + NODE_MONITOR_PERIOD;
+    QuorumPolicy {
+        without_peers: config.peers.without_peers,
+        whole_zone_cut_off: config.peers.whole_zone_cut_off,
+        lost_together,
+        settled_after: lost_together + renew + crate::api::request_timeout(),
+    }
+}
+
+/// The peers to ask in one round: up to `ask` of this zone, and a few of every other zone.
+pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
+    let mut chosen: Vec<Peer> = peers
+        .iter()
+        .filter(|p| p.zone == zone)
+        .take(ask)
+        .cloned()
+        .collect();
+    let zones: BTreeSet<&str> = peers
+        .iter()
+        .map(|p| p.zone.as_str())
+        .filter(|z| *z != zone)
+        .collect();
+    for z in zones {
+        chosen.extend(
+            peers
+                .iter()
+                .filter(|p| p.zone == z)
+                .take(PER_OTHER_ZONE)
+                .cloned(),
+        );
+    }
+    chosen
+}
+
+fn zone_of(node: &Node) -> String {
+    node.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(ZONE_LABEL))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The quorum task. Runs until dropped.
+pub async fn run(
+    config: Config,
+    node: String,
+    mut inputs: QuorumInputs,
+    view: watch::Sender<QuorumView>,
+    health: Arc<Health>,
+) {
+    let policy = policy(&config);
+    let origin = Instant::now();
+    // Instants before this task began (a persisted contact) stay in order on this scale.
+    let base = crate::core::fence::MONO_BASE;
+    let mono = |t: Instant| {
+        if t >= origin {
+            base + (t - origin)
+        } else {
+            base.saturating_sub(origin - t)
+        }
+    };
+    let mut gate = {
+        let v = view.borrow();
+        Gate {
+            verdict: v.verdict.clone(),
+            held_at: v.held_at.map(|(t, _)| mono(t)),
+        }
+    };
+    if let Some(v) = &gate.verdict {
+        health.metrics.record_quorum(Some(v.word()));
+    }
+    let mut next_round: Option<Instant> = None;
+    let mut ticker = tokio::time::interval(TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        // Zone and peers, whenever they change.
+        if inputs.node.has_changed().unwrap_or(false)
+            && let Some(n) = inputs.node.borrow_and_update().clone()
+        {
+            let zone = zone_of(&n);
+            view.send_if_modified(|v| {
+                let changed = v.zone.as_deref() != Some(zone.as_str());
+                v.zone = Some(zone.clone());
+                changed
+            });
+        }
+        if inputs.peers.has_changed().unwrap_or(false) {
+            let peers: Vec<Peer> = inputs
+                .peers
+                .borrow_and_update()
+                .iter()
+                .filter(|p| p.node != node)
+                .cloned()
+                .collect();
+            view.send_if_modified(|v| {
+                let changed = v.peers != peers;
+                v.peers = peers.clone();
+                changed
+            });
+        }
+
+        let own = inputs.reach.last_contact().max(inputs.contact_before);
+        let now = Instant::now();
+        let cut_off = contact::older_than(own.map(mono), mono(now), config.fence.unreachable_after);
+        if !cut_off || config.fence.mode == crate::core::fence::Mode::Off {
+            if gate.verdict.is_some() && !cut_off {
+                log::info!(node = node.as_str(), verdict = "none"; "quorum verdict cleared: the API server answers again");
+                gate = Gate::default();
+                health.metrics.record_quorum(None);
+                view.send_modify(|v| {
+                    v.verdict = None;
+                    v.held_at = None;
+                });
+            }
+            next_round = None;
+            continue;
+        }
+        if next_round.is_some_and(|t| now < t) {
+            continue;
+        }
+        next_round = Some(now + config.peers.interval);
+
+        let (zone, peers) = {
+            let v = view.borrow();
+            (v.zone.clone().unwrap_or_default(), v.peers.clone())
+        };
+        let own_contact_age = own.map_or(Duration::MAX, |t| now.saturating_duration_since(t));
+        let sent = (now, SystemTime::now());
+        let heard = match (&inputs.ask, peers.is_empty()) {
+            (Some(ask), false) => ask(select(&peers, &zone, config.peers.ask), zone.clone()).await,
+            _ => Vec::new(),
+        };
+        let round = Round {
+            zone: zone.clone(),
+            zone_size: 1 + peers.iter().filter(|p| p.zone == zone).count(),
+            other_zones: peers
+                .iter()
+                .map(|p| p.zone.as_str())
+                .filter(|z| *z != zone)
+                .collect::<BTreeSet<_>>()
+                .len(),
+            own_contact_age,
+            heard: heard
+                .into_iter()
+                .map(|(peer, h)| {
+                    let z = match &h {
+                        Heard::Report(r) => r.zone.clone(),
+                        Heard::Silent => peer.zone.clone(),
+                    };
+                    (z, h)
+                })
+                .collect(),
+        };
+        let known = inputs.ask.is_some() && !peers.is_empty();
+        let verdict = decide(&round, &policy, known);
+        let word = verdict.word();
+        if gate.record(mono(sent.0), verdict.clone()) {
+            let answered = round
+                .heard
+                .iter()
+                .filter(|(_, h)| matches!(h, Heard::Report(_)))
+                .count();
+            log::warn!(
+                node = node.as_str(), verdict = word, reason = verdict.reason(),
+                asked = round.heard.len(), answered = answered;
+                "quorum verdict: {word} ({}; {answered} of {} peer(s) asked answered)",
+                verdict.reason(), round.heard.len()
+            );
+            health.metrics.record_quorum(Some(word));
+        }
+        let held_at = if verdict.is_hold() {
+            Some(sent)
+        } else {
+            view.borrow().held_at
+        };
+        view.send_if_modified(|v| {
+            let changed = v.verdict.as_ref() != Some(&verdict) || v.held_at != held_at;
+            v.verdict = Some(verdict.clone());
+            v.held_at = held_at;
+            changed
+        });
+    }
+}
