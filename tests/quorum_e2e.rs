@@ -141,6 +141,16 @@ fn assert_stopped_on_time(pod: &str, at: SystemTime, plan: StopPlan, bound: Syst
         "{pod} stopped {:?} before its planned SIGTERM",
         plan.sigterm_at.duration_since(at).unwrap_or_default()
     );
+    let ms = |a: SystemTime, b: SystemTime| match a.duration_since(b) {
+        Ok(d) => d.as_millis() as i128,
+        Err(e) => -(e.duration().as_millis() as i128),
+    };
+    eprintln!(
+        "{pod}: stopped {} ms after its planned SIGTERM, {} ms before its eviction time, {} ms before the bound",
+        ms(at, plan.sigterm_at),
+        ms(plan.eviction_time, at),
+        ms(bound, at)
+    );
 }
 
 /// Node `i`'s stop plan for its `-short` pod, from its log.
@@ -238,6 +248,13 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     lab.cut_api(1);
     let (line, _) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
     assert!(support::field(&line, "reason").is_some(), "{line}");
+    eprintln!(
+        "n1: enforce {} ms after the cut",
+        SystemTime::now()
+            .duration_since(cut_at)
+            .unwrap_or_default()
+            .as_millis()
+    );
     let bound = cut_at + GRACE + tol;
     let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
     let at = *stopped
@@ -658,6 +675,21 @@ fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_h
         plan.eviction_time
             .duration_since(latest)
             .unwrap_or_default()
+    );
+    eprintln!(
+        "n1: enforce {} ms after the heal; eviction {} ms after the earliest the rule allows, {} ms before the latest",
+        enforce_wall
+            .duration_since(healed_at)
+            .unwrap_or_default()
+            .as_millis(),
+        plan.eviction_time
+            .duration_since(earliest)
+            .unwrap_or_default()
+            .as_millis(),
+        latest
+            .duration_since(plan.eviction_time)
+            .unwrap_or_default()
+            .as_millis()
     );
     assert_stopped_on_time("n1-short", at, plan, latest);
     assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
