@@ -351,9 +351,10 @@ fn configmap_config_passes_check_config_and_matches_the_daemonset() {
     );
     let effective: Value = serde_json::from_slice(&output.stdout).expect("check-config JSON");
 
-    // In a pod: probes reach the pod IP, records go to stderr, the fence only plans.
+    // In a pod: probes reach the pod IP, records go to stderr, the fence enforces (gated by the
+    // peer quorum of [peers]).
     assert_eq!(effective["logging"]["target"], "stderr");
-    assert_eq!(effective["fence"]["mode"], "dry-run");
+    assert_eq!(effective["fence"]["mode"], "enforce");
     assert!(
         effective["nodeName"].is_null(),
         "node name comes from NODE_NAME"

@@ -181,14 +181,7 @@ pub async fn run<S: Source>(
     // source say otherwise, and the verdict of a partition that outlived that run.
     let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref()));
     {
-        let mut known: Vec<crate::core::quorum::Peer> = config
-            .peers
-            .static_peers
-            .iter()
-            .filter(|p| p.node != node)
-            .cloned()
-            .collect();
-        known.sort();
+        let known = api::peers::from_static(&config.peers.static_peers, &node);
         let (peers_tx, mut peers_rx) = watch::channel(known);
         // A static list is known at once; a discovered one replaces the persisted list only
         // once listed.
@@ -203,9 +196,25 @@ pub async fn run<S: Source>(
             contact_before: quorum::contact_before(persisted.as_ref()),
         };
         let (config, node, health) = (config.clone(), node.clone(), health.clone());
+        match config.peers.service.clone() {
+            Some((namespace, service)) => {
+                let (client, port, me) =
+                    (client.clone(), config.peers.port_name.clone(), node.clone());
+                tasks.spawn(async move {
+                    api::peers::discover(client, &namespace, &service, &port, &me, peers_tx).await;
+                    "peer discovery"
+                });
+            }
+            None => {
+                tasks.spawn(async move {
+                    // Kept open as long as the agent runs: a closed channel reads as no change.
+                    let _static = peers_tx;
+                    std::future::pending::<()>().await;
+                    "static peers"
+                });
+            }
+        }
         tasks.spawn(async move {
-            // The sender lives as long as the task: a closed channel would read as no change.
-            let _peers = peers_tx;
             quorum::run(config, node, inputs, quorum_tx, health).await;
             "quorum"
         });

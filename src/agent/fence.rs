@@ -480,9 +480,10 @@ pub async fn run(
                 );
             }
             let verdict = planning_verdict(&quorum_view, mono_of);
-            if logged_verdict.as_ref() != Some(&verdict) {
-                // Every plan, logged when the partition begins and again whenever the quorum
-                // changes it (held, enforced, or counted from the end of a hold).
+            if logged_verdict.as_ref() != Some(&verdict) && quorum_view.verdict.is_some() {
+                // Every plan, logged once the quorum first answers in this partition (a round
+                // takes at most `[peers] timeout`; nothing is stopped before) and again whenever
+                // it changes them (held, enforced, or counted from the end of a hold).
                 let plans = fence::plan(&pods, contact_mono, &policy, &verdict);
                 for p in &plans {
                     log_plan(&node, p, now);
