@@ -496,6 +496,27 @@ async fn past_64_connections_a_new_one_is_closed_at_once() {
     }
 }
 
+#[tokio::test]
+async fn aborting_the_server_closes_its_open_connections() {
+    let server = start("peer-a").await;
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    // Answered once, so the connection is certainly being served (kept alive, idle).
+    stream
+        .write_all(&valid_question(&fresh_nonce()))
+        .await
+        .expect("write");
+    let mut buf = Vec::new();
+    let reply = read_message(&mut stream, &mut buf).await.expect("a reply");
+    assert_eq!(reply.status, 200);
+    server.task.abort();
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut byte)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "closed well before the 5 s idle timeout: {read:?}"
+    );
+}
+
 // ---- a flood ----
 
 /// Counts the peer server's log records by reason (nextest runs each test in its own process,

@@ -53,7 +53,7 @@ pub enum KeyError {
     #[error("peer key file {}: {source}", path.display())]
     Read { path: PathBuf, source: io::Error },
     #[error(
-        "peer key file {}: {len} bytes after its trailing newline is removed; at least {MIN_KEY_BYTES} are needed",
+        "peer key file {}: {len} bytes of key (one trailing newline not counted); at least {MIN_KEY_BYTES} are needed",
         path.display()
     )]
     TooShort { path: PathBuf, len: usize },

@@ -22,7 +22,7 @@ use crate::core::quorum::PeerReport;
 pub use auth::{Key, KeyError};
 pub use client::{AskError, ask, ask_all};
 pub use counters::{PeerCounters, Rejection};
-pub use server::{Limits, serve, serve_with_limits};
+pub use server::{AnswerFn, Limits, serve, serve_with_limits};
 
 /// The most a question's or an answer's body may hold. Both are under 200 bytes in practice
 /// (a node name is at most 253 bytes).

@@ -29,6 +29,7 @@ use crate::peer::counters::{PeerCounters, Rejection};
 use crate::peer::{Answer, MAX_BODY, Question};
 
 /// What this node says when asked; called once per accepted question, never for a refused one.
+/// Called on the server's task: it must return at once (read a snapshot, never wait on I/O).
 pub type AnswerFn = Arc<dyn Fn() -> PeerReport + Send + Sync>;
 
 /// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
@@ -189,7 +190,7 @@ impl Shared {
     }
 
     async fn handle(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Full<Bytes>> {
-        match self.answer_to(request).await {
+        match self.answer_to(request, peer).await {
             Ok(response) => {
                 self.counters.record_accepted();
                 response
@@ -204,6 +205,7 @@ impl Shared {
     async fn answer_to(
         &self,
         request: Request<Incoming>,
+        peer: IpAddr,
     ) -> Result<Response<Full<Bytes>>, Refusal> {
         use Rejection::*;
         // The rate first: it costs a lock and a subtraction, where everything after it may
@@ -308,7 +310,10 @@ impl Shared {
                 "body is not a question",
             )
         })?;
-        log::debug!(peer = question.from.as_str(), zone = question.zone.as_str(); "peer question from {} answered", question.from);
+        log::debug!(
+            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str();
+            "peer question from {} ({peer}) answered", question.from
+        );
         let report = (self.answer)();
         Ok(self.signed_answer(&report, &nonce))
     }
