@@ -519,11 +519,12 @@ async fn aborting_the_server_closes_its_open_connections() {
 
 // ---- a flood ----
 
-/// Counts the peer server's log records by reason (nextest runs each test in its own process,
-/// so the global logger sees this test's records only).
+/// Keeps the peer server's log records as (level, reason, peer). The logger is global to the
+/// test process, so the flood comes from its own source address and only records naming it are
+/// counted, whatever other tests run alongside.
 #[derive(Default)]
 struct CountingLogger {
-    records: Mutex<Vec<(log::Level, String)>>,
+    records: Mutex<Vec<(log::Level, String, String)>>,
 }
 
 impl log::Log for CountingLogger {
@@ -532,13 +533,15 @@ impl log::Log for CountingLogger {
     }
     fn log(&self, record: &log::Record) {
         if record.target().starts_with("nodewarden::peer") && record.level() <= log::Level::Info {
-            let reason = record
-                .key_values()
-                .get(log::kv::Key::from_str("reason"))
-                .map(|v| v.to_string())
-                .unwrap_or_default();
+            let field = |name: &str| {
+                record
+                    .key_values()
+                    .get(log::kv::Key::from_str(name))
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            };
             if let Ok(mut r) = self.records.lock() {
-                r.push((record.level(), reason));
+                r.push((record.level(), field("reason"), field("peer")));
             }
         }
     }
@@ -559,7 +562,12 @@ fn logger() -> &'static CountingLogger {
 async fn a_flood_is_mostly_refused_logs_little_and_leaves_the_server_answering() {
     let logger = logger();
     let server = start("peer-a").await;
-    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    const FLOODER: &str = "127.0.0.2";
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{FLOODER}:0").parse().expect("address"))
+        .expect("bind");
+    let mut stream = socket.connect(server.addr).await.expect("connect");
     let mut buf = Vec::new();
     let (mut ok, mut limited) = (0u32, 0u32);
     let started = Instant::now();
@@ -601,13 +609,14 @@ async fn a_flood_is_mostly_refused_logs_little_and_leaves_the_server_answering()
     assert_eq!(reply.status, 200);
 
     let records = logger.records.lock().expect("records").clone();
-    let refusals: Vec<_> = records.iter().filter(|(_, r)| !r.is_empty()).collect();
+    let refusals: Vec<_> = records.iter().filter(|(_, _, p)| p == FLOODER).collect();
     assert_eq!(
         refusals.len(),
         1,
         "one record for {limited} refusals: {refusals:?}"
     );
     assert_eq!(refusals[0].1, "rate_limited");
+    assert_eq!(refusals[0].0, log::Level::Warn);
 }
 
 // ---- the client against fake servers ----
