@@ -67,6 +67,13 @@ pub const CONTACT: Limit = Limit {
     kind: "a last-contact file",
 };
 
+/// The peer key file: a shared secret of 32 bytes or a few more (hex or base64 text of one).
+/// 4 KiB is a hundred times any sensible key.
+pub const KEY: Limit = Limit {
+    bytes: 4 << 10,
+    kind: "a key file",
+};
+
 /// The error inside the `io::Error` when a file is longer than its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(

@@ -2,8 +2,9 @@
 //!
 //! `core` is pure (no I/O, no clock); `sample` and `observe` are shells doing one kind of I/O
 //! each; `agent` wires them; `config` loads and validates the configuration file; `explain`
-//! reads Kubernetes objects for `nodewarden explain`; every file any of them reads goes through
-//! `bounded`, which caps its size.
+//! reads Kubernetes objects for `nodewarden explain`; `peer` is the authenticated endpoint
+//! through which agents of a zone ask each other whether they reach the API server; every file
+//! any of them reads goes through `bounded`, which caps its size.
 
 pub mod agent;
 pub mod allocatable;
@@ -14,6 +15,7 @@ pub mod core;
 pub mod explain;
 pub mod machine;
 pub mod observe;
+pub mod peer;
 pub mod report;
 pub mod sample;
 pub mod state;

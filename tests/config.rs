@@ -797,3 +797,25 @@ fn peers_need_a_key_one_source_and_unique_nodes() {
         "{e}"
     );
 }
+
+#[test]
+fn a_grace_period_shorter_than_the_quorum_needs_to_settle_is_a_warning() {
+    let text = |grace: &str| {
+        format!(
+            "nodeLeaseDurationSeconds = 4\nnodeStatusUpdateFrequency = \"1s\"\n\
+             [fence]\nnodeMonitorGracePeriod = \"{grace}\"\nunreachableAfter = \"2s\"\n\
+             [peers]\nkeyFile = \"/k\"\nstatic = [{{ node = \"b\", address = \"10.0.0.2:9843\" }}]\n"
+        )
+    };
+    let warned = |grace: &str| {
+        config::from_str_with_warnings(&text(grace), None)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .warnings
+            .iter()
+            .any(|w| w.key == "fence.nodeMonitorGracePeriod" && w.message.contains("settled 8s"))
+    };
+    // Renew 1 s + 5 s + 1 s + a 1 s request timeout = 8 s; first kill at grace - 2 s.
+    assert!(warned("4s"));
+    assert!(warned("9s"));
+    assert!(!warned("10s"));
+}

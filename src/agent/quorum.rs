@@ -24,8 +24,6 @@ use crate::state::{State, StoredQuorum};
 
 /// The Node label the controller keys zones by (with the region, SEMANTICS §5.5).
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
-/// The controller's node monitor period: it judges every node on the same 5 s tick.
-const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
 /// How often reachability is looked at between rounds.
 const TICK: Duration = Duration::from_millis(100);
 /// Peers asked per other zone (enough to learn whether that zone is down too).
@@ -122,13 +120,15 @@ pub fn resume(persisted: Option<&State>) -> QuorumView {
 
 /// The settings the core decides with, from the configuration.
 pub fn policy(config: &Config) -> QuorumPolicy {
-    let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
-    let lost_together = renew + NODE_MONITOR_PERIOD;
+    let (lost_together, settled_after) = crate::core::quorum::windows(
+        crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
+        crate::api::request_timeout(),
+    );
     QuorumPolicy {
         without_peers: config.peers.without_peers,
         whole_zone_cut_off: config.peers.whole_zone_cut_off,
         lost_together,
-        settled_after: lost_together + renew + crate::api::request_timeout(),
+        settled_after,
     }
 }
 
@@ -306,5 +306,78 @@ pub async fn run(
             v.held_at = held_at;
             changed
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(node: &str, zone: &str) -> Peer {
+        Peer {
+            node: node.into(),
+            address: "10.0.0.1:9843".parse().expect("address"),
+            zone: zone.into(),
+        }
+    }
+
+    #[test]
+    fn a_round_asks_up_to_ask_of_this_zone_and_two_of_every_other() {
+        let peers: Vec<Peer> = (0..6)
+            .map(|i| peer(&format!("a{i}"), "a"))
+            .chain((0..3).map(|i| peer(&format!("b{i}"), "b")))
+            .chain([peer("c0", "c")])
+            .collect();
+        let chosen: Vec<String> = select(&peers, "a", 4).into_iter().map(|p| p.node).collect();
+        assert_eq!(chosen, ["a0", "a1", "a2", "a3", "b0", "b1", "c0"]);
+        // An unlabelled zone is a zone like any other ("" is the controller's key for it).
+        let chosen = select(&[peer("x", ""), peer("y", "b")], "", 50);
+        assert_eq!(chosen.len(), 2);
+    }
+
+    #[test]
+    fn a_restart_resumes_the_zone_the_peers_and_a_hold_with_its_time() {
+        let held = SystemTime::now() - Duration::from_secs(30);
+        let state = State {
+            version: crate::state::VERSION,
+            node: "n1".into(),
+            last_contact: None,
+            pods: vec![],
+            fenced: vec![],
+            pending_events: vec![],
+            node_status: None,
+            condition_events: vec![],
+            decided: vec![],
+            zone: Some("site-a".into()),
+            peers: vec![
+                crate::state::StoredPeer::from_peer(&peer("n2", "site-a")),
+                crate::state::StoredPeer {
+                    node: "bad".into(),
+                    address: "not an address".into(),
+                    zone: "site-a".into(),
+                },
+            ],
+            quorum: Some(StoredQuorum {
+                verdict: "hold".into(),
+                reason: "3 of 5".into(),
+                held_at: Some(crate::state::format_time(held)),
+            }),
+        };
+        let v = resume(Some(&state));
+        assert_eq!(v.zone.as_deref(), Some("site-a"));
+        assert_eq!(
+            v.peers,
+            vec![peer("n2", "site-a")],
+            "an unreadable entry is skipped"
+        );
+        assert!(v.verdict.as_ref().is_some_and(Verdict::is_hold));
+        let (at, wall) = v.held_at.expect("held at");
+        assert_eq!(wall, held);
+        let ago = Instant::now().saturating_duration_since(at);
+        assert!(
+            ago >= Duration::from_secs(29) && ago <= Duration::from_secs(31),
+            "{ago:?}"
+        );
+        assert_eq!(resume(None), QuorumView::default());
     }
 }

@@ -624,6 +624,33 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
         );
     }
 
+    // With peers, the quorum's count is settled only this long after the last contact: a pod
+    // whose kill time comes earlier waits for it, and is stopped late.
+    let (_, settled) = crate::core::quorum::windows(
+        renew,
+        crate::api::request_timeout_for(
+            config.node_status_update_frequency,
+            Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
+        ),
+    );
+    let first_kill = config
+        .fence
+        .node_monitor_grace_period
+        .saturating_sub(config.fence.safety_margin);
+    let has_peers = config.peers.service.is_some() || !config.peers.static_peers.is_empty();
+    if config.fence.mode == crate::core::fence::Mode::Enforce && has_peers && settled > first_kill {
+        w.warn(
+            fence_span.as_ref(),
+            "fence.nodeMonitorGracePeriod",
+            format!(
+                "the peer quorum is settled {} after the last contact (a renew interval, the controller's 5s monitor period, another renew interval and a request timeout), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
+                crate::core::threshold::format_duration(settled),
+                crate::core::threshold::format_duration(first_kill),
+                crate::core::threshold::format_duration(settled - first_kill),
+            ),
+        );
+    }
+
     let threshold_issue = |w: &mut Walker<'_>, issue: &ThresholdError, is_error: bool| {
         let path = key_path(issue.map.key(), &issue.signal);
         let span = spans

@@ -37,6 +37,18 @@ pub struct PeerReport {
 const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
 const LARGE_ZONE: usize = 50;
 
+/// The controller's node monitor period: it judges every node on the same 5 s tick.
+pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
+
+/// `(lost_together, settled_after)` of [`QuorumPolicy`] for a renew interval and a request
+/// timeout: our last contact may be a renew interval older than the heartbeat the controller saw,
+/// and the controller judges nodes on one monitor tick; a peer lost that much after us shows it
+/// once it has missed its next renewal.
+pub fn windows(renew: Duration, request_timeout: Duration) -> (Duration, Duration) {
+    let lost_together = renew + NODE_MONITOR_PERIOD;
+    (lost_together, lost_together + renew + request_timeout)
+}
+
 /// What one peer said in a round.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Heard {

@@ -1,0 +1,570 @@
+//! The peer endpoint: answers signed `POST /v1/contact` questions with this node's own view of
+//! the API server (the `answer` closure), signed and bound to the question's nonce.
+//!
+//! Everything an unauthenticated stranger can make it do is bounded, cheapest check first: a
+//! token bucket on the request rate (before any HMAC work), 64 connections at most, 5 s to send a
+//! request head (idle keep-alive connections included), 4 KiB of body read at most (a longer
+//! declared length is refused before reading any of it), and a replay cache of fixed size. Each
+//! refusal is answered, counted by reason and logged — at most once per reason per minute, so a
+//! flood cannot flood the journal.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+use crate::core::quorum::PeerReport;
+use crate::peer::auth::{self, Key};
+use crate::peer::counters::{PeerCounters, Rejection};
+use crate::peer::{Answer, MAX_BODY, Question};
+
+/// What this node says when asked; called once per accepted question, never for a refused one.
+/// Called on the server's task: it must return at once (read a snapshot, never wait on I/O).
+pub type AnswerFn = Arc<dyn Fn() -> PeerReport + Send + Sync>;
+
+/// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
+/// change one at a time.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Questions per second, sustained, all peers together. A zone asks each peer at most once
+    /// per fence re-evaluation (every few seconds) per cut-off node: 50/s is a zone of hundreds.
+    pub rate_per_second: f64,
+    /// Questions allowed at once above the rate (every node of a zone losing the API together).
+    pub burst: u32,
+    /// Connections served at once; more are closed at accept.
+    pub max_connections: usize,
+    /// Time to send a request head, and between requests on a kept-alive connection; also the
+    /// time allowed to send the (small) body.
+    pub idle_timeout: Duration,
+    /// How long a used nonce is remembered. At least twice [`auth::MAX_SKEW`] plus the rounding
+    /// of timestamps to seconds, so a question is stale before its nonce is forgotten.
+    pub replay_window: Duration,
+    /// Nonces remembered at most. With the default rate and window the cache never fills
+    /// (50/s × 62 s + 100 = 3,200 < 4,096); if it does, questions are refused, never let through.
+    pub replay_capacity: usize,
+    /// Least time between two log records of one refusal reason.
+    pub log_interval: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            rate_per_second: 50.0,
+            burst: 100,
+            max_connections: 64,
+            idle_timeout: Duration::from_secs(5),
+            replay_window: 2 * auth::MAX_SKEW + Duration::from_secs(2),
+            replay_capacity: 4096,
+            log_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Serves the peer endpoint on `listener` with the default [`Limits`] until the future is
+/// dropped (or its task aborted); every connection task goes with it.
+pub async fn serve(
+    listener: TcpListener,
+    key: Arc<Key>,
+    answer: AnswerFn,
+    counters: Arc<PeerCounters>,
+) {
+    serve_with_limits(listener, key, answer, counters, Limits::default()).await;
+}
+
+/// [`serve`] with other bounds.
+pub async fn serve_with_limits(
+    listener: TcpListener,
+    key: Arc<Key>,
+    answer: AnswerFn,
+    counters: Arc<PeerCounters>,
+    limits: Limits,
+) {
+    let now = Instant::now();
+    let shared = Arc::new(Shared {
+        key,
+        answer,
+        counters,
+        bucket: Mutex::new(TokenBucket::new(limits.rate_per_second, limits.burst, now)),
+        replay: Mutex::new(ReplayCache::new(
+            limits.replay_window,
+            limits.replay_capacity,
+        )),
+        log: Mutex::new(LogLimiter::new(limits.log_interval)),
+        limits,
+    });
+    // Owned here so that dropping `serve` aborts every connection with it.
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = listener.accept().await;
+        while connections.try_join_next().is_some() {}
+        let (stream, remote) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors, mostly: retrying at once would spin on the CPU.
+                if let Some(suppressed) = shared.admit_log("accept") {
+                    log::warn!(error = e.to_string().as_str(); "peer endpoint: accept failed: {e}{}", more(suppressed));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if connections.len() >= shared.limits.max_connections {
+            shared.refuse(Rejection::RateLimited, remote.ip(), "too many connections");
+            drop(stream);
+            continue;
+        }
+        let shared = Arc::clone(&shared);
+        connections.spawn(connection(stream, remote, shared));
+    }
+}
+
+/// What every connection task shares.
+struct Shared {
+    key: Arc<Key>,
+    answer: AnswerFn,
+    counters: Arc<PeerCounters>,
+    bucket: Mutex<TokenBucket>,
+    replay: Mutex<ReplayCache>,
+    log: Mutex<LogLimiter>,
+    limits: Limits,
+}
+
+/// A refusal: the reason counted and logged, the status answered, and a detail for the log.
+struct Refusal {
+    reason: Rejection,
+    status: StatusCode,
+    detail: &'static str,
+}
+
+fn refusal(reason: Rejection, status: StatusCode, detail: &'static str) -> Refusal {
+    Refusal {
+        reason,
+        status,
+        detail,
+    }
+}
+
+async fn connection(stream: TcpStream, remote: SocketAddr, shared: Arc<Shared>) {
+    let _ = stream.set_nodelay(true);
+    let idle = shared.limits.idle_timeout;
+    let peer = remote.ip();
+    let service = hyper::service::service_fn(move |request| {
+        let shared = Arc::clone(&shared);
+        async move { Ok::<_, Infallible>(shared.handle(request, peer).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(idle)
+        // hyper's smallest read buffer: a question's head and body fit many times over.
+        .max_buf_size(8 * 1024);
+    // The peer closing, timing out or sending garbage ends only this connection.
+    let _ = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+impl Shared {
+    fn admit_log(&self, reason: &'static str) -> Option<u64> {
+        lock(&self.log).admit(reason, Instant::now())
+    }
+
+    fn refuse(&self, reason: Rejection, peer: IpAddr, detail: &str) {
+        self.counters.record_rejected(reason);
+        if let Some(suppressed) = self.admit_log(reason.label()) {
+            log::warn!(
+                peer = peer.to_string().as_str(), reason = reason.label();
+                "peer question from {peer} refused ({}): {detail}{}", reason.label(), more(suppressed)
+            );
+        }
+    }
+
+    async fn handle(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Full<Bytes>> {
+        match self.answer_to(request, peer).await {
+            Ok(response) => {
+                self.counters.record_accepted();
+                response
+            }
+            Err(r) => {
+                self.refuse(r.reason, peer, r.detail);
+                plain(r.status, r.reason.label())
+            }
+        }
+    }
+
+    async fn answer_to(
+        &self,
+        request: Request<Incoming>,
+        peer: IpAddr,
+    ) -> Result<Response<Full<Bytes>>, Refusal> {
+        use Rejection::*;
+        // The rate first: it costs a lock and a subtraction, where everything after it may
+        // cost an HMAC.
+        if !lock(&self.bucket).try_take(Instant::now()) {
+            return Err(refusal(
+                RateLimited,
+                StatusCode::TOO_MANY_REQUESTS,
+                "over the request rate",
+            ));
+        }
+        if request.uri().path() != auth::PATH {
+            return Err(refusal(BadRequest, StatusCode::NOT_FOUND, "unknown path"));
+        }
+        if request.method() != Method::POST {
+            return Err(refusal(
+                BadRequest,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed",
+            ));
+        }
+        let headers = request.headers();
+        let (Some(timestamp), Some(nonce), Some(signature)) = (
+            header(headers, auth::TIMESTAMP_HEADER).and_then(auth::parse_timestamp),
+            header(headers, auth::NONCE_HEADER).filter(|n| auth::parse_nonce(n).is_some()),
+            header(headers, auth::SIGNATURE_HEADER),
+        ) else {
+            return Err(refusal(
+                Unsigned,
+                StatusCode::UNAUTHORIZED,
+                "signature headers missing or malformed",
+            ));
+        };
+        let (nonce, signature) = (nonce.to_string(), signature.to_string());
+        // A declared length over the limit is refused before a byte of the body is read.
+        let declared = header(headers, CONTENT_LENGTH.as_str()).map(str::parse::<u64>);
+        if matches!(declared, Some(Ok(n)) if n > MAX_BODY as u64) {
+            return Err(refusal(
+                TooLarge,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "declared body over 4 KiB",
+            ));
+        }
+        let now = auth::unix_now(SystemTime::now());
+        if !auth::is_fresh(timestamp, now) {
+            return Err(refusal(
+                Stale,
+                StatusCode::UNAUTHORIZED,
+                "timestamp more than 30 s from our clock",
+            ));
+        }
+        let body = Limited::new(request.into_body(), MAX_BODY).collect();
+        let body = match tokio::time::timeout(self.limits.idle_timeout, body).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                return Err(refusal(
+                    TooLarge,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "body over 4 KiB",
+                ));
+            }
+            Ok(Err(_)) | Err(_) => {
+                return Err(refusal(
+                    BadRequest,
+                    StatusCode::BAD_REQUEST,
+                    "body not received whole",
+                ));
+            }
+        };
+        let message = auth::question_message(timestamp, &nonce, &body);
+        if !self.key.verify(message.as_bytes(), &signature) {
+            return Err(refusal(
+                BadSignature,
+                StatusCode::UNAUTHORIZED,
+                "signature does not match (another key, or the question was altered)",
+            ));
+        }
+        // Only signed questions reach the cache, so strangers cannot fill it.
+        let seen =
+            auth::parse_nonce(&nonce).map(|n| lock(&self.replay).remember(n, Instant::now()));
+        match seen {
+            Some(Remembered::New) => {}
+            Some(Remembered::Replayed) => {
+                return Err(refusal(
+                    Replayed,
+                    StatusCode::UNAUTHORIZED,
+                    "nonce already used",
+                ));
+            }
+            Some(Remembered::Full) | None => {
+                return Err(refusal(
+                    RateLimited,
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "replay cache full",
+                ));
+            }
+        }
+        let question: Question = serde_json::from_slice(&body).map_err(|_| {
+            refusal(
+                BadRequest,
+                StatusCode::BAD_REQUEST,
+                "body is not a question",
+            )
+        })?;
+        log::debug!(
+            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str();
+            "peer question from {} ({peer}) answered", question.from
+        );
+        let report = (self.answer)();
+        Ok(self.signed_answer(&report, &nonce))
+    }
+
+    fn signed_answer(&self, report: &PeerReport, nonce: &str) -> Response<Full<Bytes>> {
+        let body = match serde_json::to_vec(&Answer::from(report)) {
+            Ok(b) => b,
+            Err(_) => return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        let timestamp = auth::unix_now(SystemTime::now());
+        let signature = self
+            .key
+            .sign(auth::answer_message(nonce, timestamp, &body).as_bytes());
+        let Ok(signature) = HeaderValue::try_from(signature) else {
+            return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal");
+        };
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            HeaderName::from_static(auth::TIMESTAMP_HEADER),
+            HeaderValue::from(timestamp),
+        );
+        headers.insert(HeaderName::from_static(auth::SIGNATURE_HEADER), signature);
+        response
+    }
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+fn more(suppressed: u64) -> String {
+    if suppressed == 0 {
+        String::new()
+    } else {
+        format!(" ({suppressed} more since the last record of this reason)")
+    }
+}
+
+/// A poisoned lock only means a panic elsewhere mid-update; the bucket, cache and log times
+/// stay usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// A token bucket: `rate` tokens per second, at most `burst` saved.
+#[derive(Debug)]
+struct TokenBucket {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl TokenBucket {
+    fn new(rate: f64, burst: u32, now: Instant) -> TokenBucket {
+        TokenBucket {
+            rate,
+            burst: f64::from(burst),
+            tokens: f64::from(burst),
+            last: now,
+        }
+    }
+
+    /// Takes one token if there is one.
+    fn try_take(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        self.last = self.last.max(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// What remembering a nonce found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Remembered {
+    New,
+    Replayed,
+    /// The cache holds `capacity` nonces none of which has expired: refused, because evicting
+    /// one would let its replay through.
+    Full,
+}
+
+/// The nonces of accepted questions, each kept for the replay window, in arrival order.
+#[derive(Debug)]
+struct ReplayCache {
+    window: Duration,
+    capacity: usize,
+    seen: HashSet<[u8; 16]>,
+    order: VecDeque<(Instant, [u8; 16])>,
+}
+
+impl ReplayCache {
+    fn new(window: Duration, capacity: usize) -> ReplayCache {
+        ReplayCache {
+            window,
+            capacity,
+            seen: HashSet::with_capacity(capacity.min(4096)),
+            order: VecDeque::with_capacity(capacity.min(4096)),
+        }
+    }
+
+    fn remember(&mut self, nonce: [u8; 16], now: Instant) -> Remembered {
+        // Arrival order is time order, so the expired ones are at the front.
+        while let Some(&(at, old)) = self.order.front() {
+            if now.saturating_duration_since(at) < self.window {
+                break;
+            }
+            self.order.pop_front();
+            self.seen.remove(&old);
+        }
+        if self.seen.contains(&nonce) {
+            return Remembered::Replayed;
+        }
+        if self.order.len() >= self.capacity {
+            return Remembered::Full;
+        }
+        self.seen.insert(nonce);
+        self.order.push_back((now, nonce));
+        Remembered::New
+    }
+}
+
+/// At most one log record per reason per interval, counting the ones it held back.
+#[derive(Debug)]
+struct LogLimiter {
+    interval: Duration,
+    last: HashMap<&'static str, (Instant, u64)>,
+}
+
+impl LogLimiter {
+    fn new(interval: Duration) -> LogLimiter {
+        LogLimiter {
+            interval,
+            last: HashMap::new(),
+        }
+    }
+
+    /// `Some(records held back since the last one)` when a record of `reason` may be written
+    /// now; `None` (and one more held back) otherwise.
+    fn admit(&mut self, reason: &'static str, now: Instant) -> Option<u64> {
+        match self.last.get_mut(reason) {
+            Some((at, held)) if now.saturating_duration_since(*at) < self.interval => {
+                *held += 1;
+                None
+            }
+            Some((at, held)) => {
+                let suppressed = *held;
+                *at = now;
+                *held = 0;
+                Some(suppressed)
+            }
+            None => {
+                self.last.insert(reason, (now, 0));
+                Some(0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn the_bucket_allows_the_burst_then_the_rate() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(50.0, 100, t0);
+        let taken = (0..1000).filter(|_| b.try_take(t0)).count();
+        assert_eq!(taken, 100, "the burst, all at once");
+        // One second later: 50 more, not 100.
+        let t1 = t0 + S;
+        let taken = (0..1000).filter(|_| b.try_take(t1)).count();
+        assert_eq!(taken, 50);
+        // An hour idle saves no more than the burst.
+        let t2 = t1 + 3600 * S;
+        let taken = (0..1000).filter(|_| b.try_take(t2)).count();
+        assert_eq!(taken, 100);
+        // A clock read out of order between threads refills nothing and breaks nothing.
+        assert!(!b.try_take(t1));
+    }
+
+    #[test]
+    fn a_nonce_is_refused_again_within_the_window_and_forgotten_after() {
+        let t0 = Instant::now();
+        let mut c = ReplayCache::new(60 * S, 4096);
+        assert_eq!(c.remember([1; 16], t0), Remembered::New);
+        assert_eq!(c.remember([1; 16], t0 + 59 * S), Remembered::Replayed);
+        assert_eq!(c.remember([2; 16], t0 + 59 * S), Remembered::New);
+        assert_eq!(c.remember([1; 16], t0 + 60 * S), Remembered::New);
+        assert_eq!(c.remember([2; 16], t0 + 60 * S), Remembered::Replayed);
+    }
+
+    #[test]
+    fn a_full_cache_refuses_rather_than_forgetting_an_unexpired_nonce() {
+        let t0 = Instant::now();
+        let mut c = ReplayCache::new(60 * S, 3);
+        for i in 0..3u8 {
+            assert_eq!(c.remember([i; 16], t0), Remembered::New);
+        }
+        assert_eq!(c.remember([9; 16], t0 + S), Remembered::Full);
+        // Every remembered nonce is still refused: none was evicted to make room.
+        for i in 0..3u8 {
+            assert_eq!(c.remember([i; 16], t0 + S), Remembered::Replayed);
+        }
+        // Once they expire there is room again.
+        assert_eq!(c.remember([9; 16], t0 + 60 * S), Remembered::New);
+        assert_eq!(c.order.len(), 1);
+    }
+
+    #[test]
+    fn the_default_cache_never_fills_at_the_default_rate() {
+        let l = Limits::default();
+        let most = l.rate_per_second * l.replay_window.as_secs_f64() + f64::from(l.burst);
+        assert!(most < l.replay_capacity as f64, "{most}");
+        assert!(l.replay_window >= 2 * auth::MAX_SKEW + S);
+    }
+
+    #[test]
+    fn a_reason_is_logged_once_per_interval_with_the_count_held_back() {
+        let t0 = Instant::now();
+        let mut l = LogLimiter::new(60 * S);
+        assert_eq!(l.admit("stale", t0), Some(0));
+        let held = (0..10_000)
+            .filter(|_| l.admit("stale", t0 + 30 * S).is_none())
+            .count();
+        assert_eq!(held, 10_000);
+        // Another reason has its own minute.
+        assert_eq!(l.admit("replayed", t0 + 30 * S), Some(0));
+        assert_eq!(l.admit("stale", t0 + 59 * S), None);
+        assert_eq!(l.admit("stale", t0 + 60 * S), Some(10_001));
+        assert_eq!(l.admit("stale", t0 + 61 * S), None);
+    }
+}
