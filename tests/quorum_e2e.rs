@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 use support::lab::{
-    GRACE, Lab, LabSpec, PEER_INTERVAL, PEER_PORT, PEER_TIMEOUT, StopPlan, http_exchange,
+    GRACE, Lab, LabSpec, PEER_INTERVAL, PEER_PORT, PEER_TIMEOUT, StopPlan, hex, http_exchange,
     latest_stop_plan, metric, random_hex, verdicts,
 };
 use support::{agent_bin, is_root, require};
@@ -434,23 +434,42 @@ impl Drop for Service {
     }
 }
 
-/// A signed-looking request that was never signed with the peers' key: well-formed headers, a
-/// fresh timestamp and nonce, and a signature of the right shape made with another key (to the
-/// endpoint, any 32 bytes it cannot reproduce).
-fn forged_request(to: SocketAddrV4, signed: bool) -> Vec<u8> {
-    let body = r#"{"from":"n9","zone":"zone-a"}"#;
-    let ts = SystemTime::now()
+fn unix_now() -> u64 {
+    SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
-        .as_secs();
-    let auth = if signed {
-        format!(
-            "X-Nodewarden-Timestamp: {ts}\r\nX-Nodewarden-Nonce: {}\r\nX-Nodewarden-Signature: {}\r\n",
-            random_hex(16),
-            random_hex(32)
-        )
-    } else {
-        String::new()
+        .as_secs()
+}
+
+/// Hex HMAC-SHA256 of `message` under `key`, computed here with ring itself (not through the
+/// crate's signing code), so the test is an independent peer.
+fn hmac_hex(key: &[u8], message: &str) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+    hex(ring::hmac::sign(&key, message.as_bytes()).as_ref())
+}
+
+fn sha256_hex(body: &[u8]) -> String {
+    hex(ring::digest::digest(&ring::digest::SHA256, body).as_ref())
+}
+
+/// A question as raw HTTP: signed with `key` at unix time `ts` over the protocol's canonical
+/// string, or with no signature headers at all when `key` is `None`.
+fn question(to: SocketAddrV4, key: Option<&[u8]>, ts: u64) -> Vec<u8> {
+    let body = r#"{"from":"n9","zone":"zone-a"}"#;
+    let nonce = random_hex(16);
+    let auth = match key {
+        Some(key) => {
+            let message = format!(
+                "nodewarden-v1\nPOST\n/v1/contact\n{ts}\n{nonce}\n{}",
+                sha256_hex(body.as_bytes())
+            );
+            format!(
+                "X-Nodewarden-Timestamp: {ts}\r\nX-Nodewarden-Nonce: {nonce}\r\n\
+                 X-Nodewarden-Signature: {}\r\n",
+                hmac_hex(key, &message)
+            )
+        }
+        None => String::new(),
     };
     format!(
         "POST /v1/contact HTTP/1.1\r\nHost: {to}\r\nContent-Type: application/json\r\n\
@@ -460,8 +479,18 @@ fn forged_request(to: SocketAddrV4, signed: bool) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Scenario 5: forged (wrong key), replayed and unsigned requests to n1's peer endpoint are
-/// rejected and counted; impostors answering n2 in the name of n3, n4 and n5 (with a key that is
+/// Sends `request` to `to` and checks it is refused with 401 and `reason` as the body.
+fn expect_refused(to: SocketAddrV4, request: &[u8], reason: &str) -> Result<(), String> {
+    let (status, text) =
+        http_exchange(to.into(), request).map_err(|e| format!("{to}: {e} ({reason})"))?;
+    if status != 401 || !text.trim_end().ends_with(reason) {
+        return Err(format!("expected 401 {reason}, got: {text}"));
+    }
+    Ok(())
+}
+
+/// Scenario 5: forged (wrong key), replayed, unsigned and stale (the right key, two minutes old)
+/// requests to n1's peer endpoint are rejected with their reason and counted; impostors answering n2 in the name of n3, n4 and n5 (with a key that is
 /// not the peers') are not believed — if they were, n2 would see four of five nodes cut off and
 /// hold; it enforces on time instead. n2 asks n1 through a relay the test runs, which keeps a
 /// copy of a valid request to replay.
@@ -499,29 +528,35 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
             },
         )
     };
-    // The impostors: well-formed answers as n3, n4, n5 saying they lost the API long ago, with a
-    // fresh timestamp and a signature of the right shape that the peers' key did not make.
+    // The impostors: well-formed answers as n3, n4, n5 saying they lost the API long ago,
+    // fresh, bound to the question's nonce, signed over the protocol's string with a key that is
+    // not the peers'.
+    let wrong_key = random_hex(48).into_bytes();
     let impostors: Vec<Service> = [3u8, 4, 5]
         .into_iter()
         .map(|k| {
+            let wrong_key = wrong_key.clone();
             Service::start(SocketAddrV4::new(lab.peer_ip(100 + k), PEER_PORT), move |mut s| {
-                // Read the question whole before answering, as a peer would.
-                if read_request(&mut s).is_none() {
+                let Some(request) = read_request(&mut s) else {
                     return;
-                }
+                };
+                let text = String::from_utf8_lossy(&request).into_owned();
+                let head = text.split("\r\n\r\n").next().unwrap_or_default();
+                let nonce = header(head, "x-nodewarden-nonce").unwrap_or_default();
                 let body = format!(
                     r#"{{"node":"n{k}","zone":"zone-a","reachable":false,"lastContactAgeMillis":600000}}"#
                 );
-                let ts = SystemTime::now()
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_secs();
+                let ts = unix_now();
+                let message = format!(
+                    "nodewarden-v1\nanswer\n{nonce}\n{ts}\n{}",
+                    sha256_hex(body.as_bytes())
+                );
                 let answer = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
                      X-Nodewarden-Timestamp: {ts}\r\nX-Nodewarden-Signature: {}\r\n\
                      Connection: close\r\n\r\n{body}",
                     body.len(),
-                    random_hex(32)
+                    hmac_hex(&wrong_key, &message)
                 );
                 let _ = s.write_all(answer.as_bytes());
             })
@@ -533,45 +568,43 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
     let bound = cut_at + GRACE + tol;
     // While n2 decides and acts: forged and unsigned requests at n1, and the captured one
     // replayed, from a thread, so the pods are watched meanwhile.
+    let key = std::fs::read(&lab.key_file).expect("read the peers' key");
     let traffic = {
         let captured = captured.clone();
-        std::thread::spawn(move || -> Result<(usize, usize, usize), String> {
-            let (mut forged, mut unsigned, mut replayed) = (0, 0, 0);
+        let wrong_key = wrong_key.clone();
+        std::thread::spawn(move || -> Result<[usize; 4], String> {
+            // forged (wrong key), unsigned, stale (the right key, two minutes old), replayed
+            let mut sent = [0usize; 4];
             // Until about when n2 settles on its verdict (8 s after its last contact).
             let until = Instant::now() + Duration::from_secs(9);
             while Instant::now() < until {
-                for (signed, count) in [(true, &mut forged), (false, &mut unsigned)] {
-                    let (status, text) = http_exchange(n1.into(), &forged_request(n1, signed))
-                        .map_err(|e| format!("n1's peer endpoint: {e}"))?;
-                    if status != 401 {
-                        return Err(format!("signed={signed}: answered {text}"));
-                    }
-                    *count += 1;
-                }
+                let now = unix_now();
+                expect_refused(n1, &question(n1, Some(&wrong_key), now), "bad_signature")?;
+                sent[0] += 1;
+                expect_refused(n1, &question(n1, None, now), "unsigned")?;
+                sent[1] += 1;
+                expect_refused(n1, &question(n1, Some(&key), now - 120), "stale")?;
+                sent[2] += 1;
                 let copy = captured.lock().ok().and_then(|c| c.clone());
                 if let Some(request) = copy
-                    && replayed < 3
+                    && sent[3] < 3
                 {
-                    let (status, text) = http_exchange(n1.into(), &request)
-                        .map_err(|e| format!("n1's peer endpoint: {e}"))?;
-                    if status != 401 {
-                        return Err(format!("a replayed request was answered: {text}"));
-                    }
-                    replayed += 1;
+                    expect_refused(n1, &request, "replayed")?;
+                    sent[3] += 1;
                 }
                 std::thread::sleep(Duration::from_millis(250));
             }
-            Ok((forged, unsigned, replayed))
+            Ok(sent)
         })
     };
     let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
-    let (forged, unsigned, replayed) = match traffic.join() {
-        Ok(Ok(counts)) => counts,
+    let sent = match traffic.join() {
+        Ok(Ok(sent)) => sent,
         Ok(Err(e)) => panic!("{e}"),
         Err(_) => panic!("the traffic thread panicked"),
     };
     assert!(
-        replayed > 0,
+        sent[3] > 0,
         "n2 never asked n1 through the relay:\n{}",
         lab.node(2).log()
     );
@@ -603,9 +636,14 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
         )
         .unwrap_or(0.0)
     };
-    assert!(count("bad_signature") >= forged as f64, "bad_signature");
-    assert!(count("unsigned") >= unsigned as f64, "unsigned");
-    assert!(count("replayed") >= replayed as f64, "replayed");
+    for (result, n) in ["bad_signature", "unsigned", "stale", "replayed"]
+        .into_iter()
+        .zip(sent)
+    {
+        let counted = count(result);
+        assert!(counted >= n as f64, "{result}: {n} sent, {counted} counted");
+    }
+    eprintln!("sent to n1 (forged, unsigned, stale, replayed): {sent:?}");
     assert!(count("accepted") >= 1.0, "n2's own questions were accepted");
     let n2_rejected = metric(
         &lab.nodes[1],
