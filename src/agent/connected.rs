@@ -180,6 +180,33 @@ pub async fn run<S: Source>(
     // The peer quorum: zone and peers as a previous run left them until the Node and the peer
     // source say otherwise, and the verdict of a partition that outlived that run.
     let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref()));
+    let contact_before = quorum::contact_before(persisted.as_ref());
+    let key = match &config.peers.key_file {
+        Some(path) => Some(Arc::new(
+            crate::peer::Key::load(path).map_err(|e| StartError::Config(e.to_string()))?,
+        )),
+        None => None,
+    };
+    let counters = Arc::new(crate::peer::PeerCounters::default());
+    if let (Some(addr), Some(key)) = (config.peers.listen, key.clone()) {
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            StartError::Config(format!("peers.listen: cannot listen on {addr}: {e}"))
+        })?;
+        let answer = peer_answer(
+            config,
+            &node,
+            reach.clone(),
+            quorum_rx.clone(),
+            contact_before,
+        );
+        let counters = counters.clone();
+        log::info!(node = node.as_str(), address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
+        tasks.spawn(async move {
+            crate::peer::serve(listener, key, answer, counters).await;
+            "peer endpoint"
+        });
+    }
+    health.metrics.set_peer_counters(counters.clone());
     {
         let known = api::peers::from_static(&config.peers.static_peers, &node);
         let (peers_tx, mut peers_rx) = watch::channel(known);
@@ -192,8 +219,8 @@ pub async fn run<S: Source>(
             peers: peers_rx,
             node: node_rx.clone(),
             reach: reach.clone(),
-            ask: None,
-            contact_before: quorum::contact_before(persisted.as_ref()),
+            ask: key.map(|key| asker(&node, key, config.peers.timeout, counters)),
+            contact_before,
         };
         let (config, node, health) = (config.clone(), node.clone(), health.clone());
         match config.peers.service.clone() {
@@ -312,4 +339,76 @@ pub async fn run<S: Source>(
     };
     tasks.abort_all();
     outcome
+}
+
+/// What this agent tells a peer: whether it reaches the API server by the fence's own rule (a
+/// contact within `unreachableAfter`) and how long ago its last contact was.
+fn peer_answer(
+    config: &Config,
+    node: &str,
+    reach: Arc<Reachability>,
+    view: watch::Receiver<quorum::QuorumView>,
+    contact_before: Option<tokio::time::Instant>,
+) -> crate::peer::AnswerFn {
+    let (node, after) = (node.to_string(), config.fence.unreachable_after);
+    Arc::new(move || {
+        let now = tokio::time::Instant::now();
+        let age = reach
+            .last_contact()
+            .max(contact_before)
+            .map(|t| now.saturating_duration_since(t));
+        crate::core::quorum::PeerReport {
+            node: node.clone(),
+            zone: view.borrow().zone.clone().unwrap_or_default(),
+            reachable: age.is_some_and(|a| a <= after),
+            last_contact_age: age,
+        }
+    })
+}
+
+/// Asks peers for the quorum task: every answer that fails its checks (forged, stale, the wrong
+/// peer, garbage) counts as silence, is counted, and is logged once per peer and reason.
+fn asker(
+    node: &str,
+    key: Arc<crate::peer::Key>,
+    timeout: std::time::Duration,
+    counters: Arc<crate::peer::PeerCounters>,
+) -> quorum::Asker {
+    let node = node.to_string();
+    let seen = Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::<
+        String,
+        &'static str,
+    >::new()));
+    Arc::new(move |peers, zone| {
+        let (node, key, counters, seen) =
+            (node.clone(), key.clone(), counters.clone(), seen.clone());
+        Box::pin(async move {
+            let answers = crate::peer::ask_all(&peers, &key, &node, &zone, timeout).await;
+            let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            answers
+                .into_iter()
+                .map(|(peer, result)| {
+                    counters.record_asked(&result);
+                    let heard = match result {
+                        Ok(report) => {
+                            seen.remove(&peer.node);
+                            crate::core::quorum::Heard::Report(report)
+                        }
+                        Err(e) => {
+                            let reason = e.reason();
+                            if seen.insert(peer.node.clone(), reason) != Some(reason) {
+                                log::warn!(
+                                    node = node.as_str(), peer = peer.node.as_str(), reason = reason;
+                                    "peer {} ({}) did not answer usably: {e}; counted as silent",
+                                    peer.node, peer.address
+                                );
+                            }
+                            crate::core::quorum::Heard::Silent
+                        }
+                    };
+                    (peer, heard)
+                })
+                .collect()
+        })
+    })
 }

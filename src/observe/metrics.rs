@@ -18,6 +18,8 @@ use crate::core::signal::Observations;
 #[derive(Debug, Default)]
 pub struct Metrics {
     inner: Mutex<State>,
+    /// The peer endpoint's and the quorum's questions (connected with `[peers]`).
+    peers: std::sync::OnceLock<std::sync::Arc<crate::peer::PeerCounters>>,
 }
 
 #[derive(Debug, Default)]
@@ -154,7 +156,16 @@ impl Metrics {
 
     /// Renders the exposition text. `process` carries the agent's own resident memory and CPU.
     pub fn render(&self, process: Option<ProcessStats>) -> String {
-        self.with(|s| render(s, process))
+        let mut out = self.with(|s| render(s, process));
+        if let Some(peers) = self.peers.get() {
+            peers.render(&mut out);
+        }
+        out
+    }
+
+    /// The peer counters `/metrics` shows from now on (set once, when the agent connects).
+    pub fn set_peer_counters(&self, counters: std::sync::Arc<crate::peer::PeerCounters>) {
+        let _ = self.peers.set(counters);
     }
 }
 
