@@ -19,8 +19,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 use support::lab::{
-    GRACE, Lab, LabSpec, PEER_INTERVAL, PEER_PORT, PEER_TIMEOUT, StopPlan, hex, http_exchange,
-    latest_stop_plan, metric, random_hex, verdicts,
+    API_REQUEST_TIMEOUT, GRACE, Lab, LabSpec, PEER_INTERVAL, PEER_PORT, PEER_TIMEOUT, StopPlan,
+    hex, http_exchange, latest_stop_plan, metric, random_hex, verdicts,
 };
 use support::{agent_bin, is_root, require};
 
@@ -151,6 +151,22 @@ fn assert_stopped_on_time(pod: &str, at: SystemTime, plan: StopPlan, bound: Syst
         ms(plan.eviction_time, at),
         ms(bound, at)
     );
+}
+
+/// `nodewarden status --output json` for a node (it reads the state directory only).
+fn status_json(node: &support::lab::LabNode) -> Value {
+    let out = std::process::Command::new(agent_bin())
+        .args(["status", "--output", "json", "--config"])
+        .arg(&node.config)
+        .output()
+        .expect("run nodewarden status");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "status --output json of {}: {e}\n{}",
+            node.name,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 /// Node `i`'s stop plan for its `-short` pod, from its log.
@@ -658,8 +674,9 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
 
 /// Scenario 6: n1, n2, n3 lose the API (hold); n2 and n3 get it back while n1 stays cut off.
 /// The control plane may resume tainting n1 only once the zone is healthy again, so n1's
-/// eviction times count from then: from the last round that still said hold, minus the request
-/// timeout — never from its own last contact.
+/// eviction times count from then: from the moment the last round that still said hold was sent,
+/// minus one API request timeout (a peer's write already on the wire may have landed that much
+/// earlier) — never from its own last contact.
 #[test]
 fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_hold() {
     // Long enough that the SIGTERM (eviction − 1.5 s) falls well after the enforce verdict.
@@ -692,11 +709,34 @@ fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_h
         .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
     let plan = short_plan(&mut lab, 1);
     // A round whose answers all came before n2 and n3 wrote again after the heal said hold, so
-    // one sent no later than the heal − one timeout did; rounds are one interval apart, so the
-    // last hold round was sent no earlier than the heal − one interval − one timeout (less 300 ms
-    // of scheduling). It was sent before the enforce verdict.
-    let earliest = healed_at - PEER_INTERVAL - PEER_TIMEOUT * 2 - Duration::from_millis(300) + tol;
-    let latest = enforce_wall - PEER_TIMEOUT + tol + Duration::from_millis(50);
+    // one sent no later than the heal − one peer timeout did; rounds are one interval apart, so
+    // the last hold round was sent no earlier than the heal − one interval − one peer timeout
+    // (less 300 ms of scheduling), and before the enforce verdict.
+    let held_earliest = healed_at - PEER_INTERVAL - PEER_TIMEOUT - Duration::from_millis(300);
+    let earliest = held_earliest - API_REQUEST_TIMEOUT + tol;
+    let latest = enforce_wall - API_REQUEST_TIMEOUT + tol + Duration::from_millis(50);
+    // The agent's own account of that round (status, from its state file), and the rule applied
+    // to it exactly.
+    let report = status_json(&lab.nodes[0]);
+    assert_eq!(report["quorum"]["verdict"], "enforce", "{report:#}");
+    let held_at = report["quorum"]["heldAt"]
+        .as_str()
+        .and_then(|t| humantime::parse_rfc3339(t).ok())
+        .unwrap_or_else(|| panic!("no heldAt after a hold: {report:#}"));
+    assert!(
+        held_at >= held_earliest && held_at <= enforce_wall,
+        "the last hold round at {held_at:?}: heal {healed_at:?}, enforce {enforce_wall:?}"
+    );
+    let by_rule = held_at - API_REQUEST_TIMEOUT + tol;
+    let off = by_rule
+        .duration_since(plan.eviction_time)
+        .or_else(|_| plan.eviction_time.duration_since(by_rule))
+        .unwrap_or_default();
+    assert!(
+        off <= Duration::from_millis(5),
+        "eviction {:?}, the rule says {by_rule:?} (last hold {held_at:?})",
+        plan.eviction_time
+    );
     assert!(
         plan.eviction_time >= earliest,
         "eviction {:?} before the rule allows ({:?} early)\n{}",
@@ -766,17 +806,7 @@ fn an_agent_restarted_while_holding_keeps_holding() {
         cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
     );
     assert_only_stopped(&mut lab, &stopped, &[]);
-    let out = std::process::Command::new(agent_bin())
-        .args(["status", "--output", "json", "--config"])
-        .arg(&lab.nodes[0].config)
-        .output()
-        .expect("run nodewarden status");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "status --output json: {e}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let report = status_json(&lab.nodes[0]);
     assert_eq!(report["quorum"]["verdict"], "hold", "{report:#}");
     assert!(report["quorum"]["reason"].is_string(), "{report:#}");
 }

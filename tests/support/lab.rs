@@ -43,6 +43,8 @@ pub const GRACE: Duration = Duration::from_secs(4);
 pub const MARGIN: Duration = Duration::from_millis(500);
 /// `[fence] gracePeriodCap`.
 pub const CAP: Duration = Duration::from_secs(1);
+/// The agent's API request timeout: min(nodeStatusUpdateFrequency, lease duration) = 1 s here.
+pub const API_REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
 /// `[peers] timeout`.
 pub const PEER_TIMEOUT: Duration = Duration::from_millis(500);
 /// `[peers] interval`.
