@@ -26,9 +26,10 @@ use support::{agent_bin, is_root, require};
 
 /// The `tolerationSeconds` of the pods a peer-confirmed enforce must stop on time. A verdict of
 /// enforce from peers' answers is `pending` until peers that lost the API together with this node
-/// would know it (`settled_after`: here 1 s renew + 5 s monitor period + 1 s renew + 1 s request
-/// timeout = 8 s after the last contact); with a 4 s grace, a pod tolerating less than about 5.5 s
-/// is due before that. 6 s: eviction 10 s, SIGTERM 8.5 s after the last contact.
+/// would know it (here 1 s renew + 5 s monitor period + 1 s renew + 1 s request timeout = 8 s
+/// after the last contact; the agent warns about it at start): with a 4 s grace and a 0.5 s
+/// margin, a pod tolerating less than 4.5 s would be stopped after the control plane could
+/// delete it. 6 s: eviction 10 s and SIGTERM 8.5 s after the last contact, after the settling.
 const ENFORCED_TOLERATION: Duration = Duration::from_secs(6);
 
 /// Slack for the test's own observation: pods are polled every 20 ms, and plan times are logged
