@@ -5,8 +5,8 @@
 //! Each test is one row of the controller's zone rules (SEMANTICS §5.5) as a node cut off from
 //! the API server must mirror them (DESIGN §6 rule 6): alone → the control plane evicts, so the
 //! fence stops on time; the API down for everyone, or a partial disruption of a small zone (3 of
-//! 5) → it evicts nothing, so neither does anyone here; peers' answers that are forged, replayed
-//! or unsigned never count.
+//! 5) → it evicts nothing, so neither does anyone here; peer traffic that is forged, stale,
+//! replayed or unsigned never counts.
 
 mod support;
 
@@ -72,6 +72,13 @@ fn expect_verdict(lab: &mut Lab, i: usize, verdict: &str, within: Duration) -> (
     found.unwrap_or_else(|| panic!("{name} never logged {needle:?}:\n{}", node.log()))
 }
 
+/// How many peers answered the round a verdict line reports.
+fn answered(line: &str) -> usize {
+    support::field(line, "answered")
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Waits for node `i` to hold on its peers' word: a hold verdict drawn from at least two answers
 /// (this node and two peers cut off are the three of five of a partial disruption), never the
 /// `withoutPeers` fallback of a node that heard nobody.
@@ -80,10 +87,7 @@ fn expect_hold_from_answers(lab: &mut Lab, i: usize, within: Duration) {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let (line, _) = expect_verdict(lab, i, "hold", left);
-        let answered: usize = support::field(&line, "answered")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(0);
-        if answered >= 2 {
+        if answered(&line) >= 2 {
             return;
         }
         assert!(
@@ -265,6 +269,10 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     lab.cut_api(1);
     let (line, _) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
     assert!(support::field(&line, "reason").is_some(), "{line}");
+    assert!(
+        answered(&line) >= 1,
+        "enforce without a peer's word: {line}"
+    );
     eprintln!(
         "n1: enforce {} ms after the cut",
         SystemTime::now()
@@ -352,7 +360,12 @@ fn a_node_without_any_link_fences_on_time() {
     lab.start_all();
     let cut_at = SystemTime::now();
     lab.cut_all(1);
-    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(6));
+    let (line, _) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(6));
+    // Alone: asked its peers and heard none.
+    assert!(
+        support::field(&line, "asked").is_some_and(|a| a != "0") && answered(&line) == 0,
+        "{line}"
+    );
     let bound = cut_at + GRACE + Duration::from_secs(2);
     let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
     let at = *stopped
