@@ -461,12 +461,40 @@ async fn a_connection_idle_for_5_seconds_is_closed() {
     );
 }
 
+/// A connection from `source` (any 127/8 address is this host's loopback).
+async fn connect_from(source: &str, addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{source}:0").parse().expect("address"))
+        .expect("bind");
+    socket.connect(addr).await.expect("connect")
+}
+
+#[tokio::test]
+async fn past_8_connections_from_one_address_a_new_one_is_closed_while_others_are_served() {
+    let server = start("peer-a").await;
+    let mut idle = Vec::new();
+    for _ in 0..8 {
+        idle.push(connect_from("127.0.0.3", server.addr).await);
+    }
+    let mut ninth = connect_from("127.0.0.3", server.addr).await;
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(2), ninth.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{read:?}");
+    assert_eq!(server.counters.rejected(Rejection::RateLimited), 1);
+    // Another address (a real peer) is answered meanwhile.
+    let reply = send_raw(server.addr, &valid_question(&fresh_nonce())).await;
+    assert_eq!(reply.status, 200);
+    drop(idle);
+}
+
 #[tokio::test]
 async fn past_64_connections_a_new_one_is_closed_at_once() {
     let server = start("peer-a").await;
     let mut idle = Vec::new();
-    for _ in 0..64 {
-        idle.push(TcpStream::connect(server.addr).await.expect("connect"));
+    // 8 addresses × 8 connections (the most one address may hold).
+    for i in 0..64 {
+        idle.push(connect_from(&format!("127.0.1.{}", 1 + i / 8), server.addr).await);
     }
     // The 65th: closed without a word, long before the idle timeout.
     let mut extra = TcpStream::connect(server.addr).await.expect("connect");
@@ -603,9 +631,17 @@ async fn a_flood_is_mostly_refused_logs_little_and_leaves_the_server_answering()
     assert_eq!(server.counters.accepted(), u64::from(ok));
     assert_eq!(server.answered.load(Ordering::SeqCst), ok as usize);
 
-    // A token comes back within 1/50 s: a valid question is answered right after.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The bucket is the flooder's alone: a real peer (another address) is answered at once, so
+    // a flood cannot make the peers look silent.
     let reply = send_raw(server.addr, &valid_question(&fresh_nonce())).await;
+    assert_eq!(reply.status, 200);
+    // And a token comes back to the flooder within 1/50 s.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stream
+        .write_all(&valid_question(&fresh_nonce()))
+        .await
+        .expect("write");
+    let reply = read_message(&mut stream, &mut buf).await.expect("answered");
     assert_eq!(reply.status, 200);
 
     let records = logger.records.lock().expect("records").clone();

@@ -2,7 +2,7 @@
 //! the API server (the `answer` closure), signed and bound to the question's nonce.
 //!
 //! Everything an unauthenticated stranger can make it do is bounded, cheapest check first: a
-//! token bucket on the request rate (before any HMAC work), 64 connections at most, 5 s to send a
+//! token bucket per source address on the request rate (before any HMAC work), 64 connections at most (8 per source), 5 s to send a
 //! request head (idle keep-alive connections included), 4 KiB of body read at most (a longer
 //! declared length is refused before reading any of it), and a replay cache of fixed size. Each
 //! refusal is answered, counted by reason and logged — at most once per reason per minute, so a
@@ -36,13 +36,20 @@ pub type AnswerFn = Arc<dyn Fn() -> PeerReport + Send + Sync>;
 /// change one at a time.
 #[derive(Clone, Debug)]
 pub struct Limits {
-    /// Questions per second, sustained, all peers together. A zone asks each peer at most once
-    /// per fence re-evaluation (every few seconds) per cut-off node: 50/s is a zone of hundreds.
+    /// Questions per second, sustained, from one source address. A zone asks each peer at most
+    /// once per fence re-evaluation (every few seconds) per cut-off node. Per source, so that a
+    /// flood from one address cannot silence the real peers (silence counts as health in the
+    /// quorum: a flooder could otherwise turn a hold into enforce).
     pub rate_per_second: f64,
-    /// Questions allowed at once above the rate (every node of a zone losing the API together).
+    /// Questions allowed at once above the rate, per source address.
     pub burst: u32,
+    /// Source addresses with a bucket at most; when all are in use, questions from new
+    /// addresses are refused until an idle bucket (full again) can be reused.
+    pub max_sources: usize,
     /// Connections served at once; more are closed at accept.
     pub max_connections: usize,
+    /// Connections served at once from one source address.
+    pub max_connections_per_source: usize,
     /// Time to send a request head, and between requests on a kept-alive connection; also the
     /// time allowed to send the (small) body.
     pub idle_timeout: Duration,
@@ -61,7 +68,9 @@ impl Default for Limits {
         Limits {
             rate_per_second: 50.0,
             burst: 100,
+            max_sources: 1024,
             max_connections: 64,
+            max_connections_per_source: 8,
             idle_timeout: Duration::from_secs(5),
             replay_window: 2 * auth::MAX_SKEW + Duration::from_secs(2),
             replay_capacity: 4096,
@@ -89,12 +98,12 @@ pub async fn serve_with_limits(
     counters: Arc<PeerCounters>,
     limits: Limits,
 ) {
-    let now = Instant::now();
     let shared = Arc::new(Shared {
         key,
         answer,
         counters,
-        bucket: Mutex::new(TokenBucket::new(limits.rate_per_second, limits.burst, now)),
+        buckets: Mutex::new(Buckets::default()),
+        open: Mutex::new(HashMap::new()),
         replay: Mutex::new(ReplayCache::new(
             limits.replay_window,
             limits.replay_capacity,
@@ -123,8 +132,20 @@ pub async fn serve_with_limits(
             drop(stream);
             continue;
         }
+        let Some(slot) = Slot::take(&shared, remote.ip()) else {
+            shared.refuse(
+                Rejection::RateLimited,
+                remote.ip(),
+                "too many connections from this address",
+            );
+            drop(stream);
+            continue;
+        };
         let shared = Arc::clone(&shared);
-        connections.spawn(connection(stream, remote, shared));
+        connections.spawn(async move {
+            connection(stream, remote, shared).await;
+            drop(slot);
+        });
     }
 }
 
@@ -133,7 +154,9 @@ struct Shared {
     key: Arc<Key>,
     answer: AnswerFn,
     counters: Arc<PeerCounters>,
-    bucket: Mutex<TokenBucket>,
+    buckets: Mutex<Buckets>,
+    /// Open connections per source address.
+    open: Mutex<HashMap<IpAddr, usize>>,
     replay: Mutex<ReplayCache>,
     log: Mutex<LogLimiter>,
     limits: Limits,
@@ -210,7 +233,7 @@ impl Shared {
         use Rejection::*;
         // The rate first: it costs a lock and a subtraction, where everything after it may
         // cost an HMAC.
-        if !lock(&self.bucket).try_take(Instant::now()) {
+        if !lock(&self.buckets).try_take(peer, Instant::now(), &self.limits) {
             return Err(refusal(
                 RateLimited,
                 StatusCode::TOO_MANY_REQUESTS,
@@ -372,6 +395,61 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// One open connection of a source address, given back when dropped.
+struct Slot {
+    shared: Arc<Shared>,
+    ip: IpAddr,
+}
+
+impl Slot {
+    fn take(shared: &Arc<Shared>, ip: IpAddr) -> Option<Slot> {
+        let mut open = lock(&shared.open);
+        let n = open.entry(ip).or_default();
+        if *n >= shared.limits.max_connections_per_source {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            shared: Arc::clone(shared),
+            ip,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = lock(&self.shared.open);
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// A token bucket per source address, at most `max_sources` of them.
+#[derive(Debug, Default)]
+struct Buckets {
+    by_source: HashMap<IpAddr, TokenBucket>,
+}
+
+impl Buckets {
+    fn try_take(&mut self, source: IpAddr, now: Instant, limits: &Limits) -> bool {
+        if !self.by_source.contains_key(&source) && self.by_source.len() >= limits.max_sources {
+            // A bucket that has filled up again holds no memory of a burst: forget those.
+            self.by_source.retain(|_, b| !b.is_full(now));
+            if self.by_source.len() >= limits.max_sources {
+                return false;
+            }
+        }
+        self.by_source
+            .entry(source)
+            .or_insert_with(|| TokenBucket::new(limits.rate_per_second, limits.burst, now))
+            .try_take(now)
+    }
+}
+
 /// A token bucket: `rate` tokens per second, at most `burst` saved.
 #[derive(Debug)]
 struct TokenBucket {
@@ -389,6 +467,12 @@ impl TokenBucket {
             tokens: f64::from(burst),
             last: now,
         }
+    }
+
+    /// Whether it would be back at `burst` tokens at `now`.
+    fn is_full(&self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens + elapsed * self.rate >= self.burst
     }
 
     /// Takes one token if there is one.
@@ -514,6 +598,31 @@ mod tests {
         assert_eq!(taken, 100);
         // A clock read out of order between threads refills nothing and breaks nothing.
         assert!(!b.try_take(t1));
+    }
+
+    #[test]
+    fn each_source_has_its_own_bucket_and_idle_ones_make_room() {
+        let limits = Limits {
+            max_sources: 2,
+            ..Limits::default()
+        };
+        let (a, b, c): (IpAddr, IpAddr, IpAddr) = (
+            "10.0.0.1".parse().expect("ip"),
+            "10.0.0.2".parse().expect("ip"),
+            "10.0.0.3".parse().expect("ip"),
+        );
+        let t0 = Instant::now();
+        let mut buckets = Buckets::default();
+        let taken = (0..1000)
+            .filter(|_| buckets.try_take(a, t0, &limits))
+            .count();
+        assert_eq!(taken, 100, "a flood from a drains a's bucket only");
+        assert!(buckets.try_take(b, t0, &limits), "b is served");
+        // Two sources known, both mid-burst: a third is refused rather than let in unlimited.
+        assert!(!buckets.try_take(c, t0, &limits));
+        // Once a's and b's buckets are full again they are forgotten and c gets one.
+        assert!(buckets.try_take(c, t0 + 3 * S, &limits));
+        assert!(buckets.by_source.len() <= 2);
     }
 
     #[test]
