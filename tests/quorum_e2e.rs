@@ -97,6 +97,19 @@ fn expect_hold_from_answers(lab: &mut Lab, i: usize, within: Duration) {
     }
 }
 
+/// Asserts that the given nodes never said enforce in this partition: a transient enforce that
+/// happened to kill nothing (because it was corrected before the first SIGTERM) is still a
+/// wrong verdict.
+fn assert_never_enforced(lab: &mut Lab, nodes: &[usize]) {
+    for &i in nodes {
+        let v = verdicts(&lab.node(i).log());
+        assert!(
+            v.iter().all(|(v, _)| v != "enforce"),
+            "n{i} said enforce where the control plane evicts nothing: {v:?}"
+        );
+    }
+}
+
 /// Asserts that no pod except those in `allowed` stopped, and no agent but those in `allowed`'s
 /// nodes sent a SIGTERM.
 fn assert_only_stopped(lab: &mut Lab, stopped: &BTreeMap<String, SystemTime>, allowed: &[&str]) {
@@ -313,6 +326,7 @@ fn the_api_down_for_everyone_kills_nothing() {
         cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
     );
     assert_only_stopped(&mut lab, &stopped, &[]);
+    assert_never_enforced(&mut lab, &[1, 2, 3, 4, 5]);
     for series in [
         "nodewarden_fence_quorum_verdict{verdict=\"hold\"}",
         "nodewarden_quorum_verdict{verdict=\"hold\"}",
@@ -341,6 +355,7 @@ fn three_of_five_without_the_api_is_a_partial_disruption_and_nobody_kills() {
         cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
     );
     assert_only_stopped(&mut lab, &stopped, &[]);
+    assert_never_enforced(&mut lab, &[1, 2, 3]);
     for i in 4..=5 {
         let log = lab.node(i).log();
         assert!(
@@ -820,6 +835,7 @@ fn an_agent_restarted_while_holding_keeps_holding() {
         cut_at + GRACE + Duration::from_secs(2) + Duration::from_secs(3),
     );
     assert_only_stopped(&mut lab, &stopped, &[]);
+    assert_never_enforced(&mut lab, &[1]);
     let report = status_json(&lab.nodes[0]);
     assert_eq!(report["quorum"]["verdict"], "hold", "{report:#}");
     assert!(report["quorum"]["reason"].is_string(), "{report:#}");

@@ -288,6 +288,9 @@ pub struct Lab {
     api_bridge: String,
     peer_bridge: String,
     pub nodes: Vec<LabNode>,
+    /// How many nodes the spec asked for: teardown removes their links and namespaces by name
+    /// even when building stopped half way.
+    planned: usize,
     pub server: Server,
     /// The shared peer key file (48 random bytes).
     pub key_file: PathBuf,
@@ -352,6 +355,7 @@ impl Lab {
             api_bridge: api_bridge.clone(),
             peer_bridge: peer_bridge.clone(),
             nodes: Vec::new(),
+            planned: spec.nodes,
             server: Server {
                 api: ApiServer::new(),
                 kubeconfig: PathBuf::new(),
@@ -668,13 +672,21 @@ impl Drop for Lab {
         for n in &mut self.nodes {
             n.kill_agent();
         }
-        for n in &self.nodes {
+        for i in 1..=self.planned.max(self.nodes.len()) {
             // The host ends first: a namespace outlives its name while a killed agent's orphaned
             // TCP sockets still retransmit into a cut link, and its veth pairs with it. Deleting
-            // one end of a pair deletes both.
-            ip_quiet(&["link", "del", &n.api_port]);
-            ip_quiet(&["link", "del", &n.peer_port]);
-            ip_quiet(&["netns", "del", &n.netns]);
+            // one end of a pair deletes both. By name, so a half-built node goes too; only
+            // names that exist are deleted, so nothing is warned about.
+            let id = self.id;
+            for link in [format!("nwq{id}a{i}"), format!("nwq{id}p{i}")] {
+                if Path::new("/sys/class/net").join(&link).exists() {
+                    ip_quiet(&["link", "del", &link]);
+                }
+            }
+            let netns = format!("nwq{id}n{i}");
+            if Path::new("/run/netns").join(&netns).exists() {
+                ip_quiet(&["netns", "del", &netns]);
+            }
         }
         ip_quiet(&["link", "del", &self.api_bridge]);
         ip_quiet(&["link", "del", &self.peer_bridge]);
