@@ -460,3 +460,196 @@ async fn wall_clock_steps_neither_cut_off_the_node_nor_flap_a_condition() {
         );
     }
 }
+
+/// Every request a proxy in front of a gone API server would answer itself: reads, writes,
+/// lists and watches of every path shape the agent uses (2 to 8 segments, any method).
+fn proxy_routes() -> Vec<(&'static str, String)> {
+    let mut routes = Vec::new();
+    for method in ["GET", "PUT", "POST", "PATCH", "DELETE"] {
+        for n in 2..=8 {
+            routes.push((method, vec!["*"; n].join("/")));
+        }
+    }
+    routes
+}
+
+fn proxy_down(server: &ApiServer) {
+    for (method, pattern) in proxy_routes() {
+        server.faults().fail_next(
+            (method, pattern.as_str()),
+            u32::MAX,
+            support::apiserver::Fault::Proxy502,
+        );
+    }
+    // Open watches end as the proxy would end them; their re-lists get the 502.
+    server.drop_watches();
+}
+
+/// VmHWM of `pid` in KiB.
+fn vm_hwm_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The soak: the real agent behind a proxy that answers 502 for everything for two minutes, or
+/// flaps (502 for 3 s, the API server for 3 s) for two minutes, while disk pressure comes and
+/// goes. Never a crash, memory and log volume bounded, every transition announced once, and the
+/// Node right at the end.
+async fn soak(flapping: bool) {
+    let fs = Tmpfs::mount("8m", 4096);
+    let World {
+        server,
+        _loopback,
+        dir: _dir,
+        config,
+    } = world(|dir| {
+        format!(
+            "stateDirectory = \"{state}\"\nnodefsPath = \"{p}\"\nimagefsPath = \"{p}\"\n\
+             nodeStatusUpdateFrequency = \"500ms\"\nnodeLeaseDurationSeconds = 4\n\
+             evictionPressureTransitionPeriod = \"0s\"\n\
+             [evictionHard]\n\"nodefs.available\" = \"50%\"\n\
+             [fence]\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"6s\"",
+            state = dir.join("state").display(),
+            p = fs.path().display()
+        )
+    });
+    let fill = fs.path().join("fill");
+    let mut agent = {
+        let config = config.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut a = Agent::start(&config, &[]);
+            a.wait_for(&["API server reachable"], Duration::from_secs(15))
+                .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
+            a
+        })
+        .await
+        .expect("start agent")
+    };
+    // Settled: the first status, Events and the watches are in.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let hwm_before = vm_hwm_kib(agent.pid());
+    // What was logged before the faults is left out of the count.
+    let lines_before = agent.drained_dump().lines().count();
+    let started = Instant::now();
+    let mut pressure = false;
+    let mut down = false;
+    let mut flips = 0u32;
+    let mut second = 0u64;
+    // Two minutes, by the second; bounded by count and time.
+    while second < 120 && started.elapsed() < Duration::from_secs(150) {
+        let should_be_down = if flapping {
+            (second / 3) % 2 == 0
+        } else {
+            true
+        };
+        if should_be_down != down {
+            down = should_be_down;
+            flips += 1;
+            if down {
+                proxy_down(&server);
+            } else {
+                server.faults().clear();
+            }
+        }
+        // Pressure comes and goes every 20 s, outage or not.
+        if second % 20 == 10 {
+            pressure = !pressure;
+            if pressure {
+                std::fs::write(&fill, vec![0u8; 6 << 20]).expect("fill tmpfs");
+            } else {
+                std::fs::remove_file(&fill).expect("free tmpfs");
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        second += 1;
+        assert!(
+            support::cgroup::alive(agent.pid()),
+            "the agent died at second {second}:\n{}",
+            agent.dump()
+        );
+    }
+    server.faults().clear();
+    let want = if pressure { "True" } else { "False" };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while disk_status(&server).as_deref() != Some(want) {
+        assert!(
+            Instant::now() < deadline,
+            "DiskPressure never became {want} after the faults:\n{}",
+            agent.dump()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let hwm_after = vm_hwm_kib(agent.pid());
+    let log: String = agent
+        .drained_dump()
+        .lines()
+        .skip(lines_before)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let lines = log.lines().count();
+    let _ = agent.terminate(Duration::from_secs(5));
+    // Memory: bounded, whatever two minutes of errors brought.
+    assert!(
+        hwm_after <= hwm_before + 4096,
+        "VmHWM grew from {hwm_before} KiB to {hwm_after} KiB"
+    );
+    // Log volume: a few records per change of reachability, of pressure and per retry backoff,
+    // never one per failed request (the agent makes several a second).
+    let bound = 40 + 12 * flips as usize;
+    assert!(
+        lines <= bound,
+        "{lines} log lines in two minutes ({flips} flips; bound {bound}):\n{log}"
+    );
+    // Every DiskPressure transition announced once, alternating, ending where the Node is.
+    let events = events_in_order(&server);
+    let disk: Vec<&str> = events
+        .iter()
+        .map(|(_, r)| r.as_str())
+        .filter(|r| r.contains("DiskPressure"))
+        .collect();
+    for pair in disk.windows(2) {
+        assert_ne!(pair[0], pair[1], "the same transition twice: {disk:?}");
+    }
+    let last = if pressure {
+        "NodeHasDiskPressure"
+    } else {
+        "NodeHasNoDiskPressure"
+    };
+    assert_eq!(disk.last().copied(), Some(last), "{disk:?}");
+    let failed = server
+        .requests()
+        .iter()
+        .filter(|r| r.status == Some(502))
+        .count();
+    eprintln!(
+        "soak (flapping: {flapping}): {failed} requests answered 502, {flips} flips, {lines} log lines, VmHWM {hwm_before} → {hwm_after} KiB, DiskPressure Events {disk:?}"
+    );
+    assert!(failed > 40, "the proxy answered only {failed} requests");
+    assert!(
+        log.contains("reachable"),
+        "reachability changes are logged:\n{log}"
+    );
+}
+
+#[tokio::test]
+async fn a_proxy_answering_502_for_two_minutes_loses_nothing_and_stays_small() {
+    if !require(is_root(), "root (to mount a tmpfs)") {
+        return;
+    }
+    soak(false).await;
+}
+
+#[tokio::test]
+async fn a_server_flapping_every_3_seconds_for_two_minutes_loses_nothing_and_stays_small() {
+    if !require(is_root(), "root (to mount a tmpfs)") {
+        return;
+    }
+    soak(true).await;
+}

@@ -47,10 +47,12 @@ impl Log for Logger {
         }
         // Other crates' records are not written with our log budget in mind: kube's client
         // warns, on every request, with the whole body of an answer it could not decode
-        // (megabytes from a wrong server). Our own records report the same failure, once per
-        // change and with context, so kube's warnings go to debug; and every record of another
-        // crate is cut to a bounded excerpt.
-        let level = if record.target().starts_with("kube") && record.level() == Level::Warn {
+        // (megabytes from a wrong server), and logs an error for every 5xx answer ("failed with
+        // status 502 Bad Gateway", several a second behind a proxy whose backend is gone). Our
+        // own records report the same failures, once per change and with context, so kube's
+        // warnings and errors go to debug; and every record of another crate is cut to a
+        // bounded excerpt.
+        let level = if record.target().starts_with("kube") && record.level() <= Level::Warn {
             Level::Debug
         } else {
             record.level()

@@ -67,6 +67,9 @@ pub enum Fault {
     Status409,
     /// 503 ServiceUnavailable.
     Status503,
+    /// 502 Bad Gateway with an HTML body: a reverse proxy or load balancer whose backend (the
+    /// API server) is gone. Not an API server behaviour — a fault in front of it.
+    Proxy502,
     /// 200 OK whose body is a JSON string of `bytes` bytes: valid JSON of the wrong type, as a
     /// misrouted proxy or a wrong server could answer. Not an API server behaviour — a fault.
     Garbage200 {

@@ -29,6 +29,8 @@ pub enum Reply {
     },
     /// A watch: newline-delimited JSON events.
     Stream(WatchStream),
+    /// Not from the API server at all: what a proxy in front of it answers (HTML).
+    Proxy { status: u16, body: &'static str },
     /// Never answer (black hole).
     Never,
 }
@@ -231,6 +233,10 @@ pub fn fault_reply(fault: Fault, path: &str) -> Reply {
                 .collect();
             Reply::ok(200, Value::String(text))
         }
+        Fault::Proxy502 => Reply::Proxy {
+            status: 502,
+            body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n",
+        },
         Fault::Status409 => match route(path) {
             Ok(Route::Resource(Target {
                 res, name: Some(n), ..

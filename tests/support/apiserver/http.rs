@@ -91,6 +91,14 @@ impl ApiServer {
                     .body(body.boxed_unsync())
                     .expect("a valid response")
             }
+            Reply::Proxy { status, body } => {
+                self.record_answer(seq, status, Some(body.len()));
+                http::Response::builder()
+                    .status(status)
+                    .header(http::header::CONTENT_TYPE, "text/html")
+                    .body(Full::new(Bytes::from_static(body.as_bytes())).boxed_unsync())
+                    .expect("a valid response")
+            }
             Reply::Never => std::future::pending().await,
         }
     }
