@@ -544,7 +544,7 @@ async fn soak(flapping: bool) {
     // Two minutes, by the second; bounded by count and time.
     while second < 120 && started.elapsed() < Duration::from_secs(150) {
         let should_be_down = if flapping {
-            (second / 3) % 2 == 0
+            (second / 3).is_multiple_of(2)
         } else {
             true
         };
