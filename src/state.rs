@@ -76,6 +76,12 @@ pub struct State {
     /// keeps holding, and keeps counting deadlines from the end of the hold.
     #[serde(default)]
     pub quorum: Option<StoredQuorum>,
+    /// RFC 3339: since when this node has been cut off, while it is (since version 4). A restart
+    /// that finds it goes on fencing at once; one that does not first gives the API server
+    /// `unreachableAfter` to answer: the contact on disk being old only means the agent was not
+    /// running, and the control plane hears the kubelet, not us.
+    #[serde(default)]
+    pub cut_off_since: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -568,6 +574,7 @@ mod tests {
             zone: None,
             peers: vec![],
             quorum: None,
+            cut_off_since: None,
         };
         let bytes = serde_json::to_vec_pretty(&state).expect("encode");
         assert_eq!(version_in_head(&bytes[..32]), Some(VERSION));

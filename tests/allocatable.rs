@@ -70,6 +70,7 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
             zone: None,
             peers: vec![],
             quorum: None,
+            cut_off_since: None,
         },
     )
     .expect("save state");

@@ -597,6 +597,7 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
                 reason: "1 of 3 node(s) in zone site-a cut off".into(),
                 held_at: None,
             }),
+            cut_off_since: None,
         },
     )
     .expect("save state");

@@ -662,3 +662,274 @@ fn a_pod_seen_just_before_a_sigkill_is_stopped_on_time_after_the_restart() {
         again.kill_hard();
     }
 }
+
+/// Processes in a pod's cgroup tree that have not exited (zombies awaiting the test's reaping
+/// are gone as far as the pod is concerned).
+fn live_processes(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
+            n += text
+                .lines()
+                .filter(|pid| {
+                    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+                        .ok()
+                        .and_then(|s| {
+                            s.rsplit_once(')')
+                                .map(|(_, rest)| rest.trim_start().chars().next())
+                        })
+                        .flatten()
+                        .is_some_and(|state| state != 'Z')
+                })
+                .count();
+        }
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    n
+}
+
+/// Issue 10, the suite: 200 SIGKILLs at pseudo-random instants — 150 while connected (every
+/// tenth 0–500 ms after a new pod appears), the last of them at the cut of a real partition,
+/// 500 ms after a pod the agent saw appear, then 50 while cut off, as the fence plans, signals,
+/// kills and writes its state (the first of those runs lives until its first request fails). Every pod the
+/// control plane would delete is stopped by its eviction time and none before its plan; none it
+/// would keep is touched; after the link returns, each stop is announced by exactly one Event.
+#[test]
+fn two_hundred_sigkills_across_a_partition_stop_every_pod_on_time_and_announce_each_once() {
+    let Some(mut s) = scene("enforce", 6, GRACE) else {
+        return;
+    };
+    let mut seed: u64 = 0x7369_676b_696c_6c73;
+    let mut below = |bound: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % bound
+    };
+    let started = Instant::now();
+    let bound = Duration::from_secs(240);
+    let ne = |secs: u64| {
+        json!([{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+            "effect": "NoExecute", "tolerationSeconds": secs}])
+    };
+    let mut agent = start_agent(&s);
+    let mut kills = 0;
+    for round in 0..150 {
+        assert!(started.elapsed() < bound, "round {round}: out of time");
+        if round == 149 {
+            // The last agent has been watching for a second when the last pod appears, 500 ms
+            // before the kill that starts the partition: a pod the agent has seen must be
+            // durable by then (one coalescing interval, 250 ms, after the watch delivers it).
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        if round % 10 == 9 {
+            let name: &'static str = Box::leak(format!("new-{round}").into_boxed_str());
+            let secs = (round / 10 % 3) as u64;
+            let p = spawn_pod(
+                &s.server.api,
+                &mut s.sandbox,
+                s.dir.path(),
+                name,
+                ne(secs),
+                json!({}),
+                true,
+            );
+            s.pods.push(FakePod {
+                evicted_after: Some(Duration::from_secs(secs)),
+                ..p
+            });
+            let seen_for = if round == 149 { 500 } else { below(500) };
+            std::thread::sleep(Duration::from_millis(seen_for));
+        } else {
+            std::thread::sleep(Duration::from_millis(below(600)));
+        }
+        if round == 149 {
+            // The last pod was seen 0–500 ms ago: the partition starts with this kill.
+            s.netns.cut();
+        }
+        agent.kill_hard();
+        kills += 1;
+        s.sandbox.reap();
+        if round < 149 {
+            agent = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+        }
+    }
+    let cut_at = SystemTime::now();
+    // The last contact the killed agents left on disk: what every later plan counts from.
+    let on_disk = match nodewarden::state::load(&s.dir.path().join("state")) {
+        nodewarden::state::Loaded::Found(state) => state
+            .last_contact
+            .as_deref()
+            .and_then(nodewarden::state::parse_time),
+        _ => None,
+    }
+    .expect("a last contact on disk at the cut");
+    assert!(on_disk <= cut_at, "a contact after the cut: {on_disk:?}");
+    // Death instants, watched every 20 ms from a thread of its own.
+    let watched: Vec<(String, PathBuf)> = s
+        .pods
+        .iter()
+        .map(|p| (p.name.to_string(), p.dir.clone()))
+        .collect();
+    let stop_watch = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let stop = stop_watch.clone();
+        std::thread::spawn(move || {
+            let mut died: std::collections::BTreeMap<String, SystemTime> = Default::default();
+            let until = Instant::now() + Duration::from_secs(120);
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < until {
+                for (name, dir) in &watched {
+                    if !died.contains_key(name) && live_processes(dir) == 0 {
+                        died.insert(name.clone(), SystemTime::now());
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            died
+        })
+    };
+    // 50 more while cut off, at any instant of the fence's work.
+    let latest = s
+        .pods
+        .iter()
+        .filter_map(|p| p.evicted_after)
+        .max()
+        .unwrap_or_default();
+    for round in 0..50 {
+        assert!(
+            started.elapsed() < bound,
+            "cut-off round {round}: out of time"
+        );
+        agent = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+        // The first run lives until its first request has failed (1 s): a run that began
+        // connected gives the API server that chance before it counts as cut off, and records
+        // the partition, so that every later restart goes on at once, whenever it is killed.
+        let lives = if round == 0 { 2000 } else { below(700) };
+        std::thread::sleep(Duration::from_millis(lives));
+        agent.kill_hard();
+        kills += 1;
+        s.sandbox.reap();
+    }
+    // A last agent sees every deadline through.
+    let mut last = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    let all_due = (cut_at + GRACE + latest + Duration::from_secs(2))
+        .max(SystemTime::now() + Duration::from_secs(3));
+    while SystemTime::now() < all_due {
+        assert!(
+            started.elapsed() < bound,
+            "waiting for the deadlines: out of time"
+        );
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop_watch.store(true, std::sync::atomic::Ordering::SeqCst);
+    let died = watcher.join().expect("watcher");
+    for p in &s.pods {
+        match (p.evicted_after, died.get(p.name)) {
+            (Some(after), Some(at)) => {
+                let eviction = cut_at + GRACE + after;
+                assert!(
+                    *at <= eviction,
+                    "{} stopped {:?} after the control plane could delete it ({kills} SIGKILLs)\n{}",
+                    p.name,
+                    at.duration_since(eviction).unwrap_or_default(),
+                    last.drained_dump()
+                );
+                // Never before its plan: the SIGTERM the last contact on disk allows (20 ms for
+                // the watcher's polling).
+                let earliest = (on_disk + GRACE + after)
+                    .checked_sub(MARGIN + CAP + Duration::from_millis(20))
+                    .unwrap_or(on_disk);
+                assert!(
+                    *at >= earliest,
+                    "{} stopped {:?} before its plan",
+                    p.name,
+                    earliest.duration_since(*at).unwrap_or_default()
+                );
+            }
+            (Some(_), None) => panic!(
+                "{} was never stopped ({kills} SIGKILLs):\n{}",
+                p.name,
+                last.drained_dump()
+            ),
+            (None, Some(_)) => panic!("{}, which the control plane keeps, was stopped", p.name),
+            (None, None) => {}
+        }
+    }
+    // The link returns: the held Events go out, one per stopped pod.
+    s.netns.heal();
+    let stopped: Vec<&FakePod> = s
+        .pods
+        .iter()
+        .filter(|p| p.evicted_after.is_some())
+        .collect();
+    let fenced_events = |server: &ApiServer| -> Vec<String> {
+        server
+            .events()
+            .iter()
+            .filter(|e| e["reason"] == "NodewardenFenced")
+            .filter_map(|e| e["message"].as_str().map(str::to_string))
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while fenced_events(&s.server.api).len() < stopped.len() {
+        assert!(
+            Instant::now() < deadline,
+            "held Events not delivered: {:?}\n{}",
+            fenced_events(&s.server.api),
+            last.drained_dump()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Time for a duplicate to show if there were one.
+    std::thread::sleep(Duration::from_secs(3));
+    let events = fenced_events(&s.server.api);
+    for p in &stopped {
+        let needle = format!("Pod default/{} stopped", p.name);
+        let n = events.iter().filter(|m| m.starts_with(&needle)).count();
+        assert_eq!(n, 1, "{}: {n} NodewardenFenced Events: {events:?}", p.name);
+    }
+    eprintln!(
+        "{kills} SIGKILLs; last contact on disk {:?} before the cut; {} pods stopped on time, {} Events",
+        cut_at.duration_since(on_disk).unwrap_or_default(),
+        stopped.len(),
+        events.len()
+    );
+    last.kill_hard();
+}
+
+/// An agent stopped for longer than every deadline (an upgrade, a reboot) and started again while
+/// the API server answers kills nothing: the old contact on disk only says no agent was running.
+/// Before it first gives the API server its chance, the restart would take itself for cut off and
+/// stop every pod whose deadline passed while it was down.
+#[test]
+fn an_agent_started_after_a_long_stop_kills_nothing_while_the_api_server_answers() {
+    let Some(s) = scene("enforce", 1, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    agent.kill_hard();
+    // Longer than the grace period and every toleration of the scene.
+    std::thread::sleep(GRACE + Duration::from_secs(2));
+    let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    std::thread::sleep(Duration::from_secs(4));
+    let log = again.drained_dump();
+    for p in &s.pods {
+        assert!(
+            pod_processes(&p.dir) > 0,
+            "{} was stopped by an agent whose API server answers:\n{log}",
+            p.name
+        );
+    }
+    for never in ["SIGTERM to pod", "cut off from the API server"] {
+        assert!(!log.contains(never), "{never:?}:\n{log}");
+    }
+    again.kill_hard();
+}

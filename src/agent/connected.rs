@@ -221,6 +221,9 @@ pub async fn run<S: Source>(
             reach: reach.clone(),
             ask: key.map(|key| asker(&node, key, config.peers.timeout, counters)),
             contact_before,
+            partition_before: persisted
+                .as_ref()
+                .is_some_and(|s| s.cut_off_since.is_some()),
         };
         let (config, node, health) = (config.clone(), node.clone(), health.clone());
         match config.peers.service.clone() {

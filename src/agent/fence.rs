@@ -277,11 +277,29 @@ pub async fn run(
         .as_ref()
         .map(|s| s.fenced.iter().cloned().collect())
         .unwrap_or_default();
+    // A partition that outlived the previous run goes on at once; otherwise the API server gets
+    // its chance first (`contact::cut_off`: a failed request of this run, or `unreachableAfter`
+    // from this start).
+    let mut cut_off_since: Option<SystemTime> = persisted
+        .as_ref()
+        .and_then(|s| s.cut_off_since.as_deref())
+        .and_then(state::parse_time);
+    let detect_from = if cut_off_since.is_some() {
+        None
+    } else {
+        Some(moment().mono)
+    };
+    if let Some(since) = cut_off_since {
+        log::warn!(
+            node = node.as_str(), reachable = "false";
+            "cut off from the API server since {} (before this start): fencing goes on",
+            crate::core::clock::rfc3339(since)
+        );
+    }
     persisted.take();
     let mut terminator: Option<Terminator> = None;
     let mut layout_error: Option<String> = None;
     let mut progress: BTreeMap<String, Progress> = BTreeMap::new();
-    let mut cut_off_since: Option<SystemTime> = None;
     let mut quorum_view = inputs.quorum.borrow_and_update().clone();
     // The verdict the plans were last logged with in this partition.
     let mut logged_verdict: Option<QuorumVerdict> = None;
@@ -361,7 +379,15 @@ pub async fn run(
 
         let after = config.fence.unreachable_after;
         let reachable = own_contact.is_some() && !contact::older_than(own_contact, now_mono, after);
-        let cut_off = !reachable && contact::older_than(last_contact, now_mono, after);
+        let failed = inputs.reach.state() == crate::api::reachability::State::Unreachable;
+        let cut_off = contact::cut_off(
+            own_contact,
+            last_contact,
+            detect_from,
+            failed,
+            now_mono,
+            after,
+        );
 
         if reachable {
             // Connected: refresh the pod list from the watch, once the initial list is complete
@@ -392,6 +418,7 @@ pub async fn run(
                 );
                 progress.clear();
                 logged_verdict = None;
+                dirty = true;
             }
             // Reconciling and held Events: retried with a capped, jittered backoff, never every
             // tick (the API server sees a request a second at most from here while it fails).
@@ -532,7 +559,15 @@ pub async fn run(
                 let Some(pod) = pods.iter().find(|x| x.uid == p.uid) else {
                     continue;
                 };
-                let step = progress.entry(p.uid.clone()).or_default();
+                // A pod fenced before a restart is done: stopped, its Event held or sent, and the
+                // sweep keeps it dead. Acting on it again would announce it twice.
+                let step = progress.entry(p.uid.clone()).or_insert_with(|| {
+                    let done = fenced_uids.contains(&p.uid);
+                    Progress {
+                        termed: done,
+                        killed: done,
+                    }
+                });
                 let id = format!("{}/{}", p.namespace, p.name);
                 if !step.termed && now_mono >= schedule.sigterm_at {
                     step.termed = true;
@@ -608,6 +643,7 @@ pub async fn run(
                         condition_events: &condition_events,
                         decided: &decided,
                         quorum: &quorum_view,
+                        cut_off_since,
                     },
                 ),
             );
@@ -756,6 +792,7 @@ struct Held<'a> {
     decided: &'a [StoredCondition],
     /// The zone, the peers and the quorum of the current partition.
     quorum: &'a QuorumView,
+    cut_off_since: Option<SystemTime>,
 }
 
 /// Writes the durable state.
@@ -786,6 +823,7 @@ fn persist(
             .map(StoredPeer::from_peer)
             .collect(),
         quorum: held.quorum.stored(),
+        cut_off_since: held.cut_off_since.map(state::format_time),
     };
     state::save(dir, &s)
 }

@@ -71,6 +71,9 @@ pub struct QuorumInputs {
     /// The last contact a previous run persisted, on this run's monotonic clock: a restart in
     /// the middle of a partition counts from it until the API server answers again.
     pub contact_before: Option<Instant>,
+    /// The previous run was cut off when it ended (the state says since when): the partition
+    /// goes on at once, without first giving the API server its chance.
+    pub partition_before: bool,
 }
 
 /// The persisted last contact on this run's monotonic clock.
@@ -195,6 +198,7 @@ pub async fn run(
     if let Some(v) = &gate.verdict {
         health.metrics.record_quorum(Some(v.word()));
     }
+    let started = (!inputs.partition_before).then(|| mono(origin));
     let mut next_round: Option<Instant> = None;
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -228,7 +232,15 @@ pub async fn run(
 
         let own = inputs.reach.last_contact().max(inputs.contact_before);
         let now = Instant::now();
-        let cut_off = contact::older_than(own.map(mono), mono(now), config.fence.unreachable_after);
+        // The fence's own rule, so the quorum is asked exactly while the fence needs it.
+        let cut_off = contact::cut_off(
+            inputs.reach.last_contact().map(mono),
+            own.map(mono),
+            started,
+            inputs.reach.state() == crate::api::reachability::State::Unreachable,
+            mono(now),
+            config.fence.unreachable_after,
+        );
         if !cut_off || config.fence.mode == crate::core::fence::Mode::Off {
             if gate.verdict.is_some() && !cut_off {
                 log::info!(node = node.as_str(), verdict = "none"; "quorum verdict cleared: the API server answers again");
@@ -362,6 +374,7 @@ mod tests {
                 reason: "3 of 5".into(),
                 held_at: Some(crate::state::format_time(held)),
             }),
+            cut_off_since: None,
         };
         let v = resume(Some(&state));
         assert_eq!(v.zone.as_deref(), Some("site-a"));

@@ -128,9 +128,59 @@ pub fn older_than(last_contact: Option<Duration>, now: Duration, after: Duration
     last_contact.is_some_and(|c| now.saturating_sub(c) > after)
 }
 
+/// Whether this node counts as cut off (DESIGN §6 rule 1): its own contact (`own`, this run's)
+/// is not within `after`, and neither is the latest contact known (`last`: own, persisted by a
+/// previous run, or a Ready heartbeat seen). A run that began without a partition on record
+/// (`started` is its start) first gives the API server its chance: until a request of this run
+/// has failed (`failed`) or `after` has passed since the start, an old contact on disk only
+/// means no agent was running — the control plane hears the kubelet, not us.
+pub fn cut_off(
+    own: Option<Duration>,
+    last: Option<Duration>,
+    started: Option<Duration>,
+    failed: bool,
+    now: Duration,
+    after: Duration,
+) -> bool {
+    let reachable = own.is_some() && !older_than(own, now, after);
+    let anchor = if failed { None } else { started };
+    !reachable && older_than(last.max(anchor), now, after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cut_off_needs_an_old_contact_and_after_a_clean_start_a_failure_or_time() {
+        let after = s(15);
+        // (own, last, started, failed, now) → cut off
+        let table = [
+            // Connected: own contact 5 s ago.
+            (Some(s(95)), Some(s(95)), Some(s(0)), false, s(100), false),
+            // Own contact 20 s ago: cut off.
+            (Some(s(80)), Some(s(80)), Some(s(0)), true, s(100), true),
+            // A Ready heartbeat 5 s ago keeps it from counting as cut off.
+            (Some(s(80)), Some(s(95)), Some(s(0)), true, s(100), false),
+            // Restarted 1 s ago, the contact on disk an hour old, nothing tried yet: not yet.
+            (None, Some(s(0)), Some(s(3599)), false, s(3600), false),
+            // ... the first request failed: cut off at once, deadlines from the old contact.
+            (None, Some(s(0)), Some(s(3599)), true, s(3600), true),
+            // ... or nothing answered for `after` since the start.
+            (None, Some(s(0)), Some(s(3580)), false, s(3600), true),
+            // A partition on record before the restart: at once.
+            (None, Some(s(0)), None, false, s(3600), true),
+            // Never any contact: nothing to count from.
+            (None, None, Some(s(0)), true, s(3600), false),
+        ];
+        for (own, last, started, failed, now, want) in table {
+            assert_eq!(
+                cut_off(own, last, started, failed, now, after),
+                want,
+                "own {own:?} last {last:?} started {started:?} failed {failed} now {now:?}"
+            );
+        }
+    }
 
     fn s(secs: u64) -> Duration {
         Duration::from_secs(secs)
