@@ -14,7 +14,7 @@
 #
 # Usage: benches/footprint.sh
 #   PODS=0,110,1000,10000   pod counts, in increasing order
-#   PEER_SECONDS=60         length of the side-by-side run
+#   PEER_SECONDS=120        length of the side-by-side run
 #   IDLE_SECONDS=20         idle CPU window of each connected run
 #   NODEWARDEN_BASELINE_BIN=<path>   another release build measured in the same run (before/after)
 set -euo pipefail
@@ -31,7 +31,7 @@ if [ ! -x "$exporter" ]; then
   fi
 fi
 args=(--bin target/release/nodewarden --exporter "$exporter"
-  --pods "${PODS:-0,110,1000,10000}" --peer-seconds "${PEER_SECONDS:-60}"
+  --pods "${PODS:-0,110,1000,10000}" --peer-seconds "${PEER_SECONDS:-120}"
   --idle-seconds "${IDLE_SECONDS:-20}")
 if [ -n "${NODEWARDEN_BASELINE_BIN:-}" ]; then
   args+=(--baseline "$NODEWARDEN_BASELINE_BIN")

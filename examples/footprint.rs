@@ -102,12 +102,17 @@ fn cpu_seconds(pid: u32) -> f64 {
             .and_then(|f| f.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
+    let hz = clock_ticks();
     // utime and stime are fields 14 and 15 of the whole line (11 and 12 after the name).
     (ticks(11) + ticks(12)) / hz
+}
+
+/// Clock ticks per second (the unit of utime and stime).
+fn clock_ticks() -> f64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64
 }
 
 /// A process started here; stopped by its PID (SIGTERM, then SIGKILL after 5 s).
@@ -272,6 +277,8 @@ fn side_by_side(o: &Opts, bin: &Path, label: &str) {
         mib(rss)
     );
     if let (Some((e, _)), Some(ecpu0)) = (&exporter, ecpu0) {
+        // utime and stime count whole clock ticks.
+        let tick = 1.0 / clock_ticks();
         let ecpu = cpu_seconds(e.pid()) - ecpu0;
         let (ehwm, erss) = (status_kib(e.pid(), "VmHWM:"), status_kib(e.pid(), "VmRSS:"));
         println!(
@@ -283,8 +290,10 @@ fn side_by_side(o: &Opts, bin: &Path, label: &str) {
             mib(erss)
         );
         println!(
-            "| ratio exporter ÷ nodewarden ({label}) | | CPU {:.1}× | VmHWM {:.1}× | VmRSS {:.1}× |",
-            ecpu / cpu.max(0.005),
+            "| ratio exporter ÷ nodewarden ({label}) | | CPU {:.1}× ({:.0}–{:.0}× within a tick each) | VmHWM {:.1}× | VmRSS {:.1}× |",
+            ecpu / cpu.max(tick / 2.0),
+            (ecpu - tick).max(0.0) / (cpu + tick),
+            (ecpu + tick) / (cpu - tick).max(tick / 2.0),
             ehwm as f64 / hwm.max(1) as f64,
             erss as f64 / rss.max(1) as f64
         );
