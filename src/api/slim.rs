@@ -56,9 +56,9 @@ pub struct SlimPod {
     /// reference (its `kind` and `controller` only: the rest of it is read by nobody).
     #[serde(default, deserialize_with = "pod_meta")]
     pub metadata: ObjectMeta,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<SlimPodSpec>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SlimPodStatus>,
 }
 

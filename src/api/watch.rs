@@ -17,8 +17,8 @@ use tokio::sync::watch;
 use crate::api::slim::{SlimNode, SlimPod};
 
 /// Objects per page of the initial list (and of every relist). kube's default is 500: a page of
-/// 500 realistic pods is about 3 MB of JSON held while it is decoded; 100 keeps that near
-/// 0.6 MB for one more request per hundred pods at start.
+/// 500 realistic pods is 3–5 MB of JSON, which kube-client holds twice (bytes and text) while it
+/// decodes it; 100 keeps that near a fifth, for one more request per hundred pods at start.
 pub const PAGE_SIZE: u32 = 100;
 
 /// The in-memory views the watches maintain.
