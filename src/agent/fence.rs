@@ -29,6 +29,7 @@ use crate::agent::snapshot;
 use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
+use crate::api::slim::SlimPod;
 use crate::config::Config;
 use crate::core::clock::Moment;
 use crate::core::contact;
@@ -186,7 +187,7 @@ pub struct FenceInputs {
     /// The journal generation last written, for the reporter, which writes nothing to the API
     /// server before the journal that announces it is on disk.
     pub durable: watch::Sender<u64>,
-    pub pods: Store<Pod>,
+    pub pods: Store<SlimPod>,
     /// Bumped on every change of the pod store: the pods are converted again only then.
     pub pods_changed: watch::Receiver<u64>,
     pub node: watch::Receiver<Option<Arc<Node>>>,
@@ -669,13 +670,14 @@ pub async fn run(
 /// A pod whose tolerations cannot be read is left out (not fenced); one whose resources cannot be
 /// read is fenced but shows no resources. Each is logged once.
 fn convert_pods(
-    store: &Store<Pod>,
+    store: &Store<SlimPod>,
     node: &str,
     malformed: &mut BTreeSet<String>,
 ) -> (Vec<FencePod>, BTreeMap<String, Effective>) {
     let mut pods = Vec::new();
     let mut resources = BTreeMap::new();
-    for p in store.state() {
+    for slim in store.state() {
+        let p = slim.to_pod();
         let id = format!(
             "{}/{}",
             p.metadata.namespace.as_deref().unwrap_or_default(),

@@ -436,8 +436,9 @@ fn server_holds(n: &Node, ours: &[NodeCondition]) -> bool {
     })
 }
 
-/// Other writers of our conditions visible in this version of the Node.
-fn foreign_writers(n: &Node, ours: &[NodeCondition]) -> Vec<ForeignWriter> {
+/// Other writers of our conditions visible in this version of the Node (public for the
+/// guard that the watch's compact Node keeps what this reads: `tests/footprint.rs`).
+pub fn foreign_writers(n: &Node, ours: &[NodeCondition]) -> Vec<ForeignWriter> {
     let observed: Vec<ObservedCondition> = n
         .status
         .as_ref()

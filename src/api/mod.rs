@@ -8,6 +8,7 @@ pub mod lease;
 pub mod node;
 pub mod peers;
 pub mod reachability;
+pub mod slim;
 pub mod watch;
 
 use std::collections::BTreeMap;

@@ -1,44 +1,55 @@
-//! Watches of our Node and of the pods bound to it, kept in memory (reflector stores) and
-//! restarted with kube's default backoff. The latest Node is also published on a channel so the
-//! reporter can react to changes (a vanished owned taint, another writer's condition).
+//! Watches of our Node and of the pods bound to it, restarted with kube's default backoff. The
+//! pods are kept in memory (a reflector store of [`SlimPod`]); the latest Node is published on a
+//! channel so the reporter can react to changes (a vanished owned taint, another writer's
+//! condition). Both are decoded into only the fields the agent reads (`api::slim`), and the
+//! initial list comes in pages of [`PAGE_SIZE`], so neither a whole-node list nor a whole Pod is
+//! ever held (issue 12).
 
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 
+use crate::api::slim::{SlimNode, SlimPod};
+
+/// Objects per page of the initial list (and of every relist). kube's default is 500: a page of
+/// 500 realistic pods is 3–5 MB of JSON, which kube-client holds twice (bytes and text) while it
+/// decodes it; 100 keeps that near a fifth, for one more request per hundred pods at start.
+pub const PAGE_SIZE: u32 = 100;
+
 /// The in-memory views the watches maintain.
 #[derive(Clone)]
 pub struct Views {
-    pub node: Store<Node>,
-    pub pods: Store<Pod>,
+    pub pods: Store<SlimPod>,
     /// A counter bumped after every change the pod watch applied to `pods`.
     pub pods_changed: watch::Receiver<u64>,
 }
 
-/// The stores, and the future that keeps them current (run it as a task; it never ends).
-/// `node_tx` gets every version of our Node.
+/// The store, and the future that keeps it and the Node current (run it as a task; it never
+/// ends). `node_tx` gets every version of our Node.
 pub fn start(
     client: kube::Client,
     node_name: String,
     node_tx: watch::Sender<Option<Arc<Node>>>,
 ) -> (Views, impl std::future::Future<Output = ()>) {
-    let (node_store, node_writer) = reflector::store::<Node>();
-    let (pod_store, pod_writer) = reflector::store::<Pod>();
+    let (pod_store, pod_writer) = reflector::store::<SlimPod>();
     let (pods_tx, pods_changed) = watch::channel(0u64);
     let views = Views {
-        node: node_store,
         pods: pod_store,
         pods_changed,
     };
-    (
-        views,
-        run(client, node_name, node_tx, pods_tx, node_writer, pod_writer),
-    )
+    (views, run(client, node_name, node_tx, pods_tx, pod_writer))
+}
+
+/// The watcher settings of the pod watch: only pods bound to `node_name`, listed in pages.
+pub fn pod_config(node_name: &str) -> watcher::Config {
+    watcher::Config::default()
+        .fields(&format!("spec.nodeName={node_name}"))
+        .page_size(PAGE_SIZE)
 }
 
 async fn run(
@@ -46,16 +57,14 @@ async fn run(
     node_name: String,
     node_tx: watch::Sender<Option<Arc<Node>>>,
     pods_tx: watch::Sender<u64>,
-    node_writer: reflector::store::Writer<Node>,
-    pod_writer: reflector::store::Writer<Pod>,
+    pod_writer: reflector::store::Writer<SlimPod>,
 ) {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let pods: Api<Pod> = Api::all(client);
+    let nodes: Api<SlimNode> = Api::all(client.clone());
+    let pods: Api<SlimPod> = Api::all(client);
     let node_cfg = watcher::Config::default().fields(&format!("metadata.name={node_name}"));
-    let pod_cfg = watcher::Config::default().fields(&format!("spec.nodeName={node_name}"));
-    let node_stream = reflector::reflector(node_writer, watcher(nodes, node_cfg))
-        .default_backoff()
-        .applied_objects();
+    let pod_cfg = pod_config(&node_name);
+    // The Node is not cached here: the channel holds its latest version.
+    let node_stream = watcher(nodes, node_cfg).default_backoff().applied_objects();
     let pod_stream = reflector::reflector(pod_writer, watcher(pods, pod_cfg)).default_backoff();
     tokio::pin!(node_stream);
     tokio::pin!(pod_stream);
@@ -69,7 +78,7 @@ async fn run(
                         log::info!(node = node_name.as_str(); "node watch recovered");
                         node_failing = false;
                     }
-                    node_tx.send_replace(Some(Arc::new(node)));
+                    node_tx.send_replace(Some(Arc::new(node.into_node())));
                 }
                 Err(e) => {
                     if !node_failing {

@@ -532,7 +532,7 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
             }
         }
     };
-    let mut items: Vec<Value> = store
+    let matching: Vec<&Value> = store
         .snapshot(t.res, ns, at)?
         .into_iter()
         .filter(|o| sel.matches(o))
@@ -556,9 +556,11 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
             .map_err(|_| ApiError::bad_request(format!("limit: Invalid value: {l:?}")))?,
         _ => 0,
     };
-    if limit > 0 && items.len() > limit {
-        let rest = items.len() - limit;
-        items.truncate(limit);
+    // Only the page is cloned: a paged list of many large objects stays linear.
+    let page = if limit > 0 { limit } else { usize::MAX };
+    let mut items: Vec<Value> = matching.iter().take(page).map(|o| (*o).clone()).collect();
+    if limit > 0 && matching.len() > limit {
+        let rest = matching.len() - limit;
         let last = items.last().map(|o| {
             format!(
                 "{}/{}",

@@ -292,6 +292,18 @@ impl ApiServer {
     /// events); a `status` in `obj` is then written through the status subresource, as a
     /// kubelet would (a second revision). The manager is `test-seed`.
     pub fn try_create(&self, plural: &str, obj: Value) -> StatusResult {
+        self.try_create_as(plural, obj, "test-seed", "test-seed")
+    }
+
+    /// `try_create` with the managers a real cluster would record: `manager` creates the object
+    /// and `status_manager` writes its status (e.g. kubectl-client-side-apply and kubelet).
+    pub fn try_create_as(
+        &self,
+        plural: &str,
+        obj: Value,
+        manager: &str,
+        status_manager: &str,
+    ) -> StatusResult {
         let res = resource(plural);
         let ns = obj
             .pointer("/metadata/namespace")
@@ -299,7 +311,7 @@ impl ApiServer {
             .unwrap_or("default")
             .to_string();
         self.with_state(|s| {
-            let created = handler::create(&mut s.store, res, &ns, obj.clone(), "test-seed", false)
+            let created = handler::create(&mut s.store, res, &ns, obj.clone(), manager, false)
                 .map_err(|e| e.to_status())?;
             match obj.get("status") {
                 Some(status) if res.status_subresource && created.get("status") != Some(status) => {
@@ -317,7 +329,7 @@ impl ApiServer {
                         &name,
                         Some("status"),
                         next,
-                        "test-seed",
+                        status_manager,
                         false,
                     )
                     .map(|(o, _)| o)
@@ -475,6 +487,17 @@ impl ApiServer {
         f: impl FnOnce(&mut Value),
     ) -> StatusResult {
         self.mutate_as("nodes", "", name, None, manager, f)
+    }
+
+    /// Another writer updates a Pod (PUT pods/NAME as `manager`).
+    pub fn update_pod_as(
+        &self,
+        manager: &str,
+        ns: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> StatusResult {
+        self.mutate_as("pods", ns, name, None, manager, f)
     }
 
     /// Another writer updates a Lease (PUT as `manager`).

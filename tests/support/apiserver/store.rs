@@ -168,13 +168,14 @@ impl Store {
     }
 
     /// The objects of `res` (optionally in one namespace) as they were at revision `at`,
-    /// reconstructed by undoing later changes from the history.
+    /// reconstructed by undoing later changes from the history; borrowed, so a paged list clones
+    /// only its page.
     pub fn snapshot(
         &self,
         res: &Resource,
         namespace: Option<&str>,
         at: u64,
-    ) -> Result<Vec<Value>, ApiError> {
+    ) -> Result<Vec<&Value>, ApiError> {
         if !self.covers(at) {
             return Err(ApiError::expired(format!(
                 "too old resource version: {at} ({})",
@@ -182,12 +183,8 @@ impl Store {
             )));
         }
         let in_scope = |k: &Key| k.0 == res.plural && namespace.is_none_or(|ns| k.1 == ns);
-        let mut objs: BTreeMap<Key, Value> = self
-            .objects
-            .iter()
-            .filter(|(k, _)| in_scope(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut objs: BTreeMap<&Key, &Value> =
+            self.objects.iter().filter(|(k, _)| in_scope(k)).collect();
         for e in self.history.iter().rev().take_while(|e| e.rv > at) {
             if !in_scope(&e.key) {
                 continue;
@@ -197,7 +194,7 @@ impl Store {
                     objs.remove(&e.key);
                 }
                 (_, Some(prev)) => {
-                    objs.insert(e.key.clone(), prev.clone());
+                    objs.insert(&e.key, prev);
                 }
                 (_, None) => {}
             }

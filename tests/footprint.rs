@@ -1,0 +1,386 @@
+//! The watch keeps only what is read (issue 12): realistic Pods and a realistic Node, decoded as
+//! the watches decode them (`api::slim`), hold no field outside an explicit allow-list, and every
+//! reader (the fence's conversions, `status`'s snapshot, the reporter's other-writer check, the
+//! quorum's zone) sees the same thing in the compact object as in the whole one. The pod watch
+//! lists in pages, end to end against the API test server.
+
+#[path = "support/apiserver/mod.rs"]
+mod apiserver;
+#[path = "support/realistic.rs"]
+mod realistic;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use nodewarden::agent::{fence, quorum, reporter, snapshot};
+use nodewarden::api::slim::{SlimNode, SlimPod};
+use nodewarden::core::condition::{ConditionStatus, NodeCondition};
+use serde_json::Value;
+
+const NODE: &str = "n1";
+
+/// A path pattern: object keys, `[]` for any list item, `*` for any key of a free-form map.
+type Pattern = &'static [&'static str];
+
+/// `apiVersion` and `kind` are constants of the API types (written when serialised, never
+/// stored).
+const POD_ALLOWED: &[Pattern] = &[
+    &["apiVersion"],
+    &["kind"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    &["metadata", "uid"],
+    &["metadata", "resourceVersion"],
+    &["metadata", "annotations", "kubernetes.io/config.mirror"],
+    &["metadata", "annotations", "kubernetes.io/config.source"],
+    &["metadata", "annotations", "nodewarden.io/fence"],
+    &["metadata", "ownerReferences", "[]", "kind"],
+    &["metadata", "ownerReferences", "[]", "controller"],
+    &["spec", "tolerations", "[]", "key"],
+    &["spec", "tolerations", "[]", "operator"],
+    &["spec", "tolerations", "[]", "value"],
+    &["spec", "tolerations", "[]", "effect"],
+    &["spec", "tolerations", "[]", "tolerationSeconds"],
+    &["spec", "terminationGracePeriodSeconds"],
+    &["spec", "containers", "[]", "name"],
+    &["spec", "containers", "[]", "restartPolicy"],
+    &["spec", "containers", "[]", "resources", "requests", "*"],
+    &["spec", "containers", "[]", "resources", "limits", "*"],
+    &["spec", "initContainers", "[]", "name"],
+    &["spec", "initContainers", "[]", "restartPolicy"],
+    &["spec", "initContainers", "[]", "resources", "requests", "*"],
+    &["spec", "initContainers", "[]", "resources", "limits", "*"],
+    &["spec", "resources", "requests", "*"],
+    &["spec", "resources", "limits", "*"],
+    &["spec", "overhead", "*"],
+    &["status", "phase"],
+    &["status", "qosClass"],
+];
+
+const NODE_ALLOWED: &[Pattern] = &[
+    &["apiVersion"],
+    &["kind"],
+    &["metadata", "name"],
+    &["metadata", "uid"],
+    &["metadata", "resourceVersion"],
+    &["metadata", "labels", "topology.kubernetes.io/zone"],
+    &["metadata", "managedFields", "[]", "manager"],
+    &["metadata", "managedFields", "[]", "subresource"],
+    &[
+        "metadata",
+        "managedFields",
+        "[]",
+        "fieldsV1",
+        "f:status",
+        "f:conditions",
+        "*",
+    ],
+    &["spec", "taints", "[]", "key"],
+    &["spec", "taints", "[]", "value"],
+    &["spec", "taints", "[]", "effect"],
+    &["spec", "taints", "[]", "timeAdded"],
+    &["status", "conditions", "[]", "type"],
+    &["status", "conditions", "[]", "status"],
+    &["status", "conditions", "[]", "reason"],
+    &["status", "conditions", "[]", "message"],
+    &["status", "conditions", "[]", "lastHeartbeatTime"],
+    &["status", "conditions", "[]", "lastTransitionTime"],
+    &["status", "allocatable", "*"],
+];
+
+/// Every leaf of `v` (an empty object or list counts as one; an empty string is a required
+/// field of an API type left empty, holding nothing) as its path.
+fn leaves(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                path.push(k.clone());
+                leaves(v, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            path.push("[]".into());
+            for v in a {
+                leaves(v, path, out);
+            }
+            path.pop();
+        }
+        Value::String(s) if s.is_empty() => {}
+        _ => out.push(path.clone()),
+    }
+}
+
+fn allowed(path: &[String], allow: &[Pattern]) -> bool {
+    allow.iter().any(|p| {
+        p.len() == path.len()
+            && p.iter()
+                .zip(path)
+                .all(|(p, s)| *p == "*" || *p == s.as_str())
+    })
+}
+
+/// The paths of `v` outside `allow`.
+fn outside(v: &Value, allow: &[Pattern]) -> Vec<String> {
+    let mut all = Vec::new();
+    leaves(v, &mut Vec::new(), &mut all);
+    assert!(!all.is_empty(), "nothing kept at all: {v}");
+    all.into_iter()
+        .filter(|p| !allowed(p, allow))
+        .map(|p| p.join("."))
+        .collect()
+}
+
+#[test]
+fn realistic_pods_are_several_kilobytes_of_json() {
+    // The issue measured about 6.4 KB; these, with every part it names, are about 9 KB.
+    for (shape, pod) in realistic::pod_shapes(NODE) {
+        let len = pod.to_string().len();
+        assert!((6_000..12_000).contains(&len), "{shape}: {len} bytes");
+    }
+    let len = realistic::node(NODE).to_string().len();
+    assert!((8_000..16_000).contains(&len), "node: {len} bytes");
+}
+
+#[test]
+fn the_pod_cache_keeps_no_field_outside_the_allow_list() {
+    for (shape, full) in realistic::pod_shapes(NODE) {
+        let slim: SlimPod = serde_json::from_value(full.clone()).expect(shape);
+        let kept = serde_json::to_value(&slim).expect("serialise");
+        assert_eq!(outside(&kept, POD_ALLOWED), Vec::<String>::new(), "{shape}");
+        // What the fence is handed is built from the compact pod: nothing more either.
+        let rebuilt = serde_json::to_value(slim.to_pod()).expect("serialise");
+        assert_eq!(
+            outside(&rebuilt, POD_ALLOWED),
+            Vec::<String>::new(),
+            "{shape}"
+        );
+        let (full_len, kept_len) = (full.to_string().len(), kept.to_string().len());
+        assert!(
+            kept_len * 5 < full_len,
+            "{shape}: kept {kept_len} of {full_len} bytes"
+        );
+    }
+}
+
+#[test]
+fn the_allow_list_guard_catches_a_kept_field() {
+    // The guard itself can fail: the whole pod has fields outside the list.
+    let full = realistic::pod(0, NODE);
+    let out = outside(&full, POD_ALLOWED);
+    for field in [
+        "metadata.managedFields.[].manager",
+        "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration",
+        "spec.containers.[].env.[].name",
+        "spec.volumes.[].name",
+        "status.containerStatuses.[].imageID",
+        "metadata.labels.app",
+    ] {
+        assert!(
+            out.iter().any(|p| p == field),
+            "{field} not flagged in {out:?}"
+        );
+    }
+}
+
+#[test]
+fn the_fence_and_status_see_the_same_pod_stripped() {
+    let mut fenced = 0;
+    for (shape, full_json) in realistic::pod_shapes(NODE) {
+        let full: Pod = serde_json::from_value(full_json.clone()).expect(shape);
+        let slim: SlimPod = serde_json::from_value(full_json).expect(shape);
+        let stripped = slim.to_pod();
+        let (want, got) = (fence::fence_pod(&full), fence::fence_pod(&stripped));
+        assert_eq!(got, want, "{shape}");
+        fenced += usize::from(got.is_some());
+        assert_eq!(
+            snapshot::pod_resources(&stripped),
+            snapshot::pod_resources(&full),
+            "{shape}"
+        );
+    }
+    assert_eq!(fenced, 6, "every shape converts");
+}
+
+#[test]
+fn the_shapes_differ_where_the_fence_looks() {
+    // Each shape exercises what it is named after (else the equality above proves little).
+    let conv: Vec<_> = realistic::pod_shapes(NODE)
+        .into_iter()
+        .map(|(_, v)| {
+            let slim: SlimPod = serde_json::from_value(v).expect("decode");
+            let pod = slim.to_pod();
+            (
+                fence::fence_pod(&pod).expect("converts"),
+                snapshot::pod_resources(&pod).expect("resources"),
+            )
+        })
+        .collect();
+    let [deploy, sidecar, pod_level, mirror, daemon, tolerant] = &conv[..] else {
+        panic!("six shapes");
+    };
+    assert_eq!(deploy.0.owner_kind.as_deref(), Some("ReplicaSet"));
+    assert_ne!(sidecar.1, deploy.1, "the sidecar adds to the requests");
+    assert_ne!(
+        pod_level.1, deploy.1,
+        "pod-level resources and overhead count"
+    );
+    assert_ne!(pod_level.0.qos, deploy.0.qos);
+    assert!(mirror.0.static_or_mirror);
+    assert_eq!(daemon.0.owner_kind.as_deref(), Some("DaemonSet"));
+    assert!(daemon.0.opted_out && daemon.0.terminal);
+    assert_eq!(tolerant.0.tolerations.len(), 7);
+    assert_eq!(tolerant.0.termination_grace_seconds, 120);
+}
+
+fn condition(t: &str, status: ConditionStatus, reason: &str) -> NodeCondition {
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+    NodeCondition {
+        condition_type: t.into(),
+        status,
+        reason: reason.into(),
+        message: String::new(),
+        last_heartbeat_time: at,
+        last_transition_time: at,
+    }
+}
+
+#[test]
+fn the_node_watch_keeps_no_field_outside_the_allow_list() {
+    let full = realistic::node(NODE);
+    let slim: SlimNode = serde_json::from_value(full.clone()).expect("decode");
+    let kept = serde_json::to_value(slim.into_node()).expect("serialise");
+    assert_eq!(outside(&kept, NODE_ALLOWED), Vec::<String>::new());
+    assert!(!outside(&full, NODE_ALLOWED).is_empty());
+    let (full_len, kept_len) = (full.to_string().len(), kept.to_string().len());
+    assert!(
+        kept_len * 4 < full_len,
+        "kept {kept_len} of {full_len} bytes"
+    );
+}
+
+#[test]
+fn the_reporter_fence_and_quorum_see_the_same_node_stripped() {
+    let full_json = realistic::node(NODE);
+    let full: Node = serde_json::from_value(full_json.clone()).expect("decode");
+    let slim = serde_json::from_value::<SlimNode>(full_json)
+        .expect("decode")
+        .into_node();
+    assert_eq!(snapshot::node(&slim), snapshot::node(&full));
+    assert_eq!(slim.metadata.uid, full.metadata.uid);
+    assert_eq!(
+        slim.metadata.resource_version,
+        full.metadata.resource_version
+    );
+    let zone = |n: &Node| {
+        n.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(quorum::ZONE_LABEL))
+            .cloned()
+    };
+    assert_eq!(zone(&slim).as_deref(), Some("zone-a"));
+    assert_eq!(zone(&slim), zone(&full));
+    // The taints the reporter rewrites are kept whole (timeAdded included).
+    assert_eq!(
+        slim.spec.as_ref().and_then(|s| s.taints.clone()),
+        full.spec.as_ref().and_then(|s| s.taints.clone())
+    );
+    // Another writer of one of our conditions (node-problem-detector on KernelDeadlock) and one
+    // that flipped ours are found the same way in both.
+    let ours = [
+        condition(
+            "NodewardenMemoryPressure",
+            ConditionStatus::True,
+            "NodewardenHasInsufficientMemory",
+        ),
+        condition(
+            "KernelDeadlock",
+            ConditionStatus::False,
+            "KernelHasNoDeadlock",
+        ),
+        condition(
+            "DiskPressure",
+            ConditionStatus::False,
+            "KubeletHasNoDiskPressure",
+        ),
+    ];
+    let want = reporter::foreign_writers(&full, &ours);
+    assert!(
+        want.iter()
+            .any(|f| f.manager.as_deref() == Some("node-problem-detector")),
+        "{want:?}"
+    );
+    assert!(
+        want.iter().any(|f| f.manager.as_deref() == Some("kubelet")),
+        "{want:?}"
+    );
+    assert_eq!(reporter::foreign_writers(&slim, &ours), want);
+}
+
+#[test]
+fn malformed_kept_fields_are_errors_and_dropped_ones_are_not_read() {
+    let mut pod = realistic::pod(0, NODE);
+    // A field nobody reads may be anything: it is skipped unread.
+    pod["spec"]["volumes"] = serde_json::json!("not a list");
+    pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+        serde_json::json!({"an": ["object"]});
+    assert!(serde_json::from_value::<SlimPod>(pod.clone()).is_ok());
+    // A kept one is checked.
+    pod["spec"]["tolerations"] = serde_json::json!("nope");
+    let err = serde_json::from_value::<SlimPod>(pod).expect_err("tolerations are read");
+    assert!(err.to_string().contains("invalid type"), "{err}");
+    // null where a map or list may be.
+    let mut pod = realistic::pod(1, NODE);
+    pod["metadata"]["annotations"] = Value::Null;
+    pod["metadata"]["ownerReferences"] = Value::Null;
+    pod["spec"]["containers"][0]["resources"] = Value::Null;
+    let slim: SlimPod = serde_json::from_value(pod).expect("nulls");
+    assert!(slim.metadata.annotations.is_none() && slim.metadata.owner_references.is_none());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
+    let server = apiserver::ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(realistic::for_create(realistic::node(NODE)));
+    let n = 250;
+    for i in 0..n {
+        server.create_pod(realistic::for_create(realistic::pod(i, NODE)));
+    }
+    // A pod on another node is not ours.
+    server.create_pod(realistic::for_create(realistic::pod(n, "other")));
+    let (node_tx, mut node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
+    let (views, run) = nodewarden::api::watch::start(server.client(), NODE.into(), node_tx);
+    let task = tokio::spawn(run);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while views.pods.state().len() < n || node_rx.borrow_and_update().is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "store never filled");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort();
+    assert_eq!(views.pods.state().len(), n);
+    for p in views.pods.state() {
+        let kept = serde_json::to_value(&*p).expect("serialise");
+        assert_eq!(outside(&kept, POD_ALLOWED), Vec::<String>::new());
+        assert_eq!(p.spec.as_ref().map(|s| s.containers.len()), Some(2));
+    }
+    let node = node_rx.borrow().clone().expect("node");
+    assert_eq!(
+        node.metadata.labels.as_ref().map(|l| l.len()),
+        Some(1),
+        "only the zone label"
+    );
+    let lists: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/pods" && r.param("watch").is_none())
+        .collect();
+    let limits: Vec<_> = lists
+        .iter()
+        .map(|r| r.param("limit").map(str::to_string))
+        .collect();
+    assert_eq!(limits, vec![Some("100".to_string()); 3], "{lists:?}");
+    assert!(lists[1].param("continue").is_some() && lists[2].param("continue").is_some());
+}
