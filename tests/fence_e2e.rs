@@ -9,7 +9,6 @@ mod support;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
 use nodewarden::core::qos::QosClass;
@@ -17,6 +16,7 @@ use nodewarden::terminate::{CgroupDriver, CgroupVersion};
 use serde_json::{Value, json};
 use support::apiserver::ApiServer;
 use support::cgroup::CgroupSandbox;
+use support::lab::{Server, live_processes, pod_processes};
 use support::netns::Netns;
 use support::{Agent, field, free_port, is_root, require, write_config};
 
@@ -26,58 +26,6 @@ const GRACE: Duration = Duration::from_secs(4);
 const UNREACHABLE_AFTER: &str = "2500ms";
 const MARGIN: Duration = Duration::from_millis(500);
 const CAP: Duration = Duration::from_secs(1);
-
-/// The API test server served on `addr` from a thread of its own.
-struct Server {
-    api: ApiServer,
-    kubeconfig: PathBuf,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(addr: SocketAddr, dir: &Path) -> Server {
-        let api = ApiServer::new();
-        let (tx, rx) = mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = api.clone();
-        let dir = dir.to_path_buf();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let lb = server
-                    .serve_on(addr)
-                    .expect("bind on the host end of the veth");
-                let _ = tx.send(lb.write_kubeconfig(&dir));
-                let _ = stop_rx.await;
-                drop(lb);
-            });
-        });
-        let kubeconfig = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("server started");
-        Server {
-            api,
-            kubeconfig,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 /// One fake pod: its Pod object and its processes.
 struct FakePod {
@@ -106,24 +54,6 @@ fn pod_json(name: &str, tolerations: Value, extra_meta: Value) -> Value {
             "containers": [{"name": "c", "image": "busybox"}]
         }
     })
-}
-
-fn pod_processes(dir: &Path) -> usize {
-    let mut n = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
-            n += text.lines().filter(|l| !l.trim().is_empty()).count();
-        }
-        if let Ok(entries) = std::fs::read_dir(&d) {
-            for e in entries.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(e.path());
-                }
-            }
-        }
-    }
-    n
 }
 
 struct Scene {
@@ -661,38 +591,6 @@ fn a_pod_seen_just_before_a_sigkill_is_stopped_on_time_after_the_restart() {
         );
         again.kill_hard();
     }
-}
-
-/// Processes in a pod's cgroup tree that have not exited (zombies awaiting the test's reaping
-/// are gone as far as the pod is concerned).
-fn live_processes(dir: &Path) -> usize {
-    let mut n = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
-            n += text
-                .lines()
-                .filter(|pid| {
-                    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-                        .ok()
-                        .and_then(|s| {
-                            s.rsplit_once(')')
-                                .map(|(_, rest)| rest.trim_start().chars().next())
-                        })
-                        .flatten()
-                        .is_some_and(|state| state != 'Z')
-                })
-                .count();
-        }
-        if let Ok(entries) = std::fs::read_dir(&d) {
-            for e in entries.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(e.path());
-                }
-            }
-        }
-    }
-    n
 }
 
 /// Issue 10, the suite: 200 SIGKILLs at pseudo-random instants — 150 while connected (every

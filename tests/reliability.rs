@@ -50,6 +50,40 @@ fn events_in_order(server: &ApiServer) -> Vec<(u128, String)> {
     out
 }
 
+/// The DiskPressure Events in order, checked: they alternate (a duplicate shows as the same
+/// reason twice in a row, a lost Event likewise) and the last one says `pressure`.
+fn disk_transitions_alternating(server: &ApiServer, pressure: bool) -> Vec<String> {
+    let disk: Vec<String> = events_in_order(server)
+        .into_iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.contains("DiskPressure"))
+        .collect();
+    for pair in disk.windows(2) {
+        assert_ne!(pair[0], pair[1], "the same transition twice: {disk:?}");
+    }
+    let last = if pressure {
+        "NodeHasDiskPressure"
+    } else {
+        "NodeHasNoDiskPressure"
+    };
+    assert_eq!(disk.last().map(String::as_str), Some(last), "{disk:?}");
+    disk
+}
+
+/// Waits (20 s at most) until the Node's DiskPressure says `pressure`.
+async fn await_disk_status(server: &ApiServer, agent: &Agent, pressure: bool) {
+    let want = if pressure { "True" } else { "False" };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while disk_status(server).as_deref() != Some(want) {
+        assert!(
+            Instant::now() < deadline,
+            "DiskPressure never became {want}:\n{}",
+            agent.dump()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn disk_status(server: &ApiServer) -> Option<String> {
     let node = server.node(NODE)?;
     node["status"]["conditions"]
@@ -149,16 +183,7 @@ async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant()
     }
     // A last run sees the final state through and stops cleanly.
     let mut agent = Agent::start(&config, &[]);
-    let want = if pressure { "True" } else { "False" };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while disk_status(&server).as_deref() != Some(want) {
-        assert!(
-            Instant::now() < deadline,
-            "DiskPressure never became {want}:\n{}",
-            agent.dump()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    await_disk_status(&server, &agent, pressure).await;
     // Time for the last Events to be delivered.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let _ = agent.terminate(Duration::from_secs(5));
@@ -173,24 +198,11 @@ async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant()
     // DiskPressure alternates and ends where the Node is: a duplicate shows as the same reason
     // twice in a row, a lost Event likewise (or as a wrong last one). The first may be either:
     // a kill before the first decision means the first status the agent saw was True.
-    let disk: Vec<&str> = reasons
-        .iter()
-        .copied()
-        .filter(|r| r.contains("DiskPressure"))
-        .collect();
+    let disk = disk_transitions_alternating(&server, pressure);
     assert!(
         disk.len() >= rounds / 2,
         "too few transitions seen: {disk:?}"
     );
-    for pair in disk.windows(2) {
-        assert_ne!(pair[0], pair[1], "the same transition twice: {disk:?}");
-    }
-    let last = if pressure {
-        "NodeHasDiskPressure"
-    } else {
-        "NodeHasNoDiskPressure"
-    };
-    assert_eq!(disk.last().copied(), Some(last), "{disk:?}");
     eprintln!(
         "{rounds} SIGKILLs: {} Events, DiskPressure sequence {disk:?}",
         events.len()
@@ -575,16 +587,7 @@ async fn soak(flapping: bool) {
         );
     }
     server.faults().clear();
-    let want = if pressure { "True" } else { "False" };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while disk_status(&server).as_deref() != Some(want) {
-        assert!(
-            Instant::now() < deadline,
-            "DiskPressure never became {want} after the faults:\n{}",
-            agent.dump()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    await_disk_status(&server, &agent, pressure).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let hwm_after = vm_hwm_kib(agent.pid());
     let log: String = agent
@@ -608,21 +611,7 @@ async fn soak(flapping: bool) {
         "{lines} log lines in two minutes ({flips} flips; bound {bound}):\n{log}"
     );
     // Every DiskPressure transition announced once, alternating, ending where the Node is.
-    let events = events_in_order(&server);
-    let disk: Vec<&str> = events
-        .iter()
-        .map(|(_, r)| r.as_str())
-        .filter(|r| r.contains("DiskPressure"))
-        .collect();
-    for pair in disk.windows(2) {
-        assert_ne!(pair[0], pair[1], "the same transition twice: {disk:?}");
-    }
-    let last = if pressure {
-        "NodeHasDiskPressure"
-    } else {
-        "NodeHasNoDiskPressure"
-    };
-    assert_eq!(disk.last().copied(), Some(last), "{disk:?}");
+    let disk = disk_transitions_alternating(&server, pressure);
     let failed = server
         .requests()
         .iter()

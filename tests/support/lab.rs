@@ -127,13 +127,18 @@ impl Drop for Server {
     }
 }
 
-/// Number of processes in a cgroup tree (0: the pod is stopped).
-pub fn pod_processes(dir: &Path) -> usize {
-    let mut n = 0;
+/// The PIDs listed in a cgroup tree's `cgroup.procs` files.
+fn tree_pids(dir: &Path) -> Vec<String> {
+    let mut pids = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
-            n += text.lines().filter(|l| !l.trim().is_empty()).count();
+            pids.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string),
+            );
         }
         if let Ok(entries) = std::fs::read_dir(&d) {
             for e in entries.flatten() {
@@ -143,7 +148,29 @@ pub fn pod_processes(dir: &Path) -> usize {
             }
         }
     }
-    n
+    pids
+}
+
+/// Number of processes in a cgroup tree (0: the pod is stopped).
+pub fn pod_processes(dir: &Path) -> usize {
+    tree_pids(dir).len()
+}
+
+/// Processes in a cgroup tree that have not exited (zombies awaiting the test's reaping are
+/// gone as far as the pod is concerned).
+pub fn live_processes(dir: &Path) -> usize {
+    tree_pids(dir)
+        .iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .and_then(|(_, rest)| rest.trim_start().chars().next())
+                })
+                .is_some_and(|state| state != 'Z')
+        })
+        .count()
 }
 
 /// One fake pod of a node: its Pod object's name and its cgroup.
