@@ -3,9 +3,10 @@
 //! cgroup directory to the path `/proc/<pid>/cgroup` shows (`proc_cgroup_path`).
 //!
 //! The input is NUL-separated: mountinfo text, a resolved cgroup directory, a
-//! `/proc/<pid>/cgroup` text, a v1 controller token. Invariants: no panic; a cgroup path is
-//! within itself; a path from `proc_cgroup_path` has no `..` component (a fuzzed directory must
-//! not walk out of the hierarchy, or the terminator could signal processes outside the pod).
+//! `/proc/<pid>/cgroup` text, a v1 controller token (also used as a pod uid). Invariants: no
+//! panic; a cgroup path is within itself; a path from `proc_cgroup_path`, for a fuzzed directory
+//! or a pod directory built from a fuzzed uid, has no `..` component (else the terminator could
+//! signal processes outside the pod).
 #![no_main]
 
 use std::path::{Path, PathBuf};
@@ -50,19 +51,22 @@ fuzz_target!(|data: &[u8]| {
                 hierarchy_prefix: prefix.clone().unwrap_or_default(),
             };
             let under_root = layout.hierarchy_root().join(dir.trim_start_matches('/'));
-            if let Some(path) = layout.proc_cgroup_path(&under_root) {
-                assert!(
-                    !path.split('/').any(|c| c == ".."),
-                    "{dir:?} mapped to {path:?}, outside the hierarchy"
-                );
-            }
-            // A pod uid comes from the API server: its cgroup path must stay a path.
-            for qos in [
+            // A pod uid comes from the API server or the state file: whatever it holds, the
+            // directory built from it maps to a cgroup path inside the hierarchy, or to none
+            // (the terminator then refuses it as outside the hierarchy).
+            let pod_dirs = [
                 QosClass::Guaranteed,
                 QosClass::Burstable,
                 QosClass::BestEffort,
-            ] {
-                let _ = layout.pod_dir(&token, qos);
+            ]
+            .map(|qos| layout.pod_dir(&token, qos));
+            for candidate in std::iter::once(&under_root).chain(&pod_dirs) {
+                if let Some(path) = layout.proc_cgroup_path(candidate) {
+                    assert!(
+                        !path.split('/').any(|c| c == ".."),
+                        "{candidate:?} mapped to {path:?}, outside the hierarchy"
+                    );
+                }
             }
         }
     }

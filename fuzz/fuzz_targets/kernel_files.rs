@@ -6,9 +6,8 @@
 //! `memory.stat`, `memory.usage_in_bytes` (v1), `loadavg`, `sys/kernel/pid_max`,
 //! `sys/kernel/threads-max`, `pressure/memory`, `pressure/io`, `pressure/cpu`, `stat`. A missing
 //! section is a missing file. Each input is sampled as a cgroup v2 and as a cgroup v1 host.
-//! Invariants: no panic; every observation has `0 <= available` only where the kernel's figures
-//! allow it is not asserted (the kubelet reports negative availability), but `capacity` is never
-//! negative and PSI averages are finite percentages.
+//! Invariants: no panic; no observation has a negative capacity (availability may be negative,
+//! as the kubelet reports it); PSI averages are finite and not negative.
 #![no_main]
 
 use std::path::{Path, PathBuf};
@@ -41,7 +40,8 @@ fn root() -> &'static Path {
         } else {
             std::env::temp_dir()
         };
-        let root = base.join(format!("nodewarden-fuzz-kernel-{}", std::process::id()));
+        remove_stale(&base);
+        let root = base.join(format!("{PREFIX}{}", std::process::id()));
         for dir in ["proc/sys/kernel", "proc/pressure", "v2", "v1/memory"] {
             std::fs::create_dir_all(root.join(dir)).expect("create the fixture tree");
         }
@@ -49,6 +49,25 @@ fn root() -> &'static Path {
             .expect("write cgroup.controllers");
         root
     })
+}
+
+const PREFIX: &str = "nodewarden-fuzz-kernel-";
+
+/// Removes the trees of earlier runs whose process is gone: libFuzzer exits without running
+/// destructors, so each run leaves its (small) tree behind.
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn put(path: &Path, contents: Option<&[u8]>) {
