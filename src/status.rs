@@ -206,24 +206,19 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let held_at = stored
         .and_then(|q| q.held_at.as_deref())
         .and_then(state::parse_time);
-    let verdict = match stored {
-        None if !cut_off => QuorumVerdict::NotConsulted,
-        None => QuorumVerdict::Hold {
-            reason: "the peer quorum has not answered yet".into(),
-        },
-        Some(q) if q.verdict == "enforce" => QuorumVerdict::Enforce {
-            not_before: held_at.map(|h| {
-                moment
-                    .mono_at(h)
-                    .saturating_sub(crate::api::request_timeout_for(
-                        config.node_status_update_frequency,
-                        Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
-                    ))
-            }),
-        },
-        Some(q) => QuorumVerdict::Hold {
-            reason: format!("quorum {}: {}", q.verdict, q.reason),
-        },
+    let verdict = if cut_off {
+        crate::core::quorum::planning(
+            stored
+                .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
+                .as_ref(),
+            held_at.map(|h| moment.mono_at(h)),
+            crate::api::request_timeout_for(
+                config.node_status_update_frequency,
+                Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
+            ),
+        )
+    } else {
+        QuorumVerdict::NotConsulted
     };
     let quorum = QuorumStatus {
         verdict: match stored {

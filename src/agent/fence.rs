@@ -507,7 +507,11 @@ pub async fn run(
                     config.fence.unreachable_after.as_secs(), crate::core::clock::rfc3339(contact_wall), pods.len(), mode_name(policy.mode)
                 );
             }
-            let verdict = planning_verdict(&quorum_view, mono_of);
+            let verdict = crate::core::quorum::planning(
+                quorum_view.verdict.as_ref(),
+                quorum_view.held_at.map(|(t, _)| mono_of(t)),
+                crate::api::request_timeout(),
+            );
             if logged_verdict.as_ref() != Some(&verdict) && quorum_view.verdict.is_some() {
                 // Every plan, logged once the quorum first answers in this partition (a round
                 // takes at most `[peers] timeout`; nothing is stopped before) and again whenever
@@ -828,31 +832,6 @@ fn persist(
         cut_off_since: held.cut_off_since.map(state::format_time),
     };
     state::save(dir, &s)
-}
-
-/// The verdict the planner works with while cut off (DESIGN §6 rule 6): nothing is stopped
-/// before the quorum says the control plane evicts; after a hold, eviction times count from the
-/// earliest moment the control plane could have resumed tainting (`Gate::not_before`).
-fn planning_verdict(
-    view: &QuorumView,
-    mono_of: impl Fn(tokio::time::Instant) -> Duration,
-) -> QuorumVerdict {
-    use crate::core::quorum::Verdict;
-    match &view.verdict {
-        None => QuorumVerdict::Hold {
-            reason: "the peer quorum has not answered yet".into(),
-        },
-        Some(Verdict::Enforce { .. }) => QuorumVerdict::Enforce {
-            not_before: crate::core::quorum::Gate {
-                verdict: None,
-                held_at: view.held_at.map(|(t, _)| mono_of(t)),
-            }
-            .not_before(crate::api::request_timeout()),
-        },
-        Some(v) => QuorumVerdict::Hold {
-            reason: format!("quorum {}: {}", v.word(), v.reason()),
-        },
-    }
 }
 
 fn mode_name(m: fence::Mode) -> &'static str {

@@ -95,13 +95,7 @@ pub fn resume(persisted: Option<&State>) -> QuorumView {
     };
     let now = (Instant::now(), SystemTime::now());
     let verdict = s.quorum.as_ref().and_then(|q| {
-        let reason = format!("{} (as before the restart)", q.reason);
-        match q.verdict.as_str() {
-            "enforce" => Some(Verdict::Enforce { reason }),
-            "hold" => Some(Verdict::Hold { reason }),
-            "pending" => Some(Verdict::Pending { reason }),
-            _ => None,
-        }
+        Verdict::from_word(&q.verdict, format!("{} (as before the restart)", q.reason))
     });
     let held_at = s
         .quorum

@@ -124,6 +124,16 @@ impl Verdict {
             | Verdict::Pending { reason } => reason,
         }
     }
+    /// The verdict a word of [`Verdict::word`] names, with `reason` (as the state file keeps it).
+    pub fn from_word(word: &str, reason: String) -> Option<Verdict> {
+        match word {
+            "enforce" => Some(Verdict::Enforce { reason }),
+            "hold" => Some(Verdict::Hold { reason }),
+            "pending" => Some(Verdict::Pending { reason }),
+            _ => None,
+        }
+    }
+
     /// The word used in logs, metrics and `status`.
     pub fn word(&self) -> &'static str {
         match self {
@@ -287,5 +297,31 @@ impl Gate {
     /// request timeout earlier, and the controller taints nothing before it sees the zone healthy.
     pub fn not_before(&self, request_timeout: Duration) -> Option<Duration> {
         self.held_at.map(|h| h.saturating_sub(request_timeout))
+    }
+}
+
+/// The verdict the fence plans with while cut off (DESIGN §6 rule 6): nothing is stopped before
+/// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
+/// hold held at `held_at`, eviction times count from [`Gate::not_before`].
+pub fn planning(
+    verdict: Option<&Verdict>,
+    held_at: Option<Duration>,
+    request_timeout: Duration,
+) -> crate::core::fence::QuorumVerdict {
+    use crate::core::fence::QuorumVerdict;
+    match verdict {
+        None => QuorumVerdict::Hold {
+            reason: "the peer quorum has not answered yet".into(),
+        },
+        Some(Verdict::Enforce { .. }) => QuorumVerdict::Enforce {
+            not_before: Gate {
+                verdict: None,
+                held_at,
+            }
+            .not_before(request_timeout),
+        },
+        Some(v) => QuorumVerdict::Hold {
+            reason: format!("quorum {}: {}", v.word(), v.reason()),
+        },
     }
 }
