@@ -212,10 +212,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
                 .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
                 .as_ref(),
             held_at.map(|h| moment.mono_at(h)),
-            crate::api::request_timeout_for(
-                config.node_status_update_frequency,
-                Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
-            ),
+            crate::api::request_timeout_for(config),
         )
     } else {
         QuorumVerdict::NotConsulted

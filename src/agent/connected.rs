@@ -71,10 +71,7 @@ pub async fn run<S: Source>(
         }),
     ));
     let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
-    api::set_request_timeout(api::request_timeout_for(
-        config.node_status_update_frequency,
-        std::time::Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
-    ));
+    api::set_request_timeout(api::request_timeout_for(config));
 
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);

@@ -76,15 +76,21 @@ pub struct QuorumInputs {
     pub partition_before: bool,
 }
 
-/// The persisted last contact on this run's monotonic clock.
-pub fn contact_before(persisted: Option<&State>) -> Option<Instant> {
-    let wall = persisted?
-        .last_contact
-        .as_deref()
-        .and_then(crate::state::parse_time)?;
+/// A persisted wall-clock time as the same instant on this run's monotonic clock (never in the
+/// future).
+fn instant_of(wall: SystemTime) -> Instant {
     let ago = SystemTime::now().duration_since(wall).unwrap_or_default();
     let now = Instant::now();
-    Some(now.checked_sub(ago).unwrap_or(now))
+    now.checked_sub(ago).unwrap_or(now)
+}
+
+/// The persisted last contact on this run's monotonic clock.
+pub fn contact_before(persisted: Option<&State>) -> Option<Instant> {
+    persisted?
+        .last_contact
+        .as_deref()
+        .and_then(crate::state::parse_time)
+        .map(instant_of)
 }
 
 /// The quorum view a previous run left in the state directory: zone, peers, and the verdict of a
@@ -93,7 +99,6 @@ pub fn resume(persisted: Option<&State>) -> QuorumView {
     let Some(s) = persisted else {
         return QuorumView::default();
     };
-    let now = (Instant::now(), SystemTime::now());
     let verdict = s.quorum.as_ref().and_then(|q| {
         Verdict::from_word(&q.verdict, format!("{} (as before the restart)", q.reason))
     });
@@ -102,11 +107,7 @@ pub fn resume(persisted: Option<&State>) -> QuorumView {
         .as_ref()
         .and_then(|q| q.held_at.as_deref())
         .and_then(crate::state::parse_time)
-        .map(|wall| {
-            // The same instant on this run's monotonic clock (never in the future).
-            let ago = now.1.duration_since(wall).unwrap_or_default();
-            (now.0.checked_sub(ago).unwrap_or(now.0), wall)
-        });
+        .map(|wall| (instant_of(wall), wall));
     QuorumView {
         zone: s.zone.clone(),
         peers: s.peers.iter().filter_map(|p| p.to_peer()).collect(),

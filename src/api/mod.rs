@@ -29,8 +29,9 @@ static REQUEST_TIMEOUT_MS: AtomicU64 = AtomicU64::new(DEFAULT_REQUEST_TIMEOUT.as
 
 /// The kubelet's rule for its heartbeat client: min(`nodeStatusUpdateFrequency`, Lease duration),
 /// so a hung request never outlives a status period or the Lease it is renewing.
-pub fn request_timeout_for(update_frequency: Duration, lease_duration: Duration) -> Duration {
-    update_frequency.min(lease_duration)
+pub fn request_timeout_for(config: &crate::config::Config) -> Duration {
+    let lease = Duration::from_secs(u64::from(config.node_lease_duration_seconds));
+    config.node_status_update_frequency.min(lease)
 }
 
 /// Sets the timeout of every later request made through [`call`].

@@ -626,13 +626,8 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
 
     // With peers, the quorum's count is settled only this long after the last contact: a pod
     // whose kill time comes earlier waits for it, and is stopped late.
-    let (_, settled) = crate::core::quorum::windows(
-        renew,
-        crate::api::request_timeout_for(
-            config.node_status_update_frequency,
-            Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
-        ),
-    );
+    let (_, settled) =
+        crate::core::quorum::windows(renew, crate::api::request_timeout_for(&config));
     let first_kill = config
         .fence
         .node_monitor_grace_period
