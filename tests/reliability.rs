@@ -9,6 +9,8 @@
 //!   failure is logged once, and the state is written again as soon as it can be.
 //! - Wall-clock steps (an hour forward, two back, through libfaketime in the agent alone): the
 //!   node is never judged cut off, no condition flaps, the heartbeat keeps its pace.
+//! - Out-of-order watch events (old versions replayed after newer ones): nothing rolls back, not
+//!   the pods the fence knows nor the reporter's view of the Node.
 
 mod support;
 
@@ -641,4 +643,153 @@ async fn a_server_flapping_every_3_seconds_for_two_minutes_loses_nothing_and_sta
         return;
     }
     soak(true).await;
+}
+
+/// The pods in the state file as `(name, uid)`, sorted.
+fn pods_with_uids(state: &Path) -> Vec<(String, String)> {
+    let v = std::fs::read(state.join("state.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .unwrap_or(Value::Null);
+    let mut out: Vec<(String, String)> = v["pods"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let s = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+            (s("name"), s("uid"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Waits (bounded) until the state file holds exactly `want`.
+async fn await_pods_on_disk(state: &Path, want: &[(String, String)], agent: &Agent) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = pods_with_uids(state);
+        if got == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "state file pods {got:?}, want {want:?}\n{}",
+            agent.dump()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A replaying cache or a faulty proxy delivers old versions after newer ones. Without ordering
+/// by resourceVersion (KEP-5504), a stale DELETED of a pod since re-created under the same name
+/// drops the new pod from the fence, a stale ADDED resurrects a deleted one, and a stale Node
+/// without our taint makes the reporter "restore" a taint that is there.
+#[tokio::test]
+async fn out_of_order_watch_events_roll_nothing_back() {
+    let World {
+        server,
+        _loopback,
+        dir,
+        config,
+    } = world(|dir| {
+        format!(
+            "stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeStatusUpdateFrequency = \"1s\"\nnodeStatusReportFrequency = \"5m\"\n\
+             [evictionHard]\n\"memory.available\" = \"100Ti\"\n[fence]\nmode = \"dry-run\"",
+            state = dir.join("state").display(),
+        )
+    });
+    let state = dir.path().join("state");
+    let node_before = server.node(NODE).expect("node");
+    let old_p0 = server.create_pod(pod("p0"));
+    let gone = server.create_pod(pod("gone"));
+    let _ = server.create_pod(pod("p1"));
+    server
+        .delete("pods", "default", "gone", Some(0))
+        .expect("delete gone");
+    let config2 = config.clone();
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut a = Agent::start(&config2, &[]);
+        a.wait_for(&["node taints written"], Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("the agent never wrote its taint:\n{}", a.dump()));
+        a
+    })
+    .await
+    .expect("start agent");
+    // p0 re-created under the same name: a new UID.
+    server
+        .delete("pods", "default", "p0", Some(0))
+        .expect("delete p0");
+    let new_p0 = server.create_pod(pod("p0"));
+    let uid = |p: &Value| {
+        p["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let p1 = server.pod("default", "p1").expect("p1");
+    let want = {
+        let mut w = vec![
+            ("p0".to_string(), uid(&new_p0)),
+            ("p1".to_string(), uid(&p1)),
+        ];
+        w.sort();
+        w
+    };
+    await_pods_on_disk(&state, &want, &agent).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let taint_writes = |s: &ApiServer| {
+        s.requests()
+            .iter()
+            .filter(|r| r.method != "GET" && r.path == format!("/api/v1/nodes/{NODE}"))
+            .count()
+    };
+    let writes_before = taint_writes(&server);
+
+    // The stale events, each older than what the watches already delivered.
+    let faults = server.faults();
+    let mut deleted_p0 = old_p0.clone();
+    deleted_p0["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+    assert_eq!(faults.replay_watch_event("pods", "DELETED", &deleted_p0), 1);
+    assert_eq!(faults.replay_watch_event("pods", "ADDED", &gone), 1);
+    assert_eq!(faults.replay_watch_event("pods", "MODIFIED", &old_p0), 1);
+    assert_eq!(
+        faults.replay_watch_event("nodes", "MODIFIED", &node_before),
+        1
+    );
+
+    // Long enough for the fence to write a changed pod set (250 ms) and the reporter to react to
+    // the Node several times over (1 s cycles).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        pods_with_uids(&state),
+        want,
+        "a stale event changed the pods on disk\n{}",
+        agent.dump()
+    );
+    assert_eq!(
+        taint_writes(&server),
+        writes_before,
+        "a stale Node made the agent write its taints\n{}",
+        agent.dump()
+    );
+    let log = agent.drained_dump();
+    assert!(
+        !log.contains("vanished"),
+        "a stale Node was taken for a removed taint:\n{log}"
+    );
+    let ignored = log
+        .lines()
+        .filter(|l| l.contains("older than") && l.contains("ignored"))
+        .count();
+    // Logged at the first stale event of each watch and at powers of two: pods 1, 2 (of 3), node 1.
+    assert_eq!(ignored, 3, "stale events not logged as expected:\n{log}");
+    // Fresh events still flow after the stale ones.
+    let p2 = server.create_pod(pod("p2"));
+    let mut want = want;
+    want.push(("p2".to_string(), uid(&p2)));
+    want.sort();
+    await_pods_on_disk(&state, &want, &agent).await;
+    let _ = agent.terminate(Duration::from_secs(5));
 }

@@ -7,14 +7,15 @@
 
 use std::sync::Arc;
 
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
-use kube::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource};
 use tokio::sync::watch;
 
 use crate::api::slim::{SlimNode, SlimPod};
+use crate::core::resource_version::{self, Watermark};
 
 /// Objects per page of the initial list (and of every relist). kube's default is 500: a page of
 /// 500 realistic pods is 3–5 MB of JSON, which kube-client holds twice (bytes and text) while it
@@ -64,8 +65,14 @@ async fn run(
     let node_cfg = watcher::Config::default().fields(&format!("metadata.name={node_name}"));
     let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.
-    let node_stream = watcher(nodes, node_cfg).default_backoff().applied_objects();
-    let pod_stream = reflector::reflector(pod_writer, watcher(pods, pod_cfg)).default_backoff();
+    let node_stream = in_order(watcher(nodes, node_cfg), "node", node_name.clone())
+        .default_backoff()
+        .applied_objects();
+    let pod_stream = reflector::reflector(
+        pod_writer,
+        in_order(watcher(pods, pod_cfg), "pod", node_name.clone()),
+    )
+    .default_backoff();
     tokio::pin!(node_stream);
     tokio::pin!(pod_stream);
     let mut node_failing = false;
@@ -110,4 +117,57 @@ async fn run(
             else => std::future::pending::<()>().await,
         }
     }
+}
+
+/// The watch's events without the stale ones (`core::resource_version`): an event older than
+/// what this watch already delivered is dropped before it reaches the store or the channel, and
+/// logged at the first and then at every power of two, so a replaying proxy cannot flood the log.
+pub fn in_order<K: Resource>(
+    stream: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>>,
+    what: &'static str,
+    node: String,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> {
+    let mut mark = Watermark::default();
+    let mut stale: u64 = 0;
+    stream.filter(move |item| {
+        let rv = |k: &K| k.meta().resource_version.clone();
+        let keep = match item {
+            Err(_) => true,
+            Ok(ev) => {
+                let rv = match ev {
+                    watcher::Event::Apply(k)
+                    | watcher::Event::Delete(k)
+                    | watcher::Event::InitApply(k) => rv(k),
+                    watcher::Event::Init | watcher::Event::InitDone => None,
+                };
+                let event = match ev {
+                    watcher::Event::Init => resource_version::Event::ListStart,
+                    watcher::Event::InitApply(_) => resource_version::Event::Listed(rv.as_deref()),
+                    watcher::Event::InitDone => resource_version::Event::ListDone,
+                    watcher::Event::Apply(_) | watcher::Event::Delete(_) => {
+                        resource_version::Event::Changed(rv.as_deref())
+                    }
+                };
+                let keep = mark.admit(event);
+                if !keep {
+                    stale += 1;
+                    if stale.is_power_of_two() {
+                        let (name, rv) = match ev {
+                            watcher::Event::Apply(k) | watcher::Event::Delete(k) => {
+                                (k.meta().name.clone().unwrap_or_default(), rv.unwrap_or_default())
+                            }
+                            _ => Default::default(),
+                        };
+                        log::warn!(
+                            node = node.as_str(), watch = what, stale = stale;
+                            "{what} watch delivered {what} {name} at resourceVersion {rv}, older than {} it already delivered: ignored ({stale} stale event(s) so far)",
+                            mark.mark().unwrap_or_default()
+                        );
+                    }
+                }
+                keep
+            }
+        };
+        std::future::ready(keep)
+    })
 }

@@ -11,6 +11,7 @@ pub mod pressure;
 pub mod qos;
 pub mod quantity;
 pub mod quorum;
+pub mod resource_version;
 pub mod resources;
 pub mod signal;
 pub mod taint;

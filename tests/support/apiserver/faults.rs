@@ -2,6 +2,7 @@
 //! requests with a status or a garbage 200 body, add latency, or black-hole requests (accepted,
 //! never answered).
 
+use serde_json::Value;
 use std::time::Duration;
 
 use super::ApiServer;
@@ -163,6 +164,27 @@ impl Faults {
             }
         });
         self
+    }
+
+    /// Deliver `kind` (`ADDED`, `MODIFIED` or `DELETED`) of `object`, exactly as given, on every
+    /// open watch of `plural` whose namespace and selector take it: what a replaying cache or a
+    /// faulty proxy in front of the real server delivers out of order (an old version of an object
+    /// after a newer one). The store is not touched. Returns how many watches got it.
+    pub fn replay_watch_event(&self, plural: &str, kind: &str, object: &Value) -> usize {
+        let event = serde_json::json!({ "type": kind, "object": object });
+        let ns = object["metadata"]["namespace"].as_str().map(str::to_string);
+        self.server.with_state(|s| {
+            s.store
+                .watchers
+                .iter()
+                .filter(|w| {
+                    w.plural == plural
+                        && (w.namespace.is_none() || w.namespace == ns)
+                        && w.selector.matches(object)
+                })
+                .filter(|w| w.tx.send(event.clone()).is_ok())
+                .count()
+        })
     }
 
     /// Remove every fault rule.
