@@ -9,6 +9,7 @@ use kube::Api;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
+use crate::agent::clock::Clock;
 use crate::agent::sampling::{self, Publisher};
 use crate::agent::{Source, fence, heartbeat, node_name, quorum, reporter};
 use crate::api::lease::LeaseKeeper;
@@ -60,6 +61,8 @@ pub async fn run<S: Source>(
 ) -> Result<(), StartError> {
     let node = node_name(config);
     let (lease_ns, lease_name) = lease_identity(config, &node)?;
+    // The one clock every decision reads.
+    let clock = Clock::start();
     health.require_api();
     let metrics_health = health.clone();
     let reach = Arc::new(Reachability::with_observer(
@@ -242,7 +245,7 @@ pub async fn run<S: Source>(
             }
         }
         tasks.spawn(async move {
-            quorum::run(config, node, inputs, quorum_tx, health).await;
+            quorum::run(config, node, inputs, quorum_tx, health, clock).await;
             "quorum"
         });
     }
@@ -261,7 +264,7 @@ pub async fn run<S: Source>(
         let (client, config, node, health) =
             (client.clone(), config.clone(), node.clone(), health.clone());
         tasks.spawn(async move {
-            fence::run(client, config, node, inputs, health).await;
+            fence::run(client, config, node, inputs, health, clock).await;
             "fence"
         });
     }
@@ -299,6 +302,7 @@ pub async fn run<S: Source>(
             base: std::time::Duration::from_millis(200),
             cap: renew.max(std::time::Duration::from_secs(1)),
         },
+        clock,
     };
     let inputs = reporter::ReporterInputs {
         snapshots: snap_rx,

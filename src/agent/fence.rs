@@ -23,6 +23,7 @@ use kube::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 
+use crate::agent::clock::Clock;
 use crate::agent::quorum::QuorumView;
 use crate::agent::reporter::Journal;
 use crate::agent::snapshot;
@@ -31,9 +32,13 @@ use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
 use crate::api::slim::SlimPod;
 use crate::config::Config;
+use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
 use crate::core::contact;
 use crate::core::fence::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
+use crate::core::fencing::{
+    Cadence, Due, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Write,
+};
 use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
 use crate::core::taint::{Effect, Operator, Toleration};
@@ -196,477 +201,530 @@ pub struct FenceInputs {
     pub quorum: watch::Receiver<QuorumView>,
 }
 
-/// Progress on one pod's plan during the current partition.
-#[derive(Default)]
-struct Progress {
-    termed: bool,
-    killed: bool,
+/// Everything the state file keeps, as the task holds it.
+struct Kept {
+    pods: Vec<FencePod>,
+    /// For `status` only: each pod's requests and limits.
+    resources: BTreeMap<String, Effective>,
+    /// The Node as last seen.
+    node_status: Option<StoredNode>,
+    /// The fence's own Events not yet delivered.
+    fence_events: Vec<StoredEvent>,
+    /// The reporter's undelivered condition Events and our conditions as decided.
+    condition_events: Vec<StoredEvent>,
+    decided: Vec<StoredCondition>,
+    /// Pods stopped and kept dead until the API server answers.
+    fenced: BTreeSet<String>,
 }
 
-/// The fence task. Runs until dropped.
+impl Kept {
+    fn from_state(s: Option<&State>) -> Kept {
+        let Some(s) = s else {
+            return Kept {
+                pods: Vec::new(),
+                resources: BTreeMap::new(),
+                node_status: None,
+                fence_events: Vec::new(),
+                condition_events: Vec::new(),
+                decided: Vec::new(),
+                fenced: BTreeSet::new(),
+            };
+        };
+        Kept {
+            pods: s.pods.iter().filter_map(StoredPod::to_pod).collect(),
+            resources: s
+                .pods
+                .iter()
+                .map(|p| (p.uid.clone(), p.resources()))
+                .collect(),
+            node_status: s.node_status.clone(),
+            fence_events: s.pending_events.clone(),
+            condition_events: s.condition_events.clone(),
+            decided: s.decided.clone(),
+            fenced: s.fenced.iter().cloned().collect(),
+        }
+    }
+}
+
+/// The fence task: each tick gathers what changed, asks the core (`core::fencing`) what it
+/// means, and carries out the answer. Runs until dropped.
 pub async fn run(
     client: kube::Client,
     config: Config,
     node: String,
     mut inputs: FenceInputs,
     health: Arc<Health>,
+    clock: Clock,
 ) {
-    let policy = fence::FencePolicy::from(&config.fence);
-    let dir = config.state_directory.clone();
-    let contact_every =
-        (crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds) / 2)
-            .min(CONTACT_WRITE_MAX);
-    let mut persisted = inputs.persisted.take();
-    let origin_mono = tokio::time::Instant::now();
-    let origin_wall = SystemTime::now();
-    // Both clocks at once; monotonic instants count from `fence::MONO_BASE`.
-    let moment = || {
-        let elapsed = origin_mono.elapsed();
-        Moment {
-            mono: fence::MONO_BASE + elapsed,
-            wall: origin_wall + elapsed,
-        }
-    };
-    let mut pods: Vec<FencePod> = persisted
-        .as_ref()
-        .map(|s| s.pods.iter().filter_map(StoredPod::to_pod).collect())
-        .unwrap_or_default();
-    // For `status` only: each pod's requests and limits, and the Node as last seen.
-    let mut resources: BTreeMap<String, Effective> = persisted
-        .as_ref()
-        .map(|s| {
-            s.pods
-                .iter()
-                .map(|p| (p.uid.clone(), p.resources()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut node_status: Option<StoredNode> =
-        persisted.as_ref().and_then(|s| s.node_status.clone());
-    // The last contact on the fence's monotonic scale (see `moment`).
-    let start = moment();
-    let mut last_contact: Option<Duration> = persisted
-        .as_ref()
-        .and_then(|s| s.last_contact.as_deref())
-        .and_then(state::parse_time)
-        .map(|wall| start.mono_at(wall));
-    // The reachability's instants on the same scale.
-    let mono_of = |t: tokio::time::Instant| {
-        if t >= origin_mono {
-            fence::MONO_BASE + (t - origin_mono)
-        } else {
-            fence::MONO_BASE.saturating_sub(origin_mono - t)
-        }
-    };
-    let mut pending_events: Vec<StoredEvent> = persisted
-        .as_ref()
-        .map(|s| s.pending_events.clone())
-        .unwrap_or_default();
-    let mut condition_events: Vec<StoredEvent> = persisted
-        .as_ref()
-        .map(|s| s.condition_events.clone())
-        .unwrap_or_default();
-    let mut decided: Vec<StoredCondition> = persisted
-        .as_ref()
-        .map(|s| s.decided.clone())
-        .unwrap_or_default();
-    // The reporter's journal generation last written (or attempted: a failing disk must not stop
-    // reporting), acknowledged through `inputs.durable`.
-    let mut journal_gen = inputs.journal.borrow().generation;
-    let mut fence = Fence::new();
-    let mut fenced_uids: BTreeSet<String> = persisted
-        .as_ref()
-        .map(|s| s.fenced.iter().cloned().collect())
-        .unwrap_or_default();
-    // A partition that outlived the previous run goes on at once; otherwise the API server gets
-    // its chance first (`contact::cut_off`: a failed request of this run, or `unreachableAfter`
-    // from this start).
-    let mut cut_off_since: Option<SystemTime> = persisted
-        .as_ref()
-        .and_then(|s| s.cut_off_since.as_deref())
-        .and_then(state::parse_time);
-    let detect_from = if cut_off_since.is_some() {
-        None
-    } else {
-        Some(moment().mono)
-    };
-    if let Some(since) = cut_off_since {
+    let persisted = inputs.persisted.take();
+    let start = clock.now();
+    let link = Link::resume(
+        persisted
+            .as_ref()
+            .and_then(|s| s.last_contact.as_deref())
+            .and_then(state::parse_time),
+        persisted
+            .as_ref()
+            .and_then(|s| s.cut_off_since.as_deref())
+            .and_then(state::parse_time),
+        start,
+    );
+    if let Some(since) = link.cut_off_since() {
         log::warn!(
             node = node.as_str(), reachable = "false";
             "cut off from the API server since {} (before this start): fencing goes on",
             crate::core::clock::rfc3339(since)
         );
     }
-    persisted.take();
-    let mut terminator: Option<Terminator> = None;
-    let mut layout_error: Option<String> = None;
-    let mut progress: BTreeMap<String, Progress> = BTreeMap::new();
-    let mut quorum_view = inputs.quorum.borrow_and_update().clone();
-    // The verdict the plans were last logged with in this partition.
-    let mut logged_verdict: Option<QuorumVerdict> = None;
-    let mut last_persist: Option<tokio::time::Instant> = None;
-    let mut last_contact_write: Option<tokio::time::Instant> = None;
-    // One record per distinct failure of each file (a nearly full disk may take the small
-    // contact file and refuse the state).
-    let mut api_retry = Retry::new(
-        crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds)
-            .max(Duration::from_secs(1)),
-    );
-    let mut reconcile_error: Option<String> = None;
-    let (mut write_errors, mut contact_errors) = (WriteErrors::default(), WriteErrors::default());
-    let mut last_sweep = tokio::time::Instant::now();
-    let mut dirty = true;
-    // Only the last contact moved: written to its own small file.
-    let mut contact_dirty = false;
-    let mut malformed: BTreeSet<String> = BTreeSet::new();
-    // Whether the pods have been converted from the store since this task started.
-    let mut refreshed = false;
-    let event_api: Api<Event> = Api::namespaced(client.clone(), EVENT_NAMESPACE);
-    let pod_api_client = client;
+    let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
+    let mut task = Task {
+        policy: fence::FencePolicy::from(&config.fence),
+        cadence: Cadence {
+            coalesce: COALESCE,
+            contact_every: (renew / 2).min(CONTACT_WRITE_MAX),
+        },
+        kept: Kept::from_state(persisted.as_ref()),
+        link,
+        heartbeat: None,
+        node_read: false,
+        steps: Steps::default(),
+        durability: Durability::new(),
+        retry: Retry::new(
+            Backoff {
+                base: Duration::from_millis(500),
+                cap: renew.max(Duration::from_secs(1)),
+            },
+            Jitter::new(crate::agent::reporter::seed()),
+        ),
+        // The reporter's journal generation last written (or attempted: a failing disk must not
+        // stop reporting), acknowledged through `inputs.durable`.
+        journal_gen: inputs.journal.borrow().generation,
+        quorum_view: inputs.quorum.borrow_and_update().clone(),
+        logged_verdict: None,
+        fence: Fence::new(),
+        terminator: None,
+        layout_error: None,
+        reconcile_error: None,
+        write_errors: WriteErrors::default(),
+        contact_errors: WriteErrors::default(),
+        last_sweep: start.mono,
+        malformed: BTreeSet::new(),
+        refreshed: false,
+        event_api: Api::namespaced(client.clone(), EVENT_NAMESPACE),
+        client,
+        config,
+        node,
+        health,
+        clock,
+    };
+    drop(persisted);
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-
     loop {
         ticker.tick().await;
-        let now = moment();
-        let (now_mono, now_wall) = (now.mono, now.wall);
+        let now = task.clock.now();
+        task.gather(&mut inputs, now);
+        let seen = Seen {
+            own: inputs.reach.last_contact().map(|t| task.clock.mono_of(t)),
+            heartbeat: task.heartbeat,
+            failed: inputs.reach.state() == crate::api::reachability::State::Unreachable,
+        };
+        let judged = task
+            .link
+            .judge(&seen, now, task.config.fence.unreachable_after);
+        task.transition(&judged, now);
+        if judged.reachable {
+            task.connected(&mut inputs, now).await;
+        } else if judged.cut_off {
+            task.fence(now, judged.last_contact);
+        }
+        task.write(&inputs, now, judged.cut_off);
+    }
+}
 
+/// The fence task's state between ticks.
+struct Task {
+    config: Config,
+    node: String,
+    health: Arc<Health>,
+    policy: fence::FencePolicy,
+    cadence: Cadence,
+    kept: Kept,
+    link: Link,
+    /// Our Node's Ready heartbeat as last seen.
+    heartbeat: Option<Heartbeat>,
+    /// A Node has been read from the channel.
+    node_read: bool,
+    steps: Steps,
+    durability: Durability,
+    retry: Retry,
+    journal_gen: u64,
+    quorum_view: QuorumView,
+    /// The verdict the plans were last logged with in this partition.
+    logged_verdict: Option<QuorumVerdict>,
+    fence: Fence,
+    terminator: Option<Terminator>,
+    layout_error: Option<String>,
+    reconcile_error: Option<String>,
+    /// One record per distinct failure of each file (a nearly full disk may take the small
+    /// contact file and refuse the state).
+    write_errors: WriteErrors,
+    contact_errors: WriteErrors,
+    last_sweep: Duration,
+    malformed: BTreeSet<String>,
+    /// Whether the pods have been converted from the store since this task started.
+    refreshed: bool,
+    event_api: Api<Event>,
+    client: kube::Client,
+    clock: Clock,
+}
+
+impl Task {
+    /// Takes in what the other tasks changed: the quorum's view, the reporter's journal, the Node.
+    fn gather(&mut self, inputs: &mut FenceInputs, now: Moment) {
         if inputs.quorum.has_changed().unwrap_or(false) {
-            quorum_view = inputs.quorum.borrow_and_update().clone();
-            dirty = true;
+            self.quorum_view = inputs.quorum.borrow_and_update().clone();
+            self.durability.changed();
         }
         if inputs.journal.has_changed().unwrap_or(false) {
             let journal = inputs.journal.borrow_and_update();
-            condition_events = journal
+            self.kept.condition_events = journal
                 .events
                 .iter()
                 .map(StoredEvent::from_pending)
                 .collect();
-            decided = journal
+            self.kept.decided = journal
                 .decided
                 .iter()
                 .map(StoredCondition::from_condition)
                 .collect();
-            journal_gen = journal.generation;
-            dirty = true;
+            self.journal_gen = journal.generation;
+            self.durability.changed();
         }
-        // Last contact: our latest stored write, or the latest Ready heartbeat seen.
-        let own_contact = inputs.reach.last_contact().map(mono_of);
-        let mut contact = own_contact;
-        let node_changed = inputs.node.has_changed().unwrap_or(false);
-        if let Some(n) = inputs.node.borrow_and_update().as_ref() {
-            if node_changed {
-                let seen = snapshot::node(n);
-                if node_status.as_ref() != Some(&seen) {
-                    node_status = Some(seen);
-                    dirty = true;
-                }
+        // The Node already in the channel when the task began counts as changed.
+        let node_changed = inputs.node.has_changed().unwrap_or(false) || !self.node_read;
+        if node_changed && let Some(n) = inputs.node.borrow_and_update().as_ref() {
+            self.node_read = true;
+            let seen = snapshot::node(n);
+            if self.kept.node_status.as_ref() != Some(&seen) {
+                self.kept.node_status = Some(seen);
+                self.durability.changed();
             }
-            let ready = n
+            let stamped = n
                 .status
                 .as_ref()
                 .and_then(|s| s.conditions.as_ref())
                 .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
                 .and_then(|c| c.last_heartbeat_time.as_ref())
-                // A heartbeat stamped in the future (a clock step) counts as now, never later.
-                .map(|t| now.mono_at(SystemTime::from(t.0)));
-            contact = contact.max(ready);
-        }
-        if contact > last_contact {
-            last_contact = contact;
-            contact_dirty = true;
-        }
-        let last_contact_wall = last_contact.map(|c| now.wall_at(c));
-
-        let after = config.fence.unreachable_after;
-        let reachable = own_contact.is_some() && !contact::older_than(own_contact, now_mono, after);
-        let failed = inputs.reach.state() == crate::api::reachability::State::Unreachable;
-        let cut_off = contact::cut_off(
-            own_contact,
-            last_contact,
-            detect_from,
-            failed,
-            now_mono,
-            after,
-        );
-
-        if reachable {
-            // Connected: refresh the pod list from the watch, once the initial list is complete
-            // (an empty store right after a restart must not erase the persisted pods) and then
-            // whenever the store changes.
-            let listed = futures_util::FutureExt::now_or_never(inputs.pods.wait_until_ready())
-                .is_some_and(|r| r.is_ok());
-            let store_changed = inputs.pods_changed.has_changed().unwrap_or(false);
-            if listed && (store_changed || !refreshed) {
-                inputs.pods_changed.borrow_and_update();
-                refreshed = true;
-                let (fresh, fresh_resources) = convert_pods(&inputs.pods, &node, &mut malformed);
-                if fresh != pods || fresh_resources != resources {
-                    pods = fresh;
-                    resources = fresh_resources;
-                    dirty = true;
-                }
-                // What a partition starting now would do, for the metrics.
-                let verdict = QuorumVerdict::NotConsulted;
-                let plans = fence::plan(&pods, now_mono, &policy, &verdict);
-                health.metrics.record_plans(&plans, &verdict);
+                .map(|t| SystemTime::from(t.0));
+            // A new heartbeat arrives now; the same one delivered again is not news.
+            if let Some(stamped) = stamped
+                && self.heartbeat.map(|h| h.stamped) != Some(stamped)
+            {
+                self.heartbeat = Some(Heartbeat {
+                    stamped,
+                    arrived: now.mono,
+                });
             }
-            if let Some(since) = cut_off_since.take() {
-                let lasted = now_wall.duration_since(since).unwrap_or_default();
+        }
+    }
+
+    /// Records the judgement: a moved contact, the start or end of a partition.
+    fn transition(&mut self, judged: &Judged, now: Moment) {
+        if judged.moved {
+            self.durability.contact_moved();
+        }
+        let node = self.node.as_str();
+        match judged.transition {
+            Some(Transition::Reconnected { since }) => {
+                let lasted = now.wall.duration_since(since).unwrap_or_default();
                 log::info!(
-                    node = node.as_str(), reachable = "true";
+                    node = node, reachable = "true";
                     "API server reachable again after {}s cut off: fencing stops", lasted.as_secs()
                 );
-                progress.clear();
-                logged_verdict = None;
-                dirty = true;
+                self.steps.clear();
+                self.logged_verdict = None;
+                self.durability.changed();
             }
-            // Reconciling and held Events: retried with a capped, jittered backoff, never every
-            // tick (the API server sees a request a second at most from here while it fails).
-            let api_due = api_retry
-                .at
-                .is_none_or(|t| tokio::time::Instant::now() >= t);
-            let mut api_failed = false;
-            if api_due && !fenced_uids.is_empty() {
-                match reconcile(
-                    &pod_api_client,
-                    &node,
-                    &mut fence,
-                    &mut fenced_uids,
-                    &health,
-                )
-                .await
-                {
-                    Ok(outcomes) => {
-                        reconcile_error = None;
-                        // Each outcome is an Event too, sent with the held ones below.
-                        pending_events.extend(outcomes.into_iter().map(|(reason, message)| {
-                            StoredEvent {
-                                reason,
-                                message,
-                                warning: false,
-                                at: state::format_time(now_wall),
-                            }
-                        }));
-                        dirty = true;
-                    }
-                    Err(e) => {
-                        let msg = e.to_string();
-                        if reconcile_error.as_deref() != Some(msg.as_str()) {
-                            log::warn!(node = node.as_str(), error = msg.as_str(); "cannot list pods to reconcile fenced pods yet: {msg}");
-                            reconcile_error = Some(msg);
-                        }
-                        api_failed = true;
-                    }
-                }
-            }
-            if api_due && !api_failed && !pending_events.is_empty() {
-                let uid = inputs
-                    .node
-                    .borrow()
-                    .as_ref()
-                    .and_then(|n| n.metadata.uid.clone());
-                let mut kept = Vec::new();
-                let pending_events_before = pending_events.clone();
-                for e in pending_events.drain(..) {
-                    let ev = PendingEvent {
-                        reason: e.reason.clone(),
-                        message: e.message.clone(),
-                        warning: e.warning,
-                        at: state::parse_time(&e.at).unwrap_or(now_wall),
-                    };
-                    let sent = tokio::time::Instant::now();
-                    let result = events::send(&event_api, &node, uid.as_deref(), &ev).await;
-                    inputs.reach.record(&result, contact::Request::Other, sent);
-                    if let Err(err) = result
-                        && err.is_transient()
-                    {
-                        kept.push(e);
-                    }
-                }
-                api_failed = !kept.is_empty();
-                if kept != pending_events_before {
-                    dirty = true;
-                }
-                pending_events = kept;
-            }
-            api_retry.next(api_due, api_failed);
-        } else if cut_off {
-            let (Some(contact_mono), Some(contact_wall)) = (last_contact, last_contact_wall) else {
-                continue;
-            };
-            if cut_off_since.is_none() {
-                cut_off_since = Some(now_wall);
+            Some(Transition::CutOff) => {
                 // The last contact is final now: the whole state is written at the end of this
                 // tick (writes are due at once while cut off), so a restart from here on plans
                 // the very same deadlines.
-                dirty = true;
+                self.durability.changed();
+                let contact = self
+                    .link
+                    .last_contact_wall(now)
+                    .map(crate::core::clock::rfc3339)
+                    .unwrap_or_default();
                 log::warn!(
-                    node = node.as_str(), reachable = "false", last_contact = crate::core::clock::rfc3339(contact_wall).as_str();
-                    "cut off from the API server (no answer for {}s; last contact {}); fence planning {} pod(s) in {} mode",
-                    config.fence.unreachable_after.as_secs(), crate::core::clock::rfc3339(contact_wall), pods.len(), mode_name(policy.mode)
+                    node = node, reachable = "false", last_contact = contact.as_str();
+                    "cut off from the API server (no answer for {}s; last contact {contact}); fence planning {} pod(s) in {} mode",
+                    self.config.fence.unreachable_after.as_secs(), self.kept.pods.len(), mode_name(self.policy.mode)
                 );
             }
-            let verdict = crate::core::quorum::planning(
-                quorum_view.verdict.as_ref(),
-                quorum_view.held_at.map(|(t, _)| mono_of(t)),
-                crate::api::request_timeout(),
-            );
-            if logged_verdict.as_ref() != Some(&verdict) && quorum_view.verdict.is_some() {
-                // Every plan, logged once the quorum first answers in this partition (a round
-                // takes at most `[peers] timeout`; nothing is stopped before) and again whenever
-                // it changes them (held, enforced, or counted from the end of a hold).
-                let plans = fence::plan(&pods, contact_mono, &policy, &verdict);
-                for p in &plans {
-                    log_plan(&node, p, now);
-                    health.metrics.record_fence("planned");
-                }
-                health.metrics.record_plans(&plans, &verdict);
-                logged_verdict = Some(verdict.clone());
-            }
-            if terminator.is_none() && policy.mode == fence::Mode::Enforce {
-                let root = config
-                    .fence
-                    .cgroup_root
-                    .as_ref()
-                    .unwrap_or(&config.cgroup_path);
-                match CgroupLayout::detect(
-                    root,
-                    config.fence.cgroup_version,
-                    config.fence.cgroup_driver,
-                )
-                .and_then(|l| l.locate_in_mounts(&config.proc_path))
-                {
-                    Ok(layout) => {
-                        // Pods fenced before a restart are fenced again.
-                        for p in pods.iter().filter(|p| fenced_uids.contains(&p.uid)) {
-                            fence.fence(p.uid.clone(), layout.pod_dir(&p.uid, p.qos));
-                        }
-                        terminator = Some(Terminator::new(layout, config.proc_path.clone()));
-                        layout_error = None;
-                    }
-                    Err(e) => {
-                        let msg = e.to_string();
-                        if layout_error.as_deref() != Some(msg.as_str()) {
-                            log::error!(node = node.as_str(), error = msg.as_str(); "cannot find the pods' cgroups ({msg}); nothing can be stopped");
-                            layout_error = Some(msg);
-                        }
-                    }
-                }
-            }
-            for p in fence::plan(&pods, contact_mono, &policy, &verdict) {
-                let Plan::Stop {
-                    schedule, dry_run, ..
-                } = p.plan
-                else {
-                    continue;
-                };
-                let Some(pod) = pods.iter().find(|x| x.uid == p.uid) else {
-                    continue;
-                };
-                // A pod fenced before a restart is done: stopped, its Event held or sent, and the
-                // sweep keeps it dead. Acting on it again would announce it twice.
-                let step = progress.entry(p.uid.clone()).or_insert_with(|| {
-                    let done = fenced_uids.contains(&p.uid);
-                    Progress {
-                        termed: done,
-                        killed: done,
-                    }
-                });
-                let id = format!("{}/{}", p.namespace, p.name);
-                if !step.termed && now_mono >= schedule.sigterm_at {
-                    step.termed = true;
-                    let late = now_mono - schedule.sigterm_at;
-                    if dry_run {
-                        log::info!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "sigterm", dry_run = "true", late_ms = late.as_millis() as u64;
-                            "dry-run: would SIGTERM pod {id} now");
-                        health.metrics.record_fence("would_sigterm");
-                    } else if let Some(t) = &terminator {
-                        let r = t.terminate(&t.layout().pod_dir(&p.uid, pod.qos));
-                        log::warn!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "sigterm", late_ms = late.as_millis() as u64, signalled = r.signalled;
-                            "SIGTERM to pod {id} ({} process(es)) {}ms after plan", r.signalled, late.as_millis());
-                        health.metrics.record_fence("sigterm");
-                        health.metrics.record_lateness("sigterm", late);
-                    }
-                }
-                if !step.killed && now_mono >= schedule.kill_at {
-                    step.killed = true;
-                    let late = now_mono - schedule.kill_at;
-                    if dry_run {
-                        log::info!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "kill", dry_run = "true", late_ms = late.as_millis() as u64;
-                            "dry-run: would kill pod {id} now and keep it fenced");
-                        health.metrics.record_fence("would_kill");
-                    } else if let Some(t) = &terminator {
-                        let dir = t.layout().pod_dir(&p.uid, pod.qos);
-                        let r = t.kill(&dir);
-                        fence.fence(p.uid.clone(), dir);
-                        fenced_uids.insert(p.uid.clone());
-                        dirty = true;
-                        log::warn!(node = node.as_str(), pod = id.as_str(), pod_uid = p.uid.as_str(), action = "kill", late_ms = late.as_millis() as u64, signalled = r.signalled;
-                            "pod {id} stopped ({} process(es) killed) {}ms after plan; fenced until the API server answers", r.signalled, late.as_millis());
-                        health.metrics.record_fence("kill");
-                        health.metrics.record_lateness("kill", late);
-                        pending_events.push(StoredEvent {
-                            reason: "NodewardenFenced".into(),
-                            message: format!("Pod {id} stopped on node {node}: the control plane could delete it from {}", crate::core::clock::rfc3339(now.wall_at(schedule.eviction_time))),
-                            warning: true,
-                            at: state::format_time(now_wall),
-                        });
-                    }
-                }
-            }
-            if let Some(t) = &terminator
-                && last_sweep.elapsed() >= SWEEP
-            {
-                last_sweep = tokio::time::Instant::now();
-                let report = fence.sweep(t);
-                for s in &report.pods {
-                    if s.report.signalled > 0 {
-                        log::warn!(node = node.as_str(), pod_uid = s.uid.as_str(), action = "rekill", signalled = s.report.signalled;
-                            "fenced pod {} had {} new process(es): killed again", s.uid, s.report.signalled);
-                        health.metrics.record_fence("rekill");
-                    }
-                }
-            }
+            None => {}
         }
+    }
 
-        // Every change is on disk within `COALESCE` (at once when cut off: a kill, a fenced pod),
-        // so a restart resumes the same pods and deadlines.
-        let due = cut_off || last_persist.is_none_or(|t| t.elapsed() >= COALESCE);
-        if dirty && due {
-            dirty = !write_errors.note(
-                &node,
-                persist(
-                    &dir,
-                    &node,
-                    last_contact_wall,
-                    stored_pods(&pods, &resources),
-                    node_status.as_ref(),
-                    &fenced_uids,
-                    Held {
-                        fence_events: &pending_events,
-                        condition_events: &condition_events,
-                        decided: &decided,
-                        quorum: &quorum_view,
-                        cut_off_since,
-                    },
-                ),
-            );
-            inputs
-                .durable
-                .send_if_modified(|g| std::mem::replace(g, journal_gen) != journal_gen);
-            contact_dirty = dirty;
-            last_persist = Some(tokio::time::Instant::now());
-            if !dirty {
-                last_contact_write = last_persist;
+    /// Connected: refresh the pods from the watch, reconcile fenced pods and send held Events.
+    async fn connected(&mut self, inputs: &mut FenceInputs, now: Moment) {
+        // Once the initial list is complete (an empty store right after a restart must not
+        // erase the persisted pods) and then whenever the store changes.
+        let listed = futures_util::FutureExt::now_or_never(inputs.pods.wait_until_ready())
+            .is_some_and(|r| r.is_ok());
+        let store_changed = inputs.pods_changed.has_changed().unwrap_or(false);
+        if listed && (store_changed || !self.refreshed) {
+            inputs.pods_changed.borrow_and_update();
+            self.refreshed = true;
+            let (fresh, fresh_resources) =
+                convert_pods(&inputs.pods, &self.node, &mut self.malformed);
+            if fresh != self.kept.pods || fresh_resources != self.kept.resources {
+                self.kept.pods = fresh;
+                self.kept.resources = fresh_resources;
+                self.durability.changed();
             }
-        } else if contact_dirty
-            && last_contact_write.is_none_or(|t| t.elapsed() >= contact_every)
-            && let Some(contact) = last_contact_wall
-        {
-            contact_dirty = !contact_errors.note(&node, state::save_contact(&dir, contact));
-            last_contact_write = Some(tokio::time::Instant::now());
+            // What a partition starting now would do, for the metrics.
+            let verdict = QuorumVerdict::NotConsulted;
+            let plans = fence::plan(&self.kept.pods, now.mono, &self.policy, &verdict);
+            self.health.metrics.record_plans(&plans, &verdict);
         }
+        // Reconciling and held Events: retried with a capped, jittered backoff, never every
+        // tick (the API server sees a request a second at most from here while it fails).
+        let due = self.retry.due(now.mono);
+        let mut failed = false;
+        let node = self.node.clone();
+        if due && !self.kept.fenced.is_empty() {
+            match reconcile(
+                &self.client,
+                &node,
+                &mut self.fence,
+                &mut self.kept.fenced,
+                &self.health,
+            )
+            .await
+            {
+                Ok(outcomes) => {
+                    self.reconcile_error = None;
+                    // Each outcome is an Event too, sent with the held ones below.
+                    self.kept
+                        .fence_events
+                        .extend(outcomes.into_iter().map(|(reason, message)| StoredEvent {
+                            reason,
+                            message,
+                            warning: false,
+                            at: state::format_time(now.wall),
+                        }));
+                    self.durability.changed();
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    if self.reconcile_error.as_deref() != Some(msg.as_str()) {
+                        log::warn!(node = node.as_str(), error = msg.as_str(); "cannot list pods to reconcile fenced pods yet: {msg}");
+                        self.reconcile_error = Some(msg);
+                    }
+                    failed = true;
+                }
+            }
+        }
+        if due && !failed && !self.kept.fence_events.is_empty() {
+            let uid = inputs
+                .node
+                .borrow()
+                .as_ref()
+                .and_then(|n| n.metadata.uid.clone());
+            let mut kept = Vec::new();
+            let before = self.kept.fence_events.len();
+            for e in std::mem::take(&mut self.kept.fence_events) {
+                let ev = PendingEvent {
+                    reason: e.reason.clone(),
+                    message: e.message.clone(),
+                    warning: e.warning,
+                    at: state::parse_time(&e.at).unwrap_or(now.wall),
+                };
+                let sent = tokio::time::Instant::now();
+                let result = events::send(&self.event_api, &node, uid.as_deref(), &ev).await;
+                inputs.reach.record(&result, contact::Request::Other, sent);
+                if let Err(err) = result
+                    && err.is_transient()
+                {
+                    kept.push(e);
+                }
+            }
+            failed = !kept.is_empty();
+            if kept.len() != before {
+                self.durability.changed();
+            }
+            self.kept.fence_events = kept;
+        }
+        let after = self.clock.now().mono;
+        self.retry.next(due, failed, after);
+    }
+
+    /// Cut off: plan every pod from the last contact and take the steps due.
+    fn fence(&mut self, now: Moment, last_contact: Option<Duration>) {
+        let Some(contact) = last_contact else {
+            return;
+        };
+        let node = self.node.clone();
+        let node = node.as_str();
+        let verdict = crate::core::quorum::planning(
+            self.quorum_view.verdict.as_ref(),
+            self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
+            crate::api::request_timeout(),
+        );
+        let plans = fence::plan(&self.kept.pods, contact, &self.policy, &verdict);
+        if self.logged_verdict.as_ref() != Some(&verdict) && self.quorum_view.verdict.is_some() {
+            // Every plan, logged once the quorum first answers in this partition (a round takes
+            // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
+            // them (held, enforced, or counted from the end of a hold).
+            for p in &plans {
+                log_plan(node, p, now);
+                self.health.metrics.record_fence("planned");
+            }
+            self.health.metrics.record_plans(&plans, &verdict);
+            self.logged_verdict = Some(verdict.clone());
+        }
+        if self.terminator.is_none() && self.policy.mode == fence::Mode::Enforce {
+            self.find_cgroups();
+        }
+        for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
+            self.take(&due, now);
+        }
+        if let Some(t) = &self.terminator
+            && now.mono.saturating_sub(self.last_sweep) >= SWEEP
+        {
+            self.last_sweep = now.mono;
+            let report = self.fence.sweep(t);
+            for s in &report.pods {
+                if s.report.signalled > 0 {
+                    log::warn!(node = node, pod_uid = s.uid.as_str(), action = "rekill", signalled = s.report.signalled;
+                        "fenced pod {} had {} new process(es): killed again", s.uid, s.report.signalled);
+                    self.health.metrics.record_fence("rekill");
+                }
+            }
+        }
+    }
+
+    /// The pods' cgroups, found once per run; each failure is logged once.
+    fn find_cgroups(&mut self) {
+        let c = &self.config;
+        let root = c.fence.cgroup_root.as_ref().unwrap_or(&c.cgroup_path);
+        match CgroupLayout::detect(root, c.fence.cgroup_version, c.fence.cgroup_driver)
+            .and_then(|l| l.locate_in_mounts(&c.proc_path))
+        {
+            Ok(layout) => {
+                // Pods fenced before a restart are fenced again.
+                for p in self
+                    .kept
+                    .pods
+                    .iter()
+                    .filter(|p| self.kept.fenced.contains(&p.uid))
+                {
+                    self.fence
+                        .fence(p.uid.clone(), layout.pod_dir(&p.uid, p.qos));
+                }
+                self.terminator = Some(Terminator::new(layout, c.proc_path.clone()));
+                self.layout_error = None;
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                if self.layout_error.as_deref() != Some(msg.as_str()) {
+                    log::error!(node = self.node.as_str(), error = msg.as_str(); "cannot find the pods' cgroups ({msg}); nothing can be stopped");
+                    self.layout_error = Some(msg);
+                }
+            }
+        }
+    }
+
+    /// Carries out one step the core found due.
+    fn take(&mut self, due: &Due, now: Moment) {
+        let Some(pod) = self.kept.pods.iter().find(|x| x.uid == due.uid) else {
+            return;
+        };
+        let node = self.node.as_str();
+        let id = format!("{}/{}", pod.namespace, pod.name);
+        let (uid, late) = (due.uid.as_str(), due.late.as_millis() as u64);
+        let metrics = &self.health.metrics;
+        match (due.step, due.dry_run, &self.terminator) {
+            (Step::Sigterm, true, _) => {
+                log::info!(node = node, pod = id.as_str(), pod_uid = uid, action = "sigterm", dry_run = "true", late_ms = late;
+                    "dry-run: would SIGTERM pod {id} now");
+                metrics.record_fence("would_sigterm");
+            }
+            (Step::Kill, true, _) => {
+                log::info!(node = node, pod = id.as_str(), pod_uid = uid, action = "kill", dry_run = "true", late_ms = late;
+                    "dry-run: would kill pod {id} now and keep it fenced");
+                metrics.record_fence("would_kill");
+            }
+            (Step::Sigterm, false, Some(t)) => {
+                let r = t.terminate(&t.layout().pod_dir(uid, pod.qos));
+                log::warn!(node = node, pod = id.as_str(), pod_uid = uid, action = "sigterm", late_ms = late, signalled = r.signalled;
+                    "SIGTERM to pod {id} ({} process(es)) {late}ms after plan", r.signalled);
+                metrics.record_fence("sigterm");
+                metrics.record_lateness("sigterm", due.late);
+            }
+            (Step::Kill, false, Some(t)) => {
+                let dir = t.layout().pod_dir(uid, pod.qos);
+                let r = t.kill(&dir);
+                self.fence.fence(uid.to_string(), dir);
+                self.kept.fenced.insert(uid.to_string());
+                self.durability.changed();
+                log::warn!(node = node, pod = id.as_str(), pod_uid = uid, action = "kill", late_ms = late, signalled = r.signalled;
+                    "pod {id} stopped ({} process(es) killed) {late}ms after plan; fenced until the API server answers", r.signalled);
+                metrics.record_fence("kill");
+                metrics.record_lateness("kill", due.late);
+                self.kept.fence_events.push(StoredEvent {
+                    reason: "NodewardenFenced".into(),
+                    message: format!("Pod {id} stopped on node {node}: the control plane could delete it from {}", crate::core::clock::rfc3339(now.wall_at(due.eviction_time))),
+                    warning: true,
+                    at: state::format_time(now.wall),
+                });
+            }
+            // No cgroups found (logged once): nothing can be stopped.
+            (_, false, None) => {}
+        }
+    }
+
+    /// Writes what the core says is due: every change within `COALESCE` (at once when cut off),
+    /// the last contact alone within half a renew interval.
+    fn write(&mut self, inputs: &FenceInputs, now: Moment, cut_off: bool) {
+        let what = self.durability.due(cut_off, now.mono, self.cadence);
+        let ok = match what {
+            Write::Nothing => return,
+            Write::State => {
+                let ok = self.write_errors.note(
+                    &self.node,
+                    persist(
+                        &self.config.state_directory,
+                        &self.node,
+                        self.link.last_contact_wall(now),
+                        stored_pods(&self.kept.pods, &self.kept.resources),
+                        self.kept.node_status.as_ref(),
+                        &self.kept.fenced,
+                        Held {
+                            fence_events: &self.kept.fence_events,
+                            condition_events: &self.kept.condition_events,
+                            decided: &self.kept.decided,
+                            quorum: &self.quorum_view,
+                            cut_off_since: self.link.cut_off_since(),
+                        },
+                    ),
+                );
+                let generation = self.journal_gen;
+                inputs
+                    .durable
+                    .send_if_modified(|g| std::mem::replace(g, generation) != generation);
+                ok
+            }
+            Write::Contact => match self.link.last_contact_wall(now) {
+                Some(contact) => self.contact_errors.note(
+                    &self.node,
+                    state::save_contact(&self.config.state_directory, contact),
+                ),
+                None => true,
+            },
+        };
+        self.durability.written(what, ok, now.mono);
     }
 }
 
@@ -750,43 +808,6 @@ impl WriteErrors {
                 }
                 false
             }
-        }
-    }
-}
-
-/// When the fence's own API work (reconciling, held Events) is tried next after failures.
-struct Retry {
-    backoff: crate::core::backoff::Backoff,
-    jitter: crate::core::backoff::Jitter,
-    attempt: u32,
-    at: Option<tokio::time::Instant>,
-}
-
-impl Retry {
-    fn new(cap: Duration) -> Retry {
-        Retry {
-            backoff: crate::core::backoff::Backoff {
-                base: Duration::from_millis(500),
-                cap,
-            },
-            jitter: crate::core::backoff::Jitter::new(crate::agent::reporter::seed()),
-            attempt: 0,
-            at: None,
-        }
-    }
-
-    /// After a round that `ran` (or not): a failure pushes the next try back, a success clears.
-    fn next(&mut self, ran: bool, failed: bool) {
-        if !ran {
-            return;
-        }
-        if failed {
-            let delay = self.backoff.delay(self.attempt, self.jitter.draw());
-            self.attempt = self.attempt.saturating_add(1);
-            self.at = Some(tokio::time::Instant::now() + delay);
-        } else {
-            self.attempt = 0;
-            self.at = None;
         }
     }
 }

@@ -166,6 +166,7 @@ pub fn wake_interval(update: Duration, watchdog: Option<Duration>) -> Duration {
     }
 }
 
+pub mod clock;
 pub mod connected;
 pub mod fence;
 pub mod heartbeat;

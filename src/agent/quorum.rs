@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::Node;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::agent::clock::Clock;
 use crate::api::reachability::Reachability;
 use crate::config::Config;
 use crate::core::contact;
@@ -171,18 +172,10 @@ pub async fn run(
     mut inputs: QuorumInputs,
     view: watch::Sender<QuorumView>,
     health: Arc<Health>,
+    clock: Clock,
 ) {
     let policy = policy(&config);
-    let origin = Instant::now();
-    // Instants before this task began (a persisted contact) stay in order on this scale.
-    let base = crate::core::fence::MONO_BASE;
-    let mono = |t: Instant| {
-        if t >= origin {
-            base + (t - origin)
-        } else {
-            base.saturating_sub(origin - t)
-        }
-    };
+    let mono = |t: Instant| clock.mono_of(t);
     let mut gate = {
         let v = view.borrow();
         Gate {
@@ -193,7 +186,7 @@ pub async fn run(
     if let Some(v) = &gate.verdict {
         health.metrics.record_quorum(Some(v.word()));
     }
-    let started = (!inputs.partition_before).then(|| mono(origin));
+    let started = (!inputs.partition_before).then(|| clock.now().mono);
     let mut next_round: Option<Instant> = None;
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

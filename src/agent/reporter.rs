@@ -21,6 +21,7 @@ use kube::Api;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use crate::agent::clock::Clock;
 use crate::agent::sampling::Snapshot;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::node::{self, TaintWrite};
@@ -47,6 +48,8 @@ pub struct ReporterSettings {
     /// Every taint our conditions can map to.
     pub owned_taints: Vec<TaintSpec>,
     pub backoff: Backoff,
+    /// The agent's clock: a heartbeat-only report is due by `core::condition::report_due`.
+    pub clock: Clock,
 }
 
 /// The reporter's inputs.
@@ -114,6 +117,7 @@ pub async fn run(
 
     loop {
         let report_due_at = last_report.map(|t| t + settings.report_frequency);
+        let clock = settings.clock;
         tokio::select! {
             changed = inputs.snapshots.changed() => {
                 if changed.is_err() { return; }
@@ -183,7 +187,12 @@ pub async fn run(
                 queue_changed = true;
             }
             _ = sleep_until_opt(report_due_at), if report_due_at.is_some() && !status_dirty => {
-                status_dirty = true;
+                status_dirty = condition::report_due(
+                    false,
+                    last_report.map(|t| clock.mono_of(t)),
+                    clock.now().mono,
+                    settings.report_frequency,
+                );
             }
             _ = sleep_until_opt(retry_at), if retry_at.is_some() => {
                 retry_at = None;

@@ -1,0 +1,350 @@
+//! The fence task's decisions, one tick at a time (DESIGN §6). The task (`agent::fence_task`)
+//! gathers what it observed, asks these, and carries out the answers; it decides nothing itself.
+//!
+//! - [`Link`]: the last contact and whether this node is reachable or cut off (rule 1), with the
+//!   start and end of each partition;
+//! - [`Steps`]: which SIGTERMs and kills are due in this partition;
+//! - [`Durability`]: what must be written to disk now;
+//! - [`Retry`]: when the fence's own API work is tried again after a failure.
+//!
+//! All times are one clock's (`core::clock::Moment`): monotonic durations order and measure, wall
+//! times only anchor what is persisted and what the API server stamps.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, SystemTime};
+
+use crate::core::backoff::{Backoff, Jitter};
+use crate::core::clock::Moment;
+use crate::core::contact;
+use crate::core::fence::{Plan, PodPlan};
+
+/// Our Node's Ready heartbeat as last seen: the time the API server stored (a wall time, from
+/// the writer's clock) and when that version of the Node reached us (monotonic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heartbeat {
+    pub stamped: SystemTime,
+    pub arrived: Duration,
+}
+
+impl Heartbeat {
+    /// The contact it proves, on the monotonic scale: its stamp, but never later than its
+    /// arrival. A stamp in the future (the wall clock stepped back, or the writer's runs ahead)
+    /// would otherwise count as fresh contact on every tick for as long as it stays in the
+    /// future, and a node cut off for that long would never be judged so.
+    pub fn contact(&self, now: Moment) -> Duration {
+        now.mono_at(self.stamped).min(self.arrived)
+    }
+}
+
+/// What one tick observed about contact.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// Send time of our latest write the control plane stored, in this run.
+    pub own: Option<Duration>,
+    pub heartbeat: Option<Heartbeat>,
+    /// The latest request of this run failed (no answer, or an error a proxy gives).
+    pub failed: bool,
+}
+
+/// A change of partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transition {
+    /// Cut off from now on; fencing starts.
+    CutOff,
+    /// Reachable again after a partition that began at `since` (wall time, for the record).
+    Reconnected { since: SystemTime },
+}
+
+/// One tick's judgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judged {
+    /// The last contact, on the monotonic scale.
+    pub last_contact: Option<Duration>,
+    /// It moved on this tick (to be written down).
+    pub moved: bool,
+    /// Our own write was stored within `unreachableAfter`.
+    pub reachable: bool,
+    /// Cut off (rule 1): fencing applies. Never true together with `reachable`; both false while
+    /// a fresh start gives the API server its chance.
+    pub cut_off: bool,
+    pub transition: Option<Transition>,
+}
+
+/// The contact with the control plane across ticks and restarts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    last_contact: Option<Duration>,
+    /// A start with no partition on record: the API server gets its chance from here.
+    started: Option<Duration>,
+    /// The wall time the current partition began.
+    cut_off_since: Option<SystemTime>,
+}
+
+impl Link {
+    /// After a start at `now`, from what the previous run left: its last contact and, when it
+    /// ended cut off, when that partition began (it goes on at once).
+    pub fn resume(
+        last_contact: Option<SystemTime>,
+        cut_off_since: Option<SystemTime>,
+        now: Moment,
+    ) -> Link {
+        Link {
+            last_contact: last_contact.map(|wall| now.mono_at(wall)),
+            started: cut_off_since.is_none().then_some(now.mono),
+            cut_off_since,
+        }
+    }
+
+    /// Folds in one tick's observations; `after` is `unreachableAfter`.
+    pub fn judge(&mut self, seen: &Seen, now: Moment, after: Duration) -> Judged {
+        let contact = seen.own.max(seen.heartbeat.map(|h| h.contact(now)));
+        let moved = contact > self.last_contact;
+        if moved {
+            self.last_contact = contact;
+        }
+        let reachable = seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
+        let cut_off = contact::cut_off(
+            seen.own,
+            self.last_contact,
+            self.started,
+            seen.failed,
+            now.mono,
+            after,
+        ) && self.last_contact.is_some();
+        let transition = match (reachable, cut_off, self.cut_off_since) {
+            (true, _, Some(since)) => {
+                self.cut_off_since = None;
+                Some(Transition::Reconnected { since })
+            }
+            (false, true, None) => {
+                self.cut_off_since = Some(now.wall);
+                Some(Transition::CutOff)
+            }
+            _ => None,
+        };
+        Judged {
+            last_contact: self.last_contact,
+            moved,
+            reachable,
+            cut_off,
+            transition,
+        }
+    }
+
+    /// The last contact as a wall time at `now`, for the state file and the records.
+    pub fn last_contact_wall(&self, now: Moment) -> Option<SystemTime> {
+        self.last_contact.map(|c| now.wall_at(c))
+    }
+
+    /// When the current partition began, if cut off.
+    pub fn cut_off_since(&self) -> Option<SystemTime> {
+        self.cut_off_since
+    }
+}
+
+/// A step of a pod's plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Sigterm,
+    Kill,
+}
+
+/// One step due now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Due {
+    pub uid: String,
+    pub step: Step,
+    /// How long after its planned instant it is taken.
+    pub late: Duration,
+    pub dry_run: bool,
+    /// The moment the control plane could delete the pod (monotonic).
+    pub eviction_time: Duration,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Taken {
+    termed: bool,
+    killed: bool,
+}
+
+/// The steps taken in the current partition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Steps {
+    taken: BTreeMap<String, Taken>,
+}
+
+impl Steps {
+    /// The steps of `plans` due at `now` and not taken yet, marked taken. A pod in `fenced`
+    /// (stopped before a restart, its Event held or sent) is done: acting on it again would
+    /// announce it twice.
+    pub fn due(&mut self, plans: &[PodPlan], fenced: &BTreeSet<String>, now: Duration) -> Vec<Due> {
+        let mut out = Vec::new();
+        for p in plans {
+            let Plan::Stop {
+                schedule, dry_run, ..
+            } = &p.plan
+            else {
+                continue;
+            };
+            let taken = self.taken.entry(p.uid.clone()).or_insert_with(|| {
+                let done = fenced.contains(&p.uid);
+                Taken {
+                    termed: done,
+                    killed: done,
+                }
+            });
+            let mut take = |step, at: Duration, done: &mut bool| {
+                if !*done && now >= at {
+                    *done = true;
+                    out.push(Due {
+                        uid: p.uid.clone(),
+                        step,
+                        late: now - at,
+                        dry_run: *dry_run,
+                        eviction_time: schedule.eviction_time,
+                    });
+                }
+            };
+            take(Step::Sigterm, schedule.sigterm_at, &mut taken.termed);
+            take(Step::Kill, schedule.kill_at, &mut taken.killed);
+        }
+        out
+    }
+
+    /// A partition ended: the next one starts from nothing taken.
+    pub fn clear(&mut self) {
+        self.taken.clear();
+    }
+}
+
+/// What to write now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    Nothing,
+    /// The whole state (it holds the last contact too).
+    State,
+    /// Only the last contact, to its own small file.
+    Contact,
+}
+
+/// How often each file is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cadence {
+    /// A change is written at most this long after it happens, and the state no more often
+    /// (a burst of pod events costs one write).
+    pub coalesce: Duration,
+    /// The last contact alone, while connected.
+    pub contact_every: Duration,
+}
+
+/// What is on disk and what is not yet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Durability {
+    /// Something of the state changed since it was last written.
+    dirty: bool,
+    /// Only the last contact moved.
+    contact_dirty: bool,
+    last_state: Option<Duration>,
+    last_contact: Option<Duration>,
+}
+
+impl Durability {
+    /// A state that was not read from disk (or changed at start) must be written.
+    pub fn new() -> Durability {
+        Durability {
+            dirty: true,
+            ..Durability::default()
+        }
+    }
+
+    /// The state changed.
+    pub fn changed(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The last contact moved.
+    pub fn contact_moved(&mut self) {
+        self.contact_dirty = true;
+    }
+
+    /// Whether anything is unwritten.
+    pub fn pending(&self) -> bool {
+        self.dirty || self.contact_dirty
+    }
+
+    /// What to write at `now`. While cut off every change is written at once (a kill, a fenced
+    /// pod): a restart must plan the very same deadlines and announce nothing twice.
+    pub fn due(&self, cut_off: bool, now: Duration, cadence: Cadence) -> Write {
+        let since =
+            |t: Option<Duration>, every: Duration| t.is_none_or(|t| now.saturating_sub(t) >= every);
+        if self.dirty && (cut_off || since(self.last_state, cadence.coalesce)) {
+            Write::State
+        } else if self.contact_dirty && since(self.last_contact, cadence.contact_every) {
+            Write::Contact
+        } else {
+            Write::Nothing
+        }
+    }
+
+    /// `what` was tried at `now` and succeeded or not. A failed write stays due (a failing disk
+    /// is retried at the same cadence, never every tick).
+    pub fn written(&mut self, what: Write, ok: bool, now: Duration) {
+        match what {
+            Write::Nothing => {}
+            Write::State => {
+                self.dirty = !ok;
+                self.contact_dirty = !ok;
+                self.last_state = Some(now);
+                if ok {
+                    self.last_contact = Some(now);
+                }
+            }
+            Write::Contact => {
+                self.contact_dirty = !ok;
+                self.last_contact = Some(now);
+            }
+        }
+    }
+}
+
+/// When the fence's own API work (reconciling fenced pods, held Events) is tried next: a capped,
+/// jittered backoff after failures, never every tick.
+#[derive(Clone, Debug)]
+pub struct Retry {
+    backoff: Backoff,
+    jitter: Jitter,
+    attempt: u32,
+    at: Option<Duration>,
+}
+
+impl Retry {
+    pub fn new(backoff: Backoff, jitter: Jitter) -> Retry {
+        Retry {
+            backoff,
+            jitter,
+            attempt: 0,
+            at: None,
+        }
+    }
+
+    /// Whether a try is due at `now`.
+    pub fn due(&self, now: Duration) -> bool {
+        self.at.is_none_or(|t| now >= t)
+    }
+
+    /// After a round at `now` that `ran` (or not): a failure pushes the next try back, a success
+    /// clears it.
+    pub fn next(&mut self, ran: bool, failed: bool, now: Duration) {
+        if !ran {
+            return;
+        }
+        if failed {
+            let delay = self.backoff.delay(self.attempt, self.jitter.draw());
+            self.attempt = self.attempt.saturating_add(1);
+            self.at = Some(now + delay);
+        } else {
+            self.attempt = 0;
+            self.at = None;
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! The fence task's per-tick decisions (`core::fencing`, DESIGN §6) as tables: what counts as
+//! contact and when the node is cut off, across restarts and wall-clock steps both ways; which
+//! steps of each plan are due; what is written to disk when; when failed API work is retried.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, SystemTime};
+
+use nodewarden::core::backoff::{Backoff, Jitter};
+use nodewarden::core::clock::Moment;
+use nodewarden::core::fence::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::fencing::{
+    Cadence, Durability, Heartbeat, Link, Retry, Seen, Step, Steps, Transition, Write,
+};
+use nodewarden::core::qos::QosClass;
+use nodewarden::core::taint::{Effect, Toleration};
+
+const AFTER: Duration = Duration::from_secs(40);
+const BASE: Duration = Duration::from_secs(400 * 24 * 3600);
+
+fn s(secs: u64) -> Duration {
+    Duration::from_secs(secs)
+}
+
+fn wall(secs: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
+}
+
+/// `secs` after the start, with the wall clock `step` seconds ahead (negative: behind) of where
+/// the monotonic clock puts it.
+fn at(secs: u64, step: i64) -> Moment {
+    let w = wall(secs);
+    Moment {
+        mono: BASE + s(secs),
+        wall: if step >= 0 {
+            w + s(step as u64)
+        } else {
+            w - s(step.unsigned_abs())
+        },
+    }
+}
+
+fn own(secs: u64) -> Option<Duration> {
+    Some(BASE + s(secs))
+}
+
+#[test]
+fn reachable_cut_off_and_back_as_a_sequence_of_ticks() {
+    let mut link = Link::resume(None, None, at(0, 0));
+    // (tick, own contact, failed, reachable, cut off, transition)
+    type Row = (u64, Option<u64>, bool, bool, bool, Option<&'static str>);
+    let rows: &[Row] = &[
+        (0, None, false, false, false, None),
+        (1, Some(1), false, true, false, None),
+        (30, Some(30), false, true, false, None),
+        // The last write stored at 30 s: reachable for `unreachableAfter`, then cut off.
+        (70, Some(30), true, true, false, None),
+        (71, Some(30), true, false, true, Some("cut off")),
+        (90, Some(30), true, false, true, None),
+        // A write stored again: reachable, the partition ends once.
+        (95, Some(94), false, true, false, Some("reconnected")),
+        (96, Some(95), false, true, false, None),
+    ];
+    for (tick, contact, failed, reachable, cut_off, transition) in rows {
+        let seen = Seen {
+            own: contact.and_then(own),
+            heartbeat: None,
+            failed: *failed,
+        };
+        let j = link.judge(&seen, at(*tick, 0), AFTER);
+        assert_eq!(
+            (j.reachable, j.cut_off),
+            (*reachable, *cut_off),
+            "at {tick}s"
+        );
+        let got = j.transition.map(|t| match t {
+            Transition::CutOff => "cut off",
+            Transition::Reconnected { .. } => "reconnected",
+        });
+        assert_eq!(got, *transition, "at {tick}s");
+    }
+    assert_eq!(link.cut_off_since(), None);
+}
+
+#[test]
+fn a_partition_on_record_goes_on_at_once_and_a_clean_start_first_gives_the_server_its_chance() {
+    let last = wall(0);
+    let start = at(600, 0);
+    // The previous run ended cut off: fencing goes on at the first tick.
+    let mut link = Link::resume(Some(last), Some(wall(41)), start);
+    let j = link.judge(&Seen::default(), start, AFTER);
+    assert!(j.cut_off && j.transition.is_none(), "{j:?}");
+    assert_eq!(j.last_contact, Some(BASE + s(0)));
+    // A clean stop long ago: not cut off until a request fails or `unreachableAfter` passes.
+    let mut link = Link::resume(Some(last), None, start);
+    assert!(!link.judge(&Seen::default(), at(600, 0), AFTER).cut_off);
+    assert!(!link.judge(&Seen::default(), at(640, 0), AFTER).cut_off);
+    let failed = Seen {
+        failed: true,
+        ..Seen::default()
+    };
+    let j = link.judge(&failed, at(641, 0), AFTER);
+    assert!(j.cut_off, "a failed request after a clean start");
+    assert_eq!(j.transition, Some(Transition::CutOff));
+    let mut link = Link::resume(Some(last), None, start);
+    assert!(link.judge(&Seen::default(), at(641, 0), AFTER).cut_off);
+    // Never any contact: no moment to count from, never cut off.
+    let mut link = Link::resume(None, None, start);
+    assert!(!link.judge(&failed, at(10_000, 0), AFTER).cut_off);
+}
+
+#[test]
+fn a_heartbeat_counts_as_contact_no_later_than_it_arrived() {
+    let mut link = Link::resume(None, None, at(0, 0));
+    // Stamped at 10 s, arrived at 11 s.
+    let hb = Heartbeat {
+        stamped: wall(10),
+        arrived: BASE + s(11),
+    };
+    let seen = Seen {
+        own: None,
+        heartbeat: Some(hb),
+        failed: false,
+    };
+    let j = link.judge(&seen, at(12, 0), AFTER);
+    assert_eq!(j.last_contact, Some(BASE + s(10)));
+    assert!(j.moved);
+    // Stamped in the future (the writer's clock runs an hour ahead): it counts at its arrival,
+    // and keeps counting there, so the node is cut off on time.
+    let mut link = Link::resume(None, None, at(0, 0));
+    let ahead = Seen {
+        heartbeat: Some(Heartbeat {
+            stamped: wall(3_600 + 20),
+            arrived: BASE + s(20),
+        }),
+        ..seen
+    };
+    for tick in [20, 40, 60] {
+        assert_eq!(
+            link.judge(&ahead, at(tick, 0), AFTER).last_contact,
+            Some(BASE + s(20)),
+            "at {tick}s"
+        );
+    }
+    let failed = Seen {
+        failed: true,
+        ..ahead
+    };
+    assert!(link.judge(&failed, at(61, 0), AFTER).cut_off);
+}
+
+/// Issue 13's clock-step test at the decision level: the machine's wall clock steps an hour (or
+/// two) forward and back while the monotonic clock runs on. The kubelet stamps the Node's
+/// heartbeat with the stepped clock; the agent's own wall time is either derived from its
+/// monotonic clock (as `agent::clock` does) or stepped too. Reachability and the partition's start
+/// land on the same ticks as without steps, and each stop lands within the heartbeat's delivery
+/// delay after (1 s here) or one interval between our own writes before (10 s) its steady
+/// instant, whatever the size of the step — never an hour late, as a future stamp taken for
+/// fresh contact on every tick would make it.
+#[test]
+fn wall_clock_steps_both_ways_move_no_decision_by_more_than_a_heartbeat() {
+    type Trace = (Vec<(u64, bool, bool)>, Vec<(String, bool, u64)>);
+    let run = |steps: &[(u64, i64)], agent_steps: bool| -> Trace {
+        let step_at = |tick: u64| {
+            steps
+                .iter()
+                .rev()
+                .find(|(from, _)| tick >= *from)
+                .map_or(0, |(_, d)| *d)
+        };
+        let mut link = Link::resume(None, None, at(0, 0));
+        let mut taken = Steps::default();
+        let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("c", None)];
+        let policy = FencePolicy {
+            node_monitor_grace_period: s(40),
+            safety_margin: s(2),
+            grace_cap: s(30),
+            mode: Mode::Enforce,
+        };
+        let (mut judged, mut stops) = (Vec::new(), Vec::new());
+        for tick in 0..300u64 {
+            let now = at(tick, if agent_steps { step_at(tick) } else { 0 });
+            // Our writes stored every 10 s until 100 s, then every request fails; the kubelet's
+            // heartbeat, stamped with the machine's clock, arrives a second after each stamp.
+            let hb_tick = tick.saturating_sub(1).min(100);
+            let seen = Seen {
+                own: Some(BASE + s((tick.min(100) / 10) * 10)),
+                heartbeat: Some(Heartbeat {
+                    stamped: at(hb_tick, step_at(hb_tick)).wall,
+                    arrived: BASE + s(hb_tick + 1),
+                }),
+                failed: tick > 100,
+            };
+            let j = link.judge(&seen, now, AFTER);
+            judged.push((tick, j.reachable, j.cut_off));
+            if let (true, Some(contact)) = (j.cut_off, j.last_contact) {
+                let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
+                for d in taken.due(&plans, &BTreeSet::new(), now.mono) {
+                    stops.push((d.uid, d.step == Step::Kill, tick));
+                }
+            }
+        }
+        (judged, stops)
+    };
+    let (steady_judged, steady_stops) = run(&[], false);
+    assert!(
+        steady_judged.iter().any(|(_, _, cut)| *cut),
+        "never cut off"
+    );
+    assert_eq!(
+        steady_stops.len(),
+        6,
+        "a, b and c: SIGTERM and kill each: {steady_stops:?}"
+    );
+    for steps in [
+        vec![(50, 3_600)],
+        vec![(50, -3_600)],
+        vec![(20, 3_600), (60, -3_600), (130, 0)],
+        vec![(20, -3_600), (90, 3_600), (150, -7_200)],
+    ] {
+        for agent_steps in [false, true] {
+            let (judged, stops) = run(&steps, agent_steps);
+            let case = format!("steps {steps:?}, agent clock stepped: {agent_steps}");
+            let reachable = |j: &[(u64, bool, bool)]| j.iter().map(|r| r.1).collect::<Vec<_>>();
+            assert_eq!(reachable(&judged), reachable(&steady_judged), "{case}");
+            // Cut off from one tick on, without flapping, within the same bounds.
+            let first_cut =
+                |j: &[(u64, bool, bool)]| j.iter().position(|r| r.2).unwrap_or(0) as u64;
+            let (from, steady_from) = (first_cut(&judged), first_cut(&steady_judged));
+            assert!(
+                judged[from as usize..].iter().all(|r| r.2),
+                "{case}: cut off flaps"
+            );
+            assert!(
+                from <= steady_from + 1 && from + 10 >= steady_from,
+                "{case}: cut off at {from}s, steady at {steady_from}s"
+            );
+            assert_eq!(stops.len(), steady_stops.len(), "{case}: {stops:?}");
+            for ((uid, kill, tick), (_, _, steady)) in stops.iter().zip(&steady_stops) {
+                assert!(
+                    *tick <= steady + 1 && *tick + 10 >= *steady,
+                    "{case}: {uid} kill={kill} at {tick}s, steady at {steady}s"
+                );
+            }
+        }
+    }
+}
+
+fn pod(uid: &str, toleration_seconds: Option<i64>) -> FencePod {
+    FencePod {
+        uid: uid.into(),
+        namespace: "default".into(),
+        name: uid.into(),
+        tolerations: toleration_seconds
+            .map(|t| Toleration {
+                key: "node.kubernetes.io/unreachable".into(),
+                operator: nodewarden::core::taint::Operator::Exists,
+                value: String::new(),
+                effect: Some(Effect::NoExecute),
+                toleration_seconds: Some(t),
+            })
+            .into_iter()
+            .collect(),
+        termination_grace_seconds: 10,
+        owner_kind: Some("ReplicaSet".into()),
+        static_or_mirror: false,
+        qos: QosClass::BestEffort,
+        opted_out: false,
+        terminal: false,
+    }
+}
+
+#[test]
+fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_done() {
+    let policy = FencePolicy {
+        node_monitor_grace_period: s(40),
+        safety_margin: s(2),
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+    };
+    let contact = BASE;
+    let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("done", Some(0))];
+    let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
+    let fenced: BTreeSet<String> = ["done".to_string()].into();
+    let mut steps = Steps::default();
+    // a: eviction 40 s, kill 38 s, SIGTERM 28 s; b: eviction 70 s, kill 68 s, SIGTERM 58 s.
+    type Row = (u64, &'static [(&'static str, Step, u64)]);
+    let table: &[Row] = &[
+        (27, &[]),
+        (28, &[("a", Step::Sigterm, 0)]),
+        (29, &[]),
+        // A tick late: both remaining steps of a at once, with their lateness.
+        (60, &[("a", Step::Kill, 22), ("b", Step::Sigterm, 2)]),
+        (68, &[("b", Step::Kill, 0)]),
+        (500, &[]),
+    ];
+    for (tick, want) in table {
+        let got: Vec<(String, Step, u64)> = steps
+            .due(&plans, &fenced, contact + s(*tick))
+            .into_iter()
+            .map(|d| (d.uid, d.step, d.late.as_secs()))
+            .collect();
+        let want: Vec<(String, Step, u64)> = want
+            .iter()
+            .map(|(u, st, l)| (u.to_string(), *st, *l))
+            .collect();
+        assert_eq!(got, want, "at {tick}s");
+    }
+    // The next partition starts from nothing taken.
+    steps.clear();
+    assert_eq!(steps.due(&plans, &fenced, contact + s(500)).len(), 4);
+    // Dry-run plans are due the same way, marked dry-run.
+    let dry = plan(
+        &pods,
+        contact,
+        &FencePolicy {
+            mode: Mode::DryRun,
+            ..policy
+        },
+        &QuorumVerdict::NotConsulted,
+    );
+    let mut steps = Steps::default();
+    let due = steps.due(&dry, &BTreeSet::new(), contact + s(100));
+    assert_eq!(due.len(), 6);
+    assert!(due.iter().all(|d| d.dry_run));
+    // Held plans are never due.
+    let held = plan(
+        &pods,
+        contact,
+        &policy,
+        &QuorumVerdict::Hold {
+            reason: "partial disruption".into(),
+        },
+    );
+    assert!(
+        Steps::default()
+            .due(&held, &BTreeSet::new(), contact + s(500))
+            .is_empty()
+    );
+}
+
+#[test]
+fn writes_are_coalesced_while_connected_at_once_while_cut_off_and_retried_at_the_same_pace() {
+    let cadence = Cadence {
+        coalesce: Duration::from_millis(250),
+        contact_every: s(5),
+    };
+    let ms = |n: u64| BASE + Duration::from_millis(n);
+    let mut d = Durability::new();
+    // A fresh task writes its state at once.
+    assert_eq!(d.due(false, ms(0), cadence), Write::State);
+    d.written(Write::State, true, ms(0));
+    assert!(!d.pending());
+    assert_eq!(d.due(false, ms(50), cadence), Write::Nothing);
+    // A change 100 ms after a write waits for the coalescing window; cut off, it does not.
+    d.changed();
+    assert_eq!(d.due(false, ms(100), cadence), Write::Nothing);
+    assert_eq!(d.due(true, ms(100), cadence), Write::State);
+    assert_eq!(d.due(false, ms(250), cadence), Write::State);
+    d.written(Write::State, true, ms(250));
+    // The contact alone moves: its own file, at most every `contact_every`.
+    d.contact_moved();
+    assert_eq!(d.due(false, ms(300), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(5_250), cadence), Write::Contact);
+    d.written(Write::Contact, true, ms(5_250));
+    assert!(!d.pending());
+    // A failed state write stays due, retried after the window, not on every tick.
+    d.changed();
+    assert_eq!(d.due(false, ms(6_000), cadence), Write::State);
+    d.written(Write::State, false, ms(6_000));
+    assert!(d.pending());
+    assert_eq!(d.due(false, ms(6_050), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(6_250), cadence), Write::State);
+    d.written(Write::State, true, ms(6_250));
+    assert!(!d.pending());
+    // A change and a moved contact together: one state write covers both.
+    d.changed();
+    d.contact_moved();
+    assert_eq!(d.due(false, ms(7_000), cadence), Write::State);
+    d.written(Write::State, true, ms(7_000));
+    assert_eq!(d.due(false, ms(20_000), cadence), Write::Nothing);
+}
+
+#[test]
+fn failed_api_work_backs_off_capped_and_a_success_clears_it() {
+    let cap = s(10);
+    let mut r = Retry::new(
+        Backoff {
+            base: Duration::from_millis(500),
+            cap,
+        },
+        Jitter::new(7),
+    );
+    let mut now = BASE;
+    assert!(r.due(now));
+    // A round that did not run changes nothing.
+    r.next(false, true, now);
+    assert!(r.due(now));
+    let mut last_wait = Duration::ZERO;
+    for attempt in 0..12 {
+        r.next(true, true, now);
+        assert!(
+            !r.due(now),
+            "attempt {attempt}: due at once after a failure"
+        );
+        let mut wait = Duration::ZERO;
+        while !r.due(now + wait) {
+            wait += Duration::from_millis(10);
+            assert!(wait <= cap, "attempt {attempt}: waits past the cap");
+        }
+        assert!(
+            wait >= Duration::from_millis(250),
+            "attempt {attempt}: {wait:?}"
+        );
+        last_wait = wait;
+        now += wait;
+    }
+    assert!(
+        last_wait >= cap / 2,
+        "the backoff never grew: {last_wait:?}"
+    );
+    r.next(true, false, now);
+    assert!(r.due(now));
+}
