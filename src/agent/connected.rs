@@ -180,6 +180,8 @@ pub async fn run<S: Source>(
     // The peer quorum: zone and peers as a previous run left them until the Node and the peer
     // source say otherwise, and the verdict of a partition that outlived that run.
     let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref()));
+    // The fence's judgement of contact, which the quorum task follows.
+    let (cut_off_tx, cut_off_rx) = watch::channel(None);
     let contact_before = quorum::contact_before(persisted.as_ref());
     let key = match &config.peers.key_file {
         Some(path) => Some(Arc::new(
@@ -221,9 +223,7 @@ pub async fn run<S: Source>(
             reach: reach.clone(),
             ask: key.map(|key| asker(&node, key, config.peers.timeout, counters)),
             contact_before,
-            partition_before: persisted
-                .as_ref()
-                .is_some_and(|s| s.cut_off_since.is_some()),
+            cut_off: cut_off_rx,
         };
         let (config, node, health) = (config.clone(), node.clone(), health.clone());
         match config.peers.service.clone() {
@@ -260,6 +260,7 @@ pub async fn run<S: Source>(
             node: node_rx.clone(),
             reach: reach.clone(),
             quorum: quorum_rx,
+            cut_off: cut_off_tx,
         };
         let (client, config, node, health) =
             (client.clone(), config.clone(), node.clone(), health.clone());

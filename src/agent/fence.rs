@@ -1,7 +1,9 @@
 //! The fence task (DESIGN §6): while connected, it keeps the pods bound to this node and the last
 //! contact on disk; once the API server has not answered for `unreachableAfter`, it follows the
 //! planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
-//! when the API returns it stops fencing and reconciles each fenced pod.
+//! when the API returns it stops fencing and reconciles each fenced pod. Every decision (contact,
+//! cut off, steps due, writes due, retries) is `core::fencing`'s; this task gathers its inputs on
+//! the agent's clock, asks, and carries out the answers.
 //!
 //! Last contact (rule 1) is the latest of: the send time of our latest write the control plane
 //! stored (`core::contact`: error answers are not contact), and the Ready heartbeat of our Node as
@@ -199,6 +201,8 @@ pub struct FenceInputs {
     pub reach: Arc<Reachability>,
     /// The peer quorum: its verdict gates every stop; its zone and peers are persisted.
     pub quorum: watch::Receiver<QuorumView>,
+    /// Whether this node is cut off, for the quorum task.
+    pub cut_off: watch::Sender<Option<bool>>,
 }
 
 /// Everything the state file keeps, as the task holds it.
@@ -333,6 +337,10 @@ pub async fn run(
             .link
             .judge(&seen, now, task.config.fence.unreachable_after);
         task.transition(&judged, now);
+        let cut_off = Some(judged.cut_off);
+        inputs
+            .cut_off
+            .send_if_modified(|c| std::mem::replace(c, cut_off) != cut_off);
         if judged.reachable {
             task.connected(&mut inputs, now).await;
         } else if judged.cut_off {

@@ -18,7 +18,6 @@ use tokio::time::Instant;
 use crate::agent::clock::Clock;
 use crate::api::reachability::Reachability;
 use crate::config::Config;
-use crate::core::contact;
 use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide};
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
@@ -72,9 +71,11 @@ pub struct QuorumInputs {
     /// The last contact a previous run persisted, on this run's monotonic clock: a restart in
     /// the middle of a partition counts from it until the API server answers again.
     pub contact_before: Option<Instant>,
-    /// The previous run was cut off when it ended (the state says since when): the partition
-    /// goes on at once, without first giving the API server its chance.
-    pub partition_before: bool,
+    /// Whether the fence judges this node cut off (`core::fencing::Link`): the quorum is asked
+    /// exactly while the fence needs it, by the one rule. `None` until the fence's first
+    /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
+    /// before then.
+    pub cut_off: watch::Receiver<Option<bool>>,
 }
 
 /// A persisted wall-clock time as the same instant on this run's monotonic clock (never in the
@@ -186,7 +187,6 @@ pub async fn run(
     if let Some(v) = &gate.verdict {
         health.metrics.record_quorum(Some(v.word()));
     }
-    let started = (!inputs.partition_before).then(|| clock.now().mono);
     let mut next_round: Option<Instant> = None;
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -220,15 +220,9 @@ pub async fn run(
 
         let own = inputs.reach.last_contact().max(inputs.contact_before);
         let now = Instant::now();
-        // The fence's own rule, so the quorum is asked exactly while the fence needs it.
-        let cut_off = contact::cut_off(
-            inputs.reach.last_contact().map(mono),
-            own.map(mono),
-            started,
-            inputs.reach.state() == crate::api::reachability::State::Unreachable,
-            mono(now),
-            config.fence.unreachable_after,
-        );
+        let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {
+            continue;
+        };
         if !cut_off || config.fence.mode == crate::core::fence::Mode::Off {
             if gate.verdict.is_some() && !cut_off {
                 log::info!(node = node.as_str(), verdict = "none"; "quorum verdict cleared: the API server answers again");
