@@ -13,6 +13,7 @@
 mod defaults;
 mod json;
 mod load;
+mod raw;
 
 use std::fmt;
 use std::net::SocketAddr;

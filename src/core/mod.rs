@@ -6,6 +6,7 @@ pub mod clock;
 pub mod condition;
 pub mod contact;
 pub mod fence;
+pub mod names;
 pub mod ownership;
 pub mod pressure;
 pub mod qos;
