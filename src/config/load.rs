@@ -13,28 +13,78 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::DeTable;
 
+use crate::core::fence::Mode;
 use crate::core::names;
+use crate::core::quorum::Undecided;
 use crate::core::signal::{Signal, SignalRef};
 use crate::core::taint::Effect;
 use crate::core::threshold::{
     EvictionInput, Site, ThresholdError, ThresholdMap, format_duration, parse_duration,
     parse_psi_thresholds, parse_thresholds,
 };
+use crate::terminate::{CgroupDriver, CgroupVersion};
 
 use super::defaults::standard_reasons;
 use super::raw::{
     Entries, Field, RawCondition, RawConfig, RawFence, RawLogging, RawPeers, RawStaticPeer, Record,
-    Shaped, Value, fields_of,
+    Shaped, Spans, Tables, Value, fields_of,
 };
 use super::{
     ConditionSpec, Config, ConfigError, ConfigErrors, ConfigWarning, Loaded, LogTarget, TaintSpec,
 };
+
+/// The words of each enumerated key, read here and printed by `json.rs`.
+pub(super) const MODES: &[(&str, Mode)] = &[
+    ("enforce", Mode::Enforce),
+    ("dry-run", Mode::DryRun),
+    ("off", Mode::Off),
+];
+pub(super) const CGROUP_DRIVERS: &[(&str, Option<CgroupDriver>)] = &[
+    ("auto", None),
+    ("systemd", Some(CgroupDriver::Systemd)),
+    ("cgroupfs", Some(CgroupDriver::Cgroupfs)),
+];
+pub(super) const CGROUP_VERSIONS: &[(&str, Option<CgroupVersion>)] = &[
+    ("auto", None),
+    ("v1", Some(CgroupVersion::V1)),
+    ("v2", Some(CgroupVersion::V2)),
+];
+pub(super) const LOG_TARGETS: &[(&str, LogTarget)] = &[
+    ("auto", LogTarget::Auto),
+    ("journald", LogTarget::Journald),
+    ("stderr", LogTarget::Stderr),
+];
+const LOG_LEVELS: &[(&str, log::LevelFilter)] = &[
+    ("error", log::LevelFilter::Error),
+    ("warn", log::LevelFilter::Warn),
+    ("info", log::LevelFilter::Info),
+    ("debug", log::LevelFilter::Debug),
+    ("trace", log::LevelFilter::Trace),
+];
+pub(super) const UNDECIDED: &[(&str, Undecided)] =
+    &[("hold", Undecided::Hold), ("enforce", Undecided::Enforce)];
+
+/// The word for `value` in `words` (every value has one).
+pub(super) fn word_of<T: PartialEq>(words: &[(&'static str, T)], value: &T) -> &'static str {
+    words
+        .iter()
+        .find(|(_, v)| v == value)
+        .map_or("", |(w, _)| w)
+}
 
 /// The dotted key of a raw struct's field under `parent`: serde's name for it is the field's
 /// name in camelCase (`rename_all`), so the key is spelt once, in the struct.
 macro_rules! key {
     ($parent:expr, $field:ident) => {
         key_path($parent, &camel(stringify!($field)))
+    };
+}
+
+/// Reads a raw struct's field with one of the `Walker`'s readers, under its key: the field is
+/// named once. `read!(self, duration, "fence", raw.safety_margin)`.
+macro_rules! read {
+    ($w:ident, $read:ident, $parent:expr, $raw:ident . $field:ident $(, $extra:expr)* $(,)?) => {
+        $w.$read(&key!($parent, $field), &$raw.$field $(, $extra)*)
     };
 }
 
@@ -46,11 +96,9 @@ fn camel(ident: &str) -> String {
     for c in ident.trim_end_matches('_').chars() {
         if c == '_' {
             upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
         } else {
-            out.push(c);
+            out.push(if upper { c.to_ascii_uppercase() } else { c });
+            upper = false;
         }
     }
     out
@@ -74,19 +122,24 @@ fn key_path(parent: &str, key: &str) -> String {
     }
 }
 
-fn integer_value(value: &Value) -> Option<i128> {
-    match value {
-        Value::Integer(i) => Some(*i),
-        _ => None,
+/// Replaces `target` when a value was read.
+fn set<T>(target: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *target = v;
     }
 }
 
-fn number_value(value: &Value) -> Option<f64> {
-    match value {
-        Value::Float(x) => Some(*x),
-        Value::Integer(i) => Some(*i as f64),
-        _ => None,
+/// `expected <what>, found "<text>"`: a string, but not a valid one.
+fn found(expected: &str, s: &str) -> String {
+    format!("expected {expected}, found \"{s}\"")
+}
+
+/// An empty string is an error of its own.
+fn non_empty(expected: &str, s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err(format!("expected {expected}, found an empty string"));
     }
+    Ok(s.to_string())
 }
 
 /// Where each eviction-map entry sits (key, value), so threshold errors can be placed.
@@ -131,25 +184,31 @@ impl<'t> Walker<'t> {
         (line, column)
     }
 
-    fn error(&mut self, span: &Range<usize>, key: &str, message: impl Into<String>) {
-        let (line, column) = self.position(span.start);
-        self.errors.push(ConfigError {
-            file: self.file.clone(),
+    fn located(&self, span: Option<&Range<usize>>, key: &str, message: String) -> ConfigError {
+        let (line, column) = span.map_or((0, 0), |s| self.position(s.start));
+        let (file, key) = (self.file.clone(), key.to_string());
+        ConfigError {
+            file,
             line,
             column,
-            key: key.to_string(),
-            message: message.into(),
-        });
+            key,
+            message,
+        }
+    }
+
+    fn error(&mut self, span: &Range<usize>, key: &str, message: impl Into<String>) {
+        let e = self.located(Some(span), key, message.into());
+        self.errors.push(e);
     }
 
     fn warn(&mut self, span: Option<&Range<usize>>, key: &str, message: impl Into<String>) {
-        let (line, column) = span.map_or((0, 0), |s| self.position(s.start));
+        let e = self.located(span, key, message.into());
         self.warnings.push(ConfigWarning {
-            file: self.file.clone(),
-            line,
-            column,
-            key: key.to_string(),
-            message: message.into(),
+            file: e.file,
+            line: e.line,
+            column: e.column,
+            key: e.key,
+            message: e.message,
         });
     }
 
@@ -159,37 +218,36 @@ impl<'t> Walker<'t> {
     }
 
     fn string<'v>(&mut self, path: &str, v: &'v Spanned<Value>, expected: &str) -> Option<&'v str> {
-        let found = v.get_ref().as_str();
-        if found.is_none() {
+        let s = v.get_ref().as_str();
+        if s.is_none() {
             self.mismatch(&v.span(), path, expected, v.get_ref());
         }
-        found
+        s
     }
 
-    fn non_empty_string(
+    /// A present string key turned into `T` by `parse`, whose `Err` is the whole message.
+    fn text<T>(
         &mut self,
         path: &str,
-        v: &Spanned<Value>,
+        v: &Field,
         expected: &str,
-    ) -> Option<String> {
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let v = v.as_ref()?;
         let s = self.string(path, v, expected)?;
-        if s.is_empty() {
-            self.error(
-                &v.span(),
-                path,
-                format!("expected {expected}, found an empty string"),
-            );
-            return None;
-        }
-        Some(s.to_string())
+        parse(s).map_err(|e| self.error(&v.span(), path, e)).ok()
     }
 
-    /// A boolean key, if present and valid.
-    fn flag(&mut self, path: &str, v: &Field) -> Option<bool> {
-        v.as_ref().and_then(|v| self.bool(path, v))
+    fn non_empty(&mut self, path: &str, v: &Field, expected: &str) -> Option<String> {
+        self.text(path, v, expected, |s| non_empty(expected, s))
     }
 
-    fn bool(&mut self, path: &str, v: &Spanned<Value>) -> Option<bool> {
+    fn path(&mut self, path: &str, v: &Field) -> Option<PathBuf> {
+        self.non_empty(path, v, "a path").map(PathBuf::from)
+    }
+
+    fn bool(&mut self, path: &str, v: &Field) -> Option<bool> {
+        let v = v.as_ref()?;
         match v.get_ref() {
             Value::Boolean(b) => Some(*b),
             other => {
@@ -199,46 +257,27 @@ impl<'t> Walker<'t> {
         }
     }
 
-    fn duration(&mut self, path: &str, v: &Spanned<Value>) -> Option<Duration> {
-        let raw = self.string(path, v, "a duration string such as \"10s\" or \"5m\"")?;
-        parse_duration(raw)
-            .map_err(|e| self.error(&v.span(), path, e.to_string()))
-            .ok()
+    fn duration(&mut self, path: &str, v: &Field) -> Option<Duration> {
+        let expected = "a duration string such as \"10s\" or \"5m\"";
+        self.text(path, v, expected, |s| {
+            parse_duration(s).map_err(|e| e.to_string())
+        })
     }
 
-    /// A socket address, or an error saying `expected <expected>, found "<text>"`.
-    fn address(&mut self, path: &str, v: &Spanned<Value>, expected: &str) -> Option<SocketAddr> {
-        let raw = self.string(path, v, expected)?;
-        raw.parse()
-            .map_err(|_| {
-                self.error(
-                    &v.span(),
-                    path,
-                    format!("expected {expected}, found \"{raw}\""),
-                )
-            })
-            .ok()
+    fn address(&mut self, path: &str, v: &Field, expected: &str) -> Option<SocketAddr> {
+        self.text(path, v, expected, |s| {
+            s.parse().map_err(|_| found(expected, s))
+        })
     }
 
     /// One of a fixed set of words, or an error saying which were expected.
-    fn word<T: Copy>(
-        &mut self,
-        path: &str,
-        v: &Spanned<Value>,
-        choices: &[(&str, T)],
-    ) -> Option<T> {
-        let quoted: Vec<String> = choices.iter().map(|(c, _)| format!("\"{c}\"")).collect();
+    fn word<T: Copy>(&mut self, path: &str, v: &Field, words: &[(&str, T)]) -> Option<T> {
+        let quoted: Vec<String> = words.iter().map(|(w, _)| format!("\"{w}\"")).collect();
         let expected = format!("one of {}", quoted.join(", "));
-        let raw = self.string(path, v, &expected)?;
-        let found = choices.iter().find(|(c, _)| *c == raw).map(|(_, t)| *t);
-        if found.is_none() {
-            self.error(
-                &v.span(),
-                path,
-                format!("expected {expected}, found \"{raw}\""),
-            );
-        }
-        found
+        self.text(path, v, &expected, |s| {
+            let word = words.iter().find(|(w, _)| *w == s);
+            word.map(|(_, t)| *t).ok_or_else(|| found(&expected, s))
+        })
     }
 
     /// A table or array as read, or an error saying what was found instead.
@@ -310,35 +349,30 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
 
     // Every raw field accepts any value, so this fails only on a value toml itself cannot hand
     // over (a float too large for f64).
-    let raw = match Shaped::<Record<RawConfig>>::deserialize(toml::de::Deserializer::from(root)) {
-        Ok(Shaped::Read(raw)) => raw,
+    match Shaped::<Record<RawConfig>>::deserialize(toml::de::Deserializer::from(root)) {
+        Ok(Shaped::Read(raw)) => {
+            let mut config = Config::defaults();
+            config.source = source.map(PathBuf::from);
+            let mut reading = Reading::default();
+            w.unknown_keys("", &raw);
+            w.root(&raw, &mut config, &mut reading);
+            w.cross_checks(&mut config, &reading);
+            if w.errors.is_empty() {
+                w.coverage_warnings(&config, &reading);
+                return Ok(Loaded {
+                    config,
+                    warnings: w.warnings,
+                });
+            }
+        }
         Ok(Shaped::Found(found)) => {
-            w.error(&(0..0), "", format!("expected a table, found {found}"));
-            return Err(ConfigErrors(w.errors));
+            w.error(&(0..0), "", format!("expected a table, found {found}"))
         }
-        Err(e) => {
-            w.error(&e.span().unwrap_or(0..0), "", e.message().to_string());
-            return Err(ConfigErrors(w.errors));
-        }
-    };
-
-    let mut config = Config::defaults();
-    config.source = source.map(PathBuf::from);
-    let mut reading = Reading::default();
-    w.unknown_keys("", &raw);
-    w.root(&raw, &mut config, &mut reading);
-    w.cross_checks(&mut config, &reading);
-
-    if !w.errors.is_empty() {
-        // File order, whichever check found them (stable: same-position errors keep their order).
-        w.errors.sort_by_key(|e| (e.line, e.column));
-        return Err(ConfigErrors(w.errors));
+        Err(e) => w.error(&e.span().unwrap_or(0..0), "", e.message()),
     }
-    w.coverage_warnings(&config, &reading);
-    Ok(Loaded {
-        config,
-        warnings: w.warnings,
-    })
+    // File order, whichever check found them (stable: same-position errors keep their order).
+    w.errors.sort_by_key(|e| (e.line, e.column));
+    Err(ConfigErrors(w.errors))
 }
 
 /// What the checks across keys need from the pass over the keys.
@@ -356,208 +390,159 @@ struct Reading {
 impl Walker<'_> {
     fn root(&mut self, record: &Record<RawConfig>, config: &mut Config, r: &mut Reading) {
         let raw = &record.value;
-        if let Some(v) = &raw.node_name {
-            let path = key!("", node_name);
-            if let Some(s) = self.non_empty_string(&path, v, "a node name") {
-                if names::is_dns_subdomain(&s) {
-                    config.node_name = Some(s);
-                } else {
-                    self.error(&v.span(), &path, format!("expected a node name (a DNS subdomain: lowercase letters, digits, '-' and '.'), found \"{s}\""));
-                }
+        let c = config;
+        let expected = "a node name";
+        let node_name = read!(self, text, "", raw.node_name, expected, |s| {
+            let s = non_empty(expected, s)?;
+            if names::is_dns_subdomain(&s) {
+                return Ok(s);
+            }
+            Err(format!(
+                "expected a node name (a DNS subdomain: lowercase letters, digits, '-' and '.'), found \"{s}\""
+            ))
+        });
+        set(&mut c.node_name, node_name.map(Some));
+        let expected = "the path of a kubeconfig file";
+        let kubeconfig = read!(self, non_empty, "", raw.kubeconfig, expected);
+        set(
+            &mut c.kubeconfig,
+            kubeconfig.map(|k| Some(PathBuf::from(k))),
+        );
+        set(&mut c.standalone, read!(self, bool, "", raw.standalone));
+
+        if let Some(d) = read!(self, duration, "", raw.node_status_update_frequency) {
+            let span = raw.node_status_update_frequency.as_ref().map(Spanned::span);
+            if d.is_zero() {
+                let message = "expected a duration greater than 0, such as \"10s\", found \"0s\"";
+                let path = key!("", node_status_update_frequency);
+                self.error(&span.unwrap_or(0..0), &path, message);
+            } else {
+                c.node_status_update_frequency = d;
+                r.update_span = span;
             }
         }
-        if let Some(v) = &raw.kubeconfig {
-            config.kubeconfig = self
-                .non_empty_string(&key!("", kubeconfig), v, "the path of a kubeconfig file")
-                .map(PathBuf::from);
-        }
-        if let Some(b) = self.flag(&key!("", standalone), &raw.standalone) {
-            config.standalone = b;
-        }
-        if let Some(v) = &raw.node_status_update_frequency {
-            let path = key!("", node_status_update_frequency);
-            match self.duration(&path, v) {
-                Some(d) if d.is_zero() => self.error(
-                    &v.span(),
-                    &path,
-                    "expected a duration greater than 0, such as \"10s\", found \"0s\"",
-                ),
-                Some(d) => {
-                    config.node_status_update_frequency = d;
-                    r.update_span = Some(v.span());
-                }
-                None => {}
-            }
-        }
-        if let Some(v) = &raw.node_status_report_frequency {
-            if let Some(d) = self.duration(&key!("", node_status_report_frequency), v) {
-                config.node_status_report_frequency = d;
-                r.report_span = Some(v.span());
-            }
+        if let Some(d) = read!(self, duration, "", raw.node_status_report_frequency) {
+            c.node_status_report_frequency = d;
+            r.report_span = raw.node_status_report_frequency.as_ref().map(Spanned::span);
         }
         if let Some(v) = &raw.node_lease_duration_seconds {
             let path = key!("", node_lease_duration_seconds);
-            match integer_value(v.get_ref()) {
-                Some(n) if n > 0 && n <= i128::from(u32::MAX) => {
-                    config.node_lease_duration_seconds = n as u32
+            match v.get_ref() {
+                Value::Integer(n) if *n > 0 && *n <= i128::from(u32::MAX) => {
+                    c.node_lease_duration_seconds = *n as u32
                 }
-                Some(n) => self.error(
+                Value::Integer(n) => self.error(
                     &v.span(),
                     &path,
                     format!("expected a whole number of seconds greater than 0, found {n}"),
                 ),
-                None => self.mismatch(
-                    &v.span(),
-                    &path,
-                    "a whole number of seconds such as 40",
-                    v.get_ref(),
-                ),
+                other => {
+                    let expected = "a whole number of seconds such as 40";
+                    self.mismatch(&v.span(), &path, expected, other)
+                }
             }
         }
-        for (v, path, lease_name) in [
-            (&raw.lease_name, key!("", lease_name), true),
-            (&raw.lease_namespace, key!("", lease_namespace), false),
-        ] {
-            let Some(v) = v else { continue };
-            let Some(s) = self.non_empty_string(&path, v, "an object name") else {
-                continue;
-            };
-            if !names::is_dns_subdomain(&s) {
-                self.error(&v.span(), &path, format!("expected a DNS subdomain (lowercase letters, digits, '-' and '.'), found \"{s}\""));
-            } else if lease_name {
-                config.lease_name = Some(s);
-            } else {
-                config.lease_namespace = s;
+        let object_name = |s: &str| {
+            let s = non_empty("an object name", s)?;
+            if names::is_dns_subdomain(&s) {
+                return Ok(s);
             }
-        }
-        if let Some(b) = self.flag(&key!("", only_status_reporter), &raw.only_status_reporter) {
-            config.only_status_reporter = b;
-        }
+            Err(format!(
+                "expected a DNS subdomain (lowercase letters, digits, '-' and '.'), found \"{s}\""
+            ))
+        };
+        let name = "an object name";
+        let lease_name = read!(self, text, "", raw.lease_name, name, object_name);
+        set(&mut c.lease_name, lease_name.map(Some));
+        let namespace = read!(self, text, "", raw.lease_namespace, name, object_name);
+        set(&mut c.lease_namespace, namespace);
+        let only = read!(self, bool, "", raw.only_status_reporter);
+        set(&mut c.only_status_reporter, only);
+
         self.eviction_maps(record, r);
-        if let Some(v) = &raw.eviction_pressure_transition_period {
-            if let Some(d) = self.duration(&key!("", eviction_pressure_transition_period), v) {
-                config.eviction_pressure_transition_period = d;
-            }
-        }
-        let merge = key!("", merge_default_eviction_settings);
-        if let Some(b) = self.flag(&merge, &raw.merge_default_eviction_settings) {
-            config.merge_default_eviction_settings = b;
+        let period = read!(self, duration, "", raw.eviction_pressure_transition_period);
+        set(&mut c.eviction_pressure_transition_period, period);
+        if let Some(b) = read!(self, bool, "", raw.merge_default_eviction_settings) {
+            c.merge_default_eviction_settings = b;
             r.eviction.merge_defaults = b;
         }
         if let Some(v) = &raw.psi_thresholds {
             let path = key!("", psi_thresholds);
             let expected = "a table of PSI signal names to percentages";
             for (k, v) in self.shaped(&path, v, expected).into_iter().flatten() {
-                let signal = k.get_ref();
-                match number_value(v.get_ref()) {
-                    Some(n) => {
-                        r.psi_entries.push((signal.clone(), n));
-                        r.spans.insert(
-                            (ThresholdMap::PsiThresholds, signal.clone()),
-                            (k.span(), v.span()),
-                        );
+                let signal = k.get_ref().clone();
+                let n = match v.get_ref() {
+                    Value::Float(x) => *x,
+                    Value::Integer(i) => *i as f64,
+                    other => {
+                        let expected = "a percentage of stall time greater than 0 and at most 100, such as 10.0";
+                        self.mismatch(&v.span(), &key_path(&path, &signal), expected, other);
+                        continue;
                     }
-                    None => self.mismatch(
-                        &v.span(),
-                        &key_path(&path, signal),
-                        "a percentage of stall time greater than 0 and at most 100, such as 10.0",
-                        v.get_ref(),
-                    ),
-                }
+                };
+                let spans = (k.span(), v.span());
+                r.spans
+                    .insert((ThresholdMap::PsiThresholds, signal.clone()), spans);
+                r.psi_entries.push((signal, n));
             }
         }
-        let expected = "a table of resource names to quantities";
-        if let Some(v) = &raw.kube_reserved {
-            let path = key!("", kube_reserved);
-            if let Some(entries) = self.shaped(&path, v, expected) {
-                config.kube_reserved = self.reserved(&path, entries);
+        set(
+            &mut c.kube_reserved,
+            read!(self, reserved, "", raw.kube_reserved),
+        );
+        set(
+            &mut c.system_reserved,
+            read!(self, reserved, "", raw.system_reserved),
+        );
+        // Renamed in the struct (`CPUs`), so spelt here as serde knows it.
+        let (path, expected) = ("reservedSystemCPUs", "a CPU list such as \"0-1,8\"");
+        let cpus = self.text(path, &raw.reserved_system_cpus, expected, |s| {
+            match crate::core::allocatable::count_cpu_list(s) {
+                // The kubelet treats an empty list as unset.
+                Ok(0) => Ok(None),
+                Ok(count) => Ok(Some(super::ReservedCpus {
+                    list: s.to_string(),
+                    count,
+                })),
+                Err(problem) => Err(format!("expected {expected}: {problem}")),
             }
-        }
-        if let Some(v) = &raw.system_reserved {
-            let path = key!("", system_reserved);
-            if let Some(entries) = self.shaped(&path, v, expected) {
-                config.system_reserved = self.reserved(&path, entries);
-            }
-        }
-        if let Some(v) = &raw.reserved_system_cpus {
-            // Renamed in the struct (`CPUs`), so spelt here as serde knows it.
-            let path = "reservedSystemCPUs";
-            let expected = "a CPU list such as \"0-1,8\"";
-            if let Some(raw) = self.string(path, v, expected) {
-                match crate::core::allocatable::count_cpu_list(raw) {
-                    // The kubelet treats an empty list as unset.
-                    Ok(0) => config.reserved_system_cpus = None,
-                    Ok(count) => {
-                        config.reserved_system_cpus = Some(super::ReservedCpus {
-                            list: raw.to_string(),
-                            count,
-                        })
-                    }
-                    Err(problem) => {
-                        self.error(&v.span(), path, format!("expected {expected}: {problem}"))
-                    }
-                }
-            }
-        }
-        for (v, path, target) in [
-            (&raw.proc_path, key!("", proc_path), &mut config.proc_path),
-            (
-                &raw.cgroup_path,
-                key!("", cgroup_path),
-                &mut config.cgroup_path,
-            ),
-            (
-                &raw.nodefs_path,
-                key!("", nodefs_path),
-                &mut config.nodefs_path,
-            ),
-            (
-                &raw.imagefs_path,
-                key!("", imagefs_path),
-                &mut config.imagefs_path,
-            ),
-            (
-                &raw.state_directory,
-                key!("", state_directory),
-                &mut config.state_directory,
-            ),
-        ] {
-            if let Some(p) = v
-                .as_ref()
-                .and_then(|v| self.non_empty_string(&path, v, "a path"))
-            {
-                *target = PathBuf::from(p);
-            }
-        }
-        if let Some(v) = &raw.health_address {
-            let expected = "a socket address such as \"127.0.0.1:9842\" or \"[::1]:9842\"";
-            if let Some(a) = self.address(&key!("", health_address), v, expected) {
-                config.health_address = a;
-            }
-        }
+        });
+        set(&mut c.reserved_system_cpus, cpus);
+        set(&mut c.proc_path, read!(self, path, "", raw.proc_path));
+        set(&mut c.cgroup_path, read!(self, path, "", raw.cgroup_path));
+        set(&mut c.nodefs_path, read!(self, path, "", raw.nodefs_path));
+        set(&mut c.imagefs_path, read!(self, path, "", raw.imagefs_path));
+        set(
+            &mut c.state_directory,
+            read!(self, path, "", raw.state_directory),
+        );
+        let expected = "a socket address such as \"127.0.0.1:9842\" or \"[::1]:9842\"";
+        let address = read!(self, address, "", raw.health_address, expected);
+        set(&mut c.health_address, address);
+
         if let Some(v) = &raw.logging {
             let path = key!("", logging);
             if let Some(t) = self.table(&path, v, "a table with target and level") {
-                self.logging(&path, &t.value, config);
+                self.logging(&path, &t.value, c);
             }
         }
         if let Some(v) = &raw.fence {
             let path = key!("", fence);
             r.fence_span = Some(v.span());
             if let Some(t) = self.table(&path, v, "a table of fence settings") {
-                self.fence(&path, &t.value, config);
+                self.fence(&path, &t.value, c);
             }
         }
         if let Some(v) = &raw.peers {
             let path = key!("", peers);
             if let Some(t) = self.table(&path, v, "a table of peer settings") {
-                self.peers(&path, &v.span(), &t.value, config);
+                self.peers(&path, &v.span(), &t.value, c);
             }
         }
         if let Some(v) = &raw.conditions {
             let conditions = self.conditions(&key!("", conditions), v);
             r.condition_spans = conditions.iter().map(|(_, s)| s.clone()).collect();
-            config.conditions = conditions.into_iter().map(|(c, _)| c).collect();
+            c.conditions = conditions.into_iter().map(|(c, _)| c).collect();
         }
     }
 
@@ -566,13 +551,14 @@ impl Walker<'_> {
     fn eviction_maps(&mut self, record: &Record<RawConfig>, r: &mut Reading) {
         let raw = &record.value;
         let quantity = "a quantity such as \"100Mi\" or a percentage such as \"10%\"";
+        let grace = "a duration string such as \"1m30s\"";
         let maps = [
             (ThresholdMap::EvictionHard, &raw.eviction_hard, quantity),
             (ThresholdMap::EvictionSoft, &raw.eviction_soft, quantity),
             (
                 ThresholdMap::EvictionSoftGracePeriod,
                 &raw.eviction_soft_grace_period,
-                "a duration string such as \"1m30s\"",
+                grace,
             ),
             (
                 ThresholdMap::EvictionMinimumReclaim,
@@ -581,11 +567,11 @@ impl Walker<'_> {
             ),
         ];
         for (map, v, expected) in maps {
-            let Some(v) = v else { continue };
             let path = map.key();
-            let Some(entries) = self.shaped(path, v, "a table of signal names to strings") else {
-                continue;
-            };
+            let table = v
+                .as_ref()
+                .and_then(|v| self.shaped(path, v, "a table of signal names to strings"));
+            let Some(entries) = table else { continue };
             let target = match map {
                 ThresholdMap::EvictionHard => &mut r.eviction.hard,
                 ThresholdMap::EvictionSoft => &mut r.eviction.soft,
@@ -620,7 +606,6 @@ impl Walker<'_> {
             }
         }
     }
-
     /// The rules between keys, and the thresholds parsed by the core.
     fn cross_checks(&mut self, config: &mut Config, r: &Reading) {
         // DESIGN §4: our report frequency is never below the update frequency.
@@ -794,268 +779,163 @@ impl Walker<'_> {
     }
 
     fn logging(&mut self, path: &str, raw: &RawLogging, config: &mut Config) {
-        if let Some(v) = &raw.target {
-            let choices = [
-                ("auto", LogTarget::Auto),
-                ("journald", LogTarget::Journald),
-                ("stderr", LogTarget::Stderr),
-            ];
-            if let Some(t) = self.word(&key!(path, target), v, &choices) {
-                config.logging.target = t;
-            }
-        }
-        if let Some(v) = &raw.level {
-            use log::LevelFilter as L;
-            let choices = [
-                ("error", L::Error),
-                ("warn", L::Warn),
-                ("info", L::Info),
-                ("debug", L::Debug),
-                ("trace", L::Trace),
-            ];
-            if let Some(l) = self.word(&key!(path, level), v, &choices) {
-                config.logging.level = l;
-            }
-        }
+        let logging = &mut config.logging;
+        set(
+            &mut logging.target,
+            read!(self, word, path, raw.target, LOG_TARGETS),
+        );
+        set(
+            &mut logging.level,
+            read!(self, word, path, raw.level, LOG_LEVELS),
+        );
     }
 
     fn fence(&mut self, path: &str, raw: &RawFence, config: &mut Config) {
-        use crate::core::fence::Mode;
-        use crate::terminate::{CgroupDriver as Driver, CgroupVersion as Version};
-        let fence = &mut config.fence;
-        if let Some(v) = &raw.mode {
-            let choices = [
-                ("enforce", Mode::Enforce),
-                ("dry-run", Mode::DryRun),
-                ("off", Mode::Off),
-            ];
-            if let Some(m) = self.word(&key!(path, mode), v, &choices) {
-                fence.mode = m;
-            }
-        }
-        for (v, key, target) in [
-            (
-                &raw.node_monitor_grace_period,
-                key!(path, node_monitor_grace_period),
-                &mut fence.node_monitor_grace_period,
-            ),
-            (
-                &raw.unreachable_after,
-                key!(path, unreachable_after),
-                &mut fence.unreachable_after,
-            ),
-            (
-                &raw.safety_margin,
-                key!(path, safety_margin),
-                &mut fence.safety_margin,
-            ),
-            (
-                &raw.grace_period_cap,
-                key!(path, grace_period_cap),
-                &mut fence.grace_period_cap,
-            ),
-        ] {
-            if let Some(d) = v.as_ref().and_then(|v| self.duration(&key, v)) {
-                *target = d;
-            }
-        }
-        if let Some(v) = &raw.cgroup_driver {
-            let choices = [
-                ("auto", None),
-                ("systemd", Some(Driver::Systemd)),
-                ("cgroupfs", Some(Driver::Cgroupfs)),
-            ];
-            if let Some(d) = self.word(&key!(path, cgroup_driver), v, &choices) {
-                fence.cgroup_driver = d;
-            }
-        }
-        if let Some(v) = &raw.cgroup_version {
-            let choices = [
-                ("auto", None),
-                ("v1", Some(Version::V1)),
-                ("v2", Some(Version::V2)),
-            ];
-            if let Some(d) = self.word(&key!(path, cgroup_version), v, &choices) {
-                fence.cgroup_version = d;
-            }
-        }
-        if let Some(v) = &raw.cgroup_root {
-            if let Some(p) = self.non_empty_string(&key!(path, cgroup_root), v, "a path") {
-                fence.cgroup_root = Some(PathBuf::from(p));
-            }
-        }
+        let f = &mut config.fence;
+        set(&mut f.mode, read!(self, word, path, raw.mode, MODES));
+        let node_monitor_grace_period = read!(self, duration, path, raw.node_monitor_grace_period);
+        set(&mut f.node_monitor_grace_period, node_monitor_grace_period);
+        let unreachable_after = read!(self, duration, path, raw.unreachable_after);
+        set(&mut f.unreachable_after, unreachable_after);
+        let safety_margin = read!(self, duration, path, raw.safety_margin);
+        set(&mut f.safety_margin, safety_margin);
+        let grace_period_cap = read!(self, duration, path, raw.grace_period_cap);
+        set(&mut f.grace_period_cap, grace_period_cap);
+        let cgroup_driver = read!(self, word, path, raw.cgroup_driver, CGROUP_DRIVERS);
+        set(&mut f.cgroup_driver, cgroup_driver);
+        let cgroup_version = read!(self, word, path, raw.cgroup_version, CGROUP_VERSIONS);
+        set(&mut f.cgroup_version, cgroup_version);
+        let root = read!(self, path, path, raw.cgroup_root);
+        set(&mut f.cgroup_root, root.map(Some));
     }
 
     fn peers(&mut self, path: &str, span: &Range<usize>, raw: &RawPeers, config: &mut Config) {
-        use crate::core::quorum::Undecided;
-        let peers = &mut config.peers;
-        if let Some(v) = &raw.service {
-            let key = key!(path, service);
-            let expected = "\"namespace/name\" of the headless Service that selects the agents";
-            if let Some(s) = self.string(&key, v, expected) {
-                match s.split_once('/') {
-                    Some((ns, svc)) if names::is_dns_label(ns) && names::is_dns_label(svc) => {
-                        peers.service = Some((ns.to_string(), svc.to_string()));
-                    }
-                    _ => self.error(
-                        &v.span(),
-                        &key,
-                        format!("expected {expected}, each part a DNS label, found \"{s}\""),
-                    ),
+        let p = &mut config.peers;
+        let expected = "\"namespace/name\" of the headless Service that selects the agents";
+        let service = read!(self, text, path, raw.service, expected, |s| {
+            match s.split_once('/') {
+                Some((ns, name)) if names::is_dns_label(ns) && names::is_dns_label(name) => {
+                    Ok(Some((ns.to_string(), name.to_string())))
                 }
+                _ => Err(format!(
+                    "expected {expected}, each part a DNS label, found \"{s}\""
+                )),
             }
-        }
-        if let Some(v) = &raw.port_name {
-            let key = key!(path, port_name);
-            if let Some(s) = self.non_empty_string(&key, v, "an EndpointSlice port name") {
-                if names::is_dns_label(&s) && s.len() <= 15 {
-                    peers.port_name = s;
-                } else {
-                    self.error(&v.span(), &key, format!("expected a port name (a DNS label of at most 15 characters), found \"{s}\""));
-                }
+        });
+        set(&mut p.service, service);
+        let expected = "an EndpointSlice port name";
+        let port_name = read!(self, text, path, raw.port_name, expected, |s| {
+            let s = non_empty(expected, s)?;
+            if names::is_dns_label(&s) && s.len() <= 15 {
+                return Ok(s);
             }
-        }
+            Err(format!(
+                "expected a port name (a DNS label of at most 15 characters), found \"{s}\""
+            ))
+        });
+        set(&mut p.port_name, port_name);
         if let Some(v) = &raw.static_ {
             let key = key!(path, static_);
             let expected = "an array of { node, address, zone } tables";
-            for (i, item) in self
-                .shaped(&key, v, expected)
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
+            let items = self.shaped(&key, v, expected).into_iter().flatten();
+            for (i, item) in items.enumerate() {
                 let item_key = format!("{key}[{i}]");
-                if let Some(t) = self.table(&item_key, item, "a { node, address, zone } table") {
-                    if let Some(peer) = self.static_peer(&item_key, &item.span(), &t.value) {
-                        if peers.static_peers.iter().any(|p| p.node == peer.node) {
-                            let message = format!("node \"{}\" is listed twice", peer.node);
-                            self.error(&item.span(), &item_key, message);
-                        } else {
-                            peers.static_peers.push(peer);
-                        }
-                    }
+                let table = self.table(&item_key, item, "a { node, address, zone } table");
+                let Some(peer) = table.and_then(|t| self.static_peer(&item_key, item, &t.value))
+                else {
+                    continue;
+                };
+                if p.static_peers.iter().any(|known| known.node == peer.node) {
+                    let message = format!("node \"{}\" is listed twice", peer.node);
+                    self.error(&item.span(), &item_key, message);
+                } else {
+                    p.static_peers.push(peer);
                 }
             }
         }
-        if let Some(v) = &raw.listen {
-            let expected = "a socket address such as \"0.0.0.0:9843\"";
-            if let Some(a) = self.address(&key!(path, listen), v, expected) {
-                peers.listen = Some(a);
-            }
-        }
-        if let Some(v) = &raw.key_file {
-            if let Some(p) = self.non_empty_string(&key!(path, key_file), v, "a path") {
-                peers.key_file = Some(PathBuf::from(p));
-            }
-        }
+        let expected = "a socket address such as \"0.0.0.0:9843\"";
+        let listen = read!(self, address, path, raw.listen, expected);
+        set(&mut p.listen, listen.map(Some));
+        let key_file = read!(self, path, path, raw.key_file);
+        set(&mut p.key_file, key_file.map(Some));
         if let Some(v) = &raw.ask {
-            match integer_value(v.get_ref()) {
-                Some(n) if (1..=1000).contains(&n) => peers.ask = n as usize,
-                _ => self.mismatch(
-                    &v.span(),
-                    &key!(path, ask),
-                    "an integer from 1 to 1000",
-                    v.get_ref(),
-                ),
-            }
-        }
-        let mut timeout_span = None;
-        for (v, key, target, is_timeout) in [
-            (&raw.timeout, key!(path, timeout), &mut peers.timeout, true),
-            (
-                &raw.interval,
-                key!(path, interval),
-                &mut peers.interval,
-                false,
-            ),
-        ] {
-            let Some(v) = v else { continue };
-            match self.duration(&key, v) {
-                Some(d) if d.is_zero() => self.error(&v.span(), &key, "must be greater than zero"),
-                Some(d) => {
-                    *target = d;
-                    if is_timeout {
-                        timeout_span = Some(v.span());
-                    }
+            match v.get_ref() {
+                Value::Integer(n) if (1..=1000).contains(n) => p.ask = *n as usize,
+                other => {
+                    let expected = "an integer from 1 to 1000";
+                    self.mismatch(&v.span(), &key!(path, ask), expected, other)
                 }
-                None => {}
             }
         }
-        let choices = [("hold", Undecided::Hold), ("enforce", Undecided::Enforce)];
-        for (v, key, target) in [
-            (
-                &raw.without_peers,
-                key!(path, without_peers),
-                &mut peers.without_peers,
-            ),
-            (
-                &raw.whole_zone_cut_off,
-                key!(path, whole_zone_cut_off),
-                &mut peers.whole_zone_cut_off,
-            ),
-        ] {
-            if let Some(c) = v.as_ref().and_then(|v| self.word(&key, v, &choices)) {
-                *target = c;
+        let positive = |w: &mut Self, key: String, v: &Field| {
+            let d = w.duration(&key, v)?;
+            let span = v.as_ref().map(Spanned::span).unwrap_or(0..0);
+            if d.is_zero() {
+                w.error(&span, &key, "must be greater than zero");
+                return None;
             }
-        }
+            Some((d, span))
+        };
+        let timeout = positive(self, key!(path, timeout), &raw.timeout);
+        let interval = positive(self, key!(path, interval), &raw.interval);
+        set(&mut p.interval, interval.map(|(d, _)| d));
+        let without_peers = read!(self, word, path, raw.without_peers, UNDECIDED);
+        set(&mut p.without_peers, without_peers);
+        let whole_zone_cut_off = read!(self, word, path, raw.whole_zone_cut_off, UNDECIDED);
+        set(&mut p.whole_zone_cut_off, whole_zone_cut_off);
 
-        if let (Some(_), Some(v)) = (&peers.service, &raw.static_) {
-            self.error(
-                &v.span(),
-                &key!(path, static_),
-                "peers come from either `service` (EndpointSlices) or `static`, not both",
-            );
+        if let (Some(_), Some(v)) = (&p.service, &raw.static_) {
+            let message = "peers come from either `service` (EndpointSlices) or `static`, not both";
+            self.error(&v.span(), &key!(path, static_), message);
         }
-        let wants_key =
-            peers.service.is_some() || !peers.static_peers.is_empty() || peers.listen.is_some();
-        if wants_key && peers.key_file.is_none() {
+        let wants_key = p.service.is_some() || !p.static_peers.is_empty() || p.listen.is_some();
+        if wants_key && p.key_file.is_none() {
             self.error(span, &key!(path, key_file), "required when `service`, `static` or `listen` is set: peers authenticate each other with this shared key");
         }
-        if peers.timeout > peers.interval {
-            self.error(
-                timeout_span.as_ref().unwrap_or(span),
-                &key!(path, timeout),
-                format!(
-                    "must not exceed peers.interval ({}), found {}",
-                    format_duration(peers.interval),
-                    format_duration(peers.timeout)
-                ),
+        let (timeout, timeout_span) = timeout.map_or((p.timeout, None), |(d, s)| (d, Some(s)));
+        p.timeout = timeout;
+        if p.timeout > p.interval {
+            let message = format!(
+                "must not exceed peers.interval ({}), found {}",
+                format_duration(p.interval),
+                format_duration(p.timeout)
             );
+            let key = key!(path, timeout);
+            self.error(timeout_span.as_ref().unwrap_or(span), &key, message);
         }
     }
 
     fn static_peer(
         &mut self,
         path: &str,
-        span: &Range<usize>,
+        item: &Spanned<Shaped<Record<RawStaticPeer>>>,
         raw: &RawStaticPeer,
     ) -> Option<crate::core::quorum::Peer> {
-        let node = raw.node.as_ref().and_then(|v| {
-            let key = key!(path, node);
-            let n = self.non_empty_string(&key, v, "a node name")?;
-            if !names::is_dns_subdomain(&n) {
-                let message = format!("expected a node name (a DNS subdomain), found \"{n}\"");
-                self.error(&v.span(), &key, message);
-                return None;
+        let node = read!(self, text, path, raw.node, "a node name", |s| {
+            let s = non_empty("a node name", s)?;
+            if names::is_dns_subdomain(&s) {
+                return Ok(s);
             }
-            Some(n)
+            Err(format!(
+                "expected a node name (a DNS subdomain), found \"{s}\""
+            ))
         });
-        let address = raw.address.as_ref().and_then(|v| {
-            let expected = "an IP address and port such as \"10.0.0.12:9843\" or \"[fd00::12]:9843\" (no host names: DNS may be gone in a partition)";
-            self.address(&key!(path, address), v, expected)
-        });
-        let zone = raw.zone.as_ref().and_then(|v| {
-            self.string(&key!(path, zone), v, "a zone name")
-                .map(str::to_string)
+        let expected = "an IP address and port such as \"10.0.0.12:9843\" or \"[fd00::12]:9843\" (no host names: DNS may be gone in a partition)";
+        let address = read!(self, address, path, raw.address, expected);
+        let zone = read!(self, text, path, raw.zone, "a zone name", |s| {
+            Ok(s.to_string())
         });
         // Only an absent key is "missing": a present but invalid one has its own error.
         let absent: Vec<&str> = [("node", &raw.node), ("address", &raw.address)]
             .into_iter()
-            .filter(|(_, v)| v.is_none())
-            .map(|(k, _)| k)
+            .filter_map(|(k, v)| v.is_none().then_some(k))
             .collect();
         if !absent.is_empty() {
-            self.error(span, path, format!("missing {}", absent.join(" and ")));
+            self.error(
+                &item.span(),
+                path,
+                format!("missing {}", absent.join(" and ")),
+            );
         }
         Some(crate::core::quorum::Peer {
             node: node?,
@@ -1066,38 +946,40 @@ impl Walker<'_> {
 
     /// `kubeReserved` / `systemReserved`: resource → non-negative quantity, as the kubelet's
     /// `parseResourceList`, which refuses any resource but cpu, memory, ephemeral-storage and pid.
-    fn reserved(&mut self, path: &str, entries: &Entries) -> crate::core::resources::ResourceList {
+    fn reserved(
+        &mut self,
+        path: &str,
+        v: &super::raw::Map,
+    ) -> Option<crate::core::resources::ResourceList> {
         use crate::core::allocatable::RESERVABLE;
         use crate::core::quantity::Quantity;
+        let v = v.as_ref()?;
+        let entries: &Entries = self.shaped(path, v, "a table of resource names to quantities")?;
         let mut out = crate::core::resources::ResourceList::new();
         for (k, v) in entries {
             let resource = k.get_ref().as_str();
             let key = key_path(path, resource);
             if !RESERVABLE.contains(&resource) {
-                let message = format!(
-                    "cannot reserve \"{resource}\"; expected one of: {}",
-                    RESERVABLE.join(", ")
-                );
+                let known = RESERVABLE.join(", ");
+                let message = format!("cannot reserve \"{resource}\"; expected one of: {known}");
                 self.error(&k.span(), &key, message);
                 continue;
             }
             let expected = "a quantity such as \"500m\", \"1Gi\" or \"1000\"";
-            let Some(raw) = self.string(&key, v, expected) else {
-                continue;
-            };
-            match raw.parse::<Quantity>() {
-                Ok(q) if q.is_negative() => self.error(
-                    &v.span(),
-                    &key,
-                    format!("expected a quantity of at least 0, found \"{raw}\""),
-                ),
-                Ok(q) => {
-                    out.insert(resource.to_string(), q);
+            let quantity = self.text(&key, &Some(v.clone()), expected, |s| {
+                match s.parse::<Quantity>() {
+                    Ok(q) if q.is_negative() => {
+                        Err(format!("expected a quantity of at least 0, found \"{s}\""))
+                    }
+                    Ok(q) => Ok(q),
+                    Err(e) => Err(format!("expected {expected}: {e}")),
                 }
-                Err(e) => self.error(&v.span(), &key, format!("expected {expected}: {e}")),
+            });
+            if let Some(q) = quantity {
+                out.insert(resource.to_string(), q);
             }
         }
-        out
+        Some(out)
     }
 
     /// `[[conditions]]`, each table and the rules across them: unique types, each signal feeds
@@ -1105,11 +987,10 @@ impl Walker<'_> {
     fn conditions(
         &mut self,
         path: &str,
-        value: &Spanned<Shaped<Vec<Spanned<Shaped<Record<RawCondition>>>>>>,
+        value: &Tables<RawCondition>,
     ) -> Vec<(ConditionSpec, Range<usize>)> {
         let mut out = Vec::new();
-        let expected = "an array of tables ([[conditions]])";
-        let Some(items) = self.shaped(path, value, expected) else {
+        let Some(items) = self.shaped(path, value, "an array of tables ([[conditions]])") else {
             return out;
         };
         let mut types: HashMap<String, usize> = HashMap::new();
@@ -1121,13 +1002,12 @@ impl Walker<'_> {
             let Some(record) = self.table(&item_path, item, expected) else {
                 continue;
             };
-            let raw = &record.value;
+            let (raw, span) = (&record.value, item.span());
             let ok = record.unknown.is_empty();
-            let Some(spec) = self.condition(&item_path, &item.span(), raw, ok, &mut signal_owner)
-            else {
+            let Some(spec) = self.condition(&item_path, &span, raw, ok, &mut signal_owner) else {
                 continue;
             };
-            let type_span = raw.type_.as_ref().map_or(item.span(), Spanned::span);
+            let type_span = raw.type_.as_ref().map_or(span.clone(), Spanned::span);
             if let Some(first) = types.get(&spec.condition_type) {
                 self.error(
                     &type_span,
@@ -1141,7 +1021,7 @@ impl Walker<'_> {
                 types.insert(spec.condition_type.clone(), i);
             }
             if let Some(taint) = &spec.taint {
-                let taint_span = raw.taint_key.as_ref().map_or(item.span(), Spanned::span);
+                let taint_span = raw.taint_key.as_ref().map_or(span.clone(), Spanned::span);
                 if let Some(first) = taints.get(&(taint.key.clone(), taint.effect)) {
                     self.error(
                         &taint_span,
@@ -1155,7 +1035,7 @@ impl Walker<'_> {
                     taints.insert((taint.key.clone(), taint.effect), i);
                 }
             }
-            out.push((spec, item.span()));
+            out.push((spec, span));
         }
         out
     }
@@ -1169,46 +1049,29 @@ impl Walker<'_> {
         mut ok: bool,
         signal_owner: &mut BTreeMap<SignalRef, String>,
     ) -> Option<ConditionSpec> {
-        let mut condition_type = None;
-        if let Some(v) = &raw.type_ {
-            let key = key!(path, type_);
-            let expected = "a condition type in CamelCase, such as \"MemoryContention\"";
-            match self.string(&key, v, expected) {
-                Some("Ready") => {
-                    self.error(
-                        &v.span(),
-                        &key,
-                        "the Ready condition belongs to the kubelet; choose another type",
-                    );
-                    ok = false;
-                }
-                Some(t) if is_condition_type(t) => condition_type = Some(t.to_string()),
-                Some(t) => {
-                    self.error(&v.span(), &key, format!("expected {expected} (letters and digits, starting with an upper-case letter), found \"{t}\""));
-                    ok = false;
-                }
-                None => ok = false,
-            }
-        } else {
-            self.error(
-                table_span,
-                &key!(path, type_),
-                "missing required key; expected a condition type such as \"MemoryPressure\"",
-            );
-            ok = false;
+        let expected = "a condition type in CamelCase, such as \"MemoryContention\"";
+        let condition_type = read!(self, text, path, raw.type_, expected, |t| match t {
+            "Ready" =>
+                Err("the Ready condition belongs to the kubelet; choose another type".into()),
+            t if is_condition_type(t) => Ok(t.to_string()),
+            t => Err(format!(
+                "expected {expected} (letters and digits, starting with an upper-case letter), found \"{t}\""
+            )),
+        });
+        if raw.type_.is_none() {
+            let message =
+                "missing required key; expected a condition type such as \"MemoryPressure\"";
+            self.error(table_span, &key!(path, type_), message);
         }
         let signals = match &raw.signals {
             Some(v) => self.signals(&key!(path, signals), v),
             None => {
-                self.error(
-                    table_span,
-                    &key!(path, signals),
-                    "missing required key; expected a non-empty array of signal names such as [\"memory.available\"]",
-                );
+                let message = "missing required key; expected a non-empty array of signal names such as [\"memory.available\"]";
+                self.error(table_span, &key!(path, signals), message);
                 None
             }
         };
-        ok &= signals.is_some();
+        ok &= condition_type.is_some() && signals.is_some();
 
         // Reasons and messages default to the kubelet's only for the standard types
         // (SEMANTICS §6.3).
@@ -1218,104 +1081,74 @@ impl Walker<'_> {
             (
                 &raw.true_reason,
                 key!(path, true_reason),
-                Some(reason),
+                true,
                 standard.map(|s| s.true_reason),
             ),
             (
                 &raw.true_message,
                 key!(path, true_message),
-                None,
+                false,
                 standard.map(|s| s.true_message),
             ),
             (
                 &raw.false_reason,
                 key!(path, false_reason),
-                Some(reason),
+                true,
                 standard.map(|s| s.false_reason),
             ),
             (
                 &raw.false_message,
                 key!(path, false_message),
-                None,
+                false,
                 standard.map(|s| s.false_message),
             ),
         ];
         let mut read = Vec::new();
-        let mut missing = Vec::new();
-        for (v, key, reason, default) in texts {
-            let text = match (v, reason) {
-                (Some(v), Some(expected)) => match self.string(&key, v, expected) {
-                    Some(r) if is_reason(r) => Some(r.to_string()),
-                    Some(r) => {
-                        self.error(&v.span(), &key, format!("expected {expected} (a letter, then letters, digits, '_', ',' or ':'), found \"{r}\""));
-                        None
-                    }
-                    None => None,
-                },
-                (Some(v), None) => self.string(&key, v, "a message string").map(str::to_string),
-                (None, _) => {
-                    if default.is_none() {
-                        missing.push(key);
-                    }
-                    default.map(str::to_string)
+        for (v, key, is_reason_key, default) in texts {
+            let text = if v.is_none() {
+                // Only for a valid type: without one, which keys are needed is not known.
+                if default.is_none() && condition_type.is_some() {
+                    self.error(table_span, &key, "missing required key; only MemoryPressure, DiskPressure and PIDPressure have default reasons and messages");
+                    ok = false;
                 }
+                default.map(str::to_string)
+            } else if is_reason_key {
+                self.text(&key, v, reason, |r| match is_reason(r) {
+                    true => Ok(r.to_string()),
+                    false => Err(format!("expected {reason} (a letter, then letters, digits, '_', ',' or ':'), found \"{r}\"")),
+                })
+            } else {
+                self.text(&key, v, "a message string", |m| Ok(m.to_string()))
             };
-            ok &= text.is_some() || (v.is_none() && condition_type.is_none());
+            ok &= text.is_some() || v.is_none();
             read.push(text.unwrap_or_default());
         }
-        // Only for a valid type: without one, which keys are needed is not known.
-        if condition_type.is_some() {
-            for key in missing {
-                self.error(table_span, &key, "missing required key; only MemoryPressure, DiskPressure and PIDPressure have default reasons and messages");
-            }
-        }
 
-        let taint_key = raw.taint_key.as_ref().and_then(|v| {
-            let key = key!(path, taint_key);
-            let expected =
-                "a taint key (a qualified name such as \"example.com/memory-contention\")";
-            let t = self.string(&key, v, expected)?;
-            let Some(problem) = qualified_name_problem(t) else {
-                return Some((t.to_string(), v.span()));
-            };
-            let message = format!("expected {expected}, found \"{t}\": {problem}");
-            self.error(&v.span(), &key, message);
-            None
-        });
-        let taint_effect = raw.taint_effect.as_ref().and_then(|v| {
-            let key = key!(path, taint_effect);
-            let expected = "one of \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"";
-            let e = self.string(&key, v, expected)?;
-            let effect = Effect::parse(e);
-            if effect.is_none() {
-                self.error(
-                    &v.span(),
-                    &key,
-                    format!("expected {expected}, found \"{e}\""),
-                );
+        let expected = "a taint key (a qualified name such as \"example.com/memory-contention\")";
+        let taint_key = read!(self, text, path, raw.taint_key, expected, |t| {
+            match qualified_name_problem(t) {
+                None => Ok(t.to_string()),
+                Some(problem) => Err(format!("expected {expected}, found \"{t}\": {problem}")),
             }
-            effect.map(|effect| (effect, v.span()))
         });
+        let expected = "one of \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"";
+        let taint_effect = read!(self, text, path, raw.taint_effect, expected, |e| {
+            Effect::parse(e).ok_or_else(|| found(expected, e))
+        },);
         ok &= raw.taint_key.is_none() || taint_key.is_some();
         ok &= raw.taint_effect.is_none() || taint_effect.is_some();
         // An invalid taintKey or taintEffect has its own error; only a missing one is reported.
-        let taint = match (taint_key, taint_effect) {
-            (Some((key, _)), Some((effect, _))) => Some(TaintSpec { key, effect }),
-            (Some((_, span)), None) if raw.taint_effect.is_none() => {
-                self.error(
-                    &span,
-                    &key!(path, taint_key),
-                    "taintKey needs taintEffect too; set both or neither",
-                );
+        let taint = match (taint_key, taint_effect, &raw.taint_key, &raw.taint_effect) {
+            (Some(key), Some(effect), _, _) => Some(TaintSpec { key, effect }),
+            (Some(_), None, Some(v), None) => {
+                let message = "taintKey needs taintEffect too; set both or neither";
+                self.error(&v.span(), &key!(path, taint_key), message);
                 ok = false;
                 None
             }
-            (None, Some((_, span))) if raw.taint_key.is_none() => {
-                self.error(
-                    &span,
-                    &key!(path, taint_effect),
-                    "taintEffect needs taintKey too; set both or neither",
-                );
+            (None, Some(_), None, Some(v)) => {
+                let message = "taintEffect needs taintKey too; set both or neither";
+                self.error(&v.span(), &key!(path, taint_effect), message);
                 ok = false;
                 None
             }
@@ -1342,12 +1175,9 @@ impl Walker<'_> {
                 signal_owner.insert(*signal, condition_type.clone());
             }
         }
-        if !ok {
-            return None;
-        }
         let [true_reason, true_message, false_reason, false_message] =
             <[String; 4]>::try_from(read).ok()?;
-        Some(ConditionSpec {
+        ok.then_some(ConditionSpec {
             condition_type,
             signals,
             true_reason,
@@ -1361,46 +1191,34 @@ impl Walker<'_> {
     fn signals(
         &mut self,
         path: &str,
-        value: &Spanned<Shaped<Vec<Spanned<Value>>>>,
+        value: &Spans<Vec<Spanned<Value>>>,
     ) -> Option<Vec<SignalRef>> {
         let expected = "a non-empty array of signal names such as [\"memory.available\"] or [\"psi.memory.full.avg10\"]";
         let items = self.shaped(path, value, expected)?;
         if items.is_empty() {
-            self.error(
-                &value.span(),
-                path,
-                format!("expected {expected}, found an empty array"),
-            );
+            let message = format!("expected {expected}, found an empty array");
+            self.error(&value.span(), path, message);
             return None;
         }
         let mut out: Vec<SignalRef> = Vec::new();
         let mut ok = true;
         for (j, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{j}]");
-            let Some(name) = self.string(&item_path, item, "a signal name") else {
-                ok = false;
-                continue;
-            };
-            match SignalRef::from_name(name) {
-                Some(s) if out.contains(&s) => {
-                    let message = format!("{s} is listed more than once");
-                    self.error(&item.span(), &item_path, message);
-                    ok = false;
-                }
-                Some(s) => out.push(s),
-                None => {
-                    let evictions: Vec<&str> = Signal::ALL.iter().map(|s| s.name()).collect();
-                    self.error(
-                        &item.span(),
-                        &item_path,
-                        format!(
+            let signal = self.text(&item_path, &Some(item.clone()), "a signal name", |name| {
+                match SignalRef::from_name(name) {
+                    Some(s) if out.contains(&s) => Err(format!("{s} is listed more than once")),
+                    Some(s) => Ok(s),
+                    None => {
+                        let evictions: Vec<&str> = Signal::ALL.iter().map(|s| s.name()).collect();
+                        Err(format!(
                             "expected an eviction signal ({}) or a PSI signal psi.<memory|io|cpu>.<some|full>.<avg10|avg60|avg300}}, found \"{name}\"",
                             evictions.join(", ")
-                        ),
-                    );
-                    ok = false;
+                        ))
+                    }
                 }
-            }
+            });
+            ok &= signal.is_some();
+            out.extend(signal);
         }
         ok.then_some(out)
     }

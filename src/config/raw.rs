@@ -16,8 +16,12 @@ use toml::Spanned;
 
 /// A key that may be absent.
 pub(super) type Field<T = Value> = Option<Spanned<T>>;
+/// A present table or array, as read or as found instead.
+pub(super) type Spans<T> = Spanned<Shaped<T>>;
 /// A table whose keys are the fields of `T`.
 pub(super) type Table<T> = Field<Shaped<Record<T>>>;
+/// An array of tables whose keys are the fields of `T`.
+pub(super) type Tables<T> = Spans<Vec<Spanned<Shaped<Record<T>>>>>;
 /// A table of free-form keys (signal or resource names).
 pub(super) type Map = Field<Shaped<Entries>>;
 /// An array of `T`.
@@ -56,7 +60,7 @@ pub(super) struct RawConfig {
     pub logging: Table<RawLogging>,
     pub fence: Table<RawFence>,
     pub peers: Table<RawPeers>,
-    pub conditions: Array<Shaped<Record<RawCondition>>>,
+    pub conditions: Option<Tables<RawCondition>>,
 }
 
 /// `[logging]`.
@@ -88,7 +92,7 @@ pub(super) struct RawPeers {
     pub service: Field,
     pub port_name: Field,
     #[serde(rename = "static")]
-    pub static_: Array<Shaped<Record<RawStaticPeer>>>,
+    pub static_: Option<Tables<RawStaticPeer>>,
     pub listen: Field,
     pub key_file: Field,
     pub ask: Field,
@@ -188,12 +192,16 @@ impl<T> Record<T> {
 /// A table of free-form keys, in file order.
 pub(super) type Entries = Vec<(Spanned<String>, Spanned<Value>)>;
 
-/// The key toml uses to hand a datetime over as a one-entry table (toml_datetime's protocol).
-const DATETIME_KEY: &str = "$__toml_private_datetime";
+/// toml hands a datetime over as a one-entry table whose key, alone among keys, has no
+/// position: that entry's value is the datetime as text.
+fn is_datetime(key: &Spanned<String>) -> bool {
+    key.span().is_empty()
+}
 
-/// The fields serde's derived `Deserialize` of `T` knows, in declaration order: the known keys.
-pub(super) fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
-    struct Capture<'a>(&'a mut &'static [&'static str]);
+/// The struct name and fields that `T`'s derived `Deserialize` asks a deserializer for: the
+/// known keys of a raw table, and how `Spanned` is recognised.
+fn struct_shape<'de, T: Deserialize<'de>>() -> (&'static str, &'static [&'static str]) {
+    struct Capture<'a>(&'a mut (&'static str, &'static [&'static str]));
     impl<'de> Deserializer<'de> for Capture<'_> {
         type Error = de::value::Error;
         fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
@@ -201,11 +209,11 @@ pub(super) fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
         }
         fn deserialize_struct<V: Visitor<'de>>(
             self,
-            _: &'static str,
+            name: &'static str,
             fields: &'static [&'static str],
             _: V,
         ) -> Result<V::Value, Self::Error> {
-            *self.0 = fields;
+            *self.0 = (name, fields);
             Err(de::Error::custom("captured"))
         }
         serde::forward_to_deserialize_any! {
@@ -214,9 +222,14 @@ pub(super) fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
             ignored_any
         }
     }
-    let mut fields: &'static [&'static str] = &[];
-    let _ = T::deserialize(Capture(&mut fields));
-    fields
+    let mut shape: (&'static str, &'static [&'static str]) = ("", &[]);
+    let _ = T::deserialize(Capture(&mut shape));
+    shape
+}
+
+/// The known keys of the raw table `T`, in declaration order.
+pub(super) fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    struct_shape::<T>().1
 }
 
 /// A key with its position. The one key of a datetime has no position (and, alone, no
@@ -239,44 +252,9 @@ impl<'de> Deserialize<'de> for Key {
                 Ok(Key(Spanned::new(0..0, s.to_owned())))
             }
         }
-        static SPANNED: std::sync::OnceLock<(&'static str, &'static [&'static str])> =
-            std::sync::OnceLock::new();
-        let (name, fields) = *SPANNED.get_or_init(|| {
-            (
-                struct_name_of::<Spanned<String>>(),
-                fields_of::<Spanned<String>>(),
-            )
-        });
+        let (name, fields) = struct_shape::<Spanned<String>>();
         d.deserialize_struct(name, fields, KeyVisitor)
     }
-}
-
-/// The struct name `T`'s `Deserialize` asks for (how a deserializer recognises `Spanned`).
-fn struct_name_of<'de, T: Deserialize<'de>>() -> &'static str {
-    struct Capture<'a>(&'a mut &'static str);
-    impl<'de> Deserializer<'de> for Capture<'_> {
-        type Error = de::value::Error;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("not a struct"))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            _: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            *self.0 = name;
-            Err(de::Error::custom("captured"))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
-            ignored_any
-        }
-    }
-    let mut name = "";
-    let _ = T::deserialize(Capture(&mut name));
-    name
 }
 
 /// What a table or an array is read as; anything else is what was [`Shaped::Found`] instead.
@@ -294,7 +272,7 @@ pub(super) trait Shape<'de>: Sized {
 fn drain_map<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Value, A::Error> {
     let mut found = Value::Table;
     while let Some(Key(key)) = map.next_key::<Key>()? {
-        if key.get_ref() == DATETIME_KEY {
+        if is_datetime(&key) {
             found = Value::Datetime(map.next_value::<String>()?);
         } else {
             map.next_value::<IgnoredAny>()?;
@@ -317,7 +295,7 @@ impl<'de> Shape<'de> for Entries {
     fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Shaped<Self>, A::Error> {
         let mut out = Entries::new();
         while let Some(Key(key)) = map.next_key::<Key>()? {
-            if key.get_ref() == DATETIME_KEY {
+            if is_datetime(&key) {
                 return Ok(Shaped::Found(Value::Datetime(map.next_value()?)));
             }
             out.push((key, map.next_value()?));
@@ -371,7 +349,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for KnownKeys<'_, A> {
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
         while let Some(Key(key)) = self.map.next_key::<Key>()? {
-            if key.get_ref() == DATETIME_KEY {
+            if is_datetime(&key) {
                 *self.datetime = Some(self.map.next_value()?);
             } else if self.known.contains(&key.get_ref().as_str()) {
                 let name = key.get_ref().clone();
