@@ -24,7 +24,7 @@ use crate::core::threshold::{
 };
 use crate::terminate::{CgroupDriver, CgroupVersion};
 
-use super::defaults::standard_reasons;
+use super::defaults::{StandardReasons, standard_reasons};
 use super::raw::{
     Entries, Field, RawCondition, RawConfig, RawFence, RawLogging, RawPeers, RawStaticPeer, Record,
     Shaped, Spans, Tables, Value, fields_of,
@@ -1076,53 +1076,40 @@ impl Walker<'_> {
         // Reasons and messages default to the kubelet's only for the standard types
         // (SEMANTICS §6.3).
         let standard = condition_type.as_deref().and_then(standard_reasons);
-        let reason = "a reason in CamelCase, such as \"MemoryStallHigh\"";
+        // Only a valid type says which keys are needed.
+        let at = condition_type.as_ref().map(|_| table_span);
+        let d = |f: fn(&StandardReasons) -> &'static str| standard.as_ref().map(f);
         let texts = [
             (
-                &raw.true_reason,
                 key!(path, true_reason),
+                &raw.true_reason,
+                d(|s| s.true_reason),
                 true,
-                standard.map(|s| s.true_reason),
             ),
             (
-                &raw.true_message,
                 key!(path, true_message),
+                &raw.true_message,
+                d(|s| s.true_message),
                 false,
-                standard.map(|s| s.true_message),
             ),
             (
-                &raw.false_reason,
                 key!(path, false_reason),
+                &raw.false_reason,
+                d(|s| s.false_reason),
                 true,
-                standard.map(|s| s.false_reason),
             ),
             (
-                &raw.false_message,
                 key!(path, false_message),
+                &raw.false_message,
+                d(|s| s.false_message),
                 false,
-                standard.map(|s| s.false_message),
             ),
         ];
-        let mut read = Vec::new();
-        for (v, key, is_reason_key, default) in texts {
-            let text = if v.is_none() {
-                // Only for a valid type: without one, which keys are needed is not known.
-                if default.is_none() && condition_type.is_some() {
-                    self.error(table_span, &key, "missing required key; only MemoryPressure, DiskPressure and PIDPressure have default reasons and messages");
-                    ok = false;
-                }
-                default.map(str::to_string)
-            } else if is_reason_key {
-                self.text(&key, v, reason, |r| match is_reason(r) {
-                    true => Ok(r.to_string()),
-                    false => Err(format!("expected {reason} (a letter, then letters, digits, '_', ',' or ':'), found \"{r}\"")),
-                })
-            } else {
-                self.text(&key, v, "a message string", |m| Ok(m.to_string()))
-            };
-            ok &= text.is_some() || v.is_none();
-            read.push(text.unwrap_or_default());
-        }
+        let [true_reason, true_message, false_reason, false_message] = texts
+            .map(|(key, v, default, reason)| self.condition_text(&key, v, default, reason, at));
+        ok &= [&true_reason, &true_message, &false_reason, &false_message]
+            .iter()
+            .all(|t| t.is_some());
 
         let expected = "a taint key (a qualified name such as \"example.com/memory-contention\")";
         let taint_key = read!(self, text, path, raw.taint_key, expected, |t| {
@@ -1175,16 +1162,43 @@ impl Walker<'_> {
                 signal_owner.insert(*signal, condition_type.clone());
             }
         }
-        let [true_reason, true_message, false_reason, false_message] =
-            <[String; 4]>::try_from(read).ok()?;
-        ok.then_some(ConditionSpec {
+        if !ok {
+            return None;
+        }
+        Some(ConditionSpec {
             condition_type,
             signals,
-            true_reason,
-            true_message,
-            false_reason,
-            false_message,
+            true_reason: true_reason?,
+            true_message: true_message?,
+            false_reason: false_reason?,
+            false_message: false_message?,
             taint,
+        })
+    }
+
+    /// A condition's reason or message. Absent, it is the standard type's `default`, or an
+    /// error at `missing_at` for a custom type.
+    fn condition_text(
+        &mut self,
+        key: &str,
+        v: &Field,
+        default: Option<&str>,
+        reason: bool,
+        missing_at: Option<&Range<usize>>,
+    ) -> Option<String> {
+        if v.is_none() {
+            if let (None, Some(span)) = (default, missing_at) {
+                self.error(span, key, "missing required key; only MemoryPressure, DiskPressure and PIDPressure have default reasons and messages");
+            }
+            return default.map(str::to_string);
+        }
+        if !reason {
+            return self.text(key, v, "a message string", |m| Ok(m.to_string()));
+        }
+        let expected = "a reason in CamelCase, such as \"MemoryStallHigh\"";
+        self.text(key, v, expected, |r| match is_reason(r) {
+            true => Ok(r.to_string()),
+            false => Err(format!("expected {expected} (a letter, then letters, digits, '_', ',' or ':'), found \"{r}\"")),
         })
     }
 
