@@ -212,8 +212,15 @@ impl<'t> Walker<'t> {
         });
     }
 
-    /// A value of the wrong kind: `expected <what>, found <what it is>`.
+    /// A value of the wrong kind: `expected <what>, found <what it is>`. A number is shown as
+    /// written (`0x10`, `1e3`; without '_' separators), from the text at its position.
     fn mismatch(&mut self, span: &Range<usize>, path: &str, expected: &str, found: &Value) {
+        let literal = self.text.get(span.clone()).map(|l| l.replace('_', ""));
+        let found = match (found, literal) {
+            (Value::Integer(_), Some(literal)) => format!("integer {literal}"),
+            (Value::Float(_), Some(literal)) => format!("float {literal}"),
+            _ => found.to_string(),
+        };
         self.error(span, path, format!("expected {expected}, found {found}"));
     }
 
@@ -431,7 +438,8 @@ impl Walker<'_> {
                 Value::Integer(n) if *n > 0 && *n <= i128::from(u32::MAX) => {
                     c.node_lease_duration_seconds = *n as u32
                 }
-                Value::Integer(n) => self.error(
+                // Beyond i64 is not a TOML integer: said as the wrong kind, below.
+                Value::Integer(n) if i64::try_from(*n).is_ok() => self.error(
                     &v.span(),
                     &path,
                     format!("expected a whole number of seconds greater than 0, found {n}"),
@@ -1374,5 +1382,31 @@ mod tests {
                 "no {expected:?} in {shown:#?}"
             );
         }
+    }
+
+    #[test]
+    fn a_present_but_invalid_reason_is_not_also_missing() {
+        let text = "[[conditions]]\ntype = \"Custom\"\nsignals = [\"pid.available\"]\ntrueReason = \"1x\"\ntrueMessage = \"m\"\nfalseReason = \"B\"\nfalseMessage = \"b\"\n";
+        let errors = load_text(text, None).expect_err("invalid reason").0;
+        let keys: Vec<(&str, usize)> = errors.iter().map(|e| (e.key.as_str(), e.line)).collect();
+        assert_eq!(keys, [("conditions[0].trueReason", 4)], "{errors:#?}");
+    }
+
+    #[test]
+    fn integers_beyond_i64_and_datetimes_are_values_of_the_wrong_kind() {
+        let text = "nodeLeaseDurationSeconds = 18446744073709551615\nnodeName = 1979-05-27T07:32:00Z\n[evictionHard]\n\"memory.available\" = 07:32:00\n";
+        let shown = load_text(text, None).expect_err("wrong kinds").0;
+        let shown: Vec<String> = shown
+            .iter()
+            .map(|e| format!("{}:{}", e.key, e.message))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "nodeLeaseDurationSeconds:expected a whole number of seconds such as 40, found integer 18446744073709551615",
+                "nodeName:expected a node name, found datetime 1979-05-27T07:32:00Z",
+                "evictionHard.\"memory.available\":expected a quantity such as \"100Mi\" or a percentage such as \"10%\", found datetime 07:32:00",
+            ]
+        );
     }
 }
