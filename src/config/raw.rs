@@ -154,7 +154,7 @@ impl fmt::Display for Value {
         match self {
             Value::String(s) => write!(f, "string \"{s}\""),
             Value::Integer(i) => write!(f, "integer {i}"),
-            // `{:?}` keeps the ".0" of a whole float, as it was written.
+            // Messages show numbers as written (`Walker::mismatch`); this is the fallback.
             Value::Float(x) => write!(f, "float {x:?}"),
             Value::Boolean(b) => write!(f, "boolean {b}"),
             Value::Datetime(d) => write!(f, "datetime {d}"),
@@ -268,7 +268,7 @@ pub(super) trait Shape<'de>: Sized {
     }
 }
 
-/// Reads past a table; a datetime is told apart by its one private key.
+/// Reads past a table, or a datetime (told apart by its key without a position).
 fn drain_map<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Value, A::Error> {
     let mut found = Value::Table;
     while let Some(Key(key)) = map.next_key::<Key>()? {
