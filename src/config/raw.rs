@@ -407,10 +407,10 @@ impl<'de, T: Shape<'de>> Visitor<'de> for ShapeVisitor<T> {
     fn visit_u64<E>(self, i: u64) -> Result<Self::Value, E> {
         Ok(Shaped::Found(Value::Integer(i.into())))
     }
-    fn visit_u128<E: de::Error>(self, i: u128) -> Result<Self::Value, E> {
-        i128::try_from(i)
-            .map(|i| Shaped::Found(Value::Integer(i)))
-            .map_err(|_| E::custom("integer out of range"))
+    fn visit_u128<E>(self, i: u128) -> Result<Self::Value, E> {
+        // Far out of every key's range either way; messages show the number as written.
+        let i = i128::try_from(i).unwrap_or(i128::MAX);
+        Ok(Shaped::Found(Value::Integer(i)))
     }
     fn visit_f64<E>(self, x: f64) -> Result<Self::Value, E> {
         Ok(Shaped::Found(Value::Float(x)))
