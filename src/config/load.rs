@@ -26,7 +26,7 @@ use crate::terminate::{CgroupDriver, CgroupVersion};
 
 use super::defaults::{StandardReasons, standard_reasons};
 use super::raw::{
-    Entries, Field, RawCondition, RawConfig, RawFence, RawLogging, RawPeers, RawStaticPeer, Record,
+    Entries, RawCondition, RawConfig, RawFence, RawLogging, RawPeers, RawStaticPeer, Record,
     Shaped, Spans, Tables, Value, fields_of,
 };
 use super::{
@@ -84,7 +84,7 @@ macro_rules! key {
 /// named once. `read!(self, duration, "fence", raw.safety_margin)`.
 macro_rules! read {
     ($w:ident, $read:ident, $parent:expr, $raw:ident . $field:ident $(, $extra:expr)* $(,)?) => {
-        $w.$read(&key!($parent, $field), &$raw.$field $(, $extra)*)
+        $w.$read(&key!($parent, $field), $raw.$field.as_ref() $(, $extra)*)
     };
 }
 
@@ -236,25 +236,30 @@ impl<'t> Walker<'t> {
     fn text<T>(
         &mut self,
         path: &str,
-        v: &Field,
+        v: Option<&Spanned<Value>>,
         expected: &str,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
-        let v = v.as_ref()?;
+        let v = v?;
         let s = self.string(path, v, expected)?;
         parse(s).map_err(|e| self.error(&v.span(), path, e)).ok()
     }
 
-    fn non_empty(&mut self, path: &str, v: &Field, expected: &str) -> Option<String> {
+    fn non_empty(
+        &mut self,
+        path: &str,
+        v: Option<&Spanned<Value>>,
+        expected: &str,
+    ) -> Option<String> {
         self.text(path, v, expected, |s| non_empty(expected, s))
     }
 
-    fn path(&mut self, path: &str, v: &Field) -> Option<PathBuf> {
+    fn path(&mut self, path: &str, v: Option<&Spanned<Value>>) -> Option<PathBuf> {
         self.non_empty(path, v, "a path").map(PathBuf::from)
     }
 
-    fn bool(&mut self, path: &str, v: &Field) -> Option<bool> {
-        let v = v.as_ref()?;
+    fn bool(&mut self, path: &str, v: Option<&Spanned<Value>>) -> Option<bool> {
+        let v = v?;
         match v.get_ref() {
             Value::Boolean(b) => Some(*b),
             other => {
@@ -264,21 +269,31 @@ impl<'t> Walker<'t> {
         }
     }
 
-    fn duration(&mut self, path: &str, v: &Field) -> Option<Duration> {
+    fn duration(&mut self, path: &str, v: Option<&Spanned<Value>>) -> Option<Duration> {
         let expected = "a duration string such as \"10s\" or \"5m\"";
         self.text(path, v, expected, |s| {
             parse_duration(s).map_err(|e| e.to_string())
         })
     }
 
-    fn address(&mut self, path: &str, v: &Field, expected: &str) -> Option<SocketAddr> {
+    fn address(
+        &mut self,
+        path: &str,
+        v: Option<&Spanned<Value>>,
+        expected: &str,
+    ) -> Option<SocketAddr> {
         self.text(path, v, expected, |s| {
             s.parse().map_err(|_| found(expected, s))
         })
     }
 
     /// One of a fixed set of words, or an error saying which were expected.
-    fn word<T: Copy>(&mut self, path: &str, v: &Field, words: &[(&str, T)]) -> Option<T> {
+    fn word<T: Copy>(
+        &mut self,
+        path: &str,
+        v: Option<&Spanned<Value>>,
+        words: &[(&str, T)],
+    ) -> Option<T> {
         let quoted: Vec<String> = words.iter().map(|(w, _)| format!("\"{w}\"")).collect();
         let expected = format!("one of {}", quoted.join(", "));
         self.text(path, v, &expected, |s| {
@@ -504,7 +519,7 @@ impl Walker<'_> {
         );
         // Renamed in the struct (`CPUs`), so spelt here as serde knows it.
         let (path, expected) = ("reservedSystemCPUs", "a CPU list such as \"0-1,8\"");
-        let cpus = self.text(path, &raw.reserved_system_cpus, expected, |s| {
+        let cpus = self.text(path, raw.reserved_system_cpus.as_ref(), expected, |s| {
             match crate::core::allocatable::count_cpu_list(s) {
                 // The kubelet treats an empty list as unset.
                 Ok(0) => Ok(None),
@@ -614,6 +629,7 @@ impl Walker<'_> {
             }
         }
     }
+
     /// The rules between keys, and the thresholds parsed by the core.
     fn cross_checks(&mut self, config: &mut Config, r: &Reading) {
         // DESIGN §4: our report frequency is never below the update frequency.
@@ -875,17 +891,17 @@ impl Walker<'_> {
                 }
             }
         }
-        let positive = |w: &mut Self, key: String, v: &Field| {
+        let positive = |w: &mut Self, key: String, v: Option<&Spanned<Value>>| {
             let d = w.duration(&key, v)?;
-            let span = v.as_ref().map(Spanned::span).unwrap_or(0..0);
+            let span = v.map_or(0..0, Spanned::span);
             if d.is_zero() {
                 w.error(&span, &key, "must be greater than zero");
                 return None;
             }
             Some((d, span))
         };
-        let timeout = positive(self, key!(path, timeout), &raw.timeout);
-        let interval = positive(self, key!(path, interval), &raw.interval);
+        let timeout = positive(self, key!(path, timeout), raw.timeout.as_ref());
+        let interval = positive(self, key!(path, interval), raw.interval.as_ref());
         set(&mut p.interval, interval.map(|(d, _)| d));
         let without_peers = read!(self, word, path, raw.without_peers, UNDECIDED);
         set(&mut p.without_peers, without_peers);
@@ -957,11 +973,11 @@ impl Walker<'_> {
     fn reserved(
         &mut self,
         path: &str,
-        v: &super::raw::Map,
+        v: Option<&Spans<Entries>>,
     ) -> Option<crate::core::resources::ResourceList> {
         use crate::core::allocatable::RESERVABLE;
         use crate::core::quantity::Quantity;
-        let v = v.as_ref()?;
+        let v = v?;
         let entries: &Entries = self.shaped(path, v, "a table of resource names to quantities")?;
         let mut out = crate::core::resources::ResourceList::new();
         for (k, v) in entries {
@@ -974,14 +990,12 @@ impl Walker<'_> {
                 continue;
             }
             let expected = "a quantity such as \"500m\", \"1Gi\" or \"1000\"";
-            let quantity = self.text(&key, &Some(v.clone()), expected, |s| {
-                match s.parse::<Quantity>() {
-                    Ok(q) if q.is_negative() => {
-                        Err(format!("expected a quantity of at least 0, found \"{s}\""))
-                    }
-                    Ok(q) => Ok(q),
-                    Err(e) => Err(format!("expected {expected}: {e}")),
+            let quantity = self.text(&key, Some(v), expected, |s| match s.parse::<Quantity>() {
+                Ok(q) if q.is_negative() => {
+                    Err(format!("expected a quantity of at least 0, found \"{s}\""))
                 }
+                Ok(q) => Ok(q),
+                Err(e) => Err(format!("expected {expected}: {e}")),
             });
             if let Some(q) = quantity {
                 out.insert(resource.to_string(), q);
@@ -1090,25 +1104,25 @@ impl Walker<'_> {
         let texts = [
             (
                 key!(path, true_reason),
-                &raw.true_reason,
+                raw.true_reason.as_ref(),
                 d(|s| s.true_reason),
                 true,
             ),
             (
                 key!(path, true_message),
-                &raw.true_message,
+                raw.true_message.as_ref(),
                 d(|s| s.true_message),
                 false,
             ),
             (
                 key!(path, false_reason),
-                &raw.false_reason,
+                raw.false_reason.as_ref(),
                 d(|s| s.false_reason),
                 true,
             ),
             (
                 key!(path, false_message),
-                &raw.false_message,
+                raw.false_message.as_ref(),
                 d(|s| s.false_message),
                 false,
             ),
@@ -1189,7 +1203,7 @@ impl Walker<'_> {
     fn condition_text(
         &mut self,
         key: &str,
-        v: &Field,
+        v: Option<&Spanned<Value>>,
         default: Option<&str>,
         reason: bool,
         missing_at: Option<&Range<usize>>,
@@ -1226,7 +1240,7 @@ impl Walker<'_> {
         let mut ok = true;
         for (j, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{j}]");
-            let signal = self.text(&item_path, &Some(item.clone()), "a signal name", |name| {
+            let signal = self.text(&item_path, Some(item), "a signal name", |name| {
                 match SignalRef::from_name(name) {
                     Some(s) if out.contains(&s) => Err(format!("{s} is listed more than once")),
                     Some(s) => Ok(s),
