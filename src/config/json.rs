@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::core::threshold::{Threshold, ThresholdValue, f32_as_shortest_f64, format_duration};
 
-use super::{Config, LogTarget};
+use super::Config;
+use super::load::{CGROUP_DRIVERS, CGROUP_VERSIONS, LOG_TARGETS, MODES, UNDECIDED, word_of};
 
 fn threshold_value_json(value: &ThresholdValue) -> Value {
     match value {
@@ -29,14 +30,6 @@ pub fn threshold_json(t: &Threshold) -> Value {
         "gracePeriod": format_duration(t.grace_period),
         "minReclaim": t.min_reclaim.as_ref().map_or(Value::Null, threshold_value_json),
     })
-}
-
-fn log_target(t: LogTarget) -> &'static str {
-    match t {
-        LogTarget::Auto => "auto",
-        LogTarget::Journald => "journald",
-        LogTarget::Stderr => "stderr",
-    }
 }
 
 fn resource_list_json(list: &crate::core::resources::ResourceList) -> Value {
@@ -115,13 +108,19 @@ pub fn effective_json(config: &Config) -> Value {
         "healthAddress": config.health_address.to_string(),
         "stateDirectory": path_json(&config.state_directory),
         "logging": {
-            "target": log_target(config.logging.target),
+            "target": word_of(LOG_TARGETS, &config.logging.target),
             "level": config.logging.level.as_str().to_ascii_lowercase(),
         },
         "fence": fence_json(&config.fence),
         "peers": peers_json(&config.peers),
         "conditions": conditions,
     })
+}
+
+/// One `key: value` line of the text form, values aligned in one column.
+fn row(out: &mut String, key: &str, value: impl std::fmt::Display) {
+    // Writing to a String cannot fail.
+    let _ = writeln!(out, "{:<34}{value}", format!("{key}:"));
 }
 
 /// The effective configuration for a person: one setting per line, thresholds as
@@ -135,121 +134,86 @@ pub fn effective_text(config: &Config) -> String {
             p.display().to_string()
         });
     let or_unset = |v: Option<String>, unset: &str| v.unwrap_or_else(|| unset.to_string());
-    // Writing to a String cannot fail.
-    let _ = writeln!(out, "source:                           {source}");
-    let _ = writeln!(
-        out,
-        "nodeName:                         {}",
+    row(&mut out, "source", source);
+    row(
+        &mut out,
+        "nodeName",
         or_unset(
             config.node_name.clone(),
-            "(unset: $NODE_NAME or the host name)"
-        )
+            "(unset: $NODE_NAME or the host name)",
+        ),
     );
-    let _ = writeln!(
-        out,
-        "kubeconfig:                       {}",
+    row(
+        &mut out,
+        "kubeconfig",
         or_unset(
             config.kubeconfig.as_ref().map(|p| p.display().to_string()),
-            "(unset: in-cluster in a pod, else standalone)"
-        )
+            "(unset: in-cluster in a pod, else standalone)",
+        ),
     );
-    let _ = writeln!(
-        out,
-        "standalone:                       {}",
-        config.standalone
+    row(&mut out, "standalone", config.standalone);
+    row(
+        &mut out,
+        "nodeStatusUpdateFrequency",
+        format_duration(config.node_status_update_frequency),
     );
-    let _ = writeln!(
-        out,
-        "nodeStatusUpdateFrequency:        {}",
-        format_duration(config.node_status_update_frequency)
+    row(
+        &mut out,
+        "nodeStatusReportFrequency",
+        format_duration(config.node_status_report_frequency),
     );
-    let _ = writeln!(
-        out,
-        "nodeStatusReportFrequency:        {}",
-        format_duration(config.node_status_report_frequency)
+    row(
+        &mut out,
+        "nodeLeaseDurationSeconds",
+        config.node_lease_duration_seconds,
     );
-    let _ = writeln!(
-        out,
-        "nodeLeaseDurationSeconds:         {}",
-        config.node_lease_duration_seconds
+    let lease_name = config.lease_name.as_deref();
+    let lease_name = lease_name.unwrap_or("nodewarden-<node name>");
+    row(
+        &mut out,
+        "lease",
+        format!("{}/{lease_name}", config.lease_namespace),
     );
-    let _ = writeln!(
-        out,
-        "lease:                            {}/{}",
-        config.lease_namespace,
-        config
-            .lease_name
-            .as_deref()
-            .unwrap_or("nodewarden-<node name>")
+    row(&mut out, "onlyStatusReporter", config.only_status_reporter);
+    row(
+        &mut out,
+        "evictionPressureTransitionPeriod",
+        format_duration(config.eviction_pressure_transition_period),
     );
-    let _ = writeln!(
-        out,
-        "onlyStatusReporter:               {}",
-        config.only_status_reporter
+    row(
+        &mut out,
+        "mergeDefaultEvictionSettings",
+        config.merge_default_eviction_settings,
     );
-    let _ = writeln!(
-        out,
-        "evictionPressureTransitionPeriod: {}",
-        format_duration(config.eviction_pressure_transition_period)
+    row(&mut out, "procPath", config.proc_path.display());
+    row(&mut out, "cgroupPath", config.cgroup_path.display());
+    row(&mut out, "nodefsPath", config.nodefs_path.display());
+    row(&mut out, "imagefsPath", config.imagefs_path.display());
+    row(&mut out, "healthAddress", config.health_address);
+    row(&mut out, "stateDirectory", config.state_directory.display());
+    let (target, level) = (config.logging.target, config.logging.level);
+    let level = level.as_str().to_ascii_lowercase();
+    row(
+        &mut out,
+        "logging",
+        format!("target {}, level {level}", word_of(LOG_TARGETS, &target)),
     );
-    let _ = writeln!(
-        out,
-        "mergeDefaultEvictionSettings:     {}",
-        config.merge_default_eviction_settings
-    );
-    let _ = writeln!(
-        out,
-        "procPath:                         {}",
-        config.proc_path.display()
-    );
-    let _ = writeln!(
-        out,
-        "cgroupPath:                       {}",
-        config.cgroup_path.display()
-    );
-    let _ = writeln!(
-        out,
-        "nodefsPath:                       {}",
-        config.nodefs_path.display()
-    );
-    let _ = writeln!(
-        out,
-        "imagefsPath:                      {}",
-        config.imagefs_path.display()
-    );
-    let _ = writeln!(
-        out,
-        "healthAddress:                    {}",
-        config.health_address
-    );
-    let _ = writeln!(
-        out,
-        "stateDirectory:                   {}",
-        config.state_directory.display()
-    );
-    let _ = writeln!(
-        out,
-        "logging:                          target {}, level {}",
-        log_target(config.logging.target),
-        config.logging.level.as_str().to_ascii_lowercase()
-    );
-    let f = fence_json(&config.fence);
-    let _ = writeln!(
-        out,
-        "fence:                            mode {}, nodeMonitorGracePeriod {}, unreachableAfter {}, safetyMargin {}, gracePeriodCap {}, cgroups {} {} under {}",
-        f["mode"].as_str().unwrap_or(""),
-        f["nodeMonitorGracePeriod"].as_str().unwrap_or(""),
-        f["unreachableAfter"].as_str().unwrap_or(""),
-        f["safetyMargin"].as_str().unwrap_or(""),
-        f["gracePeriodCap"].as_str().unwrap_or(""),
-        f["cgroupVersion"].as_str().unwrap_or(""),
-        f["cgroupDriver"].as_str().unwrap_or(""),
-        config
-            .fence
-            .cgroup_root
-            .as_deref()
-            .unwrap_or(&config.cgroup_path)
-            .display()
+    let f = &config.fence;
+    let root = f.cgroup_root.as_deref().unwrap_or(&config.cgroup_path);
+    row(
+        &mut out,
+        "fence",
+        format!(
+            "mode {}, nodeMonitorGracePeriod {}, unreachableAfter {}, safetyMargin {}, gracePeriodCap {}, cgroups {} {} under {}",
+            word_of(MODES, &f.mode),
+            format_duration(f.node_monitor_grace_period),
+            format_duration(f.unreachable_after),
+            format_duration(f.safety_margin),
+            format_duration(f.grace_period_cap),
+            word_of(CGROUP_VERSIONS, &f.cgroup_version),
+            word_of(CGROUP_DRIVERS, &f.cgroup_driver),
+            root.display()
+        ),
     );
     let p = &config.peers;
     let source = match (&p.service, p.static_peers.len()) {
@@ -257,16 +221,19 @@ pub fn effective_text(config: &Config) -> String {
         (None, 0) => "none".to_string(),
         (None, n) => format!("{n} static"),
     };
-    let _ = writeln!(
-        out,
-        "peers:                            {source}; endpoint {}; ask {} every {} (timeout {}); without peers {}, whole zone cut off {}",
-        p.listen
-            .map_or_else(|| "off".to_string(), |a| a.to_string()),
-        p.ask,
-        format_duration(p.interval),
-        format_duration(p.timeout),
-        undecided(p.without_peers),
-        undecided(p.whole_zone_cut_off),
+    row(
+        &mut out,
+        "peers",
+        format!(
+            "{source}; endpoint {}; ask {} every {} (timeout {}); without peers {}, whole zone cut off {}",
+            p.listen
+                .map_or_else(|| "off".to_string(), |a| a.to_string()),
+            p.ask,
+            format_duration(p.interval),
+            format_duration(p.timeout),
+            word_of(UNDECIDED, &p.without_peers),
+            word_of(UNDECIDED, &p.whole_zone_cut_off),
+        ),
     );
     let _ = writeln!(out, "thresholds:");
     if config.thresholds.is_empty() {
@@ -299,26 +266,28 @@ pub fn effective_text(config: &Config) -> String {
     for t in &config.psi_thresholds {
         let _ = writeln!(out, "  {} > {}%", t.signal, t.above_percent);
     }
-    let _ = writeln!(
-        out,
-        "kubeReserved:                     {}",
-        resource_list_text(&config.kube_reserved)
+    row(
+        &mut out,
+        "kubeReserved",
+        resource_list_text(&config.kube_reserved),
     );
-    let _ = writeln!(
-        out,
-        "systemReserved:                   {}",
-        resource_list_text(&config.system_reserved)
+    row(
+        &mut out,
+        "systemReserved",
+        resource_list_text(&config.system_reserved),
     );
-    let _ = writeln!(
-        out,
-        "reservedSystemCPUs:               {}",
+    row(
+        &mut out,
+        "reservedSystemCPUs",
         config.reserved_system_cpus.as_ref().map_or_else(
             || "(unset)".to_string(),
-            |r| format!(
-                "{} ({} CPUs; replaces the cpu of both reservations)",
-                r.list, r.count
-            )
-        )
+            |r| {
+                format!(
+                    "{} ({} CPUs; replaces the cpu of both reservations)",
+                    r.list, r.count
+                )
+            },
+        ),
     );
     let _ = writeln!(out, "conditions:");
     for c in &config.conditions {
@@ -338,13 +307,6 @@ pub fn effective_text(config: &Config) -> String {
     out
 }
 
-fn undecided(u: crate::core::quorum::Undecided) -> &'static str {
-    match u {
-        crate::core::quorum::Undecided::Hold => "hold",
-        crate::core::quorum::Undecided::Enforce => "enforce",
-    }
-}
-
 /// The `[peers]` table as the file spells it (the key file's path, never its content).
 fn peers_json(p: &super::PeersConfig) -> Value {
     json!({
@@ -360,35 +322,21 @@ fn peers_json(p: &super::PeersConfig) -> Value {
         "ask": p.ask,
         "timeout": format_duration(p.timeout),
         "interval": format_duration(p.interval),
-        "withoutPeers": undecided(p.without_peers),
-        "wholeZoneCutOff": undecided(p.whole_zone_cut_off),
+        "withoutPeers": word_of(UNDECIDED, &p.without_peers),
+        "wholeZoneCutOff": word_of(UNDECIDED, &p.whole_zone_cut_off),
     })
 }
 
 /// The `[fence]` table as the file spells it.
 fn fence_json(f: &super::FenceConfig) -> Value {
-    use crate::core::fence::Mode;
-    use crate::terminate::{CgroupDriver, CgroupVersion};
     json!({
-        "mode": match f.mode {
-            Mode::Enforce => "enforce",
-            Mode::DryRun => "dry-run",
-            Mode::Off => "off",
-        },
+        "mode": word_of(MODES, &f.mode),
         "nodeMonitorGracePeriod": format_duration(f.node_monitor_grace_period),
         "unreachableAfter": format_duration(f.unreachable_after),
         "safetyMargin": format_duration(f.safety_margin),
         "gracePeriodCap": format_duration(f.grace_period_cap),
-        "cgroupVersion": match f.cgroup_version {
-            None => "auto",
-            Some(CgroupVersion::V1) => "v1",
-            Some(CgroupVersion::V2) => "v2",
-        },
-        "cgroupDriver": match f.cgroup_driver {
-            None => "auto",
-            Some(CgroupDriver::Systemd) => "systemd",
-            Some(CgroupDriver::Cgroupfs) => "cgroupfs",
-        },
+        "cgroupVersion": word_of(CGROUP_VERSIONS, &f.cgroup_version),
+        "cgroupDriver": word_of(CGROUP_DRIVERS, &f.cgroup_driver),
         "cgroupRoot": f.cgroup_root.as_deref().map(path_json),
     })
 }

@@ -1,9 +1,10 @@
 //! The configuration file: a KubeletConfiguration-like TOML document (DESIGN §4), its defaults,
 //! and validation that reports every error at once with file, line, column and key.
 //!
-//! Loading walks a spanned TOML tree (`toml::de::DeTable`) instead of serde structs so that every
-//! error can be reported with its position, all at once (`load.rs`). Defaults live in
-//! `defaults.rs`; the effective configuration as JSON and text in `json.rs`.
+//! serde reads the file into raw structs whose values keep their positions and accept any type
+//! (`raw.rs`); one pass then checks every key and translates it, so that every error is reported
+//! at once, each with its position (`load.rs`). Defaults live in `defaults.rs`; the effective
+//! configuration as JSON and text in `json.rs`.
 //!
 //! Warnings (accepted but probably not meant: an ignored `containerfs.*` threshold, a threshold
 //! that feeds no condition, a condition that can never be True) come back beside the
@@ -13,6 +14,7 @@
 mod defaults;
 mod json;
 mod load;
+mod raw;
 
 use std::fmt;
 use std::net::SocketAddr;

@@ -7,6 +7,7 @@ pub mod condition;
 pub mod contact;
 pub mod fence;
 pub mod fencing;
+pub mod names;
 pub mod ownership;
 pub mod pressure;
 pub mod qos;

@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use crate::core::names::{label_value_errors, qualified_name_errors};
 use crate::core::taint::{Effect, Operator, Taint, Toleration};
 
 /// What kind of problem a [`FieldError`] reports (apimachinery `field.ErrorType`).
@@ -323,135 +324,6 @@ fn validate_effect(
         errors.push(FieldError::unsupported(path, effect, &EFFECTS));
     }
     parsed
-}
-
-const QUALIFIED_NAME_MAX: usize = 63;
-const LABEL_VALUE_MAX: usize = 63;
-const DNS1123_SUBDOMAIN_MAX: usize = 253;
-
-const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-
-/// apimachinery `RegexError`: the message, examples, and the regex, in upstream's exact
-/// punctuation (including its double space before "or").
-fn regex_error(msg: &str, regex: &str, examples: &[&str]) -> String {
-    let mut out = format!("{msg} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push_str(&format!("'{e}', "));
-    }
-    out.push_str(&format!("regex used for validation is '{regex}')"));
-    out
-}
-
-fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
-}
-
-/// `^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(first), Some(last)) => {
-            first.is_ascii_alphanumeric()
-                && last.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
-}
-
-/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-fn is_dns1123_subdomain(s: &str) -> bool {
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        match (b.first(), b.last()) {
-            (Some(f), Some(z)) => alnum(f) && alnum(z) && b.iter().all(|c| alnum(c) || *c == b'-'),
-            _ => false,
-        }
-    };
-    s.split('.').all(label_ok)
-}
-
-/// Messages for an invalid qualified name (apimachinery `IsQualifiedName`): an optional
-/// DNS-1123 subdomain prefix (≤ 253) and `/`, then a name (≤ 63). Empty when valid.
-pub fn qualified_name_errors(value: &str) -> Vec<String> {
-    let name_regex = || {
-        regex_error(
-            QUALIFIED_NAME_MSG,
-            QUALIFIED_NAME_FMT,
-            &["MyName", "my.name", "123-abc"],
-        )
-    };
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_owned());
-            } else {
-                if prefix.len() > DNS1123_SUBDOMAIN_MAX {
-                    errs.push(format!(
-                        "prefix part {}",
-                        max_len_error(DNS1123_SUBDOMAIN_MAX)
-                    ));
-                }
-                if !is_dns1123_subdomain(prefix) {
-                    errs.push(format!(
-                        "prefix part {}",
-                        regex_error(
-                            DNS1123_SUBDOMAIN_MSG,
-                            DNS1123_SUBDOMAIN_FMT,
-                            &["example.com"]
-                        )
-                    ));
-                }
-            }
-            *name
-        }
-        _ => {
-            errs.push(format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                name_regex()
-            ));
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_owned());
-    } else if name.len() > QUALIFIED_NAME_MAX {
-        errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX)));
-    }
-    if !is_qualified_name_part(name) {
-        errs.push(format!("name part {}", name_regex()));
-    }
-    errs
-}
-
-/// Messages for an invalid label value (apimachinery `IsValidLabelValue`): ≤ 63 characters,
-/// empty or the qualified-name character rules. Empty when valid.
-pub fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > LABEL_VALUE_MAX {
-        errs.push(max_len_error(LABEL_VALUE_MAX));
-    }
-    if !value.is_empty() && !is_qualified_name_part(value) {
-        errs.push(regex_error(
-            LABEL_VALUE_MSG,
-            &format!("({QUALIFIED_NAME_FMT})?"),
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
 }
 
 /// Go's `%q` / `strconv.Quote`, close enough for the printable and control characters that

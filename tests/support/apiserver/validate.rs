@@ -2,14 +2,15 @@
 //! stands in for Go's typed decoding, then the per-type `Validate*` rules answered as 422 with
 //! field paths and the upstream message texts.
 
+use nodewarden::core::names::{
+    dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors,
+};
 use serde_json::Value;
 
 use super::errors::{Cause, quote};
 use super::resources::{Resource, Shape};
 
 const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
-
-const QUALIFIED_NAME_FMT: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 /// Check the JSON types of known fields; the error text mirrors encoding/json's decode error
 /// (`json: cannot unmarshal string into Go struct field ... of type ...`).
@@ -148,87 +149,6 @@ fn forbidden(field: String, detail: &str) -> Cause {
         message: format!("Forbidden: {detail}"),
         field,
     }
-}
-
-fn is_alnum(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
-fn is_qualified_name_part(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars().next().is_some_and(is_alnum)
-        && s.chars().last().is_some_and(is_alnum)
-        && s.chars()
-            .all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.'))
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`, at most 253 characters.
-pub fn dns_subdomain_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    if !s.split('.').all(label_ok) {
-        errs.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string());
-    }
-    errs
-}
-
-/// `validation.IsQualifiedName`.
-pub fn qualified_name_errors(s: &str) -> Vec<String> {
-    let parts: Vec<&str> = s.split('/').collect();
-    let (prefix, name) = match parts.as_slice() {
-        [name] => (None, *name),
-        [prefix, name] => (Some(*prefix), *name),
-        _ => {
-            return vec![format!(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character {QUALIFIED_NAME_FMT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            )];
-        }
-    };
-    let mut errs = Vec::new();
-    if let Some(p) = prefix {
-        if p.is_empty() {
-            errs.push("prefix part must be non-empty".to_string());
-        } else {
-            errs.extend(
-                dns_subdomain_errors(p)
-                    .into_iter()
-                    .map(|e| format!("prefix part {e}")),
-            );
-        }
-    }
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push("name part must be no more than 63 characters".to_string());
-    }
-    if !name.is_empty() && !is_qualified_name_part(name) {
-        errs.push(format!(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character {QUALIFIED_NAME_FMT}"
-        ));
-    }
-    errs
-}
-
-/// `validation.IsValidLabelValue`.
-pub fn label_value_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    if !s.is_empty() && !is_qualified_name_part(s) {
-        errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
-    }
-    errs
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -602,23 +522,6 @@ fn duplicate(field: String, value: &str) -> Cause {
         message: format!("Duplicate value: {}", quote(value)),
         field,
     }
-}
-
-/// `validation.IsDNS1123Label`.
-pub fn dns_label_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    let ok = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !s.starts_with('-')
-        && !s.ends_with('-');
-    if !ok {
-        errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".to_string());
-    }
-    errs
 }
 
 /// Go's `netutils.ParseIPSloppy` for dotted IPv4: four decimal fields of at most 255, leading
