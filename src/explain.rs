@@ -341,6 +341,21 @@ impl Decoder {
         }
     }
 
+    /// A `metav1.Time`: RFC 3339, as the API server decodes it (it refuses the whole object
+    /// otherwise).
+    fn time(&mut self, map: &Map<String, Value>, key: &str, path: &str) -> Option<String> {
+        let s = self.string(map, key, path)?;
+        if s.parse::<k8s_openapi::jiff::Timestamp>().is_err() {
+            self.errors.push(FieldError::invalid(
+                path.to_owned(),
+                render_value(&Value::String(s)),
+                "must be a time in RFC 3339 form, such as \"2024-01-02T03:04:05Z\"".to_string(),
+            ));
+            return None;
+        }
+        Some(s)
+    }
+
     fn object<'a>(
         &mut self,
         map: &'a Map<String, Value>,
@@ -429,7 +444,7 @@ fn node_from(node: Decoded) -> Result<Vec<Taint>, ObjectError> {
                 key: d.string(m, "key", &format!("{path}.key")),
                 value: d.string(m, "value", &format!("{path}.value")),
                 effect: d.string(m, "effect", &format!("{path}.effect")),
-                time_added: d.string(m, "timeAdded", &format!("{path}.timeAdded")),
+                time_added: d.time(m, "timeAdded", &format!("{path}.timeAdded")),
             });
         }
     }

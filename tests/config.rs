@@ -819,3 +819,26 @@ fn a_grace_period_shorter_than_the_quorum_needs_to_settle_is_a_warning() {
     assert!(warned("9s"));
     assert!(!warned("10s"));
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_at_its_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad-utf8.toml");
+    // Line 3, after "logging = \"é" — the column counts characters, not bytes.
+    std::fs::write(
+        &path,
+        b"nodeName = \"ok\"\n# \xc3\xa9\nlogging = \"\xc3\xa9\xff\"\n",
+    )
+    .expect("write");
+    let errs = load_err(&path);
+    assert_eq!(errs.0.len(), 1, "{errs}");
+    let e = &errs.0[0];
+    assert_eq!((e.line, e.column), (3, 13), "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:3:13: not UTF-8 text: an invalid byte sequence starts here (0xff)",
+            path.display()
+        )
+    );
+}

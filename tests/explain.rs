@@ -358,3 +358,31 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn a_taint_time_that_is_not_rfc_3339_is_refused_like_the_api_server_decodes_it() {
+    let node = |time: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n}}\nspec:\n  taints:\n  - {{key: node.kubernetes.io/unreachable, effect: NoExecute, timeAdded: \"{time}\"}}\n"
+        )
+    };
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default, uid: 0b1c2d3e-0000-4000-8000-000000000001}\nspec:\n  containers: [{name: c, image: x}]\n";
+    for bad in [
+        "9999-99-99T99:99:99Z",
+        "yesterday",
+        "",
+        "2024-01-02 03:04:05",
+    ] {
+        let err = explain_str(&node(bad), pod, "n", "p").expect_err(bad);
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "Node \"n\" cannot be handled as a Node: spec.taints[0].timeAdded: Invalid value"
+            ),
+            "{bad:?}: {text}"
+        );
+    }
+    for good in ["2024-01-02T03:04:05Z", "2024-01-02T03:04:05+02:00"] {
+        assert!(explain_str(&node(good), pod, "n", "p").is_ok(), "{good}");
+    }
+}

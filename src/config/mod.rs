@@ -114,15 +114,37 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 
 /// Reads and validates a configuration file, keeping the warnings.
 pub fn load_with_warnings(path: &Path) -> Result<Loaded, ConfigErrors> {
-    match crate::bounded::read_to_string(path, crate::bounded::CONFIG) {
-        Ok(text) => load::load_text(&text, Some(path)),
-        Err(e) => Err(ConfigErrors(vec![ConfigError {
+    let error = |line, column, message| {
+        Err(ConfigErrors(vec![ConfigError {
             file: path.display().to_string(),
-            line: 0,
-            column: 0,
+            line,
+            column,
             key: String::new(),
-            message: format!("cannot read the configuration file: {e}"),
-        }])),
+            message,
+        }]))
+    };
+    let bytes = match crate::bounded::read(path, crate::bounded::CONFIG) {
+        Ok(bytes) => bytes,
+        Err(e) => return error(0, 0, format!("cannot read the configuration file: {e}")),
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => load::load_text(&text, Some(path)),
+        Err(e) => {
+            // Where the first byte that is not UTF-8 is, as line and character column.
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let valid = String::from_utf8_lossy(&bytes[..at]);
+            let line = valid.matches('\n').count() + 1;
+            let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            error(
+                line,
+                column,
+                format!(
+                    "not UTF-8 text: an invalid byte sequence starts here (0x{:02x})",
+                    bytes[at]
+                ),
+            )
+        }
     }
 }
 

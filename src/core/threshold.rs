@@ -513,7 +513,15 @@ pub enum DurationError {
     Invalid(String),
     #[error("expected a duration that is not negative, found \"{0}\"")]
     Negative(String),
+    #[error(
+        "expected a duration of at most 2562047h47m16.854775807s (the longest a Kubernetes duration can be), found \"{0}\""
+    )]
+    TooLong(String),
 }
+
+/// The longest duration Go's `time.Duration` (int64 nanoseconds) holds: the kubelet refuses a
+/// longer one in its configuration, and so do we.
+pub const MAX_DURATION: Duration = Duration::from_nanos(i64::MAX as u64);
 
 /// Parses a duration in Go `time.ParseDuration` syntax or humantime syntax.
 ///
@@ -527,7 +535,7 @@ pub fn parse_duration(raw: &str) -> Result<Duration, DurationError> {
         // Distinguish "-5s" (negative) from "-ten" (garbage) for a clearer message.
         return Err(match parse_duration(rest) {
             Ok(d) if d.is_zero() => return Ok(d),
-            Ok(_) => DurationError::Negative(raw.to_string()),
+            Ok(_) | Err(DurationError::TooLong(_)) => DurationError::Negative(raw.to_string()),
             Err(_) => DurationError::Invalid(raw.to_string()),
         });
     }
@@ -541,7 +549,12 @@ pub fn parse_duration(raw: &str) -> Result<Duration, DurationError> {
     if text.is_empty() || text.starts_with(['+', '-']) {
         return Err(DurationError::Invalid(raw.to_string()));
     }
-    humantime::parse_duration(&text).map_err(|_| DurationError::Invalid(raw.to_string()))
+    let d =
+        humantime::parse_duration(&text).map_err(|_| DurationError::Invalid(raw.to_string()))?;
+    if d > MAX_DURATION {
+        return Err(DurationError::TooLong(raw.to_string()));
+    }
+    Ok(d)
 }
 
 /// Formats a duration in the compact Go-like form used throughout our output: components `h`,
@@ -571,6 +584,27 @@ pub fn format_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_longer_than_go_can_hold_is_refused() {
+        assert_eq!(
+            parse_duration("2562047h"),
+            Ok(Duration::from_secs(2_562_047 * 3600))
+        );
+        assert_eq!(parse_duration("2562047h47m16.854775807s"), Ok(MAX_DURATION));
+        for raw in ["2562047h47m16.854775808s", "2562048h", "99999999999h"] {
+            assert_eq!(
+                parse_duration(raw),
+                Err(DurationError::TooLong(raw.to_string())),
+                "{raw}"
+            );
+        }
+        // Negative beats too long: the sign is what is wrong first.
+        assert_eq!(
+            parse_duration("-99999999999h"),
+            Err(DurationError::Negative("-99999999999h".to_string()))
+        );
+    }
 
     fn entries(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
