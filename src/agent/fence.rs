@@ -203,13 +203,14 @@ struct Progress {
     killed: bool,
 }
 
-/// The fence task. Runs until dropped.
+/// The fence task. Runs until `shutdown`, when it writes what is not on disk yet and returns.
 pub async fn run(
     client: kube::Client,
     config: Config,
     node: String,
     mut inputs: FenceInputs,
     health: Arc<Health>,
+    shutdown: crate::agent::shutdown::Shutdown,
 ) {
     let policy = fence::FencePolicy::from(&config.fence);
     let dir = config.state_directory.clone();
@@ -327,7 +328,29 @@ pub async fn run(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = shutdown.requested() => {
+                // Stopping: what changed since the last write is written now, then no more steps.
+                let now = moment();
+                let last_contact_wall = last_contact.map(|c| now.wall_at(c));
+                if dirty {
+                    let held = Held {
+                        fence_events: &pending_events,
+                        condition_events: &condition_events,
+                        decided: &decided,
+                        quorum: &quorum_view,
+                        cut_off_since,
+                    };
+                    let pods = stored_pods(&pods, &resources);
+                    let saved = persist(&dir, &node, last_contact_wall, pods, node_status.as_ref(), &fenced_uids, held);
+                    write_errors.note(&node, saved);
+                } else if contact_dirty && let Some(contact) = last_contact_wall {
+                    contact_errors.note(&node, state::save_contact(&dir, contact));
+                }
+                return;
+            }
+        }
         let now = moment();
         let (now_mono, now_wall) = (now.mono, now.wall);
 

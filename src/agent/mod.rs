@@ -172,4 +172,5 @@ pub mod heartbeat;
 pub mod quorum;
 pub mod reporter;
 pub mod sampling;
+pub mod shutdown;
 pub mod snapshot;
