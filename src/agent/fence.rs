@@ -343,7 +343,8 @@ pub async fn run(
                         cut_off_since,
                     };
                     let pods = stored_pods(&pods, &resources);
-                    let saved = persist(&dir, &node, last_contact_wall, pods, node_status.as_ref(), &fenced_uids, held);
+                    let (status, fenced) = (node_status.as_ref(), &fenced_uids);
+                    let saved = persist(&dir, &node, last_contact_wall, pods, status, fenced, held);
                     write_errors.note(&node, saved);
                 } else if contact_dirty && let Some(contact) = last_contact_wall {
                     contact_errors.note(&node, state::save_contact(&dir, contact));
