@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use nodewarden::agent::shutdown::{self, Shutdown, Tasks};
 use nodewarden::agent::{self, Source};
 use nodewarden::config::{self, Config};
 use nodewarden::core::clock::Moment;
@@ -324,7 +325,10 @@ fn run(source: &ConfigSource) -> ExitCode {
             return ExitCode::from(EXIT_RUNTIME);
         }
     };
-    runtime.block_on(async {
+    let code = runtime.block_on(async {
+        // Before anything else: a SIGTERM from here on stops the agent cleanly.
+        let stop = Shutdown::new();
+        watch_signals(&stop);
         // Liveness: the loop must have ticked within two wake intervals (and never less than
         // a few seconds, so a briefly busy machine is not declared dead).
         let wake = agent::wake_interval(
@@ -352,14 +356,11 @@ fn run(source: &ConfigSource) -> ExitCode {
                     return ExitCode::from(EXIT_CONFIG);
                 }
             };
-            match agent::connected::run(
-                &config,
-                client,
-                sampler(&config),
-                health,
-                shutdown_signal(),
-            )
-            .await
+            let requested = {
+                let stop = stop.clone();
+                async move { stop.requested().await }
+            };
+            match agent::connected::run(&config, client, sampler(&config), health, requested).await
             {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e @ agent::connected::StartError::Config(_)) => {
@@ -372,16 +373,31 @@ fn run(source: &ConfigSource) -> ExitCode {
                 }
             }
         } else {
-            agent::sampling::run(&config, sampler(&config), health, None, shutdown_signal()).await;
+            // Standalone writes no state: the sampling loop returns on the request by itself.
+            let mut tasks = Tasks::new();
+            {
+                let (config, stop) = (config.clone(), stop.clone());
+                tasks.spawn("sampling", async move {
+                    let sampler = sampler(&config);
+                    agent::sampling::run(&config, sampler, health, None, stop.requested()).await;
+                });
+            }
+            stop.requested().await;
+            shutdown::drain(tasks, shutdown::DRAIN_BOUND).await;
             ExitCode::SUCCESS
         };
         server.abort();
         code
-    })
+    });
+    // Nothing of ours blocks a thread; a resolver thread of the HTTP client may, and must not
+    // hold up the exit.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    code
 }
 
-/// Resolves on the first SIGTERM or SIGINT with the signal's name.
-async fn shutdown_signal() -> &'static str {
+/// Triggers `stop` on the first SIGTERM or SIGINT, with the signal's name. The handlers are in
+/// place when this returns (a signal before that would kill the process uncleanly).
+fn watch_signals(stop: &Shutdown) {
     use tokio::signal::unix::{SignalKind, signal};
     let (mut term, mut int) = match (
         signal(SignalKind::terminate()),
@@ -390,11 +406,15 @@ async fn shutdown_signal() -> &'static str {
         (Ok(t), Ok(i)) => (t, i),
         _ => {
             log::error!("cannot install signal handlers; stop with SIGKILL");
-            return std::future::pending().await;
+            return;
         }
     };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    }
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let why = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        stop.trigger(why);
+    });
 }

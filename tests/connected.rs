@@ -383,7 +383,8 @@ async fn a_black_holed_server_and_dropped_watches_are_recovered_within_one_renew
         s2.faults().clear();
         let back = tokio::time::Instant::now();
         tokio::time::sleep(Duration::from_secs(60)).await;
-        back
+        // While the agent runs: on shutdown it closes its watches.
+        (back, s2.open_watches())
     };
     let agent = run_for(
         &server,
@@ -392,7 +393,7 @@ async fn a_black_holed_server_and_dropped_watches_are_recovered_within_one_renew
         health.clone(),
         Duration::from_secs(220),
     );
-    let ((), back) = tokio::join!(agent, chaos);
+    let ((), (back, open_watches)) = tokio::join!(agent, chaos);
     let all = server.requests();
     let first_renewal_after = all
         .iter()
@@ -426,7 +427,7 @@ async fn a_black_holed_server_and_dropped_watches_are_recovered_within_one_renew
     let metrics = health.metrics.render(None);
     assert!(metrics.contains("nodewarden_api_reachable 1"), "{metrics}");
     // The node watch was restarted after the drop: it is open again.
-    assert!(server.open_watches() >= 1, "watches re-established");
+    assert!(open_watches >= 1, "watches re-established");
 }
 
 #[tokio::test(start_paused = true)]

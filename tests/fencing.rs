@@ -378,6 +378,14 @@ fn writes_are_coalesced_while_connected_at_once_while_cut_off_and_retried_at_the
     assert_eq!(d.due(false, ms(7_000), cadence), Write::State);
     d.written(Write::State, true, ms(7_000));
     assert_eq!(d.due(false, ms(20_000), cadence), Write::Nothing);
+    // Stopping writes what is unwritten at once, whatever the cadence.
+    assert_eq!(d.unwritten(), Write::Nothing);
+    d.contact_moved();
+    assert_eq!(d.due(false, ms(7_010), cadence), Write::Nothing);
+    assert_eq!(d.unwritten(), Write::Contact);
+    d.changed();
+    assert_eq!(d.due(false, ms(7_010), cadence), Write::Nothing);
+    assert_eq!(d.unwritten(), Write::State);
 }
 
 #[test]

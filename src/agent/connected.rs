@@ -7,10 +7,10 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
 use crate::agent::clock::Clock;
 use crate::agent::sampling::{self, Publisher};
+use crate::agent::shutdown::{self, Shutdown, Tasks};
 use crate::agent::{Source, fence, heartbeat, node_name, quorum, reporter};
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
@@ -51,7 +51,9 @@ pub fn lease_identity(config: &Config, node: &str) -> Result<(String, String), S
     Ok((namespace, name))
 }
 
-/// Runs the connected agent until `shutdown` resolves.
+/// Runs the connected agent until `shutdown` resolves: then the sampling loop stops, the fence
+/// task writes what it has not written yet (within [`shutdown::DRAIN_BOUND`]) and the other
+/// tasks are aborted.
 pub async fn run<S: Source>(
     config: &Config,
     client: kube::Client,
@@ -78,7 +80,12 @@ pub async fn run<S: Source>(
 
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
-    let mut tasks = JoinSet::new();
+    // The tasks that write state (the fence: pods, contact, held Events) finish their step and
+    // write it on shutdown; the others hold nothing that is not on disk or in the API server
+    // already and are aborted once those are done.
+    let mut stateful = Tasks::new();
+    let mut tasks = Tasks::new();
+    let stop = Shutdown::new();
 
     // Start-up check: the Node must exist and we must be allowed to read it. It runs beside
     // everything else: an unreachable API server is not fatal (the agent must also start in the
@@ -87,7 +94,7 @@ pub async fn run<S: Source>(
     {
         let (reach, health, node, uid_tx) =
             (reach.clone(), health.clone(), node.clone(), uid_tx.clone());
-        tasks.spawn(async move {
+        tasks.spawn("start-up check", async move {
             let sent = tokio::time::Instant::now();
             let first = call("get", format!("nodes/{node}"), nodes.get(&node)).await;
             reach.record(&first, crate::core::contact::Request::Other, sent);
@@ -113,11 +120,10 @@ pub async fn run<S: Source>(
             };
             if let Some(why) = refused {
                 let _ = check_tx.send(StartError::Refused(why));
-                return "start-up check";
+                return;
             }
             // Checked: this task has nothing more to do.
             std::future::pending::<()>().await;
-            "start-up check"
         });
     }
 
@@ -126,14 +132,11 @@ pub async fn run<S: Source>(
     let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
 
     let (views, watches) = api::watch::start(client.clone(), node.clone(), node_tx);
-    tasks.spawn(async move {
-        watches.await;
-        "watches"
-    });
+    tasks.spawn("watches", watches);
 
     // The Node's UID from the watch, for owner references and events.
     let mut uid_follow = node_rx.clone();
-    tasks.spawn(async move {
+    tasks.spawn("node UID follower", async move {
         while uid_follow.changed().await.is_ok() {
             let uid = uid_follow
                 .borrow_and_update()
@@ -147,7 +150,6 @@ pub async fn run<S: Source>(
                 });
             }
         }
-        "node UID follower"
     });
 
     // Read once: the fence task resumes from it, the reporter first sends the Events it holds.
@@ -203,10 +205,10 @@ pub async fn run<S: Source>(
         );
         let counters = counters.clone();
         log::info!(node = node.as_str(), address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
-        tasks.spawn(async move {
-            crate::peer::serve(listener, key, answer, counters).await;
-            "peer endpoint"
-        });
+        tasks.spawn(
+            "peer endpoint",
+            crate::peer::serve(listener, key, answer, counters),
+        );
     }
     health.metrics.set_peer_counters(counters.clone());
     {
@@ -230,23 +232,20 @@ pub async fn run<S: Source>(
             Some((namespace, service)) => {
                 let (client, port, me) =
                     (client.clone(), config.peers.port_name.clone(), node.clone());
-                tasks.spawn(async move {
+                tasks.spawn("peer discovery", async move {
                     api::peers::discover(client, &namespace, &service, &port, &me, peers_tx).await;
-                    "peer discovery"
                 });
             }
             None => {
-                tasks.spawn(async move {
+                tasks.spawn("static peers", async move {
                     // Kept open as long as the agent runs: a closed channel reads as no change.
                     let _static = peers_tx;
                     std::future::pending::<()>().await;
-                    "static peers"
                 });
             }
         }
-        tasks.spawn(async move {
+        tasks.spawn("quorum", async move {
             quorum::run(config, node, inputs, quorum_tx, health, clock).await;
-            "quorum"
         });
     }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
@@ -264,9 +263,9 @@ pub async fn run<S: Source>(
         };
         let (client, config, node, health) =
             (client.clone(), config.clone(), node.clone(), health.clone());
-        tasks.spawn(async move {
-            fence::run(client, config, node, inputs, health, clock).await;
-            "fence"
+        let stop = stop.clone();
+        stateful.spawn("fence", async move {
+            fence::run(client, config, node, inputs, health, clock, stop).await;
         });
     }
 
@@ -282,9 +281,8 @@ pub async fn run<S: Source>(
     {
         let (uid, reach, health, node) =
             (uid_rx.clone(), reach.clone(), health.clone(), node.clone());
-        tasks.spawn(async move {
+        tasks.spawn("heartbeat", async move {
             heartbeat::run(keeper, renew, uid, reach, health, node).await;
-            "heartbeat"
         });
     }
 
@@ -315,9 +313,8 @@ pub async fn run<S: Source>(
     };
     {
         let (reach, health) = (reach.clone(), health.clone());
-        tasks.spawn(async move {
+        tasks.spawn("reporter", async move {
             reporter::run(client, settings, inputs, reach, health, uid_rx).await;
-            "reporter"
         });
     }
 
@@ -333,17 +330,24 @@ pub async fn run<S: Source>(
         biased;
         Ok(refused) = &mut check_rx => Err(refused),
         () = &mut sampling => Ok(()),
-        Some(ended) = tasks.join_next() => {
-            let what = match ended {
-                Ok(name) => format!("the {name} task ended"),
-                Err(e) => format!("a task failed: {e}"),
-            };
-            log::error!(node = node.as_str(); "{what}; exiting so that the supervisor restarts the agent");
-            Err(StartError::TaskEnded(what))
-        }
+        Some(ended) = tasks.join_next() => Err(task_ended(&node, ended)),
+        Some(ended) = stateful.join_next() => Err(task_ended(&node, ended)),
     };
-    tasks.abort_all();
+    // Also after a failure: what the fence knows is written before the supervisor restarts us.
+    stop.trigger("the agent stopping");
+    shutdown::drain(stateful, shutdown::DRAIN_BOUND).await;
+    tasks.abort_all().await;
     outcome
+}
+
+/// A task that ended, which none should while the agent runs; logged.
+fn task_ended(node: &str, (name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartError {
+    let what = match how {
+        Ok(()) => format!("the {name} task ended"),
+        Err(e) => format!("the {name} task failed: {e}"),
+    };
+    log::error!(node = node; "{what}; exiting so that the supervisor restarts the agent");
+    StartError::TaskEnded(what)
 }
 
 /// What this agent tells a peer: whether it reaches the API server by the fence's own rule (a

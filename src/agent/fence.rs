@@ -251,7 +251,8 @@ impl Kept {
 }
 
 /// The fence task: each tick gathers what changed, asks the core (`core::fencing`) what it
-/// means, and carries out the answer. Runs until dropped.
+/// means, and carries out the answer. Runs until `shutdown`, when it takes in what changed since
+/// the last tick, writes what is not on disk yet and returns.
 pub async fn run(
     client: kube::Client,
     config: Config,
@@ -259,6 +260,7 @@ pub async fn run(
     mut inputs: FenceInputs,
     health: Arc<Health>,
     clock: Clock,
+    shutdown: crate::agent::shutdown::Shutdown,
 ) {
     let persisted = inputs.persisted.take();
     let start = clock.now();
@@ -291,6 +293,7 @@ pub async fn run(
         link,
         heartbeat: None,
         node_read: false,
+        reachable: false,
         steps: Steps::default(),
         durability: Durability::new(),
         retry: Retry::new(
@@ -325,7 +328,21 @@ pub async fn run(
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = shutdown.requested() => {
+                // Stopping: what changed since the last tick is taken in and everything not on
+                // disk yet is written, whatever the cadence; no step is taken any more.
+                let now = task.clock.now();
+                task.gather(&mut inputs, now);
+                if task.reachable {
+                    task.refresh_pods(&mut inputs, now);
+                }
+                let what = task.durability.unwritten();
+                task.carry_out(&inputs, now, what);
+                return;
+            }
+        }
         let now = task.clock.now();
         task.gather(&mut inputs, now);
         let seen = Seen {
@@ -341,12 +358,14 @@ pub async fn run(
         inputs
             .cut_off
             .send_if_modified(|c| std::mem::replace(c, cut_off) != cut_off);
+        task.reachable = judged.reachable;
         if judged.reachable {
             task.connected(&mut inputs, now).await;
         } else if judged.cut_off {
             task.fence(now, judged.last_contact);
         }
-        task.write(&inputs, now, judged.cut_off);
+        let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
+        task.carry_out(&inputs, now, what);
     }
 }
 
@@ -363,6 +382,8 @@ struct Task {
     heartbeat: Option<Heartbeat>,
     /// A Node has been read from the channel.
     node_read: bool,
+    /// Judged reachable at the last tick.
+    reachable: bool,
     steps: Steps,
     durability: Durability,
     retry: Retry,
@@ -476,8 +497,13 @@ impl Task {
 
     /// Connected: refresh the pods from the watch, reconcile fenced pods and send held Events.
     async fn connected(&mut self, inputs: &mut FenceInputs, now: Moment) {
-        // Once the initial list is complete (an empty store right after a restart must not
-        // erase the persisted pods) and then whenever the store changes.
+        self.refresh_pods(inputs, now);
+        self.api_work(inputs, now).await;
+    }
+
+    /// The pods from the watch's store: once the initial list is complete (an empty store right
+    /// after a restart must not erase the persisted pods) and then whenever the store changes.
+    fn refresh_pods(&mut self, inputs: &mut FenceInputs, now: Moment) {
         let listed = futures_util::FutureExt::now_or_never(inputs.pods.wait_until_ready())
             .is_some_and(|r| r.is_ok());
         let store_changed = inputs.pods_changed.has_changed().unwrap_or(false);
@@ -496,8 +522,12 @@ impl Task {
             let plans = fence::plan(&self.kept.pods, now.mono, &self.policy, &verdict);
             self.health.metrics.record_plans(&plans, &verdict);
         }
-        // Reconciling and held Events: retried with a capped, jittered backoff, never every
-        // tick (the API server sees a request a second at most from here while it fails).
+    }
+
+    /// Reconciling fenced pods and sending held Events: retried with a capped, jittered
+    /// backoff, never every tick (the API server sees a request a second at most from here
+    /// while it fails).
+    async fn api_work(&mut self, inputs: &mut FenceInputs, now: Moment) {
         let due = self.retry.due(now.mono);
         let mut failed = false;
         let node = self.node.clone();
@@ -693,10 +723,9 @@ impl Task {
         }
     }
 
-    /// Writes what the core says is due: every change within `COALESCE` (at once when cut off),
-    /// the last contact alone within half a renew interval.
-    fn write(&mut self, inputs: &FenceInputs, now: Moment, cut_off: bool) {
-        let what = self.durability.due(cut_off, now.mono, self.cadence);
+    /// Writes what the core says is due (`Durability::due`: every change within `COALESCE`, at
+    /// once when cut off, the last contact alone within half a renew interval) or unwritten.
+    fn carry_out(&mut self, inputs: &FenceInputs, now: Moment, what: Write) {
         let ok = match what {
             Write::Nothing => return,
             Write::State => {

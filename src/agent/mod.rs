@@ -173,4 +173,5 @@ pub mod heartbeat;
 pub mod quorum;
 pub mod reporter;
 pub mod sampling;
+pub mod shutdown;
 pub mod snapshot;

@@ -286,6 +286,17 @@ impl Durability {
         }
     }
 
+    /// What a last write before stopping must cover, whatever the cadence.
+    pub fn unwritten(&self) -> Write {
+        if self.dirty {
+            Write::State
+        } else if self.contact_dirty {
+            Write::Contact
+        } else {
+            Write::Nothing
+        }
+    }
+
     /// `what` was tried at `now` and succeeded or not. A failed write stays due (a failing disk
     /// is retried at the same cadence, never every tick).
     pub fn written(&mut self, what: Write, ok: bool, now: Duration) {

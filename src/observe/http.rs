@@ -1,22 +1,34 @@
 //! The health and metrics endpoint: `/healthz` (liveness: the sampling loop ticked recently),
 //! `/readyz` (configuration loaded and first sample taken), `/metrics` (Prometheus text).
 //!
-//! A deliberately tiny HTTP/1.1 server: GET/HEAD only, one request per connection, request head
-//! bounded in size and time, so a stuck or hostile client costs one short-lived task and nothing
-//! else. It listens on loopback by default.
+//! HTTP/1.1 on hyper (already in the tree for the peer endpoint): GET/HEAD only, one request per
+//! connection, the request head bounded in size (8 KiB: larger is answered 431) and time, each
+//! connection bounded in time and their number capped, so a stuck or hostile client costs one
+//! short-lived task and nothing else. It listens on loopback by default.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
 
 use crate::observe::metrics::{Metrics, ProcessStats};
 
+/// The request head at most (hyper's smallest read buffer).
 const MAX_HEAD: usize = 8 * 1024;
+/// Time to send the request head, and for the whole exchange.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections served at once; more are closed at accept. A scraper and a probe or two is the
+/// normal load.
+const MAX_CONNECTIONS: usize = 64;
 
 /// What the endpoints report, shared with the sampling loop.
 #[derive(Debug)]
@@ -97,12 +109,16 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// Serves until the task is dropped.
 pub async fn serve(listener: TcpListener, health: Arc<Health>) {
+    let mut connections = JoinSet::new();
     loop {
-        match listener.accept().await {
+        let accepted = listener.accept().await;
+        while connections.try_join_next().is_some() {}
+        match accepted {
+            Ok((stream, _)) if connections.len() >= MAX_CONNECTIONS => drop(stream),
             Ok((stream, _)) => {
                 let health = health.clone();
-                tokio::spawn(async move {
-                    let _ = tokio::time::timeout(READ_TIMEOUT, handle(stream, &health)).await;
+                connections.spawn(async move {
+                    let _ = tokio::time::timeout(READ_TIMEOUT, connection(stream, health)).await;
                 });
             }
             Err(e) => {
@@ -114,108 +130,64 @@ pub async fn serve(listener: TcpListener, health: Arc<Health>) {
     }
 }
 
-async fn handle(mut stream: TcpStream, health: &Health) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    loop {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if buf.windows(4).any(|w| w == b"\r\n\r\n") || buf.windows(2).any(|w| w == b"\n\n") {
-            break;
-        }
-        if buf.len() > MAX_HEAD {
-            return respond(
-                &mut stream,
-                431,
-                "text/plain",
-                "request head too large\n",
-                false,
-            )
-            .await;
-        }
-    }
-    let head = String::from_utf8_lossy(&buf);
-    let mut parts = head.lines().next().unwrap_or("").split_whitespace();
-    let method = parts.next().unwrap_or("");
-    let target = parts.next().unwrap_or("");
-    let path = target.split('?').next().unwrap_or("");
-    let head_only = method == "HEAD";
-    if method != "GET" && !head_only {
-        return respond(
-            &mut stream,
-            405,
-            "text/plain",
-            "method not allowed\n",
-            false,
-        )
+async fn connection(stream: tokio::net::TcpStream, health: Arc<Health>) {
+    let service = hyper::service::service_fn(move |request| {
+        let response = answer(&request, &health);
+        async move { Ok::<_, Infallible>(response) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(READ_TIMEOUT)
+        .max_buf_size(MAX_HEAD)
+        // One request per connection; hyper says `Connection: close`.
+        .keep_alive(false)
+        .title_case_headers(true);
+    // A client closing, timing out or sending garbage ends only this connection.
+    let _ = builder
+        .serve_connection(TokioIo::new(stream), service)
         .await;
+}
+
+fn answer<B>(request: &Request<B>, health: &Health) -> Response<Full<Bytes>> {
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
     }
-    match path {
-        "/healthz" | "/livez" => {
-            if health.is_live() {
-                respond(&mut stream, 200, "text/plain", "ok\n", head_only).await
-            } else {
-                respond(
-                    &mut stream,
-                    503,
-                    "text/plain",
-                    "sampling loop has not ticked within its window\n",
-                    head_only,
-                )
-                .await
-            }
-        }
-        "/readyz" => {
-            if health.is_ready() {
-                respond(&mut stream, 200, "text/plain", "ok\n", head_only).await
-            } else {
-                let why = if health.sampled() {
-                    "not ready: no successful API round trip yet\n"
-                } else {
-                    "not ready: no sample taken yet\n"
-                };
-                respond(&mut stream, 503, "text/plain", why, head_only).await
-            }
-        }
-        "/metrics" => {
-            let body = health.metrics.render(ProcessStats::read());
-            respond(
-                &mut stream,
-                200,
-                "text/plain; version=0.0.4; charset=utf-8",
-                &body,
-                head_only,
-            )
-            .await
-        }
-        _ => respond(&mut stream, 404, "text/plain", "not found\n", head_only).await,
+    match request.uri().path() {
+        "/healthz" | "/livez" if health.is_live() => plain(StatusCode::OK, "ok\n"),
+        "/healthz" | "/livez" => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "sampling loop has not ticked within its window\n",
+        ),
+        "/readyz" if health.is_ready() => plain(StatusCode::OK, "ok\n"),
+        "/readyz" if health.sampled() => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: no successful API round trip yet\n",
+        ),
+        "/readyz" => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: no sample taken yet\n",
+        ),
+        "/metrics" => respond(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            health.metrics.render(ProcessStats::read()),
+        ),
+        _ => plain(StatusCode::NOT_FOUND, "not found\n"),
     }
 }
 
-async fn respond(
-    stream: &mut TcpStream,
-    status: u16,
-    content_type: &str,
-    body: &str,
-    head_only: bool,
-) -> std::io::Result<()> {
-    let reason = match status {
-        200 => "OK",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        431 => "Request Header Fields Too Large",
-        _ => "Service Unavailable",
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    if !head_only {
-        out.push_str(body);
-    }
-    stream.write_all(out.as_bytes()).await?;
-    stream.shutdown().await
+fn plain(status: StatusCode, body: &'static str) -> Response<Full<Bytes>> {
+    respond(status, "text/plain", body.to_string())
+}
+
+/// A response with its length (also for HEAD, whose body hyper leaves out).
+fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+    let length = HeaderValue::from(body.len());
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(CONTENT_LENGTH, length);
+    response
 }
