@@ -379,7 +379,15 @@ fn run(source: &ConfigSource) -> ExitCode {
                 let (config, stop) = (config.clone(), stop.clone());
                 tasks.spawn("sampling", async move {
                     let sampler = sampler(&config);
-                    agent::sampling::run(&config, sampler, health, None, stop.requested()).await;
+                    agent::sampling::run(
+                        &config,
+                        sampler,
+                        health,
+                        None,
+                        agent::clock::Clock::start(),
+                        stop.requested(),
+                    )
+                    .await;
                 });
             }
             stop.requested().await;

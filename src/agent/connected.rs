@@ -323,7 +323,7 @@ pub async fn run<S: Source>(
         events: event_tx,
         resume_from,
     };
-    let sampling = sampling::run(config, source, health, Some(publisher), shutdown);
+    let sampling = sampling::run(config, source, health, Some(publisher), clock, shutdown);
     tokio::pin!(sampling);
     let outcome = tokio::select! {
         // A refusal at start-up is reported as itself, not as its task ending.

@@ -5,14 +5,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
+use crate::agent::clock::Clock;
 use crate::agent::{Decider, Source, node_name, wake_interval};
 use crate::api::events::PendingEvent;
 use crate::config::{ConditionSpec, Config, TaintSpec};
-use crate::core::clock::Moment;
 use crate::core::condition::{
     self, ConditionStatus, ConditionTransition, NodeCondition, TaintChange,
 };
@@ -196,6 +196,7 @@ pub async fn run<S: Source>(
     mut source: S,
     health: Arc<Health>,
     publisher: Option<Publisher>,
+    clock: Clock,
     shutdown: impl Future<Output = &'static str>,
 ) {
     let node = node_name(config);
@@ -216,13 +217,11 @@ pub async fn run<S: Source>(
     let update = config.node_status_update_frequency;
     let report = config.node_status_report_frequency;
     let wake = wake_interval(update, systemd::watchdog_interval());
-    let origin = tokio::time::Instant::now();
-    let wall_origin = SystemTime::now();
     let mut failing: BTreeSet<String> = BTreeSet::new();
     let mut last_summary: Option<Duration> = None;
     // The STATUS= line last sent (None: send the next one whatever it says).
     let mut last_status: Option<String> = None;
-    let mut next_sample = origin;
+    let mut next_sample = tokio::time::Instant::now();
     let mut ticker = tokio::time::interval(wake);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
@@ -259,7 +258,7 @@ pub async fn run<S: Source>(
         health.tick();
         systemd::watchdog();
         let instant = tokio::time::Instant::now();
-        // Samples follow a fixed schedule (origin + k × update), not "one period after the last
+        // Samples follow a fixed schedule (start + k × update), not "one period after the last
         // wake-up": a tick that runs a little late must not push the next sample a whole wake
         // interval further (that skipped every other period on a busy machine). A tick that
         // comes up to half a wake interval early counts as on time.
@@ -277,11 +276,7 @@ pub async fn run<S: Source>(
             // Fell behind (a stalled machine): resume the schedule from now.
             next_sample = instant + update;
         }
-        let mono = instant.duration_since(origin);
-        let now = Moment {
-            mono,
-            wall: wall_origin + mono,
-        };
+        let now = clock.at(instant);
         let reading = source.read();
         let now_failing: BTreeSet<String> = reading.errors.iter().map(|e| e.0.clone()).collect();
         for (what, why) in &reading.errors {
@@ -338,8 +333,8 @@ pub async fn run<S: Source>(
             systemd::ready(&line);
             last_status = Some(line);
         }
-        if condition::report_due(false, last_summary, mono, report) {
-            last_summary = Some(mono);
+        if condition::report_due(false, last_summary, now.mono, report) {
+            last_summary = Some(now.mono);
             let summary = summary_line(&decider.conditions);
             let pressured = decider
                 .conditions
