@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nodewarden::core::fence::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
 use serde_json::json;

@@ -1,23 +1,35 @@
-//! nodewarden: a per-node Kubernetes agent. See README.md.
+//! nodewarden: a per-node Kubernetes agent. See README.md; the design is DESIGN.md's §2.
 //!
-//! `core` is pure (no I/O, no clock); `sample` and `observe` are shells doing one kind of I/O
-//! each; `agent` wires them; `config` loads and validates the configuration file; `explain`
-//! reads Kubernetes objects for `nodewarden explain`; `peer` is the authenticated endpoint
-//! through which agents of a zone ask each other whether they reach the API server; every file
-//! any of them reads goes through `bounded`, which caps its size.
+//! The house, from the bottom up — each layer uses only those below it:
+//!
+//! ```text
+//!  main.rs     CLI: `run`, `check-config`, and the commands in `cli`
+//!  cli         sample, status, explain: read, decide with the core, print
+//!  agent       the tasks of `run`, thin loops on one clock (agent::clock): sampling, reporter,
+//!              heartbeat, watches, quorum, fence task, shutdown — each gathers inputs, asks the
+//!              core, carries out the answer
+//!  shells      one kind of I/O each, no policy: sample (/proc, cgroups, statvfs, PSI),
+//!              api (the API server through kube), peer (the signed peer endpoint), terminate
+//!              (pod cgroups, signals), state (atomic files), observe (logs, metrics, health),
+//!              config (the TOML file, translated into the core's types), machine, allocatable
+//!  core        pure decisions: no I/O, no clock reads, no async; `now` is a parameter
+//!              (thresholds, pressure, conditions, taints, fence plans and the fence task's
+//!              per-tick decisions, quorum, contact, names and API validation)
+//!  bounded     every file read, capped in size
+//! ```
+//!
+//! `src/core/mod.rs` tests that no core file names a shell.
 
 pub mod agent;
 pub mod allocatable;
 pub mod api;
 pub mod bounded;
+pub mod cli;
 pub mod config;
 pub mod core;
-pub mod explain;
 pub mod machine;
 pub mod observe;
 pub mod peer;
-pub mod report;
 pub mod sample;
 pub mod state;
-pub mod status;
 pub mod terminate;

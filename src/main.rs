@@ -213,7 +213,7 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
             wall: SystemTime::now(),
         },
     );
-    let mut report = nodewarden::report::sample_report(
+    let mut report = nodewarden::cli::sample::sample_report(
         &agent::node_name(&config),
         &reading,
         &decision.evaluation,
@@ -237,7 +237,7 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
                 return ExitCode::from(EXIT_RUNTIME);
             }
         },
-        Output::Text => print!("{}", nodewarden::report::sample_text(&report)),
+        Output::Text => print!("{}", nodewarden::cli::sample::sample_text(&report)),
     }
     ExitCode::SUCCESS
 }
@@ -247,14 +247,17 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut report =
-        match nodewarden::status::report(&config, &agent::node_name(&config), SystemTime::now()) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("nodewarden: {e}");
-                return ExitCode::from(EXIT_RUNTIME);
-            }
-        };
+    let mut report = match nodewarden::cli::status::report(
+        &config,
+        &agent::node_name(&config),
+        SystemTime::now(),
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("nodewarden: {e}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
     report.machine = Some(nodewarden::machine::read(
         &config.nodefs_path,
         &config.imagefs_path,
@@ -267,13 +270,13 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
                 return ExitCode::from(EXIT_RUNTIME);
             }
         },
-        Output::Text => print!("{}", nodewarden::status::text(&report)),
+        Output::Text => print!("{}", nodewarden::cli::status::text(&report)),
     }
     ExitCode::SUCCESS
 }
 
 fn explain(node: &Path, pod: &Path, output: Output) -> ExitCode {
-    match nodewarden::explain::explain_files(node, pod) {
+    match nodewarden::cli::explain::explain_files(node, pod) {
         Ok(report) => {
             match output {
                 Output::Json => match serde_json::to_string_pretty(&report) {
@@ -284,7 +287,7 @@ fn explain(node: &Path, pod: &Path, output: Output) -> ExitCode {
                     }
                 },
                 Output::Text => {
-                    let text = nodewarden::explain::render_text(&report);
+                    let text = nodewarden::cli::explain::render_text(&report);
                     println!("{}", text.trim_end());
                 }
             }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::events::PendingEvent;
 use crate::bounded;
 use crate::core::condition::{ConditionStatus, NodeCondition};
-use crate::core::fence::FencePod;
+use crate::core::fence_plan::FencePod;
 use crate::core::qos::QosClass;
 use crate::core::quantity::Quantity;
 use crate::core::resources::{Effective, ResourceList};

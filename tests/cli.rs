@@ -477,7 +477,7 @@ fn a_health_address_in_use_is_a_runtime_failure() {
 
 #[test]
 fn status_reads_the_state_directory_and_shows_each_pods_plan() {
-    use nodewarden::core::fence::FencePod;
+    use nodewarden::core::fence_plan::FencePod;
     use nodewarden::core::qos::QosClass;
     use nodewarden::core::resources::Effective;
     use nodewarden::core::taint::{Effect, Toleration};

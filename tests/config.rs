@@ -617,7 +617,7 @@ fn fence_settings_are_read_and_checked() {
          safetyMargin = \"1s\"\ngracePeriodCap = \"10s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"cgroupfs\"\n\
          cgroupRoot = \"/host/sys/fs/cgroup\"\n",
     );
-    assert_eq!(c.fence.mode, nodewarden::core::fence::Mode::Enforce);
+    assert_eq!(c.fence.mode, nodewarden::core::fence_plan::Mode::Enforce);
     assert_eq!(c.fence.node_monitor_grace_period, Duration::from_secs(50));
     assert_eq!(c.fence.unreachable_after, Duration::from_secs(20));
     assert_eq!(
@@ -630,7 +630,7 @@ fn fence_settings_are_read_and_checked() {
     // The shipped default is enforce, gated by the peer quorum (which holds without peers).
     assert_eq!(
         Config::defaults().fence.mode,
-        nodewarden::core::fence::Mode::Enforce
+        nodewarden::core::fence_plan::Mode::Enforce
     );
     assert_eq!(
         Config::defaults().peers.without_peers,

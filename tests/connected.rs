@@ -809,14 +809,14 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
             .await
         }
     });
-    let cpu_requests = |r: &nodewarden::status::StatusReport| {
+    let cpu_requests = |r: &nodewarden::cli::status::StatusReport| {
         r.resources
             .iter()
             .find(|row| row.resource == "cpu")
             .map(|row| row.requests.clone())
     };
     let read = || {
-        nodewarden::status::report(&status_cfg, NODE, std::time::SystemTime::now())
+        nodewarden::cli::status::report(&status_cfg, NODE, std::time::SystemTime::now())
             .expect("state readable")
     };
     // Written on change, at most every 5 s while connected: wait for the tainted Node.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use nodewarden::explain::{
+use nodewarden::cli::explain::{
     ExplainError, ExplainReport, ObjectError, Problem, explain_files, explain_str, render_text,
 };
 use serde_json::json;

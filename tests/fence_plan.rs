@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use nodewarden::core::fence::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, Schedule, plan};
+use nodewarden::core::fence_plan::{
+    FencePod, FencePolicy, Mode, Plan, QuorumVerdict, Schedule, plan,
+};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
 use proptest::prelude::*;

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::clock::Moment;
-use nodewarden::core::fence::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::fencing::{
     Cadence, Durability, Heartbeat, Link, Retry, Seen, Step, Steps, Transition, Write,
 };

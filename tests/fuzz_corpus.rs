@@ -108,9 +108,9 @@ fn the_explain_corpus_reports_or_names_what_it_rejects() {
             return;
         };
         let (node, pod) = text.split_once('\0').unwrap_or((text, ""));
-        match nodewarden::explain::explain_str(node, pod, "node.yaml", "pod.yaml") {
+        match nodewarden::cli::explain::explain_str(node, pod, "node.yaml", "pod.yaml") {
             Ok(report) => {
-                let _ = nodewarden::explain::render_text(&report);
+                let _ = nodewarden::cli::explain::render_text(&report);
             }
             Err(error) => assert!(!error.to_string().is_empty(), "{}", path.display()),
         }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use nodewarden::core::fence::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,

@@ -6,7 +6,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use nodewarden::core::fence::FencePod;
+use nodewarden::core::fence_plan::FencePod;
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};

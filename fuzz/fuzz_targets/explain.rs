@@ -1,10 +1,10 @@
-//! `nodewarden explain`'s object reader (`src/explain.rs`): a Node and a Pod as YAML or JSON.
+//! `nodewarden explain`'s object reader (`src/cli/explain.rs`): a Node and a Pod as YAML or JSON.
 //! The input is the node's text, a NUL byte, then the pod's text. Invariants: no panic; a
 //! rejection names at least one object; an accepted pair renders as text and as JSON.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nodewarden::explain::{ExplainError, explain_str, render_text};
+use nodewarden::cli::explain::{ExplainError, explain_str, render_text};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-fn serde_json_roundtrip(report: &nodewarden::explain::ExplainReport) {
+fn serde_json_roundtrip(report: &nodewarden::cli::explain::ExplainReport) {
     // The `--output json` form: serialising a report must not fail.
     serde_json::to_string(report).expect("a report serialises as JSON");
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 use crate::core::clock::Moment;
-pub use crate::core::fence::MONO_BASE;
+pub use crate::core::fence_plan::MONO_BASE;
 
 /// Both clocks, anchored at one instant.
 #[derive(Clone, Copy, Debug)]

@@ -37,7 +37,7 @@ use crate::config::Config;
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
 use crate::core::contact;
-use crate::core::fence::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
+use crate::core::fence_plan::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
 use crate::core::fencing::{
     Cadence, Due, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Write,
 };
@@ -284,7 +284,7 @@ pub async fn run(
     }
     let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
     let mut task = Task {
-        policy: fence::FencePolicy::from(&config.fence),
+        policy: fence_plan::FencePolicy::from(&config.fence),
         cadence: Cadence {
             coalesce: COALESCE,
             contact_every: (renew / 2).min(CONTACT_WRITE_MAX),
@@ -374,7 +374,7 @@ struct Task {
     config: Config,
     node: String,
     health: Arc<Health>,
-    policy: fence::FencePolicy,
+    policy: fence_plan::FencePolicy,
     cadence: Cadence,
     kept: Kept,
     link: Link,
@@ -519,7 +519,7 @@ impl Task {
             }
             // What a partition starting now would do, for the metrics.
             let verdict = QuorumVerdict::NotConsulted;
-            let plans = fence::plan(&self.kept.pods, now.mono, &self.policy, &verdict);
+            let plans = fence_plan::plan(&self.kept.pods, now.mono, &self.policy, &verdict);
             self.health.metrics.record_plans(&plans, &verdict);
         }
     }
@@ -610,7 +610,7 @@ impl Task {
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
             crate::api::request_timeout(),
         );
-        let plans = fence::plan(&self.kept.pods, contact, &self.policy, &verdict);
+        let plans = fence_plan::plan(&self.kept.pods, contact, &self.policy, &verdict);
         if self.logged_verdict.as_ref() != Some(&verdict) && self.quorum_view.verdict.is_some() {
             // Every plan, logged once the quorum first answers in this partition (a round takes
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
@@ -622,7 +622,7 @@ impl Task {
             self.health.metrics.record_plans(&plans, &verdict);
             self.logged_verdict = Some(verdict.clone());
         }
-        if self.terminator.is_none() && self.policy.mode == fence::Mode::Enforce {
+        if self.terminator.is_none() && self.policy.mode == fence_plan::Mode::Enforce {
             self.find_cgroups();
         }
         for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
@@ -892,15 +892,15 @@ fn persist(
     state::save(dir, &s)
 }
 
-fn mode_name(m: fence::Mode) -> &'static str {
+fn mode_name(m: fence_plan::Mode) -> &'static str {
     match m {
-        fence::Mode::Enforce => "enforce",
-        fence::Mode::DryRun => "dry-run",
-        fence::Mode::Off => "off",
+        fence_plan::Mode::Enforce => "enforce",
+        fence_plan::Mode::DryRun => "dry-run",
+        fence_plan::Mode::Off => "off",
     }
 }
 
-fn log_plan(node: &str, p: &fence::PodPlan, now: Moment) {
+fn log_plan(node: &str, p: &fence_plan::PodPlan, now: Moment) {
     let id = format!("{}/{}", p.namespace, p.name);
     // Milliseconds: the plan is checked against what happens, and a restart must reproduce it.
     let at = |d: Duration| humantime::format_rfc3339_millis(now.wall_at(d)).to_string();

@@ -223,7 +223,7 @@ pub async fn run(
         let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {
             continue;
         };
-        if !cut_off || config.fence.mode == crate::core::fence::Mode::Off {
+        if !cut_off || config.fence.mode == crate::core::fence_plan::Mode::Off {
             if gate.verdict.is_some() && !cut_off {
                 log::info!(node = node.as_str(), verdict = "none"; "quorum verdict cleared: the API server answers again");
                 gate = Gate::default();

@@ -37,7 +37,7 @@ use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::agent::quorum::ZONE_LABEL;
-use crate::core::fence::OPT_OUT_ANNOTATION;
+use crate::core::fence_plan::OPT_OUT_ANNOTATION;
 
 /// The pod annotations the fence reads; every other annotation is skipped while decoding.
 pub const POD_ANNOTATIONS: &[&str] = &[

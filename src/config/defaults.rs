@@ -114,7 +114,7 @@ impl Config {
             node_name: None,
             kubeconfig: None,
             fence: super::FenceConfig {
-                mode: crate::core::fence::Mode::Enforce,
+                mode: crate::core::fence_plan::Mode::Enforce,
                 node_monitor_grace_period: Duration::from_secs(40),
                 unreachable_after: Duration::from_secs(15),
                 safety_margin: Duration::from_secs(2),

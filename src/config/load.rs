@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::DeTable;
 
-use crate::core::fence::Mode;
+use crate::core::fence_plan::Mode;
 use crate::core::names;
 use crate::core::quorum::Undecided;
 use crate::core::signal::{Signal, SignalRef};
@@ -674,7 +674,7 @@ impl Walker<'_> {
             .node_monitor_grace_period
             .saturating_sub(config.fence.safety_margin);
         let has_peers = config.peers.service.is_some() || !config.peers.static_peers.is_empty();
-        if config.fence.mode == crate::core::fence::Mode::Enforce
+        if config.fence.mode == crate::core::fence_plan::Mode::Enforce
             && has_peers
             && settled > first_kill
         {

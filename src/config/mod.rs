@@ -230,9 +230,9 @@ pub struct ReservedCpus {
 
 /// The fence policy the `[fence]` table asks for: the configuration is translated to the core's
 /// plain values here, at the edge, so the pure core never imports the configuration.
-impl From<&FenceConfig> for crate::core::fence::FencePolicy {
+impl From<&FenceConfig> for crate::core::fence_plan::FencePolicy {
     fn from(fence: &FenceConfig) -> Self {
-        crate::core::fence::FencePolicy {
+        crate::core::fence_plan::FencePolicy {
             node_monitor_grace_period: fence.node_monitor_grace_period,
             safety_margin: fence.safety_margin,
             grace_cap: fence.grace_period_cap,
@@ -266,7 +266,7 @@ pub struct LoggingConfig {
 pub struct FenceConfig {
     /// `mode` ("dry-run"): `enforce`, `dry-run` or `off`. Enforcement is opted into until peer
     /// quorum exists.
-    pub mode: crate::core::fence::Mode,
+    pub mode: crate::core::fence_plan::Mode,
     /// `nodeMonitorGracePeriod` ("40s"): the control plane's setting the fence mirrors; 40s, the
     /// smaller historical default, so a fence is never late.
     pub node_monitor_grace_period: std::time::Duration,

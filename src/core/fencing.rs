@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
 use crate::core::contact;
-use crate::core::fence::{Plan, PodPlan};
+use crate::core::fence_plan::{Plan, PodPlan};
 
 /// Our Node's Ready heartbeat as last seen: the time the API server stored (a wall time, from
 /// the writer's clock) and when that version of the Node reached us (monotonic).

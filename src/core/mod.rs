@@ -1,11 +1,12 @@
 //! The pure core: no I/O, no clock reads, no async. Every decision takes `now` as a parameter.
 
 pub mod allocatable;
+pub mod api_validation;
 pub mod backoff;
 pub mod clock;
 pub mod condition;
 pub mod contact;
-pub mod fence;
+pub mod fence_plan;
 pub mod fencing;
 pub mod names;
 pub mod ownership;
@@ -19,7 +20,6 @@ pub mod signal;
 pub mod taint;
 pub mod taint_plan;
 pub mod threshold;
-pub mod validation;
 
 #[cfg(test)]
 mod tests {

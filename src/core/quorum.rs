@@ -307,8 +307,8 @@ pub fn planning(
     verdict: Option<&Verdict>,
     held_at: Option<Duration>,
     request_timeout: Duration,
-) -> crate::core::fence::QuorumVerdict {
-    use crate::core::fence::QuorumVerdict;
+) -> crate::core::fence_plan::QuorumVerdict {
+    use crate::core::fence_plan::QuorumVerdict;
     match verdict {
         None => QuorumVerdict::Hold {
             reason: "the peer quorum has not answered yet".into(),

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use procfs_core::FromRead;
 use procfs_core::process::{Stat, Status};
 
-use crate::core::fence::{Plan, QuorumVerdict};
+use crate::core::fence_plan::{Plan, QuorumVerdict};
 use crate::core::pressure::Evaluation;
 use crate::core::signal::Observations;
 
@@ -119,7 +119,11 @@ impl Metrics {
 
     /// Records the latest fence plan: how many pods each plan has, and the quorum verdict it
     /// was made with.
-    pub fn record_plans(&self, plans: &[crate::core::fence::PodPlan], verdict: &QuorumVerdict) {
+    pub fn record_plans(
+        &self,
+        plans: &[crate::core::fence_plan::PodPlan],
+        verdict: &QuorumVerdict,
+    ) {
         let mut counts: BTreeMap<&'static str, usize> = ["stop", "dry_run_stop", "hold", "never"]
             .map(|k| (k, 0))
             .into();
@@ -464,7 +468,7 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fence::PodPlan;
+    use crate::core::fence_plan::PodPlan;
 
     fn plan(name: &str, plan: Plan) -> PodPlan {
         PodPlan {

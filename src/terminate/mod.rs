@@ -5,18 +5,18 @@
 //!   and the pod cgroup path from a pod UID and QoS class (SEMANTICS §12).
 //! - [`procs`]: the PIDs in a pod cgroup tree and the cgroup a PID is in now.
 //! - [`signal`]: SIGTERM/SIGKILL through pidfds without a PID-reuse hazard, and `cgroup.kill`.
-//! - [`fence`]: the set of fenced pods and the sweep that keeps them dead.
+//! - [`keep_dead`]: the set of fenced pods and the sweep that keeps them dead.
 //!
 //! Typical use: `CgroupLayout::detect("/sys/fs/cgroup", None, None)?.locate_in_mounts("/proc")?`,
 //! then `Terminator::new(layout, "/proc")`, `terminate(&layout.pod_dir(uid, qos))` at the
 //! SIGTERM deadline, `kill(..)` when the grace runs out, and `Fence::sweep` every ≤ 500 ms.
 
-pub mod fence;
+pub mod keep_dead;
 pub mod layout;
 pub mod procs;
 pub mod signal;
 
-pub use fence::{Fence, KillPod, PodSweep, SweepReport};
+pub use keep_dead::{Fence, KillPod, PodSweep, SweepReport};
 pub use layout::{CgroupDriver, CgroupLayout, CgroupVersion, LayoutError, ProcCgroupLine};
 pub use procs::{ProcsError, TreeProcesses};
 pub use signal::{KillMethod, SignalError, SignalReport, StopSignal, Terminator};

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::core::clock::Moment;
-use crate::core::fence::{self, Plan, QuorumVerdict};
+use crate::core::fence_plan::{self, Plan, QuorumVerdict};
 use crate::core::quantity::Quantity;
 use crate::core::resources::{self, ResourceList};
 use crate::state::{self, Loaded, StoredNode, StoredPod};
@@ -159,9 +159,9 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         }
     };
     let mode = match config.fence.mode {
-        fence::Mode::Enforce => "enforce",
-        fence::Mode::DryRun => "dry-run",
-        fence::Mode::Off => "off",
+        fence_plan::Mode::Enforce => "enforce",
+        fence_plan::Mode::DryRun => "dry-run",
+        fence_plan::Mode::Off => "off",
     }
     .to_string();
     let Some(state) = state else {
@@ -195,7 +195,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let cut_off = age.is_some_and(|a| a > config.fence.unreachable_after);
     // Plans on the fence's monotonic scale, anchored at now.
     let moment = Moment {
-        mono: fence::MONO_BASE,
+        mono: fence_plan::MONO_BASE,
         wall: now,
     };
     let contact_mono = contact_wall.map_or(moment.mono, |c| moment.mono_at(c));
@@ -232,10 +232,10 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         zone: state.zone.clone(),
         peers: state.peers.len(),
     };
-    let plans = fence::plan(
+    let plans = fence_plan::plan(
         &pods,
         contact_mono,
-        &fence::FencePolicy::from(&config.fence),
+        &fence_plan::FencePolicy::from(&config.fence),
         &verdict,
     );
     let pods = plans

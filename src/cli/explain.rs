@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::core::api_validation::{
+    self, FieldError, RawTaint, RawToleration, format_aggregate, go_quote,
+};
 use crate::core::qos::{self, ContainerResources, CpuMemory, QosClass};
 use crate::core::quantity::Quantity;
 use crate::core::taint::{self, NoExecuteOutcome, Taint, Toleration};
-use crate::core::validation::{
-    self, FieldError, RawTaint, RawToleration, format_aggregate, go_quote,
-};
 
 /// What `explain` found. Serializes to the documented JSON shape.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -451,7 +451,8 @@ fn node_from(node: Decoded) -> Result<Vec<Taint>, ObjectError> {
     if !d.errors.is_empty() {
         return Err(reject(&node, Problem::Decode(d.errors)));
     }
-    validation::validate_taints(&raw, "spec.taints").map_err(|e| reject(&node, Problem::Invalid(e)))
+    api_validation::validate_taints(&raw, "spec.taints")
+        .map_err(|e| reject(&node, Problem::Invalid(e)))
 }
 
 /// What explain needs from the Pod.
@@ -544,7 +545,7 @@ fn pod_from(pod: Decoded) -> Result<PodFacts, ObjectError> {
 
     // ---- validation: collect everything, then fail once ----
     let mut errors = Vec::new();
-    let tolerations = validation::validate_tolerations(&raw_tolerations, "spec.tolerations")
+    let tolerations = api_validation::validate_tolerations(&raw_tolerations, "spec.tolerations")
         .unwrap_or_else(|e| {
             errors.extend(e);
             Vec::new()
