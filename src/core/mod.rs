@@ -37,8 +37,10 @@ mod tests {
             "observe",
             "terminate",
             "state",
-            "status",
-            "report",
+            "cli",
+            "peer",
+            "machine",
+            "allocatable",
         ]
         .iter()
         .map(|m| format!("crate::{m}"))
