@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use nodewarden::core::quantity::Quantity;
-use nodewarden::core::threshold::{format_duration, parse_duration};
+use nodewarden::core::threshold::{DurationError, MAX_DURATION, format_duration, parse_duration};
 use nodewarden::peer::auth;
 use nodewarden::peer::{Answer, Question};
 use proptest::prelude::*;
@@ -142,10 +142,22 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_duration_prints_as_text_that_parses_back(secs in 0u64..(1 << 40), nanos in 0u32..1_000_000_000) {
-        let duration = Duration::new(secs, nanos);
+    fn every_duration_prints_as_text_that_parses_back(nanos in 0u64..=(i64::MAX as u64)) {
+        // Every duration a Kubernetes configuration can hold (Go's int64 nanoseconds).
+        let duration = Duration::from_nanos(nanos);
         let printed = format_duration(duration);
         prop_assert_eq!(parse_duration(&printed), Ok(duration), "printed as {:?}", printed);
+    }
+
+    #[test]
+    fn a_longer_duration_prints_as_text_that_is_refused(beyond in 1u64..(1 << 40)) {
+        let duration = MAX_DURATION + Duration::from_nanos(beyond);
+        let printed = format_duration(duration);
+        prop_assert_eq!(
+            parse_duration(&printed),
+            Err(DurationError::TooLong(printed.clone())),
+            "printed as {:?}", printed
+        );
     }
 
     #[test]
