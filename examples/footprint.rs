@@ -534,8 +534,13 @@ fn where_bytes_go(n: usize) {
 }
 
 /// One connected run: returns (VmHWM, steady VmRSS, CPU seconds per hour idle, seconds to know
-/// every pod).
-fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f64, f64) {
+/// every pod, steady RssAnon, steady RssFile).
+fn connected(
+    o: &Opts,
+    kubeconfig: &Path,
+    bin: &Path,
+    n: usize,
+) -> (u64, u64, f64, f64, u64, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let config = dir.path().join("config.toml");
@@ -573,6 +578,10 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
     // Settled: the status and the Lease written a few times.
     std::thread::sleep(Duration::from_secs(5));
     let rss = status_kib(agent.pid(), "VmRSS:");
+    let (anon, file) = (
+        status_kib(agent.pid(), "RssAnon:"),
+        status_kib(agent.pid(), "RssFile:"),
+    );
     let cpu0 = cpu_seconds(agent.pid());
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(o.idle_seconds));
@@ -580,7 +589,7 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
     let per_hour = cpu / t0.elapsed().as_secs_f64() * 3600.0;
     let hwm = status_kib(agent.pid(), "VmHWM:");
     agent.stop();
-    (hwm, rss, per_hour, known_after)
+    (hwm, rss, per_hour, known_after, anon, file)
 }
 
 /// The counter `nodewarden_fence_actions_total{action="<action>"}`, 0 when absent.
@@ -766,7 +775,7 @@ fn main() {
         o.idle_seconds
     );
     println!(
-        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | idle CPU | all pods known after |\n|---|---|---|---|---|---|---|"
+        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | all pods known after |\n|---|---|---|---|---|---|---|---|"
     );
     let mut seeded = 0;
     let mut partitions = Vec::new();
@@ -781,16 +790,18 @@ fn main() {
         };
         eprintln!("seeded {n} pods in {:.1} s", t.elapsed().as_secs_f64());
         for (label, bin) in &builds {
-            let (hwm, rss, cpu_h, known) = connected(&o, &kubeconfig, bin, n);
+            let (hwm, rss, cpu_h, known, anon, file) = connected(&o, &kubeconfig, bin, n);
             println!(
-                "| {n} | {} | {label} | {} | {} | {cpu_h:.1} s/h | {known:.1} s |",
+                "| {n} | {} | {label} | {} | {} | {} / {} | {cpu_h:.1} s/h | {known:.1} s |",
                 if n == 0 {
                     "-".to_string()
                 } else {
                     format!("{:.1} KB", per_pod as f64 / 1000.0)
                 },
                 mib(hwm),
-                mib(rss)
+                mib(rss),
+                mib(anon),
+                mib(file)
             );
         }
         if n > 0 && n == o.partition_pods {
