@@ -37,6 +37,12 @@ const NODE: &str = "n1";
 /// before any other thread starts).
 struct Counting;
 
+/// What glibc's malloc takes for an allocation of `size` bytes on x86_64: the size asked for
+/// plus an 8-byte header, rounded up to 16, at least 32 bytes (a 3-byte `"cpu"` costs 32).
+fn chunk(size: usize) -> usize {
+    ((size + 8 + 15) & !15).max(32)
+}
+
 static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static PEAK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -45,19 +51,19 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         let p = unsafe { std::alloc::System.alloc(layout) };
         if !p.is_null() {
-            Counting::grew(layout.size());
+            Counting::grew(chunk(layout.size()));
         }
         p
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         unsafe { std::alloc::System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        LIVE.fetch_sub(chunk(layout.size()), std::sync::atomic::Ordering::Relaxed);
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
         let p = unsafe { std::alloc::System.realloc(ptr, layout, new) };
         if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
-            Counting::grew(new);
+            LIVE.fetch_sub(chunk(layout.size()), std::sync::atomic::Ordering::Relaxed);
+            Counting::grew(chunk(new));
         }
         p
     }
@@ -416,7 +422,7 @@ fn where_bytes_go(n: usize) {
     use nodewarden::agent::{fence, quorum::QuorumView};
     use nodewarden::api::slim::SlimPod;
 
-    const PAGE: usize = 100;
+    let page_size = nodewarden::api::watch::PAGE_SIZE as usize;
     let served: Vec<String> = (0..n)
         .map(|i| realistic::pod(i, NODE).to_string())
         .collect();
@@ -427,7 +433,7 @@ fn where_bytes_go(n: usize) {
     // One list page as the API server sends it, decoded into the compact pods.
     let page = format!(
         "{{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"metadata\":{{\"resourceVersion\":\"1\"}},\"items\":[{}]}}",
-        served[..n.min(PAGE)].join(",")
+        served[..n.min(page_size)].join(",")
     );
     let base = Counting::reset_peak();
     let decoded: Result<kube::core::ObjectList<SlimPod>, _> = serde_json::from_str(&page);
@@ -436,7 +442,7 @@ fn where_bytes_go(n: usize) {
     rows.push((
         format!(
             "one list page of {} pods: body as served ({} B) + its decoding, transient",
-            n.min(PAGE),
+            n.min(page_size),
             page.len()
         ),
         page.len() + page_decode,
