@@ -541,12 +541,7 @@ fn where_bytes_go(n: usize) {
 
 /// One connected run: returns (VmHWM, steady VmRSS, CPU seconds per hour idle, seconds to know
 /// every pod, steady RssAnon, steady RssFile).
-fn connected(
-    o: &Opts,
-    kubeconfig: &Path,
-    bin: &Path,
-    n: usize,
-) -> (u64, u64, f64, f64, u64, u64) {
+fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f64, f64, u64, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let config = dir.path().join("config.toml");

@@ -72,7 +72,7 @@ pub struct SlimPodSpec {
         deserialize_with = "shrunk",
         skip_serializing_if = "Option::is_none"
     )]
-    pub tolerations: Option<Vec<Toleration>>,
+    pub tolerations: Option<Vec<SlimToleration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
     #[serde(default, deserialize_with = "null_as_empty")]
@@ -149,11 +149,7 @@ impl<'de> Deserialize<'de> for ResourceAmounts {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(2).min(16));
                 while let Some((k, v)) = map.next_entry::<String, Quantity>()? {
-                    let name = match COMMON_RESOURCES.iter().find(|c| **c == k) {
-                        Some(common) => Cow::Borrowed(*common),
-                        None => Cow::Owned(k),
-                    };
-                    pairs.push((name, v.0.into_boxed_str()));
+                    pairs.push((intern(k, &COMMON_RESOURCES), v.0.into_boxed_str()));
                 }
                 Ok(ResourceAmounts(pairs.into_boxed_slice()))
             }
@@ -162,14 +158,98 @@ impl<'de> Deserialize<'de> for ResourceAmounts {
     }
 }
 
-/// The pod's phase (terminal pods are not fenced) and the QoS class the API server set.
+/// The pod's phase (terminal pods are not fenced) and the QoS class the API server set; the
+/// values the API defines are not allocated.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SlimPodStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qos_class: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "phase",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub phase: Option<Cow<'static, str>>,
+    #[serde(
+        default,
+        deserialize_with = "qos_class",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qos_class: Option<Cow<'static, str>>,
+}
+
+/// A toleration as kept: the same fields as the API's, decoded by the API type (so the same
+/// input is refused), with the usual keys, operators and effects not allocated (each would be a
+/// 32-byte allocation, three or four per toleration, for every pod of the cache).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimToleration {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<Cow<'static, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator: Option<Cow<'static, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Cow<'static, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+/// Toleration keys most pods carry (the ones admission adds, and the node conditions' taints).
+const TOLERATION_KEYS: &[&str] = &[
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/network-unavailable",
+    "node-role.kubernetes.io/control-plane",
+];
+const OPERATORS: &[&str] = &["Exists", "Equal"];
+const EFFECTS: &[&str] = &["NoExecute", "NoSchedule", "PreferNoSchedule"];
+const PHASES: &[&str] = &["Pending", "Running", "Succeeded", "Failed", "Unknown"];
+const QOS_CLASSES: &[&str] = &["Guaranteed", "Burstable", "BestEffort"];
+
+/// `text` as one of the `known` constants when it is one, else as itself.
+fn intern(text: String, known: &'static [&'static str]) -> Cow<'static, str> {
+    match known.iter().find(|k| **k == text) {
+        Some(k) => Cow::Borrowed(*k),
+        None => Cow::Owned(text),
+    }
+}
+
+fn phase<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'static, str>>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(|s| intern(s, PHASES)))
+}
+
+fn qos_class<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'static, str>>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(|s| intern(s, QOS_CLASSES)))
+}
+
+impl<'de> Deserialize<'de> for SlimToleration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = Toleration::deserialize(d)?;
+        Ok(SlimToleration {
+            key: t.key.map(|k| intern(k, TOLERATION_KEYS)),
+            operator: t.operator.map(|o| intern(o, OPERATORS)),
+            value: t.value.map(String::into_boxed_str),
+            effect: t.effect.map(|e| intern(e, EFFECTS)),
+            toleration_seconds: t.toleration_seconds,
+        })
+    }
+}
+
+impl SlimToleration {
+    fn to_api(&self) -> Toleration {
+        Toleration {
+            key: self.key.as_deref().map(str::to_string),
+            operator: self.operator.as_deref().map(str::to_string),
+            value: self.value.as_deref().map(str::to_string),
+            effect: self.effect.as_deref().map(str::to_string),
+            toleration_seconds: self.toleration_seconds,
+        }
+    }
 }
 
 impl SlimResources {
@@ -200,7 +280,10 @@ impl SlimPod {
         Pod {
             metadata: self.metadata.clone(),
             spec: self.spec.as_ref().map(|s| PodSpec {
-                tolerations: s.tolerations.clone(),
+                tolerations: s
+                    .tolerations
+                    .as_ref()
+                    .map(|ts| ts.iter().map(SlimToleration::to_api).collect()),
                 termination_grace_period_seconds: s.termination_grace_period_seconds,
                 containers: s.containers.iter().map(SlimContainer::to_api).collect(),
                 init_containers: s
@@ -212,8 +295,8 @@ impl SlimPod {
                 ..PodSpec::default()
             }),
             status: self.status.as_ref().map(|s| PodStatus {
-                phase: s.phase.clone(),
-                qos_class: s.qos_class.clone(),
+                phase: s.phase.as_deref().map(str::to_string),
+                qos_class: s.qos_class.as_deref().map(str::to_string),
                 ..PodStatus::default()
             }),
         }
