@@ -352,7 +352,7 @@ fn growth() {
                         )
                         .with_seconds(300),
                         _ => Toleration::equal(
-                            &format!("example.com/team-{i}"),
+                            format!("example.com/team-{i}"),
                             "x",
                             Some(Effect::NoSchedule),
                         ),
