@@ -32,9 +32,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 bench_env=(env CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16)
-cargo build --release --quiet --bin nodewarden
-cargo build --quiet --example footprint
+# The benches first: `cargo bench` builds the agent's binary too, in the bench profile (no LTO),
+# into the same target/release/nodewarden. The release build after it puts the real one back,
+# and the copy taken then is the one measured.
 "${bench_env[@]}" cargo bench --quiet --no-run --bench growth --bench api_hour
+cargo build --quiet --example footprint
+cargo build --release --quiet --bin nodewarden
+agent=target/footprint-nodewarden
+cp target/release/nodewarden "$agent"
 built=$(date +%s)
 exporter=/usr/bin/prometheus-node-exporter
 if [ ! -x "$exporter" ]; then
@@ -45,7 +50,7 @@ if [ ! -x "$exporter" ]; then
     echo "footprint: $exporter missing and cannot be installed here (not root or no apt-get)" >&2
   fi
 fi
-args=(--bin target/release/nodewarden --exporter "$exporter"
+args=(--bin "$agent" --exporter "$exporter"
   --pods "${PODS:-0,110,1000,10000}" --peer-seconds "${PEER_SECONDS:-120}"
   --idle-seconds "${IDLE_SECONDS:-20}" --heap-pods "${HEAP_PODS:-1000}"
   --partition-pods "${PARTITION_PODS:-1000}")
