@@ -3,6 +3,7 @@
 //! and one pressure change per minute. Printed next to the kubelet's figures for the same
 //! settings, computed from its documented cadence (Lease update every 10 s; status PATCH once per
 //! report interval and on change) and the size of the patch it sends when only heartbeats moved.
+//! Last, a markdown table of both, extrapolated to the API server of a 5,000-node cluster.
 //!
 //! Run with `cargo bench --bench api_hour`.
 
@@ -128,8 +129,13 @@ fn kubelet_model() -> (usize, usize) {
     )
 }
 
+/// Nodes of the cluster the per-node figures are extrapolated to.
+const CLUSTER_NODES: f64 = 5000.0;
+
 fn main() {
     let (status_bytes, lease_bytes) = kubelet_model();
+    // (scenario, nodewarden requests and bytes, kubelet requests and bytes), per node-hour.
+    let mut rows: Vec<(&str, usize, usize, usize, usize)> = Vec::new();
     for (name, change) in [("idle", false), ("one pressure change per minute", true)] {
         let t = hour(change);
         println!(
@@ -145,6 +151,24 @@ fn main() {
         println!(
             "   kubelet, same settings:  {kubelet_requests} requests ({} Lease + {status_patches} status), {kubelet_bytes} bytes (status patch {status_bytes} B, Lease update {lease_bytes} B)",
             360
+        );
+        rows.push((name, t.requests, t.bytes, kubelet_requests, kubelet_bytes));
+    }
+    // The same per node-hour figures at the API server of a cluster of `CLUSTER_NODES` nodes:
+    // every node's agent and kubelet alike, spread over the hour.
+    println!(
+        "\n| scenario | nodewarden requests / node-hour | bytes | kubelet requests / node-hour | bytes | {CLUSTER_NODES:.0} nodes: nodewarden requests/s | kubelet requests/s | both | nodewarden KB/s | kubelet KB/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let per_second = |per_node_hour: usize| per_node_hour as f64 * CLUSTER_NODES / 3600.0;
+    for (name, nw_req, nw_bytes, k_req, k_bytes) in rows {
+        println!(
+            "| {name} | {nw_req} | {nw_bytes} | {k_req} | {k_bytes} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            per_second(nw_req),
+            per_second(k_req),
+            per_second(nw_req + k_req),
+            per_second(nw_bytes) / 1000.0,
+            per_second(k_bytes) / 1000.0
         );
     }
 }

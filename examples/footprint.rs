@@ -9,8 +9,13 @@
 //! `--baseline BIN` measures another build in the same run, one after the other, for ratios on
 //! this shared, noisy machine. Every process started here is stopped by its PID.
 //!
+//! Before those, "where the heap goes" with `--heap-pods` realistic pods, through the agent's
+//! own code (a counting allocator); after the connected run with `--partition-pods` pods, a
+//! partition (the API test server stops answering) with the fence in dry-run at short settings.
+//!
 //! Usage: `footprint --bin PATH [--baseline PATH] [--exporter PATH] [--pods 0,110,1000]
-//!         [--peer-seconds 60] [--idle-seconds 20]`
+//!         [--peer-seconds 60] [--idle-seconds 20] [--heap-pods 1000] [--only-heap]
+//!         [--partition-pods 1000] [--partition-window 20]`
 
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
@@ -27,6 +32,65 @@ use serde_json::Value;
 
 const NODE: &str = "n1";
 
+/// Counts the bytes live on the heap, and their peak since the last [`Counting::reset_peak`], for
+/// the "where the bytes go" table (every allocation of the process; that table is measured
+/// before any other thread starts).
+struct Counting;
+
+/// What glibc's malloc takes for an allocation of `size` bytes on x86_64: the size asked for
+/// plus an 8-byte header, rounded up to 16, at least 32 bytes (a 3-byte `"cpu"` costs 32).
+fn chunk(size: usize) -> usize {
+    ((size + 8 + 15) & !15).max(32)
+}
+
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static PEAK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; only counters are added.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if !p.is_null() {
+            Counting::grew(chunk(layout.size()));
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(chunk(layout.size()), std::sync::atomic::Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new) };
+        if !p.is_null() {
+            LIVE.fetch_sub(chunk(layout.size()), std::sync::atomic::Ordering::Relaxed);
+            Counting::grew(chunk(new));
+        }
+        p
+    }
+}
+
+impl Counting {
+    fn grew(by: usize) {
+        let now = LIVE.fetch_add(by, std::sync::atomic::Ordering::Relaxed) + by;
+        PEAK.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn live() -> usize {
+        LIVE.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// The peak from now on starts at what is live now; returns that.
+    fn reset_peak() -> usize {
+        let now = Counting::live();
+        PEAK.store(now, std::sync::atomic::Ordering::Relaxed);
+        now
+    }
+    fn peak() -> usize {
+        PEAK.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
 struct Opts {
     bin: PathBuf,
     baseline: Option<PathBuf>,
@@ -34,6 +98,14 @@ struct Opts {
     pods: Vec<usize>,
     peer_seconds: u64,
     idle_seconds: u64,
+    /// Pods of the "where the heap goes" table (0: not measured).
+    heap_pods: usize,
+    /// Only the heap table (`--only-heap`).
+    only_heap: bool,
+    /// Pods known during the partition run, one of `pods` (0: no partition run).
+    partition_pods: usize,
+    /// Seconds measured after the last pod's planned kill.
+    partition_window: u64,
 }
 
 fn opts() -> Result<Opts, String> {
@@ -44,6 +116,10 @@ fn opts() -> Result<Opts, String> {
         pods: vec![0, 110, 1000],
         peer_seconds: 60,
         idle_seconds: 20,
+        heap_pods: 1000,
+        only_heap: false,
+        partition_pods: 1000,
+        partition_window: 20,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -55,6 +131,7 @@ fn opts() -> Result<Opts, String> {
             "--pods" => {
                 o.pods = value()?
                     .split(',')
+                    .filter(|n| !n.trim().is_empty())
                     .map(|n| n.trim().parse().map_err(|e| format!("--pods {n}: {e}")))
                     .collect::<Result<_, _>>()?
             }
@@ -64,6 +141,14 @@ fn opts() -> Result<Opts, String> {
             "--idle-seconds" => {
                 o.idle_seconds = value()?.parse().map_err(|e| format!("{a}: {e}"))?
             }
+            "--only-heap" => o.only_heap = true,
+            "--partition-pods" => {
+                o.partition_pods = value()?.parse().map_err(|e| format!("{a}: {e}"))?
+            }
+            "--partition-window" => {
+                o.partition_window = value()?.parse().map_err(|e| format!("{a}: {e}"))?
+            }
+            "--heap-pods" => o.heap_pods = value()?.parse().map_err(|e| format!("{a}: {e}"))?,
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -327,9 +412,136 @@ fn seed_pods(server: &apiserver::ApiServer, from: usize, n: usize) {
     }
 }
 
+/// Where the heap goes with `n` realistic pods, through the agent's own code: the watch cache
+/// (pods decoded as the pod watch decodes them, `api::slim`, into a reflector store), one list
+/// page while it is decoded, the fence's conversion (`agent::fence::convert_pods`: the planner's
+/// view and each pod's requests and limits) and one state write (`agent::fence::persist`). Live
+/// bytes from a counting allocator; "transient" is the peak above what was live before the step.
+fn where_bytes_go(n: usize) {
+    use kube::runtime::{reflector, watcher};
+    use nodewarden::agent::{fence, quorum::QuorumView};
+    use nodewarden::api::slim::SlimPod;
+
+    let page_size = nodewarden::api::watch::PAGE_SIZE as usize;
+    let served: Vec<String> = (0..n)
+        .map(|i| realistic::pod(i, NODE).to_string())
+        .collect();
+    let json_bytes: usize = served.iter().map(String::len).sum();
+    // (what, bytes, whether it grows with the pods).
+    let mut rows: Vec<(String, usize, bool)> = Vec::new();
+
+    // One list page as the API server sends it, decoded into the compact pods.
+    let page = format!(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"metadata\":{{\"resourceVersion\":\"1\"}},\"items\":[{}]}}",
+        served[..n.min(page_size)].join(",")
+    );
+    let base = Counting::reset_peak();
+    let decoded: Result<kube::core::ObjectList<SlimPod>, _> = serde_json::from_str(&page);
+    let page_decode = Counting::peak() - base;
+    drop(decoded);
+    rows.push((
+        format!(
+            "one list page of {} pods: body as served ({} B) + its decoding, transient",
+            n.min(page_size),
+            page.len()
+        ),
+        page.len() + page_decode,
+        false,
+    ));
+    drop(page);
+
+    let base = Counting::live();
+    let mut writer: reflector::store::Writer<SlimPod> = Default::default();
+    for (i, text) in served.iter().enumerate() {
+        match serde_json::from_str::<SlimPod>(text) {
+            Ok(pod) => writer.apply_watcher_event(&watcher::Event::Apply(pod)),
+            Err(e) => panic!("realistic pod {i} does not decode as the watch decodes it: {e}"),
+        }
+    }
+    let store = writer.as_reader();
+    rows.push((
+        "watch cache (compact pods in the reflector store), kept".into(),
+        Counting::live() - base,
+        true,
+    ));
+
+    let base = Counting::reset_peak();
+    let mut malformed = Default::default();
+    let (pods, resources) = fence::convert_pods(&store, NODE, &mut malformed);
+    let converted = Counting::live() - base;
+    let convert_peak = Counting::peak() - base;
+    assert_eq!(pods.len(), n, "every realistic pod converts");
+    let before = Counting::live();
+    let resources_len = resources.len();
+    drop(resources);
+    let resources_bytes = before - Counting::live();
+    rows.push((
+        "fence: planner view (`FencePod`s), kept".into(),
+        converted - resources_bytes,
+        true,
+    ));
+    rows.push((
+        format!("fence: requests and limits of {resources_len} pods, kept"),
+        resources_bytes,
+        true,
+    ));
+    rows.push((
+        "fence: converting, transient above what it keeps".into(),
+        convert_peak - converted,
+        true,
+    ));
+    let (pods, resources) = fence::convert_pods(&store, NODE, &mut malformed);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let quorum = QuorumView::default();
+    let base = Counting::reset_peak();
+    let written = fence::persist(
+        dir.path(),
+        NODE,
+        Some(std::time::SystemTime::now()),
+        fence::stored_pods(&pods, &resources),
+        None,
+        &Default::default(),
+        fence::Held {
+            fence_events: &[],
+            condition_events: &[],
+            decided: &[],
+            quorum: &quorum,
+            cut_off_since: None,
+        },
+    );
+    let write_peak = Counting::peak() - base;
+    if let Err(e) = written {
+        panic!("writing the state: {e}");
+    }
+    let file = std::fs::metadata(dir.path().join(nodewarden::state::STATE_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    rows.push((
+        format!("one state write ({file} B file), transient"),
+        write_peak,
+        true,
+    ));
+    drop((pods, resources, store, writer));
+
+    println!(
+        "\n## Where the heap goes, {n} realistic pods ({:.1} KB of JSON each)\n",
+        json_bytes as f64 / n.max(1) as f64 / 1000.0
+    );
+    println!("| what | bytes | per pod |\n|---|---|---|");
+    for (what, bytes, per_pod) in rows {
+        let each = if per_pod {
+            (bytes / n.max(1)).to_string()
+        } else {
+            "-".to_string()
+        };
+        println!("| {what} | {bytes} | {each} |");
+    }
+}
+
 /// One connected run: returns (VmHWM, steady VmRSS, CPU seconds per hour idle, seconds to know
-/// every pod).
-fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f64, f64) {
+/// every pod, steady RssAnon, steady RssFile).
+fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f64, f64, u64, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let config = dir.path().join("config.toml");
@@ -367,6 +579,10 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
     // Settled: the status and the Lease written a few times.
     std::thread::sleep(Duration::from_secs(5));
     let rss = status_kib(agent.pid(), "VmRSS:");
+    let (anon, file) = (
+        status_kib(agent.pid(), "RssAnon:"),
+        status_kib(agent.pid(), "RssFile:"),
+    );
     let cpu0 = cpu_seconds(agent.pid());
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(o.idle_seconds));
@@ -374,7 +590,119 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
     let per_hour = cpu / t0.elapsed().as_secs_f64() * 3600.0;
     let hwm = status_kib(agent.pid(), "VmHWM:");
     agent.stop();
-    (hwm, rss, per_hour, known_after)
+    (hwm, rss, per_hour, known_after, anon, file)
+}
+
+/// The counter `nodewarden_fence_actions_total{action="<action>"}`, 0 when absent.
+fn fence_actions(port: u16, action: &str) -> Option<u64> {
+    let body = http_get(port, "/metrics")?;
+    let prefix = format!("nodewarden_fence_actions_total{{action=\"{action}\"}} ");
+    Some(
+        String::from_utf8_lossy(&body)
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .map_or(0, |v| v as u64),
+    )
+}
+
+/// Shortens the `node.kubernetes.io/unreachable` toleration of the first `n` pods to 1–10 s (as
+/// kube-controller-manager would write it), so a partition's deadlines fall within a minute.
+fn shorten_tolerations(server: &apiserver::ApiServer, n: usize) {
+    for i in 0..n {
+        let pod = realistic::pod(i, NODE);
+        let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+        server
+            .update_pod_as("kube-controller-manager", "shop", name, |o| {
+                if let Some(ts) = o["spec"]["tolerations"].as_array_mut() {
+                    for t in ts {
+                        if t["key"] == "node.kubernetes.io/unreachable" {
+                            t["tolerationSeconds"] = Value::from(1 + (i % 10) as i64);
+                        }
+                    }
+                }
+            })
+            .unwrap_or_else(|e| panic!("shortening pod {i}'s toleration: {e}"));
+    }
+}
+
+/// A partition with `n` pods known: the agent in dry-run at short settings (Lease 8 s, so
+/// renewals every 2 s; cut off after 3 s without an answer; nodeMonitorGracePeriod 6 s; no peers
+/// needed), connected until every pod is on disk; then the API test server stops answering
+/// (every request black-holed, the watches ended) until the fence has planned and "would kill"
+/// every pod, and `window` more seconds. Returns (VmHWM before the cut, VmHWM at the end, VmRSS
+/// at the end, CPU seconds per hour from the cut to the end, seconds from the cut until every
+/// pod was "killed", the kills counted).
+fn partition(
+    server: &apiserver::ApiServer,
+    kubeconfig: &Path,
+    bin: &Path,
+    n: usize,
+    window: u64,
+) -> (u64, u64, u64, f64, f64, u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "nodeName = \"{NODE}\"\nkubeconfig = \"{}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             stateDirectory = \"{}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
+             nodeLeaseDurationSeconds = 8\n\
+             [logging]\ntarget = \"stderr\"\nlevel = \"warn\"\n\
+             [fence]\nmode = \"dry-run\"\nunreachableAfter = \"3s\"\nnodeMonitorGracePeriod = \"6s\"\n\
+             safetyMargin = \"1s\"\n[peers]\nwithoutPeers = \"enforce\"\n",
+            kubeconfig.display(),
+            dir.path().join("state").display()
+        ),
+    )
+    .expect("config");
+    let agent = Started::spawn(
+        Command::new(bin)
+            .args(["run", "--config"])
+            .arg(&config)
+            .stderr(Stdio::null()),
+    );
+    let state = dir.path().join("state").join("state.json");
+    wait_until(
+        &format!("the agent knowing {n} pods"),
+        Duration::from_secs(600),
+        || {
+            std::fs::read(&state)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| v["pods"].as_array().map(Vec::len))
+                == Some(n)
+        },
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let hwm_before = status_kib(agent.pid(), "VmHWM:");
+    let cpu0 = cpu_seconds(agent.pid());
+    let cut = Instant::now();
+    for method in ["GET", "PUT", "PATCH", "POST", "DELETE"] {
+        for len in 1..=10 {
+            let pattern = vec!["*"; len].join("/");
+            server.faults().black_hole((method, pattern.as_str()), true);
+        }
+    }
+    server.drop_watches();
+    wait_until(
+        &format!("the fence planning to kill {n} pods"),
+        Duration::from_secs(180),
+        || fence_actions(port, "would_kill").unwrap_or(0) >= n as u64,
+    );
+    let all_killed = cut.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_secs(window));
+    let cpu = cpu_seconds(agent.pid()) - cpu0;
+    let per_hour = cpu / cut.elapsed().as_secs_f64() * 3600.0;
+    let (hwm, rss) = (
+        status_kib(agent.pid(), "VmHWM:"),
+        status_kib(agent.pid(), "VmRSS:"),
+    );
+    let kills = fence_actions(port, "would_kill").unwrap_or(0);
+    agent.stop();
+    server.faults().clear();
+    (hwm_before, hwm, rss, per_hour, all_killed, kills)
 }
 
 fn main() {
@@ -385,6 +713,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if o.heap_pods > 0 {
+        where_bytes_go(o.heap_pods);
+    }
+    if o.only_heap {
+        return;
+    }
     let mut builds = vec![("this build", o.bin.clone())];
     if let Some(b) = &o.baseline {
         builds.push(("baseline", b.clone()));
@@ -442,9 +776,10 @@ fn main() {
         o.idle_seconds
     );
     println!(
-        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | idle CPU | all pods known after |\n|---|---|---|---|---|---|---|"
+        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | all pods known after |\n|---|---|---|---|---|---|---|---|"
     );
     let mut seeded = 0;
+    let mut partitions = Vec::new();
     for &n in &o.pods {
         let t = Instant::now();
         seed_pods(&server, seeded, n);
@@ -456,14 +791,45 @@ fn main() {
         };
         eprintln!("seeded {n} pods in {:.1} s", t.elapsed().as_secs_f64());
         for (label, bin) in &builds {
-            let (hwm, rss, cpu_h, known) = connected(&o, &kubeconfig, bin, n);
+            let (hwm, rss, cpu_h, known, anon, file) = connected(&o, &kubeconfig, bin, n);
             println!(
-                "| {n} | {} | {label} | {} | {} | {cpu_h:.1} s/h | {known:.1} s |",
+                "| {n} | {} | {label} | {} | {} | {} / {} | {cpu_h:.1} s/h | {known:.1} s |",
                 if n == 0 {
                     "-".to_string()
                 } else {
                     format!("{:.1} KB", per_pod as f64 / 1000.0)
                 },
+                mib(hwm),
+                mib(rss),
+                mib(anon),
+                mib(file)
+            );
+        }
+        if n > 0 && n == o.partition_pods {
+            shorten_tolerations(&server, n);
+            for (label, bin) in &builds {
+                partitions.push((
+                    n,
+                    *label,
+                    partition(&server, &kubeconfig, bin, n, o.partition_window),
+                ));
+            }
+        }
+    }
+
+    if !partitions.is_empty() {
+        println!(
+            "\n## A partition with pods fenced, dry-run (Lease 8 s, unreachableAfter 3 s, nodeMonitorGracePeriod 6 s, tolerations of the unreachable taint 1–10 s), measured from the cut to {} s after the last pod's \"would kill\"\n",
+            o.partition_window
+        );
+        println!(
+            "| pods | build | every pod \"killed\" after the cut | kills counted | CPU during the partition | VmHWM before the cut | VmHWM at the end | VmRSS at the end |\n|---|---|---|---|---|---|---|---|"
+        );
+        for (n, label, (hwm0, hwm, rss, cpu_h, after, kills)) in partitions {
+            println!(
+                "| {n} | {label} | {after:.1} s | {kills} | {cpu_h:.1} s/h ({:.2}% of a core) | {} | {} | {} |",
+                cpu_h / 36.0,
+                mib(hwm0),
                 mib(hwm),
                 mib(rss)
             );

@@ -11,9 +11,9 @@
 //! newer release (a format version above [`VERSION`]) is left exactly as it is, and nothing is
 //! saved while it is there, so going back to that release after a rollback loses nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -26,7 +26,7 @@ use crate::core::condition::{ConditionStatus, NodeCondition};
 use crate::core::fence_plan::FencePod;
 use crate::core::qos::QosClass;
 use crate::core::quantity::Quantity;
-use crate::core::resources::{Effective, ResourceList};
+use crate::core::resources::{Amounts, Effective};
 use crate::core::taint::{Effect, Operator, Toleration};
 
 /// The file name inside the state directory.
@@ -279,8 +279,11 @@ impl StoredPod {
 
     /// With the pod's effective requests and limits.
     pub fn with_resources(mut self, e: &Effective) -> StoredPod {
-        let strings =
-            |l: &ResourceList| l.iter().map(|(k, q)| (k.clone(), q.to_string())).collect();
+        let strings = |l: &Amounts| {
+            l.iter()
+                .map(|(k, q)| (k.to_string(), q.to_string()))
+                .collect()
+        };
         self.requests = strings(&e.requests);
         self.limits = strings(&e.limits);
         self
@@ -337,6 +340,121 @@ impl StoredPod {
     }
 }
 
+/// The state as [`save_view`] writes it, from the fence's own data, borrowed: the same bytes as
+/// [`save`] writes for the equal [`State`] (same fields in the same order), without first copying
+/// every pod into a [`StoredPod`] (issue 12: about 2 KB a pod, all at once, with each write).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateView<'a> {
+    pub version: u32,
+    pub node: &'a str,
+    pub last_contact: Option<String>,
+    pub pods: PodsView<'a>,
+    pub fenced: &'a BTreeSet<String>,
+    pub pending_events: &'a [StoredEvent],
+    pub node_status: Option<&'a StoredNode>,
+    pub condition_events: &'a [StoredEvent],
+    pub decided: &'a [StoredCondition],
+    pub zone: Option<&'a str>,
+    pub peers: Vec<StoredPeer>,
+    pub quorum: Option<StoredQuorum>,
+    pub cut_off_since: Option<String>,
+}
+
+/// The pods as [`StoredPod::from_pod`] and [`StoredPod::with_resources`] would store them: each
+/// with its requests and limits when `resources` has its UID.
+#[derive(Clone, Copy)]
+pub struct PodsView<'a> {
+    pub pods: &'a [FencePod],
+    pub resources: &'a BTreeMap<String, Effective>,
+}
+
+impl Serialize for PodsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.pods.iter().map(|p| PodView {
+            pod: p,
+            resources: self.resources.get(&p.uid),
+        }))
+    }
+}
+
+/// One [`StoredPod`], borrowed; its fields in the same order.
+struct PodView<'a> {
+    pod: &'a FencePod,
+    resources: Option<&'a Effective>,
+}
+
+impl Serialize for PodView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let p = self.pod;
+        let empty = Amounts::default();
+        let (requests, limits) = match self.resources {
+            Some(e) => (&e.requests, &e.limits),
+            None => (&empty, &empty),
+        };
+        let mut st = s.serialize_struct("StoredPod", 12)?;
+        st.serialize_field("uid", &p.uid)?;
+        st.serialize_field("namespace", &p.namespace)?;
+        st.serialize_field("name", &p.name)?;
+        st.serialize_field("tolerations", &TolerationsView(&p.tolerations))?;
+        st.serialize_field(
+            "terminationGracePeriodSeconds",
+            &p.termination_grace_seconds,
+        )?;
+        st.serialize_field("ownerKind", &p.owner_kind)?;
+        st.serialize_field("staticOrMirror", &p.static_or_mirror)?;
+        st.serialize_field("qosClass", p.qos.as_str())?;
+        st.serialize_field("optedOut", &p.opted_out)?;
+        st.serialize_field("terminal", &p.terminal)?;
+        st.serialize_field("requests", &AmountsView(requests))?;
+        st.serialize_field("limits", &AmountsView(limits))?;
+        st.end()
+    }
+}
+
+/// Tolerations as [`StoredToleration`]s.
+struct TolerationsView<'a>(&'a [Toleration]);
+
+impl Serialize for TolerationsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct One<'a> {
+            key: &'a str,
+            operator: &'static str,
+            value: &'a str,
+            effect: Option<&'static str>,
+            toleration_seconds: Option<i64>,
+        }
+        s.collect_seq(self.0.iter().map(|t| One {
+            key: &t.key,
+            operator: match t.operator {
+                Operator::Equal => "Equal",
+                Operator::Exists => "Exists",
+            },
+            value: &t.value,
+            effect: t.effect.map(Effect::as_str),
+            toleration_seconds: t.toleration_seconds,
+        }))
+    }
+}
+
+/// Amounts as the name → quantity strings a [`StoredPod`] holds (the same order: by name).
+struct AmountsView<'a>(&'a Amounts);
+
+impl Serialize for AmountsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Text<'a>(&'a Quantity);
+        impl Serialize for Text<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self.0)
+            }
+        }
+        s.collect_map(self.0.iter().map(|(k, q)| (k, Text(q))))
+    }
+}
+
 /// Formats a wall-clock time for the file (nanosecond precision, so an anchor survives exactly).
 pub fn format_time(t: SystemTime) -> String {
     humantime::format_rfc3339_nanos(t).to_string()
@@ -388,8 +506,30 @@ pub enum StateError {
 /// Writes `state` atomically into `dir` (created with mode 0700 if missing), as a file of mode
 /// 0600. Refuses ([`StateError::Newer`]) while the state file there is a newer release's.
 pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
+    save_serialized(dir, state)
+}
+
+/// [`save`] from borrowed data: the same file for the same content, with nothing copied.
+pub fn save_view(dir: &Path, state: &StateView<'_>) -> Result<(), StateError> {
+    save_serialized(dir, state)
+}
+
+/// The JSON goes straight into the temporary file through a small buffer: the whole document
+/// (about 0.9 KB a pod) is never held in memory.
+fn save_serialized<T: Serialize>(dir: &Path, state: &T) -> Result<(), StateError> {
     refuse_if_newer(dir)?;
-    write_atomically(dir, STATE_FILE, &serde_json::to_vec_pretty(state)?)
+    write_atomically(dir, STATE_FILE, |f| {
+        let mut w = BufWriter::with_capacity(16 * 1024, f);
+        serde_json::to_writer_pretty(&mut w, state).map_err(|e| {
+            if e.is_io() {
+                // The file, not the encoding, failed: the error names the file.
+                Body::Io(e.into())
+            } else {
+                Body::Encode(e)
+            }
+        })?;
+        w.flush().map_err(Body::Io)
+    })
 }
 
 /// Writes the last contact alone, atomically (see [`CONTACT_FILE`]). Refuses like [`save`]: a
@@ -397,7 +537,9 @@ pub fn save(dir: &Path, state: &State) -> Result<(), StateError> {
 pub fn save_contact(dir: &Path, last_contact: SystemTime) -> Result<(), StateError> {
     refuse_if_newer(dir)?;
     let line = format!("{}\n", format_time(last_contact));
-    write_atomically(dir, CONTACT_FILE, line.as_bytes())
+    write_atomically(dir, CONTACT_FILE, |f| {
+        f.write_all(line.as_bytes()).map_err(Body::Io)
+    })
 }
 
 /// Just the format version, whatever else the file holds: a newer format may add (or drop)
@@ -454,7 +596,19 @@ fn load_contact(dir: &Path) -> Option<SystemTime> {
     parse_time(text.trim())
 }
 
-fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateError> {
+/// Why writing a file's body failed.
+enum Body {
+    Io(std::io::Error),
+    Encode(serde_json::Error),
+}
+
+/// Writes `name` in `dir` atomically: `body` writes into a temporary file, which is then synced
+/// and renamed over the old one. A temporary file whose body failed is removed.
+fn write_atomically(
+    dir: &Path,
+    name: &str,
+    body: impl FnOnce(&mut File) -> Result<(), Body>,
+) -> Result<(), StateError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| StateError::Write { path, source }
@@ -476,7 +630,14 @@ fn write_atomically(dir: &Path, name: &str, body: &[u8]) -> Result<(), StateErro
         // private too before anything is written into it.
         f.set_permissions(Permissions::from_mode(0o600))
             .map_err(io(&tmp))?;
-        f.write_all(body).map_err(io(&tmp))?;
+        if let Err(e) = body(&mut f) {
+            drop(f);
+            let _ = fs::remove_file(&tmp);
+            return Err(match e {
+                Body::Io(source) => StateError::Write { path: tmp, source },
+                Body::Encode(e) => StateError::Encode(e),
+            });
+        }
         f.sync_all().map_err(io(&tmp))?;
     }
     fs::rename(&tmp, &final_path).map_err(io(&final_path))?;

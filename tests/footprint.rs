@@ -381,6 +381,157 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
         .iter()
         .map(|r| r.param("limit").map(str::to_string))
         .collect();
-    assert_eq!(limits, vec![Some("100".to_string()); 3], "{lists:?}");
-    assert!(lists[1].param("continue").is_some() && lists[2].param("continue").is_some());
+    let page = nodewarden::api::watch::PAGE_SIZE as usize;
+    assert!(n > 2 * page, "enough pods for three pages at least");
+    assert_eq!(
+        limits,
+        vec![Some(page.to_string()); n.div_ceil(page)],
+        "{lists:?}"
+    );
+    assert!(lists[0].param("continue").is_none());
+    assert!(lists[1..].iter().all(|r| r.param("continue").is_some()));
+}
+
+/// The fence writes its state from borrowed data, streamed into the file (issue 12): the file
+/// must be byte for byte the one the owned [`State`] gives through `state::save`, for realistic
+/// pods of every shape and every other field set.
+#[test]
+fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
+    use nodewarden::agent::quorum::QuorumView;
+    use nodewarden::core::quorum::{Peer, Verdict};
+    use nodewarden::state::{
+        self, State, StoredCondition, StoredEvent, StoredNode, StoredPeer, StoredPod, StoredTaint,
+    };
+
+    let mut writer: kube::runtime::reflector::store::Writer<SlimPod> = Default::default();
+    let mut n = 0;
+    for (_, v) in realistic::pod_shapes(NODE) {
+        let pod: SlimPod = serde_json::from_value(v).expect("a realistic shape decodes");
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(pod));
+        n += 1;
+    }
+    for i in 0..20 {
+        let pod: SlimPod = serde_json::from_value(realistic::pod(1000 + i, NODE))
+            .expect("a realistic pod decodes");
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(pod));
+        n += 1;
+    }
+    let (pods, mut resources) =
+        fence::convert_pods(&writer.as_reader(), NODE, &mut Default::default());
+    assert_eq!(pods.len(), n, "every pod converts");
+    assert!(
+        resources
+            .values()
+            .any(|e| !e.requests.is_empty() && !e.limits.is_empty()),
+        "some pods have requests and limits"
+    );
+    // One pod without known resources: stored with empty maps.
+    let missing = pods[0].uid.clone();
+    resources.remove(&missing);
+
+    let fenced: std::collections::BTreeSet<String> =
+        [pods[1].uid.clone(), pods[2].uid.clone()].into();
+    let event = |reason: &str| StoredEvent {
+        reason: reason.into(),
+        message: format!("{reason} on \"{NODE}\" \u{2014} with quotes and a dash"),
+        warning: true,
+        at: "2027-01-15T08:00:00.000000001Z".into(),
+    };
+    let fence_events = vec![event("NodewardenFenced")];
+    let condition_events = vec![event("NodeHasDiskPressure"), event("NodeHasNoDiskPressure")];
+    let decided = vec![StoredCondition {
+        type_: "DiskPressure".into(),
+        status: "True".into(),
+        reason: "KubeletHasDiskPressure".into(),
+        message: "kubelet has disk pressure".into(),
+        last_transition_time: Some("2027-01-15T07:59:00Z".into()),
+    }];
+    let node_status = StoredNode {
+        conditions: decided.clone(),
+        taints: vec![StoredTaint {
+            key: "node.kubernetes.io/disk-pressure".into(),
+            value: String::new(),
+            effect: "NoSchedule".into(),
+        }],
+        allocatable: [("cpu".to_string(), "2".to_string())].into(),
+    };
+    let quorum = QuorumView {
+        zone: Some("zone-a".into()),
+        peers: vec![Peer {
+            node: "n2".into(),
+            address: "10.0.0.2:10260".parse().expect("address"),
+            zone: "zone-a".into(),
+        }],
+        verdict: Some(Verdict::Hold {
+            reason: "peers reach the API server".into(),
+        }),
+        held_at: Some((tokio::time::Instant::now(), SystemTime::now())),
+    };
+    let contact = SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789);
+    let cut_off = contact + Duration::from_secs(15);
+
+    let streamed = tempfile::tempdir().expect("tempdir");
+    fence::persist(
+        streamed.path(),
+        NODE,
+        Some(contact),
+        fence::stored_pods(&pods, &resources),
+        Some(&node_status),
+        &fenced,
+        fence::Held {
+            fence_events: &fence_events,
+            condition_events: &condition_events,
+            decided: &decided,
+            quorum: &quorum,
+            cut_off_since: Some(cut_off),
+        },
+    )
+    .expect("the streamed write");
+
+    let owned = State {
+        version: state::VERSION,
+        node: NODE.into(),
+        last_contact: Some(state::format_time(contact)),
+        pods: pods
+            .iter()
+            .map(|p| match resources.get(&p.uid) {
+                Some(e) => StoredPod::from_pod(p).with_resources(e),
+                None => StoredPod::from_pod(p),
+            })
+            .collect(),
+        fenced: fenced.iter().cloned().collect(),
+        pending_events: fence_events.clone(),
+        node_status: Some(node_status.clone()),
+        condition_events: condition_events.clone(),
+        decided: decided.clone(),
+        zone: quorum.zone.clone(),
+        peers: quorum.peers.iter().map(StoredPeer::from_peer).collect(),
+        quorum: quorum.stored(),
+        cut_off_since: Some(state::format_time(cut_off)),
+    };
+    let copied = tempfile::tempdir().expect("tempdir");
+    state::save(copied.path(), &owned).expect("the owned write");
+
+    let read = |d: &tempfile::TempDir| {
+        std::fs::read(d.path().join(state::STATE_FILE)).expect("the state file")
+    };
+    let (a, b) = (read(&streamed), read(&copied));
+    assert!(
+        a == b,
+        "the streamed file differs from the owned one:\n{}\n---\n{}",
+        String::from_utf8_lossy(&a),
+        String::from_utf8_lossy(&b)
+    );
+    // And both are what format 4 always was: the pretty JSON of the owned state.
+    assert_eq!(b, serde_json::to_vec_pretty(&owned).expect("encode"));
+    match state::load(streamed.path()) {
+        state::Loaded::Found(s) => assert_eq!(*s, owned),
+        other => panic!("the streamed file does not load: {other:?}"),
+    }
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(streamed.path().join(state::STATE_FILE))
+            .expect("metadata")
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
 }

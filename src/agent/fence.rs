@@ -767,8 +767,9 @@ impl Task {
 
 /// The pods in the store in the planner's terms, sorted by UID, with their requests and limits.
 /// A pod whose tolerations cannot be read is left out (not fenced); one whose resources cannot be
-/// read is fenced but shows no resources. Each is logged once.
-fn convert_pods(
+/// read is fenced but shows no resources. Each is logged once. Public for the footprint harness
+/// (`examples/footprint.rs`), which measures what this path allocates.
+pub fn convert_pods(
     store: &Store<SlimPod>,
     node: &str,
     malformed: &mut BTreeSet<String>,
@@ -804,17 +805,13 @@ fn convert_pods(
     (pods, resources)
 }
 
-/// The pods as the state file keeps them, each with its requests and limits when known.
-fn stored_pods(pods: &[FencePod], resources: &BTreeMap<String, Effective>) -> Vec<StoredPod> {
-    pods.iter()
-        .map(|p| {
-            let stored = StoredPod::from_pod(p);
-            match resources.get(&p.uid) {
-                Some(e) => stored.with_resources(e),
-                None => stored,
-            }
-        })
-        .collect()
+/// The pods as the state file keeps them, each with its requests and limits when known: a view
+/// serialised straight into the file, nothing copied (issue 12).
+pub fn stored_pods<'a>(
+    pods: &'a [FencePod],
+    resources: &'a BTreeMap<String, Effective>,
+) -> state::PodsView<'a> {
+    state::PodsView { pods, resources }
 }
 
 /// Reports failed state writes once per distinct error in a run of failures, and the first
@@ -850,36 +847,37 @@ impl WriteErrors {
 }
 
 /// What the state keeps for later delivery and for the decisions to resume from.
-struct Held<'a> {
-    fence_events: &'a [StoredEvent],
-    condition_events: &'a [StoredEvent],
-    decided: &'a [StoredCondition],
+pub struct Held<'a> {
+    pub fence_events: &'a [StoredEvent],
+    pub condition_events: &'a [StoredEvent],
+    pub decided: &'a [StoredCondition],
     /// The zone, the peers and the quorum of the current partition.
-    quorum: &'a QuorumView,
-    cut_off_since: Option<SystemTime>,
+    pub quorum: &'a QuorumView,
+    pub cut_off_since: Option<SystemTime>,
 }
 
-/// Writes the durable state.
-fn persist(
+/// Writes the durable state, serialised from what it is given (see [`state::StateView`]).
+/// Public for the footprint harness, like [`convert_pods`].
+pub fn persist(
     dir: &std::path::Path,
     node: &str,
     last_contact: Option<SystemTime>,
-    pods: Vec<StoredPod>,
+    pods: state::PodsView<'_>,
     node_status: Option<&StoredNode>,
     fenced: &BTreeSet<String>,
     held: Held<'_>,
 ) -> Result<(), state::StateError> {
-    let s = State {
+    let s = state::StateView {
         version: state::VERSION,
-        node: node.to_string(),
+        node,
         last_contact: last_contact.map(state::format_time),
         pods,
-        fenced: fenced.iter().cloned().collect(),
-        pending_events: held.fence_events.to_vec(),
-        node_status: node_status.cloned(),
-        condition_events: held.condition_events.to_vec(),
-        decided: held.decided.to_vec(),
-        zone: held.quorum.zone.clone(),
+        fenced,
+        pending_events: held.fence_events,
+        node_status,
+        condition_events: held.condition_events,
+        decided: held.decided,
+        zone: held.quorum.zone.as_deref(),
         peers: held
             .quorum
             .peers
@@ -889,7 +887,7 @@ fn persist(
         quorum: held.quorum.stored(),
         cut_off_since: held.cut_off_since.map(state::format_time),
     };
-    state::save(dir, &s)
+    state::save_view(dir, &s)
 }
 
 fn mode_name(m: fence_plan::Mode) -> &'static str {

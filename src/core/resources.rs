@@ -15,6 +15,7 @@
 //! Sums of limits count an absent limit as zero, as `kubectl describe node` does; the total can
 //! therefore be below what the pods may really use, and above 100% of allocatable.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::core::qos::QosClass;
@@ -49,8 +50,77 @@ pub struct PodAmounts {
 /// A pod's effective requests and limits.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Effective {
-    pub requests: ResourceList,
-    pub limits: ResourceList,
+    pub requests: Amounts,
+    pub limits: Amounts,
+}
+
+/// The resource names nearly every pod uses: kept without an allocation of their own.
+const COMMON_NAMES: [&str; 4] = ["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu"];
+
+/// One pod's requests or limits as the agent keeps them, for every pod on the node: one boxed
+/// slice sorted by name (the order a `BTreeMap` iterates in), the common names not allocated. A
+/// [`ResourceList`] of two entries costs a whole B-tree node, about half a kilobyte (issue 12).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Amounts(Box<[(Cow<'static, str>, Quantity)]>);
+
+impl Amounts {
+    pub fn get(&self, name: &str) -> Option<&Quantity> {
+        self.0
+            .binary_search_by(|(n, _)| n.as_ref().cmp(name))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// By name, in byte order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Quantity)> {
+        self.0.iter().map(|(n, q)| (n.as_ref(), q))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(n, _)| n.as_ref())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<ResourceList> for Amounts {
+    fn from(list: ResourceList) -> Amounts {
+        Amounts(
+            list.into_iter()
+                .map(|(name, q)| {
+                    let name = match COMMON_NAMES.iter().find(|c| **c == name) {
+                        Some(common) => Cow::Borrowed(*common),
+                        None => Cow::Owned(name),
+                    };
+                    (name, q)
+                })
+                .collect(),
+        )
+    }
+}
+
+/// As a map's: panics when `name` is absent (use [`Amounts::get`] where it may be).
+impl std::ops::Index<&str> for Amounts {
+    type Output = Quantity;
+    fn index(&self, name: &str) -> &Quantity {
+        match self.get(name) {
+            Some(q) => q,
+            None => panic!("no amount of {name}"),
+        }
+    }
+}
+
+/// As a map: a name given twice keeps the last amount.
+impl FromIterator<(String, Quantity)> for Amounts {
+    fn from_iter<I: IntoIterator<Item = (String, Quantity)>>(iter: I) -> Amounts {
+        Amounts::from(iter.into_iter().collect::<ResourceList>())
+    }
 }
 
 /// The resources pod-level `spec.resources` may set (upstream `IsSupportedPodLevelResource`).
@@ -74,7 +144,10 @@ pub fn effective(pod: &PodAmounts) -> Effective {
             *l = l.plus(*q);
         }
     }
-    Effective { requests, limits }
+    Effective {
+        requests: requests.into(),
+        limits: limits.into(),
+    }
 }
 
 fn aggregate(pod: &PodAmounts, pick: impl Fn(&ContainerAmounts) -> &ResourceList) -> ResourceList {
@@ -137,7 +210,7 @@ pub struct Allocation {
 /// Sums `pods` (the caller leaves out terminal ones) per resource: one row for every resource
 /// the node advertises or a pod asks for, except `pods` (a count, not an amount).
 pub fn allocated(pods: &[(QosClass, &Effective)], allocatable: &ResourceList) -> Vec<Allocation> {
-    let mut names: Vec<&String> = allocatable.keys().collect();
+    let mut names: Vec<&str> = allocatable.keys().map(String::as_str).collect();
     for (_, e) in pods {
         names.extend(e.requests.keys().chain(e.limits.keys()));
     }
@@ -145,9 +218,9 @@ pub fn allocated(pods: &[(QosClass, &Effective)], allocatable: &ResourceList) ->
     names.dedup();
     names
         .into_iter()
-        .filter(|n| n.as_str() != "pods")
+        .filter(|n| *n != "pods")
         .map(|name| {
-            let sum = |qos: Option<QosClass>, pick: fn(&Effective) -> &ResourceList| {
+            let sum = |qos: Option<QosClass>, pick: fn(&Effective) -> &Amounts| {
                 pods.iter()
                     .filter(|(q, _)| qos.is_none_or(|want| *q == want))
                     .filter_map(|(_, e)| pick(e).get(name))
@@ -161,7 +234,7 @@ pub fn allocated(pods: &[(QosClass, &Effective)], allocatable: &ResourceList) ->
                 )
             };
             Allocation {
-                resource: name.clone(),
+                resource: name.to_string(),
                 allocatable: allocatable.get(name).copied(),
                 requests: sum(None, |e| &e.requests),
                 limits: sum(None, |e| &e.limits),
@@ -191,6 +264,32 @@ mod tests {
             .collect()
     }
 
+    fn amounts(pairs: &[(&str, &str)]) -> Amounts {
+        list(pairs).into()
+    }
+
+    #[test]
+    fn amounts_are_sorted_like_a_map_and_the_last_of_a_name_wins() {
+        let a: Amounts = [
+            ("memory", "1Gi"),
+            ("cpu", "1"),
+            ("example.com/foo", "2"),
+            ("cpu", "2"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.parse::<Quantity>().unwrap_or_default()))
+        .collect();
+        let names: Vec<&str> = a.keys().collect();
+        assert_eq!(names, ["cpu", "example.com/foo", "memory"]);
+        assert_eq!(a.get("cpu").map(|q| q.to_string()), Some("2".into()));
+        assert_eq!(
+            a.get("example.com/foo").map(|q| q.to_string()),
+            Some("2".into())
+        );
+        assert_eq!(a.get("pods"), None);
+        assert_eq!(a.len(), 3);
+    }
+
     fn container(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> ContainerAmounts {
         ContainerAmounts {
             requests: list(requests),
@@ -218,9 +317,9 @@ mod tests {
         let e = effective(&pod);
         assert_eq!(
             e.requests,
-            list(&[("cpu", "350m"), ("memory", "64Mi"), ("nvidia.com/gpu", "1")])
+            amounts(&[("cpu", "350m"), ("memory", "64Mi"), ("nvidia.com/gpu", "1")])
         );
-        assert_eq!(e.limits, list(&[("cpu", "1")]));
+        assert_eq!(e.limits, amounts(&[("cpu", "1")]));
     }
 
     #[test]
@@ -238,9 +337,9 @@ mod tests {
             ],
             ..Default::default()
         };
-        assert_eq!(effective(&pod).requests, list(&[("memory", "260Mi")]));
+        assert_eq!(effective(&pod).requests, amounts(&[("memory", "260Mi")]));
         pod.init_containers[1] = container(&[("memory", "300Mi")], &[]);
-        assert_eq!(effective(&pod).requests, list(&[("memory", "300Mi")]));
+        assert_eq!(effective(&pod).requests, amounts(&[("memory", "300Mi")]));
     }
 
     #[test]
@@ -256,16 +355,16 @@ mod tests {
             containers: vec![container(&[("cpu", "200m")], &[])],
             ..Default::default()
         };
-        assert_eq!(effective(&pod).requests, list(&[("cpu", "500m")]));
+        assert_eq!(effective(&pod).requests, amounts(&[("cpu", "500m")]));
         // The later init container with the sidecar beside it is the peak: 450m + 100m.
         pod.init_containers[2] = container(&[("cpu", "450m")], &[]);
-        assert_eq!(effective(&pod).requests, list(&[("cpu", "550m")]));
+        assert_eq!(effective(&pod).requests, amounts(&[("cpu", "550m")]));
         // A sidecar does not count for init containers before it.
         pod.init_containers = vec![
             container(&[("cpu", "450m")], &[]),
             sidecar(&[("cpu", "100m")]),
         ];
-        assert_eq!(effective(&pod).requests, list(&[("cpu", "450m")]));
+        assert_eq!(effective(&pod).requests, amounts(&[("cpu", "450m")]));
     }
 
     #[test]
@@ -286,13 +385,13 @@ mod tests {
         let e = effective(&pod);
         assert_eq!(
             e.requests,
-            list(&[
+            amounts(&[
                 ("cpu", "1"),
                 ("memory", "1Gi"),
                 ("ephemeral-storage", "1Gi")
             ])
         );
-        assert_eq!(e.limits, list(&[("cpu", "2"), ("memory", "2Gi")]));
+        assert_eq!(e.limits, amounts(&[("cpu", "2"), ("memory", "2Gi")]));
     }
 
     #[test]
@@ -303,8 +402,8 @@ mod tests {
             ..Default::default()
         };
         let e = effective(&pod);
-        assert_eq!(e.requests, list(&[("cpu", "350m"), ("memory", "120Mi")]));
-        assert_eq!(e.limits, list(&[("cpu", "450m")]));
+        assert_eq!(e.requests, amounts(&[("cpu", "350m"), ("memory", "120Mi")]));
+        assert_eq!(e.limits, amounts(&[("cpu", "450m")]));
     }
 
     #[test]

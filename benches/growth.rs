@@ -1,0 +1,386 @@
+//! Per-cycle costs beside their floors, and how the decide cycle and the fence plan grow with
+//! the pods and the taints (issue 12), printed as markdown tables.
+//!
+//! - Per cycle, each piece against its floor, measured in the same run: the sample against
+//!   reading the same kernel files and two `statvfs` calls with no parsing; the decide cycle
+//!   against the threshold comparisons alone (each threshold's signal looked up and compared,
+//!   no grace periods, conditions or taints); the status report against serialising the same
+//!   patch already built; the fence plan of 1,000 pods against building its output alone (the
+//!   pods' identities copied into the plan list, no tolerations read).
+//! - Growth: converting the pod store to the planner's view (done when the store changes) and
+//!   planning, for 10 / 100 / 1,000 / 10,000 realistic pods (`tests/support/realistic.rs`,
+//!   decoded as the pod watch decodes them, converted by `agent::fence::convert_pods`); the
+//!   decide cycle plus the reporter's taint plan against a Node with 1 / 20 / 200 taints, and the
+//!   fence plan of 100 pods with that many tolerations each.
+//!
+//! Each figure is the median of 15 batches, a batch being enough iterations for ~2 ms.
+//! Run: `CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 cargo bench --bench
+//! growth` (about a minute).
+
+#[path = "../tests/support/realistic.rs"]
+mod realistic;
+
+use std::hint::black_box;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use kube::runtime::reflector::store::{Store, Writer};
+use kube::runtime::watcher;
+use nodewarden::agent::{Decider, fence as agent_fence};
+use nodewarden::api::node::conditions_patch;
+use nodewarden::api::slim::SlimPod;
+use nodewarden::config::Config;
+use nodewarden::core::clock::Moment;
+use nodewarden::core::condition::TaintSpec;
+use nodewarden::core::fence::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::taint::{Effect, Taint, Toleration};
+use nodewarden::core::taint_plan::plan_taints;
+use nodewarden::sample::{SamplePaths, Sampler};
+
+const NODE: &str = "n1";
+const FS: &str = "/";
+
+/// Median time of one call of `f`.
+fn time(mut f: impl FnMut()) -> Duration {
+    // Calibrate: iterations for about 2 ms.
+    let start = Instant::now();
+    let mut iters = 0u32;
+    while start.elapsed() < Duration::from_millis(2) && iters < 1_000_000 {
+        f();
+        iters += 1;
+    }
+    let mut batches: Vec<Duration> = (0..15)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            t.elapsed() / iters
+        })
+        .collect();
+    batches.sort();
+    batches[batches.len() / 2]
+}
+
+fn show(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns >= 1_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+fn ratio(a: Duration, floor: Duration) -> String {
+    format!("{:.1}×", a.as_secs_f64() / floor.as_secs_f64().max(1e-12))
+}
+
+/// The files one sample reads here (as benches/cycle.rs: by cgroup version).
+fn kernel_files() -> Vec<PathBuf> {
+    let cgroup = Path::new("/sys/fs/cgroup");
+    let mut files: Vec<PathBuf> = vec!["/proc/meminfo".into()];
+    if cgroup.join("cgroup.controllers").exists() {
+        files.push(cgroup.join("memory.stat"));
+    } else {
+        files.push(cgroup.join("memory/memory.usage_in_bytes"));
+        files.push(cgroup.join("memory/memory.stat"));
+    }
+    files.extend(
+        [
+            "/proc/sys/kernel/pid_max",
+            "/proc/sys/kernel/threads-max",
+            "/proc/loadavg",
+            "/proc/pressure/memory",
+            "/proc/pressure/io",
+            "/proc/pressure/cpu",
+        ]
+        .map(PathBuf::from),
+    );
+    files
+}
+
+fn example_config() -> Config {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    match nodewarden::config::load(&path) {
+        Ok(config) => config,
+        Err(e) => panic!("config.example.toml must load: {e}"),
+    }
+}
+
+fn policy() -> FencePolicy {
+    FencePolicy {
+        node_monitor_grace_period: Duration::from_secs(40),
+        safety_margin: Duration::from_secs(2),
+        grace_cap: Duration::from_secs(30),
+        mode: Mode::DryRun,
+    }
+}
+
+/// `n` realistic pods in a reflector store, decoded as the pod watch decodes them.
+fn store(n: usize) -> Store<SlimPod> {
+    let mut writer: Writer<SlimPod> = Default::default();
+    for i in 0..n {
+        let text = realistic::pod(i, NODE).to_string();
+        match serde_json::from_str::<SlimPod>(&text) {
+            Ok(pod) => writer.apply_watcher_event(&watcher::Event::Apply(pod)),
+            Err(e) => panic!("realistic pod {i}: {e}"),
+        }
+    }
+    writer.as_reader()
+}
+
+fn converted(store: &Store<SlimPod>) -> Vec<FencePod> {
+    let (pods, _) = agent_fence::convert_pods(store, NODE, &mut Default::default());
+    pods
+}
+
+/// Per cycle, each piece and its floor.
+fn per_cycle() {
+    println!("## Per cycle, against the floor measured in the same run\n");
+    println!("| piece | median | floor | floor measures | ratio |\n|---|---|---|---|---|");
+
+    let mut sampler = Sampler::new(SamplePaths::host(FS, FS));
+    let sample = time(|| {
+        black_box(sampler.sample());
+    });
+    let files = kernel_files();
+    let mut buf = Vec::with_capacity(8 * 1024);
+    let sample_floor = time(|| {
+        for path in &files {
+            buf.clear();
+            let read = std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut buf));
+            let _ = black_box(read);
+        }
+        let _ = black_box(nix::sys::statvfs::statvfs(FS));
+        let _ = black_box(nix::sys::statvfs::statvfs(FS));
+    });
+    println!(
+        "| sample | {} | {} | the same kernel files read, two statvfs, no parsing | {} |",
+        show(sample),
+        show(sample_floor),
+        ratio(sample, sample_floor)
+    );
+
+    let config = example_config();
+    let reading = Sampler::new(SamplePaths::host(FS, FS))
+        .sample()
+        .observations;
+    let mut decider = Decider::new(&config);
+    let mut mono = Duration::ZERO;
+    let decide = time(|| {
+        mono += Duration::from_secs(10);
+        let now = Moment {
+            mono,
+            wall: SystemTime::UNIX_EPOCH + mono,
+        };
+        black_box(decider.decide(black_box(&reading), now));
+    });
+    let decide_floor = time(|| {
+        let mut met = 0u32;
+        for t in &config.thresholds {
+            if let Some(o) = black_box(&reading).eviction.get(&t.signal) {
+                met += u32::from(o.available < t.value.resolve(o.capacity));
+            }
+        }
+        for t in &config.psi_thresholds {
+            if let Some(v) = black_box(&reading).psi.get(&t.signal) {
+                met += u32::from(*v > t.above_percent);
+            }
+        }
+        black_box(met);
+    });
+    println!(
+        "| decide ({} thresholds, {} PSI, {} conditions) | {} | {} | each threshold's signal looked up and compared | {} |",
+        config.thresholds.len(),
+        config.psi_thresholds.len(),
+        config.conditions.len(),
+        show(decide),
+        show(decide_floor),
+        ratio(decide, decide_floor)
+    );
+
+    // The status report of a change (whole owned conditions), after one decide.
+    let mut decider = Decider::new(&config);
+    let now = Moment {
+        mono: Duration::from_secs(10),
+        wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+    };
+    decider.decide(&reading, now);
+    let conditions = decider.conditions.clone();
+    let report = time(|| {
+        let body = conditions_patch(black_box(&conditions), false);
+        black_box(serde_json::to_vec(&body).map(|v| v.len()).unwrap_or(0));
+    });
+    let built = conditions_patch(&conditions, false);
+    let report_floor = time(|| {
+        black_box(
+            serde_json::to_vec(black_box(&built))
+                .map(|v| v.len())
+                .unwrap_or(0),
+        );
+    });
+    println!(
+        "| report decision ({} conditions' status patch, built and encoded) | {} | {} | the same patch, already built, encoded | {} |",
+        conditions.len(),
+        show(report),
+        show(report_floor),
+        ratio(report, report_floor)
+    );
+
+    let pods = converted(&store(1000));
+    let policy = policy();
+    let fence_plan = time(|| {
+        black_box(plan(
+            black_box(&pods),
+            Duration::from_secs(1000),
+            &policy,
+            &QuorumVerdict::NotConsulted,
+        ));
+    });
+    let plan_floor = time(|| {
+        let out: Vec<(String, String, String, Duration)> = black_box(&pods)
+            .iter()
+            .map(|p| {
+                (
+                    p.uid.clone(),
+                    p.namespace.clone(),
+                    p.name.clone(),
+                    Duration::from_secs(1000) + Duration::from_secs(42),
+                )
+            })
+            .collect();
+        black_box(out);
+    });
+    println!(
+        "| fence plan, 1,000 realistic pods | {} | {} | the plan list alone: each pod's identity copied, one deadline added | {} |",
+        show(fence_plan),
+        show(plan_floor),
+        ratio(fence_plan, plan_floor)
+    );
+}
+
+/// Growth with the pods and with the taints.
+fn growth() {
+    println!("\n## Growth with the pods (realistic pods, converted as the agent converts them)\n");
+    println!(
+        "| pods | convert the store (on change) | per pod | fence plan | per pod |\n|---|---|---|---|---|"
+    );
+    let policy = policy();
+    for n in [10, 100, 1000, 10_000] {
+        let s = store(n);
+        let convert = time(|| {
+            black_box(agent_fence::convert_pods(&s, NODE, &mut Default::default()));
+        });
+        let pods = converted(&s);
+        let fence_plan = time(|| {
+            black_box(plan(
+                black_box(&pods),
+                Duration::from_secs(1000),
+                &policy,
+                &QuorumVerdict::NotConsulted,
+            ));
+        });
+        println!(
+            "| {n} | {} | {} | {} | {} |",
+            show(convert),
+            show(convert / n as u32),
+            show(fence_plan),
+            show(fence_plan / n as u32)
+        );
+    }
+
+    println!("\n## Growth with the taints\n");
+    println!(
+        "| taints | decide + taint plan, Node with this many taints | per taint | fence plan, 100 pods with this many tolerations each | per toleration |\n|---|---|---|---|---|"
+    );
+    let config = example_config();
+    let reading = Sampler::new(SamplePaths::host(FS, FS))
+        .sample()
+        .observations;
+    let owned: Vec<TaintSpec> = config
+        .conditions
+        .iter()
+        .filter_map(|c| c.taint.clone())
+        .collect();
+    let base = converted(&store(100));
+    for t in [1usize, 20, 200] {
+        // Other writers' taints, then (when there is room) one of ours.
+        let mut current: Vec<Taint> = (0..t)
+            .map(|i| Taint {
+                key: format!("example.com/team-{i}"),
+                value: "x".into(),
+                effect: Effect::NoSchedule,
+                time_added: None,
+            })
+            .collect();
+        if let (Some(ours), Some(last)) = (owned.first(), current.last_mut()) {
+            *last = Taint {
+                key: ours.key.clone(),
+                value: String::new(),
+                effect: ours.effect,
+                time_added: Some("2026-12-01T00:00:00Z".into()),
+            };
+        }
+        let mut decider = Decider::new(&config);
+        let mut mono = Duration::ZERO;
+        let decide = time(|| {
+            mono += Duration::from_secs(10);
+            let now = Moment {
+                mono,
+                wall: SystemTime::UNIX_EPOCH + mono,
+            };
+            black_box(decider.decide(black_box(&reading), now));
+            black_box(plan_taints(
+                black_box(&current),
+                &owned,
+                &decider.taints,
+                "2026-12-01T00:00:10Z",
+            ));
+        });
+        let pods: Vec<FencePod> = base
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                p.tolerations = (0..t)
+                    .map(|i| match i {
+                        0 => Toleration::exists(
+                            "node.kubernetes.io/unreachable",
+                            Some(Effect::NoExecute),
+                        )
+                        .with_seconds(300),
+                        _ => Toleration::equal(
+                            format!("example.com/team-{i}"),
+                            "x",
+                            Some(Effect::NoSchedule),
+                        ),
+                    })
+                    .collect();
+                p
+            })
+            .collect();
+        let fence_plan = time(|| {
+            black_box(plan(
+                black_box(&pods),
+                Duration::from_secs(1000),
+                &policy,
+                &QuorumVerdict::NotConsulted,
+            ));
+        });
+        println!(
+            "| {t} | {} | {} | {} | {} |",
+            show(decide),
+            show(decide / t as u32),
+            show(fence_plan),
+            show(fence_plan / (t as u32 * pods.len() as u32))
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing here takes arguments.
+    per_cycle();
+    growth();
+}
