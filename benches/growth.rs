@@ -9,7 +9,7 @@
 //!   pods' identities copied into the plan list, no tolerations read).
 //! - Growth: converting the pod store to the planner's view (done when the store changes) and
 //!   planning, for 10 / 100 / 1,000 / 10,000 realistic pods (`tests/support/realistic.rs`,
-//!   decoded as the pod watch decodes them, converted by `agent::fence::convert_pods`); the
+//!   decoded as the pod watch decodes them, converted by `agent::fence_task::convert_pods`); the
 //!   decide cycle plus the reporter's taint plan against a Node with 1 / 20 / 200 taints, and the
 //!   fence plan of 100 pods with that many tolerations each.
 //!
@@ -27,13 +27,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use kube::runtime::reflector::store::{Store, Writer};
 use kube::runtime::watcher;
-use nodewarden::agent::{Decider, fence as agent_fence};
+use nodewarden::agent::{Decider, fence_task};
 use nodewarden::api::node::conditions_patch;
 use nodewarden::api::slim::SlimPod;
 use nodewarden::config::Config;
 use nodewarden::core::clock::Moment;
 use nodewarden::core::condition::TaintSpec;
-use nodewarden::core::fence::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::taint::{Effect, Taint, Toleration};
 use nodewarden::core::taint_plan::plan_taints;
 use nodewarden::sample::{SamplePaths, Sampler};
@@ -133,7 +133,7 @@ fn store(n: usize) -> Store<SlimPod> {
 }
 
 fn converted(store: &Store<SlimPod>) -> Vec<FencePod> {
-    let (pods, _) = agent_fence::convert_pods(store, NODE, &mut Default::default());
+    let (pods, _) = fence_task::convert_pods(store, NODE, &mut Default::default());
     pods
 }
 
@@ -272,7 +272,7 @@ fn growth() {
     for n in [10, 100, 1000, 10_000] {
         let s = store(n);
         let convert = time(|| {
-            black_box(agent_fence::convert_pods(&s, NODE, &mut Default::default()));
+            black_box(fence_task::convert_pods(&s, NODE, &mut Default::default()));
         });
         let pods = converted(&s);
         let fence_plan = time(|| {

@@ -414,12 +414,12 @@ fn seed_pods(server: &apiserver::ApiServer, from: usize, n: usize) {
 
 /// Where the heap goes with `n` realistic pods, through the agent's own code: the watch cache
 /// (pods decoded as the pod watch decodes them, `api::slim`, into a reflector store), one list
-/// page while it is decoded, the fence's conversion (`agent::fence::convert_pods`: the planner's
-/// view and each pod's requests and limits) and one state write (`agent::fence::persist`). Live
+/// page while it is decoded, the fence's conversion (`agent::fence_task::convert_pods`: the planner's
+/// view and each pod's requests and limits) and one state write (`agent::fence_task::persist`). Live
 /// bytes from a counting allocator; "transient" is the peak above what was live before the step.
 fn where_bytes_go(n: usize) {
     use kube::runtime::{reflector, watcher};
-    use nodewarden::agent::{fence, quorum::QuorumView};
+    use nodewarden::agent::{fence_task, quorum::QuorumView};
     use nodewarden::api::slim::SlimPod;
 
     let page_size = nodewarden::api::watch::PAGE_SIZE as usize;
@@ -467,7 +467,7 @@ fn where_bytes_go(n: usize) {
 
     let base = Counting::reset_peak();
     let mut malformed = Default::default();
-    let (pods, resources) = fence::convert_pods(&store, NODE, &mut malformed);
+    let (pods, resources) = fence_task::convert_pods(&store, NODE, &mut malformed);
     let converted = Counting::live() - base;
     let convert_peak = Counting::peak() - base;
     assert_eq!(pods.len(), n, "every realistic pod converts");
@@ -490,19 +490,19 @@ fn where_bytes_go(n: usize) {
         convert_peak - converted,
         true,
     ));
-    let (pods, resources) = fence::convert_pods(&store, NODE, &mut malformed);
+    let (pods, resources) = fence_task::convert_pods(&store, NODE, &mut malformed);
 
     let dir = tempfile::tempdir().expect("tempdir");
     let quorum = QuorumView::default();
     let base = Counting::reset_peak();
-    let written = fence::persist(
+    let written = fence_task::persist(
         dir.path(),
         NODE,
         Some(std::time::SystemTime::now()),
-        fence::stored_pods(&pods, &resources),
+        fence_task::stored_pods(&pods, &resources),
         None,
         &Default::default(),
-        fence::Held {
+        fence_task::Held {
             fence_events: &[],
             condition_events: &[],
             decided: &[],

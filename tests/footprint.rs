@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use nodewarden::agent::{fence, quorum, reporter, snapshot};
+use nodewarden::agent::{fence_task, quorum, reporter, snapshot};
 use nodewarden::api::slim::{SlimNode, SlimPod};
 use nodewarden::core::condition::{ConditionStatus, NodeCondition};
 use serde_json::Value;
@@ -191,7 +191,10 @@ fn the_fence_and_status_see_the_same_pod_stripped() {
         let full: Pod = serde_json::from_value(full_json.clone()).expect(shape);
         let slim: SlimPod = serde_json::from_value(full_json).expect(shape);
         let stripped = slim.to_pod();
-        let (want, got) = (fence::fence_pod(&full), fence::fence_pod(&stripped));
+        let (want, got) = (
+            fence_task::fence_pod(&full),
+            fence_task::fence_pod(&stripped),
+        );
         assert_eq!(got, want, "{shape}");
         fenced += usize::from(got.is_some());
         assert_eq!(
@@ -212,7 +215,7 @@ fn the_shapes_differ_where_the_fence_looks() {
             let slim: SlimPod = serde_json::from_value(v).expect("decode");
             let pod = slim.to_pod();
             (
-                fence::fence_pod(&pod).expect("converts"),
+                fence_task::fence_pod(&pod).expect("converts"),
                 snapshot::pod_resources(&pod).expect("resources"),
             )
         })
@@ -417,7 +420,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         n += 1;
     }
     let (pods, mut resources) =
-        fence::convert_pods(&writer.as_reader(), NODE, &mut Default::default());
+        fence_task::convert_pods(&writer.as_reader(), NODE, &mut Default::default());
     assert_eq!(pods.len(), n, "every pod converts");
     assert!(
         resources
@@ -471,14 +474,14 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     let cut_off = contact + Duration::from_secs(15);
 
     let streamed = tempfile::tempdir().expect("tempdir");
-    fence::persist(
+    fence_task::persist(
         streamed.path(),
         NODE,
         Some(contact),
-        fence::stored_pods(&pods, &resources),
+        fence_task::stored_pods(&pods, &resources),
         Some(&node_status),
         &fenced,
-        fence::Held {
+        fence_task::Held {
             fence_events: &fence_events,
             condition_events: &condition_events,
             decided: &decided,

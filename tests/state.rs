@@ -288,7 +288,7 @@ fn a_newer_releases_state_is_kept_byte_for_byte_and_nothing_overwrites_it() {
     untouched();
 
     // The agent's start-up: nothing is resumed from it, and it stays.
-    assert!(nodewarden::agent::fence::load_state(dir.path(), "edge-1").is_none());
+    assert!(nodewarden::agent::fence_task::load_state(dir.path(), "edge-1").is_none());
     untouched();
 
     // Saving the state or the contact is refused, with a message that says why.

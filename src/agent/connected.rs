@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, watch};
 use crate::agent::clock::Clock;
 use crate::agent::sampling::{self, Publisher};
 use crate::agent::shutdown::{self, Shutdown, Tasks};
-use crate::agent::{Source, fence, heartbeat, node_name, quorum, reporter};
+use crate::agent::{Source, fence_task, heartbeat, node_name, quorum, reporter};
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
 use crate::api::{self, call};
@@ -153,7 +153,7 @@ pub async fn run<S: Source>(
     });
 
     // Read once: the fence task resumes from it, the reporter first sends the Events it holds.
-    let persisted = fence::load_state(&config.state_directory, &node);
+    let persisted = fence_task::load_state(&config.state_directory, &node);
     let held: Vec<_> = persisted
         .iter()
         .flat_map(|s| &s.condition_events)
@@ -250,7 +250,7 @@ pub async fn run<S: Source>(
     }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
     {
-        let inputs = fence::FenceInputs {
+        let inputs = fence_task::FenceInputs {
             persisted,
             journal: journal_rx,
             durable: durable_tx,
@@ -265,7 +265,7 @@ pub async fn run<S: Source>(
             (client.clone(), config.clone(), node.clone(), health.clone());
         let stop = stop.clone();
         stateful.spawn("fence", async move {
-            fence::run(client, config, node, inputs, health, clock, stop).await;
+            fence_task::run(client, config, node, inputs, health, clock, stop).await;
         });
     }
 

@@ -168,7 +168,7 @@ pub fn wake_interval(update: Duration, watchdog: Option<Duration>) -> Duration {
 
 pub mod clock;
 pub mod connected;
-pub mod fence;
+pub mod fence_task;
 pub mod heartbeat;
 pub mod quorum;
 pub mod reporter;

@@ -6,7 +6,7 @@
 //! about 6.4 KB of JSON; what is kept of it is a few hundred bytes).
 //!
 //! [`SlimPod`] is the watch cache's own compact type; [`SlimPod::to_pod`] rebuilds the API type
-//! the fence's conversions (`agent::fence::fence_pod`, `agent::snapshot::pod_resources`) take.
+//! the fence's conversions (`agent::fence_task::fence_pod`, `agent::snapshot::pod_resources`) take.
 //! [`SlimNode`] wraps an API `Node` holding only what is read (there is one Node, so its size
 //! matters less than its managedFields and images, which are dropped).
 //!

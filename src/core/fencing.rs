@@ -186,13 +186,20 @@ impl Steps {
             else {
                 continue;
             };
-            let taken = self.taken.entry(p.uid.clone()).or_insert_with(|| {
+            // Looked up before inserting: a tick while cut off allocates nothing per pod.
+            if !self.taken.contains_key(&p.uid) {
                 let done = fenced.contains(&p.uid);
-                Taken {
-                    termed: done,
-                    killed: done,
-                }
-            });
+                self.taken.insert(
+                    p.uid.clone(),
+                    Taken {
+                        termed: done,
+                        killed: done,
+                    },
+                );
+            }
+            let Some(taken) = self.taken.get_mut(&p.uid) else {
+                continue;
+            };
             let mut take = |step, at: Duration, done: &mut bool| {
                 if !*done && now >= at {
                     *done = true;

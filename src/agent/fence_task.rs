@@ -294,6 +294,8 @@ pub async fn run(
         heartbeat: None,
         node_read: false,
         reachable: false,
+        pods_generation: 0,
+        planned: None,
         steps: Steps::default(),
         durability: Durability::new(),
         retry: Retry::new(
@@ -384,6 +386,11 @@ struct Task {
     node_read: bool,
     /// Judged reachable at the last tick.
     reachable: bool,
+    /// Bumped whenever `kept.pods` changes.
+    pods_generation: u64,
+    /// The plans of the current partition and what they were made from (last contact, verdict,
+    /// pods).
+    planned: Option<((Duration, QuorumVerdict, u64), Vec<fence_plan::PodPlan>)>,
     steps: Steps,
     durability: Durability,
     retry: Retry,
@@ -515,6 +522,7 @@ impl Task {
             if fresh != self.kept.pods || fresh_resources != self.kept.resources {
                 self.kept.pods = fresh;
                 self.kept.resources = fresh_resources;
+                self.pods_generation += 1;
                 self.durability.changed();
             }
             // What a partition starting now would do, for the metrics.
@@ -610,7 +618,16 @@ impl Task {
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
             crate::api::request_timeout(),
         );
-        let plans = fence_plan::plan(&self.kept.pods, contact, &self.policy, &verdict);
+        // Planned again only when what the plans depend on changed: while cut off, a tick
+        // walks the plans for due steps and does nothing else.
+        let key = (contact, verdict.clone(), self.pods_generation);
+        if self.planned.as_ref().is_none_or(|(k, _)| *k != key) {
+            let plans = fence_plan::plan(&self.kept.pods, contact, &self.policy, &verdict);
+            self.planned = Some((key, plans));
+        }
+        let Some((_, plans)) = self.planned.take() else {
+            return;
+        };
         if self.logged_verdict.as_ref() != Some(&verdict) && self.quorum_view.verdict.is_some() {
             // Every plan, logged once the quorum first answers in this partition (a round takes
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
@@ -628,6 +645,7 @@ impl Task {
         for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
             self.take(&due, now);
         }
+        self.planned = Some(((contact, verdict, self.pods_generation), plans));
         if let Some(t) = &self.terminator
             && now.mono.saturating_sub(self.last_sweep) >= SWEEP
         {
