@@ -591,9 +591,39 @@ fn version_in_head(head: &[u8]) -> Option<u32> {
 
 /// The contact file's time; `None` when absent or not a time this build writes (then the state
 /// file's own, older, last contact stands: the fence can only act earlier, never later).
+/// One that exists but cannot be read or is not such a time is logged: it is ignored, and an
+/// operator should know why a restart counts from an older contact.
 fn load_contact(dir: &Path) -> Option<SystemTime> {
-    let text = bounded::read_to_string(&dir.join(CONTACT_FILE), bounded::CONTACT).ok()?;
-    parse_time(text.trim())
+    let path = dir.join(CONTACT_FILE);
+    let text = match bounded::read_to_string(&path, bounded::CONTACT) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            log::warn!(file = path.display().to_string().as_str(); "cannot read {}: {e}; the state file's last contact stands", path.display());
+            return None;
+        }
+    };
+    let time = parse_time(text.trim());
+    if time.is_none() {
+        let shown = crate::api::excerpt(text.trim());
+        log::warn!(file = path.display().to_string().as_str(); "{} does not hold a time this build writes ({shown:?}); ignored, the state file's last contact stands", path.display());
+    }
+    time
+}
+
+/// A problem with the state directory's permissions, if any: one that others may write to lets
+/// them replace the fence's state (its pods, deadlines and held Events). Checked once at start;
+/// the directory is not changed (it may be one the operator or systemd's `StateDirectoryMode=`
+/// chose).
+pub fn directory_problem(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(dir).ok()?.permissions().mode() & 0o777;
+    (mode & 0o022 != 0).then(|| {
+        format!(
+            "state directory {} is writable by its group or by everyone (mode {mode:04o}): another user could replace the fence's state; make it 0700 (systemd: StateDirectoryMode=0700)",
+            dir.display()
+        )
+    })
 }
 
 /// Why writing a file's body failed.
@@ -628,19 +658,26 @@ fn write_atomically(
         // A temporary file left by a crash keeps the mode it was created with (the same name
         // comes back whenever the PID does, as PID 1 in a container does every time): make it
         // private too before anything is written into it.
-        f.set_permissions(Permissions::from_mode(0o600))
-            .map_err(io(&tmp))?;
-        if let Err(e) = body(&mut f) {
-            drop(f);
+        let written = f
+            .set_permissions(Permissions::from_mode(0o600))
+            .map_err(Body::Io)
+            .and_then(|()| body(&mut f))
+            // A full disk often shows only here.
+            .and_then(|()| f.sync_all().map_err(Body::Io));
+        drop(f);
+        if let Err(e) = written {
+            // Nothing half-written is left behind, not even an empty file.
             let _ = fs::remove_file(&tmp);
             return Err(match e {
                 Body::Io(source) => StateError::Write { path: tmp, source },
                 Body::Encode(e) => StateError::Encode(e),
             });
         }
-        f.sync_all().map_err(io(&tmp))?;
     }
-    fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
+    if let Err(e) = fs::rename(&tmp, &final_path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(io(&final_path)(e));
+    }
     // The rename is durable only once the directory entry is.
     File::open(dir)
         .and_then(|d| d.sync_all())

@@ -267,6 +267,7 @@ async fn a_full_then_read_only_state_directory_loses_nothing_and_logs_each_failu
         )
     });
     server.create_pod(pod("p0"));
+    let config_text = std::fs::read_to_string(&config).expect("config");
     let mut agent = tokio::task::spawn_blocking(move || {
         let mut a = Agent::start(&config, &[]);
         a.wait_for(&["API server reachable"], Duration::from_secs(15))
@@ -301,6 +302,19 @@ async fn a_full_then_read_only_state_directory_loses_nothing_and_logs_each_failu
         lease_renewals(&server) >= renewals_before + 3,
         "the heartbeat stopped while the disk was full"
     );
+    // Nothing half-written is left, not even an empty temporary file; the failures are counted.
+    let leftovers: Vec<String> = std::fs::read_dir(&state)
+        .expect("state dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    let failed = metric(
+        &config_text,
+        "nodewarden_state_write_failures_total{file=\"state\"}",
+    );
+    assert!(failed >= 1.0, "no failed state write counted");
 
     // Space returns: the state catches up with every pod, and the recovery is logged once.
     std::fs::remove_file(&filler).expect("remove filler");
@@ -792,4 +806,79 @@ async fn out_of_order_watch_events_roll_nothing_back() {
     want.sort();
     await_pods_on_disk(&state, &want, &agent).await;
     let _ = agent.terminate(Duration::from_secs(5));
+}
+
+/// One sample of the agent's `/metrics` (the health address is read from its configuration).
+fn metric(config_text: &str, series: &str) -> f64 {
+    use std::io::{Read, Write};
+    let address = config_text
+        .lines()
+        .find_map(|l| l.strip_prefix("healthAddress = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("healthAddress in the configuration");
+    let mut conn = std::net::TcpStream::connect(address).expect("connect to /metrics");
+    conn.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("request");
+    let mut body = String::new();
+    let _ = conn.read_to_string(&mut body);
+    body.lines()
+        .find_map(|l| l.strip_prefix(series))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{series} not in /metrics:\n{body}"))
+}
+
+/// A state directory others may write to, and a last-contact file that is not a time: each is
+/// reported once at start, and the agent runs on.
+#[tokio::test]
+async fn a_loose_state_directory_and_a_garbage_contact_file_are_reported() {
+    let World {
+        server: _server,
+        _loopback,
+        dir,
+        config,
+    } = world(|dir| {
+        format!(
+            "stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"",
+            state = dir.join("state").display(),
+        )
+    });
+    let state = dir.path().join("state");
+    // A first run leaves a state file and a contact behind.
+    let first = config.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut a = Agent::start(&first, &[]);
+        a.wait_for(&["API server reachable"], Duration::from_secs(15))
+            .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
+        let _ = a.terminate(Duration::from_secs(5));
+    })
+    .await
+    .expect("first run");
+    assert!(state.join("state.json").exists(), "no state file written");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    std::fs::write(state.join("last-contact"), "not a time at all\n").expect("contact");
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut a = Agent::start(&config, &[]);
+        a.wait_for(&["API server reachable"], Duration::from_secs(15))
+            .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
+        a
+    })
+    .await
+    .expect("start agent");
+    let log = agent.drained_dump();
+    let _ = agent.terminate(Duration::from_secs(5));
+    assert_eq!(
+        log.matches("is writable by its group or by everyone (mode 0777)")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("does not hold a time this build writes (\"not a time at all\")")
+            .count(),
+        1,
+        "{log}"
+    );
 }

@@ -158,6 +158,9 @@ fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
 /// Reads the state a previous run left for `node`; anything unusable is logged and ignored.
 /// Read once at start-up: the fence task and the reporter (its held Events) share it.
 pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
+    if let Some(problem) = state::directory_problem(dir) {
+        log::warn!(node = node; "{problem}");
+    }
     match state::load(dir) {
         Loaded::Found(s) if s.node == node => Some(*s),
         Loaded::Found(s) => {
@@ -779,6 +782,14 @@ impl Task {
                 None => true,
             },
         };
+        if !ok {
+            let file = if what == Write::State {
+                "state"
+            } else {
+                "contact"
+            };
+            self.health.metrics.record_state_write_failure(file);
+        }
         self.durability.written(what, ok, now.mono);
     }
 }

@@ -34,6 +34,8 @@ struct State {
     reachability: String,
     foreign_writers: usize,
     taint_writes: BTreeMap<String, u64>,
+    /// Failed writes to the state directory, by file (`state`, `contact`).
+    state_write_failures: BTreeMap<&'static str, u64>,
     fence_actions: BTreeMap<String, u64>,
     fence_worst_lateness: BTreeMap<String, f64>,
     /// Pods per plan ("stop", "dry_run_stop", "hold", "never") in the latest plan.
@@ -109,6 +111,11 @@ impl Metrics {
     /// Counts one taint write by outcome (`written`, `unchanged`, `error`).
     pub fn record_taint_write(&self, outcome: &str) {
         self.with(|s| *s.taint_writes.entry(outcome.to_string()).or_default() += 1);
+    }
+
+    /// Counts one failed write of a file of the state directory (`state` or `contact`).
+    pub fn record_state_write_failure(&self, file: &'static str) {
+        self.with(|s| *s.state_write_failures.entry(file).or_default() += 1);
     }
 
     /// Counts one fence action (`planned`, `sigterm`, `kill`, `rekill`, `lift`, `reconciled`,
@@ -376,6 +383,19 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
         let _ = writeln!(
             out,
             "nodewarden_taint_writes_total{{outcome=\"{outcome}\"}} {n}"
+        );
+    }
+    header(
+        &mut out,
+        "nodewarden_state_write_failures_total",
+        "counter",
+        "Failed writes to the state directory (a full or read-only disk), by file.",
+    );
+    for file in ["state", "contact"] {
+        let n = s.state_write_failures.get(file).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "nodewarden_state_write_failures_total{{file=\"{file}\"}} {n}"
         );
     }
     header(
