@@ -6,14 +6,16 @@
 
 use std::hint::black_box;
 use std::io::Read;
-use std::path::{Path, PathBuf};
 
 use std::time::{Duration, SystemTime};
 
 use nodewarden::agent::Decider;
-use nodewarden::config::Config;
 use nodewarden::core::clock::Moment;
 use nodewarden::sample::{SamplePaths, Sampler};
+
+mod support;
+
+use support::{example_config, kernel_files};
 
 fn main() {
     divan::main();
@@ -21,31 +23,6 @@ fn main() {
 
 /// The filesystem path sampled as both nodefs and imagefs.
 const FS: &str = "/";
-
-/// The files one cycle reads on this host: the cgroup files depend on its cgroup version, as
-/// they do in the sampler.
-fn kernel_files() -> Vec<PathBuf> {
-    let cgroup = Path::new("/sys/fs/cgroup");
-    let mut files: Vec<PathBuf> = vec!["/proc/meminfo".into()];
-    if cgroup.join("cgroup.controllers").exists() {
-        files.push(cgroup.join("memory.stat"));
-    } else {
-        files.push(cgroup.join("memory/memory.usage_in_bytes"));
-        files.push(cgroup.join("memory/memory.stat"));
-    }
-    files.extend(
-        [
-            "/proc/sys/kernel/pid_max",
-            "/proc/sys/kernel/threads-max",
-            "/proc/loadavg",
-            "/proc/pressure/memory",
-            "/proc/pressure/io",
-            "/proc/pressure/cpu",
-        ]
-        .map(PathBuf::from),
-    );
-    files
-}
 
 /// One full `Sampler::sample()` cycle on the real machine.
 #[divan::bench]
@@ -69,15 +46,6 @@ fn floor_read_only(bencher: divan::Bencher) {
         let _ = black_box(nix::sys::statvfs::statvfs(FS));
         black_box(&buf);
     });
-}
-
-/// The example configuration: five hard thresholds, one soft, one PSI threshold, four conditions.
-fn example_config() -> Config {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
-    match nodewarden::config::load(&path) {
-        Ok(config) => config,
-        Err(e) => panic!("config.example.toml must load: {e}"),
-    }
 }
 
 /// One decide cycle (thresholds, conditions, taints) over a fixed reading.

@@ -19,10 +19,10 @@
 
 #[path = "../tests/support/realistic.rs"]
 mod realistic;
+mod support;
 
 use std::hint::black_box;
 use std::io::Read;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use kube::runtime::reflector::store::{Store, Writer};
@@ -30,13 +30,13 @@ use kube::runtime::watcher;
 use nodewarden::agent::{Decider, fence_task};
 use nodewarden::api::node::conditions_patch;
 use nodewarden::api::slim::SlimPod;
-use nodewarden::config::Config;
 use nodewarden::core::clock::Moment;
 use nodewarden::core::condition::TaintSpec;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::taint::{Effect, Taint, Toleration};
 use nodewarden::core::taint_plan::plan_taints;
 use nodewarden::sample::{SamplePaths, Sampler};
+use support::{example_config, kernel_files};
 
 const NODE: &str = "n1";
 const FS: &str = "/";
@@ -76,38 +76,6 @@ fn show(d: Duration) -> String {
 
 fn ratio(a: Duration, floor: Duration) -> String {
     format!("{:.1}×", a.as_secs_f64() / floor.as_secs_f64().max(1e-12))
-}
-
-/// The files one sample reads here (as benches/cycle.rs: by cgroup version).
-fn kernel_files() -> Vec<PathBuf> {
-    let cgroup = Path::new("/sys/fs/cgroup");
-    let mut files: Vec<PathBuf> = vec!["/proc/meminfo".into()];
-    if cgroup.join("cgroup.controllers").exists() {
-        files.push(cgroup.join("memory.stat"));
-    } else {
-        files.push(cgroup.join("memory/memory.usage_in_bytes"));
-        files.push(cgroup.join("memory/memory.stat"));
-    }
-    files.extend(
-        [
-            "/proc/sys/kernel/pid_max",
-            "/proc/sys/kernel/threads-max",
-            "/proc/loadavg",
-            "/proc/pressure/memory",
-            "/proc/pressure/io",
-            "/proc/pressure/cpu",
-        ]
-        .map(PathBuf::from),
-    );
-    files
-}
-
-fn example_config() -> Config {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
-    match nodewarden::config::load(&path) {
-        Ok(config) => config,
-        Err(e) => panic!("config.example.toml must load: {e}"),
-    }
 }
 
 fn policy() -> FencePolicy {

@@ -130,6 +130,19 @@ fn world(body: impl FnOnce(&Path) -> String) -> World {
     }
 }
 
+/// Starts the agent on `config` and waits (bounded) until its log shows `needle`.
+async fn start_until(config: &Path, needle: &'static str, within: Duration) -> Agent {
+    let config = config.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut a = Agent::start(&config, &[]);
+        a.wait_for(&[needle], within)
+            .unwrap_or_else(|| panic!("the agent never logged {needle:?}:\n{}", a.dump()));
+        a
+    })
+    .await
+    .expect("start agent")
+}
+
 #[tokio::test]
 async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant() {
     if !require(is_root(), "root (to mount a tmpfs)") {
@@ -161,14 +174,7 @@ async fn transitions_are_announced_exactly_once_across_sigkills_at_any_instant()
             "round {round}: the suite ran out of time"
         );
         let config = config.clone();
-        let mut agent = tokio::task::spawn_blocking(move || {
-            let mut a = Agent::start(&config, &[]);
-            a.wait_for(&["starting connected"], Duration::from_secs(15))
-                .unwrap_or_else(|| panic!("agent never started:\n{}", a.dump()));
-            a
-        })
-        .await
-        .expect("start agent");
+        let mut agent = start_until(&config, "starting connected", Duration::from_secs(15)).await;
         // Half the rounds flip the pressure at once (the kill lands around the decision, the
         // Event, the status write and the state write), half let the start-up settle first.
         if round % 2 == 1 {
@@ -268,14 +274,7 @@ async fn a_full_then_read_only_state_directory_loses_nothing_and_logs_each_failu
     });
     server.create_pod(pod("p0"));
     let config_text = std::fs::read_to_string(&config).expect("config");
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut a = Agent::start(&config, &[]);
-        a.wait_for(&["API server reachable"], Duration::from_secs(15))
-            .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
-        a
-    })
-    .await
-    .expect("start agent");
+    let mut agent = start_until(&config, "API server reachable", Duration::from_secs(15)).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     while pods_on_disk(&state) != 1 {
         assert!(Instant::now() < deadline, "first pod never written");
@@ -722,15 +721,7 @@ async fn out_of_order_watch_events_roll_nothing_back() {
     server
         .delete("pods", "default", "gone", Some(0))
         .expect("delete gone");
-    let config2 = config.clone();
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut a = Agent::start(&config2, &[]);
-        a.wait_for(&["node taints written"], Duration::from_secs(20))
-            .unwrap_or_else(|| panic!("the agent never wrote its taint:\n{}", a.dump()));
-        a
-    })
-    .await
-    .expect("start agent");
+    let mut agent = start_until(&config, "node taints written", Duration::from_secs(20)).await;
     // p0 re-created under the same name: a new UID.
     server
         .delete("pods", "default", "p0", Some(0))
@@ -859,14 +850,7 @@ async fn a_loose_state_directory_and_a_garbage_contact_file_are_reported() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     std::fs::write(state.join("last-contact"), "not a time at all\n").expect("contact");
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut a = Agent::start(&config, &[]);
-        a.wait_for(&["API server reachable"], Duration::from_secs(15))
-            .unwrap_or_else(|| panic!("agent never reached the API server:\n{}", a.dump()));
-        a
-    })
-    .await
-    .expect("start agent");
+    let mut agent = start_until(&config, "API server reachable", Duration::from_secs(15)).await;
     let log = agent.drained_dump();
     let _ = agent.terminate(Duration::from_secs(5));
     assert_eq!(
