@@ -557,24 +557,7 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
     )
     .expect("config");
     let started = Instant::now();
-    let agent = Started::spawn(
-        Command::new(bin)
-            .args(["run", "--config"])
-            .arg(&config)
-            .stderr(Stdio::null()),
-    );
-    let state = dir.path().join("state").join("state.json");
-    wait_until(
-        &format!("the agent knowing {n} pods"),
-        Duration::from_secs(600),
-        || {
-            std::fs::read(&state)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                .and_then(|v| v["pods"].as_array().map(Vec::len))
-                == Some(n)
-        },
-    );
+    let agent = start_knowing(bin, &config, &dir.path().join("state"), n);
     let known_after = started.elapsed().as_secs_f64();
     // Settled: the status and the Lease written a few times.
     std::thread::sleep(Duration::from_secs(5));
@@ -657,24 +640,7 @@ fn partition(
         ),
     )
     .expect("config");
-    let agent = Started::spawn(
-        Command::new(bin)
-            .args(["run", "--config"])
-            .arg(&config)
-            .stderr(Stdio::null()),
-    );
-    let state = dir.path().join("state").join("state.json");
-    wait_until(
-        &format!("the agent knowing {n} pods"),
-        Duration::from_secs(600),
-        || {
-            std::fs::read(&state)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                .and_then(|v| v["pods"].as_array().map(Vec::len))
-                == Some(n)
-        },
-    );
+    let agent = start_knowing(bin, &config, &dir.path().join("state"), n);
     std::thread::sleep(Duration::from_secs(3));
     let hwm_before = status_kib(agent.pid(), "VmHWM:");
     let cpu0 = cpu_seconds(agent.pid());
@@ -703,6 +669,30 @@ fn partition(
     agent.stop();
     server.faults().clear();
     (hwm_before, hwm, rss, per_hour, all_killed, kills)
+}
+
+/// Starts the agent on `config` and waits (bounded) until its state file in `state_dir` holds
+/// `n` pods.
+fn start_knowing(bin: &Path, config: &Path, state_dir: &Path, n: usize) -> Started {
+    let agent = Started::spawn(
+        Command::new(bin)
+            .args(["run", "--config"])
+            .arg(config)
+            .stderr(Stdio::null()),
+    );
+    let state = state_dir.join("state.json");
+    wait_until(
+        &format!("the agent knowing {n} pods"),
+        Duration::from_secs(600),
+        || {
+            std::fs::read(&state)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| v["pods"].as_array().map(Vec::len))
+                == Some(n)
+        },
+    );
+    agent
 }
 
 fn main() {
