@@ -181,10 +181,10 @@ pub async fn run<S: Source>(
 
     // The peer quorum: zone and peers as a previous run left them until the Node and the peer
     // source say otherwise, and the verdict of a partition that outlived that run.
-    let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref()));
+    let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref(), &clock));
     // The fence's judgement of contact, which the quorum task follows.
     let (cut_off_tx, cut_off_rx) = watch::channel(None);
-    let contact_before = quorum::contact_before(persisted.as_ref());
+    let contact_before = quorum::contact_before(persisted.as_ref(), &clock);
     let key = match &config.peers.key_file {
         Some(path) => Some(Arc::new(
             crate::peer::Key::load(path).map_err(|e| StartError::Config(e.to_string()))?,
@@ -282,7 +282,7 @@ pub async fn run<S: Source>(
         let (uid, reach, health, node) =
             (uid_rx.clone(), reach.clone(), health.clone(), node.clone());
         tasks.spawn("heartbeat", async move {
-            heartbeat::run(keeper, renew, uid, reach, health, node).await;
+            heartbeat::run(keeper, renew, uid, reach, health, node, clock).await;
         });
     }
 

@@ -4,11 +4,12 @@
 //! by one renew interval, so a hung request never pushes the next renewal later than that.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use k8s_openapi::jiff;
 use tokio::sync::watch;
 
+use crate::agent::clock::Clock;
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
 use crate::core::contact::Request;
@@ -27,6 +28,7 @@ pub async fn run(
     reach: Arc<Reachability>,
     health: Arc<Health>,
     node: String,
+    clock: Clock,
 ) {
     let mut ticker = tokio::time::interval(interval);
     // After a long stall (a black-holed request), renew once, not a burst.
@@ -35,7 +37,7 @@ pub async fn run(
     loop {
         ticker.tick().await;
         let now =
-            jiff::Timestamp::try_from(SystemTime::now()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            jiff::Timestamp::try_from(clock.now().wall).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let node_uid = uid.borrow().clone();
         let sent = tokio::time::Instant::now();
         let result = keeper.renew(now, node_uid.as_deref()).await;

@@ -78,26 +78,23 @@ pub struct QuorumInputs {
     pub cut_off: watch::Receiver<Option<bool>>,
 }
 
-/// A persisted wall-clock time as the same instant on this run's monotonic clock (never in the
-/// future).
-fn instant_of(wall: SystemTime) -> Instant {
-    let ago = SystemTime::now().duration_since(wall).unwrap_or_default();
-    let now = Instant::now();
-    now.checked_sub(ago).unwrap_or(now)
+/// A persisted wall-clock time as the same instant on the agent's clock (never in the future).
+fn instant_of(clock: &Clock, wall: SystemTime) -> Instant {
+    clock.instant_of(clock.now().mono_at(wall))
 }
 
-/// The persisted last contact on this run's monotonic clock.
-pub fn contact_before(persisted: Option<&State>) -> Option<Instant> {
+/// The persisted last contact on the agent's clock.
+pub fn contact_before(persisted: Option<&State>, clock: &Clock) -> Option<Instant> {
     persisted?
         .last_contact
         .as_deref()
         .and_then(crate::state::parse_time)
-        .map(instant_of)
+        .map(|wall| instant_of(clock, wall))
 }
 
 /// The quorum view a previous run left in the state directory: zone, peers, and the verdict of a
 /// partition still going on (a restart while holding keeps holding until a round says otherwise).
-pub fn resume(persisted: Option<&State>) -> QuorumView {
+pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
     let Some(s) = persisted else {
         return QuorumView::default();
     };
@@ -109,7 +106,7 @@ pub fn resume(persisted: Option<&State>) -> QuorumView {
         .as_ref()
         .and_then(|q| q.held_at.as_deref())
         .and_then(crate::state::parse_time)
-        .map(|wall| (instant_of(wall), wall));
+        .map(|wall| (instant_of(clock, wall), wall));
     QuorumView {
         zone: s.zone.clone(),
         peers: s.peers.iter().filter_map(|p| p.to_peer()).collect(),
@@ -246,7 +243,7 @@ pub async fn run(
             (v.zone.clone().unwrap_or_default(), v.peers.clone())
         };
         let own_contact_age = own.map_or(Duration::MAX, |t| now.saturating_duration_since(t));
-        let sent = (now, SystemTime::now());
+        let sent = (now, clock.at(now).wall);
         let heard = match (&inputs.ask, peers.is_empty()) {
             (Some(ask), false) => ask(select(&peers, &zone, config.peers.ask), zone.clone()).await,
             _ => Vec::new(),
@@ -358,7 +355,8 @@ mod tests {
             }),
             cut_off_since: None,
         };
-        let v = resume(Some(&state));
+        let clock = Clock::start();
+        let v = resume(Some(&state), &clock);
         assert_eq!(v.zone.as_deref(), Some("site-a"));
         assert_eq!(
             v.peers,
@@ -373,6 +371,6 @@ mod tests {
             ago >= Duration::from_secs(29) && ago <= Duration::from_secs(31),
             "{ago:?}"
         );
-        assert_eq!(resume(None), QuorumView::default());
+        assert_eq!(resume(None, &clock), QuorumView::default());
     }
 }

@@ -276,7 +276,7 @@ pub async fn run(
                 seen_node.as_deref().cloned(),
                 &settings.owned_taints,
                 &snap.desired_taints,
-                SystemTime::now(),
+                clock.now().wall,
                 5,
             )
             .await;
