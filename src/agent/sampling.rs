@@ -188,6 +188,9 @@ fn summary_line(conditions: &[NodeCondition]) -> String {
         .join(" ")
 }
 
+/// A move of the system clock against the agent's clock worth a record (NTP slews far slower).
+const CLOCK_STEP_MS: i64 = 2_000;
+
 /// Runs the sampling loop until `shutdown` resolves. Standalone when `publisher` is `None`;
 /// otherwise each cycle's conditions and desired taints are published for the reporter, and each
 /// condition transition becomes an Event to send.
@@ -218,6 +221,8 @@ pub async fn run<S: Source>(
     let report = config.node_status_report_frequency;
     let wake = wake_interval(update, systemd::watchdog_interval());
     let mut failing: BTreeSet<String> = BTreeSet::new();
+    // The system clock's offset from the agent's clock when last reported.
+    let mut reported_offset: i64 = 0;
     let mut last_summary: Option<Duration> = None;
     // The STATUS= line last sent (None: send the next one whatever it says).
     let mut last_status: Option<String> = None;
@@ -277,6 +282,21 @@ pub async fn run<S: Source>(
             next_sample = instant + update;
         }
         let now = clock.at(instant);
+        // The system clock stepped while running: one record per step. Nothing the agent
+        // decides depends on it (deadlines, reports and renewals follow the monotonic clock);
+        // the times it writes keep the clock as read at start.
+        let offset = crate::core::clock::wall_offset_ms(now.wall, std::time::SystemTime::now());
+        if crate::core::clock::stepped(reported_offset, offset, CLOCK_STEP_MS) {
+            if offset.abs() < CLOCK_STEP_MS {
+                log::info!(node = node.as_str(), clock_offset_ms = offset;
+                    "the system clock is back in step with the agent's clock");
+            } else {
+                log::warn!(node = node.as_str(), clock_offset_ms = offset;
+                    "the system clock moved: it is now {:+.1}s from the agent's clock (the clock as read at start plus monotonic time); deadlines, reports and Lease renewals follow the monotonic clock, and the times the agent writes stay on its own clock until a restart",
+                    offset as f64 / 1000.0);
+            }
+            reported_offset = offset;
+        }
         let reading = source.read();
         let now_failing: BTreeSet<String> = reading.errors.iter().map(|e| e.0.clone()).collect();
         for (what, why) in &reading.errors {

@@ -46,6 +46,22 @@ impl Moment {
     }
 }
 
+/// How far the system's wall clock is from the agent's (system − agent), in milliseconds. The
+/// agent's wall time is the clock read at start plus monotonic time since, so this moves only
+/// when the system clock is stepped (or slewed) while the agent runs.
+pub fn wall_offset_ms(agent: SystemTime, system: SystemTime) -> i64 {
+    match system.duration_since(agent) {
+        Ok(ahead) => i64::try_from(ahead.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |b| -b),
+    }
+}
+
+/// Whether the offset moved by at least `tolerance_ms` since the one last reported: a step worth
+/// one record, where a slow NTP slew is not.
+pub fn stepped(last_reported_ms: i64, offset_ms: i64, tolerance_ms: i64) -> bool {
+    offset_ms.saturating_sub(last_reported_ms).saturating_abs() >= tolerance_ms
+}
+
 /// RFC 3339 with whole seconds, as Kubernetes `metav1.Time` serialises.
 pub fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
@@ -78,6 +94,35 @@ mod tests {
             n.wall_at(Duration::from_secs(40)),
             n.wall - Duration::from_secs(60)
         );
+    }
+
+    #[test]
+    fn a_step_of_the_system_clock_is_told_from_a_slew() {
+        let agent = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let cases: &[(i64, i64, bool)] = &[
+            // (system − agent in ms, last reported, a step?)
+            (0, 0, false),
+            (1_999, 0, false),
+            (2_000, 0, true),
+            (-2_000, 0, true),
+            (3_600_000, 0, true),
+            (3_601_000, 3_600_000, false),
+            (-3_600_000, 3_600_000, true),
+            (0, -3_600_000, true),
+        ];
+        for (offset, last, want) in cases {
+            let system = if *offset >= 0 {
+                agent + Duration::from_millis(*offset as u64)
+            } else {
+                agent - Duration::from_millis(offset.unsigned_abs())
+            };
+            assert_eq!(wall_offset_ms(agent, system), *offset);
+            assert_eq!(
+                stepped(*last, *offset, 2_000),
+                *want,
+                "{offset} after {last}"
+            );
+        }
     }
 
     #[test]
