@@ -5,17 +5,15 @@
 //! Run with `cargo bench --bench cycle`; compare the figures of one run as ratios.
 
 use std::hint::black_box;
-use std::io::Read;
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use nodewarden::agent::Decider;
-use nodewarden::core::clock::Moment;
 use nodewarden::sample::{SamplePaths, Sampler};
 
 mod support;
 
-use support::{example_config, kernel_files};
+use support::{example_config, kernel_files, next_cycle, read_floor};
 
 fn main() {
     divan::main();
@@ -37,13 +35,7 @@ fn floor_read_only(bencher: divan::Bencher) {
     let files = kernel_files();
     let mut buf = Vec::with_capacity(8 * 1024);
     bencher.bench_local(|| {
-        for path in &files {
-            buf.clear();
-            let read = std::fs::File::open(path).and_then(|mut file| file.read_to_end(&mut buf));
-            let _ = black_box(read);
-        }
-        let _ = black_box(nix::sys::statvfs::statvfs(FS));
-        let _ = black_box(nix::sys::statvfs::statvfs(FS));
+        read_floor(&files, &mut buf, FS);
         black_box(&buf);
     });
 }
@@ -58,11 +50,7 @@ fn decide_cycle(bencher: divan::Bencher) {
     let mut decider = Decider::new(&config);
     let mut mono = Duration::ZERO;
     bencher.bench_local(|| {
-        mono += Duration::from_secs(10);
-        let now = Moment {
-            mono,
-            wall: SystemTime::UNIX_EPOCH + mono,
-        };
+        let now = next_cycle(&mut mono);
         black_box(decider.decide(black_box(&reading), now));
     });
 }
@@ -75,11 +63,7 @@ fn sample_and_decide(bencher: divan::Bencher) {
     let mut decider = Decider::new(&config);
     let mut mono = Duration::ZERO;
     bencher.bench_local(|| {
-        mono += Duration::from_secs(10);
-        let now = Moment {
-            mono,
-            wall: SystemTime::UNIX_EPOCH + mono,
-        };
+        let now = next_cycle(&mut mono);
         let reading = sampler.sample();
         black_box(decider.decide(&reading.observations, now));
     });

@@ -22,7 +22,6 @@ mod realistic;
 mod support;
 
 use std::hint::black_box;
-use std::io::Read;
 use std::time::{Duration, Instant, SystemTime};
 
 use kube::runtime::reflector::store::{Store, Writer};
@@ -36,7 +35,7 @@ use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, p
 use nodewarden::core::taint::{Effect, Taint, Toleration};
 use nodewarden::core::taint_plan::plan_taints;
 use nodewarden::sample::{SamplePaths, Sampler};
-use support::{example_config, kernel_files};
+use support::{example_config, kernel_files, next_cycle, read_floor};
 
 const NODE: &str = "n1";
 const FS: &str = "/";
@@ -117,13 +116,7 @@ fn per_cycle() {
     let files = kernel_files();
     let mut buf = Vec::with_capacity(8 * 1024);
     let sample_floor = time(|| {
-        for path in &files {
-            buf.clear();
-            let read = std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut buf));
-            let _ = black_box(read);
-        }
-        let _ = black_box(nix::sys::statvfs::statvfs(FS));
-        let _ = black_box(nix::sys::statvfs::statvfs(FS));
+        read_floor(&files, &mut buf, FS);
     });
     println!(
         "| sample | {} | {} | the same kernel files read, two statvfs, no parsing | {} |",
@@ -139,11 +132,7 @@ fn per_cycle() {
     let mut decider = Decider::new(&config);
     let mut mono = Duration::ZERO;
     let decide = time(|| {
-        mono += Duration::from_secs(10);
-        let now = Moment {
-            mono,
-            wall: SystemTime::UNIX_EPOCH + mono,
-        };
+        let now = next_cycle(&mut mono);
         black_box(decider.decide(black_box(&reading), now));
     });
     let decide_floor = time(|| {
@@ -295,11 +284,7 @@ fn growth() {
         let mut decider = Decider::new(&config);
         let mut mono = Duration::ZERO;
         let decide = time(|| {
-            mono += Duration::from_secs(10);
-            let now = Moment {
-                mono,
-                wall: SystemTime::UNIX_EPOCH + mono,
-            };
+            let now = next_cycle(&mut mono);
             black_box(decider.decide(black_box(&reading), now));
             black_box(plan_taints(
                 black_box(&current),

@@ -209,6 +209,7 @@ pub struct FenceInputs {
 }
 
 /// Everything the state file keeps, as the task holds it.
+#[derive(Default)]
 struct Kept {
     pods: Vec<FencePod>,
     /// For `status` only: each pod's requests and limits.
@@ -227,15 +228,7 @@ struct Kept {
 impl Kept {
     fn from_state(s: Option<&State>) -> Kept {
         let Some(s) = s else {
-            return Kept {
-                pods: Vec::new(),
-                resources: BTreeMap::new(),
-                node_status: None,
-                fence_events: Vec::new(),
-                condition_events: Vec::new(),
-                decided: Vec::new(),
-                fenced: BTreeSet::new(),
-            };
+            return Kept::default();
         };
         Kept {
             pods: s.pods.iter().filter_map(StoredPod::to_pod).collect(),
