@@ -192,6 +192,31 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / hz
 }
 
+/// Over every thread of the process: nanoseconds on a CPU (`schedstat`, exact where `utime` and
+/// `stime` count 10 ms ticks) and voluntary context switches (each a sleep, so one per wake-up).
+/// A thread that exits within a window takes its share with it (tokio's blocking threads, after
+/// 10 s idle).
+fn thread_totals(pid: u32) -> (u64, u64) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (0, 0);
+    };
+    let (mut ns, mut switches) = (0, 0);
+    for t in tasks.flatten() {
+        let dir = t.path();
+        ns += std::fs::read_to_string(dir.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+            .unwrap_or(0u64);
+        switches += std::fs::read_to_string(dir.join("status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0u64);
+    }
+    (ns, switches)
+}
+
 /// Clock ticks per second (the unit of utime and stime).
 fn clock_ticks() -> f64 {
     nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
@@ -539,9 +564,22 @@ fn where_bytes_go(n: usize) {
     }
 }
 
-/// One connected run: returns (VmHWM, steady VmRSS, CPU seconds per hour idle, seconds to know
-/// every pod, steady RssAnon, steady RssFile).
-fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f64, f64, u64, u64) {
+/// One connected run's figures.
+struct Connected {
+    hwm: u64,
+    rss: u64,
+    /// CPU seconds per hour while idle, from the threads' schedstat.
+    cpu_h: f64,
+    /// Wake-ups a second while idle.
+    wakes: f64,
+    /// Seconds until every pod was known.
+    known: f64,
+    anon: u64,
+    file: u64,
+}
+
+/// One connected run: memory, idle CPU and wake-ups, and how long it took to know every pod.
+fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> Connected {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let config = dir.path().join("config.toml");
@@ -558,7 +596,7 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
     .expect("config");
     let started = Instant::now();
     let agent = start_knowing(bin, &config, &dir.path().join("state"), n);
-    let known_after = started.elapsed().as_secs_f64();
+    let known = started.elapsed().as_secs_f64();
     // Settled: the status and the Lease written a few times.
     std::thread::sleep(Duration::from_secs(5));
     let rss = status_kib(agent.pid(), "VmRSS:");
@@ -566,14 +604,22 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> (u64, u64, f6
         status_kib(agent.pid(), "RssAnon:"),
         status_kib(agent.pid(), "RssFile:"),
     );
-    let cpu0 = cpu_seconds(agent.pid());
+    let (ns0, switches0) = thread_totals(agent.pid());
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(o.idle_seconds));
-    let cpu = cpu_seconds(agent.pid()) - cpu0;
-    let per_hour = cpu / t0.elapsed().as_secs_f64() * 3600.0;
+    let (ns1, switches1) = thread_totals(agent.pid());
+    let secs = t0.elapsed().as_secs_f64();
     let hwm = status_kib(agent.pid(), "VmHWM:");
     agent.stop();
-    (hwm, rss, per_hour, known_after, anon, file)
+    Connected {
+        hwm,
+        rss,
+        cpu_h: ns1.saturating_sub(ns0) as f64 / 1e9 / secs * 3600.0,
+        wakes: switches1.saturating_sub(switches0) as f64 / secs,
+        known,
+        anon,
+        file,
+    }
 }
 
 /// The counter `nodewarden_fence_actions_total{action="<action>"}`, 0 when absent.
@@ -766,7 +812,7 @@ fn main() {
         o.idle_seconds
     );
     println!(
-        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | all pods known after |\n|---|---|---|---|---|---|---|---|"
+        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | wake-ups | all pods known after |\n|---|---|---|---|---|---|---|---|---|"
     );
     let mut seeded = 0;
     let mut partitions = Vec::new();
@@ -781,18 +827,22 @@ fn main() {
         };
         eprintln!("seeded {n} pods in {:.1} s", t.elapsed().as_secs_f64());
         for (label, bin) in &builds {
-            let (hwm, rss, cpu_h, known, anon, file) = connected(&o, &kubeconfig, bin, n);
+            let c = connected(&o, &kubeconfig, bin, n);
             println!(
-                "| {n} | {} | {label} | {} | {} | {} / {} | {cpu_h:.1} s/h | {known:.1} s |",
+                "| {n} | {} | {label} | {} | {} | {} / {} | {:.2} s/h ({:.3}% of a core) | {:.1}/s | {:.1} s |",
                 if n == 0 {
                     "-".to_string()
                 } else {
                     format!("{:.1} KB", per_pod as f64 / 1000.0)
                 },
-                mib(hwm),
-                mib(rss),
-                mib(anon),
-                mib(file)
+                mib(c.hwm),
+                mib(c.rss),
+                mib(c.anon),
+                mib(c.file),
+                c.cpu_h,
+                c.cpu_h / 36.0,
+                c.wakes,
+                c.known
             );
         }
         if n > 0 && n == o.partition_pods {

@@ -429,3 +429,198 @@ fn failed_api_work_backs_off_capped_and_a_success_clears_it() {
     r.next(true, false, now);
     assert!(r.due(now));
 }
+
+/// `mono` on the fence's scale, with the wall clock where the monotonic clock puts it.
+fn moment(mono: Duration) -> Moment {
+    Moment {
+        mono,
+        wall: wall(0) + mono.saturating_sub(BASE),
+    }
+}
+
+/// The fence task sleeps from one tick until `Link::next_change` unless an input moves: that is
+/// only safe if the judgement stays what it was until that instant and changes at it.
+#[test]
+fn a_judgement_holds_until_its_next_change_and_changes_exactly_then() {
+    // (name, previous run's contact, start (s), own contact, a Ready heartbeat's stamp, failed,
+    // tick (s), the change expected: seconds after the start, or none)
+    type Case = (
+        &'static str,
+        Option<u64>,
+        u64,
+        Option<u64>,
+        Option<u64>,
+        bool,
+        u64,
+        Option<u64>,
+    );
+    let cases: &[Case] = &[
+        ("connected", None, 0, Some(5), None, false, 10, Some(45)),
+        (
+            "a heartbeat later than our own write",
+            None,
+            0,
+            Some(5),
+            Some(20),
+            false,
+            30,
+            Some(45),
+        ),
+        (
+            "a clean start after a long stop: the server's chance",
+            Some(0),
+            3600,
+            None,
+            None,
+            false,
+            3601,
+            Some(3640),
+        ),
+        (
+            "never any contact: time alone changes nothing",
+            None,
+            0,
+            None,
+            None,
+            false,
+            1,
+            None,
+        ),
+        (
+            "own contact expired, a heartbeat keeps it from cut off",
+            None,
+            0,
+            Some(5),
+            Some(30),
+            true,
+            50,
+            Some(70),
+        ),
+    ];
+    for &(name, before, start, own_s, beat, failed, tick, want) in cases {
+        let mut link = Link::resume(before.map(wall), None, at(start, 0));
+        let seen = Seen {
+            own: own_s.and_then(own),
+            heartbeat: beat.map(|b| Heartbeat {
+                stamped: wall(b),
+                arrived: BASE + s(b),
+            }),
+            failed,
+        };
+        let now = BASE + s(tick);
+        let judged = link.judge(&seen, moment(now), AFTER);
+        let next = link.next_change(&seen, now, AFTER);
+        assert_eq!(
+            next.map(|t| t.as_secs()),
+            want.map(|w| w + BASE.as_secs()),
+            "{name}"
+        );
+        let Some(next) = next else {
+            // Nothing changes for a day.
+            for h in 1..=24 {
+                let j = link.clone().judge(&seen, moment(now + s(h * 3600)), AFTER);
+                assert_eq!(
+                    (j.reachable, j.cut_off),
+                    (judged.reachable, judged.cut_off),
+                    "{name}"
+                );
+            }
+            continue;
+        };
+        let span = next - now;
+        for i in 0..200u32 {
+            let t = now + span * i / 200;
+            let j = link.clone().judge(&seen, moment(t), AFTER);
+            assert_eq!(
+                (j.reachable, j.cut_off),
+                (judged.reachable, judged.cut_off),
+                "{name}: changed at {t:?}, before {next:?}"
+            );
+        }
+        let last = link
+            .clone()
+            .judge(&seen, moment(next - Duration::from_nanos(1)), AFTER);
+        assert_eq!(
+            (last.reachable, last.cut_off),
+            (judged.reachable, judged.cut_off),
+            "{name}"
+        );
+        let then = link.clone().judge(&seen, moment(next), AFTER);
+        assert_ne!(
+            (then.reachable, then.cut_off),
+            (judged.reachable, judged.cut_off),
+            "{name}: nothing changed at {next:?}"
+        );
+    }
+    // Cut off: only new contact ends it, time does not.
+    let mut link = Link::resume(None, None, at(0, 0));
+    let seen = Seen {
+        own: own(1),
+        heartbeat: None,
+        failed: true,
+    };
+    assert!(link.judge(&seen, at(60, 0), AFTER).cut_off);
+    assert_eq!(link.next_change(&seen, BASE + s(60), AFTER), None);
+}
+
+/// The fence task sleeps until `Durability::next_due`: nothing is due before it, something at it.
+#[test]
+fn a_write_is_due_exactly_from_its_next_due_instant() {
+    let cadence = Cadence {
+        coalesce: Duration::from_millis(250),
+        contact_every: s(5),
+    };
+    let ms = |n: u64| BASE + Duration::from_millis(n);
+    let check = |d: &Durability, now: Duration, name: &str| {
+        let next = d.next_due(false, cadence);
+        let Some(next) = next else {
+            for n in [0, 1, 10, 1000, 100_000] {
+                assert_eq!(d.due(false, now + s(n), cadence), Write::Nothing, "{name}");
+            }
+            return;
+        };
+        if next > now {
+            assert_eq!(
+                d.due(false, next - Duration::from_millis(1), cadence),
+                Write::Nothing,
+                "{name}"
+            );
+            assert_eq!(d.due(false, now, cadence), Write::Nothing, "{name}");
+        }
+        assert_ne!(
+            d.due(false, next.max(now), cadence),
+            Write::Nothing,
+            "{name}"
+        );
+        // Cut off, a change is due at once.
+        if d.due(true, now, cadence) != Write::Nothing {
+            assert!(
+                d.next_due(true, cadence).is_some_and(|t| t <= now),
+                "{name}"
+            );
+        }
+    };
+    let mut d = Durability::new();
+    check(&d, ms(0), "fresh");
+    d.written(Write::State, true, ms(0));
+    check(&d, ms(10), "all written");
+    d.changed();
+    check(&d, ms(100), "a change within the window");
+    d.written(Write::State, true, ms(250));
+    d.contact_moved();
+    check(&d, ms(300), "the contact alone");
+    d.changed();
+    check(&d, ms(400), "a change and the contact");
+    d.written(Write::State, false, ms(500));
+    check(&d, ms(510), "a failed write");
+    d.written(Write::State, true, ms(750));
+    d.written(Write::Contact, true, ms(751));
+    d.contact_moved();
+    d.changed();
+    d.written(Write::Contact, true, ms(9_000));
+    check(
+        &d,
+        ms(9_001),
+        "the state dirty after the contact was written",
+    );
+}

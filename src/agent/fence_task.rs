@@ -29,6 +29,7 @@ use crate::agent::clock::Clock;
 use crate::agent::quorum::QuorumView;
 use crate::agent::reporter::Journal;
 use crate::agent::snapshot;
+use crate::agent::wake::Wake;
 use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
@@ -50,8 +51,11 @@ use crate::state::{
 };
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
-/// How often the fence wakes: deadlines are met within this (plus scheduling).
+/// How often the fence wakes while cut off (deadlines are met within this, plus scheduling),
+/// and the least time between two ticks at any time.
 const TICK: Duration = Duration::from_millis(50);
+/// The longest the task sleeps while nothing is due (a bound on any wake-up source missed).
+const IDLE_TICK: Duration = Duration::from_secs(10);
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
 /// Changes to the durable state are written at most this long after they happen (and no more
@@ -323,11 +327,27 @@ pub async fn run(
         clock,
     };
     drop(persisted);
-    let mut ticker = tokio::time::interval(TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Wakes the task between its planned ticks when an input moves.
+    let mut wake = Wake::default()
+        .watch(&inputs.pods_changed)
+        .watch(&inputs.node)
+        .watch(&inputs.quorum)
+        .watch(&inputs.journal)
+        .watch(&inputs.reach.subscribe())
+        .watch(&inputs.reach.subscribe_contact());
+    // The first tick at once; then no two ticks closer than `TICK` (a burst of changes is taken
+    // in together), and while nothing is due, none until something is.
+    let mut last_tick: Option<tokio::time::Instant> = None;
+    let mut planned = tokio::time::Instant::now();
+    let mut asleep = false;
     loop {
+        let floor = last_tick.map_or(planned, |t| t + TICK);
         tokio::select! {
-            _ = ticker.tick() => {}
+            _ = tokio::time::sleep_until(planned.max(floor)) => {}
+            _ = async {
+                tokio::time::sleep_until(floor).await;
+                wake.any().await;
+            }, if asleep => {}
             _ = shutdown.requested() => {
                 // Stopping: what changed since the last tick is taken in and everything not on
                 // disk yet is written, whatever the cadence; no step is taken any more.
@@ -364,7 +384,20 @@ pub async fn run(
         }
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);
+        last_tick = Some(tokio::time::Instant::now());
+        let next = if judged.cut_off {
+            None
+        } else {
+            task.next_tick(&seen, judged.reachable)
+        };
+        asleep = next.is_some();
+        planned = next.map_or(floor_after(last_tick), |mono| task.clock.instant_of(mono));
     }
+}
+
+/// The planned tick after one that ended at `last`, while something is due every tick.
+fn floor_after(last: Option<tokio::time::Instant>) -> tokio::time::Instant {
+    last.unwrap_or_else(tokio::time::Instant::now) + TICK
 }
 
 /// The fence task's state between ticks.
@@ -412,6 +445,31 @@ struct Task {
 }
 
 impl Task {
+    /// While not cut off, when the next tick is due with nothing new observed (the task wakes
+    /// earlier on any change of its inputs): the judgement changing, a write falling due, the
+    /// fence's API work being retried — and at most `IDLE_TICK` from now. `None` when a tick is
+    /// due every `TICK`: API work waiting to run at once.
+    fn next_tick(&self, seen: &Seen, reachable: bool) -> Option<Duration> {
+        let now = self.clock.now().mono;
+        let api_work =
+            reachable && !(self.kept.fenced.is_empty() && self.kept.fence_events.is_empty());
+        let retry = match (api_work, self.retry.next_at()) {
+            (false, _) => None,
+            (true, Some(at)) => Some(at),
+            (true, None) => return None,
+        };
+        [
+            self.link
+                .next_change(seen, now, self.config.fence.unreachable_after),
+            self.durability.next_due(false, self.cadence),
+            retry,
+        ]
+        .into_iter()
+        .flatten()
+        .fold(now + IDLE_TICK, Duration::min)
+        .into()
+    }
+
     /// Takes in what the other tasks changed: the quorum's view, the reporter's journal, the Node.
     fn gather(&mut self, inputs: &mut FenceInputs, now: Moment) {
         if inputs.quorum.has_changed().unwrap_or(false) {

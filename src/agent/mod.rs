@@ -175,3 +175,4 @@ pub mod reporter;
 pub mod sampling;
 pub mod shutdown;
 pub mod snapshot;
+pub mod wake;

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::agent::clock::Clock;
+use crate::agent::wake::Wake;
 use crate::api::reachability::Reachability;
 use crate::config::Config;
 use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide};
@@ -24,8 +25,6 @@ use crate::state::{State, StoredQuorum};
 
 /// The Node label the controller keys zones by (with the region, SEMANTICS §5.5).
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
-/// How often reachability is looked at between rounds.
-const TICK: Duration = Duration::from_millis(100);
 /// Peers asked per other zone (enough to learn whether that zone is down too).
 const PER_OTHER_ZONE: usize = 2;
 
@@ -185,10 +184,23 @@ pub async fn run(
         health.metrics.record_quorum(Some(v.word()));
     }
     let mut next_round: Option<Instant> = None;
-    let mut ticker = tokio::time::interval(TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Wakes on a change of the Node, the peers or the fence's judgement, and while cut off at
+    // each round; asleep otherwise.
+    let mut wake = Wake::default()
+        .watch(&inputs.node)
+        .watch(&inputs.peers)
+        .watch(&inputs.cut_off);
+    let mut first = true;
     loop {
-        ticker.tick().await;
+        if !std::mem::take(&mut first) {
+            let asking = *inputs.cut_off.borrow() == Some(true)
+                && config.fence.mode != crate::core::fence_plan::Mode::Off;
+            let round = next_round.unwrap_or_else(Instant::now);
+            tokio::select! {
+                _ = wake.any() => {}
+                _ = tokio::time::sleep_until(round), if asking => {}
+            }
+        }
         // Zone and peers, whenever they change.
         if inputs.node.has_changed().unwrap_or(false)
             && let Some(n) = inputs.node.borrow_and_update().clone()

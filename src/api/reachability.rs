@@ -27,6 +27,8 @@ pub struct Reachability {
     origin: Instant,
     /// Every change of state, for tasks that wait to retry (they retry at once on return).
     changes: tokio::sync::watch::Sender<State>,
+    /// Every move of the last contact, for the fence, which writes it down.
+    contacts: tokio::sync::watch::Sender<Option<Duration>>,
     observer: Option<Observer>,
 }
 
@@ -56,6 +58,7 @@ impl Reachability {
             node: node.to_string(),
             origin: Instant::now(),
             changes: tokio::sync::watch::Sender::new(State::Unknown),
+            contacts: tokio::sync::watch::Sender::new(None),
             observer: None,
         }
     }
@@ -71,6 +74,12 @@ impl Reachability {
     /// A receiver that sees every change of state.
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<State> {
         self.changes.subscribe()
+    }
+
+    /// A receiver that sees every move of the last contact (each proving write, while the
+    /// state stays Reachable).
+    pub fn subscribe_contact(&self) -> tokio::sync::watch::Receiver<Option<Duration>> {
+        self.contacts.subscribe()
     }
 
     fn contact(&self) -> Contact {
@@ -89,7 +98,12 @@ impl Reachability {
             self.since_origin(Instant::now()),
         );
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(previous) = guard.observe(evidence, sent, now) else {
+        let before = guard.last_contact;
+        let changed = guard.observe(evidence, sent, now);
+        if guard.last_contact != before {
+            self.contacts.send_replace(guard.last_contact);
+        }
+        let Some(previous) = changed else {
             return;
         };
         let next = guard.reach;

@@ -131,6 +131,33 @@ impl Link {
         }
     }
 
+    /// The first instant after `now` at which `judge` answers differently for the observations
+    /// a tick just judged: its own contact growing older than `after` (no longer reachable), or
+    /// the latest contact, counted from no earlier than a clean start, doing so (cut off).
+    /// `None` when time passing alone changes nothing: already cut off (only new contact ends a
+    /// partition), or nothing to count from. A task that sleeps between ticks wakes at this
+    /// instant or on a new observation, whichever comes first.
+    pub fn next_change(&self, seen: &Seen, now: Duration, after: Duration) -> Option<Duration> {
+        if self.cut_off_since.is_some() {
+            return None;
+        }
+        // `contact::older_than` is strict: each judgement flips just past `contact + after`.
+        let past = |c: Duration| c + after + Duration::from_nanos(1);
+        let anchor = if seen.failed { None } else { self.started };
+        let expires = seen.own.map(past);
+        // Never cut off without a contact to count deadlines from (see `judge`).
+        let cuts = self
+            .last_contact
+            .is_some()
+            .then(|| self.last_contact.max(anchor).map(past))
+            .flatten();
+        [expires, cuts]
+            .into_iter()
+            .flatten()
+            .filter(|t| *t > now)
+            .min()
+    }
+
     /// The last contact as a wall time at `now`, for the state file and the records.
     pub fn last_contact_wall(&self, now: Moment) -> Option<SystemTime> {
         self.last_contact.map(|c| now.wall_at(c))
@@ -293,6 +320,29 @@ impl Durability {
         }
     }
 
+    /// The first instant at which `due` answers something other than `Write::Nothing`, for a
+    /// task that sleeps between ticks (it may be now or past); `None` while nothing is unwritten.
+    pub fn next_due(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
+        let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
+        if self.dirty {
+            let state = if cut_off {
+                Duration::ZERO
+            } else {
+                after(self.last_state, cadence.coalesce)
+            };
+            // A contact alone may be due before the whole state is.
+            Some(if self.contact_dirty {
+                state.min(after(self.last_contact, cadence.contact_every))
+            } else {
+                state
+            })
+        } else if self.contact_dirty {
+            Some(after(self.last_contact, cadence.contact_every))
+        } else {
+            None
+        }
+    }
+
     /// What a last write before stopping must cover, whatever the cadence.
     pub fn unwritten(&self) -> Write {
         if self.dirty {
@@ -348,6 +398,11 @@ impl Retry {
     /// Whether a try is due at `now`.
     pub fn due(&self, now: Duration) -> bool {
         self.at.is_none_or(|t| now >= t)
+    }
+
+    /// When the next try is due after a failure; `None` when a try may run at once.
+    pub fn next_at(&self) -> Option<Duration> {
+        self.at
     }
 
     /// After a round at `now` that `ran` (or not): a failure pushes the next try back, a success
