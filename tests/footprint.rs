@@ -538,3 +538,69 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     );
     assert_eq!(mode & 0o777, 0o600);
 }
+
+/// The fence converts again only the pods the store replaced, and ends up exactly where a whole
+/// conversion of the store would, saying whether anything it keeps changed.
+#[test]
+fn a_refresh_converts_only_replaced_pods_and_matches_a_whole_conversion() {
+    use kube::runtime::watcher::Event;
+    use nodewarden::agent::fence_task::Converted;
+
+    let mut writer: kube::runtime::reflector::store::Writer<SlimPod> = Default::default();
+    let decode =
+        |v: Value| -> SlimPod { serde_json::from_value(v).expect("a realistic pod decodes") };
+    let n = 200;
+    for i in 0..n {
+        writer.apply_watcher_event(&Event::Apply(decode(realistic::pod(i, NODE))));
+    }
+    let store = writer.as_reader();
+    let mut c = Converted::default();
+    let mut malformed = Default::default();
+    // (what happened, whether the kept pods change, how many pods are converted)
+    let mut step = |c: &mut Converted, what: &str, changes: bool, conversions: usize| {
+        let changed = c.refresh(&store, NODE, &mut malformed);
+        let whole = fence_task::convert_pods(&store, NODE, &mut Default::default());
+        assert_eq!((&c.pods, &c.resources), (&whole.0, &whole.1), "{what}");
+        assert_eq!(changed, changes, "{what}: changed");
+        assert_eq!(c.last_conversions(), conversions, "{what}: conversions");
+    };
+    step(&mut c, "the first refresh", true, n);
+    step(&mut c, "nothing new", false, 0);
+
+    let mut edit = |i: usize, f: &dyn Fn(&mut Value)| {
+        let mut v = realistic::pod(i, NODE);
+        f(&mut v);
+        writer.apply_watcher_event(&Event::Apply(decode(v)));
+    };
+    edit(5, &|v| {
+        v["metadata"]["resourceVersion"] = Value::from("999999")
+    });
+    step(&mut c, "a new version that changes nothing kept", false, 1);
+    edit(7, &|v| {
+        if let Some(ts) = v["spec"]["tolerations"].as_array_mut() {
+            ts.push(serde_json::json!({"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 17}));
+        }
+    });
+    edit(11, &|v| {
+        v["spec"]["containers"][0]["resources"]["requests"]["memory"] = Value::from("777Mi");
+    });
+    step(&mut c, "a toleration and a request changed", true, 2);
+    edit(13, &|v| {
+        v["spec"]["tolerations"] = serde_json::json!([{"key": "k", "operator": "Sometimes"}]);
+    });
+    step(&mut c, "tolerations it cannot read: left out", true, 1);
+    // The pod left out is tried again on every refresh (its problem logged once).
+    writer.apply_watcher_event(&Event::Delete(decode(realistic::pod(9, NODE))));
+    step(&mut c, "a pod deleted", true, 1);
+    writer.apply_watcher_event(&Event::Apply(decode(realistic::pod(n + 1, NODE))));
+    step(&mut c, "a pod added", true, 2);
+    assert_eq!(c.pods.len(), n - 1, "one left out, one deleted, one added");
+
+    // After a restart the pods come from disk: the first refresh converts every pod and changes
+    // nothing when the disk had them right, and says so when it did not.
+    let (pods, resources) = fence_task::convert_pods(&store, NODE, &mut Default::default());
+    let mut fresh = Converted::from_disk(pods.clone(), resources.clone());
+    step(&mut fresh, "from disk, as it was", false, n);
+    let mut stale = Converted::from_disk(pods[1..].to_vec(), resources);
+    step(&mut stale, "from disk, one pod short", true, n);
+}

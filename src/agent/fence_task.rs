@@ -215,9 +215,8 @@ pub struct FenceInputs {
 /// Everything the state file keeps, as the task holds it.
 #[derive(Default)]
 struct Kept {
-    pods: Vec<FencePod>,
-    /// For `status` only: each pod's requests and limits.
-    resources: BTreeMap<String, Effective>,
+    /// The pods and, for `status` only, each pod's requests and limits.
+    converted: Converted,
     /// The Node as last seen.
     node_status: Option<StoredNode>,
     /// The fence's own Events not yet delivered.
@@ -235,12 +234,13 @@ impl Kept {
             return Kept::default();
         };
         Kept {
-            pods: s.pods.iter().filter_map(StoredPod::to_pod).collect(),
-            resources: s
-                .pods
-                .iter()
-                .map(|p| (p.uid.clone(), p.resources()))
-                .collect(),
+            converted: Converted::from_disk(
+                s.pods.iter().filter_map(StoredPod::to_pod).collect(),
+                s.pods
+                    .iter()
+                    .map(|p| (p.uid.clone(), p.resources()))
+                    .collect(),
+            ),
             node_status: s.node_status.clone(),
             fence_events: s.pending_events.clone(),
             condition_events: s.condition_events.clone(),
@@ -415,7 +415,7 @@ struct Task {
     node_read: bool,
     /// Judged reachable at the last tick.
     reachable: bool,
-    /// Bumped whenever `kept.pods` changes.
+    /// Bumped whenever `kept.converted` changes.
     pods_generation: u64,
     /// The plans of the current partition and what they were made from (last contact, verdict,
     /// pods).
@@ -437,7 +437,8 @@ struct Task {
     contact_errors: WriteErrors,
     last_sweep: Duration,
     malformed: BTreeSet<String>,
-    /// Whether the pods have been converted from the store since this task started.
+    /// Whether the pods have been converted from the store since this task started or the
+    /// last partition ended.
     refreshed: bool,
     event_api: Api<Event>,
     client: kube::Client,
@@ -534,6 +535,8 @@ impl Task {
                 );
                 self.steps.clear();
                 self.logged_verdict = None;
+                // The plans' metrics go back to a partition starting now.
+                self.refreshed = false;
                 self.durability.changed();
             }
             Some(Transition::CutOff) => {
@@ -549,7 +552,7 @@ impl Task {
                 log::warn!(
                     node = node, reachable = "false", last_contact = contact.as_str();
                     "cut off from the API server (no answer for {}s; last contact {contact}); fence planning {} pod(s) in {} mode",
-                    self.config.fence.unreachable_after.as_secs(), self.kept.pods.len(), mode_name(self.policy.mode)
+                    self.config.fence.unreachable_after.as_secs(), self.kept.converted.pods.len(), mode_name(self.policy.mode)
                 );
             }
             None => {}
@@ -570,19 +573,22 @@ impl Task {
         let store_changed = inputs.pods_changed.has_changed().unwrap_or(false);
         if listed && (store_changed || !self.refreshed) {
             inputs.pods_changed.borrow_and_update();
-            self.refreshed = true;
-            let (fresh, fresh_resources) =
-                convert_pods(&inputs.pods, &self.node, &mut self.malformed);
-            if fresh != self.kept.pods || fresh_resources != self.kept.resources {
-                self.kept.pods = fresh;
-                self.kept.resources = fresh_resources;
+            let first = !std::mem::replace(&mut self.refreshed, true);
+            let converted =
+                self.kept
+                    .converted
+                    .refresh(&inputs.pods, &self.node, &mut self.malformed);
+            if converted {
                 self.pods_generation += 1;
                 self.durability.changed();
             }
-            // What a partition starting now would do, for the metrics.
-            let verdict = QuorumVerdict::NotConsulted;
-            let plans = fence_plan::plan(&self.kept.pods, now.mono, &self.policy, &verdict);
-            self.health.metrics.record_plans(&plans, &verdict);
+            if converted || first {
+                // What a partition starting now would do, for the metrics.
+                let verdict = QuorumVerdict::NotConsulted;
+                let plans =
+                    fence_plan::plan(&self.kept.converted.pods, now.mono, &self.policy, &verdict);
+                self.health.metrics.record_plans(&plans, &verdict);
+            }
         }
     }
 
@@ -676,7 +682,8 @@ impl Task {
         // walks the plans for due steps and does nothing else.
         let key = (contact, verdict.clone(), self.pods_generation);
         if self.planned.as_ref().is_none_or(|(k, _)| *k != key) {
-            let plans = fence_plan::plan(&self.kept.pods, contact, &self.policy, &verdict);
+            let plans =
+                fence_plan::plan(&self.kept.converted.pods, contact, &self.policy, &verdict);
             self.planned = Some((key, plans));
         }
         let Some((_, plans)) = self.planned.take() else {
@@ -726,6 +733,7 @@ impl Task {
                 // Pods fenced before a restart are fenced again.
                 for p in self
                     .kept
+                    .converted
                     .pods
                     .iter()
                     .filter(|p| self.kept.fenced.contains(&p.uid))
@@ -748,7 +756,7 @@ impl Task {
 
     /// Carries out one step the core found due.
     fn take(&mut self, due: &Due, now: Moment) {
-        let Some(pod) = self.kept.pods.iter().find(|x| x.uid == due.uid) else {
+        let Some(pod) = self.kept.converted.pods.iter().find(|x| x.uid == due.uid) else {
             return;
         };
         let node = self.node.as_str();
@@ -807,7 +815,7 @@ impl Task {
                         &self.config.state_directory,
                         &self.node,
                         self.link.last_contact_wall(now),
-                        stored_pods(&self.kept.pods, &self.kept.resources),
+                        stored_pods(&self.kept.converted.pods, &self.kept.converted.resources),
                         self.kept.node_status.as_ref(),
                         &self.kept.fenced,
                         Held {
@@ -848,41 +856,149 @@ impl Task {
 /// The pods in the store in the planner's terms, sorted by UID, with their requests and limits.
 /// A pod whose tolerations cannot be read is left out (not fenced); one whose resources cannot be
 /// read is fenced but shows no resources. Each is logged once. Public for the footprint harness
-/// (`examples/footprint.rs`), which measures what this path allocates.
+/// (`examples/footprint.rs`) and the benches, which measure a whole conversion.
 pub fn convert_pods(
     store: &Store<SlimPod>,
     node: &str,
     malformed: &mut BTreeSet<String>,
 ) -> (Vec<FencePod>, BTreeMap<String, Effective>) {
-    let mut pods = Vec::new();
-    let mut resources = BTreeMap::new();
-    for slim in store.state() {
-        let p = slim.to_pod();
-        let id = format!(
-            "{}/{}",
-            p.metadata.namespace.as_deref().unwrap_or_default(),
-            p.metadata.name.as_deref().unwrap_or_default()
-        );
-        let Some(fp) = fence_pod(&p) else {
-            if malformed.insert(id.clone()) {
-                log::warn!(node = node, pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
+    let mut converted = Converted::default();
+    converted.refresh(store, node, malformed);
+    (converted.pods, converted.resources)
+}
+
+/// The pods converted from the watch's store, each with the store's object it came from, so a
+/// refresh converts again only the pods the store replaced: one pod changing among 10,000 costs
+/// one conversion, not 10,000 (the store hands out the very same object for a pod it did not
+/// replace).
+#[derive(Debug, Default)]
+pub struct Converted {
+    /// Sorted by UID.
+    pub pods: Vec<FencePod>,
+    pub resources: BTreeMap<String, Effective>,
+    /// The object each of `pods` came from, in the same order; empty when they were not converted
+    /// in this run (read from disk).
+    sources: Vec<Arc<SlimPod>>,
+    /// How many pods the last refresh converted (the others were the very objects it had).
+    last_conversions: usize,
+}
+
+impl Converted {
+    /// Pods read from disk: the next refresh converts every pod and compares.
+    pub fn from_disk(mut pods: Vec<FencePod>, resources: BTreeMap<String, Effective>) -> Converted {
+        pods.sort_by(|a, b| a.uid.cmp(&b.uid));
+        Converted {
+            pods,
+            resources,
+            sources: Vec::new(),
+            last_conversions: 0,
+        }
+    }
+
+    /// How many pods the last refresh converted.
+    pub fn last_conversions(&self) -> usize {
+        self.last_conversions
+    }
+
+    /// Brings the pods up to date with `store`, as [`convert_pods`] would convert it whole;
+    /// returns whether the pods or their resources changed.
+    pub fn refresh(
+        &mut self,
+        store: &Store<SlimPod>,
+        node: &str,
+        malformed: &mut BTreeSet<String>,
+    ) -> bool {
+        let mut slims = store.state();
+        slims.sort_unstable_by(|a, b| a.metadata.uid.cmp(&b.metadata.uid));
+        let reuse = self.sources.len() == self.pods.len();
+        let mut old = std::mem::take(&mut self.pods)
+            .into_iter()
+            .zip(
+                std::mem::take(&mut self.sources)
+                    .into_iter()
+                    .map(Some)
+                    .chain(std::iter::repeat(None)),
+            )
+            .peekable();
+        let mut old_resources = std::mem::take(&mut self.resources);
+        let mut changed = false;
+        self.last_conversions = 0;
+        self.pods.reserve(slims.len());
+        for slim in slims {
+            let uid = slim.metadata.uid.as_deref().unwrap_or_default();
+            // Pods gone from the store.
+            while old.peek().is_some_and(|(p, _)| p.uid.as_str() < uid) {
+                if let Some((gone, _)) = old.next() {
+                    old_resources.remove(&gone.uid);
+                }
+                changed = true;
             }
-            continue;
-        };
-        match snapshot::pod_resources(&p) {
-            Ok(e) => {
-                resources.insert(fp.uid.clone(), e);
-            }
-            Err(e) => {
-                if malformed.insert(format!("{id} resources")) {
-                    log::warn!(node = node, pod = id.as_str(), error = e.as_str(); "pod {id} has resources this agent cannot read ({e}); `status` leaves it out of the sums");
+            let before = old.next_if(|(p, _)| p.uid == uid && !uid.is_empty());
+            match before {
+                Some((pod, Some(source))) if reuse && Arc::ptr_eq(&source, &slim) => {
+                    if let Some(r) = old_resources.remove(&pod.uid) {
+                        self.resources.insert(pod.uid.clone(), r);
+                    }
+                    self.pods.push(pod);
+                    self.sources.push(source);
+                }
+                before => {
+                    let fresh = convert_one(&slim, node, malformed);
+                    self.last_conversions += 1;
+                    let was_resources = before
+                        .as_ref()
+                        .and_then(|(p, _)| old_resources.remove(&p.uid));
+                    match fresh {
+                        Some((pod, resources)) => {
+                            changed |= before.as_ref().is_none_or(|(p, _)| *p != pod)
+                                || was_resources != resources;
+                            if let Some(r) = resources {
+                                self.resources.insert(pod.uid.clone(), r);
+                            }
+                            self.pods.push(pod);
+                            self.sources.push(slim);
+                        }
+                        None => changed |= before.is_some(),
+                    }
                 }
             }
         }
-        pods.push(fp);
+        changed |= old.next().is_some();
+        // Sorted by UID as the store's objects were; two objects of one UID (never from one API
+        // server) keep the order the sort gave them.
+        changed
     }
-    pods.sort_by(|a, b| a.uid.cmp(&b.uid));
-    (pods, resources)
+}
+
+/// One pod in the planner's terms with its requests and limits; `None` when its tolerations
+/// cannot be read. Each problem is logged once.
+fn convert_one(
+    slim: &SlimPod,
+    node: &str,
+    malformed: &mut BTreeSet<String>,
+) -> Option<(FencePod, Option<Effective>)> {
+    let p = slim.to_pod();
+    let id = format!(
+        "{}/{}",
+        p.metadata.namespace.as_deref().unwrap_or_default(),
+        p.metadata.name.as_deref().unwrap_or_default()
+    );
+    let Some(fp) = fence_pod(&p) else {
+        if malformed.insert(id.clone()) {
+            log::warn!(node = node, pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
+        }
+        return None;
+    };
+    let resources = match snapshot::pod_resources(&p) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            if malformed.insert(format!("{id} resources")) {
+                log::warn!(node = node, pod = id.as_str(), error = e.as_str(); "pod {id} has resources this agent cannot read ({e}); `status` leaves it out of the sums");
+            }
+            None
+        }
+    };
+    Some((fp, resources))
 }
 
 /// The pods as the state file keeps them, each with its requests and limits when known: a view
