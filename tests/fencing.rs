@@ -624,3 +624,76 @@ fn a_write_is_due_exactly_from_its_next_due_instant() {
         "the state dirty after the contact was written",
     );
 }
+
+/// While cut off the fence task sleeps until `Steps::next_due`: a task that ticks only at those
+/// instants takes every step at its planned instant, exactly as one ticking every 50 ms does
+/// (give or take that tick), and nothing is due in between.
+#[test]
+fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
+    let policy = FencePolicy {
+        node_monitor_grace_period: s(40),
+        safety_margin: s(2),
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+    };
+    let contact = BASE;
+    let pods: Vec<FencePod> = (0..40)
+        .map(|i| match i % 5 {
+            0 => pod(&format!("p{i}"), None),
+            _ => pod(&format!("p{i}"), Some(i * 7 % 90)),
+        })
+        .chain([pod("done", Some(0))])
+        .collect();
+    let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
+    let fenced: BTreeSet<String> = ["done".to_string()].into();
+
+    let mut by_sleeping = Steps::default();
+    let mut taken = Vec::new();
+    let mut now = contact;
+    for _ in 0..1000 {
+        let Some(next) = by_sleeping.next_due(&plans, &fenced) else {
+            break;
+        };
+        assert!(next >= now, "a step due in the past was left behind");
+        // Nothing is due just before the instant it names.
+        if next > now {
+            let mut probe = by_sleeping.clone();
+            assert!(
+                probe
+                    .due(&plans, &fenced, next - Duration::from_millis(1))
+                    .is_empty()
+            );
+        }
+        now = next;
+        let due = by_sleeping.due(&plans, &fenced, now);
+        assert!(!due.is_empty(), "woke at {now:?} for nothing");
+        taken.extend(
+            due.into_iter()
+                .map(|d| (d.uid, d.step, now - contact, d.late)),
+        );
+    }
+    assert!(
+        taken.iter().all(|t| t.3.is_zero()),
+        "every step at its instant"
+    );
+
+    let mut by_ticking = Steps::default();
+    let mut ticked = Vec::new();
+    let tick = Duration::from_millis(50);
+    for i in 0..(200_000 / 50) {
+        let at = contact + tick * i;
+        ticked.extend(
+            by_ticking
+                .due(&plans, &fenced, at)
+                .into_iter()
+                .map(|d| (d.uid, d.step, at - contact - d.late)),
+        );
+    }
+    let key = |t: &(String, Step, Duration)| (t.0.clone(), t.1 == Step::Kill, t.2);
+    let mut a: Vec<_> = taken.into_iter().map(|t| (t.0, t.1, t.2)).collect();
+    a.sort_by_key(key);
+    ticked.sort_by_key(key);
+    assert_eq!(a, ticked, "the same steps at the same planned instants");
+    assert!(a.len() > 40, "a partition with steps to take: {}", a.len());
+    assert_eq!(by_sleeping.next_due(&plans, &fenced), None, "all taken");
+}

@@ -191,6 +191,8 @@ fn sigterm_mid_write_keeps_every_seen_pod_and_exits_within_a_second() {
             Some((line, _)) if line.contains("aborted") && line.contains("fence") => found
                 .other
                 .push(format!("the fence task was aborted: {line}")),
+            // How long the drain took tells a slow fence from a slow exit after it.
+            Some((line, _)) if !found.other.is_empty() => found.other.push(line),
             Some(_) => {}
             None => found.other.push("no line on how it stopped".into()),
         }

@@ -51,11 +51,13 @@ use crate::state::{
 };
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
-/// How often the fence wakes while cut off (deadlines are met within this, plus scheduling),
-/// and the least time between two ticks at any time.
+/// The least time between two ticks: a step due within this of the previous tick is taken this
+/// late (plus scheduling); a burst of changes is taken in together.
 const TICK: Duration = Duration::from_millis(50);
 /// The longest the task sleeps while nothing is due (a bound on any wake-up source missed).
 const IDLE_TICK: Duration = Duration::from_secs(10);
+/// The longest the task sleeps while cut off with nothing due.
+const CUT_OFF_IDLE_TICK: Duration = Duration::from_secs(1);
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
 /// Changes to the durable state are written at most this long after they happen (and no more
@@ -386,7 +388,7 @@ pub async fn run(
         task.carry_out(&inputs, now, what);
         last_tick = Some(tokio::time::Instant::now());
         let next = if judged.cut_off {
-            None
+            task.next_fenced_tick()
         } else {
             task.next_tick(&seen, judged.reachable)
         };
@@ -469,6 +471,24 @@ impl Task {
         .flatten()
         .fold(now + IDLE_TICK, Duration::min)
         .into()
+    }
+
+    /// While cut off, when the next tick is due with nothing new observed: a step of the plans,
+    /// the sweep of fenced pods, a write — and at most `CUT_OFF_IDLE_TICK` from now (finding the
+    /// pods' cgroups again after a failure, say).
+    fn next_fenced_tick(&self) -> Option<Duration> {
+        let now = self.clock.now().mono;
+        let steps = self
+            .planned
+            .as_ref()
+            .and_then(|(_, plans)| self.steps.next_due(plans, &self.kept.fenced));
+        let sweep = (self.terminator.is_some() && !self.fence.is_empty())
+            .then_some(self.last_sweep + SWEEP);
+        [steps, sweep, self.durability.next_due(true, self.cadence)]
+            .into_iter()
+            .flatten()
+            .fold(now + CUT_OFF_IDLE_TICK, Duration::min)
+            .into()
     }
 
     /// Takes in what the other tasks changed: the quorum's view, the reporter's journal, the Node.

@@ -245,6 +245,31 @@ impl Steps {
         out
     }
 
+    /// The first instant at which `due` has a step of `plans` to take (past when one is due
+    /// now); `None` when every step is taken. A task that sleeps while cut off wakes then.
+    pub fn next_due(&self, plans: &[PodPlan], fenced: &BTreeSet<String>) -> Option<Duration> {
+        plans
+            .iter()
+            .filter_map(|p| {
+                let Plan::Stop { schedule, .. } = &p.plan else {
+                    return None;
+                };
+                let taken = self.taken.get(&p.uid).copied().unwrap_or_else(|| {
+                    let done = fenced.contains(&p.uid);
+                    Taken {
+                        termed: done,
+                        killed: done,
+                    }
+                });
+                match (taken.termed, taken.killed) {
+                    (false, _) => Some(schedule.sigterm_at.min(schedule.kill_at)),
+                    (true, false) => Some(schedule.kill_at),
+                    (true, true) => None,
+                }
+            })
+            .min()
+    }
+
     /// A partition ended: the next one starts from nothing taken.
     pub fn clear(&mut self) {
         self.taken.clear();
