@@ -2,8 +2,11 @@
 //! test server in process on a paused clock (an hour takes a second or two). Two scenarios: idle,
 //! and one pressure change per minute. Printed next to the kubelet's figures for the same
 //! settings, computed from its documented cadence (Lease update every 10 s; status PATCH once per
-//! report interval and on change) and the size of the patch it sends when only heartbeats moved.
-//! Last, a markdown table of both, extrapolated to the API server of a 5,000-node cluster.
+//! report interval and on change) and the size of the patch it sends when only heartbeats moved,
+//! plus the watches it keeps like ours: at least its Node, its pods and the Services, each listed
+//! once at start and re-opened every 5–10 min (client-go's reflector draws each watch's timeout
+//! at random in [5 min, 10 min): 8 an hour on average). Last, a markdown table of both,
+//! extrapolated to the API server of a 5,000-node cluster.
 //!
 //! Run with `cargo bench --bench api_hour`.
 
@@ -129,6 +132,44 @@ fn kubelet_model() -> (usize, usize) {
     )
 }
 
+/// The kubelet's watches counted in the model (it keeps more: CSIDrivers, RuntimeClasses and,
+/// with the default change detection, one per ConfigMap and Secret its pods mount): its Node, its
+/// pods, the Services. Each: the path and query of its watch request, and of its initial list.
+const KUBELET_WATCHES: [(&str, &str); 3] = [
+    (
+        "/api/v1/nodes",
+        "allowWatchBookmarks=true&fieldSelector=metadata.name%3Dworker-1&resourceVersion=123456&timeoutSeconds=437&watch=true",
+    ),
+    (
+        "/api/v1/pods",
+        "allowWatchBookmarks=true&fieldSelector=spec.nodeName%3Dworker-1&resourceVersion=123456&timeoutSeconds=512&watch=true",
+    ),
+    (
+        "/api/v1/services",
+        "allowWatchBookmarks=true&resourceVersion=123456&timeoutSeconds=349&watch=true",
+    ),
+];
+/// Watch requests per watch and hour: a timeout drawn uniformly in [300 s, 600 s), 450 s mean.
+const KUBELET_WATCHES_PER_HOUR: usize = 8;
+
+/// The kubelet's watch requests and their initial lists in an hour that begins with its start,
+/// as ours does: (requests, bytes).
+fn kubelet_watches() -> (usize, usize) {
+    let mut requests = 0;
+    let mut bytes = 0;
+    for (path, query) in KUBELET_WATCHES {
+        let list_query = query
+            .split('&')
+            .filter(|q| q.starts_with("fieldSelector"))
+            .collect::<Vec<_>>()
+            .join("&");
+        requests += 1 + KUBELET_WATCHES_PER_HOUR;
+        bytes +=
+            path.len() + list_query.len() + KUBELET_WATCHES_PER_HOUR * (path.len() + query.len());
+    }
+    (requests, bytes)
+}
+
 /// Nodes of the cluster the per-node figures are extrapolated to.
 const CLUSTER_NODES: f64 = 5000.0;
 
@@ -146,10 +187,11 @@ fn main() {
             println!("   {k:<26} {n:>5} requests {b:>9} bytes");
         }
         let status_patches = if change { 60 + 59 } else { 60 };
-        let kubelet_requests = 360 + status_patches;
-        let kubelet_bytes = 360 * lease_bytes + status_patches * status_bytes;
+        let (watch_requests, watch_bytes) = kubelet_watches();
+        let kubelet_requests = 360 + status_patches + watch_requests;
+        let kubelet_bytes = 360 * lease_bytes + status_patches * status_bytes + watch_bytes;
         println!(
-            "   kubelet, same settings:  {kubelet_requests} requests ({} Lease + {status_patches} status), {kubelet_bytes} bytes (status patch {status_bytes} B, Lease update {lease_bytes} B)",
+            "   kubelet, same settings:  {kubelet_requests} requests ({} Lease + {status_patches} status + {watch_requests} lists and watches), {kubelet_bytes} bytes (status patch {status_bytes} B, Lease update {lease_bytes} B)",
             360
         );
         rows.push((name, t.requests, t.bytes, kubelet_requests, kubelet_bytes));
