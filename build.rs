@@ -2,8 +2,8 @@
 //! are placed together at the start of `.text` from `link/hot-symbols.txt`, so the few 64 KiB
 //! blocks the kernel maps around each executed page hold mostly executed code (the default
 //! order scatters it over most of the binary). A symbol the build no longer has is skipped, so
-//! a stale list only loses the packing, never breaks the build. `scripts/hot_symbols.py`
-//! regenerates the list; it sets `NODEWARDEN_LINK_MAP` to get the linker's map file.
+//! a stale list only loses the packing, never breaks the build. `scripts/hot-symbols.sh`
+//! regenerates the list (it sets `NODEWARDEN_LINK_MAP` to get the linker's map file).
 
 use std::path::Path;
 
