@@ -10,7 +10,11 @@ use std::path::Path;
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-symbols.txt");
     println!("cargo:rerun-if-env-changed=NODEWARDEN_LINK_MAP");
-    if std::env::var("PROFILE").as_deref() != Ok("release") {
+    // The list is x86_64's, and the option is lld's: rustc links x86_64-unknown-linux-gnu with
+    // rust-lld by default, other targets with the system linker, which may not know it.
+    if std::env::var("PROFILE").as_deref() != Ok("release")
+        || std::env::var("TARGET").as_deref() != Ok("x86_64-unknown-linux-gnu")
+    {
         return;
     }
     let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/hot-symbols.txt");
@@ -22,6 +26,9 @@ fn main() {
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
     if let Some(map) = std::env::var_os("NODEWARDEN_LINK_MAP") {
-        println!("cargo:rustc-link-arg-bins=-Wl,-Map={}", Path::new(&map).display());
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,-Map={}",
+            Path::new(&map).display()
+        );
     }
 }
