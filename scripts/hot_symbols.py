@@ -2,12 +2,17 @@
 """The release binary's executed functions, for link/hot-symbols.txt (issue 12).
 
 Usage: hot_symbols.py MAP BINARY_NAME FIRST_RUN... [-- LATER_RUN...] > link/hot-symbols.txt
+       hot_symbols.py --check MAP LIST [MIN_PERCENT]
 
 MAP is the linker map of the profiled build (NODEWARDEN_LINK_MAP=path cargo build --release);
 each RUN is a callgrind output (`valgrind --tool=callgrind --dump-instr=yes`) of that build.
 Prints one symbol per executed `.text` input section: those the first runs executed (the
 standalone agent) first, then those only the later runs executed (connected), each group the
 most executed first, so a standalone agent touches only the start of the list.
+
+With --check, fails when fewer than MIN_PERCENT (90) of the symbols of LIST are functions of
+the build MAP describes: the list has gone stale (a dependency update changes its symbols'
+hashes) and the packing it gives is lost until it is regenerated (scripts/hot-symbols.sh).
 """
 import bisect
 import re
@@ -79,7 +84,31 @@ def executed(paths, binary):
     return counts
 
 
+def check(map_path, list_path, min_percent):
+    """Exit status 1 when the list has gone stale for the build of `map_path`."""
+    have = {s[2] for s in sections(map_path)}
+    wanted = [l.strip() for l in open(list_path, encoding="utf-8") if l.strip()]
+    found = sum(1 for w in wanted if w in have)
+    percent = 100.0 * found / max(len(wanted), 1)
+    print(
+        f"hot symbols: {found} of {len(wanted)} ({percent:.1f}%) are in this build "
+        f"(at least {min_percent}% wanted)",
+        file=sys.stderr,
+    )
+    if percent < min_percent:
+        print(
+            "hot symbols: the list is stale; run scripts/hot-symbols.sh and commit "
+            "link/hot-symbols.txt",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def main():
+    if sys.argv[1:2] == ["--check"]:
+        args = sys.argv[2:]
+        sys.exit(check(args[0], args[1], float(args[2]) if len(args) > 2 else 90.0))
     map_path, binary, runs = sys.argv[1], sys.argv[2], sys.argv[3:]
     first, later = (runs, []) if "--" not in runs else (
         runs[: runs.index("--")],

@@ -604,3 +604,71 @@ fn a_refresh_converts_only_replaced_pods_and_matches_a_whole_conversion() {
     let mut stale = Converted::from_disk(pods[1..].to_vec(), resources);
     step(&mut stale, "from disk, one pod short", true, n);
 }
+
+/// Reconciling fenced pods after a partition reads the node's pods in pages, decoded as the
+/// watch decodes them (a whole-node list of whole Pods was the largest allocation of a run): a
+/// fenced pod on the last page is still found upstream.
+#[tokio::test]
+async fn reconciling_after_a_partition_lists_the_pods_in_pages() {
+    use nodewarden::agent::fence_task;
+    use nodewarden::observe::http::Health;
+    use nodewarden::terminate::Fence;
+
+    let server = apiserver::ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(realistic::for_create(realistic::node(NODE)));
+    let n = 60;
+    let pods: Vec<(String, String)> = (0..n)
+        .map(|i| {
+            let created = server.create_pod(realistic::for_create(realistic::pod(i, NODE)));
+            let field = |f: &str| {
+                created["metadata"][f]
+                    .as_str()
+                    .expect("the server fills it")
+                    .to_string()
+            };
+            (field("name"), field("uid"))
+        })
+        .collect();
+    let page = nodewarden::api::watch::PAGE_SIZE as usize;
+    assert!(n > 2 * page, "three pages at least");
+    // Last in name order, and among the last created: on the last page either way.
+    let (_, last) = pods.iter().max().cloned().expect("pods");
+    let gone = "0d5a0000-0000-4000-8000-00000000dead".to_string();
+    let mut fenced: std::collections::BTreeSet<String> = [last.clone(), gone.clone()].into();
+    let mut fence = Fence::new();
+    fence.fence(last.clone(), "/nonexistent/a");
+    fence.fence(gone.clone(), "/nonexistent/b");
+    let health = Health::new(Duration::from_secs(60));
+    let outcomes = fence_task::reconcile(&server.client(), NODE, &mut fence, &mut fenced, &health)
+        .await
+        .expect("reconciled");
+    assert!(fenced.is_empty() && fence.is_empty(), "every fence lifted");
+    let reason_of = |uid: &str| {
+        outcomes
+            .iter()
+            .find(|(_, message)| message.contains(uid))
+            .map(|(reason, _)| reason.as_str())
+    };
+    assert_eq!(
+        reason_of(&last),
+        Some("NodewardenFenceLifted"),
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        reason_of(&gone),
+        Some("NodewardenFenceDone"),
+        "{outcomes:?}"
+    );
+    let lists: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/pods" && r.param("watch").is_none())
+        .collect();
+    assert_eq!(lists.len(), n.div_ceil(page), "{lists:?}");
+    assert!(
+        lists
+            .iter()
+            .all(|r| r.param("limit") == Some(&*page.to_string()))
+    );
+}

@@ -58,6 +58,8 @@ const TICK: Duration = Duration::from_millis(50);
 const IDLE_TICK: Duration = Duration::from_secs(10);
 /// The longest the task sleeps while cut off with nothing due.
 const CUT_OFF_IDLE_TICK: Duration = Duration::from_secs(1);
+/// The most pages of pods a reconciliation reads (`api::watch::PAGE_SIZE` each: 250,000 pods).
+const MAX_RECONCILE_PAGES: u32 = 10_000;
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
 /// Changes to the durable state are written at most this long after they happen (and no more
@@ -1141,28 +1143,42 @@ fn log_plan(node: &str, p: &fence_plan::PodPlan, now: Moment) {
 }
 
 /// After reconnection: a fenced pod deleted upstream is done; one still present is released to
-/// the kubelet.
-async fn reconcile(
+/// the kubelet. Returns each outcome as an Event's reason and message. Public for its test.
+pub async fn reconcile(
     client: &kube::Client,
     node: &str,
     fence: &mut Fence,
     fenced: &mut BTreeSet<String>,
     health: &Health,
-) -> Result<Vec<(String, String)>, crate::api::ApiError> {
+) -> Result<Vec<(String, String)>, String> {
     let mut outcomes = Vec::new();
-    let pods: Api<Pod> = Api::all(client.clone());
-    let lp = kube::api::ListParams::default().fields(&format!("spec.nodeName={node}"));
-    let listed = call(
-        "list",
-        format!("pods?fieldSelector=spec.nodeName={node}"),
-        pods.list(&lp),
-    )
-    .await?;
-    let present: BTreeSet<String> = listed
-        .items
-        .iter()
-        .filter_map(|p| p.metadata.uid.clone())
-        .collect();
+    // Paged and decoded as the watch decodes pods: only the UIDs are read, and a whole-node list
+    // of whole Pods (10 KB of JSON each, typically) would be the largest allocation of the run.
+    let pods: Api<SlimPod> = Api::all(client.clone());
+    let mut lp = kube::api::ListParams::default()
+        .fields(&format!("spec.nodeName={node}"))
+        .limit(crate::api::watch::PAGE_SIZE);
+    let mut present: BTreeSet<String> = BTreeSet::new();
+    // Bounded: a server handing out continue tokens forever is an error, not a loop.
+    for page in 0.. {
+        if page == MAX_RECONCILE_PAGES {
+            return Err(format!(
+                "list pods?fieldSelector=spec.nodeName={node}: more than {MAX_RECONCILE_PAGES} pages, the list never ended"
+            ));
+        }
+        let listed = call(
+            "list",
+            format!("pods?fieldSelector=spec.nodeName={node}"),
+            pods.list(&lp),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        present.extend(listed.items.iter().filter_map(|p| p.metadata.uid.clone()));
+        match listed.metadata.continue_ {
+            Some(token) if !token.is_empty() => lp = lp.continue_token(&token),
+            _ => break,
+        }
+    }
     for uid in std::mem::take(fenced) {
         fence.lift(&uid);
         if present.contains(&uid) {
