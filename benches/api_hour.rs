@@ -108,8 +108,9 @@ fn hour(change_every_minute: bool) -> Tally {
 
 /// The patch a kubelet sends when only heartbeats changed: `$setElementOrder/conditions` with
 /// every condition type and each condition's `lastHeartbeatTime` (the strategic-merge diff of
-/// its five conditions). Its Lease update carries the whole Lease.
-fn kubelet_model() -> (usize, usize) {
+/// its five conditions). Its Lease update carries the whole Lease. Its Event for a condition's
+/// transition. Each with its path: (status, Lease, Event) bytes.
+fn kubelet_model() -> (usize, usize, usize) {
     let ts = "2026-11-29T18:00:00Z";
     let types = ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"];
     let order: Vec<_> = types.iter().map(|t| json!({"type": t})).collect();
@@ -125,10 +126,23 @@ fn kubelet_model() -> (usize, usize) {
             "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "worker-1", "uid": "7d1f5c2a-1b3e-4f6a-8c9d-0e1f2a3b4c5d"}]},
         "spec": {"holderIdentity": "worker-1", "leaseDurationSeconds": 40, "renewTime": "2026-11-29T18:00:00.000000Z"}
     });
+    // An Event as the kubelet's recorder posts it for a node condition's transition.
+    let event = json!({
+        "kind": "Event", "apiVersion": "v1",
+        "metadata": {"name": "worker-1.187a3c5e2f9d1b04", "namespace": "default"},
+        "involvedObject": {"kind": "Node", "name": "worker-1", "uid": "worker-1"},
+        "reason": "NodeHasDiskPressure",
+        "message": "Node worker-1 status is now: NodeHasDiskPressure",
+        "source": {"component": "kubelet", "host": "worker-1"},
+        "firstTimestamp": ts, "lastTimestamp": ts, "count": 1, "type": "Normal",
+        "eventTime": null, "reportingComponent": "kubelet", "reportingInstance": "worker-1"
+    });
     (
         serde_json::to_vec(&status).map_or(0, |v| v.len()) + "/api/v1/nodes/worker-1/status".len(),
         serde_json::to_vec(&lease).map_or(0, |v| v.len())
             + "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/worker-1".len(),
+        serde_json::to_vec(&event).map_or(0, |v| v.len())
+            + "/api/v1/namespaces/default/events".len(),
     )
 }
 
@@ -174,7 +188,7 @@ fn kubelet_watches() -> (usize, usize) {
 const CLUSTER_NODES: f64 = 5000.0;
 
 fn main() {
-    let (status_bytes, lease_bytes) = kubelet_model();
+    let (status_bytes, lease_bytes, event_bytes) = kubelet_model();
     // (scenario, nodewarden requests and bytes, kubelet requests and bytes), per node-hour.
     let mut rows: Vec<(&str, usize, usize, usize, usize)> = Vec::new();
     for (name, change) in [("idle", false), ("one pressure change per minute", true)] {
@@ -187,11 +201,15 @@ fn main() {
             println!("   {k:<26} {n:>5} requests {b:>9} bytes");
         }
         let status_patches = if change { 60 + 59 } else { 60 };
+        // The kubelet records an Event on each transition of a pressure condition
+        // (NodeHasDiskPressure, NodeHasNoDiskPressure, ...), as nodewarden does.
+        let events = if change { 59 } else { 0 };
         let (watch_requests, watch_bytes) = kubelet_watches();
-        let kubelet_requests = 360 + status_patches + watch_requests;
-        let kubelet_bytes = 360 * lease_bytes + status_patches * status_bytes + watch_bytes;
+        let kubelet_requests = 360 + status_patches + events + watch_requests;
+        let kubelet_bytes =
+            360 * lease_bytes + status_patches * status_bytes + events * event_bytes + watch_bytes;
         println!(
-            "   kubelet, same settings:  {kubelet_requests} requests ({} Lease + {status_patches} status + {watch_requests} lists and watches), {kubelet_bytes} bytes (status patch {status_bytes} B, Lease update {lease_bytes} B)",
+            "   kubelet, same settings:  {kubelet_requests} requests ({} Lease + {status_patches} status + {events} Events + {watch_requests} lists and watches), {kubelet_bytes} bytes (status patch {status_bytes} B, Lease update {lease_bytes} B, Event {event_bytes} B)",
             360
         );
         rows.push((name, t.requests, t.bytes, kubelet_requests, kubelet_bytes));
