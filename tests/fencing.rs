@@ -39,6 +39,29 @@ fn at(secs: u64, step: i64) -> Moment {
     }
 }
 
+/// `n` milliseconds after the start.
+fn ms(n: u64) -> Duration {
+    BASE + Duration::from_millis(n)
+}
+
+/// The fence task's write cadence.
+fn cadence() -> Cadence {
+    Cadence {
+        coalesce: Duration::from_millis(250),
+        contact_every: s(5),
+    }
+}
+
+/// Enforcing, with a 40 s grace period, 2 s of margin and grace periods capped at 30 s.
+fn enforce() -> FencePolicy {
+    FencePolicy {
+        node_monitor_grace_period: s(40),
+        safety_margin: s(2),
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+    }
+}
+
 fn own(secs: u64) -> Option<Duration> {
     Some(BASE + s(secs))
 }
@@ -170,12 +193,7 @@ fn wall_clock_steps_both_ways_move_no_decision_by_more_than_a_heartbeat() {
         let mut link = Link::resume(None, None, at(0, 0));
         let mut taken = Steps::default();
         let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("c", None)];
-        let policy = FencePolicy {
-            node_monitor_grace_period: s(40),
-            safety_margin: s(2),
-            grace_cap: s(30),
-            mode: Mode::Enforce,
-        };
+        let policy = enforce();
         let (mut judged, mut stops) = (Vec::new(), Vec::new());
         for tick in 0..300u64 {
             let now = at(tick, if agent_steps { step_at(tick) } else { 0 });
@@ -271,12 +289,7 @@ fn pod(uid: &str, toleration_seconds: Option<i64>) -> FencePod {
 
 #[test]
 fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_done() {
-    let policy = FencePolicy {
-        node_monitor_grace_period: s(40),
-        safety_margin: s(2),
-        grace_cap: s(30),
-        mode: Mode::Enforce,
-    };
+    let policy = enforce();
     let contact = BASE;
     let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("done", Some(0))];
     let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
@@ -340,11 +353,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
 
 #[test]
 fn writes_are_coalesced_while_connected_at_once_while_cut_off_and_retried_at_the_same_pace() {
-    let cadence = Cadence {
-        coalesce: Duration::from_millis(250),
-        contact_every: s(5),
-    };
-    let ms = |n: u64| BASE + Duration::from_millis(n);
+    let cadence = cadence();
     let mut d = Durability::new();
     // A fresh task writes its state at once.
     assert_eq!(d.due(false, ms(0), cadence), Write::State);
@@ -566,11 +575,7 @@ fn a_judgement_holds_until_its_next_change_and_changes_exactly_then() {
 /// The fence task sleeps until `Durability::next_due`: nothing is due before it, something at it.
 #[test]
 fn a_write_is_due_exactly_from_its_next_due_instant() {
-    let cadence = Cadence {
-        coalesce: Duration::from_millis(250),
-        contact_every: s(5),
-    };
-    let ms = |n: u64| BASE + Duration::from_millis(n);
+    let cadence = cadence();
     let check = |d: &Durability, now: Duration, name: &str| {
         let next = d.next_due(false, cadence);
         let Some(next) = next else {
@@ -630,12 +635,7 @@ fn a_write_is_due_exactly_from_its_next_due_instant() {
 /// (give or take that tick), and nothing is due in between.
 #[test]
 fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
-    let policy = FencePolicy {
-        node_monitor_grace_period: s(40),
-        safety_margin: s(2),
-        grace_cap: s(30),
-        mode: Mode::Enforce,
-    };
+    let policy = enforce();
     let contact = BASE;
     let pods: Vec<FencePod> = (0..40)
         .map(|i| match i % 5 {
