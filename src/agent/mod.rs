@@ -82,6 +82,10 @@ pub struct Decider {
     /// No two specs share a condition type (the configuration rejects it; a hand-built one may
     /// not): only then is `conditions[i]` the condition of `specs[i]` after a cycle.
     unique_specs: bool,
+    /// `conditions` are as the last cycle left them: one per spec, in the specs' order.
+    aligned: bool,
+    /// Our conditions as decided. Callers read them; only `resume` and `decide` change them (a
+    /// cycle relies on the order the previous one left them in).
     pub conditions: Vec<NodeCondition>,
     pub taints: Vec<TaintSpec>,
 }
@@ -111,6 +115,7 @@ impl Decider {
             pressure,
             slots,
             unique_specs,
+            aligned: false,
             conditions: Vec::new(),
             taints: Vec::new(),
         }
@@ -139,6 +144,7 @@ impl Decider {
             .collect();
         self.taints = condition::desired_taints(&self.specs, &ours);
         self.conditions = ours;
+        self.aligned = false;
     }
 
     /// Takes the thresholds and transition period of a reloaded configuration, keeping the
@@ -155,13 +161,15 @@ impl Decider {
     /// taint changes are empty.
     pub fn decide(&mut self, observations: &Observations, now: Moment) -> Decision {
         self.pressure.step(observations, now.mono);
-        let aligned = self.unique_specs
-            && self.conditions.len() == self.specs.len()
-            && self
-                .conditions
-                .iter()
-                .zip(&self.specs)
-                .all(|(c, s)| c.condition_type == s.condition_type);
+        let aligned = self.aligned && self.conditions.len() == self.specs.len();
+        debug_assert!(
+            !aligned
+                || self
+                    .conditions
+                    .iter()
+                    .zip(&self.specs)
+                    .all(|(c, s)| c.condition_type == s.condition_type)
+        );
         let transitions = if aligned {
             self.update_in_place(now)
         } else {
@@ -174,6 +182,8 @@ impl Decider {
                 now.wall,
             );
             self.conditions = conditions;
+            // `update_conditions` builds one condition per spec, in order.
+            self.aligned = self.unique_specs;
             transitions
         };
         let taint_changes = if self.taints_hold(aligned) {
@@ -230,8 +240,9 @@ impl Decider {
     /// Whether `taints` already is `condition::desired_taints` of the conditions (checked
     /// without building it). `aligned`: `conditions[i]` is the condition of `specs[i]`.
     fn taints_hold(&self, aligned: bool) -> bool {
-        let mut want = self.specs.iter().enumerate().filter_map(|(i, spec)| {
-            let taint = spec.taint.as_ref()?;
+        let mut have = self.taints.iter();
+        for (i, spec) in self.specs.iter().enumerate() {
+            let Some(taint) = &spec.taint else { continue };
             let on = if aligned {
                 self.conditions[i].status == ConditionStatus::True
             } else {
@@ -239,16 +250,11 @@ impl Decider {
                     c.condition_type == spec.condition_type && c.status == ConditionStatus::True
                 })
             };
-            on.then_some(taint)
-        });
-        let mut have = self.taints.iter();
-        loop {
-            match (want.next(), have.next()) {
-                (None, None) => return true,
-                (Some(w), Some(h)) if w == h => {}
-                _ => return false,
+            if on && have.next() != Some(taint) {
+                return false;
             }
         }
+        have.next().is_none()
     }
 
     pub fn specs(&self) -> &[ConditionSpec] {
