@@ -4,16 +4,22 @@
 //! - Per cycle, each piece against its floor, measured in the same run: the sample against
 //!   reading the same kernel files and two `statvfs` calls with no parsing; the decide cycle
 //!   against the threshold comparisons alone (each threshold's signal looked up and compared,
-//!   no grace periods, conditions or taints); the status report against serialising the same
-//!   patch already built; the fence plan of 1,000 pods against building its output alone (the
-//!   pods' identities copied into the plan list, no tolerations read).
+//!   no grace periods, conditions or taints), and against those comparisons plus the conditions
+//!   the cycle must produce (each one's status from its thresholds, its heartbeat set); the
+//!   status report against serialising the same patch already built as a JSON value; the
+//!   reporter's per-cycle question (changed beyond heartbeats?) against comparing the
+//!   conditions pair by pair; the fence plan of 1,000 pods against building its output alone
+//!   (the pods' identities copied into the plan list, no tolerations read).
 //! - Growth: converting the pod store to the planner's view (done when the store changes) and
 //!   planning, for 10 / 100 / 1,000 / 10,000 realistic pods (`tests/support/realistic.rs`,
 //!   decoded as the pod watch decodes them, converted by `agent::fence_task::convert_pods`); the
 //!   decide cycle plus the reporter's taint plan against a Node with 1 / 20 / 200 taints, and the
 //!   fence plan of 100 pods with that many tolerations each.
 //!
-//! Each figure is the median of 15 batches, a batch being enough iterations for ~2 ms.
+//! Each figure is the median of 15 batches, a batch being enough iterations for ~2 ms. With
+//! `NODEWARDEN_CYCLE_ONLY=<piece>,<n>` one per-cycle piece runs `n` times alone (the names are
+//! in `per_cycle`), for `valgrind --tool=callgrind`: instructions are repeatable on this noisy
+//! machine where times are not.
 //! Run: `CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 cargo bench --bench
 //! growth` (about a minute).
 
@@ -21,6 +27,7 @@
 mod realistic;
 mod support;
 
+use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -30,8 +37,12 @@ use nodewarden::agent::{Decider, fence_task};
 use nodewarden::api::node::conditions_patch;
 use nodewarden::api::slim::SlimPod;
 use nodewarden::core::clock::Moment;
-use nodewarden::core::condition::TaintSpec;
+use nodewarden::core::condition::{
+    ConditionStatus, NodeCondition, TaintSpec, changed_ignoring_heartbeat,
+};
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::ownership::report_changed;
+use nodewarden::core::signal::SignalRef;
 use nodewarden::core::taint::{Effect, Taint, Toleration};
 use nodewarden::core::taint_plan::plan_taints;
 use nodewarden::sample::{SamplePaths, Sampler};
@@ -60,6 +71,31 @@ fn time(mut f: impl FnMut()) -> Duration {
         .collect();
     batches.sort();
     batches[batches.len() / 2]
+}
+
+/// `NODEWARDEN_CYCLE_ONLY=<piece>,<n>`: run that one per-cycle piece (or floor) `n` times and
+/// nothing else, for an instruction count under callgrind, which is repeatable where times on
+/// this shared machine are not: the count with `n` = 0 is the setup, to subtract.
+fn only() -> Option<(String, u32)> {
+    let v = std::env::var("NODEWARDEN_CYCLE_ONLY").ok()?;
+    let (name, n) = v.split_once(',')?;
+    Some((name.to_string(), n.parse().ok()?))
+}
+
+/// The median time of `f` (see `time`), or under `NODEWARDEN_CYCLE_ONLY` its `n` runs if it is
+/// the piece named there (and nothing otherwise).
+fn piece(name: &str, mut f: impl FnMut()) -> Duration {
+    match only() {
+        None => time(f),
+        Some((only, n)) => {
+            if only == name {
+                for _ in 0..n {
+                    f();
+                }
+            }
+            Duration::ZERO
+        }
+    }
 }
 
 fn show(d: Duration) -> String {
@@ -110,12 +146,12 @@ fn per_cycle() {
     println!("| piece | median | floor | floor measures | ratio |\n|---|---|---|---|---|");
 
     let mut sampler = Sampler::new(SamplePaths::host(FS, FS));
-    let sample = time(|| {
+    let sample = piece("sample", || {
         black_box(sampler.sample());
     });
     let files = kernel_files();
     let mut buf = Vec::with_capacity(8 * 1024);
-    let sample_floor = time(|| {
+    let sample_floor = piece("sample_floor", || {
         read_floor(&files, &mut buf, FS);
     });
     println!(
@@ -131,11 +167,11 @@ fn per_cycle() {
         .observations;
     let mut decider = Decider::new(&config);
     let mut mono = Duration::ZERO;
-    let decide = time(|| {
+    let decide = piece("decide", || {
         let now = next_cycle(&mut mono);
         black_box(decider.decide(black_box(&reading), now));
     });
-    let decide_floor = time(|| {
+    let decide_floor = piece("decide_floor", || {
         let mut met = 0u32;
         for t in &config.thresholds {
             if let Some(o) = black_box(&reading).eviction.get(&t.signal) {
@@ -158,6 +194,61 @@ fn per_cycle() {
         show(decide_floor),
         ratio(decide, decide_floor)
     );
+    // The floor above produces no conditions, which the cycle must: the same comparisons, then
+    // each condition's status from its thresholds (indexes resolved beforehand) and its
+    // heartbeat set, in place. Still no minimum reclaim, grace periods, transition periods,
+    // transitions or taints.
+    let feeds: Vec<(Vec<usize>, Vec<usize>)> = config
+        .conditions
+        .iter()
+        .map(|c| {
+            let eviction = (0..config.thresholds.len())
+                .filter(|&i| {
+                    c.signals
+                        .contains(&SignalRef::Eviction(config.thresholds[i].signal))
+                })
+                .collect();
+            let psi = (0..config.psi_thresholds.len())
+                .filter(|&i| {
+                    c.signals
+                        .contains(&SignalRef::Psi(config.psi_thresholds[i].signal))
+                })
+                .collect();
+            (eviction, psi)
+        })
+        .collect();
+    let mut met = vec![false; config.thresholds.len()];
+    let mut psi_met = vec![false; config.psi_thresholds.len()];
+    let mut stamped = decider.conditions.clone();
+    let mut floor_mono = Duration::ZERO;
+    let conditions_floor = piece("conditions_floor", || {
+        let now = next_cycle(&mut floor_mono);
+        let reading = black_box(&reading);
+        for (m, t) in met.iter_mut().zip(&config.thresholds) {
+            *m = reading
+                .eviction
+                .get(&t.signal)
+                .is_some_and(|o| o.available < t.value.resolve(o.capacity));
+        }
+        for (m, t) in psi_met.iter_mut().zip(&config.psi_thresholds) {
+            *m = reading
+                .psi
+                .get(&t.signal)
+                .is_some_and(|v| *v > t.above_percent);
+        }
+        for (c, (eviction, psi)) in stamped.iter_mut().zip(&feeds) {
+            let on = eviction.iter().any(|&i| met[i]) || psi.iter().any(|&i| psi_met[i]);
+            c.status = ConditionStatus::from_bool(on);
+            c.last_heartbeat_time = now.wall;
+        }
+        black_box(&stamped);
+    });
+    println!(
+        "| decide, against the conditions it produces | {} | {} | the same comparisons, each condition's status from its thresholds and its heartbeat set | {} |",
+        show(decide),
+        show(conditions_floor),
+        ratio(decide, conditions_floor)
+    );
 
     // The status report of a change (whole owned conditions), after one decide.
     let mut decider = Decider::new(&config);
@@ -167,12 +258,14 @@ fn per_cycle() {
     };
     decider.decide(&reading, now);
     let conditions = decider.conditions.clone();
-    let report = time(|| {
+    let report = piece("report", || {
         let body = conditions_patch(black_box(&conditions), false);
         black_box(serde_json::to_vec(&body).map(|v| v.len()).unwrap_or(0));
     });
-    let built = conditions_patch(&conditions, false);
-    let report_floor = time(|| {
+    // The floor: the same patch already built as a JSON value (each field's text, the times
+    // formatted), so only its encoding is timed.
+    let built = serde_json::to_value(conditions_patch(&conditions, false)).unwrap_or_default();
+    let report_floor = piece("report_floor", || {
         black_box(
             serde_json::to_vec(black_box(&built))
                 .map(|v| v.len())
@@ -187,9 +280,50 @@ fn per_cycle() {
         ratio(report, report_floor)
     );
 
+    // What the reporter asks of every cycle's snapshot: did the conditions change beyond
+    // heartbeats since the journal's record, and since what was last written (a report due at
+    // once)? Here nothing but the heartbeats moved, as in nearly every cycle.
+    let mut snapshot = conditions.clone();
+    for c in &mut snapshot {
+        c.last_heartbeat_time += Duration::from_secs(10);
+    }
+    let written = conditions.clone();
+    let held = BTreeSet::new();
+    let per_snapshot = piece("per_snapshot", || {
+        let journal = changed_ignoring_heartbeat(black_box(&conditions), black_box(&snapshot));
+        let status = report_changed(black_box(&snapshot), black_box(&written), &held);
+        black_box((journal, status));
+    });
+    let same = |x: &NodeCondition, y: &NodeCondition| {
+        x.condition_type == y.condition_type
+            && x.status == y.status
+            && x.reason == y.reason
+            && x.message == y.message
+            && x.last_transition_time == y.last_transition_time
+    };
+    let per_snapshot_floor = piece("per_snapshot_floor", || {
+        let snapshot = black_box(&snapshot);
+        let journal = black_box(&conditions)
+            .iter()
+            .zip(snapshot)
+            .all(|(x, y)| same(x, y));
+        let status = snapshot
+            .iter()
+            .zip(black_box(&written))
+            .all(|(x, y)| same(x, y));
+        black_box((journal, status));
+    });
+    println!(
+        "| report decision per cycle ({} conditions: changed since recorded? since written?) | {} | {} | each condition compared field by field with the recorded and the written one, in order | {} |",
+        conditions.len(),
+        show(per_snapshot),
+        show(per_snapshot_floor),
+        ratio(per_snapshot, per_snapshot_floor)
+    );
+
     let pods = converted(&store(1000));
     let policy = policy();
-    let fence_plan = time(|| {
+    let fence_plan = piece("plan", || {
         black_box(plan(
             black_box(&pods),
             Duration::from_secs(1000),
@@ -197,7 +331,7 @@ fn per_cycle() {
             &QuorumVerdict::NotConsulted,
         ));
     });
-    let plan_floor = time(|| {
+    let plan_floor = piece("plan_floor", || {
         let out: Vec<(String, String, String, Duration)> = black_box(&pods)
             .iter()
             .map(|p| {
@@ -335,5 +469,7 @@ fn growth() {
 fn main() {
     // `cargo bench` passes `--bench`; nothing here takes arguments.
     per_cycle();
-    growth();
+    if only().is_none() {
+        growth();
+    }
 }

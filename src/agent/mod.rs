@@ -4,6 +4,7 @@
 //!
 //! Standalone mode writes nothing anywhere: it samples, decides, logs and serves metrics.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{ConditionSpec, Config, TaintSpec};
@@ -11,7 +12,7 @@ use crate::core::clock::Moment;
 use crate::core::condition::{
     self, ConditionStatus, ConditionTransition, NodeCondition, TaintChange,
 };
-use crate::core::pressure::{Evaluation, PressurePolicy, PressureState};
+use crate::core::pressure::{Evaluation, Evaluator, PressurePolicy, PressureState};
 use crate::core::signal::Observations;
 
 /// One reading of every signal, with what could not be read.
@@ -74,25 +75,47 @@ pub fn node_name(config: &Config) -> String {
 /// The decision state carried between cycles, and what one cycle decided.
 pub struct Decider {
     specs: Vec<ConditionSpec>,
-    policy: PressurePolicy,
-    pressure: PressureState,
+    pressure: Evaluator,
+    /// Per spec: where the evaluator keeps its condition's verdict (`None`: the policy has no
+    /// such condition, so it is never under pressure).
+    slots: Vec<Option<usize>>,
+    /// No two specs share a condition type (the configuration rejects it; a hand-built one may
+    /// not): only then is `conditions[i]` the condition of `specs[i]` after a cycle.
+    unique_specs: bool,
+    /// `conditions` are as the last cycle left them: one per spec, in the specs' order.
+    aligned: bool,
+    /// Our conditions as decided. Callers read them; only `resume` and `decide` change them (a
+    /// cycle relies on the order the previous one left them in).
     pub conditions: Vec<NodeCondition>,
     pub taints: Vec<TaintSpec>,
 }
 
 /// The result of one decide cycle.
 pub struct Decision {
-    pub evaluation: Evaluation,
+    /// Shared with the decider, which updates it in place at the next cycle when this decision
+    /// is gone by then (and copies it otherwise).
+    pub evaluation: Arc<Evaluation>,
+    /// Empty (no allocation) when nothing flipped.
     pub transitions: Vec<ConditionTransition>,
     pub taint_changes: Vec<TaintChange>,
 }
 
 impl Decider {
     pub fn new(config: &Config) -> Decider {
+        let specs = config.conditions.clone();
+        let pressure = Evaluator::new(policy(config), &PressureState::default());
+        let slots = slots(&specs, &pressure);
+        let unique_specs = specs.iter().enumerate().all(|(i, s)| {
+            specs[..i]
+                .iter()
+                .all(|o| o.condition_type != s.condition_type)
+        });
         Decider {
-            specs: config.conditions.clone(),
-            policy: policy(config),
-            pressure: PressureState::default(),
+            specs,
+            pressure,
+            slots,
+            unique_specs,
+            aligned: false,
             conditions: Vec::new(),
             taints: Vec::new(),
         }
@@ -121,40 +144,130 @@ impl Decider {
             .collect();
         self.taints = condition::desired_taints(&self.specs, &ours);
         self.conditions = ours;
+        self.aligned = false;
     }
 
     /// Takes the thresholds and transition period of a reloaded configuration, keeping the
     /// conditions as they are (a reload is not a transition). Minimum-reclaim and grace-period
     /// bookkeeping starts over, since it is indexed by threshold; transition periods go on.
     pub fn reload(&mut self, config: &Config) {
-        self.policy = policy(config);
-        self.pressure = self.pressure.for_new_thresholds();
+        let carried = self.pressure.state().for_new_thresholds();
+        self.pressure = Evaluator::new(policy(config), &carried);
+        self.slots = slots(&self.specs, &self.pressure);
     }
 
-    /// One cycle of pure decisions over a reading.
+    /// One cycle of pure decisions over a reading. When no condition flips (nearly every
+    /// cycle) it allocates nothing: the heartbeats are set in place, and the transitions and
+    /// taint changes are empty.
     pub fn decide(&mut self, observations: &Observations, now: Moment) -> Decision {
-        let (pressure, evaluation) = self.policy.evaluate(observations, &self.pressure, now.mono);
-        self.pressure = pressure;
-        let (conditions, transitions) = condition::update_conditions(
-            &self.specs,
-            &self.conditions,
-            &evaluation.pressure,
-            now.wall,
+        self.pressure.step(observations, now.mono);
+        let aligned = self.aligned && self.conditions.len() == self.specs.len();
+        debug_assert!(
+            !aligned
+                || self
+                    .conditions
+                    .iter()
+                    .zip(&self.specs)
+                    .all(|(c, s)| c.condition_type == s.condition_type)
         );
-        let taints = condition::desired_taints(&self.specs, &conditions);
-        let taint_changes = condition::taint_changes(&self.taints, &taints);
-        self.conditions = conditions;
-        self.taints = taints;
+        let transitions = if aligned {
+            self.update_in_place(now)
+        } else {
+            // The first cycle (or after a resume): the conditions are built from the specs.
+            let evaluation = self.pressure.evaluation();
+            let (conditions, transitions) = condition::update_conditions(
+                &self.specs,
+                &self.conditions,
+                &evaluation.pressure,
+                now.wall,
+            );
+            self.conditions = conditions;
+            // `update_conditions` builds one condition per spec, in order.
+            self.aligned = self.unique_specs;
+            transitions
+        };
+        let taint_changes = if self.taints_hold(aligned) {
+            Vec::new()
+        } else {
+            let taints = condition::desired_taints(&self.specs, &self.conditions);
+            let changes = condition::taint_changes(&self.taints, &taints);
+            self.taints = taints;
+            changes
+        };
         Decision {
-            evaluation,
+            evaluation: Arc::clone(self.pressure.evaluation()),
             transitions,
             taint_changes,
         }
     }
 
+    /// `condition::update_conditions` for conditions that already follow the specs one for
+    /// one: a heartbeat in place, a new condition (and a transition) only where the status
+    /// flips.
+    fn update_in_place(&mut self, now: Moment) -> Vec<ConditionTransition> {
+        let mut transitions = Vec::new();
+        for ((spec, slot), c) in self.specs.iter().zip(&self.slots).zip(&mut self.conditions) {
+            let status =
+                ConditionStatus::from_bool(slot.is_some_and(|s| self.pressure.reported(s)));
+            if c.status == status {
+                c.last_heartbeat_time = now.wall;
+                continue;
+            }
+            let (reason, message) = match status {
+                ConditionStatus::True => (&spec.true_reason, &spec.true_message),
+                _ => (&spec.false_reason, &spec.false_message),
+            };
+            transitions.push(ConditionTransition {
+                condition_type: spec.condition_type.clone(),
+                from: Some(c.status),
+                to: status,
+                reason: reason.clone(),
+                message: message.clone(),
+                event: condition::event_reason(spec, status),
+            });
+            *c = NodeCondition {
+                condition_type: spec.condition_type.clone(),
+                status,
+                reason: reason.clone(),
+                message: message.clone(),
+                last_heartbeat_time: now.wall,
+                last_transition_time: now.wall,
+            };
+        }
+        transitions
+    }
+
+    /// Whether `taints` already is `condition::desired_taints` of the conditions (checked
+    /// without building it). `aligned`: `conditions[i]` is the condition of `specs[i]`.
+    fn taints_hold(&self, aligned: bool) -> bool {
+        let mut have = self.taints.iter();
+        for (i, spec) in self.specs.iter().enumerate() {
+            let Some(taint) = &spec.taint else { continue };
+            let on = if aligned {
+                self.conditions[i].status == ConditionStatus::True
+            } else {
+                self.conditions.iter().any(|c| {
+                    c.condition_type == spec.condition_type && c.status == ConditionStatus::True
+                })
+            };
+            if on && have.next() != Some(taint) {
+                return false;
+            }
+        }
+        have.next().is_none()
+    }
+
     pub fn specs(&self) -> &[ConditionSpec] {
         &self.specs
     }
+}
+
+/// Where the evaluator keeps each spec's verdict.
+fn slots(specs: &[ConditionSpec], pressure: &Evaluator) -> Vec<Option<usize>> {
+    specs
+        .iter()
+        .map(|s| pressure.slot(&s.condition_type))
+        .collect()
 }
 
 /// How often the sampling loop wakes: every update period, and at least twice per systemd
@@ -176,3 +289,117 @@ pub mod sampling;
 pub mod shutdown;
 pub mod snapshot;
 pub mod wake;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::signal::Observation;
+    use proptest::prelude::*;
+    use std::time::SystemTime;
+
+    fn example() -> Config {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+        match crate::config::load(&path) {
+            Ok(config) => config,
+            Err(e) => panic!("config.example.toml must load: {e}"),
+        }
+    }
+
+    /// A reading from `levels`: each eviction threshold's signal at `level/4` of its threshold
+    /// (so 0–3 are met, 4 is at it, above is not), each PSI signal at `level/4` of its level.
+    fn reading(config: &Config, levels: &[u8]) -> Observations {
+        let mut o = Observations::default();
+        let capacity = 1i64 << 40;
+        for (t, level) in config.thresholds.iter().zip(levels.iter().cycle()) {
+            let available = t.value.resolve(capacity) / 4 * i64::from(*level);
+            o.eviction.insert(
+                t.signal,
+                Observation {
+                    available,
+                    capacity,
+                },
+            );
+        }
+        for (t, level) in config
+            .psi_thresholds
+            .iter()
+            .zip(levels.iter().rev().cycle())
+        {
+            o.psi
+                .insert(t.signal, t.above_percent / 4.0 * f64::from(*level));
+        }
+        o
+    }
+
+    proptest! {
+        /// The in-place cycle decides exactly what the pure functions decide from the same
+        /// inputs, cycle after cycle: evaluation, conditions, transitions, taints and their
+        /// changes — across a resume from the Node as seen and a configuration reload.
+        #[test]
+        fn the_decider_in_place_is_the_pure_cycle(
+            cycles in prop::collection::vec((prop::collection::vec(0u8..8, 1..8), 1u64..400), 1..25),
+            resume_true in any::<bool>(),
+            reload_at in 0usize..30,
+        ) {
+            let config = example();
+            let specs = config.conditions.clone();
+            let mut decider = Decider::new(&config);
+            // Resume from a Node that showed the first condition (ours, our wording).
+            let first = &specs[0];
+            let (status, reason, message) = if resume_true {
+                (ConditionStatus::True, &first.true_reason, &first.true_message)
+            } else {
+                (ConditionStatus::False, &first.false_reason, &first.false_message)
+            };
+            let since = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+            let seen = vec![NodeCondition {
+                condition_type: first.condition_type.clone(),
+                status,
+                reason: reason.clone(),
+                message: message.clone(),
+                last_heartbeat_time: since,
+                last_transition_time: since,
+            }];
+            decider.resume(seen.clone());
+            let mut policy = policy(&config);
+            let mut state = PressureState::default();
+            let mut conditions = seen;
+            let mut taints = condition::desired_taints(&specs, &conditions);
+            let mut mono = Duration::ZERO;
+            for (i, (levels, step)) in cycles.iter().enumerate() {
+                if i == reload_at {
+                    // A reload with the transition period shortened.
+                    let mut reloaded = config.clone();
+                    reloaded.eviction_pressure_transition_period = Duration::from_secs(30);
+                    decider.reload(&reloaded);
+                    policy = super::policy(&reloaded);
+                    state = state.for_new_thresholds();
+                }
+                mono += Duration::from_secs(*step);
+                let now = Moment { mono, wall: since + mono };
+                let observations = reading(&config, levels);
+                let decision = decider.decide(&observations, now);
+
+                let (next, evaluation) = policy.evaluate(&observations, &state, now.mono);
+                state = next;
+                let (next, transitions) = condition::update_conditions(
+                    &specs,
+                    &conditions,
+                    &evaluation.pressure,
+                    now.wall,
+                );
+                conditions = next;
+                let next = condition::desired_taints(&specs, &conditions);
+                let changes = condition::taint_changes(&taints, &next);
+                taints = next;
+
+                prop_assert_eq!(&*decision.evaluation, &evaluation, "cycle {}", i);
+                prop_assert_eq!(&decision.transitions, &transitions, "cycle {}", i);
+                prop_assert_eq!(&decision.taint_changes, &changes, "cycle {}", i);
+                prop_assert_eq!(&decider.conditions, &conditions, "cycle {}", i);
+                prop_assert_eq!(&decider.taints, &taints, "cycle {}", i);
+                prop_assert_eq!(decider.pressure.state(), state.clone(), "cycle {}", i);
+            }
+        }
+    }
+}

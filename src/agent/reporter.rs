@@ -133,7 +133,7 @@ pub async fn run(
                     if condition::changed_ignoring_heartbeat(decided, &snap.conditions) {
                         queue_changed = true;
                     }
-                    status_dirty |= plan(&snap, last_written.as_deref(), &foreign).changed;
+                    status_dirty |= report_changes(&snap, last_written.as_deref(), &foreign);
                     if taints_written.as_ref() != Some(&snap.desired_taints) {
                         taints_dirty = true;
                     }
@@ -178,7 +178,7 @@ pub async fn run(
                         foreign = found.into_iter().collect();
                         // A condition another writer let go of is ours again: written at once
                         // if the server holds something else than our current value.
-                        status_dirty |= plan(snap, Some(w), &foreign).changed;
+                        status_dirty |= report_changes(snap, Some(w), &foreign);
                     }
                 }
             }
@@ -231,13 +231,14 @@ pub async fn run(
         }
         let mut failure: Option<ApiError> = None;
 
-        let report = plan(&snap, last_written.as_deref(), &foreign);
-        if status_dirty && report.send.is_empty() {
+        // The report is built only when one is due.
+        let report = status_dirty.then(|| plan(&snap, last_written.as_deref(), &foreign));
+        if report.as_ref().is_some_and(|r| r.send.is_empty()) {
             // Another writer holds every condition we own: there is nothing of ours to send.
             status_dirty = false;
             last_report = Some(Instant::now());
         }
-        if status_dirty {
+        if let Some(report) = report.filter(|_| status_dirty) {
             // Only heartbeats moved since our last write, and the server still holds every one
             // of the conditions we send as we wrote it: send the heartbeats alone.
             let heartbeat_only = last_written.is_some()
@@ -428,6 +429,17 @@ fn plan(
 ) -> ownership::ConditionReport {
     let held: BTreeSet<String> = foreign.iter().map(|f| f.condition_type.clone()).collect();
     ownership::plan_report(&snap.conditions, written.unwrap_or_default(), &held)
+}
+
+/// Whether a report of this snapshot would change what we last wrote (`plan(..).changed`,
+/// without building the report): asked of every cycle's snapshot.
+fn report_changes(
+    snap: &Snapshot,
+    written: Option<&[NodeCondition]>,
+    foreign: &BTreeSet<ForeignWriter>,
+) -> bool {
+    let held: BTreeSet<String> = foreign.iter().map(|f| f.condition_type.clone()).collect();
+    ownership::report_changed(&snap.conditions, written.unwrap_or_default(), &held)
 }
 
 /// Whether the Node holds each of `ours` with the status, reason and message we wrote.

@@ -243,7 +243,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         .zip(&pods)
         .map(|(p, pod)| {
             let (action, schedule, reason) = match &p.plan {
-                Plan::Never { reason } => ("never".to_string(), None, reason.clone()),
+                Plan::Never { reason } => ("never".to_string(), None, reason.to_string()),
                 Plan::Stop {
                     schedule,
                     dry_run,
@@ -251,10 +251,10 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
                 } => (
                     if *dry_run { "dry-run stop" } else { "stop" }.to_string(),
                     Some(*schedule),
-                    reason.clone(),
+                    reason.to_string(),
                 ),
                 Plan::Hold { schedule, reason } => {
-                    ("hold".to_string(), Some(*schedule), reason.clone())
+                    ("hold".to_string(), Some(*schedule), reason.to_string())
                 }
             };
             PodStatus {

@@ -183,20 +183,27 @@ pub fn resume_point(seen: &[NodeCondition], decided: &[NodeCondition]) -> Vec<No
 /// Whether two condition lists differ in anything but heartbeat times: the kubelet's "changed"
 /// test that decides an immediate report (SEMANTICS §6.2 step 4).
 pub fn changed_ignoring_heartbeat(a: &[NodeCondition], b: &[NodeCondition]) -> bool {
-    let key = |c: &NodeCondition| {
-        (
-            c.condition_type.clone(),
-            c.status,
-            c.reason.clone(),
-            c.message.clone(),
-            c.last_transition_time,
-        )
+    let same = |x: &NodeCondition, y: &NodeCondition| {
+        x.condition_type == y.condition_type
+            && x.status == y.status
+            && x.reason == y.reason
+            && x.message == y.message
+            && x.last_transition_time == y.last_transition_time
     };
-    let mut ka: Vec<_> = a.iter().map(key).collect();
-    let mut kb: Vec<_> = b.iter().map(key).collect();
-    ka.sort_by(|x, y| x.0.cmp(&y.0));
-    kb.sort_by(|x, y| x.0.cmp(&y.0));
-    ka != kb
+    if a.len() != b.len() {
+        return true;
+    }
+    // Asked on every cycle, nearly always of two lists in the same order: equal pair by pair,
+    // they are equal once sorted too, with nothing allocated.
+    if a.iter().zip(b).all(|(x, y)| same(x, y)) {
+        return false;
+    }
+    // Otherwise as a multiset by type (a stable sort keeps the order within one type).
+    let mut ka: Vec<&NodeCondition> = a.iter().collect();
+    let mut kb: Vec<&NodeCondition> = b.iter().collect();
+    ka.sort_by(|x, y| x.condition_type.cmp(&y.condition_type));
+    kb.sort_by(|x, y| x.condition_type.cmp(&y.condition_type));
+    !ka.iter().zip(&kb).all(|(x, y)| same(x, y))
 }
 
 /// The owned taints that should be on the node: one per condition that is True and maps to a
@@ -271,6 +278,54 @@ mod tests {
     }
 
     use ConditionStatus::{False, True, Unknown};
+
+    /// `changed_ignoring_heartbeat` as it was first written: keys copied, sorted, compared.
+    fn changed_by_copies(a: &[NodeCondition], b: &[NodeCondition]) -> bool {
+        let key = |c: &NodeCondition| {
+            (
+                c.condition_type.clone(),
+                c.status,
+                c.reason.clone(),
+                c.message.clone(),
+                c.last_transition_time,
+            )
+        };
+        let mut ka: Vec<_> = a.iter().map(key).collect();
+        let mut kb: Vec<_> = b.iter().map(key).collect();
+        ka.sort_by(|x, y| x.0.cmp(&y.0));
+        kb.sort_by(|x, y| x.0.cmp(&y.0));
+        ka != kb
+    }
+
+    fn arb_condition() -> impl proptest::strategy::Strategy<Value = NodeCondition> {
+        use proptest::prelude::*;
+        (
+            prop::sample::select(vec!["A", "B", "C"]),
+            prop::sample::select(vec![True, False, Unknown]),
+            prop::sample::select(vec!["r", "s"]),
+            0u64..3,
+            0u64..3,
+        )
+            .prop_map(|(ty, status, reason, beat, at)| NodeCondition {
+                last_heartbeat_time: SystemTime::UNIX_EPOCH + Duration::from_secs(beat),
+                ..c(ty, status, reason, at)
+            })
+    }
+
+    proptest::proptest! {
+        /// Comparing in place (pair by pair first) answers as copying and sorting did, for
+        /// lists in any order, with repeated types, and differing in any field.
+        #[test]
+        fn changed_ignoring_heartbeat_is_the_sorted_comparison(
+            a in proptest::collection::vec(arb_condition(), 0..4),
+            b in proptest::collection::vec(arb_condition(), 0..4),
+            same in proptest::bool::ANY,
+        ) {
+            let b = if same { a.iter().rev().cloned().collect() } else { b };
+            proptest::prop_assert_eq!(changed_ignoring_heartbeat(&a, &b), changed_by_copies(&a, &b));
+            proptest::prop_assert_eq!(changed_ignoring_heartbeat(&a, &a), changed_by_copies(&a, &a));
+        }
+    }
 
     #[test]
     fn a_restart_resumes_from_the_newer_of_the_node_as_seen_and_our_own_decision() {

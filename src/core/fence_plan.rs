@@ -9,6 +9,8 @@
 //! so `last contact + grace + delay` is the earliest deletion: stopping the pod by then is never
 //! late.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::qos::QosClass;
@@ -92,15 +94,123 @@ pub struct Schedule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Plan {
     /// Never fenced.
-    Never { reason: String },
+    Never { reason: Reason },
     /// Fenced on this schedule (in dry-run: only logged and counted).
     Stop {
         schedule: Schedule,
         dry_run: bool,
-        reason: String,
+        reason: Reason,
     },
     /// Would be fenced, but the quorum verdict or the mode holds it.
-    Hold { schedule: Schedule, reason: String },
+    Hold { schedule: Schedule, reason: Reason },
+}
+
+/// Why a pod has its plan: the facts the sentence is made of, written out only when it is read
+/// (logged, counted, shown by `status`). Every pod is planned whenever what the plans depend on
+/// changes, and most of those sentences are never read: building each one was most of the
+/// plan's cost. Shown, compared and searched as its text.
+#[derive(Clone)]
+pub struct Reason(Why);
+
+#[derive(Clone)]
+enum Why {
+    Fixed(&'static str),
+    OptedOut,
+    Scheduled {
+        /// `None`: no tolerationSeconds left; otherwise the toleration's seconds.
+        tolerated: Option<i64>,
+        /// Seconds: last contact to deletion, the node-monitor grace, the toleration's delay,
+        /// the SIGTERM grace, the safety margin.
+        after_contact: u64,
+        monitor: u64,
+        delay: u64,
+        grace: u64,
+        margin: u64,
+        quorum: Quorum,
+    },
+    Text(String),
+}
+
+#[derive(Clone)]
+enum Quorum {
+    Note(&'static str),
+    /// The quorum's reason for holding (shared by every pod of one plan).
+    Held(Arc<str>),
+}
+
+impl Reason {
+    /// Whether the reason's text contains `pattern`.
+    pub fn contains(&self, pattern: &str) -> bool {
+        self.to_string().contains(pattern)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Why::Fixed(text) => f.write_str(text),
+            Why::OptedOut => write!(f, "opted out ({OPT_OUT_ANNOTATION})"),
+            Why::Text(text) => f.write_str(text),
+            Why::Scheduled {
+                tolerated,
+                after_contact,
+                monitor,
+                delay,
+                grace,
+                margin,
+                quorum,
+            } => {
+                match tolerated {
+                    None => f.write_str("no tolerationSeconds left")?,
+                    Some(seconds) => {
+                        write!(f, "tolerates node.kubernetes.io/unreachable for {seconds}s")?
+                    }
+                }
+                write!(
+                    f,
+                    "; the control plane can delete it {after_contact}s after last contact \
+                     ({monitor}s node-monitor grace + {delay}s); SIGTERM with {grace}s grace, \
+                     stopped {margin}s before"
+                )?;
+                match quorum {
+                    Quorum::Note(note) => write!(f, "; {note}"),
+                    Quorum::Held(reason) => write!(f, "; held: {reason}"),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_string(), f)
+    }
+}
+
+impl PartialEq for Reason {
+    fn eq(&self, other: &Reason) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Reason {}
+
+impl From<String> for Reason {
+    fn from(text: String) -> Reason {
+        Reason(Why::Text(text))
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(text: &str) -> Reason {
+        Reason(Why::Text(text.to_string()))
+    }
+}
+
+impl From<&Reason> for String {
+    fn from(reason: &Reason) -> String {
+        reason.to_string()
+    }
 }
 
 /// One pod's plan.
@@ -112,9 +222,9 @@ pub struct PodPlan {
     pub plan: Plan,
 }
 
-fn never(reason: impl Into<String>) -> Plan {
+fn never(reason: &'static str) -> Plan {
     Plan::Never {
-        reason: reason.into(),
+        reason: Reason(Why::Fixed(reason)),
     }
 }
 
@@ -126,12 +236,17 @@ pub fn plan(
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
 ) -> Vec<PodPlan> {
+    // A hold's reason is the same for every pod: one copy, shared.
+    let held: Option<Arc<str>> = match quorum {
+        QuorumVerdict::Hold { reason } => Some(Arc::from(reason.as_str())),
+        _ => None,
+    };
     pods.iter()
         .map(|p| PodPlan {
             uid: p.uid.clone(),
             namespace: p.namespace.clone(),
             name: p.name.clone(),
-            plan: plan_one(p, last_contact, policy, quorum),
+            plan: plan_one(p, last_contact, policy, quorum, held.as_ref()),
         })
         .collect()
 }
@@ -141,6 +256,7 @@ fn plan_one(
     last_contact: Duration,
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
+    held: Option<&Arc<str>>,
 ) -> Plan {
     if policy.mode == Mode::Off {
         return never("fencing is off");
@@ -157,16 +273,18 @@ fn plan_one(
         return never("DaemonSet pod: the DaemonSet controller keeps one on every node");
     }
     if pod.opted_out {
-        return never(format!("opted out ({OPT_OUT_ANNOTATION})"));
+        return Plan::Never {
+            reason: Reason(Why::OptedOut),
+        };
     }
-    let delay = match unreachable_delay(&pod.tolerations) {
+    let (delay, tolerated) = match unreachable_delay(&pod.tolerations) {
         NoExecuteOutcome::Never => {
             return never("tolerates node.kubernetes.io/unreachable:NoExecute forever");
         }
-        NoExecuteOutcome::EvictNow => (Duration::ZERO, "no tolerationSeconds left".to_string()),
+        NoExecuteOutcome::EvictNow => (Duration::ZERO, None),
         NoExecuteOutcome::EvictAfter { seconds } => (
             Duration::from_secs(u64::try_from(seconds).unwrap_or(0)),
-            format!("tolerates node.kubernetes.io/unreachable for {seconds}s"),
+            Some(seconds),
         ),
     };
     // The earliest moment the unreachable taint can be on the node: a grace period after last
@@ -177,7 +295,7 @@ fn plan_one(
         } => (last_contact + policy.node_monitor_grace_period).max(*t),
         _ => last_contact + policy.node_monitor_grace_period,
     };
-    let eviction_time = tainted_from + delay.0;
+    let eviction_time = tainted_from + delay;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
     let kill_at = eviction_time.saturating_sub(policy.safety_margin);
@@ -187,22 +305,27 @@ fn plan_one(
         sigterm_at,
         kill_at,
     };
-    let why = format!(
-        "{}; the control plane can delete it {}s after last contact ({}s node-monitor grace + {}s); \
-         SIGTERM with {}s grace, stopped {}s before",
-        delay.1,
-        (policy.node_monitor_grace_period + delay.0).as_secs(),
-        policy.node_monitor_grace_period.as_secs(),
-        delay.0.as_secs(),
-        grace.as_secs(),
-        policy.safety_margin.as_secs()
-    );
-    match quorum {
-        QuorumVerdict::Hold { reason } => Plan::Hold {
+    let why = |quorum| {
+        Reason(Why::Scheduled {
+            tolerated,
+            after_contact: (policy.node_monitor_grace_period + delay).as_secs(),
+            monitor: policy.node_monitor_grace_period.as_secs(),
+            delay: delay.as_secs(),
+            grace: grace.as_secs(),
+            margin: policy.safety_margin.as_secs(),
+            quorum,
+        })
+    };
+    match (quorum, held) {
+        (QuorumVerdict::Hold { .. }, Some(held)) => Plan::Hold {
             schedule,
-            reason: format!("{why}; held: {reason}"),
+            reason: why(Quorum::Held(Arc::clone(held))),
         },
-        QuorumVerdict::Enforce { .. } | QuorumVerdict::NotConsulted => {
+        (QuorumVerdict::Hold { reason }, None) => Plan::Hold {
+            schedule,
+            reason: why(Quorum::Held(Arc::from(reason.as_str()))),
+        },
+        (QuorumVerdict::Enforce { .. } | QuorumVerdict::NotConsulted, _) => {
             let quorum_note = match quorum {
                 QuorumVerdict::Enforce {
                     not_before: Some(t),
@@ -215,8 +338,132 @@ fn plan_one(
             Plan::Stop {
                 schedule,
                 dry_run: policy.mode == Mode::DryRun,
-                reason: format!("{why}; {quorum_note}"),
+                reason: why(Quorum::Note(quorum_note)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::taint::Effect;
+
+    /// The reason of a scheduled plan as it was built with `format!` for every pod, before it
+    /// was kept as its parts.
+    fn formatted(tolerated: Option<i64>, policy: &FencePolicy, grace: u64, tail: &str) -> String {
+        let delay = Duration::from_secs(tolerated.map_or(0, |s| u64::try_from(s).unwrap_or(0)));
+        let first = match tolerated {
+            None => "no tolerationSeconds left".to_string(),
+            Some(seconds) => format!("tolerates node.kubernetes.io/unreachable for {seconds}s"),
+        };
+        let why = format!(
+            "{}; the control plane can delete it {}s after last contact ({}s node-monitor grace + {}s); \
+             SIGTERM with {}s grace, stopped {}s before",
+            first,
+            (policy.node_monitor_grace_period + delay).as_secs(),
+            policy.node_monitor_grace_period.as_secs(),
+            delay.as_secs(),
+            grace,
+            policy.safety_margin.as_secs()
+        );
+        format!("{why}; {tail}")
+    }
+
+    fn pod(tolerations: Vec<Toleration>) -> FencePod {
+        FencePod {
+            uid: "u".into(),
+            namespace: "ns".into(),
+            name: "p".into(),
+            tolerations,
+            termination_grace_seconds: 45,
+            owner_kind: None,
+            static_or_mirror: false,
+            qos: QosClass::BestEffort,
+            opted_out: false,
+            terminal: false,
+        }
+    }
+
+    #[test]
+    fn a_reason_reads_exactly_as_the_sentence_it_stands_for() {
+        let policy = FencePolicy {
+            node_monitor_grace_period: Duration::from_millis(40_500),
+            safety_margin: Duration::from_secs(2),
+            grace_cap: Duration::from_secs(30),
+            mode: Mode::Enforce,
+        };
+        let unreachable = |s: Option<i64>| {
+            let t = Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute));
+            match s {
+                Some(s) => t.with_seconds(s),
+                None => t,
+            }
+        };
+        let contact = Duration::from_secs(1000);
+        let verdicts = [
+            (
+                QuorumVerdict::NotConsulted,
+                "peers not consulted".to_string(),
+            ),
+            (
+                QuorumVerdict::Enforce { not_before: None },
+                "the peers' quorum says the control plane evicts".to_string(),
+            ),
+            (
+                QuorumVerdict::Enforce {
+                    not_before: Some(contact + Duration::from_secs(500)),
+                },
+                "the peers' quorum says the control plane evicts, counted from the end of its hold"
+                    .to_string(),
+            ),
+            (
+                QuorumVerdict::Hold {
+                    reason: "zone partially disrupted".into(),
+                },
+                "held: zone partially disrupted".to_string(),
+            ),
+        ];
+        for (verdict, tail) in &verdicts {
+            for (tolerations, tolerated) in [
+                (vec![], None),
+                (vec![unreachable(Some(-5))], None),
+                (vec![unreachable(Some(0))], None),
+                (vec![unreachable(Some(300))], Some(300)),
+            ] {
+                let plans = plan(&[pod(tolerations)], contact, &policy, verdict);
+                let reason = match &plans[0].plan {
+                    Plan::Stop { reason, .. } | Plan::Hold { reason, .. } => reason.to_string(),
+                    Plan::Never { reason } => panic!("never: {reason}"),
+                };
+                assert_eq!(reason, formatted(tolerated, &policy, 30, tail));
+            }
+        }
+        let never = |edit: fn(&mut FencePod), policy: &FencePolicy| {
+            let mut p = pod(vec![unreachable(None)]);
+            edit(&mut p);
+            match &plan(&[p], contact, policy, &QuorumVerdict::NotConsulted)[0].plan {
+                Plan::Never { reason } => reason.to_string(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(
+            never(|p| p.opted_out = true, &policy),
+            format!("opted out ({OPT_OUT_ANNOTATION})")
+        );
+        assert_eq!(
+            never(|_| {}, &policy),
+            "tolerates node.kubernetes.io/unreachable:NoExecute forever"
+        );
+        let off = FencePolicy {
+            mode: Mode::Off,
+            ..policy
+        };
+        assert_eq!(never(|_| {}, &off), "fencing is off");
+        // Shown, compared and searched as that text.
+        let a: Reason = "zone".into();
+        assert_eq!(format!("{a:?}"), "\"zone\"");
+        assert!(a.contains("on") && !a.contains("x"));
+        assert_eq!(a, Reason::from("zone".to_string()));
     }
 }

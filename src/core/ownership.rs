@@ -99,17 +99,31 @@ pub fn plan_report(
     let (send, held): (Vec<&NodeCondition>, Vec<&NodeCondition>) = desired
         .iter()
         .partition(|c| !held_by_others.contains(&c.condition_type));
-    let changed = send.iter().any(|c| {
-        written
-            .iter()
-            .find(|w| w.condition_type == c.condition_type)
-            .is_none_or(|w| differs_beyond_heartbeat(w, c))
-    });
+    let changed = report_changed(desired, written, held_by_others);
     ConditionReport {
         send: send.into_iter().cloned().collect(),
         withheld: held.into_iter().map(|c| c.condition_type.clone()).collect(),
         changed,
     }
+}
+
+/// `plan_report(..).changed` without building the report: whether a condition we would send
+/// differs from what we last wrote beyond heartbeat times (or was never written). Asked on every
+/// cycle's decision; the report itself is built only when one is due.
+pub fn report_changed(
+    desired: &[NodeCondition],
+    written: &[NodeCondition],
+    held_by_others: &BTreeSet<String>,
+) -> bool {
+    desired
+        .iter()
+        .filter(|c| !held_by_others.contains(&c.condition_type))
+        .any(|c| {
+            written
+                .iter()
+                .find(|w| w.condition_type == c.condition_type)
+                .is_none_or(|w| differs_beyond_heartbeat(w, c))
+        })
 }
 
 /// What we have written after a successful report of `sent`: the sent conditions replace ours of

@@ -15,6 +15,7 @@
 //! reclaim, no grace; they feed conditions with the same transition-period rule.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::signal::{Observations, PsiSignal, Signal, SignalRef};
@@ -94,23 +95,170 @@ pub struct Evaluation {
 
 impl PressurePolicy {
     /// One cycle. `now` is monotonic time; the previous state comes in and the next goes out.
+    /// The same cycle as [`Evaluator::step`], which the agent runs in place.
     pub fn evaluate(
         &self,
         observations: &Observations,
         prev: &PressureState,
         now: Duration,
     ) -> (PressureState, Evaluation) {
-        let mut next = PressureState {
-            met: vec![false; self.thresholds.len()],
-            first_observed: vec![None; self.thresholds.len()],
-            psi_met: vec![false; self.psi_thresholds.len()],
-            last_observed: BTreeMap::new(),
+        let mut evaluator = Evaluator::new(self.clone(), prev);
+        evaluator.step(observations, now);
+        let state = evaluator.state();
+        let evaluation = Arc::unwrap_or_clone(evaluator.evaluation);
+        (state, evaluation)
+    }
+}
+
+/// A policy evaluated cycle after cycle, as the agent's decide loop does: which thresholds feed
+/// each condition is resolved once, and the state and the evaluation are updated in place, so a
+/// cycle allocates nothing (the loop runs every update period for the life of the node).
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    policy: PressurePolicy,
+    /// Per condition: the thresholds and the PSI thresholds (indexes) that feed it.
+    feeds: Vec<(Vec<usize>, Vec<usize>)>,
+    /// Per condition: its place among the distinct condition types in name order, which is the
+    /// order of the evaluation's maps.
+    slots: Vec<usize>,
+    /// The distinct condition types in name order.
+    names: Vec<String>,
+    met: Vec<bool>,
+    first_observed: Vec<Option<Duration>>,
+    psi_met: Vec<bool>,
+    /// Per slot: the last moment the condition's pressure was observed, and its next value
+    /// (filled during a cycle, then swapped in).
+    last_observed: Vec<Option<Duration>>,
+    next_observed: Vec<Option<Duration>>,
+    /// Per slot: the last cycle's verdicts, as the evaluation's maps hold them.
+    reported: Vec<bool>,
+    observed: Vec<bool>,
+    /// The last cycle's evaluation, shared with whoever reads it; updated in place when no one
+    /// else holds it any more.
+    evaluation: Arc<Evaluation>,
+}
+
+impl Evaluator {
+    /// Resumes from `prev`, as `PressurePolicy::evaluate` does.
+    pub fn new(policy: PressurePolicy, prev: &PressureState) -> Evaluator {
+        let mut names: Vec<String> = policy.conditions.iter().map(|(c, _)| c.clone()).collect();
+        names.sort();
+        names.dedup();
+        let slots = policy
+            .conditions
+            .iter()
+            .map(|(c, _)| names.binary_search(c).unwrap_or(0))
+            .collect();
+        let feeds = policy
+            .conditions
+            .iter()
+            .map(|(_, signals)| {
+                let eviction = (0..policy.thresholds.len())
+                    .filter(|&i| {
+                        signals.contains(&SignalRef::Eviction(policy.thresholds[i].signal))
+                    })
+                    .collect();
+                let psi = (0..policy.psi_thresholds.len())
+                    .filter(|&i| signals.contains(&SignalRef::Psi(policy.psi_thresholds[i].signal)))
+                    .collect();
+                (eviction, psi)
+            })
+            .collect();
+        let n = policy.thresholds.len();
+        let met: Vec<bool> = (0..n)
+            .map(|i| prev.met.get(i).copied().unwrap_or(false))
+            .collect();
+        let first_observed = (0..n)
+            .map(|i| prev.first_observed.get(i).copied().flatten())
+            .collect();
+        let last_observed: Vec<Option<Duration>> = names
+            .iter()
+            .map(|c| prev.last_observed.get(c).copied())
+            .collect();
+        let evaluation = Evaluation {
+            thresholds: policy
+                .thresholds
+                .iter()
+                .map(|t| ThresholdStatus {
+                    signal: t.signal,
+                    soft: t.soft,
+                    threshold: 0,
+                    available: None,
+                    met: false,
+                    grace_elapsed: false,
+                })
+                .collect(),
+            psi: policy
+                .psi_thresholds
+                .iter()
+                .map(|t| PsiStatus {
+                    signal: t.signal,
+                    above_percent: t.above_percent,
+                    value: None,
+                    met: false,
+                })
+                .collect(),
+            pressure: names.iter().map(|c| (c.clone(), false)).collect(),
+            observed_now: names.iter().map(|c| (c.clone(), false)).collect(),
         };
-        let mut statuses = Vec::with_capacity(self.thresholds.len());
-        for (i, threshold) in self.thresholds.iter().enumerate() {
-            let was_met = prev.met.get(i).copied().unwrap_or(false);
-            let observation = observations.eviction.get(&threshold.signal);
-            let (met, resolved, available) = match observation {
+        Evaluator {
+            psi_met: vec![false; policy.psi_thresholds.len()],
+            next_observed: vec![None; names.len()],
+            reported: vec![false; names.len()],
+            observed: vec![false; names.len()],
+            policy,
+            feeds,
+            slots,
+            names,
+            met,
+            first_observed,
+            last_observed,
+            evaluation: Arc::new(evaluation),
+        }
+    }
+
+    pub fn policy(&self) -> &PressurePolicy {
+        &self.policy
+    }
+
+    /// The state to carry into the next cycle, as `PressurePolicy::evaluate` returns it.
+    pub fn state(&self) -> PressureState {
+        PressureState {
+            met: self.met.clone(),
+            first_observed: self.first_observed.clone(),
+            psi_met: self.psi_met.clone(),
+            last_observed: self
+                .names
+                .iter()
+                .zip(&self.last_observed)
+                .filter_map(|(c, l)| l.map(|l| (c.clone(), l)))
+                .collect(),
+        }
+    }
+
+    /// The last cycle's evaluation (before the first cycle: nothing met, nothing observed).
+    pub fn evaluation(&self) -> &Arc<Evaluation> {
+        &self.evaluation
+    }
+
+    /// Whether the condition at `slot` (see [`Evaluator::slot`]) is reported under pressure.
+    pub fn reported(&self, slot: usize) -> bool {
+        self.reported.get(slot).copied().unwrap_or(false)
+    }
+
+    /// Where a condition type's verdict is kept, when the policy has that condition.
+    pub fn slot(&self, condition_type: &str) -> Option<usize> {
+        self.names
+            .binary_search_by(|n| n.as_str().cmp(condition_type))
+            .ok()
+    }
+
+    /// One cycle, the same as `PressurePolicy::evaluate` from the state this one carries.
+    pub fn step(&mut self, observations: &Observations, now: Duration) {
+        let ev = Arc::make_mut(&mut self.evaluation);
+        for (i, threshold) in self.policy.thresholds.iter().enumerate() {
+            let was_met = self.met[i];
+            let (met, resolved, available) = match observations.eviction.get(&threshold.signal) {
                 // The kubelet skips a threshold whose signal has no observation.
                 None => (false, threshold.value.resolve(0), None),
                 Some(o) => {
@@ -130,75 +278,61 @@ impl PressurePolicy {
                 }
             };
             let first = if met {
-                Some(
-                    prev.first_observed
-                        .get(i)
-                        .copied()
-                        .flatten()
-                        .filter(|_| was_met)
-                        .unwrap_or(now),
-                )
+                Some(self.first_observed[i].filter(|_| was_met).unwrap_or(now))
             } else {
                 None
             };
-            next.met[i] = met;
-            next.first_observed[i] = first;
-            let grace_elapsed =
+            self.met[i] = met;
+            self.first_observed[i] = first;
+            let status = &mut ev.thresholds[i];
+            status.threshold = resolved;
+            status.available = available;
+            status.met = met;
+            status.grace_elapsed =
                 first.is_some_and(|f| now.saturating_sub(f) >= threshold.grace_period);
-            statuses.push(ThresholdStatus {
-                signal: threshold.signal,
-                soft: threshold.soft,
-                threshold: resolved,
-                available,
-                met,
-                grace_elapsed,
-            });
         }
 
-        let mut psi = Vec::with_capacity(self.psi_thresholds.len());
-        for (i, t) in self.psi_thresholds.iter().enumerate() {
+        for (i, t) in self.policy.psi_thresholds.iter().enumerate() {
             let value = observations.psi.get(&t.signal).copied();
             let met = value.is_some_and(|v| v > t.above_percent);
-            next.psi_met[i] = met;
-            psi.push(PsiStatus {
-                signal: t.signal,
-                above_percent: t.above_percent,
-                value,
-                met,
-            });
+            self.psi_met[i] = met;
+            let status = &mut ev.psi[i];
+            status.value = value;
+            status.met = met;
         }
 
-        let mut pressure = BTreeMap::new();
-        let mut observed_now = BTreeMap::new();
-        for (condition, signals) in &self.conditions {
+        self.next_observed.fill(None);
+        let mut moved = false;
+        for ((eviction, psi), &slot) in self.feeds.iter().zip(&self.slots) {
             // §7.5 step 4: conditions from met thresholds, ignoring grace periods.
-            let observed = signals.iter().any(|s| match s {
-                SignalRef::Eviction(sig) => statuses.iter().any(|t| t.signal == *sig && t.met),
-                SignalRef::Psi(p) => psi.iter().any(|t| t.signal == *p && t.met),
-            });
+            let observed =
+                eviction.iter().any(|&i| self.met[i]) || psi.iter().any(|&i| self.psi_met[i]);
             let last = if observed {
                 Some(now)
             } else {
-                prev.last_observed.get(condition).copied()
+                self.last_observed[slot]
             };
-            if let Some(last) = last {
-                next.last_observed.insert(condition.clone(), last);
+            if last.is_some() {
+                self.next_observed[slot] = last;
             }
             // §7.5 step 5: reported while last observed less than the transition period ago.
-            let reported =
-                last.is_some_and(|l| now.saturating_sub(l) < self.transition_period) || observed;
-            observed_now.insert(condition.clone(), observed);
-            pressure.insert(condition.clone(), reported);
+            let reported = last
+                .is_some_and(|l| now.saturating_sub(l) < self.policy.transition_period)
+                || observed;
+            moved |= self.observed[slot] != observed || self.reported[slot] != reported;
+            self.observed[slot] = observed;
+            self.reported[slot] = reported;
         }
-
-        (
-            next,
-            Evaluation {
-                thresholds: statuses,
-                psi,
-                pressure,
-                observed_now,
-            },
-        )
+        std::mem::swap(&mut self.last_observed, &mut self.next_observed);
+        // The maps hold what `reported` and `observed` held before this cycle: walked only when
+        // a verdict moved.
+        if moved {
+            for (v, r) in ev.pressure.values_mut().zip(&self.reported) {
+                *v = *r;
+            }
+            for (v, o) in ev.observed_now.values_mut().zip(&self.observed) {
+                *v = *o;
+            }
+        }
     }
 }

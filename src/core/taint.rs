@@ -263,8 +263,18 @@ pub fn no_execute_outcome(taints: &[Taint], tolerations: &[Toleration]) -> NoExe
 /// the taint the node controller adds when it loses the kubelet (§5) and the one the local
 /// fence mirrors (§4.6).
 pub fn unreachable_delay(tolerations: &[Toleration]) -> NoExecuteOutcome {
-    let taint = Taint::new(keys::UNREACHABLE, "", Effect::NoExecute);
-    no_execute_outcome(std::slice::from_ref(&taint), tolerations)
+    // `no_execute_outcome` of the one taint, without building it or a list for every pod (the
+    // fence plans every pod): the first toleration that matches it decides (§4.1–4.2).
+    static UNREACHABLE: std::sync::LazyLock<Taint> =
+        std::sync::LazyLock::new(|| Taint::new(keys::UNREACHABLE, "", Effect::NoExecute));
+    match first_tolerating(tolerations, &UNREACHABLE).and_then(|i| tolerations.get(i)) {
+        None => NoExecuteOutcome::EvictNow,
+        Some(t) => match t.toleration_seconds {
+            Some(seconds) if seconds <= 0 => NoExecuteOutcome::EvictNow,
+            Some(seconds) => NoExecuteOutcome::EvictAfter { seconds },
+            None => NoExecuteOutcome::Never,
+        },
+    }
 }
 
 impl NoExecuteOutcome {
@@ -789,6 +799,18 @@ mod tests {
     }
 
     proptest! {
+        /// The fence's shortcut for the unreachable taint decides exactly as the general rule
+        /// does for that one taint.
+        #[test]
+        fn unreachable_delay_is_no_execute_outcome_of_the_unreachable_taint(
+            tols in prop::collection::vec(arb_toleration(), 0..6),
+        ) {
+            prop_assert_eq!(
+                unreachable_delay(&tols),
+                no_execute_outcome(&[unreachable_taint()], &tols)
+            );
+        }
+
         /// Raising one toleration's `tolerationSeconds` (or making it nil = forever) never makes
         /// the eviction earlier: matching ignores seconds (§2.3), so the chosen tolerations stay
         /// the same, and the outcome is monotone in each chosen value (§4.2).
