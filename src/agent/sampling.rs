@@ -161,14 +161,28 @@ fn log_taint_change(node: &str, change: &TaintChange, standalone: bool) {
     );
 }
 
+/// What STATUS= says after a rejected reload, and goes on saying until a reload is accepted.
+const RELOAD_REJECTED: &str = "configuration reload rejected; running configuration kept";
+
 /// The `STATUS=` text: what `systemctl status` readers need — the mode, whether the API server
-/// answers (`reachable` is `None` standalone or before the first request), the conditions.
-fn status_line(mode: &str, reachable: Option<bool>, conditions: &[NodeCondition]) -> String {
+/// answers (`reachable` is `None` standalone or before the first request), the conditions, and
+/// a configuration file that the last reload rejected (it would fail the next start).
+fn status_line(
+    mode: &str,
+    reachable: Option<bool>,
+    conditions: &[NodeCondition],
+    reload_rejected: bool,
+) -> String {
     let contact = match reachable {
         Some(false) => ", API server unreachable",
         _ => "",
     };
-    format!("{mode}{contact}: {}", summary_line(conditions))
+    let reload = if reload_rejected {
+        format!(" ({RELOAD_REJECTED})")
+    } else {
+        String::new()
+    };
+    format!("{mode}{contact}: {}{reload}", summary_line(conditions))
 }
 
 /// Sends `line` as STATUS= unless it is what was sent last.
@@ -226,6 +240,9 @@ pub async fn run<S: Source>(
     let mut last_summary: Option<Duration> = None;
     // The STATUS= line last sent (None: send the next one whatever it says).
     let mut last_status: Option<String> = None;
+    // The configuration file as it is now was rejected by a reload (STATUS= says so until one is
+    // accepted).
+    let mut reload_rejected = false;
     let mut next_sample = tokio::time::Instant::now();
     let mut ticker = tokio::time::interval(wake);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -254,7 +271,9 @@ pub async fn run<S: Source>(
                     None => std::future::pending().await,
                 }
             } => {
-                reload(&node, &mut running, &mut decider);
+                if let Some(accepted) = reload(&node, &mut running, &mut decider) {
+                    reload_rejected = !accepted;
+                }
                 // The reload's own STATUS= stands until the next cycle restores the usual one.
                 last_status = None;
                 continue;
@@ -271,7 +290,12 @@ pub async fn run<S: Source>(
             // Reachability changes between samples (which may be minutes apart): STATUS=
             // follows it at every wake-up.
             if health.sampled() {
-                let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
+                let line = status_line(
+                    mode,
+                    health.metrics.reachable(),
+                    &decider.conditions,
+                    reload_rejected,
+                );
                 send_status_if_changed(line, &mut last_status);
             }
             continue;
@@ -345,7 +369,12 @@ pub async fn run<S: Source>(
             &statuses,
             &errors,
         );
-        let line = status_line(mode, health.metrics.reachable(), &decider.conditions);
+        let line = status_line(
+            mode,
+            health.metrics.reachable(),
+            &decider.conditions,
+            reload_rejected,
+        );
         if health.sampled() {
             send_status_if_changed(line, &mut last_status);
         } else {
@@ -371,11 +400,12 @@ pub async fn run<S: Source>(
     }
 }
 
-/// The settings a reload applies while running; everything else needs a restart.
-fn reload(node: &str, running: &mut Config, decider: &mut Decider) {
+/// The settings a reload applies while running; everything else needs a restart. Returns
+/// whether the file was accepted (`None`: there is no file to read).
+fn reload(node: &str, running: &mut Config, decider: &mut Decider) -> Option<bool> {
     let Some(path) = running.source.clone() else {
         log::warn!(node = node; "SIGHUP ignored: the configuration did not come from a file");
-        return;
+        return None;
     };
     systemd::status("reloading the configuration");
     let new = match crate::config::load_with_warnings(&path) {
@@ -392,8 +422,8 @@ fn reload(node: &str, running: &mut Config, decider: &mut Decider) {
                 "configuration reload rejected, the running configuration stays: {}",
                 text.replace('\n', "; ")
             );
-            systemd::status("configuration reload rejected; running configuration kept");
-            return;
+            systemd::status(RELOAD_REJECTED);
+            return Some(false);
         }
     };
     let mut applied = Vec::new();
@@ -475,4 +505,5 @@ fn reload(node: &str, running: &mut Config, decider: &mut Decider) {
         }
     );
     systemd::status("configuration reloaded");
+    Some(true)
 }
