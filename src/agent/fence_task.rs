@@ -388,20 +388,17 @@ pub async fn run(
         }
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);
-        last_tick = Some(tokio::time::Instant::now());
+        let ended = tokio::time::Instant::now();
+        last_tick = Some(ended);
         let next = if judged.cut_off {
             task.next_fenced_tick()
         } else {
             task.next_tick(&seen, judged.reachable)
         };
         asleep = next.is_some();
-        planned = next.map_or(floor_after(last_tick), |mono| task.clock.instant_of(mono));
+        // `None`: something is due every tick.
+        planned = next.map_or(ended + TICK, |mono| task.clock.instant_of(mono));
     }
-}
-
-/// The planned tick after one that ended at `last`, while something is due every tick.
-fn floor_after(last: Option<tokio::time::Instant>) -> tokio::time::Instant {
-    last.unwrap_or_else(tokio::time::Instant::now) + TICK
 }
 
 /// The fence task's state between ticks.
