@@ -140,6 +140,18 @@ fn writer(n: usize) -> Writer<SlimPod> {
     writer
 }
 
+/// The median time of one fence plan of `pods`, as the growth tables measure it.
+fn plan_time(pods: &[FencePod], policy: &FencePolicy) -> Duration {
+    time(|| {
+        black_box(plan(
+            black_box(pods),
+            Duration::from_secs(1000),
+            policy,
+            &QuorumVerdict::NotConsulted,
+        ));
+    })
+}
+
 fn converted(store: &Store<SlimPod>) -> Vec<FencePod> {
     let (pods, _) = fence_task::convert_pods(store, NODE, &mut Default::default());
     pods
@@ -384,14 +396,7 @@ fn growth() {
         });
         assert_eq!(kept.last_conversions(), 1, "one pod converted");
         let pods = converted(&s);
-        let fence_plan = time(|| {
-            black_box(plan(
-                black_box(&pods),
-                Duration::from_secs(1000),
-                &policy,
-                &QuorumVerdict::NotConsulted,
-            ));
-        });
+        let fence_plan = plan_time(&pods, &policy);
         println!(
             "| {n} | {} | {} | {} | {} | {} | {} |",
             show(convert),
@@ -468,14 +473,7 @@ fn growth() {
                 p
             })
             .collect();
-        let fence_plan = time(|| {
-            black_box(plan(
-                black_box(&pods),
-                Duration::from_secs(1000),
-                &policy,
-                &QuorumVerdict::NotConsulted,
-            ));
-        });
+        let fence_plan = plan_time(&pods, &policy);
         println!(
             "| {t} | {} | {} | {} | {} |",
             show(decide),
