@@ -240,14 +240,32 @@ pub enum ConnectError {
     Client(String),
 }
 
+/// How long a connection may stay silent before the client drops it as dead. The API server
+/// sends a watch that allows bookmarks (ours do) a BOOKMARK about once a minute, so a live watch
+/// is never silent this long: three missed bookmarks mean the connection is gone, seen well before
+/// the watch's own end ([`watch::WATCH_TIMEOUT_MIN`] or later). Every other request has a shorter
+/// timeout of its own.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(180);
+
 /// A client from a kubeconfig file, or from the in-cluster ServiceAccount when `kubeconfig` is
 /// `None`.
 pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectError> {
+    connect_with(kubeconfig, READ_TIMEOUT).await
+}
+
+/// [`connect`] with another limit on a connection's silence than [`READ_TIMEOUT`] (tests).
+pub async fn connect_with(
+    kubeconfig: Option<&Path>,
+    read_timeout: Duration,
+) -> Result<kube::Client, ConnectError> {
     let mut config = match kubeconfig {
         Some(path) => kubeconfig::load(path).await?,
         None => kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?,
     };
     config.connect_timeout = Some(Duration::from_secs(5));
+    config.read_timeout = Some(read_timeout);
+    // Counted from each request's sending, not from when its pooled connection went idle.
+    config.reset_reader_on_write = true;
     // Building the client runs an exec credential plugin, whose failure message quotes the
     // plugin's output: that can be a credential.
     kube::Client::try_from(config)

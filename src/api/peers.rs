@@ -212,7 +212,9 @@ pub async fn discover(
     tx: watch::Sender<Vec<Peer>>,
 ) {
     let slices: Api<EndpointSlice> = Api::namespaced(client, namespace);
-    let config = watcher::Config::default().labels(&format!("{SERVICE_NAME_LABEL}={service}"));
+    let config = watcher::Config::default()
+        .labels(&format!("{SERVICE_NAME_LABEL}={service}"))
+        .timeout(crate::api::watch::watch_timeout_secs());
     let stream = watcher(slices, config).default_backoff();
     tokio::pin!(stream);
     let mut known: BTreeMap<String, EndpointSlice> = BTreeMap::new();

@@ -6,6 +6,7 @@
 //! ever held (issue 12).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
@@ -24,6 +25,30 @@ use crate::core::resource_version::{self, Watermark};
 /// it near a quarter of a megabyte, for one more list request per 25 pods at start and relist
 /// (five for the kubelet's default 110 pods).
 pub const PAGE_SIZE: u32 = 25;
+
+/// The shortest and (exclusive) longest time a watch request asks to last (`timeoutSeconds`).
+/// Each watch draws its own in between once, at start (client-go's reflector draws one in
+/// [5 min, 10 min) at each re-open): a cluster's agents that all re-opened their watches at once
+/// (after an API server restart) drift apart instead of coming back together. The floor is above client-go's so that no draw
+/// re-opens a watch more often than the kubelet's average of 8 an hour (issue 12: API requests no
+/// more than the kubelet's). A connection that dies silently is found sooner than the watch's
+/// end, by the client's [`crate::api::READ_TIMEOUT`].
+pub const WATCH_TIMEOUT_MIN: Duration = Duration::from_secs(450);
+/// See [`WATCH_TIMEOUT_MIN`].
+pub const WATCH_TIMEOUT_MAX: Duration = Duration::from_secs(600);
+
+/// A watch's `timeoutSeconds`, drawn uniformly in [[`WATCH_TIMEOUT_MIN`],
+/// [`WATCH_TIMEOUT_MAX`]) at each call.
+pub fn watch_timeout_secs() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    // The standard library's per-process random hash keys: random enough to spread re-opens,
+    // without a dependency for it.
+    let draw = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let (min, max) = (WATCH_TIMEOUT_MIN.as_secs(), WATCH_TIMEOUT_MAX.as_secs());
+    u32::try_from(min + draw % (max - min)).unwrap_or(u32::MAX)
+}
 
 /// The in-memory views the watches maintain.
 #[derive(Clone)]
@@ -54,6 +79,14 @@ pub fn pod_config(node_name: &str) -> watcher::Config {
     watcher::Config::default()
         .fields(&format!("spec.nodeName={node_name}"))
         .page_size(PAGE_SIZE)
+        .timeout(watch_timeout_secs())
+}
+
+/// The watcher settings of the Node watch: our Node only.
+pub fn node_config(node_name: &str) -> watcher::Config {
+    watcher::Config::default()
+        .fields(&format!("metadata.name={node_name}"))
+        .timeout(watch_timeout_secs())
 }
 
 async fn run(
@@ -65,7 +98,7 @@ async fn run(
 ) {
     let nodes: Api<SlimNode> = Api::all(client.clone());
     let pods: Api<SlimPod> = Api::all(client);
-    let node_cfg = watcher::Config::default().fields(&format!("metadata.name={node_name}"));
+    let node_cfg = node_config(&node_name);
     let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.
     let node_stream = in_order(watcher(nodes, node_cfg), "node", node_name.clone())

@@ -1,0 +1,161 @@
+//! How long the agent's watches last and how a dead one is found, over real HTTP on loopback:
+//! each watch asks for 450–600 s (so no more re-opens an hour than the kubelet's), a watch kept
+//! alive by the API server's BOOKMARKs is never re-opened early, and a watch that falls silent
+//! is dropped after the client's read timeout and resumed where it was, without a re-list.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Node;
+use nodewarden::api::watch::{self, WATCH_TIMEOUT_MAX, WATCH_TIMEOUT_MIN};
+use support::apiserver::{ApiServer, Recorded};
+
+const NODE: &str = "n1";
+
+/// The recorded GETs of `collection` (`/api/v1/pods`, `/api/v1/nodes`): (lists, watches).
+fn gets(server: &ApiServer, collection: &str) -> (Vec<Recorded>, Vec<Recorded>) {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET" && r.path == collection)
+        .partition(|r| r.param("watch") != Some("true"))
+}
+
+/// The agent's two watches against `server` over HTTP, its client dropping a connection silent
+/// for `read_timeout`. Returns the pod store and the task keeping it.
+async fn start(
+    server: &ApiServer,
+    dir: &std::path::Path,
+    read_timeout: Duration,
+) -> (
+    support::apiserver::Loopback,
+    watch::Views,
+    tokio::task::JoinHandle<()>,
+) {
+    let lb = server.serve_loopback();
+    let kubeconfig = lb.write_kubeconfig(dir);
+    let client = nodewarden::api::connect_with(Some(&kubeconfig), read_timeout)
+        .await
+        .expect("client");
+    let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
+    let (views, run) = watch::start(client, NODE.to_string(), node_tx);
+    (lb, views, tokio::spawn(run))
+}
+
+/// Polls `done` every 50 ms until it holds or `within` passes.
+async fn wait_until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    done()
+}
+
+#[test]
+fn each_watch_draws_its_timeout_between_the_bounds_and_the_draws_differ() {
+    let draws: Vec<u32> = (0..200).map(|_| watch::watch_timeout_secs()).collect();
+    let (min, max) = (WATCH_TIMEOUT_MIN.as_secs(), WATCH_TIMEOUT_MAX.as_secs());
+    assert!(
+        draws.iter().all(|&d| (min..max).contains(&u64::from(d))),
+        "{draws:?}"
+    );
+    let distinct: std::collections::BTreeSet<_> = draws.iter().collect();
+    // 200 uniform draws among 150 values: fewer than 50 distinct would be a broken draw.
+    assert!(distinct.len() > 50, "{} distinct of 200", distinct.len());
+    // At most the kubelet's average of 8 re-opens an hour, whatever the draw.
+    assert!(3600 / min <= 8);
+}
+
+#[tokio::test]
+async fn a_watch_kept_alive_by_bookmarks_lasts_and_a_silent_one_is_resumed_after_the_read_timeout()
+{
+    let dir = tempfile::tempdir().expect("tempdir");
+
+    // Alive: BOOKMARKs every 300 ms, a 2 s read timeout, 5 s watched. Each watch is opened once,
+    // asking for its drawn timeout.
+    let server = ApiServer::new();
+    server.set_bookmark_interval(Duration::from_millis(300));
+    server.create_node(ApiServer::node_json(NODE));
+    let (_lb, views, task) = start(&server, dir.path(), Duration::from_secs(2)).await;
+    assert!(
+        wait_until(Duration::from_secs(10), || gets(&server, "/api/v1/pods")
+            .1
+            .len()
+            == 1)
+        .await,
+        "the pod watch never started: {:?}",
+        server.requests()
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    for collection in ["/api/v1/pods", "/api/v1/nodes"] {
+        let (lists, watches) = gets(&server, collection);
+        assert_eq!(lists.len(), 1, "{collection}: {lists:?}");
+        assert_eq!(watches.len(), 1, "{collection} re-opened: {watches:?}");
+        let asked: u64 = watches[0]
+            .param("timeoutSeconds")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            (WATCH_TIMEOUT_MIN.as_secs()..WATCH_TIMEOUT_MAX.as_secs()).contains(&asked),
+            "{collection}: timeoutSeconds {asked}"
+        );
+        assert_eq!(watches[0].param("allowWatchBookmarks"), Some("true"));
+    }
+    task.abort();
+    drop(views);
+
+    // Silent: no BOOKMARK within the hour. The same client drops each watch after 2 s of silence
+    // and opens it again from the resourceVersion it had, not from a new list; a pod created after
+    // that reaches the store.
+    let server = ApiServer::new();
+    server.set_bookmark_interval(Duration::from_secs(3600));
+    server.create_node(ApiServer::node_json(NODE));
+    let (_lb, views, task) = start(&server, dir.path(), Duration::from_secs(2)).await;
+    let started = Instant::now();
+    assert!(
+        wait_until(Duration::from_secs(15), || {
+            gets(&server, "/api/v1/pods").1.len() >= 2
+                && gets(&server, "/api/v1/nodes").1.len() >= 2
+        })
+        .await,
+        "a silent watch was not re-opened within 15 s: {:?}",
+        server.requests()
+    );
+    // Not before the read timeout.
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    for collection in ["/api/v1/pods", "/api/v1/nodes"] {
+        let (lists, watches) = gets(&server, collection);
+        assert_eq!(lists.len(), 1, "{collection} re-listed: {lists:?}");
+        let listed_rv = watches[0].param("resourceVersion").map(str::to_string);
+        assert!(listed_rv.is_some(), "{watches:?}");
+        assert_eq!(
+            watches[1].param("resourceVersion").map(str::to_string),
+            listed_rv,
+            "{collection} did not resume where it was"
+        );
+    }
+    server.create_pod(serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "late", "namespace": "default"},
+        "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": "busybox"}]}
+    }));
+    assert!(
+        wait_until(Duration::from_secs(10), || views
+            .pods
+            .state()
+            .iter()
+            .any(|p| p.metadata.name.as_deref() == Some("late")))
+        .await,
+        "a pod created after the re-open never reached the store"
+    );
+    task.abort();
+}
