@@ -305,12 +305,15 @@ mod tests {
         }
     }
 
-    /// A reading from `levels`: each eviction threshold's signal at `level/4` of its threshold
-    /// (so 0–3 are met, 4 is at it, above is not), each PSI signal at `level/4` of its level.
-    fn reading(config: &Config, levels: &[u8]) -> Observations {
+    /// A reading from `levels` against `capacity`: each eviction threshold's signal at
+    /// `level/4` of its threshold (so 0–3 are met, 4 is at it, above is not; 8 is no observation
+    /// at all), each PSI signal at `level/4` of its level.
+    fn reading(config: &Config, levels: &[u8], capacity: i64) -> Observations {
         let mut o = Observations::default();
-        let capacity = 1i64 << 40;
         for (t, level) in config.thresholds.iter().zip(levels.iter().cycle()) {
+            if *level == 8 {
+                continue;
+            }
             let available = t.value.resolve(capacity) / 4 * i64::from(*level);
             o.eviction.insert(
                 t.signal,
@@ -334,10 +337,14 @@ mod tests {
     proptest! {
         /// The in-place cycle decides exactly what the pure functions decide from the same
         /// inputs, cycle after cycle: evaluation, conditions, transitions, taints and their
-        /// changes — across a resume from the Node as seen and a configuration reload.
+        /// changes — across a resume from the Node as seen, a configuration reload, capacities
+        /// that move (a percentage resolved again) and signals that go unobserved.
         #[test]
         fn the_decider_in_place_is_the_pure_cycle(
-            cycles in prop::collection::vec((prop::collection::vec(0u8..8, 1..8), 1u64..400), 1..25),
+            cycles in prop::collection::vec(
+                (prop::collection::vec(0u8..9, 1..8), 1u64..400, 38u32..41),
+                1..25,
+            ),
             resume_true in any::<bool>(),
             reload_at in 0usize..30,
         ) {
@@ -366,7 +373,7 @@ mod tests {
             let mut conditions = seen;
             let mut taints = condition::desired_taints(&specs, &conditions);
             let mut mono = Duration::ZERO;
-            for (i, (levels, step)) in cycles.iter().enumerate() {
+            for (i, (levels, step, capacity_log2)) in cycles.iter().enumerate() {
                 if i == reload_at {
                     // A reload with the transition period shortened.
                     let mut reloaded = config.clone();
@@ -377,7 +384,7 @@ mod tests {
                 }
                 mono += Duration::from_secs(*step);
                 let now = Moment { mono, wall: since + mono };
-                let observations = reading(&config, levels);
+                let observations = reading(&config, levels, 1i64 << capacity_log2);
                 let decision = decider.decide(&observations, now);
 
                 let (next, evaluation) = policy.evaluate(&observations, &state, now.mono);

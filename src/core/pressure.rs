@@ -123,8 +123,8 @@ pub struct Evaluator {
     slots: Vec<usize>,
     /// The distinct condition types in name order.
     names: Vec<String>,
-    met: Vec<bool>,
-    first_observed: Vec<Option<Duration>>,
+    /// Per threshold, what the last cycle left.
+    held: Vec<Held>,
     psi_met: Vec<bool>,
     /// Per slot: the last moment the condition's pressure was observed, and its next value
     /// (filled during a cycle, then swapped in).
@@ -136,6 +136,41 @@ pub struct Evaluator {
     /// The last cycle's evaluation, shared with whoever reads it; updated in place when no one
     /// else holds it any more.
     evaluation: Arc<Evaluation>,
+}
+
+/// A threshold's state between cycles: whether it was met and since when, and its quantity and
+/// minimum reclaim resolved against the capacity last seen (a percentage is recomputed only when
+/// the capacity moves, which a filesystem's or the memory's nearly never does).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    met: bool,
+    first_observed: Option<Duration>,
+    capacity: i64,
+    quantity: i64,
+    reclaim: i64,
+}
+
+impl Held {
+    fn new(threshold: &Threshold, met: bool, first_observed: Option<Duration>) -> Held {
+        let mut held = Held {
+            met,
+            first_observed,
+            capacity: 0,
+            quantity: 0,
+            reclaim: 0,
+        };
+        held.resolve(threshold, 0);
+        held
+    }
+
+    fn resolve(&mut self, threshold: &Threshold, capacity: i64) {
+        self.capacity = capacity;
+        self.quantity = threshold.value.resolve(capacity);
+        self.reclaim = threshold
+            .min_reclaim
+            .as_ref()
+            .map_or(0, |r| r.resolve(capacity));
+    }
 }
 
 impl Evaluator {
@@ -164,12 +199,14 @@ impl Evaluator {
                 (eviction, psi)
             })
             .collect();
-        let n = policy.thresholds.len();
-        let met: Vec<bool> = (0..n)
-            .map(|i| prev.met.get(i).copied().unwrap_or(false))
-            .collect();
-        let first_observed = (0..n)
-            .map(|i| prev.first_observed.get(i).copied().flatten())
+        let held = policy
+            .thresholds
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let met = prev.met.get(i).copied().unwrap_or(false);
+                Held::new(t, met, prev.first_observed.get(i).copied().flatten())
+            })
             .collect();
         let last_observed: Vec<Option<Duration>> = names
             .iter()
@@ -210,8 +247,7 @@ impl Evaluator {
             feeds,
             slots,
             names,
-            met,
-            first_observed,
+            held,
             last_observed,
             evaluation: Arc::new(evaluation),
         }
@@ -224,8 +260,8 @@ impl Evaluator {
     /// The state to carry into the next cycle, as `PressurePolicy::evaluate` returns it.
     pub fn state(&self) -> PressureState {
         PressureState {
-            met: self.met.clone(),
-            first_observed: self.first_observed.clone(),
+            met: self.held.iter().map(|h| h.met).collect(),
+            first_observed: self.held.iter().map(|h| h.first_observed).collect(),
             psi_met: self.psi_met.clone(),
             last_observed: self
                 .names
@@ -256,40 +292,34 @@ impl Evaluator {
     /// One cycle, the same as `PressurePolicy::evaluate` from the state this one carries.
     pub fn step(&mut self, observations: &Observations, now: Duration) {
         let ev = Arc::make_mut(&mut self.evaluation);
-        for (i, threshold) in self.policy.thresholds.iter().enumerate() {
-            let was_met = self.met[i];
-            let (met, resolved, available) = match observations.eviction.get(&threshold.signal) {
-                // The kubelet skips a threshold whose signal has no observation.
-                None => (false, threshold.value.resolve(0), None),
-                Some(o) => {
-                    let quantity = threshold.value.resolve(o.capacity);
-                    // §7.4: met when quantity > available (strictly).
-                    let met_now = quantity > o.available;
-                    // §7.4: a previously met threshold stays met until available reaches
-                    // threshold + minimum reclaim (resolved against the same capacity).
-                    let not_yet_reclaimed = was_met && {
-                        let reclaim = threshold
-                            .min_reclaim
-                            .as_ref()
-                            .map_or(0, |r| r.resolve(o.capacity));
-                        quantity.saturating_add(reclaim) > o.available
-                    };
-                    (met_now || not_yet_reclaimed, quantity, Some(o.available))
-                }
-            };
-            let first = if met {
-                Some(self.first_observed[i].filter(|_| was_met).unwrap_or(now))
-            } else {
-                None
-            };
-            self.met[i] = met;
-            self.first_observed[i] = first;
-            let status = &mut ev.thresholds[i];
-            status.threshold = resolved;
-            status.available = available;
+        let thresholds = self.policy.thresholds.iter().zip(&mut ev.thresholds);
+        for ((threshold, status), held) in thresholds.zip(&mut self.held) {
+            // The kubelet skips a threshold whose signal has no observation (resolved against
+            // a capacity of 0 for the evaluation).
+            let observation = observations.eviction.get(&threshold.signal);
+            let capacity = observation.map_or(0, |o| o.capacity);
+            if capacity != held.capacity {
+                held.resolve(threshold, capacity);
+            }
+            let met = observation.is_some_and(|o| {
+                // §7.4: met when quantity > available (strictly); a previously met threshold
+                // stays met until available reaches threshold + minimum reclaim (resolved
+                // against the same capacity).
+                held.quantity > o.available
+                    || (held.met && held.quantity.saturating_add(held.reclaim) > o.available)
+            });
+            if !met {
+                held.first_observed = None;
+            } else if !held.met || held.first_observed.is_none() {
+                held.first_observed = Some(now);
+            }
+            held.met = met;
+            status.threshold = held.quantity;
+            status.available = observation.map(|o| o.available);
             status.met = met;
-            status.grace_elapsed =
-                first.is_some_and(|f| now.saturating_sub(f) >= threshold.grace_period);
+            status.grace_elapsed = held
+                .first_observed
+                .is_some_and(|f| now.saturating_sub(f) >= threshold.grace_period);
         }
 
         for (i, t) in self.policy.psi_thresholds.iter().enumerate() {
@@ -306,7 +336,7 @@ impl Evaluator {
         for ((eviction, psi), &slot) in self.feeds.iter().zip(&self.slots) {
             // §7.5 step 4: conditions from met thresholds, ignoring grace periods.
             let observed =
-                eviction.iter().any(|&i| self.met[i]) || psi.iter().any(|&i| self.psi_met[i]);
+                eviction.iter().any(|&i| self.held[i].met) || psi.iter().any(|&i| self.psi_met[i]);
             let last = if observed {
                 Some(now)
             } else {
