@@ -29,10 +29,10 @@ pub const PAGE_SIZE: u32 = 25;
 /// The shortest and (exclusive) longest time a watch request asks to last (`timeoutSeconds`).
 /// Each watch draws its own in between once, at start (client-go's reflector draws one in
 /// [5 min, 10 min) at each re-open): a cluster's agents that all re-opened their watches at once
-/// (after an API server restart) drift apart instead of coming back together. The floor is above client-go's so that no draw
-/// re-opens a watch more often than the kubelet's average of 8 an hour (issue 12: API requests no
-/// more than the kubelet's). A connection that dies silently is found sooner than the watch's
-/// end, by the client's [`crate::api::READ_TIMEOUT`].
+/// (after an API server restart) drift apart instead of coming back together. The floor is
+/// above client-go's so that no draw re-opens a watch more often than the kubelet's average of 8
+/// an hour (issue 12: API requests no more than the kubelet's). A connection that dies silently
+/// is found sooner than the watch's end, by the client's [`crate::api::READ_TIMEOUT`].
 pub const WATCH_TIMEOUT_MIN: Duration = Duration::from_secs(450);
 /// See [`WATCH_TIMEOUT_MIN`].
 pub const WATCH_TIMEOUT_MAX: Duration = Duration::from_secs(600);
