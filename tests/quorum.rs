@@ -184,6 +184,8 @@ fn only_peers_lost_together_with_this_node_count_against_its_zone() {
         ("zone-b".into(), report("b2", false, Some(20))),
         cut(0),
         up(0),
+        up(1),
+        up(2),
     ];
     assert_eq!(word(&r), "enforce");
 }
@@ -211,7 +213,45 @@ fn a_count_that_says_enforce_waits_until_peers_lost_together_show_it() {
             reason: "settled".into(),
         },
     );
-    assert_eq!(gate.not_before(Duration::from_secs(10)), None);
+    assert_eq!(
+        gate.not_before(Duration::from_secs(10), Duration::from_secs(40)),
+        None
+    );
+}
+
+#[test]
+fn peers_of_a_large_zone_not_asked_count_as_the_asked_ones_do() {
+    // `peers.ask` (50) caps the peers asked of this zone. Counting the others as ready made a
+    // zone of more than 51 nodes never fully disrupted: an outage of the whole control plane read
+    // as a partial disruption of a large zone, which the controller evicts (found by the outage
+    // search below). The unasked are counted in the asked ones' proportion.
+    let mut r = zone(54, 0);
+    r.other_zones = 0;
+    // Every one of the 50 asked is cut off: the 3 not asked are taken as cut off too → the
+    // whole (only) zone is down → hold.
+    r.heard = (0..50).map(cut).collect();
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    assert!(
+        v.reason().contains("every node known (54"),
+        "{}",
+        v.reason()
+    );
+    // Half the asked are cut off: half the unasked (3 → 2, rounded to the nearer) → 1 + 25 + 2
+    // = 28 of 54 = 52 %: not a disruption → enforce.
+    r.heard = (0..25).map(cut).chain((0..25).map(up)).collect();
+    let v = decide(&r, &policy(), true);
+    assert!(v.reason().contains("28 of 54"), "{}", v.reason());
+    assert!(v.is_enforce(), "{}", v.reason());
+    // 40 of 50 asked cut off → 2 of the 3 unasked: 43 of 54 (80 %), partial in a zone > 50 →
+    // still evicted.
+    r.heard = (0..40).map(cut).chain((0..10).map(up)).collect();
+    let v = decide(&r, &policy(), true);
+    assert!(v.reason().contains("43 of 54"), "{}", v.reason());
+    assert!(v.is_enforce(), "{}", v.reason());
+    // None asked cut off: none unasked either.
+    r.heard = (0..50).map(up).collect();
+    assert!(decide(&r, &policy(), true).reason().contains("1 of 54"));
 }
 
 #[test]
@@ -264,6 +304,7 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     let mut gate = Gate::default();
     let hold = Verdict::Hold {
         reason: "3 of 5".into(),
+        every_zone: false,
     };
     let enforce = Verdict::Enforce {
         reason: "1 of 5".into(),
@@ -283,7 +324,7 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     // The round at 1063 enforces: the taint can come no earlier than the last holding round
     // (1060) minus a request timeout (10 s) → 1050, + 30 s toleration.
     assert!(gate.record(s(1063), enforce.clone()));
-    let not_before = gate.not_before(s(10));
+    let not_before = gate.not_before(s(10), s(40));
     assert_eq!(not_before, Some(s(1050)));
     assert_eq!(
         eviction(&QuorumVerdict::Enforce { not_before }),
@@ -296,7 +337,7 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     early.record(s(1008), enforce);
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
-            not_before: early.not_before(s(10))
+            not_before: early.not_before(s(10), s(40))
         }),
         Some(s(1070))
     );
@@ -304,4 +345,292 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
         eviction(&QuorumVerdict::Enforce { not_before: None }),
         eviction(&QuorumVerdict::NotConsulted)
     );
+}
+
+#[test]
+fn leaving_an_outage_of_every_zone_counts_a_whole_grace_period_from_the_resumption() {
+    // SEMANTICS §5.5 (`handleDisruption`): when every zone was fully disrupted and one comes
+    // back, the controller resets every node's probe timestamp to its present, so a node still
+    // cut off is marked Unknown — and tainted — no earlier than a grace period later. Leaving a
+    // partial disruption resets nothing.
+    let s = Duration::from_secs;
+    let (rt, grace) = (s(10), s(40));
+    let every_zone = Verdict::Hold {
+        reason: "every node known is cut off".into(),
+        every_zone: true,
+    };
+    let partial = Verdict::Hold {
+        reason: "3 of 5".into(),
+        every_zone: false,
+    };
+    let enforce = Verdict::Enforce {
+        reason: "1 of 5".into(),
+    };
+    // Every zone down until the round at 1100; the round at 1103 enforces (the others came
+    // back, this node did not): the controller resumed no earlier than 1090, reset the probes
+    // then, and taints no earlier than 1130; + 30 s toleration.
+    let mut gate = Gate::default();
+    gate.record(s(1060), every_zone.clone());
+    gate.record(s(1100), every_zone.clone());
+    gate.record(s(1103), enforce.clone());
+    let not_before = gate.not_before(rt, grace);
+    assert_eq!(not_before, Some(s(1130)));
+    assert_eq!(
+        eviction(&QuorumVerdict::Enforce { not_before }),
+        Some(s(1160))
+    );
+    // The same hold, but of a partially disrupted zone: tainting resumes at 1090 (+ 30 s).
+    let mut gate = Gate::default();
+    gate.record(s(1100), partial.clone());
+    gate.record(s(1103), enforce.clone());
+    assert_eq!(gate.not_before(rt, grace), Some(s(1090)));
+    // Every zone down until 1060, then only this zone partially until 1100: the probes were
+    // reset no earlier than 1050 (taint from 1090), the zone resumed no earlier than 1090.
+    let mut gate = Gate::default();
+    gate.record(s(1060), every_zone);
+    gate.record(s(1100), partial);
+    gate.record(s(1103), enforce);
+    assert_eq!(gate.not_before(rt, grace), Some(s(1090)));
+    assert_eq!(gate.every_zone_held_at, Some(s(1060)));
+    assert_eq!(gate.held_at, Some(s(1100)));
+}
+
+/// One agent of a simulated fleet: its zone and the instant (seconds) of its last contact.
+struct Agent {
+    zone: String,
+    contact: f64,
+}
+
+/// The last contact of an agent that keeps renewing: [`round_at`] sees it a second old.
+const FRESH: f64 = f64::INFINITY;
+
+/// Whom agent `me` of `fleet` asks, as the quorum task does (`agent::quorum::select`,
+/// `peers.ask` = 50), and the round's zone size and count of other zones.
+struct Asking {
+    asked: Vec<usize>,
+    zone_size: usize,
+    other_zones: usize,
+}
+
+fn asking(fleet: &[Agent], me: usize) -> Asking {
+    use nodewarden::core::quorum::Peer;
+    let peers: Vec<Peer> = fleet
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != me)
+        .map(|(i, a)| Peer {
+            node: format!("n{i:03}"),
+            address: format!("127.0.0.1:{}", 20000 + i).parse().expect("address"),
+            zone: a.zone.clone(),
+        })
+        .collect();
+    let zone = &fleet[me].zone;
+    Asking {
+        asked: nodewarden::agent::quorum::select(&peers, zone, 50)
+            .iter()
+            .map(|p| p.node[1..].parse().expect("index"))
+            .collect(),
+        zone_size: 1 + peers.iter().filter(|p| p.zone == *zone).count(),
+        other_zones: peers
+            .iter()
+            .map(|p| p.zone.as_str())
+            .filter(|z| z != zone)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+    }
+}
+
+/// The round agent `me` of `fleet` sends at `t` (seconds), each asked peer answering as
+/// `peer_answer` does: reachable while its own last contact is at most `unreachableAfter` old.
+fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration) -> Round {
+    let age = |c: f64| {
+        if c == FRESH {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs_f64((t - c).max(0.0))
+        }
+    };
+    let heard = asking
+        .asked
+        .iter()
+        .map(|&i| {
+            let a = &fleet[i];
+            let report = PeerReport {
+                node: format!("n{i:03}"),
+                zone: a.zone.clone(),
+                reachable: age(a.contact) <= after,
+                last_contact_age: Some(age(a.contact)),
+            };
+            (a.zone.clone(), Heard::Report(report))
+        })
+        .collect();
+    Round {
+        zone: fleet[me].zone.clone(),
+        zone_size: asking.zone_size,
+        other_zones: asking.other_zones,
+        own_contact_age: age(fleet[me].contact),
+        heard,
+    }
+}
+
+/// The policy the agent runs with at the default timings (renew 10 s, request timeout 10 s,
+/// `unreachableAfter` 15 s), enforcing a whole zone cut off while another zone answers.
+fn default_policy() -> (QuorumPolicy, Duration) {
+    let after = Duration::from_secs(15);
+    let (lost_together, settled_after) =
+        nodewarden::core::quorum::windows(Duration::from_secs(10), Duration::from_secs(10), after);
+    let policy = QuorumPolicy {
+        without_peers: Undecided::Hold,
+        whole_zone_cut_off: Undecided::Enforce,
+        lost_together,
+        settled_after,
+    };
+    (policy, after)
+}
+
+/// A small deterministic generator (xorshift), so a failing layout can be named by its seed.
+struct Draw(u64);
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Agents' verdicts from the moment each counts itself cut off until 75 s after the outage began
+/// (past every settled window), every 250 ms; the first round that says enforce, if any.
+fn first_enforce(fleet: &[Agent], outage: f64) -> Option<(usize, f64, String)> {
+    let (policy, after) = default_policy();
+    // In each zone, the three agents whose last contact came first (cut off first, they see the
+    // others still reaching the longest) and the one whose contact came last.
+    let mut watched: Vec<usize> = Vec::new();
+    let zones: std::collections::BTreeSet<&str> = fleet.iter().map(|a| a.zone.as_str()).collect();
+    for z in zones {
+        let mut members: Vec<usize> = (0..fleet.len()).filter(|&i| fleet[i].zone == z).collect();
+        members.sort_by(|&a, &b| fleet[a].contact.total_cmp(&fleet[b].contact));
+        watched.extend(members.iter().take(3));
+        watched.extend(members.last().filter(|l| !watched.contains(l)));
+    }
+    for me in watched {
+        let agent = &fleet[me];
+        let asking = asking(fleet, me);
+        let cut_off_at = agent.contact + after.as_secs_f64();
+        let mut t = cut_off_at;
+        while t <= outage + 75.0 {
+            // As the quorum task: no peer listed is "no peers known".
+            let v = decide(
+                &round_at(fleet, me, &asking, t, after),
+                &policy,
+                fleet.len() > 1,
+            );
+            if v.is_enforce() {
+                return Some((me, t, v.reason().to_string()));
+            }
+            t += 0.25;
+        }
+    }
+    None
+}
+
+#[test]
+fn in_an_outage_of_the_control_plane_no_agent_in_any_zone_layout_ever_says_enforce() {
+    // Issue 21: with the API server down for everyone, an agent of a zone whose four nodes were
+    // all cut off said enforce because the one agent of the other zone, whose last renewal came
+    // a few seconds later, still answered "reachable". Layouts of 1–3 zones of 1–60 agents,
+    // each agent's last renewal anywhere in the renew interval before the outage.
+    let mut layouts: Vec<Vec<usize>> = vec![vec![4, 1], vec![1, 4], vec![1], vec![2, 2, 2]];
+    let mut draw = Draw(0x5eed_2121);
+    for _ in 0..60 {
+        let zones = 1 + draw.below(3) as usize;
+        layouts.push((0..zones).map(|_| 1 + draw.below(60) as usize).collect());
+    }
+    let outage = 1000.0;
+    for (n, layout) in layouts.iter().enumerate() {
+        for phase_seed in 0..4u64 {
+            let mut phases = Draw(0x9e37_79b9 ^ (n as u64) << 8 ^ phase_seed);
+            let fleet: Vec<Agent> = layout
+                .iter()
+                .enumerate()
+                .flat_map(|(z, &size)| (0..size).map(move |_| z))
+                .map(|z| Agent {
+                    zone: format!("zone-{z}"),
+                    // The last successful renewal: up to one renew interval (10 s) before.
+                    contact: outage - phases.below(10_000) as f64 / 1000.0,
+                })
+                .collect();
+            // The lab's layout exactly: site-b's one agent renewed last, just before the outage.
+            let fleet = if n == 0 && phase_seed == 0 {
+                fleet
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, a)| Agent {
+                        contact: if i == 4 { outage - 0.1 } else { outage - 9.9 },
+                        ..a
+                    })
+                    .collect()
+            } else {
+                fleet
+            };
+            if let Some((me, t, reason)) = first_enforce(&fleet, outage) {
+                panic!(
+                    "layout {layout:?} (phases {phase_seed}): agent {me} of {} said enforce {:.2}s after the outage began, its last contact {:.2}s before it: {reason}",
+                    fleet[me].zone,
+                    t - outage,
+                    outage - fleet[me].contact
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_zone_cut_off_from_a_live_control_plane_is_still_enforced_once_settled() {
+    // The other side of the rule above, so that it cannot pass by never enforcing: the same
+    // layouts, but only zone-0 loses the API server (the other zones keep renewing), or only
+    // one node does. Each cut-off agent of zone-0 says enforce, and no earlier than settled.
+    let (policy, after) = default_policy();
+    let outage = 1000.0;
+    for layout in [vec![4, 1], vec![1, 3], vec![3, 3, 3], vec![60, 2]] {
+        let fleet: Vec<Agent> = layout
+            .iter()
+            .enumerate()
+            .flat_map(|(z, &size)| (0..size).map(move |_| z))
+            .enumerate()
+            .map(|(i, z)| Agent {
+                zone: format!("zone-{z}"),
+                // Zone-0 is cut off at 1000 (last renewals spread over the 10 s before); the
+                // others' contact stays fresh (they renewed a second ago at any round).
+                contact: if z == 0 {
+                    outage - (i % 10) as f64
+                } else {
+                    FRESH
+                },
+            })
+            .collect();
+        for me in 0..layout[0] {
+            let t = fleet[me].contact + policy.settled_after.as_secs_f64() + 0.5;
+            let asking = asking(&fleet, me);
+            let round = round_at(&fleet, me, &asking, t, after);
+            // Zone-0 fully cut off while the others answer: wholeZoneCutOff = enforce.
+            let v = decide(&round, &policy, true);
+            assert_eq!(
+                v.word(),
+                "enforce",
+                "layout {layout:?}, agent {me}: {}",
+                v.reason()
+            );
+            let early = round_at(&fleet, me, &asking, fleet[me].contact + 16.0, after);
+            let v = decide(&early, &policy, true);
+            assert!(
+                !v.is_enforce(),
+                "layout {layout:?}, agent {me}, 16 s after its contact: {}",
+                v.reason()
+            );
+        }
+    }
 }

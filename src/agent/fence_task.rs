@@ -695,7 +695,11 @@ impl Task {
         let verdict = crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
+            self.quorum_view
+                .every_zone_held_at
+                .map(|(t, _)| self.clock.mono_of(t)),
             crate::api::request_timeout(),
+            self.policy.node_monitor_grace_period,
         );
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.

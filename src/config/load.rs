@@ -667,8 +667,11 @@ impl Walker<'_> {
 
         // With peers, the quorum's count is settled only this long after the last contact: a
         // pod whose kill time comes earlier waits for it, and is stopped late.
-        let (_, settled) =
-            crate::core::quorum::windows(renew, crate::api::request_timeout_for(config));
+        let (_, settled) = crate::core::quorum::windows(
+            renew,
+            crate::api::request_timeout_for(config),
+            config.fence.unreachable_after,
+        );
         let first_kill = config
             .fence
             .node_monitor_grace_period
@@ -682,7 +685,7 @@ impl Walker<'_> {
                 r.fence_span.as_ref(),
                 "fence.nodeMonitorGracePeriod",
                 format!(
-                    "the peer quorum is settled {} after the last contact (a renew interval, the controller's 5s monitor period, another renew interval and a request timeout), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
+                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then the longer of unreachableAfter and another renew interval plus a request timeout), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
                     format_duration(settled),
                     format_duration(first_kill),
                     format_duration(settled - first_kill),

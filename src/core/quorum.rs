@@ -40,13 +40,29 @@ const LARGE_ZONE: usize = 50;
 /// The controller's node monitor period: it judges every node on the same 5 s tick.
 pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
 
-/// `(lost_together, settled_after)` of [`QuorumPolicy`] for a renew interval and a request
-/// timeout: our last contact may be a renew interval older than the heartbeat the controller saw,
-/// and the controller judges nodes on one monitor tick; a peer lost that much after us shows it
-/// once it has missed its next renewal.
-pub fn windows(renew: Duration, request_timeout: Duration) -> (Duration, Duration) {
+/// `(lost_together, settled_after)` of [`QuorumPolicy`] for a renew interval, a request timeout
+/// and `unreachableAfter`.
+///
+/// - Lost together: in an outage that began at `T`, every agent's last contact lies in
+///   `[T − renew, T]` (it renews every `renew`), so two agents' last contacts differ by at most a
+///   renew interval; the controller's 5 s monitor tick is added as slack.
+/// - Settled: a peer says "reachable" while its own last contact is at most `unreachableAfter`
+///   old (`agent::connected::peer_answer`), whatever zone it is in. A peer lost together with
+///   this node has a last contact at most `lost_together` after ours, so from `lost_together +
+///   unreachableAfter` after our last contact on, every such peer, in any zone, answers "cut
+///   off"; a peer still answering "reachable" then really reached the API server after we lost
+///   it. The older bound (one more renewal and a request timeout) is kept when it is later, so
+///   the window never shrinks against what the configuration check warns about.
+pub fn windows(
+    renew: Duration,
+    request_timeout: Duration,
+    unreachable_after: Duration,
+) -> (Duration, Duration) {
     let lost_together = renew + NODE_MONITOR_PERIOD;
-    (lost_together, lost_together + renew + request_timeout)
+    (
+        lost_together,
+        lost_together + unreachable_after.max(renew + request_timeout),
+    )
 }
 
 /// What one peer said in a round.
@@ -76,10 +92,10 @@ pub struct QuorumPolicy {
     /// node: our own last contact may be up to a renew interval older than the heartbeat the
     /// controller last saw, and the controller judges all nodes on the same monitor tick (5 s).
     pub lost_together: Duration,
-    /// How long after this node's last contact every peer lost together with it shows it: its
-    /// last contact is at most `lost_together` later, and it misses its next renewal (one renew
-    /// interval and one request timeout after that). Before then, a count that says enforce may
-    /// still miss peers that are cut off without knowing it yet.
+    /// How long after this node's last contact every peer lost together with it — in this zone
+    /// or any other — answers that it is cut off ([`windows`]). Before then, no verdict says
+    /// enforce on the strength of peers' answers: a peer that still says "reachable", or a count
+    /// that is not yet a disruption, may only not know the same outage yet.
     pub settled_after: Duration,
 }
 
@@ -103,8 +119,11 @@ pub struct Round {
 pub enum Verdict {
     /// Yes: stop them on time.
     Enforce { reason: String },
-    /// No: keep them running.
-    Hold { reason: String },
+    /// No: keep them running. `every_zone`: the hold says every zone known is cut off, so the
+    /// controller, if it is up at all, is in "master disruption"; when it leaves that state it
+    /// resets every node's probe timestamp (SEMANTICS §5.5), so a node still cut off is tainted
+    /// no earlier than a grace period after that.
+    Hold { reason: String, every_zone: bool },
     /// Not yet known: peers that lost the API together with this node may not show it yet.
     /// Nothing is stopped meanwhile, and it is no evidence of a hold.
     Pending { reason: String },
@@ -120,15 +139,19 @@ impl Verdict {
     pub fn reason(&self) -> &str {
         match self {
             Verdict::Enforce { reason }
-            | Verdict::Hold { reason }
+            | Verdict::Hold { reason, .. }
             | Verdict::Pending { reason } => reason,
         }
     }
-    /// The verdict a word of [`Verdict::word`] names, with `reason` (as the state file keeps it).
+    /// The verdict a word of [`Verdict::word`] names, with `reason` (as the state file keeps it;
+    /// whether a hold was of every zone is kept apart, in its own time).
     pub fn from_word(word: &str, reason: String) -> Option<Verdict> {
         match word {
             "enforce" => Some(Verdict::Enforce { reason }),
-            "hold" => Some(Verdict::Hold { reason }),
+            "hold" => Some(Verdict::Hold {
+                reason,
+                every_zone: false,
+            }),
             "pending" => Some(Verdict::Pending { reason }),
             _ => None,
         }
@@ -147,7 +170,10 @@ impl Verdict {
 fn undecided(choice: Undecided, reason: String) -> Verdict {
     match choice {
         Undecided::Enforce => Verdict::Enforce { reason },
-        Undecided::Hold => Verdict::Hold { reason },
+        Undecided::Hold => Verdict::Hold {
+            reason,
+            every_zone: false,
+        },
     }
 }
 
@@ -156,6 +182,11 @@ fn undecided(choice: Undecided, reason: String) -> Verdict {
 /// the API no later than `lost_together` after this node; a peer that answers "reachable" as
 /// ready; a silent peer as ready too (it is most likely this node that cannot reach it), so
 /// silence never holds the fence.
+///
+/// No verdict says enforce on the strength of what peers answered before `settled_after` (in any
+/// zone): in an outage of the whole control plane, a peer whose last contact came a little after
+/// ours still says "reachable" for a while, and a count that is not yet a disruption may still
+/// become one. Until then the verdict is pending, which stops nothing.
 ///
 /// `peers_known` is false when the peer list is empty: `without_peers` decides.
 pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
@@ -176,10 +207,25 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
     let answered = |h: &Heard| matches!(h, Heard::Report(_));
     let reaching = |h: &Heard| matches!(h, Heard::Report(r) if r.reachable);
     if round.heard.iter().all(|(_, h)| !answered(h)) {
+        // Silence is no answer a peer could change by noticing the outage: nothing to wait for.
         return Verdict::Enforce {
             reason: "no peer answers: this node is cut off from its peers as well, so the control plane sees it alone".into(),
         };
     }
+    let settled = round.own_contact_age >= policy.settled_after;
+    // An enforce that rests on peers' answers, once they are settled.
+    let enforce_when_settled = |reason: String| {
+        if settled {
+            Verdict::Enforce { reason }
+        } else {
+            Verdict::Pending {
+                reason: format!(
+                    "{reason} — not settled yet: peers that lost the API together with this node, in any zone, may not know it yet (settled {}s after last contact)",
+                    policy.settled_after.as_secs()
+                ),
+            }
+        }
+    };
     let zone = |z: &str| {
         if z.is_empty() {
             "(no zone)".to_string()
@@ -199,22 +245,35 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
         .filter(|(z, _)| *z != round.zone)
         .map(|(_, h)| h)
         .collect();
-    // This node counts itself: it is the one cut off.
-    let not_ready = 1 + own.iter().filter(|h| cut_off(h)).count();
     // A stale list may know fewer nodes than answered.
     let size = round.zone_size.max(1 + own.len());
+    // This node counts itself: it is the one cut off.
+    let asked_cut = own.iter().filter(|h| cut_off(h)).count();
+    // A zone larger than `peers.ask` + 1 is only partly asked. The peers not asked are counted
+    // as the asked ones are, in the same proportion (rounded to the nearer; every one when every
+    // peer asked is cut off, none when none is): counting them as ready would make a zone of
+    // more than 51 nodes never fully disrupted, and an outage of the whole control plane would
+    // read as a partial disruption of a large zone, which the controller still evicts.
+    let unasked = size - 1 - own.len();
+    let unasked_cut = if own.is_empty() {
+        0
+    } else {
+        (2 * unasked * asked_cut + own.len()) / (2 * own.len())
+    };
+    let not_ready = 1 + asked_cut + unasked_cut;
     let ready = size - not_ready;
     let z = zone(&round.zone);
     if ready == 0 {
         // Full disruption of this zone. The controller keeps evicting there unless every zone is
         // fully disrupted (then it even removes the taints).
         if others.iter().any(|h| reaching(h)) {
-            return undecided(
-                policy.whole_zone_cut_off,
-                format!(
-                    "all {size} node(s) of zone {z} are cut off while another zone reaches the API server: the control plane evicts a fully disrupted zone (peers.wholeZoneCutOff)"
-                ),
+            let reason = format!(
+                "all {size} node(s) of zone {z} are cut off while another zone reaches the API server: the control plane evicts a fully disrupted zone (peers.wholeZoneCutOff)"
             );
+            return match policy.whole_zone_cut_off {
+                Undecided::Enforce => enforce_when_settled(reason),
+                Undecided::Hold => undecided(Undecided::Hold, reason),
+            };
         }
         let others_down = !others.is_empty() && others.iter().all(|h| cut_off(h));
         if round.other_zones == 0 || others_down {
@@ -230,6 +289,7 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                         )
                     }
                 ),
+                every_zone: true,
             };
         }
         return undecided(
@@ -246,67 +306,78 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                 reason: format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption): the control plane stops evicting in a zone of {LARGE_ZONE} nodes or fewer"
                 ),
+                every_zone: false,
             };
         }
-        return Verdict::Enforce {
-            reason: format!(
-                "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but a zone of more than {LARGE_ZONE} nodes is still evicted, more slowly"
-            ),
-        };
+        // More peers may yet show the same outage: the zone may be fully disrupted, and every
+        // zone with it.
+        return enforce_when_settled(format!(
+            "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but a zone of more than {LARGE_ZONE} nodes is still evicted, more slowly"
+        ));
     }
     let reaching_peers = own.iter().filter(|h| reaching(h)).count();
-    if round.own_contact_age < policy.settled_after {
-        return Verdict::Pending {
-            reason: format!(
-                "{not_ready} of {size} node(s) in zone {z} cut off so far; peers that lost the API together with this node may not know it yet (settled {}s after last contact)",
-                policy.settled_after.as_secs()
-            ),
-        };
-    }
-    Verdict::Enforce {
-        reason: format!(
-            "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
-        ),
-    }
+    enforce_when_settled(format!(
+        "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
+    ))
 }
 
 /// The quorum across the rounds of one partition: the latest verdict, and when a round last said
-/// hold, from which the fence counts its deadlines once the verdict turns to enforce.
+/// hold (and last said that every zone is down), from which the fence counts its deadlines once
+/// the verdict turns to enforce.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Gate {
     pub verdict: Option<Verdict>,
     /// When the latest round that said hold was sent, on the caller's monotonic scale.
     pub held_at: Option<Duration>,
+    /// When the latest round that said every zone is cut off was sent.
+    pub every_zone_held_at: Option<Duration>,
 }
 
 impl Gate {
     /// Records the verdict of a round sent at `sent_at`; true when it differs from the last one
     /// (in word or reason), so the caller logs it once.
     pub fn record(&mut self, sent_at: Duration, verdict: Verdict) -> bool {
-        if verdict.is_hold() {
-            self.held_at = Some(self.held_at.map_or(sent_at, |h| h.max(sent_at)));
+        if let Verdict::Hold { every_zone, .. } = &verdict {
+            let later = |t: Option<Duration>| Some(t.map_or(sent_at, |h| h.max(sent_at)));
+            self.held_at = later(self.held_at);
+            if *every_zone {
+                self.every_zone_held_at = later(self.every_zone_held_at);
+            }
         }
         let changed = self.verdict.as_ref() != Some(&verdict);
         self.verdict = Some(verdict);
         changed
     }
 
-    /// After a hold, the earliest moment the control plane could have resumed tainting this node
-    /// (DESIGN §6 rule 6): the peers still said "cut off" when the last holding round was sent,
-    /// but a write of theirs already on the wire could have reached the API server up to one
-    /// request timeout earlier, and the controller taints nothing before it sees the zone healthy.
-    pub fn not_before(&self, request_timeout: Duration) -> Option<Duration> {
-        self.held_at.map(|h| h.saturating_sub(request_timeout))
+    /// After a hold, the earliest moment the control plane could taint this node again (DESIGN
+    /// §6 rule 6), given its `nodeMonitorGracePeriod`:
+    ///
+    /// - The peers still said "cut off" when the last holding round was sent, but a write of
+    ///   theirs already on the wire could have reached the API server up to one request timeout
+    ///   earlier: the controller resumes no earlier than `held_at − request timeout`. Leaving a
+    ///   partial disruption resets nothing, so a node whose grace has long run out is tainted as
+    ///   soon as its zone is Normal again.
+    /// - Leaving the state where every zone is fully disrupted, the controller resets every
+    ///   node's probe timestamp to its present (`handleDisruption`, SEMANTICS §5.5): a node still
+    ///   cut off is tainted no earlier than a grace period after the resumption.
+    pub fn not_before(&self, request_timeout: Duration, grace: Duration) -> Option<Duration> {
+        let resumed = |t: Option<Duration>| t.map(|h| h.saturating_sub(request_timeout));
+        let partial = resumed(self.held_at);
+        let every_zone = resumed(self.every_zone_held_at).map(|t| t + grace);
+        partial.max(every_zone)
     }
 }
 
 /// The verdict the fence plans with while cut off (DESIGN §6 rule 6): nothing is stopped before
 /// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
-/// hold held at `held_at`, eviction times count from [`Gate::not_before`].
+/// hold, eviction times count from [`Gate::not_before`] (the holds' send times on the caller's
+/// monotonic scale, `grace` the fence's `nodeMonitorGracePeriod`).
 pub fn planning(
     verdict: Option<&Verdict>,
     held_at: Option<Duration>,
+    every_zone_held_at: Option<Duration>,
     request_timeout: Duration,
+    grace: Duration,
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
     match verdict {
@@ -317,8 +388,9 @@ pub fn planning(
             not_before: Gate {
                 verdict: None,
                 held_at,
+                every_zone_held_at,
             }
-            .not_before(request_timeout),
+            .not_before(request_timeout, grace),
         },
         Some(v) => QuorumVerdict::Hold {
             reason: format!("quorum {}: {}", v.word(), v.reason()),

@@ -295,6 +295,15 @@ pub struct LabSpec {
     /// 10.215.L.<octet>:9843, an extra address of the host on the peer bridge, where the test can
     /// run a relay or an impostor. Node numbers are 1-based.
     pub redirects: Vec<(usize, usize, u8)>,
+    /// Node `i`'s zone label is `zones[i - 1]`; nodes past the list's end are in `zone-a`.
+    pub zones: Vec<&'static str>,
+}
+
+impl LabSpec {
+    /// The zone of node `i` (1-based).
+    pub fn zone(&self, i: usize) -> &'static str {
+        self.zones.get(i - 1).copied().unwrap_or("zone-a")
+    }
 }
 
 impl Default for LabSpec {
@@ -304,6 +313,7 @@ impl Default for LabSpec {
             toleration: Duration::from_secs(2),
             peers: true,
             redirects: Vec::new(),
+            zones: Vec::new(),
         }
     }
 }
@@ -430,7 +440,7 @@ impl Lab {
             lab.nodes.push(node);
         }
         for i in 1..=spec.nodes {
-            lab.seed_node(i, spec.toleration);
+            lab.seed_node(i, spec.toleration, spec.zone(i));
         }
         for i in 1..=spec.nodes {
             let config = lab.config_text(i, spec);
@@ -512,13 +522,13 @@ impl Lab {
         }
     }
 
-    /// Node `i`'s Node object (zone-a) and its two pods: `-short`, owned by a ReplicaSet and
+    /// Node `i`'s Node object (in `zone`) and its two pods: `-short`, owned by a ReplicaSet and
     /// tolerating the unreachable taint for `toleration`, and `-forever`, tolerating it forever.
-    fn seed_node(&mut self, i: usize, toleration: Duration) {
+    fn seed_node(&mut self, i: usize, toleration: Duration, zone: &str) {
         let name = format!("n{i}");
         self.server.api.create_node(json!({
             "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": "zone-a"}}
+            "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}}
         }));
         let ne = |s: Option<u64>| {
             let mut t = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"});
@@ -603,8 +613,9 @@ impl Lab {
                     .map(|(_, _, octet)| SocketAddrV4::new(self.peer_ip(*octet), PEER_PORT))
                     .unwrap_or_else(|| other.peer_addr());
                 statics.push(format!(
-                    "  {{ node = \"{}\", address = \"{address}\", zone = \"zone-a\" }},",
-                    other.name
+                    "  {{ node = \"{}\", address = \"{address}\", zone = \"{}\" }},",
+                    other.name,
+                    spec.zone(j)
                 ));
             }
             text.push_str(&format!(
