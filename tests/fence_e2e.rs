@@ -438,7 +438,24 @@ fn healing_before_any_deadline_kills_nothing() {
         assert!(pod_processes(&p.dir) > 0, "{} was stopped", p.name);
         assert!(!p.marker.exists(), "{} got SIGTERM", p.name);
     }
-    assert!(!agent.dump().contains("action=sigterm"), "{}", agent.dump());
+    let log = agent.dump();
+    assert!(!log.contains("action=sigterm"), "{log}");
+    // One outage, one story (issue 21): each edge is one line — the first failure, the fence's
+    // cut-off, and the return, which also says that fencing stops.
+    let count = |needle: &str| log.lines().filter(|l| l.contains(needle)).count();
+    for (needle, want) in [
+        ("API server unreachable", 1),
+        ("cut off from the API server", 1),
+        ("API server reachable again", 1),
+        ("fencing stops", 1),
+    ] {
+        assert_eq!(count(needle), want, "lines with {needle:?}:\n{log}");
+    }
+    assert!(
+        log.lines()
+            .any(|l| l.contains("API server reachable again") && l.contains("fencing stops")),
+        "the return and the end of fencing on one line:\n{log}"
+    );
     agent.kill_hard();
 }
 

@@ -280,6 +280,7 @@ pub async fn run(
         start,
     );
     if let Some(since) = link.cut_off_since() {
+        inputs.reach.set_cut_off(Some(since));
         log::warn!(
             node = node.as_str(), reachable = "false";
             "cut off from the API server since {} (before this start): fencing goes on",
@@ -375,7 +376,7 @@ pub async fn run(
         let judged = task
             .link
             .judge(&seen, now, task.config.fence.unreachable_after);
-        task.transition(&judged, now);
+        task.transition(&judged, now, &inputs.reach);
         let cut_off = Some(judged.cut_off);
         inputs
             .cut_off
@@ -540,18 +541,18 @@ impl Task {
     }
 
     /// Records the judgement: a moved contact, the start or end of a partition.
-    fn transition(&mut self, judged: &Judged, now: Moment) {
+    fn transition(&mut self, judged: &Judged, now: Moment, reach: &Reachability) {
         if judged.moved {
             self.durability.contact_moved();
         }
         let node = self.node.as_str();
         match judged.transition {
             Some(Transition::Reconnected { since }) => {
+                // The line that says the API server answers again said so already, with how
+                // long this partition lasted (`api::reachability`): one line per edge.
                 let lasted = now.wall.duration_since(since).unwrap_or_default();
-                log::info!(
-                    node = node, reachable = "true";
-                    "API server reachable again after {}s cut off: fencing stops", lasted.as_secs()
-                );
+                log::debug!(node = node; "partition of {}s over: fencing stops", lasted.as_secs());
+                reach.set_cut_off(None);
                 self.steps.clear();
                 self.logged_verdict = None;
                 // The plans' metrics go back to a partition starting now.
@@ -559,6 +560,7 @@ impl Task {
                 self.durability.changed();
             }
             Some(Transition::CutOff) => {
+                reach.set_cut_off(Some(now.wall));
                 // The last contact is final now: the whole state is written at the end of this
                 // tick (writes are due at once while cut off), so a restart from here on plans
                 // the very same deadlines.

@@ -4,6 +4,11 @@
 //! an edge partition); anything else says nothing. Each change is logged once and mirrored at the
 //! same instant into `nodewarden_api_reachable`, so the log and the metric never disagree. Times
 //! are monotonic; the wall clock only labels the log.
+//!
+//! One outage, one story (issue 21): the first failure is one line, the fence's "cut off" (when
+//! `unreachableAfter` has passed, a later moment) is the fence's own line, and the return is one
+//! line that also ends the fence's partition: the fence tells this type when it counts the node
+//! cut off ([`Reachability::set_cut_off`]), and says nothing of its own when contact returns.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -30,6 +35,8 @@ pub struct Reachability {
     /// Every move of the last contact, for the fence, which writes it down.
     contacts: tokio::sync::watch::Sender<Option<Duration>>,
     observer: Option<Observer>,
+    /// When the fence's current partition began (wall time), while it counts this node cut off.
+    cut_off_since: Mutex<Option<SystemTime>>,
 }
 
 impl std::fmt::Debug for Reachability {
@@ -60,6 +67,7 @@ impl Reachability {
             changes: tokio::sync::watch::Sender::new(State::Unknown),
             contacts: tokio::sync::watch::Sender::new(None),
             observer: None,
+            cut_off_since: Mutex::new(None),
         }
     }
 
@@ -99,11 +107,38 @@ impl Reachability {
         );
         let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let before = guard.last_contact;
+        let previous_since = guard.since;
         let changed = guard.observe(evidence, sent, now);
         if guard.last_contact != before {
             self.contacts.send_replace(guard.last_contact);
         }
+        // A proof of contact ends the fence's partition, and this line says so, once. The fence
+        // can count the node cut off before any request has failed (a request hung for its whole
+        // timeout), so the partition may end without a change of state here.
+        let ended = if guard.last_contact != before {
+            self.cut_off_since
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+        } else {
+            None
+        };
+        let wall_now = SystemTime::now();
+        let fence = ended
+            .map(|since| {
+                format!(
+                    "; cut off for {}s: fencing stops",
+                    wall_now.duration_since(since).unwrap_or_default().as_secs()
+                )
+            })
+            .unwrap_or_default();
         let Some(previous) = changed else {
+            if ended.is_some() {
+                log::info!(
+                    node = self.node.as_str(), reachable = "true";
+                    "API server reachable again{fence}"
+                );
+            }
             return;
         };
         let next = guard.reach;
@@ -114,8 +149,10 @@ impl Reachability {
         }
         self.changes.send_replace(next);
         let last = last_contact
-            .map(|c| crate::core::clock::rfc3339(SystemTime::now() - now.saturating_sub(c)))
+            .map(|c| crate::core::clock::rfc3339(wall_now - now.saturating_sub(c)))
             .unwrap_or_else(|| "never".to_string());
+        // How long the API server had not answered: since the state last changed.
+        let silent = now.saturating_sub(previous_since.unwrap_or(now));
         match (next, previous, result) {
             (State::Unreachable, _, Err(e)) => log::warn!(
                 node = self.node.as_str(), reachable = "false", error = e.to_string().as_str(),
@@ -124,15 +161,23 @@ impl Reachability {
             ),
             (State::Reachable, State::Unknown, _) => log::info!(
                 node = self.node.as_str(), reachable = "true";
-                "API server reachable"
+                "API server reachable{fence}"
             ),
             (State::Reachable, _, _) => log::info!(
                 node = self.node.as_str(), reachable = "true";
-                "API server reachable again"
+                "API server reachable again after {}s without an answer{fence}",
+                silent.as_secs()
             ),
             // A failure is always an error; Unknown is never entered.
             _ => {}
         }
+    }
+
+    /// The fence's partition: `Some(since)` from the moment it counts this node cut off (or
+    /// resumes a partition after a restart), `None` once it no longer does. The line that says
+    /// the API server answers again also says that fencing stops.
+    pub fn set_cut_off(&self, since: Option<SystemTime>) {
+        *self.cut_off_since.lock().unwrap_or_else(|p| p.into_inner()) = since;
     }
 
     pub fn state(&self) -> State {
