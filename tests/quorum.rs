@@ -404,7 +404,7 @@ struct Agent {
 /// The last contact of an agent that keeps renewing: [`round_at`] sees it a second old.
 const FRESH: f64 = f64::INFINITY;
 
-/// Whom agent `me` of `fleet` asks, as the quorum task does (`agent::quorum::select`,
+/// Whom agent `me` of `fleet` asks, as the quorum task does (`core::quorum::select`,
 /// `peers.ask` = 50), and the round's zone size and count of other zones.
 struct Asking {
     asked: Vec<usize>,
@@ -426,7 +426,7 @@ fn asking(fleet: &[Agent], me: usize) -> Asking {
         .collect();
     let zone = &fleet[me].zone;
     Asking {
-        asked: nodewarden::agent::quorum::select(&peers, zone, 50)
+        asked: nodewarden::core::quorum::select(&peers, zone, 50)
             .iter()
             .map(|p| p.node[1..].parse().expect("index"))
             .collect(),

@@ -366,12 +366,8 @@ fn peer_answer(
             .last_contact()
             .max(contact_before)
             .map(|t| now.saturating_duration_since(t));
-        crate::core::quorum::PeerReport {
-            node: node.clone(),
-            zone: view.borrow().zone.clone().unwrap_or_default(),
-            reachable: age.is_some_and(|a| a <= after),
-            last_contact_age: age,
-        }
+        let zone = view.borrow().zone.clone().unwrap_or_default();
+        crate::core::quorum::answer(&node, &zone, age, after)
     })
 }
 

@@ -5,7 +5,6 @@
 //! still knows whom to ask) and asks nobody. Each change of verdict is logged once with its reason
 //! and counted in `nodewarden_quorum_verdict`.
 
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,14 +18,13 @@ use crate::agent::clock::Clock;
 use crate::agent::wake::Wake;
 use crate::api::reachability::Reachability;
 use crate::config::Config;
-use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide};
+pub use crate::core::quorum::select;
+use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide};
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
 
 /// The Node label the controller keys zones by (with the region, SEMANTICS §5.5).
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
-/// Peers asked per other zone (enough to learn whether that zone is down too).
-const PER_OTHER_ZONE: usize = 2;
 
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
@@ -138,31 +136,6 @@ pub fn policy(config: &Config) -> QuorumPolicy {
     }
 }
 
-/// The peers to ask in one round: up to `ask` of this zone, and a few of every other zone.
-pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
-    let mut chosen: Vec<Peer> = peers
-        .iter()
-        .filter(|p| p.zone == zone)
-        .take(ask)
-        .cloned()
-        .collect();
-    let zones: BTreeSet<&str> = peers
-        .iter()
-        .map(|p| p.zone.as_str())
-        .filter(|z| *z != zone)
-        .collect();
-    for z in zones {
-        chosen.extend(
-            peers
-                .iter()
-                .filter(|p| p.zone == z)
-                .take(PER_OTHER_ZONE)
-                .cloned(),
-        );
-    }
-    chosen
-}
-
 fn zone_of(node: &Node) -> String {
     node.metadata
         .labels
@@ -272,27 +245,7 @@ pub async fn run(
             (Some(ask), false) => ask(select(&peers, &zone, config.peers.ask), zone.clone()).await,
             _ => Vec::new(),
         };
-        let round = Round {
-            zone: zone.clone(),
-            zone_size: 1 + peers.iter().filter(|p| p.zone == zone).count(),
-            other_zones: peers
-                .iter()
-                .map(|p| p.zone.as_str())
-                .filter(|z| *z != zone)
-                .collect::<BTreeSet<_>>()
-                .len(),
-            own_contact_age,
-            heard: heard
-                .into_iter()
-                .map(|(peer, h)| {
-                    let z = match &h {
-                        Heard::Report(r) => r.zone.clone(),
-                        Heard::Silent => peer.zone.clone(),
-                    };
-                    (z, h)
-                })
-                .collect(),
-        };
+        let round = crate::core::quorum::round(&zone, &peers, heard, own_contact_age);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let verdict = decide(&round, &policy, known);
         let word = verdict.word();

@@ -65,6 +65,83 @@ pub fn windows(
     )
 }
 
+/// Peers asked per other zone (enough to learn whether that zone is down too).
+const PER_OTHER_ZONE: usize = 2;
+
+/// The peers to ask in one round: up to `ask` of this zone, and a few of every other zone.
+pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
+    let mut chosen: Vec<Peer> = peers
+        .iter()
+        .filter(|p| p.zone == zone)
+        .take(ask)
+        .cloned()
+        .collect();
+    let zones: std::collections::BTreeSet<&str> = peers
+        .iter()
+        .map(|p| p.zone.as_str())
+        .filter(|z| *z != zone)
+        .collect();
+    for z in zones {
+        chosen.extend(
+            peers
+                .iter()
+                .filter(|p| p.zone == z)
+                .take(PER_OTHER_ZONE)
+                .cloned(),
+        );
+    }
+    chosen
+}
+
+/// One round as this node knows it: its zone, every peer listed (never this node), what each
+/// asked peer said, and the age of its own last contact. A peer that answered is placed in the
+/// zone it names; a silent one in the zone the list gives it.
+pub fn round(
+    zone: &str,
+    peers: &[Peer],
+    heard: Vec<(Peer, Heard)>,
+    own_contact_age: Duration,
+) -> Round {
+    Round {
+        zone: zone.to_string(),
+        zone_size: 1 + peers.iter().filter(|p| p.zone == zone).count(),
+        other_zones: peers
+            .iter()
+            .map(|p| p.zone.as_str())
+            .filter(|z| *z != zone)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        own_contact_age,
+        heard: heard
+            .into_iter()
+            .map(|(peer, h)| {
+                let z = match &h {
+                    Heard::Report(r) => r.zone.clone(),
+                    Heard::Silent => peer.zone,
+                };
+                (z, h)
+            })
+            .collect(),
+    }
+}
+
+/// What this agent answers a peer (`POST /v1/contact`): whether it reaches the API server by the
+/// fence's own rule — its latest contact (this run's, or the one a previous run persisted) at
+/// most `unreachable_after` old — and how old that contact is. [`windows`] relies on this rule.
+pub fn answer(
+    node: &str,
+    zone: &str,
+    last_contact_age: Option<Duration>,
+    unreachable_after: Duration,
+) -> PeerReport {
+    PeerReport {
+        node: node.to_string(),
+        zone: zone.to_string(),
+        reachable: last_contact_age.is_some_and(|a| a <= unreachable_after),
+        last_contact_age,
+    }
+}
+
 /// What one peer said in a round.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Heard {
