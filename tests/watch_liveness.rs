@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
+use nodewarden::api::reachability::State as Reach;
 use nodewarden::api::watch::{self, WATCH_TIMEOUT_MAX, WATCH_TIMEOUT_MIN};
 use support::apiserver::{ApiServer, Recorded};
 
@@ -40,7 +41,9 @@ async fn start(
         .await
         .expect("client");
     let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
-    let (views, run) = watch::start(client, NODE.to_string(), node_tx);
+    // No contact signal: these watches live on their own.
+    let (_, contact) = tokio::sync::watch::channel(Reach::Unknown);
+    let (views, run) = watch::start(client, NODE.to_string(), node_tx, contact);
     (lb, views, tokio::spawn(run))
 }
 
