@@ -113,6 +113,12 @@ impl Health {
         let _ = self.pod_view.set(pod_view);
     }
 
+    /// How long the fence's pod view has not been current (`nodewarden_pod_view_age_seconds`);
+    /// `None` standalone.
+    pub fn pod_view_age(&self) -> Option<Duration> {
+        self.pod_view.get().map(|pv| pv.view.age())
+    }
+
     /// Whether the pod view lags contact by more than its bound (never standalone).
     pub fn pod_view_lagging(&self) -> bool {
         self.pod_view.get().is_some_and(PodViewHealth::lagging)
@@ -213,12 +219,12 @@ fn answer<B>(request: &Request<B>, health: &Health) -> Response<Full<Bytes>> {
             "text/plain; version=0.0.4; charset=utf-8",
             {
                 let mut text = health.metrics.render(ProcessStats::read());
-                if let Some(pv) = health.pod_view.get() {
+                if let Some(age) = health.pod_view_age() {
                     use std::fmt::Write;
                     let _ = write!(
                         text,
                         "# HELP nodewarden_pod_view_age_seconds How long the fence's pod view has not been current (0 while it is: a watch open that has shown life since contact was last lost).\n# TYPE nodewarden_pod_view_age_seconds gauge\nnodewarden_pod_view_age_seconds {:.3}\n",
-                        pv.view.age().as_secs_f64()
+                        age.as_secs_f64()
                     );
                 }
                 text
