@@ -1305,7 +1305,11 @@ async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_an
         }
     });
     tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(health.metrics.reachable(), Some(true), "our writes are stored");
+    assert_eq!(
+        health.metrics.reachable(),
+        Some(true),
+        "our writes are stored"
+    );
     assert!(
         health.is_ready(),
         "within the bound the watch gets its chance"
