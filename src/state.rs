@@ -35,6 +35,10 @@ pub const STATE_FILE: &str = "state.json";
 /// written on its own: rewriting the whole state (every pod) that often would wear the flash
 /// storage of edge nodes for nothing. `load` takes the later of the two.
 pub const CONTACT_FILE: &str = "last-contact";
+/// How current the fence's pod view was at its last change (`core::pod_view`): one line,
+/// `current` or `stale since <RFC 3339>`, written by the fence when that changes, for `status`.
+/// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
+pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
 pub const VERSION: u32 = 4;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
@@ -545,6 +549,31 @@ pub fn save_contact(dir: &Path, last_contact: SystemTime) -> Result<(), StateErr
     write_atomically(dir, CONTACT_FILE, |f| {
         f.write_all(line.as_bytes()).map_err(Body::Io)
     })
+}
+
+/// Writes how current the pod view is (see [`POD_VIEW_FILE`]): `None` while current.
+pub fn save_pod_view(dir: &Path, stale_since: Option<SystemTime>) -> Result<(), StateError> {
+    refuse_if_newer(dir)?;
+    let line = match stale_since {
+        None => "current\n".to_string(),
+        Some(t) => format!("stale since {}\n", format_time(t)),
+    };
+    write_atomically(dir, POD_VIEW_FILE, |f| {
+        f.write_all(line.as_bytes()).map_err(Body::Io)
+    })
+}
+
+/// What [`save_pod_view`] wrote: `Some(None)` current, `Some(Some(t))` stale since `t`; `None`
+/// when absent or unreadable (a build before issue 21, or no agent yet).
+pub fn load_pod_view(dir: &Path) -> Option<Option<SystemTime>> {
+    let text = bounded::read_to_string(&dir.join(POD_VIEW_FILE), bounded::CONTACT).ok()?;
+    match text.trim() {
+        "current" => Some(None),
+        line => line
+            .strip_prefix("stale since ")
+            .and_then(parse_time)
+            .map(Some),
+    }
 }
 
 /// Just the format version, whatever else the file holds: a newer format may add (or drop)

@@ -849,6 +849,13 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
     assert_eq!(taints, [("dedicated", false), (DISK_TAINT, true)]);
     assert_eq!(report.pod_count, 2, "the finished pod is not counted");
     assert_eq!(report.pod_capacity.as_deref(), Some("110"));
+    // Issue 21: how current the pod view is, as the fence wrote it down.
+    assert_eq!(report.pod_view, "current");
+    assert!(
+        nodewarden::cli::status::text(&report).contains("\npod view: current\n"),
+        "{}",
+        nodewarden::cli::status::text(&report)
+    );
     // Local allocatable beside the Node's, as read from the API server; flagged where they differ
     // (the local figure depends on this machine, the Node's is the test's 4Gi).
     assert!(report.allocatable.node_known);
@@ -1268,4 +1275,65 @@ async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
             i + 1
         );
     }
+}
+
+/// Issue 21: while the API server stores our writes but does not answer the pod watch, `/readyz`
+/// fails once the view has lagged contact for longer than its bound (two request timeouts: 20 s
+/// here), and the view's age says for how long; both recover once the watch is answered.
+#[tokio::test(start_paused = true)]
+async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_answered() {
+    let server = ApiServer::new();
+    seed(&server);
+    server.faults().black_hole(("LIST", "/api/v1/pods"), true);
+    let health = Arc::new(Health::new(Duration::from_secs(300)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let agent = tokio::spawn({
+        let (server, health) = (server.clone(), health.clone());
+        async move {
+            run_for(
+                &server,
+                cfg,
+                Switch(Arc::new(AtomicBool::new(false))),
+                health,
+                Duration::from_secs(200),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(
+        health.metrics.reachable(),
+        Some(true),
+        "our writes are stored"
+    );
+    assert!(
+        health.is_ready(),
+        "within the bound the watch gets its chance"
+    );
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    assert!(!health.is_ready(), "connected with a pod view 30 s old");
+    assert!(health.pod_view_lagging());
+    let age = health.pod_view_age().expect("connected");
+    assert!(age >= Duration::from_secs(29), "{age:?}");
+    // The list is answered again: within one retry (30 s at most) the view is current.
+    server.faults().black_hole(("LIST", "/api/v1/pods"), false);
+    let mut ready = false;
+    for _ in 0..80 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if health.is_ready() {
+            ready = true;
+            break;
+        }
+    }
+    assert!(
+        ready,
+        "the view never caught up: {:?}",
+        health.pod_view_age()
+    );
+    assert_eq!(health.pod_view_age(), Some(Duration::ZERO));
+    agent.abort();
 }

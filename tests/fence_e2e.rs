@@ -848,3 +848,84 @@ fn an_agent_started_after_a_long_stop_kills_nothing_while_the_api_server_answers
     }
     again.kill_hard();
 }
+
+/// Every route the agent calls, for an API server that accepts and never answers (a load
+/// balancer in front of a dead control plane).
+fn hang_everything(api: &ApiServer, on: bool) {
+    for route in [
+        ("GET", "/apis/coordination.k8s.io/v1/namespaces/*/leases/*"),
+        ("PUT", "/apis/coordination.k8s.io/v1/namespaces/*/leases/*"),
+        ("POST", "/apis/coordination.k8s.io/v1/namespaces/*/leases"),
+        ("GET", "/api/v1/nodes/*"),
+        ("PATCH", "/api/v1/nodes/*"),
+        ("PATCH", "/api/v1/nodes/*/status"),
+        ("LIST", "/api/v1/pods"),
+        ("WATCH", "/api/v1/pods"),
+        ("LIST", "/api/v1/nodes"),
+        ("WATCH", "/api/v1/nodes"),
+        ("POST", "/api/v1/namespaces/*/events"),
+    ] {
+        api.faults().black_hole(route, on);
+    }
+}
+
+/// Issue 21: an agent SIGKILLed and restarted while the API server hangs every request knows,
+/// once the API server answers again, the pods created since (its list sent into the hung server
+/// is given up after the request timeout and re-sent as soon as contact returns, not after the
+/// client's 180 s read timeout), and the next partition stops them on time.
+#[test]
+fn after_a_restart_into_a_hung_api_server_a_pod_created_once_it_answers_is_stopped_on_time() {
+    let Some(mut s) = scene("enforce", 20, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    agent.kill_hard();
+    hang_everything(&s.server.api, true);
+    let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    // Longer than the request timeout (1 s: the Lease renewal fails), shorter than
+    // `unreachableAfter` counted from the contact before the SIGKILL.
+    std::thread::sleep(Duration::from_millis(1500));
+    hang_everything(&s.server.api, false);
+    assert!(
+        again
+            .wait_for(&["API server reachable"], Duration::from_secs(5))
+            .is_some(),
+        "contact never returned:\n{}",
+        again.dump()
+    );
+    let ne0 = json!([{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+        "effect": "NoExecute", "tolerationSeconds": 0}]);
+    let late = spawn_pod(
+        &s.server.api,
+        &mut s.sandbox,
+        s.dir.path(),
+        "late",
+        ne0,
+        json!({}),
+        true,
+    );
+    // The view's bound: two request timeouts (`core::pod_view::bound`).
+    std::thread::sleep(Duration::from_secs(2));
+    let view =
+        std::fs::read_to_string(s.dir.path().join("state").join("pod-view")).unwrap_or_default();
+    assert_eq!(view.trim(), "current", "{}", again.dump());
+    let cut_at = SystemTime::now();
+    s.netns.cut();
+    let deadline = Instant::now() + GRACE + Duration::from_secs(3);
+    while pod_processes(&late.dir) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the pod created after the API server answered again was not stopped:\n{}",
+            again.dump()
+        );
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stopped = SystemTime::now();
+    assert!(
+        stopped <= cut_at + GRACE + Duration::from_millis(50),
+        "stopped {:?} after the cut + grace",
+        stopped.duration_since(cut_at + GRACE).unwrap_or_default()
+    );
+    again.kill_hard();
+}

@@ -355,7 +355,9 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
     // A pod on another node is not ours.
     server.create_pod(realistic::for_create(realistic::pod(n, "other")));
     let (node_tx, mut node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
-    let (views, run) = nodewarden::api::watch::start(server.client(), NODE.into(), node_tx);
+    let (_, contact) = tokio::sync::watch::channel(nodewarden::api::reachability::State::Unknown);
+    let (views, run) =
+        nodewarden::api::watch::start(server.client(), NODE.into(), node_tx, contact);
     let task = tokio::spawn(run);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while views.pods.state().len() < n || node_rx.borrow_and_update().is_none() {

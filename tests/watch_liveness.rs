@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
+use nodewarden::api::reachability::State as Reach;
 use nodewarden::api::watch::{self, WATCH_TIMEOUT_MAX, WATCH_TIMEOUT_MIN};
 use support::apiserver::{ApiServer, Recorded};
 
@@ -40,7 +41,9 @@ async fn start(
         .await
         .expect("client");
     let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
-    let (views, run) = watch::start(client, NODE.to_string(), node_tx);
+    // No contact signal: these watches live on their own.
+    let (_, contact) = tokio::sync::watch::channel(Reach::Unknown);
+    let (views, run) = watch::start(client, NODE.to_string(), node_tx, contact);
     (lb, views, tokio::spawn(run))
 }
 
@@ -158,4 +161,247 @@ async fn a_watch_kept_alive_by_bookmarks_lasts_and_a_silent_one_is_resumed_after
         "a pod created after the re-open never reached the store"
     );
     task.abort();
+}
+
+/// Issue 21: the watches' requests are bounded by the request timeout (not the 180 s read
+/// timeout) and a watch that has shown nothing since contact was lost is re-opened as soon as
+/// contact returns. The API server here hangs every request of the watches (a load balancer in
+/// front of a dead control plane); `contact` plays the agent's reachability.
+mod after_an_outage {
+    use super::*;
+    use tokio::sync::watch as channel;
+
+    /// The request timeout of these tests: the agent's is min(status frequency, Lease duration).
+    const REQUEST_TIMEOUT: Duration = Duration::from_millis(500);
+    /// How soon after contact returns the view must be current here: a few round trips on
+    /// loopback, far below `core::pod_view::bound` (1 s here) and the read timeout (180 s).
+    const CAUGHT_UP: Duration = Duration::from_millis(900);
+
+    fn pod(name: &str) -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": "busybox"}]}
+        })
+    }
+
+    fn names(views: &watch::Views) -> std::collections::BTreeSet<String> {
+        views
+            .pods
+            .state()
+            .iter()
+            .filter_map(|p| p.metadata.name.clone())
+            .collect()
+    }
+
+    fn hang(server: &ApiServer, on: bool) {
+        for route in [
+            ("LIST", "/api/v1/pods"),
+            ("WATCH", "/api/v1/pods"),
+            ("LIST", "/api/v1/nodes"),
+            ("WATCH", "/api/v1/nodes"),
+        ] {
+            server.faults().black_hole(route, on);
+        }
+    }
+
+    /// The watches with the agent's real read timeout, and the contact channel.
+    async fn start_watching(
+        server: &ApiServer,
+        dir: &std::path::Path,
+    ) -> (
+        support::apiserver::Loopback,
+        watch::Views,
+        tokio::task::JoinHandle<()>,
+        channel::Sender<Reach>,
+    ) {
+        nodewarden::api::set_request_timeout(REQUEST_TIMEOUT);
+        let lb = server.serve_loopback();
+        let kubeconfig = lb.write_kubeconfig(dir);
+        let client =
+            nodewarden::api::connect_with(Some(&kubeconfig), nodewarden::api::READ_TIMEOUT)
+                .await
+                .expect("client");
+        let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
+        let (contact_tx, contact) = channel::channel(Reach::Unknown);
+        let (views, run) = watch::start(client, NODE.to_string(), node_tx, contact);
+        (lb, views, tokio::spawn(run), contact_tx)
+    }
+
+    /// Contact returns; the view must hold `want` and be current within [`CAUGHT_UP`].
+    async fn heal_and_expect(
+        server: &ApiServer,
+        views: &watch::Views,
+        contact: &channel::Sender<Reach>,
+        want: &[&str],
+    ) {
+        hang(server, false);
+        contact.send_replace(Reach::Reachable);
+        let back = Instant::now();
+        let want: std::collections::BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+        let caught_up = wait_until(CAUGHT_UP, || {
+            views.pod_view.is_current() && names(views) == want
+        })
+        .await;
+        assert!(
+            caught_up,
+            "{:?} after contact returned the view is {} with {:?}, not {want:?}; requests: {:?}",
+            back.elapsed(),
+            if views.pod_view.is_current() {
+                "current"
+            } else {
+                "not current"
+            },
+            names(views),
+            gets(server, "/api/v1/pods")
+        );
+        assert_eq!(views.pod_view.age(), Duration::ZERO);
+    }
+
+    #[tokio::test]
+    async fn a_list_sent_into_a_hung_server_gives_way_when_contact_returns() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = ApiServer::new();
+        server.create_node(ApiServer::node_json(NODE));
+        server.create_pod(pod("before"));
+        hang(&server, true);
+        let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
+        // The agent's first writes time out too.
+        tokio::time::sleep(REQUEST_TIMEOUT).await;
+        contact.send_replace(Reach::Unreachable);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(!views.pod_view.is_current());
+        assert!(views.pod_view.age() >= Duration::from_secs(2));
+        // Each hung list was given up after the request timeout: about one per backoff step.
+        let lists = gets(&server, "/api/v1/pods").0.len();
+        assert!(lists >= 2, "the first list was never given up: {lists}");
+        server.create_pod(pod("after"));
+        heal_and_expect(&server, &views, &contact, &["before", "after"]).await;
+        task.abort();
+    }
+
+    #[tokio::test]
+    async fn an_outage_starting_mid_list_is_caught_up_when_contact_returns() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = ApiServer::new();
+        server.create_node(ApiServer::node_json(NODE));
+        // Two pages of 25, the first answered slowly, the second sent into the outage.
+        let mut want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
+        for n in &want {
+            server.create_pod(pod(n));
+        }
+        server
+            .faults()
+            .latency(("LIST", "/api/v1/pods"), Duration::from_millis(300));
+        let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
+        assert!(
+            wait_until(Duration::from_secs(5), || !gets(&server, "/api/v1/pods")
+                .0
+                .is_empty())
+            .await
+        );
+        hang(&server, true);
+        contact.send_replace(Reach::Unreachable);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let pages = gets(&server, "/api/v1/pods").0;
+        assert!(
+            pages.iter().any(|r| r.param("continue").is_some()),
+            "the outage did not start mid-list: {pages:?}"
+        );
+        assert!(!views.pod_view.is_current());
+        server.create_pod(pod("after"));
+        server
+            .delete("pods", "default", "p00", Some(0))
+            .expect("delete");
+        server
+            .faults()
+            .latency(("LIST", "/api/v1/pods"), Duration::ZERO);
+        want.retain(|n| n != "p00");
+        want.push("after".into());
+        let want: Vec<&str> = want.iter().map(String::as_str).collect();
+        heal_and_expect(&server, &views, &contact, &want).await;
+        task.abort();
+    }
+
+    #[tokio::test]
+    async fn an_outage_starting_mid_relist_is_caught_up_when_contact_returns() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = ApiServer::new();
+        server.set_bookmark_interval(Duration::from_secs(3600));
+        server.create_node(ApiServer::node_json(NODE));
+        let mut want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
+        for n in &want {
+            server.create_pod(pod(n));
+        }
+        let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
+        contact.send_replace(Reach::Reachable);
+        assert!(wait_until(Duration::from_secs(5), || views.pod_view.is_current()).await);
+        // The history compacted and the watches dropped: the resume is answered 410 and the
+        // pods are listed again, slowly, and the outage starts after the first page.
+        server
+            .faults()
+            .latency(("LIST", "/api/v1/pods"), Duration::from_millis(300));
+        server.compact(0);
+        server.drop_watches();
+        assert!(
+            wait_until(Duration::from_secs(5), || gets(&server, "/api/v1/pods")
+                .0
+                .len()
+                >= 2)
+            .await,
+            "no re-list: {:?}",
+            gets(&server, "/api/v1/pods")
+        );
+        hang(&server, true);
+        contact.send_replace(Reach::Unreachable);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(!views.pod_view.is_current());
+        server.create_pod(pod("after"));
+        server
+            .delete("pods", "default", "p00", Some(0))
+            .expect("delete");
+        server
+            .faults()
+            .latency(("LIST", "/api/v1/pods"), Duration::ZERO);
+        want.retain(|n| n != "p00");
+        want.push("after".into());
+        let want: Vec<&str> = want.iter().map(String::as_str).collect();
+        heal_and_expect(&server, &views, &contact, &want).await;
+        task.abort();
+    }
+
+    #[tokio::test]
+    async fn a_silent_stream_is_resumed_at_once_when_contact_returns_not_after_the_read_timeout() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = ApiServer::new();
+        server.set_bookmark_interval(Duration::from_secs(3600));
+        server.create_node(ApiServer::node_json(NODE));
+        server.create_pod(pod("before"));
+        let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
+        contact.send_replace(Reach::Reachable);
+        assert!(wait_until(Duration::from_secs(5), || views.pod_view.is_current()).await);
+        // An outage: the open stream says nothing through it.
+        contact.send_replace(Reach::Unreachable);
+        assert!(
+            wait_until(Duration::from_millis(500), || !views.pod_view.is_current()).await,
+            "trusted across an outage"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        contact.send_replace(Reach::Reachable);
+        assert!(
+            wait_until(CAUGHT_UP, || gets(&server, "/api/v1/pods").1.len() == 2
+                && views.pod_view.is_current())
+            .await,
+            "not re-opened: {:?}",
+            gets(&server, "/api/v1/pods")
+        );
+        let (lists, watches) = gets(&server, "/api/v1/pods");
+        assert_eq!(lists.len(), 1, "re-listed: {lists:?}");
+        assert_eq!(
+            watches[1].param("resourceVersion"),
+            watches[0].param("resourceVersion"),
+            "not resumed where it was"
+        );
+        task.abort();
+    }
 }

@@ -131,8 +131,14 @@ pub async fn run<S: Source>(
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
 
-    let (views, watches) = api::watch::start(client.clone(), node.clone(), node_tx);
+    let (views, watches) =
+        api::watch::start(client.clone(), node.clone(), node_tx, reach.subscribe());
     tasks.spawn("watches", watches);
+    health.watch_pod_view(crate::observe::http::PodViewHealth {
+        view: views.pod_view.clone(),
+        reach: reach.clone(),
+        bound: crate::core::pod_view::bound(api::request_timeout()),
+    });
 
     // The Node's UID from the watch, for owner references and events.
     let mut uid_follow = node_rx.clone();
@@ -256,6 +262,7 @@ pub async fn run<S: Source>(
             durable: durable_tx,
             pods: views.pods.clone(),
             pods_changed: views.pods_changed.clone(),
+            pod_view: views.pod_view.clone(),
             node: node_rx.clone(),
             reach: reach.clone(),
             quorum: quorum_rx,

@@ -208,6 +208,8 @@ pub struct FenceInputs {
     pub pods: Store<SlimPod>,
     /// Bumped on every change of the pod store: the pods are converted again only then.
     pub pods_changed: watch::Receiver<u64>,
+    /// How current the pod store is; each change is written down for `status`.
+    pub pod_view: Arc<crate::api::watch_view::ViewTracker>,
     pub node: watch::Receiver<Option<Arc<Node>>>,
     pub reach: Arc<Reachability>,
     /// The peer quorum: its verdict gates every stop; its zone and peers are persisted.
@@ -333,7 +335,11 @@ pub async fn run(
     };
     drop(persisted);
     // Wakes the task between its planned ticks when an input moves.
+    let mut view_current = inputs.pod_view.subscribe();
+    // Written at the first tick too: a file from an earlier run says nothing of this one.
+    view_current.mark_changed();
     let mut wake = Wake::default()
+        .watch(&view_current)
         .watch(&inputs.pods_changed)
         .watch(&inputs.node)
         .watch(&inputs.quorum)
@@ -368,6 +374,15 @@ pub async fn run(
         }
         let now = task.clock.now();
         task.gather(&mut inputs, now);
+        if view_current.has_changed().unwrap_or(false) {
+            view_current.borrow_and_update();
+            let stale = inputs
+                .pod_view
+                .stale_since()
+                .map(|t| now.wall - tokio::time::Instant::now().saturating_duration_since(t));
+            let written = state::save_pod_view(&task.config.state_directory, stale);
+            task.write_errors.note(&task.node, written);
+        }
         let seen = Seen {
             own: inputs.reach.last_contact().map(|t| task.clock.mono_of(t)),
             heartbeat: task.heartbeat,

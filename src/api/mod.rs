@@ -10,6 +10,7 @@ pub mod peers;
 pub mod reachability;
 pub mod slim;
 pub mod watch;
+pub mod watch_view;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -4,6 +4,12 @@
 //! condition). Both are decoded into only the fields the agent reads (`api::slim`), and the
 //! initial list comes in pages of [`PAGE_SIZE`], so neither a whole-node list nor a whole Pod is
 //! ever held (issue 12).
+//!
+//! Every request of a watch is bounded by the request timeout (`api::watch_view`), and how
+//! current each view is is kept by its [`ViewTracker`] (`core::pod_view`). Failures are retried
+//! with a capped, jittered backoff — and at once when contact with the control plane returns:
+//! a watch that has shown nothing since contact was lost is then dropped and re-opened (issue
+//! 21), resuming from its resourceVersion (the API server's 410 makes it list again).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +21,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
 use tokio::sync::watch;
 
+use crate::api::reachability::State as Reach;
 use crate::api::slim::{SlimNode, SlimPod};
+use crate::api::watch_view::{ViewTracker, bounded_client};
+use crate::core::backoff::{Backoff, Jitter};
 use crate::core::resource_version::{self, Watermark};
 
 /// Objects per page of the initial list (and of every relist). kube's default is 500: a page of
@@ -50,28 +59,104 @@ pub fn watch_timeout_secs() -> u32 {
     u32::try_from(min + draw % (max - min)).unwrap_or(u32::MAX)
 }
 
+/// A failed watch is retried after this backoff (kube-runtime's default policy: 800 ms doubling
+/// to 30 s), or at once when contact returns.
+const RETRY: Backoff = Backoff {
+    base: Duration::from_millis(800),
+    cap: Duration::from_secs(30),
+};
+
 /// The in-memory views the watches maintain.
 #[derive(Clone)]
 pub struct Views {
     pub pods: Store<SlimPod>,
     /// A counter bumped after every change the pod watch applied to `pods`.
     pub pods_changed: watch::Receiver<u64>,
+    /// How current `pods` is (`core::pod_view`).
+    pub pod_view: Arc<ViewTracker>,
 }
 
 /// The store, and the future that keeps it and the Node current (run it as a task; it never
-/// ends). `node_tx` gets every version of our Node.
+/// ends). `node_tx` gets every version of our Node; `contact` is the agent's reachability
+/// (`Reachability::subscribe`), whose losses and returns the watches follow.
 pub fn start(
     client: kube::Client,
     node_name: String,
     node_tx: watch::Sender<Option<Arc<Node>>>,
+    contact: watch::Receiver<Reach>,
 ) -> (Views, impl std::future::Future<Output = ()>) {
     let (pod_store, pod_writer) = reflector::store::<SlimPod>();
     let (pods_tx, pods_changed) = watch::channel(0u64);
     let views = Views {
         pods: pod_store,
         pods_changed,
+        pod_view: ViewTracker::new(),
     };
-    (views, run(client, node_name, node_tx, pods_tx, pod_writer))
+    let run = run(
+        client,
+        node_name,
+        node_tx,
+        pods_tx,
+        pod_writer,
+        views.pod_view.clone(),
+        contact,
+    );
+    (views, run)
+}
+
+/// One watch's retry state in [`run`].
+struct Retry {
+    /// When the failed watch is polled again; `None`: it is being polled.
+    at: Option<tokio::time::Instant>,
+    /// Failures in a row.
+    attempt: u32,
+    /// Re-opened after contact returned: the failure that dropping its requests causes is
+    /// retried at once.
+    reopened: bool,
+}
+
+impl Retry {
+    fn new() -> Retry {
+        Retry {
+            at: None,
+            attempt: 0,
+            reopened: false,
+        }
+    }
+
+    fn succeeded(&mut self) {
+        self.attempt = 0;
+        self.reopened = false;
+    }
+
+    fn failed(&mut self, jitter: &mut Jitter) {
+        if std::mem::take(&mut self.reopened) {
+            return;
+        }
+        let delay = RETRY.delay(self.attempt, jitter.draw());
+        self.attempt = self.attempt.saturating_add(1);
+        self.at = Some(tokio::time::Instant::now() + delay);
+    }
+
+    /// Contact returned: a watch not current is re-opened now, whatever it had in flight.
+    fn contact_returned(&mut self, view: &ViewTracker) -> bool {
+        if !view.needs_reopen() {
+            return false;
+        }
+        view.reopen();
+        self.reopened = self.at.is_none();
+        self.at = None;
+        self.attempt = 0;
+        true
+    }
+}
+
+/// Sleeps until `at`; never when `None`.
+async fn until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The watcher settings of the pod watch: only pods bound to `node_name`, listed in pages.
@@ -95,28 +180,57 @@ async fn run(
     node_tx: watch::Sender<Option<Arc<Node>>>,
     pods_tx: watch::Sender<u64>,
     pod_writer: reflector::store::Writer<SlimPod>,
+    pod_view: Arc<ViewTracker>,
+    mut contact: watch::Receiver<Reach>,
 ) {
-    let nodes: Api<SlimNode> = Api::all(client.clone());
-    let pods: Api<SlimPod> = Api::all(client);
+    let node_view = ViewTracker::new();
+    let nodes: Api<SlimNode> = Api::all(bounded_client(client.clone(), node_view.clone()));
+    let pods: Api<SlimPod> = Api::all(bounded_client(client, pod_view.clone()));
     let node_cfg = node_config(&node_name);
     let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.
-    let node_stream = in_order(watcher(nodes, node_cfg), "node", node_name.clone())
-        .default_backoff()
-        .applied_objects();
+    let node_stream =
+        in_order(watcher(nodes, node_cfg), "node", node_name.clone()).applied_objects();
     let pod_stream = reflector::reflector(
         pod_writer,
         in_order(watcher(pods, pod_cfg), "pod", node_name.clone()),
-    )
-    .default_backoff();
+    );
     tokio::pin!(node_stream);
     tokio::pin!(pod_stream);
     let mut node_failing = false;
     let mut pods_failing = false;
+    let (mut node_retry, mut pod_retry) = (Retry::new(), Retry::new());
+    let mut jitter = Jitter::new(crate::agent::reporter::seed());
+    let mut reach = *contact.borrow_and_update();
+    let mut contact_open = true;
     loop {
         tokio::select! {
-            Some(item) = node_stream.next() => match item {
+            changed = contact.changed(), if contact_open => {
+                if changed.is_err() {
+                    contact_open = false;
+                    continue;
+                }
+                let now = *contact.borrow_and_update();
+                let was = std::mem::replace(&mut reach, now);
+                match now {
+                    Reach::Unreachable if was != Reach::Unreachable => {
+                        node_view.contact_lost();
+                        pod_view.contact_lost();
+                    }
+                    Reach::Reachable if was != Reach::Reachable => {
+                        let n = node_retry.contact_returned(&node_view);
+                        if pod_retry.contact_returned(&pod_view) || n {
+                            log::info!(node = node_name.as_str(); "contact returned: re-opening the watches that have shown nothing since it was lost");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            () = until(node_retry.at) => node_retry.at = None,
+            () = until(pod_retry.at) => pod_retry.at = None,
+            Some(item) = node_stream.next(), if node_retry.at.is_none() => match item {
                 Ok(node) => {
+                    node_retry.succeeded();
                     if node_failing {
                         log::info!(node = node_name.as_str(); "node watch recovered");
                         node_failing = false;
@@ -124,16 +238,18 @@ async fn run(
                     node_tx.send_replace(Some(Arc::new(node.into_node())));
                 }
                 Err(e) => {
+                    node_retry.failed(&mut jitter);
                     if !node_failing {
                         // Bounded: a decoding error can quote what the server sent.
                         let e = crate::api::excerpt(&e.to_string());
-                        log::warn!(node = node_name.as_str(), error = e.as_str(); "node watch failed: {e}; retrying with backoff");
+                        log::warn!(node = node_name.as_str(), error = e.as_str(); "node watch failed: {e}; retrying with backoff (at once when contact returns)");
                         node_failing = true;
                     }
                 }
             },
-            Some(item) = pod_stream.next() => match item {
+            Some(item) = pod_stream.next(), if pod_retry.at.is_none() => match item {
                 Ok(_) => {
+                    pod_retry.succeeded();
                     // The reflector applied the event to the store before yielding it.
                     pods_tx.send_modify(|n| *n = n.wrapping_add(1));
                     if pods_failing {
@@ -142,10 +258,11 @@ async fn run(
                     }
                 }
                 Err(e) => {
+                    pod_retry.failed(&mut jitter);
                     if !pods_failing {
                         // Bounded: a decoding error can quote what the server sent.
                         let e = crate::api::excerpt(&e.to_string());
-                        log::warn!(node = node_name.as_str(), error = e.as_str(); "pod watch failed: {e}; retrying with backoff");
+                        log::warn!(node = node_name.as_str(), error = e.as_str(); "pod watch failed: {e}; retrying with backoff (at once when contact returns)");
                         pods_failing = true;
                     }
                 }

@@ -30,6 +30,9 @@ pub struct StatusReport {
     pub contact: String,
     pub last_contact: Option<String>,
     pub cut_off_since: Option<String>,
+    /// How current the fence's pod view is (`core::pod_view`): `current`, `stale since T (N
+    /// ago)`, or `unknown` (no agent of this build wrote it yet).
+    pub pod_view: String,
     /// The peer quorum (DESIGN §6 rule 6): its verdict while cut off, the zone and peers known.
     pub quorum: QuorumStatus,
     pub pods: Vec<PodStatus>,
@@ -172,6 +175,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
             contact: "unknown (no state written yet)".into(),
             last_contact: None,
             cut_off_since: None,
+            pod_view: "unknown".into(),
             quorum: QuorumStatus {
                 verdict: "not consulted".into(),
                 reason: "no state written yet".into(),
@@ -314,6 +318,17 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         cut_off_since: contact_wall.filter(|_| cut_off).map(|c| {
             humantime::format_rfc3339_millis(c + config.fence.unreachable_after).to_string()
         }),
+        pod_view: match state::load_pod_view(&config.state_directory) {
+            None => "unknown".into(),
+            Some(None) => "current".into(),
+            Some(Some(since)) => format!(
+                "stale since {} ({} ago)",
+                humantime::format_rfc3339_millis(since),
+                humantime::format_duration(Duration::from_secs(
+                    now.duration_since(since).unwrap_or_default().as_secs()
+                ))
+            ),
+        },
         quorum,
         pods,
         fenced: state.fenced.clone(),
@@ -425,6 +440,7 @@ pub fn text(r: &StatusReport) -> String {
             let _ = writeln!(out, "{}", r.contact);
         }
     }
+    let _ = writeln!(out, "pod view: {}", r.pod_view);
     let _ = writeln!(
         out,
         "peer quorum: {} ({}); zone {}, {} peer(s) known",

@@ -10,6 +10,7 @@ pub mod fence_plan;
 pub mod fencing;
 pub mod names;
 pub mod ownership;
+pub mod pod_view;
 pub mod pressure;
 pub mod qos;
 pub mod quantity;

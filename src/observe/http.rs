@@ -1,5 +1,6 @@
 //! The health and metrics endpoint: `/healthz` (liveness: the sampling loop ticked recently),
-//! `/readyz` (configuration loaded and first sample taken), `/metrics` (Prometheus text).
+//! `/readyz` (configuration loaded and first sample taken; connected, also a pod view that keeps
+//! up with contact: `core::pod_view`), `/metrics` (Prometheus text).
 //!
 //! HTTP/1.1 on hyper (already in the tree for the peer endpoint): GET/HEAD only, one request per
 //! connection, the request head bounded in size (8 KiB: larger is answered 431) and time, each
@@ -43,7 +44,29 @@ pub struct Health {
     /// A tick older than this means the loop is wedged.
     liveness_window: Duration,
     origin: tokio::time::Instant,
+    /// Connected: how current the fence's pod view is.
+    pod_view: std::sync::OnceLock<PodViewHealth>,
     pub metrics: Metrics,
+}
+
+/// What `/readyz` and `/metrics` read of the pod view, at each request (nothing wakes for it).
+#[derive(Debug)]
+pub struct PodViewHealth {
+    pub view: Arc<crate::api::watch_view::ViewTracker>,
+    pub reach: Arc<crate::api::reachability::Reachability>,
+    /// `core::pod_view::bound` of the request timeout.
+    pub bound: Duration,
+}
+
+impl PodViewHealth {
+    /// Whether the view lags contact by more than the bound (`core::pod_view::lagging`).
+    pub fn lagging(&self) -> bool {
+        let reachable_since = (self.reach.state() == crate::api::reachability::State::Reachable)
+            .then(|| self.reach.state_age())
+            .flatten()
+            .map(|age| tokio::time::Instant::now() - age);
+        self.view.lagging(reachable_since, self.bound)
+    }
 }
 
 impl Health {
@@ -55,6 +78,7 @@ impl Health {
             api_ok: AtomicBool::new(false),
             liveness_window,
             origin: tokio::time::Instant::now(),
+            pod_view: std::sync::OnceLock::new(),
             metrics: Metrics::default(),
         }
     }
@@ -84,10 +108,28 @@ impl Health {
         self.api_ok.store(true, Ordering::Relaxed);
     }
 
-    /// Ready after the first sample and, when connected, the first successful API round trip.
+    /// Connected: readiness also needs a pod view that keeps up with contact.
+    pub fn watch_pod_view(&self, pod_view: PodViewHealth) {
+        let _ = self.pod_view.set(pod_view);
+    }
+
+    /// How long the fence's pod view has not been current (`nodewarden_pod_view_age_seconds`);
+    /// `None` standalone.
+    pub fn pod_view_age(&self) -> Option<Duration> {
+        self.pod_view.get().map(|pv| pv.view.age())
+    }
+
+    /// Whether the pod view lags contact by more than its bound (never standalone).
+    pub fn pod_view_lagging(&self) -> bool {
+        self.pod_view.get().is_some_and(PodViewHealth::lagging)
+    }
+
+    /// Ready after the first sample and, when connected, the first successful API round trip,
+    /// while the pod view keeps up with contact.
     pub fn is_ready(&self) -> bool {
         self.sampled()
             && (!self.needs_api.load(Ordering::Relaxed) || self.api_ok.load(Ordering::Relaxed))
+            && !self.pod_view_lagging()
     }
 
     /// Live while the loop ticked within the liveness window.
@@ -160,6 +202,10 @@ fn answer<B>(request: &Request<B>, health: &Health) -> Response<Full<Bytes>> {
             "sampling loop has not ticked within its window\n",
         ),
         "/readyz" if health.is_ready() => plain(StatusCode::OK, "ok\n"),
+        "/readyz" if health.pod_view_lagging() => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: the API server answers but the pod watch has not caught up within its bound\n",
+        ),
         "/readyz" if health.sampled() => plain(
             StatusCode::SERVICE_UNAVAILABLE,
             "not ready: no successful API round trip yet\n",
@@ -171,7 +217,18 @@ fn answer<B>(request: &Request<B>, health: &Health) -> Response<Full<Bytes>> {
         "/metrics" => respond(
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
-            health.metrics.render(ProcessStats::read()),
+            {
+                let mut text = health.metrics.render(ProcessStats::read());
+                if let Some(age) = health.pod_view_age() {
+                    use std::fmt::Write;
+                    let _ = write!(
+                        text,
+                        "# HELP nodewarden_pod_view_age_seconds How long the fence's pod view has not been current (0 while it is: a watch open that has shown life since contact was last lost).\n# TYPE nodewarden_pod_view_age_seconds gauge\nnodewarden_pod_view_age_seconds {:.3}\n",
+                        age.as_secs_f64()
+                    );
+                }
+                text
+            },
         ),
         _ => plain(StatusCode::NOT_FOUND, "not found\n"),
     }
