@@ -1314,6 +1314,11 @@ async fn a_writer_that_keeps_heartbeating_is_never_fought_even_right_after_a_res
     // heartbeating it every 5 minutes (its default `--k8s-exporter-heartbeat-period`) for 40
     // minutes: more than two of nodewarden's 15-minute windows.
     npd_memory_pressure(&server, 0);
+    // The Node watch's first list is slow (a busy API server): sampling decides before it
+    // arrives, and the first report must still not write a condition it does not know is free.
+    server
+        .faults()
+        .latency(("LIST", "/api/v1/nodes"), Duration::from_secs(3));
     let health = Arc::new(Health::new(Duration::from_secs(30)));
     let source = Switch(Arc::new(AtomicBool::new(false)));
     let cfg = config(
