@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use nodewarden::agent::connected;
 use nodewarden::config::Config;
+use nodewarden::core::ownership;
 use nodewarden::observe::http::Health;
 use serde_json::{Value, json};
 use support::apiserver::{ApiServer, Fault};
@@ -1336,4 +1337,253 @@ async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_an
     );
     assert_eq!(health.pod_view_age(), Some(Duration::ZERO));
     agent.abort();
+}
+
+/// node-problem-detector's MemoryPressure True, as it writes it (PUT of the status as its own
+/// manager), its heartbeat at `heartbeat_at` seconds of its clock: its resync re-sends the
+/// condition with a new `lastHeartbeatTime` and nothing else changed.
+fn npd_memory_pressure(server: &ApiServer, heartbeat_at: u64) {
+    let stamp = |s: u64| {
+        nodewarden::core::clock::rfc3339(
+            std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + s),
+        )
+    };
+    server
+        .update_node_status_as("node-problem-detector", NODE, |node| {
+            let conds = node["status"]["conditions"]
+                .as_array_mut()
+                .expect("conditions");
+            conds.retain(|c| c["type"] != "MemoryPressure");
+            conds.push(json!({
+                "type": "MemoryPressure", "status": "True", "reason": "NPDMemoryPressure",
+                "message": "memory is low", "lastHeartbeatTime": stamp(heartbeat_at),
+                "lastTransitionTime": stamp(0),
+            }));
+        })
+        .expect("node-problem-detector's update");
+}
+
+/// Status PATCHes of ours that carry MemoryPressure, with when they were sent.
+fn memory_pressure_writes(server: &ApiServer) -> Vec<(tokio::time::Instant, Value)> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path == STATUS_PATH)
+        .filter_map(|r| sent_memory_pressure(&r.body_json()).map(|c| (r.at, c)))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_writer_that_keeps_heartbeating_is_never_fought_even_right_after_a_restart() {
+    let logs = reporter_logs();
+    let server = ApiServer::new();
+    seed(&server);
+    // node-problem-detector already holds MemoryPressure when nodewarden (re)starts, and goes on
+    // heartbeating it every 5 minutes (its default `--k8s-exporter-heartbeat-period`) for 40
+    // minutes: more than two of nodewarden's 15-minute windows.
+    npd_memory_pressure(&server, 0);
+    // The Node watch's first list is slow (a busy API server): sampling decides before it
+    // arrives, and the first report must still not write a condition it does not know is free.
+    server
+        .faults()
+        .latency(("LIST", "/api/v1/nodes"), Duration::from_secs(3));
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(30),
+    );
+    let (s2, h2) = (server.clone(), health.clone());
+    let npd = async move {
+        let mut metrics = Vec::new();
+        for beat in 1..=8u64 {
+            tokio::time::sleep(Duration::from_secs(300)).await;
+            npd_memory_pressure(&s2, beat * 300);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            metrics.push(h2.metrics.render(None));
+        }
+        metrics
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(2450));
+    let ((), metrics) = tokio::join!(agent, npd);
+
+    let fought = memory_pressure_writes(&server);
+    assert!(
+        fought.is_empty(),
+        "nodewarden wrote MemoryPressure under a live writer: {fought:?}"
+    );
+    for m in &metrics {
+        assert!(m.contains("nodewarden_foreign_condition_writers 1"), "{m}");
+    }
+    let node = server.node(NODE).expect("node");
+    let held = condition(&node, "MemoryPressure");
+    assert_eq!(held["reason"], "NPDMemoryPressure", "{held}");
+    // Reported once (WARN, naming the writer), never taken back.
+    let said: Vec<_> = logs
+        .records()
+        .into_iter()
+        .filter(|r| r.condition == "MemoryPressure")
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        (said[0].level, said[0].writer.as_str()),
+        (log::Level::Warn, "node-problem-detector")
+    );
+    // The other owned conditions were reported all along: at once, then once a minute.
+    let reports = count(&server, "PATCH", STATUS_PATH);
+    assert!((40..=42).contains(&reports), "{reports} reports in 2450 s");
+    assert_eq!(condition(&node, "DiskPressure")["status"], "False");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_writer_that_stops_is_taken_over_fifteen_silent_minutes_after_its_last_heartbeat() {
+    let logs = reporter_logs();
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(30),
+    );
+    let start = tokio::time::Instant::now();
+    let (s2, h2) = (server.clone(), health.clone());
+    // node-problem-detector flips MemoryPressure at 15 s, heartbeats once at 5 min 15 s, then
+    // stops (killed, uninstalled): its managedFields stay on the Node.
+    let npd = async move {
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        npd_memory_pressure(&s2, 15);
+        tokio::time::sleep(Duration::from_secs(300)).await;
+        npd_memory_pressure(&s2, 315);
+        let last_life = tokio::time::Instant::now();
+        // Sampled just before and after the window closes.
+        tokio::time::sleep(Duration::from_secs(895)).await;
+        let before = h2.metrics.render(None);
+        let managers_before = managers(&s2.node(NODE).expect("node"));
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let after = h2.metrics.render(None);
+        (last_life, before, managers_before, after)
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(1400));
+    let ((), (last_life, before, managers_before, after)) = tokio::join!(agent, npd);
+    let released = last_life + ownership::OTHER_WRITER_SILENCE;
+
+    assert!(
+        before.contains("nodewarden_foreign_condition_writers 1"),
+        "{before}"
+    );
+    // All along, managedFields named node-problem-detector: they are not life.
+    assert!(
+        managers_before.iter().any(|m| m == "node-problem-detector"),
+        "{managers_before:?}"
+    );
+    assert!(
+        after.contains("nodewarden_foreign_condition_writers 0"),
+        "the gauge drops once the writer is taken over: {after}"
+    );
+    let writes = memory_pressure_writes(&server);
+    // Ours at start, then nothing while node-problem-detector showed life, and ours again once it
+    // has been silent for the window: at once, not at the next periodic report.
+    let during: Vec<_> = writes
+        .iter()
+        .filter(|(at, _)| *at > start + Duration::from_secs(15) && *at < released)
+        .collect();
+    assert!(during.is_empty(), "fought a live writer: {during:?}");
+    let (taken_at, taken) = writes
+        .iter()
+        .find(|(at, _)| *at >= released)
+        .expect("MemoryPressure written again after the window");
+    assert!(
+        *taken_at - released < Duration::from_secs(2),
+        "taken over {:?} after the window",
+        *taken_at - released
+    );
+    assert_eq!(taken["status"], "False", "{taken}");
+    assert_eq!(taken["reason"], "KubeletHasSufficientMemory", "{taken}");
+    let node = server.node(NODE).expect("node");
+    let mine = condition(&node, "MemoryPressure");
+    assert_eq!(mine["status"], "False", "{mine}");
+    assert_eq!(mine["reason"], "KubeletHasSufficientMemory", "{mine}");
+    // Said once, at INFO, naming the condition and the writer.
+    let taken_back: Vec<_> = logs
+        .records()
+        .into_iter()
+        .filter(|r| {
+            r.condition == "MemoryPressure" && r.message.contains("writes the condition again")
+        })
+        .collect();
+    assert_eq!(taken_back.len(), 1, "{taken_back:?}");
+    assert_eq!(taken_back[0].level, log::Level::Info);
+    assert_eq!(taken_back[0].writer, "node-problem-detector");
+}
+
+/// The managers the Node's managedFields name.
+fn managers(node: &Value) -> Vec<String> {
+    node["metadata"]["managedFields"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["manager"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One record of the reporter's log.
+#[derive(Clone, Debug)]
+struct LogRecord {
+    level: log::Level,
+    message: String,
+    condition: String,
+    writer: String,
+}
+
+/// Keeps the reporter's log records. The logger is global to the test process (nextest runs
+/// each test in its own), so a test reads only the records about the condition it exercises.
+#[derive(Default)]
+struct ReporterLogs(std::sync::Mutex<Vec<LogRecord>>);
+
+impl ReporterLogs {
+    fn records(&self) -> Vec<LogRecord> {
+        self.0.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl log::Log for ReporterLogs {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        if !record.target().starts_with("nodewarden::agent::reporter") {
+            return;
+        }
+        let field = |name: &str| {
+            record
+                .key_values()
+                .get(log::kv::Key::from_str(name))
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        };
+        if let Ok(mut r) = self.0.lock() {
+            r.push(LogRecord {
+                level: record.level(),
+                message: record.args().to_string(),
+                condition: field("condition"),
+                writer: field("writer"),
+            });
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn reporter_logs() -> &'static ReporterLogs {
+    static LOGS: std::sync::OnceLock<&'static ReporterLogs> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs: &'static ReporterLogs = Box::leak(Box::default());
+        let _ = log::set_logger(logs);
+        log::set_max_level(log::LevelFilter::Info);
+        logs
+    })
 }

@@ -15,7 +15,6 @@ use std::time::{Duration, SystemTime};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use nodewarden::agent::{fence_task, quorum, reporter, snapshot};
 use nodewarden::api::slim::{SlimNode, SlimPod};
-use nodewarden::core::condition::{ConditionStatus, NodeCondition};
 use serde_json::Value;
 
 const NODE: &str = "n1";
@@ -237,18 +236,6 @@ fn the_shapes_differ_where_the_fence_looks() {
     assert_eq!(tolerant.0.termination_grace_seconds, 120);
 }
 
-fn condition(t: &str, status: ConditionStatus, reason: &str) -> NodeCondition {
-    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
-    NodeCondition {
-        condition_type: t.into(),
-        status,
-        reason: reason.into(),
-        message: String::new(),
-        last_heartbeat_time: at,
-        last_transition_time: at,
-    }
-}
-
 #[test]
 fn the_node_watch_keeps_no_field_outside_the_allow_list() {
     let full = realistic::node(NODE);
@@ -290,36 +277,29 @@ fn the_reporter_fence_and_quorum_see_the_same_node_stripped() {
         slim.spec.as_ref().and_then(|s| s.taints.clone()),
         full.spec.as_ref().and_then(|s| s.taints.clone())
     );
-    // Another writer of one of our conditions (node-problem-detector on KernelDeadlock) and one
-    // that flipped ours are found the same way in both.
-    let ours = [
-        condition(
-            "NodewardenMemoryPressure",
-            ConditionStatus::True,
-            "NodewardenHasInsufficientMemory",
-        ),
-        condition(
-            "KernelDeadlock",
-            ConditionStatus::False,
-            "KernelHasNoDeadlock",
-        ),
-        condition(
-            "DiskPressure",
-            ConditionStatus::False,
-            "KubeletHasNoDiskPressure",
-        ),
-    ];
-    let want = reporter::foreign_writers(&full, &ours);
+    // What other-writer detection reads is the same in both: every condition whole (a change of
+    // message or transition time is another writer's life too), and the managers of the
+    // conditions (node-problem-detector on KernelDeadlock, the kubelet on DiskPressure).
+    let want = reporter::observation(&full);
+    let manager_of = |ty: &str| -> Vec<&str> {
+        want.managers
+            .iter()
+            .filter(|m| m.condition_types.iter().any(|t| t == ty))
+            .map(|m| m.manager.as_str())
+            .collect()
+    };
     assert!(
-        want.iter()
-            .any(|f| f.manager.as_deref() == Some("node-problem-detector")),
+        manager_of("KernelDeadlock").contains(&"node-problem-detector"),
         "{want:?}"
     );
+    assert!(manager_of("DiskPressure").contains(&"kubelet"), "{want:?}");
     assert!(
-        want.iter().any(|f| f.manager.as_deref() == Some("kubelet")),
+        want.conditions
+            .iter()
+            .all(|c| !c.message.is_empty() && c.last_transition_time.is_some()),
         "{want:?}"
     );
-    assert_eq!(reporter::foreign_writers(&slim, &ours), want);
+    assert_eq!(reporter::observation(&slim), want);
 }
 
 #[test]

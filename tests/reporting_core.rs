@@ -1,6 +1,6 @@
 //! The pure parts of connected mode: the taint plan (ours added/removed, others' untouched),
-//! capped backoff with jitter, other-writer detection, and what a report sends once another
-//! writer holds a condition.
+//! capped backoff with jitter, and what a report sends once another writer holds a condition
+//! (other-writer detection itself is table-tested beside it, in `core::ownership`).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime};
@@ -8,9 +8,7 @@ use std::time::{Duration, SystemTime};
 use nodewarden::config::TaintSpec;
 use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::condition::{ConditionStatus, NodeCondition};
-use nodewarden::core::ownership::{
-    ConditionManager, ObservedCondition, foreign_writers, plan_report, record_write,
-};
+use nodewarden::core::ownership::{plan_report, record_write};
 use nodewarden::core::taint::{Effect, Taint};
 use nodewarden::core::taint_plan::{missing_owned, plan_taints};
 use proptest::prelude::*;
@@ -164,93 +162,6 @@ fn backoff_doubles_until_the_cap() {
     );
 }
 
-fn ours(status: ConditionStatus, heartbeat: u64) -> NodeCondition {
-    let t = SystemTime::UNIX_EPOCH + Duration::from_secs(heartbeat);
-    NodeCondition {
-        condition_type: "DiskPressure".into(),
-        status,
-        reason: match status {
-            ConditionStatus::True => "KubeletHasDiskPressure".into(),
-            _ => "KubeletHasNoDiskPressure".into(),
-        },
-        message: String::new(),
-        last_heartbeat_time: t,
-        last_transition_time: t,
-    }
-}
-
-fn seen(status: &str, reason: &str, heartbeat: u64) -> ObservedCondition {
-    ObservedCondition {
-        condition_type: "DiskPressure".into(),
-        status: status.into(),
-        reason: reason.into(),
-        last_heartbeat_time: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(heartbeat)),
-    }
-}
-
-#[test]
-fn a_flip_after_our_write_is_another_writer() {
-    let found = foreign_writers(
-        &[ours(ConditionStatus::False, 100)],
-        &[seen("True", "SomeoneElse", 105)],
-        &[],
-        "nodewarden",
-    );
-    assert_eq!(found.len(), 1);
-    assert_eq!(
-        found[0].observed,
-        Some(("True".into(), "SomeoneElse".into()))
-    );
-    assert_eq!(found[0].manager, None);
-}
-
-#[test]
-fn an_older_version_than_our_write_shows_no_other_writer() {
-    let found = foreign_writers(
-        &[ours(ConditionStatus::True, 100)],
-        &[seen("False", "KubeletHasNoDiskPressure", 90)],
-        &[],
-        "nodewarden",
-    );
-    assert!(found.is_empty(), "{found:?}");
-}
-
-#[test]
-fn managed_fields_name_the_other_writer_even_when_values_agree() {
-    let found = foreign_writers(
-        &[ours(ConditionStatus::False, 100)],
-        &[seen("False", "KubeletHasNoDiskPressure", 100)],
-        &[
-            ConditionManager {
-                manager: "nodewarden".into(),
-                condition_types: vec!["DiskPressure".into()],
-            },
-            ConditionManager {
-                manager: "kubelet".into(),
-                condition_types: vec!["DiskPressure".into(), "Ready".into()],
-            },
-        ],
-        "nodewarden",
-    );
-    assert_eq!(found.len(), 1);
-    assert_eq!(found[0].manager.as_deref(), Some("kubelet"));
-    assert_eq!(found[0].observed, None);
-}
-
-#[test]
-fn our_own_writes_are_not_another_writer() {
-    let found = foreign_writers(
-        &[ours(ConditionStatus::True, 100)],
-        &[seen("True", "KubeletHasDiskPressure", 100)],
-        &[ConditionManager {
-            manager: "nodewarden".into(),
-            condition_types: vec!["DiskPressure".into()],
-        }],
-        "nodewarden",
-    );
-    assert!(found.is_empty());
-}
-
 /// One of our conditions of `ty`, written at `heartbeat`, with the status flipping at `since`.
 fn cond(ty: &str, status: ConditionStatus, since: u64, heartbeat: u64) -> NodeCondition {
     NodeCondition {
@@ -368,7 +279,7 @@ fn a_condition_held_by_another_writer_is_never_sent_and_the_others_are() {
 }
 
 #[test]
-fn a_withheld_condition_keeps_the_value_we_last_wrote_for_detection() {
+fn a_withheld_condition_keeps_the_value_we_last_wrote() {
     use ConditionStatus::{False, True};
     let before = vec![
         cond("MemoryPressure", False, 0, 10),
@@ -383,28 +294,11 @@ fn a_withheld_condition_keeps_the_value_we_last_wrote_for_detection() {
             cond("MemoryPressure", False, 0, 10)
         ]
     );
-    // So the other writer's value, newer than our last write of it, still shows it.
-    let found = foreign_writers(
-        &after,
-        &[ObservedCondition {
-            condition_type: "MemoryPressure".into(),
-            status: "True".into(),
-            reason: "NPDMemoryPressure".into(),
-            last_heartbeat_time: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(30)),
-        }],
-        &[],
-        "nodewarden",
-    );
-    assert_eq!(types_of(&found), ["MemoryPressure"]);
     assert_eq!(
         record_write(&[], &sent),
         sent,
         "a first write is what was sent"
     );
-}
-
-fn types_of(found: &[nodewarden::core::ownership::ForeignWriter]) -> Vec<&str> {
-    found.iter().map(|f| f.condition_type.as_str()).collect()
 }
 
 #[path = "support/switch.rs"]

@@ -7,7 +7,10 @@
 //!   shows an owned taint missing while its condition holds (a `kubectl taint` racing us).
 //! - Events: one per condition transition, kept in order while the API is unreachable.
 //! - Another writer of an owned condition is reported once per change, never fought: while it
-//!   holds the condition, our reports leave that condition out (`ownership::plan_report`).
+//!   shows life (`ownership::OtherWriters`), our reports leave that condition out
+//!   (`ownership::plan_report`); once it is silent for `ownership::OTHER_WRITER_SILENCE`, the
+//!   condition is written again at once. The first report waits for the first sight of the Node
+//!   (at most `FIRST_SIGHT_WAIT`), so a restart does not overwrite a live writer's condition.
 //!
 //! Failures back off exponentially with jitter, capped so that work resumes within one
 //! renew interval after the API returns.
@@ -31,12 +34,19 @@ use crate::config::TaintSpec;
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::condition::{self, NodeCondition};
 use crate::core::contact::Request;
-use crate::core::ownership::{self, ConditionManager, ForeignWriter, ObservedCondition};
+use crate::core::ownership::{
+    self, ConditionManager, ForeignWriter, NodeObservation, ObservedCondition, OtherWriters,
+};
 use crate::core::taint_plan;
 use crate::observe::http::Health;
 
 /// How long watch versions older than our last write are skipped at most.
 const STALE_WINDOW: Duration = Duration::from_secs(30);
+
+/// How long the first status report waits for the Node watch's first version, so that another
+/// writer already holding one of our conditions is known before we write it. The watch lists one
+/// Node at once when the API server answers; when it does not, no report gets through either.
+const FIRST_SIGHT_WAIT: Duration = Duration::from_secs(10);
 
 /// Events kept while the API is unreachable; older ones are dropped (and counted) beyond this.
 const MAX_PENDING_EVENTS: usize = 1000;
@@ -107,6 +117,8 @@ pub async fn run(
     let mut attempt: u32 = 0;
     let mut retry_at: Option<Instant> = None;
     let mut foreign: BTreeSet<ForeignWriter> = BTreeSet::new();
+    let mut writers = OtherWriters::default();
+    let first_sight_by = Instant::now() + FIRST_SIGHT_WAIT;
     let mut reach_changes = reach.subscribe();
     let mut seen_node: Option<Arc<Node>> = None;
     // After each of our writes, the watch may still deliver versions from before it: they are
@@ -118,6 +130,16 @@ pub async fn run(
     loop {
         let report_due_at = last_report.map(|t| t + settings.report_frequency);
         let clock = settings.clock;
+        let release_at = latest.as_ref().and_then(|snap| {
+            writers
+                .next_release(
+                    &snap.conditions,
+                    clock.now().mono,
+                    ownership::OTHER_WRITER_SILENCE,
+                )
+                .map(|at| clock.instant_of(at))
+        });
+        let awaiting_first_sight = !writers.seen_node() && Instant::now() < first_sight_by;
         tokio::select! {
             changed = inputs.snapshots.changed() => {
                 if changed.is_err() { return; }
@@ -133,6 +155,9 @@ pub async fn run(
                     if condition::changed_ignoring_heartbeat(decided, &snap.conditions) {
                         queue_changed = true;
                     }
+                    // A writer seen on the Node before the first snapshot holds from the first
+                    // report on.
+                    status_dirty |= refresh_foreign(&node, &health, &writers, &snap, clock, &mut foreign);
                     status_dirty |= report_changes(&snap, last_written.as_deref(), &foreign);
                     if taints_written.as_ref() != Some(&snap.desired_taints) {
                         taints_dirty = true;
@@ -152,6 +177,9 @@ pub async fn run(
                     }
                 }
                 seen_node.clone_from(&observed);
+                if let Some(n) = &observed {
+                    writers.observe(&observation(n), FIELD_MANAGER, clock.now().mono);
+                }
                 if let (Some(n), Some(snap)) = (observed, latest.as_ref()) {
                     let current: Vec<_> = n.spec.as_ref()
                         .and_then(|s| s.taints.as_ref())
@@ -171,15 +199,7 @@ pub async fn run(
                     if !missing.is_empty() || stray {
                         taints_dirty = true;
                     }
-                    if let Some(w) = &last_written {
-                        let found = foreign_writers(&n, w);
-                        report_foreign(&node, &foreign, &found);
-                        health.metrics.record_foreign_writers(found.len());
-                        foreign = found.into_iter().collect();
-                        // A condition another writer let go of is ours again: written at once
-                        // if the server holds something else than our current value.
-                        status_dirty |= report_changes(snap, Some(w), &foreign);
-                    }
+                    status_dirty |= refresh_foreign(&node, &health, &writers, snap, clock, &mut foreign);
                 }
             }
             Some(ev) = inputs.events.recv() => {
@@ -197,6 +217,12 @@ pub async fn run(
             _ = sleep_until_opt(retry_at), if retry_at.is_some() => {
                 retry_at = None;
             }
+            _ = sleep_until_opt(release_at), if release_at.is_some() => {
+                if let Some(snap) = latest.as_ref() {
+                    status_dirty |= refresh_foreign(&node, &health, &writers, snap, clock, &mut foreign);
+                }
+            }
+            _ = sleep_until_opt(Some(first_sight_by)), if awaiting_first_sight => {}
             changed = inputs.durable.changed() => {
                 // The journal reached the disk: what waited for it may be written now.
                 if changed.is_err() { return; }
@@ -232,13 +258,16 @@ pub async fn run(
         let mut failure: Option<ApiError> = None;
 
         // The report is built only when one is due.
-        let report = status_dirty.then(|| plan(&snap, last_written.as_deref(), &foreign));
+        let first_sight_pending = !writers.seen_node() && Instant::now() < first_sight_by;
+        let report = (status_dirty && !first_sight_pending)
+            .then(|| plan(&snap, last_written.as_deref(), &foreign));
         if report.as_ref().is_some_and(|r| r.send.is_empty()) {
             // Another writer holds every condition we own: there is nothing of ours to send.
             status_dirty = false;
             last_report = Some(Instant::now());
         }
         if let Some(report) = report.filter(|_| status_dirty) {
+            writers.sending(&report.send);
             // Only heartbeats moved since our last write, and the server still holds every one
             // of the conditions we send as we wrote it: send the heartbeats alone.
             let heartbeat_only = last_written.is_some()
@@ -457,10 +486,13 @@ fn server_holds(n: &Node, ours: &[NodeCondition]) -> bool {
     })
 }
 
-/// Other writers of our conditions visible in this version of the Node (public for the
-/// guard that the watch's compact Node keeps what this reads: `tests/footprint.rs`).
-pub fn foreign_writers(n: &Node, ours: &[NodeCondition]) -> Vec<ForeignWriter> {
-    let observed: Vec<ObservedCondition> = n
+/// This version of the Node as other-writer detection reads it (public for the guard that the
+/// watch's compact Node keeps what this reads: `tests/footprint.rs`).
+pub fn observation(n: &Node) -> NodeObservation {
+    let time = |t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
+        t.map(|t| SystemTime::from(t.0))
+    };
+    let conditions: Vec<ObservedCondition> = n
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
@@ -470,10 +502,9 @@ pub fn foreign_writers(n: &Node, ours: &[NodeCondition]) -> Vec<ForeignWriter> {
                     condition_type: c.type_.clone(),
                     status: c.status.clone(),
                     reason: c.reason.clone().unwrap_or_default(),
-                    last_heartbeat_time: c
-                        .last_heartbeat_time
-                        .as_ref()
-                        .map(|t| SystemTime::from(t.0)),
+                    message: c.message.clone().unwrap_or_default(),
+                    last_heartbeat_time: time(c.last_heartbeat_time.as_ref()),
+                    last_transition_time: time(c.last_transition_time.as_ref()),
                 })
                 .collect()
         })
@@ -496,7 +527,35 @@ pub fn foreign_writers(n: &Node, ours: &[NodeCondition]) -> Vec<ForeignWriter> {
                 .collect()
         })
         .unwrap_or_default();
-    ownership::foreign_writers(ours, &observed, &managers, FIELD_MANAGER)
+    NodeObservation {
+        conditions,
+        managers,
+    }
+}
+
+/// Brings `foreign` (the owned conditions another writer holds) up to date at this instant:
+/// logs and counts the change. Returns whether a condition was released, to be written at once
+/// (our value may have been gone from the server for a long time).
+fn refresh_foreign(
+    node: &str,
+    health: &Health,
+    writers: &OtherWriters,
+    snap: &Snapshot,
+    clock: Clock,
+    foreign: &mut BTreeSet<ForeignWriter>,
+) -> bool {
+    let found = writers.holding(
+        &snap.conditions,
+        clock.now().mono,
+        ownership::OTHER_WRITER_SILENCE,
+    );
+    report_foreign(node, foreign, &found);
+    health.metrics.record_foreign_writers(found.len());
+    let released = foreign
+        .iter()
+        .any(|f| !found.iter().any(|g| g.condition_type == f.condition_type));
+    *foreign = found.into_iter().collect();
+    released
 }
 
 /// The condition types named in a managedFields `fieldsV1` tree:
@@ -517,11 +576,11 @@ fn condition_keys(fields: &serde_json::Value) -> Vec<String> {
 }
 
 /// Logs each newly seen other writer (by condition and writer, not by the value it holds, so a
-/// writer flipping back and forth is reported once), and when one goes away.
+/// writer flipping back and forth is reported once), and, once, each condition taken back.
 fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWriter]) {
     let key = |f: &ForeignWriter| (f.condition_type.clone(), f.manager.clone());
     let before_keys: BTreeSet<_> = before.iter().map(key).collect();
-    let now_keys: BTreeSet<_> = now.iter().map(key).collect();
+    let silence = humantime::format_duration(ownership::OTHER_WRITER_SILENCE);
     for f in now.iter().filter(|f| !before_keys.contains(&key(f))) {
         let who = f.manager.as_deref().unwrap_or("an unknown writer");
         let observed = f
@@ -533,15 +592,20 @@ fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWr
             node = node, condition = f.condition_type.as_str(), writer = who;
             "another writer ({who}) also writes condition {} that nodewarden owns{observed}; \
              not fighting it: nodewarden stops writing this condition (status, reason and \
-             heartbeat) while the other writer holds it — give nodewarden's conditions distinct \
-             types on nodes that run a kubelet",
+             heartbeat) until that writer has shown no change nor heartbeat for {silence} — give \
+             nodewarden's conditions distinct types on nodes that run a kubelet",
             f.condition_type
         );
     }
-    for f in before.iter().filter(|f| !now_keys.contains(&key(f))) {
+    for f in before
+        .iter()
+        .filter(|f| !now.iter().any(|n| n.condition_type == f.condition_type))
+    {
+        let who = f.manager.as_deref().unwrap_or("an unknown writer");
         log::info!(
-            node = node, condition = f.condition_type.as_str();
-            "condition {} no longer shows another writer; nodewarden writes it again", f.condition_type
+            node = node, condition = f.condition_type.as_str(), writer = who;
+            "the other writer ({who}) of condition {} showed no change nor heartbeat for {silence}; \
+             nodewarden writes the condition again", f.condition_type
         );
     }
 }

@@ -103,7 +103,8 @@ impl Metrics {
         })
     }
 
-    /// Records how many owned conditions another writer also writes.
+    /// Records how many owned conditions another writer holds now (it showed life within
+    /// `core::ownership::OTHER_WRITER_SILENCE`): drops back when one is taken over.
     pub fn record_foreign_writers(&self, n: usize) {
         self.with(|s| s.foreign_writers = n);
     }
@@ -366,7 +367,7 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
         &mut out,
         "nodewarden_foreign_condition_writers",
         "gauge",
-        "Owned conditions another writer also writes (DESIGN §3).",
+        "Owned conditions another writer holds: changed or heartbeated by it within the last 15m (DESIGN §3).",
     );
     let _ = writeln!(
         out,
