@@ -123,11 +123,6 @@ pub struct StoredQuorum {
     pub reason: String,
     /// RFC 3339: when the latest round that said hold was sent.
     pub held_at: Option<String>,
-    /// RFC 3339: when the latest round that said every zone is cut off was sent (leaving that
-    /// state, the controller resets every node's probe timestamp). Absent in states written
-    /// before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub every_zone_held_at: Option<String>,
 }
 
 /// What `status` shows of the Node: every condition (ours and others'), every taint, allocatable.

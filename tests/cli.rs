@@ -596,7 +596,6 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
                 verdict: "enforce".into(),
                 reason: "1 of 3 node(s) in zone site-a cut off".into(),
                 held_at: None,
-                every_zone_held_at: None,
             }),
             cut_off_since: None,
         },

@@ -213,10 +213,7 @@ fn a_count_that_says_enforce_waits_until_peers_lost_together_show_it() {
             reason: "settled".into(),
         },
     );
-    assert_eq!(
-        gate.not_before(Duration::from_secs(10), Duration::from_secs(40)),
-        None
-    );
+    assert_eq!(gate.not_before(Duration::from_secs(10)), None);
 }
 
 #[test]
@@ -304,7 +301,6 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     let mut gate = Gate::default();
     let hold = Verdict::Hold {
         reason: "3 of 5".into(),
-        every_zone: false,
     };
     let enforce = Verdict::Enforce {
         reason: "1 of 5".into(),
@@ -324,7 +320,7 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     // The round at 1063 enforces: the taint can come no earlier than the last holding round
     // (1060) minus a request timeout (10 s) → 1050, + 30 s toleration.
     assert!(gate.record(s(1063), enforce.clone()));
-    let not_before = gate.not_before(s(10), s(40));
+    let not_before = gate.not_before(s(10));
     assert_eq!(not_before, Some(s(1050)));
     assert_eq!(
         eviction(&QuorumVerdict::Enforce { not_before }),
@@ -337,7 +333,7 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     early.record(s(1008), enforce);
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
-            not_before: early.not_before(s(10), s(40))
+            not_before: early.not_before(s(10))
         }),
         Some(s(1070))
     );
@@ -348,51 +344,33 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
 }
 
 #[test]
-fn leaving_an_outage_of_every_zone_counts_a_whole_grace_period_from_the_resumption() {
-    // SEMANTICS §5.5 (`handleDisruption`): when every zone was fully disrupted and one comes
-    // back, the controller resets every node's probe timestamp to its present, so a node still
-    // cut off is marked Unknown — and tainted — no earlier than a grace period later. Leaving a
-    // partial disruption resets nothing.
+fn leaving_an_outage_of_every_zone_counts_from_the_resumption_without_a_new_grace_period() {
+    // Issue 21 asked whether leaving "every zone down" should add a grace period, since the
+    // controller then resets every node's probe timestamp (`handleDisruption`). It must not: a
+    // node the controller already marked Unknown is queued for the taint on its next monitor
+    // pass from its stored Ready condition (`processTaintBaseEviction`), whatever its probe
+    // timestamp, and tainted as soon as the zone's limiter allows. Counting a grace period more
+    // would stop its pods up to 40 s after the control plane deleted them.
     let s = Duration::from_secs;
-    let (rt, grace) = (s(10), s(40));
     let every_zone = Verdict::Hold {
-        reason: "every node known is cut off".into(),
-        every_zone: true,
+        reason: "every node known (3 in zone zone-a) is cut off".into(),
     };
-    let partial = Verdict::Hold {
-        reason: "3 of 5".into(),
-        every_zone: false,
-    };
-    let enforce = Verdict::Enforce {
-        reason: "1 of 5".into(),
-    };
-    // Every zone down until the round at 1100; the round at 1103 enforces (the others came
-    // back, this node did not): the controller resumed no earlier than 1090, reset the probes
-    // then, and taints no earlier than 1130; + 30 s toleration.
     let mut gate = Gate::default();
     gate.record(s(1060), every_zone.clone());
-    gate.record(s(1100), every_zone.clone());
-    gate.record(s(1103), enforce.clone());
-    let not_before = gate.not_before(rt, grace);
-    assert_eq!(not_before, Some(s(1130)));
+    gate.record(s(1100), every_zone);
+    gate.record(
+        s(1103),
+        Verdict::Enforce {
+            reason: "1 of 3".into(),
+        },
+    );
+    // Resumed no earlier than the last holding round less a request timeout: 1090, + 30 s.
+    let not_before = gate.not_before(s(10));
+    assert_eq!(not_before, Some(s(1090)));
     assert_eq!(
         eviction(&QuorumVerdict::Enforce { not_before }),
-        Some(s(1160))
+        Some(s(1120))
     );
-    // The same hold, but of a partially disrupted zone: tainting resumes at 1090 (+ 30 s).
-    let mut gate = Gate::default();
-    gate.record(s(1100), partial.clone());
-    gate.record(s(1103), enforce.clone());
-    assert_eq!(gate.not_before(rt, grace), Some(s(1090)));
-    // Every zone down until 1060, then only this zone partially until 1100: the probes were
-    // reset no earlier than 1050 (taint from 1090), the zone resumed no earlier than 1090.
-    let mut gate = Gate::default();
-    gate.record(s(1060), every_zone);
-    gate.record(s(1100), partial);
-    gate.record(s(1103), enforce);
-    assert_eq!(gate.not_before(rt, grace), Some(s(1090)));
-    assert_eq!(gate.every_zone_held_at, Some(s(1060)));
-    assert_eq!(gate.held_at, Some(s(1100)));
 }
 
 /// One agent of a simulated fleet: its zone and the instant (seconds) of its last contact.

@@ -95,7 +95,6 @@ fn sample_state() -> State {
             verdict: "hold".into(),
             reason: "3 of 5 node(s) in zone site-a are cut off".into(),
             held_at: Some("2027-01-15T08:02:00.5Z".into()),
-            every_zone_held_at: Some("2027-01-15T08:01:30.25Z".into()),
         }),
         cut_off_since: None,
     }

@@ -11,7 +11,7 @@
 //! so a restart neither resets nor skips a deadline.
 //!
 //! What a restart needs is on disk before it can matter: every change of the pods, the fenced
-//! set, the Node or the held Events is written within [`COALESCE`] (a pod seen a second before a
+//! set, the Node or the held Events is written within [`core::fencing::COALESCE`](crate::core::fencing::COALESCE) (a pod seen a second before a
 //! SIGKILL is known after the restart), and the last contact, which moves with every renewal, is
 //! written to a small file of its own within half a renew interval, so the contact a restart reads
 //! is never a whole renewal old (deadlines move earlier by less than that, never later).
@@ -62,12 +62,6 @@ const CUT_OFF_IDLE_TICK: Duration = Duration::from_secs(1);
 const MAX_RECONCILE_PAGES: u32 = 10_000;
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
-/// Changes to the durable state are written at most this long after they happen (and no more
-/// often): a burst of pod events costs one write.
-const COALESCE: Duration = Duration::from_millis(250);
-/// The longest the last contact waits to be written while connected (flash storage on edge
-/// nodes: at the default 10 s renew interval, one small write per renewal).
-const CONTACT_WRITE_MAX: Duration = Duration::from_secs(5);
 
 /// A Pod from the API in the planner's terms; `None` (logged by the caller) when malformed.
 pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
@@ -292,10 +286,7 @@ pub async fn run(
     let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
     let mut task = Task {
         policy: fence_plan::FencePolicy::from(&config.fence),
-        cadence: Cadence {
-            coalesce: COALESCE,
-            contact_every: (renew / 2).min(CONTACT_WRITE_MAX),
-        },
+        cadence: Cadence::for_renew(renew),
         kept: Kept::from_state(persisted.as_ref()),
         link,
         heartbeat: None,
@@ -712,11 +703,7 @@ impl Task {
         let verdict = crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
-            self.quorum_view
-                .every_zone_held_at
-                .map(|(t, _)| self.clock.mono_of(t)),
             crate::api::request_timeout(),
-            self.policy.node_monitor_grace_period,
         );
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.

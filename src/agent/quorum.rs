@@ -41,8 +41,6 @@ pub struct QuorumView {
     pub verdict: Option<Verdict>,
     /// When the latest round that said hold was sent, on both clocks.
     pub held_at: Option<(Instant, SystemTime)>,
-    /// When the latest round that said every zone is cut off was sent (`core::quorum::Gate`).
-    pub every_zone_held_at: Option<(Instant, SystemTime)>,
 }
 
 impl QuorumView {
@@ -54,9 +52,6 @@ impl QuorumView {
             reason: v.reason().to_string(),
             held_at: self
                 .held_at
-                .map(|(_, wall)| crate::state::format_time(wall)),
-            every_zone_held_at: self
-                .every_zone_held_at
                 .map(|(_, wall)| crate::state::format_time(wall)),
         })
     }
@@ -103,21 +98,19 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
     let verdict = s.quorum.as_ref().and_then(|q| {
         Verdict::from_word(&q.verdict, format!("{} (as before the restart)", q.reason))
     });
-    // Both anchors of a hold survive the restart: a partition that turns from hold to enforce
-    // after it counts from the latest hold, as it would have without the restart.
-    let at = |field: fn(&StoredQuorum) -> Option<&str>| {
-        s.quorum
-            .as_ref()
-            .and_then(field)
-            .and_then(crate::state::parse_time)
-            .map(|wall| (instant_of(clock, wall), wall))
-    };
+    // The hold's time survives the restart: a partition that turns from hold to enforce after
+    // it counts from the latest hold, as it would have without the restart.
+    let held_at = s
+        .quorum
+        .as_ref()
+        .and_then(|q| q.held_at.as_deref())
+        .and_then(crate::state::parse_time)
+        .map(|wall| (instant_of(clock, wall), wall));
     QuorumView {
         zone: s.zone.clone(),
         peers: s.peers.iter().filter_map(|p| p.to_peer()).collect(),
         verdict,
-        held_at: at(|q| q.held_at.as_deref()),
-        every_zone_held_at: at(|q| q.every_zone_held_at.as_deref()),
+        held_at,
     }
 }
 
@@ -161,7 +154,6 @@ pub async fn run(
         Gate {
             verdict: v.verdict.clone(),
             held_at: v.held_at.map(|(t, _)| mono(t)),
-            every_zone_held_at: v.every_zone_held_at.map(|(t, _)| mono(t)),
         }
     };
     if let Some(v) = &gate.verdict {
@@ -224,7 +216,6 @@ pub async fn run(
                 view.send_modify(|v| {
                     v.verdict = None;
                     v.held_at = None;
-                    v.every_zone_held_at = None;
                 });
             }
             next_round = None;
@@ -263,23 +254,15 @@ pub async fn run(
             );
             health.metrics.record_quorum(Some(word));
         }
-        let (mut held_at, mut every_zone_held_at) = {
-            let v = view.borrow();
-            (v.held_at, v.every_zone_held_at)
+        let held_at = if verdict.is_hold() {
+            Some(sent)
+        } else {
+            view.borrow().held_at
         };
-        if let Verdict::Hold { every_zone, .. } = &verdict {
-            held_at = Some(sent);
-            if *every_zone {
-                every_zone_held_at = Some(sent);
-            }
-        }
         view.send_if_modified(|v| {
-            let changed = v.verdict.as_ref() != Some(&verdict)
-                || v.held_at != held_at
-                || v.every_zone_held_at != every_zone_held_at;
+            let changed = v.verdict.as_ref() != Some(&verdict) || v.held_at != held_at;
             v.verdict = Some(verdict.clone());
             v.held_at = held_at;
-            v.every_zone_held_at = every_zone_held_at;
             changed
         });
     }
@@ -337,7 +320,6 @@ mod tests {
                 verdict: "hold".into(),
                 reason: "3 of 5".into(),
                 held_at: Some(crate::state::format_time(held)),
-                every_zone_held_at: Some(crate::state::format_time(held - Duration::from_secs(6))),
             }),
             cut_off_since: None,
         };
@@ -357,23 +339,14 @@ mod tests {
             ago >= Duration::from_secs(29) && ago <= Duration::from_secs(31),
             "{ago:?}"
         );
-        // The hold of every zone too: leaving it resets the controller's probe timestamps, so a
-        // restart must not forget it (issue 21: a restarted agent planned kills too early).
-        let (at, wall) = v.every_zone_held_at.expect("every zone held at");
-        assert_eq!(wall, held - Duration::from_secs(6));
-        assert_eq!(at + Duration::from_secs(6), v.held_at.expect("held").0);
-        // And what the fence plans from them once a round enforces: the latest hold of every
-        // zone, less a request timeout, plus the grace period.
+        // What the fence plans from it once a round enforces: the latest hold, less a request
+        // timeout (issue 21: after a restart, the same anchor as without one).
         let gate = Gate {
             verdict: None,
-            held_at: v.held_at.map(|(t, _)| clock.mono_of(t)),
-            every_zone_held_at: v.every_zone_held_at.map(|(t, _)| clock.mono_of(t)),
+            held_at: Some(clock.mono_of(at)),
         };
-        let (rt, grace) = (Duration::from_secs(10), Duration::from_secs(40));
-        assert_eq!(
-            gate.not_before(rt, grace),
-            Some(clock.mono_of(at) - rt + grace)
-        );
+        let rt = Duration::from_secs(10);
+        assert_eq!(gate.not_before(rt), Some(clock.mono_of(at) - rt));
         assert_eq!(resume(None, &clock), QuorumView::default());
     }
 }

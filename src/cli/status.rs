@@ -210,18 +210,13 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let held_at = stored
         .and_then(|q| q.held_at.as_deref())
         .and_then(state::parse_time);
-    let every_zone_held_at = stored
-        .and_then(|q| q.every_zone_held_at.as_deref())
-        .and_then(state::parse_time);
     let verdict = if cut_off {
         crate::core::quorum::planning(
             stored
                 .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
                 .as_ref(),
             held_at.map(|h| moment.mono_at(h)),
-            every_zone_held_at.map(|h| moment.mono_at(h)),
             crate::api::request_timeout_for(config),
-            config.fence.node_monitor_grace_period,
         )
     } else {
         QuorumVerdict::NotConsulted

@@ -296,6 +296,24 @@ pub struct Cadence {
     pub contact_every: Duration,
 }
 
+/// Changes to the durable state are written at most this long after they happen (and no more
+/// often): a burst of pod events costs one write.
+pub const COALESCE: Duration = Duration::from_millis(250);
+/// The longest the last contact waits to be written while connected (flash storage on edge
+/// nodes: at the default 10 s renew interval, one small write per renewal).
+pub const CONTACT_WRITE_MAX: Duration = Duration::from_secs(5);
+
+impl Cadence {
+    /// The fence task's cadence for a Lease renew interval: changes within [`COALESCE`], the
+    /// last contact every half renew interval, at most [`CONTACT_WRITE_MAX`] apart.
+    pub fn for_renew(renew: Duration) -> Cadence {
+        Cadence {
+            coalesce: COALESCE,
+            contact_every: (renew / 2).min(CONTACT_WRITE_MAX),
+        }
+    }
+}
+
 /// What is on disk and what is not yet.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Durability {

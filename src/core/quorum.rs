@@ -196,11 +196,8 @@ pub struct Round {
 pub enum Verdict {
     /// Yes: stop them on time.
     Enforce { reason: String },
-    /// No: keep them running. `every_zone`: the hold says every zone known is cut off, so the
-    /// controller, if it is up at all, is in "master disruption"; when it leaves that state it
-    /// resets every node's probe timestamp (SEMANTICS §5.5), so a node still cut off is tainted
-    /// no earlier than a grace period after that.
-    Hold { reason: String, every_zone: bool },
+    /// No: keep them running.
+    Hold { reason: String },
     /// Not yet known: peers that lost the API together with this node may not show it yet.
     /// Nothing is stopped meanwhile, and it is no evidence of a hold.
     Pending { reason: String },
@@ -216,19 +213,15 @@ impl Verdict {
     pub fn reason(&self) -> &str {
         match self {
             Verdict::Enforce { reason }
-            | Verdict::Hold { reason, .. }
+            | Verdict::Hold { reason }
             | Verdict::Pending { reason } => reason,
         }
     }
-    /// The verdict a word of [`Verdict::word`] names, with `reason` (as the state file keeps it;
-    /// whether a hold was of every zone is kept apart, in its own time).
+    /// The verdict a word of [`Verdict::word`] names, with `reason` (as the state file keeps it).
     pub fn from_word(word: &str, reason: String) -> Option<Verdict> {
         match word {
             "enforce" => Some(Verdict::Enforce { reason }),
-            "hold" => Some(Verdict::Hold {
-                reason,
-                every_zone: false,
-            }),
+            "hold" => Some(Verdict::Hold { reason }),
             "pending" => Some(Verdict::Pending { reason }),
             _ => None,
         }
@@ -247,10 +240,7 @@ impl Verdict {
 fn undecided(choice: Undecided, reason: String) -> Verdict {
     match choice {
         Undecided::Enforce => Verdict::Enforce { reason },
-        Undecided::Hold => Verdict::Hold {
-            reason,
-            every_zone: false,
-        },
+        Undecided::Hold => Verdict::Hold { reason },
     }
 }
 
@@ -366,7 +356,6 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                         )
                     }
                 ),
-                every_zone: true,
             };
         }
         return undecided(
@@ -383,7 +372,6 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                 reason: format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption): the control plane stops evicting in a zone of {LARGE_ZONE} nodes or fewer"
                 ),
-                every_zone: false,
             };
         }
         // More peers may yet show the same outage: the zone may be fully disrupted, and every
@@ -399,62 +387,50 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
 }
 
 /// The quorum across the rounds of one partition: the latest verdict, and when a round last said
-/// hold (and last said that every zone is down), from which the fence counts its deadlines once
-/// the verdict turns to enforce.
+/// hold, from which the fence counts its deadlines once the verdict turns to enforce.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Gate {
     pub verdict: Option<Verdict>,
     /// When the latest round that said hold was sent, on the caller's monotonic scale.
     pub held_at: Option<Duration>,
-    /// When the latest round that said every zone is cut off was sent.
-    pub every_zone_held_at: Option<Duration>,
 }
 
 impl Gate {
     /// Records the verdict of a round sent at `sent_at`; true when it differs from the last one
     /// (in word or reason), so the caller logs it once.
     pub fn record(&mut self, sent_at: Duration, verdict: Verdict) -> bool {
-        if let Verdict::Hold { every_zone, .. } = &verdict {
-            let later = |t: Option<Duration>| Some(t.map_or(sent_at, |h| h.max(sent_at)));
-            self.held_at = later(self.held_at);
-            if *every_zone {
-                self.every_zone_held_at = later(self.every_zone_held_at);
-            }
+        if verdict.is_hold() {
+            self.held_at = Some(self.held_at.map_or(sent_at, |h| h.max(sent_at)));
         }
         let changed = self.verdict.as_ref() != Some(&verdict);
         self.verdict = Some(verdict);
         changed
     }
 
-    /// After a hold, the earliest moment the control plane could taint this node again (DESIGN
-    /// §6 rule 6), given its `nodeMonitorGracePeriod`:
+    /// After a hold, the earliest moment the control plane could have resumed tainting this node
+    /// (DESIGN §6 rule 6): the peers still said "cut off" when the last holding round was sent,
+    /// but a write of theirs already on the wire could have reached the API server up to one
+    /// request timeout earlier, and the controller taints nothing before it sees the zone healthy.
     ///
-    /// - The peers still said "cut off" when the last holding round was sent, but a write of
-    ///   theirs already on the wire could have reached the API server up to one request timeout
-    ///   earlier: the controller resumes no earlier than `held_at − request timeout`. Leaving a
-    ///   partial disruption resets nothing, so a node whose grace has long run out is tainted as
-    ///   soon as its zone is Normal again.
-    /// - Leaving the state where every zone is fully disrupted, the controller resets every
-    ///   node's probe timestamp to its present (`handleDisruption`, SEMANTICS §5.5): a node still
-    ///   cut off is tainted no earlier than a grace period after the resumption.
-    pub fn not_before(&self, request_timeout: Duration, grace: Duration) -> Option<Duration> {
-        let resumed = |t: Option<Duration>| t.map(|h| h.saturating_sub(request_timeout));
-        let partial = resumed(self.held_at);
-        let every_zone = resumed(self.every_zone_held_at).map(|t| t + grace);
-        partial.max(every_zone)
+    /// Whatever the hold was — a partial disruption or every zone down — no grace period is
+    /// added. Leaving the state where every zone is fully disrupted, the controller does reset
+    /// every node's probe timestamp (`handleDisruption`), but that only delays marking *again* a
+    /// node whose stored Ready condition is still True; a node it already marked Unknown is
+    /// queued for the NoExecute taint on its next monitor pass (`processTaintBaseEviction` acts
+    /// on the stored condition) and tainted as soon as the zone's rate limiter allows. This node
+    /// cannot tell which, so it counts from the resumption: never late.
+    pub fn not_before(&self, request_timeout: Duration) -> Option<Duration> {
+        self.held_at.map(|h| h.saturating_sub(request_timeout))
     }
 }
 
 /// The verdict the fence plans with while cut off (DESIGN §6 rule 6): nothing is stopped before
 /// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
-/// hold, eviction times count from [`Gate::not_before`] (the holds' send times on the caller's
-/// monotonic scale, `grace` the fence's `nodeMonitorGracePeriod`).
+/// hold held at `held_at`, eviction times count from [`Gate::not_before`].
 pub fn planning(
     verdict: Option<&Verdict>,
     held_at: Option<Duration>,
-    every_zone_held_at: Option<Duration>,
     request_timeout: Duration,
-    grace: Duration,
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
     match verdict {
@@ -465,9 +441,8 @@ pub fn planning(
             not_before: Gate {
                 verdict: None,
                 held_at,
-                every_zone_held_at,
             }
-            .not_before(request_timeout, grace),
+            .not_before(request_timeout),
         },
         Some(v) => QuorumVerdict::Hold {
             reason: format!("quorum {}: {}", v.word(), v.reason()),
