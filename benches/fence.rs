@@ -56,6 +56,7 @@ fn planning() {
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode: Mode::Enforce,
+        kubelet_lag: Duration::ZERO,
     };
     let mut times = Vec::with_capacity(200);
     for _ in 0..200 {

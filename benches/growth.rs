@@ -119,6 +119,7 @@ fn policy() -> FencePolicy {
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode: Mode::DryRun,
+        kubelet_lag: Duration::ZERO,
     }
 }
 

@@ -20,6 +20,7 @@ fn policy(mode: Mode) -> FencePolicy {
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode,
+        kubelet_lag: Duration::ZERO,
     }
 }
 
@@ -306,4 +307,46 @@ proptest! {
         prop_assert!(s_lo.eviction_time <= s_hi.eviction_time);
         prop_assert!(s_hi.sigterm_at <= s_hi.kill_at && s_hi.kill_at <= s_hi.eviction_time);
     }
+}
+
+#[test]
+fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() {
+    // The controller judges the node by the kubelet's Lease (SEMANTICS §5.2), renewed on its own
+    // phase every quarter of nodeLeaseDurationSeconds with up to 4 % jitter; our last contact can
+    // come up to that much later. Counting from our contact alone was up to 10.4 s late.
+    use nodewarden::core::fence_plan::kubelet_lag;
+    assert_eq!(
+        kubelet_lag(Duration::from_secs(40), false),
+        Duration::from_millis(10_400)
+    );
+    assert_eq!(
+        kubelet_lag(Duration::from_secs(4), false),
+        Duration::from_millis(1_040)
+    );
+    // No kubelet: this agent renews the node's Lease itself.
+    assert_eq!(kubelet_lag(Duration::from_secs(40), true), Duration::ZERO);
+    let lagged = FencePolicy {
+        kubelet_lag: kubelet_lag(Duration::from_secs(40), false),
+        ..policy(Mode::Enforce)
+    };
+    let toleration = Toleration {
+        toleration_seconds: Some(30),
+        ..ne("node.kubernetes.io/unreachable")
+    };
+    let plans = plan(
+        &[pod(vec![toleration])],
+        CONTACT,
+        &lagged,
+        &QuorumVerdict::NotConsulted,
+    );
+    let Plan::Stop {
+        schedule, reason, ..
+    } = &plans[0].plan
+    else {
+        panic!("{:?}", plans[0].plan);
+    };
+    // 1000 − 10.4 + 40 + 30.
+    assert_eq!(schedule.eviction_time, Duration::from_millis(1_059_600));
+    assert_eq!(schedule.kill_at, Duration::from_millis(1_057_600));
+    assert!(reason.contains("counted from 10.4s before it"), "{reason}");
 }

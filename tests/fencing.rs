@@ -59,6 +59,7 @@ fn enforce() -> FencePolicy {
         safety_margin: s(2),
         grace_cap: s(30),
         mode: Mode::Enforce,
+        kubelet_lag: Duration::ZERO,
     }
 }
 
@@ -327,6 +328,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
         contact,
         &FencePolicy {
             mode: Mode::DryRun,
+            kubelet_lag: Duration::ZERO,
             ..policy
         },
         &QuorumVerdict::NotConsulted,

@@ -287,6 +287,7 @@ fn eviction(quorum: &QuorumVerdict) -> Option<Duration> {
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode: Mode::Enforce,
+        kubelet_lag: Duration::ZERO,
     };
     match &plan(&[pod()], Duration::from_secs(1000), &policy, quorum)[0].plan {
         Plan::Stop { schedule, .. } => Some(schedule.eviction_time),

@@ -285,7 +285,7 @@ pub async fn run(
     }
     let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
     let mut task = Task {
-        policy: fence_plan::FencePolicy::from(&config.fence),
+        policy: fence_plan::FencePolicy::from(&config),
         cadence: Cadence::for_renew(renew),
         kept: Kept::from_state(persisted.as_ref()),
         link,

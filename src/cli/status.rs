@@ -239,7 +239,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let plans = fence_plan::plan(
         &pods,
         contact_mono,
-        &fence_plan::FencePolicy::from(&config.fence),
+        &fence_plan::FencePolicy::from(config),
         &verdict,
     );
     let pods = plans

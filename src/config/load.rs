@@ -672,10 +672,12 @@ impl Walker<'_> {
             crate::api::request_timeout_for(config),
             config.fence.unreachable_after,
         );
+        let lag = crate::core::fence_plan::FencePolicy::from(&*config).kubelet_lag;
         let first_kill = config
             .fence
             .node_monitor_grace_period
-            .saturating_sub(config.fence.safety_margin);
+            .saturating_sub(config.fence.safety_margin)
+            .saturating_sub(lag);
         let has_peers = config.peers.service.is_some() || !config.peers.static_peers.is_empty();
         if config.fence.mode == crate::core::fence_plan::Mode::Enforce
             && has_peers
@@ -685,7 +687,7 @@ impl Walker<'_> {
                 r.fence_span.as_ref(),
                 "fence.nodeMonitorGracePeriod",
                 format!(
-                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then the longer of unreachableAfter and another renew interval plus a request timeout), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
+                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then the longer of unreachableAfter and another renew interval plus a request timeout), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin - the kubelet's Lease renew interval with its jitter, unless onlyStatusReporter): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
                     format_duration(settled),
                     format_duration(first_kill),
                     format_duration(settled - first_kill),

@@ -230,14 +230,30 @@ pub struct ReservedCpus {
 
 /// The fence policy the `[fence]` table asks for: the configuration is translated to the core's
 /// plain values here, at the edge, so the pure core never imports the configuration.
-impl From<&FenceConfig> for crate::core::fence_plan::FencePolicy {
-    fn from(fence: &FenceConfig) -> Self {
+impl From<&Config> for crate::core::fence_plan::FencePolicy {
+    fn from(config: &Config) -> Self {
+        let fence = &config.fence;
         crate::core::fence_plan::FencePolicy {
             node_monitor_grace_period: fence.node_monitor_grace_period,
             safety_margin: fence.safety_margin,
             grace_cap: fence.grace_period_cap,
             mode: fence.mode,
+            kubelet_lag: crate::core::fence_plan::kubelet_lag(
+                std::time::Duration::from_secs(u64::from(config.node_lease_duration_seconds)),
+                config.renews_node_lease(),
+            ),
         }
+    }
+}
+
+impl Config {
+    /// Whether this agent renews the node's own Lease (`kube-node-lease/<node>`): only with
+    /// `onlyStatusReporter`, when no kubelet runs here and `leaseName` names that Lease.
+    pub fn renews_node_lease(&self) -> bool {
+        self.only_status_reporter
+            && self.lease_namespace == "kube-node-lease"
+            && self.lease_name.is_some()
+            && self.lease_name == self.node_name
     }
 }
 

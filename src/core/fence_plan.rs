@@ -78,6 +78,25 @@ pub struct FencePolicy {
     /// Cap on the SIGTERM grace given to a pod.
     pub grace_cap: Duration,
     pub mode: Mode,
+    /// How much earlier than this agent's last contact the node's own Lease may last have been
+    /// renewed ([`kubelet_lag`]): eviction times count from that much before the last contact.
+    pub kubelet_lag: Duration,
+}
+
+/// How much earlier than the agent's last contact the kubelet's Lease may last have been renewed.
+/// The controller judges the node by the node's own Lease (`kube-node-lease/<node>`, SEMANTICS
+/// §5.2), which the kubelet renews on its own phase, every quarter of its
+/// `nodeLeaseDurationSeconds` with up to 4 % jitter (SEMANTICS §13); this agent's writes go out on
+/// another phase. In an outage that begins at `T`, the kubelet's last stored renewal is no earlier
+/// than `T` − one such interval, and the agent's last contact no later than `T`, so counting from
+/// the agent's contact alone could be up to one interval late. Zero when the agent renews the
+/// node's own Lease itself (no kubelet: `onlyStatusReporter`).
+pub fn kubelet_lag(node_lease_duration: Duration, renews_node_lease: bool) -> Duration {
+    if renews_node_lease {
+        Duration::ZERO
+    } else {
+        (node_lease_duration / 4).mul_f64(1.04)
+    }
 }
 
 /// When to stop one pod, on the monotonic clock of the caller (the same clock `last_contact`
@@ -126,6 +145,8 @@ enum Why {
         delay: u64,
         grace: u64,
         margin: u64,
+        /// Milliseconds before last contact the count starts (`FencePolicy::kubelet_lag`).
+        lag_ms: u64,
         quorum: Quorum,
     },
     Text(String),
@@ -158,6 +179,7 @@ impl fmt::Display for Reason {
                 delay,
                 grace,
                 margin,
+                lag_ms,
                 quorum,
             } => {
                 match tolerated {
@@ -169,9 +191,18 @@ impl fmt::Display for Reason {
                 write!(
                     f,
                     "; the control plane can delete it {after_contact}s after last contact \
-                     ({monitor}s node-monitor grace + {delay}s); SIGTERM with {grace}s grace, \
-                     stopped {margin}s before"
+                     ({monitor}s node-monitor grace + {delay}s)"
                 )?;
+                if *lag_ms > 0 {
+                    write!(
+                        f,
+                        ", counted from {}.{}s before it (the node's Lease may have been renewed \
+                         last then)",
+                        lag_ms / 1000,
+                        lag_ms % 1000 / 100
+                    )?;
+                }
+                write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;
                 match quorum {
                     Quorum::Note(note) => write!(f, "; {note}"),
                     Quorum::Held(reason) => write!(f, "; held: {reason}"),
@@ -287,13 +318,15 @@ fn plan_one(
             Some(seconds),
         ),
     };
-    // The earliest moment the unreachable taint can be on the node: a grace period after last
-    // contact, and after a hold no earlier than the control plane could resume tainting.
+    // The earliest moment the unreachable taint can be on the node: a grace period after the
+    // node's Lease was last renewed (up to `kubelet_lag` before our last contact), and after a
+    // hold no earlier than the control plane could resume tainting.
+    let renewed = last_contact.saturating_sub(policy.kubelet_lag);
     let tainted_from = match quorum {
         QuorumVerdict::Enforce {
             not_before: Some(t),
-        } => (last_contact + policy.node_monitor_grace_period).max(*t),
-        _ => last_contact + policy.node_monitor_grace_period,
+        } => (renewed + policy.node_monitor_grace_period).max(*t),
+        _ => renewed + policy.node_monitor_grace_period,
     };
     let eviction_time = tainted_from + delay;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
@@ -313,6 +346,7 @@ fn plan_one(
             delay: delay.as_secs(),
             grace: grace.as_secs(),
             margin: policy.safety_margin.as_secs(),
+            lag_ms: u64::try_from(policy.kubelet_lag.as_millis()).unwrap_or(u64::MAX),
             quorum,
         })
     };
@@ -329,7 +363,7 @@ fn plan_one(
             let quorum_note = match quorum {
                 QuorumVerdict::Enforce {
                     not_before: Some(t),
-                } if *t > last_contact + policy.node_monitor_grace_period => {
+                } if *t > renewed + policy.node_monitor_grace_period => {
                     "the peers' quorum says the control plane evicts, counted from the end of its hold"
                 }
                 QuorumVerdict::Enforce { .. } => "the peers' quorum says the control plane evicts",
@@ -392,6 +426,7 @@ mod tests {
             safety_margin: Duration::from_secs(2),
             grace_cap: Duration::from_secs(30),
             mode: Mode::Enforce,
+            kubelet_lag: Duration::ZERO,
         };
         let unreachable = |s: Option<i64>| {
             let t = Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute));
@@ -457,6 +492,7 @@ mod tests {
         );
         let off = FencePolicy {
             mode: Mode::Off,
+            kubelet_lag: Duration::ZERO,
             ..policy
         };
         assert_eq!(never(|_| {}, &off), "fencing is off");
