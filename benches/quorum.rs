@@ -88,6 +88,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             heard,
         };
         let policy = QuorumPolicy {
+            fixes: nodewarden::core::quorum::Fixes::ALL,
             without_peers: Undecided::Hold,
             whole_zone_cut_off: Undecided::Enforce,
             lost_together: Duration::from_secs(15),

@@ -16,6 +16,8 @@
 //!              (thresholds, pressure, conditions, taints, fence plans and the fence task's
 //!              per-tick decisions, quorum, contact, names and API validation)
 //!  bounded     every file read, capped in size
+//!  sim         the deterministic simulator (tests and `examples/simulate.rs`): the control plane
+//!              as upstream implements it and N agents made of `core`'s decisions; uses core only
 //! ```
 //!
 //! `src/core/mod.rs` tests that no core file names a shell.
@@ -31,5 +33,6 @@ pub mod machine;
 pub mod observe;
 pub mod peer;
 pub mod sample;
+pub mod sim;
 pub mod state;
 pub mod terminate;

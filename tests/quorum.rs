@@ -17,6 +17,7 @@ const OWN_AGE: Duration = Duration::from_secs(20);
 
 fn policy() -> QuorumPolicy {
     QuorumPolicy {
+        fixes: nodewarden::core::quorum::Fixes::ALL,
         without_peers: Undecided::Hold,
         whole_zone_cut_off: Undecided::Enforce,
         lost_together: Duration::from_secs(15),
@@ -136,6 +137,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
+        fixes: nodewarden::core::quorum::Fixes::ALL,
         without_peers: Undecided::Enforce,
         ..policy()
     };
@@ -459,6 +461,7 @@ fn default_policy() -> (QuorumPolicy, Duration) {
     let (lost_together, settled_after) =
         nodewarden::core::quorum::windows(Duration::from_secs(10), Duration::from_secs(10), after);
     let policy = QuorumPolicy {
+        fixes: nodewarden::core::quorum::Fixes::ALL,
         without_peers: Undecided::Hold,
         whole_zone_cut_off: Undecided::Enforce,
         lost_together,

@@ -122,6 +122,7 @@ pub fn policy(config: &Config) -> QuorumPolicy {
         config.fence.unreachable_after,
     );
     QuorumPolicy {
+        fixes: crate::core::quorum::Fixes::ALL,
         without_peers: config.peers.without_peers,
         whole_zone_cut_off: config.peers.whole_zone_cut_off,
         lost_together,

@@ -158,9 +158,31 @@ pub enum Undecided {
     Enforce,
 }
 
+/// Fixes of defects found in the field, each of which the simulator (`crate::sim`) can switch
+/// off to show that its random search finds the defect by itself (issue 22). The agent always
+/// runs with [`Fixes::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fixes {
+    /// No enforce rests on any zone's answers before they settle (issue 21: a zone enforced
+    /// while another zone's agent had not noticed the same outage yet).
+    pub settled_every_zone: bool,
+    /// Peers of a zone beyond `peers.ask` count as the asked ones (a zone of more than 51 nodes
+    /// was never fully disrupted).
+    pub unasked_counted: bool,
+}
+
+impl Fixes {
+    pub const ALL: Fixes = Fixes {
+        settled_every_zone: true,
+        unasked_counted: true,
+    };
+}
+
 /// The quorum's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QuorumPolicy {
+    /// Always [`Fixes::ALL`] but in the simulator's regression runs.
+    pub fixes: Fixes,
     /// No peer is known at all.
     pub without_peers: Undecided,
     /// Every node of this zone is cut off and no other zone is known to be down too.
@@ -322,7 +344,7 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
     // more than 51 nodes never fully disrupted, and an outage of the whole control plane would
     // read as a partial disruption of a large zone, which the controller still evicts.
     let unasked = size - 1 - own.len();
-    let unasked_cut = if own.is_empty() {
+    let unasked_cut = if own.is_empty() || !policy.fixes.unasked_counted {
         0
     } else {
         (2 * unasked * asked_cut + own.len()) / (2 * own.len())
@@ -338,6 +360,9 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                 "all {size} node(s) of zone {z} are cut off while another zone reaches the API server: the control plane evicts a fully disrupted zone (peers.wholeZoneCutOff)"
             );
             return match policy.whole_zone_cut_off {
+                Undecided::Enforce if !policy.fixes.settled_every_zone => {
+                    Verdict::Enforce { reason }
+                }
                 Undecided::Enforce => enforce_when_settled(reason),
                 Undecided::Hold => undecided(Undecided::Hold, reason),
             };
@@ -376,9 +401,13 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
         }
         // More peers may yet show the same outage: the zone may be fully disrupted, and every
         // zone with it.
-        return enforce_when_settled(format!(
+        let reason = format!(
             "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but a zone of more than {LARGE_ZONE} nodes is still evicted, more slowly"
-        ));
+        );
+        if !policy.fixes.settled_every_zone {
+            return Verdict::Enforce { reason };
+        }
+        return enforce_when_settled(reason);
     }
     let reaching_peers = own.iter().filter(|h| reaching(h)).count();
     enforce_when_settled(format!(

@@ -1,0 +1,158 @@
+//! The deterministic simulator from the command line (issue 22; `src/sim`).
+//!
+//! ```text
+//! cargo run --release --example simulate -- --scenarios 1000000          # a soak
+//! cargo run --release --example simulate -- --seed 0x1234 --trace        # replay one seed
+//! cargo run --release --example simulate -- --scenarios 20000 --revert settled-every-zone
+//! ```
+//!
+//! Each scenario's seed is the start seed plus its index. A failing scenario is printed with its
+//! seed, shrunk to fewer events and pods while it still fails, and replayed with its timeline.
+//! `--revert` runs with one of issue 21's fixes switched off (`settled-every-zone`,
+//! `unasked-counted`, `kubelet-lag`, `list-hang`), to show the search finds that defect.
+
+use std::time::{Duration, Instant};
+
+use nodewarden::sim::{self, Scenario, Settings};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut start = 1u64;
+    let mut count = 10_000u64;
+    let mut one: Option<u64> = None;
+    let mut settings = Settings::default();
+    let mut stop_at_first = true;
+    let mut differential = false;
+    let mut kind: Option<String> = None;
+    while let Some(a) = args.next() {
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{a} needs a value")))
+        };
+        match a.as_str() {
+            "--seed" => one = Some(parse(&value())),
+            "--start" => start = parse(&value()),
+            "--scenarios" => count = parse(&value()),
+            // The timeline of a --seed run is always printed.
+            "--trace" => {}
+            "--all" => stop_at_first = false,
+            "--differential" => differential = true,
+            "--kind" => kind = Some(value()),
+            "--revert" => match value().as_str() {
+                "settled-every-zone" => settings.fixes.settled_every_zone = false,
+                "unasked-counted" => settings.fixes.unasked_counted = false,
+                "kubelet-lag" => settings.kubelet_lag = Duration::ZERO,
+                "list-hang" => settings.list_hang = Duration::from_secs(180),
+                other => usage(&format!("unknown fix {other:?}")),
+            },
+            other => usage(&format!("unknown argument {other:?}")),
+        }
+    }
+    if let Some(seed) = one {
+        let scenario = Scenario::generate(seed);
+        let outcome = sim::run(&scenario, &settings, true);
+        println!("{scenario}");
+        for line in &outcome.timeline {
+            println!("{line}");
+        }
+        println!("violations: {:?}", outcome.violations);
+        std::process::exit(i32::from(!outcome.violations.is_empty()));
+    }
+    if differential {
+        // The first seed on which the reverted fix lets through a violation the fixed agent
+        // does not commit: the search finding that defect by itself.
+        let fixed = Settings::default();
+        let began = Instant::now();
+        for k in 0..count {
+            let seed = start.wrapping_add(k);
+            let scenario = Scenario::generate(seed);
+            let with = sim::run(&scenario, &fixed, false).violations;
+            let without = sim::run(&scenario, &settings, false).violations;
+            let new: Vec<_> = without
+                .iter()
+                .filter(|v| !with.contains(v))
+                .filter(|v| kind.as_deref().is_none_or(|k| sim::world::kind(v) == k))
+                .collect();
+            if !new.is_empty() {
+                println!(
+                    "seed {seed:#x}, scenario {} of the search ({:.1} s): {new:?}",
+                    k + 1,
+                    began.elapsed().as_secs_f64()
+                );
+                return;
+            }
+        }
+        println!("not found in {count} scenario(s)");
+        std::process::exit(1);
+    }
+    let began = Instant::now();
+    let (mut failed, mut stops, mut deletions) = (0u64, 0usize, 0usize);
+    let (mut earliest, mut latest) = (i64::MAX, i64::MIN);
+    for k in 0..count {
+        let seed = start.wrapping_add(k);
+        let scenario = Scenario::generate(seed);
+        let outcome = sim::run(&scenario, &settings, false);
+        stops += outcome.stops;
+        deletions += outcome.deletions;
+        for &e in &outcome.earliness_ms {
+            earliest = earliest.min(e);
+            latest = latest.max(e);
+        }
+        if !outcome.violations.is_empty() {
+            failed += 1;
+            println!(
+                "seed {seed:#x} (scenario {} of the run) fails: {:?}",
+                k + 1,
+                outcome.violations
+            );
+            if stop_at_first {
+                let small = shrink(scenario, &settings);
+                let replay = sim::run(&small, &settings, true);
+                println!("shrunk:\n{small}");
+                for line in &replay.timeline {
+                    println!("{line}");
+                }
+                break;
+            }
+        }
+    }
+    let secs = began.elapsed().as_secs_f64();
+    println!(
+        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms",
+        count as f64 / secs.max(1e-9),
+        if earliest == i64::MAX { 0 } else { earliest },
+        if latest == i64::MIN { 0 } else { latest },
+    );
+    std::process::exit(i32::from(failed > 0));
+}
+
+/// Leaves out events and pods one at a time while the scenario still fails (bounded: each pass
+/// removes one, and there are finitely many).
+fn shrink(mut s: Scenario, settings: &Settings) -> Scenario {
+    loop {
+        let Some(smaller) = s
+            .shrunk()
+            .into_iter()
+            .find(|c| !sim::run(c, settings, false).violations.is_empty())
+        else {
+            return s;
+        };
+        s = smaller;
+    }
+}
+
+fn parse(text: &str) -> u64 {
+    let t = text.trim();
+    let parsed = match t.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.unwrap_or_else(|_| usage(&format!("not a number: {t:?}")))
+}
+
+fn usage(problem: &str) -> ! {
+    eprintln!(
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all] [--revert settled-every-zone|unasked-counted|kubelet-lag|list-hang]"
+    );
+    std::process::exit(2)
+}

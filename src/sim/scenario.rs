@@ -1,0 +1,249 @@
+//! A scenario: the cluster's layout, its pods, and what happens to the world when — everything
+//! a run needs, drawn from one seed, and small enough to print and to shrink.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::Rng;
+
+/// A pod bound to a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodSpec {
+    pub node: usize,
+    /// `tolerationSeconds` for `node.kubernetes.io/unreachable:NoExecute`; `None`: forever.
+    pub toleration: Option<u64>,
+    /// `terminationGracePeriodSeconds`.
+    pub grace: u64,
+}
+
+/// Something that happens to the world.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The node's link to the API server goes down (requests hang) or comes back.
+    CutApi(usize),
+    HealApi(usize),
+    /// The node's link to its peers goes down or comes back.
+    CutPeers(usize),
+    HealPeers(usize),
+    /// The API server stops answering anyone (the controllers with it), or answers again.
+    ApiDown,
+    ApiUp,
+    /// The agent is SIGKILLed and starts again this much later, from what was on disk.
+    Crash {
+        node: usize,
+        down: Duration,
+    },
+    /// A pod is created (bound to its node) or deleted by a user.
+    Create(PodSpec),
+    Delete(usize),
+}
+
+/// One run's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    pub seed: u64,
+    /// Nodes per zone.
+    pub zones: Vec<usize>,
+    /// Per node: when its agent's and its kubelet's renewals fall in the renew interval.
+    pub agent_phase: Vec<Duration>,
+    pub kubelet_phase: Vec<Duration>,
+    /// The pods there at the start.
+    pub pods: Vec<PodSpec>,
+    /// What happens, in time order.
+    pub events: Vec<(Duration, Event)>,
+    pub length: Duration,
+}
+
+impl Scenario {
+    pub fn nodes(&self) -> usize {
+        self.zones.iter().sum()
+    }
+
+    /// The zone of each node.
+    pub fn zone_of(&self) -> Vec<usize> {
+        self.zones
+            .iter()
+            .enumerate()
+            .flat_map(|(z, &n)| std::iter::repeat_n(z, n))
+            .collect()
+    }
+
+    /// A scenario drawn from `seed`: 1–3 zones (most of a few nodes, some up to 60), 1–3 pods a
+    /// node, then one to four incidents — nodes cut off from the API alone or with their peers,
+    /// part of a zone or all of it, the API server down for everyone, agents killed and
+    /// restarted — and some pod churn, every link healed before the end.
+    pub fn generate(seed: u64) -> Scenario {
+        let mut r = Rng::new(seed);
+        let zone_count = 1 + r.below(3) as usize;
+        let zones: Vec<usize> = (0..zone_count)
+            .map(|_| match r.below(100) {
+                0..=74 => 1 + r.below(6) as usize,
+                75..=94 => 7 + r.below(14) as usize,
+                _ => 21 + r.below(40) as usize,
+            })
+            .collect();
+        let n: usize = zones.iter().sum();
+        let renew_ms = 10_000;
+        let agent_phase = (0..n)
+            .map(|_| Duration::from_millis(r.below(renew_ms)))
+            .collect();
+        let kubelet_phase = (0..n)
+            .map(|_| Duration::from_millis(r.below(renew_ms)))
+            .collect();
+        let pod = |r: &mut Rng, node: usize| PodSpec {
+            node,
+            toleration: match r.below(10) {
+                0 => None,
+                1..=2 => Some(0),
+                3..=4 => Some(r.below(10)),
+                5..=7 => Some(10 + r.below(50)),
+                _ => Some(60 + r.below(240)),
+            },
+            grace: [0, 1, 5, 30, 60][r.below(5) as usize],
+        };
+        let mut pods = Vec::new();
+        for node in 0..n {
+            for _ in 0..1 + r.below(3) {
+                pods.push(pod(&mut r, node));
+            }
+        }
+        let length = Duration::from_secs(400 + r.below(200));
+        let mut events = Vec::new();
+        let at = |r: &mut Rng, from: u64, to: u64| Duration::from_millis(from + r.below(to - from));
+        let zone_nodes = |z: usize| -> Vec<usize> {
+            let start: usize = zones[..z].iter().sum();
+            (start..start + zones[z]).collect()
+        };
+        for _ in 0..1 + r.below(4) {
+            let start = at(&mut r, 20_000, 250_000);
+            let lasting = Duration::from_millis(3_000 + r.below(150_000));
+            let end = start + lasting;
+            match r.below(6) {
+                // The API server down for everyone.
+                0 => {
+                    events.push((start, Event::ApiDown));
+                    events.push((end, Event::ApiUp));
+                }
+                // One node, from the API (and perhaps its peers too).
+                1 | 2 => {
+                    let node = r.below(n as u64) as usize;
+                    let peers_too = r.chance(30);
+                    events.push((start, Event::CutApi(node)));
+                    events.push((end, Event::HealApi(node)));
+                    if peers_too {
+                        events.push((start, Event::CutPeers(node)));
+                        events.push((end, Event::HealPeers(node)));
+                    }
+                }
+                // Part or all of a zone, cut at nearly the same time.
+                3 | 4 => {
+                    let z = r.below(zone_count as u64) as usize;
+                    let members = zone_nodes(z);
+                    let take = 1 + r.below(members.len() as u64) as usize;
+                    let peers_too = r.chance(20);
+                    for &node in members.iter().take(take) {
+                        let skew = Duration::from_millis(r.below(3_000));
+                        events.push((start + skew, Event::CutApi(node)));
+                        events.push((end + skew, Event::HealApi(node)));
+                        if peers_too {
+                            events.push((start + skew, Event::CutPeers(node)));
+                            events.push((end + skew, Event::HealPeers(node)));
+                        }
+                    }
+                }
+                // An agent killed and restarted, perhaps mid-partition.
+                _ => {
+                    let node = r.below(n as u64) as usize;
+                    let down = Duration::from_millis(100 + r.below(40_000));
+                    events.push((start, Event::Crash { node, down }));
+                }
+            }
+            // Sometimes a restart inside the incident as well.
+            if r.chance(25) {
+                let node = r.below(n as u64) as usize;
+                let when = start + Duration::from_millis(r.below(lasting.as_millis() as u64 + 1));
+                let down = Duration::from_millis(100 + r.below(20_000));
+                events.push((when, Event::Crash { node, down }));
+            }
+        }
+        for _ in 0..r.below(4) {
+            let when = at(&mut r, 5_000, 300_000);
+            if r.chance(60) {
+                let node = r.below(n as u64) as usize;
+                events.push((when, Event::Create(pod(&mut r, node))));
+            } else if !pods.is_empty() {
+                events.push((when, Event::Delete(r.below(pods.len() as u64) as usize)));
+            }
+        }
+        events.sort_by_key(|(t, _)| *t);
+        Scenario {
+            seed,
+            zones,
+            agent_phase,
+            kubelet_phase,
+            pods,
+            events,
+            length,
+        }
+    }
+
+    /// Smaller scenarios that may still fail: each event (with its pair, for a cut and its heal)
+    /// or pod left out in turn, for a caller that keeps the first that still fails.
+    pub fn shrunk(&self) -> Vec<Scenario> {
+        let mut out = Vec::new();
+        for i in 0..self.events.len() {
+            let mut s = self.clone();
+            let (_, e) = s.events.remove(i);
+            // A cut goes with its heal.
+            let pair = match e {
+                Event::CutApi(n) => Some(Event::HealApi(n)),
+                Event::CutPeers(n) => Some(Event::HealPeers(n)),
+                Event::ApiDown => Some(Event::ApiUp),
+                _ => None,
+            };
+            if let Some(p) = pair
+                && let Some(j) = s.events.iter().position(|(_, x)| *x == p)
+            {
+                s.events.remove(j);
+            }
+            if matches!(e, Event::HealApi(_) | Event::HealPeers(_) | Event::ApiUp) {
+                continue;
+            }
+            out.push(s);
+        }
+        for i in 0..self.pods.len() {
+            let mut s = self.clone();
+            s.pods.remove(i);
+            // Deletions name pods by index.
+            s.events.retain(|(_, e)| !matches!(e, Event::Delete(_)));
+            out.push(s);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "seed {:#x}: zones {:?}, {} s",
+            self.seed,
+            self.zones,
+            self.length.as_secs()
+        )?;
+        for (i, p) in self.pods.iter().enumerate() {
+            writeln!(
+                f,
+                "  pod {i} on n{}: tolerationSeconds {}, grace {}s",
+                p.node,
+                p.toleration
+                    .map_or("forever".to_string(), |t| t.to_string()),
+                p.grace
+            )?;
+        }
+        for (t, e) in &self.events {
+            writeln!(f, "  {:>8.3}s {e:?}", t.as_secs_f64())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,919 @@
+//! One run: the world (links, the API server, pods and their processes), the control plane, and
+//! one agent per node made of `core`'s decisions, stepped from one due instant to the next in
+//! virtual time; and the checks.
+//!
+//! The agent's shell is modelled, its decisions are not: its Lease renewals every renew interval
+//! (answered at once through a live link, hanging for a request timeout through a dead one),
+//! what the peer endpoint answers, the rounds of the quorum task every `peers.interval` while cut
+//! off, the fence's plan and steps, and what it writes to disk when `Durability` says so — which
+//! a restart reads back (`Link::resume`, the stored verdict and hold). The pod view is the API's
+//! pods of the node whenever the agent can reach the API server; after a restart it holds the
+//! pods on disk until then. The kubelet renews the node's own Lease on its own phase, which is
+//! all the controller judges the node by.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::time::{Duration, SystemTime};
+
+use super::control::{ControlPlane, ControllerSettings};
+use super::scenario::{Event, PodSpec, Scenario};
+use crate::core::clock::Moment;
+use crate::core::contact::{Contact, Evidence, Reach};
+use crate::core::fence_plan::{self, FencePod, FencePolicy, Mode};
+use crate::core::fencing::{Cadence, Durability, Link, Seen, Step, Steps, Transition, Write};
+use crate::core::qos::QosClass;
+use crate::core::quorum::{self, Fixes, Gate, Heard, Peer, QuorumPolicy, Undecided, Verdict};
+use crate::core::taint::{Effect, Toleration};
+
+/// The agents' and the world's settings, at the agent's defaults unless a run changes them.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub renew: Duration,
+    pub request_timeout: Duration,
+    pub unreachable_after: Duration,
+    pub grace: Duration,
+    pub safety_margin: Duration,
+    pub grace_cap: Duration,
+    pub peer_interval: Duration,
+    pub ask: usize,
+    pub controller: ControllerSettings,
+    /// `FencePolicy::kubelet_lag`; zero reverts that fix.
+    pub kubelet_lag: Duration,
+    /// Quorum fixes (issue 21) the run keeps.
+    pub fixes: Fixes,
+    /// How long a pod list sent into a hung API server at start-up blocks the view: the request
+    /// timeout since issue 21, the client's 180 s read timeout before.
+    pub list_hang: Duration,
+    /// A stop whose pod the control plane has neither deleted nor decided to keep this long after
+    /// its planned eviction is judged by the controller's state then (monitor period and limiter).
+    pub tolerance: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let renew = Duration::from_secs(10);
+        Settings {
+            renew,
+            request_timeout: Duration::from_secs(10),
+            unreachable_after: Duration::from_secs(15),
+            grace: Duration::from_secs(40),
+            safety_margin: Duration::from_secs(2),
+            grace_cap: Duration::from_secs(30),
+            peer_interval: Duration::from_secs(3),
+            ask: 50,
+            controller: ControllerSettings::default(),
+            kubelet_lag: fence_plan::kubelet_lag(renew * 4, false),
+            fixes: Fixes::ALL,
+            list_hang: Duration::from_secs(10),
+            tolerance: Duration::from_secs(15),
+        }
+    }
+}
+
+/// A broken invariant, with when and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// The pod's processes ran on its node this long after the control plane deleted it.
+    RunningTwice {
+        pod: usize,
+        deleted: Duration,
+        ran_for: Duration,
+        /// The fence did stop it, too late; otherwise it held (or never planned it).
+        killed_late: bool,
+    },
+    /// The fence stopped a pod the control plane keeps.
+    WrongfulStop { pod: usize, at: Duration },
+    /// An agent said enforce in an outage of the whole control plane.
+    EnforceInOutage {
+        node: usize,
+        at: Duration,
+        reason: String,
+    },
+}
+
+/// The kind of a violation, as the simulator's `--kind` names it.
+pub fn kind(v: &Violation) -> &'static str {
+    match v {
+        Violation::RunningTwice { .. } => "running-twice",
+        Violation::WrongfulStop { .. } => "wrongful-stop",
+        Violation::EnforceInOutage { .. } => "enforce-in-outage",
+    }
+}
+
+/// What a run found.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub violations: Vec<Violation>,
+    /// Per stop of a pod the control plane deleted: deletion − kill (positive: the fence was
+    /// early), in milliseconds.
+    pub earliness_ms: Vec<i64>,
+    /// Stops whose pod the control plane deleted later, none deleted, or kept.
+    pub stops: usize,
+    /// Pods the control plane deleted.
+    pub deletions: usize,
+    /// A readable account of the run.
+    pub timeline: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    World(usize),
+    AgentRenew(usize, u32),
+    AgentAnswer {
+        node: usize,
+        run: u32,
+        sent: Duration,
+        ok: bool,
+    },
+    KubeletRenew(usize),
+    Wake(usize, u32),
+    Start(usize),
+    Monitor,
+    TaintPass,
+    Evict {
+        pod: usize,
+        tainted: Duration,
+    },
+    Judge {
+        pod: usize,
+        eviction: Duration,
+        sigterm: Duration,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Pod {
+    node: usize,
+    uid: String,
+    spec: PodSpec,
+    in_api: bool,
+    /// Its processes run on the node.
+    running: bool,
+    deleted_by_controller: Option<Duration>,
+    fence_sigterm: Option<Duration>,
+    fence_kill: Option<Duration>,
+}
+
+/// What an agent left on disk.
+#[derive(Clone, Debug, Default)]
+struct Disk {
+    last_contact: Option<Duration>,
+    cut_off_since: Option<SystemTime>,
+    verdict: Option<Verdict>,
+    held_at: Option<Duration>,
+    pods: Vec<FencePod>,
+    fenced: BTreeSet<String>,
+}
+
+#[derive(Clone, Debug)]
+struct Agent {
+    run: u32,
+    contact: Contact,
+    contact_before: Option<Duration>,
+    link: Link,
+    gate: Gate,
+    steps: Steps,
+    durability: Durability,
+    fenced: BTreeSet<String>,
+    known: Vec<FencePod>,
+    /// The view waits for a list sent into a hung API server until then.
+    list_blocked_until: Option<Duration>,
+    next_round: Option<Duration>,
+    cut_off: bool,
+    plans: Vec<fence_plan::PodPlan>,
+    /// The world's pod version the view was last taken at.
+    view_version: u64,
+}
+
+struct World<'a> {
+    s: &'a Scenario,
+    set: Settings,
+    now: Duration,
+    queue: BinaryHeap<Reverse<(Duration, u64, Ev)>>,
+    seq: u64,
+    api_link: Vec<bool>,
+    peer_link: Vec<bool>,
+    api_up: bool,
+    /// When the API server last went down for everyone, while it is down.
+    api_down_since: Option<Duration>,
+    agents: Vec<Option<Agent>>,
+    disks: Vec<Disk>,
+    runs: Vec<u32>,
+    pods: Vec<Pod>,
+    /// Bumped at every change of the API's pods.
+    pods_version: u64,
+    cp: ControlPlane,
+    peers: Vec<Peer>,
+    out: Outcome,
+    trace: bool,
+}
+
+/// Where every run's clocks start: far enough from zero that nothing saturates.
+const ORIGIN: Duration = Duration::from_secs(1_000);
+
+fn wall(mono: Duration) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + mono
+}
+
+fn moment(mono: Duration) -> Moment {
+    Moment {
+        mono,
+        wall: wall(mono),
+    }
+}
+
+/// Runs `scenario` with `settings`; `trace` keeps a timeline of what happened.
+pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
+    let n = scenario.nodes();
+    let zone_of = scenario.zone_of();
+    let mut w = World {
+        s: scenario,
+        set: *settings,
+        now: ORIGIN,
+        queue: BinaryHeap::new(),
+        seq: 0,
+        api_link: vec![true; n],
+        peer_link: vec![true; n],
+        api_up: true,
+        api_down_since: None,
+        agents: vec![None; n],
+        disks: vec![Disk::default(); n],
+        runs: vec![0; n],
+        pods: Vec::new(),
+        pods_version: 0,
+        cp: ControlPlane::new(settings.controller, &zone_of, ORIGIN),
+        peers: (0..n)
+            .map(|i| Peer {
+                node: format!("n{i}"),
+                address: std::net::SocketAddr::from(([127, 0, 0, 1], 20_000 + i as u16)),
+                zone: format!("zone-{}", zone_of[i]),
+            })
+            .collect(),
+        out: Outcome::default(),
+        trace,
+    };
+    for spec in &scenario.pods {
+        w.add_pod(spec.clone());
+    }
+    for i in 0..n {
+        w.start_agent(i);
+        w.at(ORIGIN + scenario.kubelet_phase[i], Ev::KubeletRenew(i));
+    }
+    for (k, (t, _)) in scenario.events.iter().enumerate() {
+        w.at(ORIGIN + *t, Ev::World(k));
+    }
+    w.at(ORIGIN + Duration::from_millis(1_234), Ev::Monitor);
+    let end = ORIGIN + scenario.length;
+    // Bounded: every event is at most `end`, and each handler schedules finitely many.
+    while let Some(Reverse((t, _, ev))) = w.queue.pop() {
+        if t > end {
+            break;
+        }
+        w.now = t;
+        w.handle(ev);
+    }
+    w.finish();
+    w.out
+}
+
+impl World<'_> {
+    fn at(&mut self, t: Duration, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Reverse((t, self.seq, ev)));
+    }
+
+    fn log(&mut self, what: impl FnOnce() -> String) {
+        if self.trace {
+            let line = format!("{:>9.3}s {}", (self.now - ORIGIN).as_secs_f64(), what());
+            self.out.timeline.push(line);
+        }
+    }
+
+    fn reaches_api(&self, node: usize) -> bool {
+        self.api_up && self.api_link[node]
+    }
+
+    fn add_pod(&mut self, spec: PodSpec) {
+        self.pods_version += 1;
+        let i = self.pods.len();
+        let running = self.reaches_api(spec.node);
+        self.pods.push(Pod {
+            node: spec.node,
+            uid: format!("pod-{i}"),
+            spec,
+            in_api: true,
+            running,
+            deleted_by_controller: None,
+            fence_sigterm: None,
+            fence_kill: None,
+        });
+        // Tainted already: the taint eviction controller handles a new pod as well.
+        if let Some(tainted) = self.cp.taint(self.pods[i].node) {
+            self.schedule_eviction(i, tainted);
+        }
+    }
+
+    fn fence_pod(&self, p: &Pod) -> FencePod {
+        FencePod {
+            uid: p.uid.clone(),
+            namespace: "default".into(),
+            name: p.uid.clone(),
+            tolerations: vec![Toleration {
+                toleration_seconds: p.spec.toleration.map(|t| t as i64),
+                ..Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute))
+            }],
+            termination_grace_seconds: p.spec.grace as i64,
+            owner_kind: Some("ReplicaSet".into()),
+            static_or_mirror: false,
+            qos: QosClass::BestEffort,
+            opted_out: false,
+            terminal: false,
+        }
+    }
+
+    /// The API's pods of `node`, as a watch that is current delivers them.
+    fn api_view(&self, node: usize) -> Vec<FencePod> {
+        self.pods
+            .iter()
+            .filter(|p| p.node == node && p.in_api)
+            .map(|p| self.fence_pod(p))
+            .collect()
+    }
+
+    fn start_agent(&mut self, i: usize) {
+        self.runs[i] += 1;
+        let run = self.runs[i];
+        let disk = self.disks[i].clone();
+        let now = moment(self.now);
+        let mut gate = Gate::default();
+        if let Some(v) = &disk.verdict
+            && disk.cut_off_since.is_some()
+        {
+            gate.verdict = Some(v.clone());
+            gate.held_at = disk.held_at;
+        }
+        let list_blocked_until = (!self.reaches_api(i)).then_some(self.now + self.set.list_hang);
+        let agent = Agent {
+            run,
+            contact: Contact::default(),
+            contact_before: disk.last_contact,
+            link: Link::resume(disk.last_contact.map(wall), disk.cut_off_since, now),
+            gate,
+            steps: Steps::default(),
+            durability: Durability::new(),
+            fenced: disk.fenced.clone(),
+            known: if self.reaches_api(i) {
+                self.api_view(i)
+            } else {
+                disk.pods.clone()
+            },
+            list_blocked_until,
+            next_round: None,
+            cut_off: false,
+            plans: Vec::new(),
+            // A view taken from the API at the start is current; one from disk is not.
+            view_version: if self.reaches_api(i) {
+                self.pods_version
+            } else {
+                u64::MAX
+            },
+        };
+        self.agents[i] = Some(agent);
+        let phase =
+            self.s.agent_phase[i].as_millis() as u64 % self.set.renew.as_millis().max(1) as u64;
+        let first = self.now + Duration::from_millis(phase);
+        self.at(first, Ev::AgentRenew(i, run));
+        self.at(self.now, Ev::Wake(i, run));
+        self.log(|| format!("n{i} agent starts (run {run})"));
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::World(k) => self.world(k),
+            Ev::KubeletRenew(i) => {
+                if self.reaches_api(i) {
+                    self.cp.kubelet_renewed(i, self.now);
+                }
+                // Every quarter of 40 s, with up to 4 % jitter (SEMANTICS §13).
+                let jitter = Duration::from_millis(self.now.as_millis() as u64 * 7919 % 400);
+                self.at(self.now + self.set.renew + jitter, Ev::KubeletRenew(i));
+            }
+            Ev::AgentRenew(i, run) => {
+                if !self.alive(i, run) {
+                    return;
+                }
+                let sent = self.now;
+                if self.reaches_api(i) {
+                    self.at(
+                        sent + Duration::from_millis(20),
+                        Ev::AgentAnswer {
+                            node: i,
+                            run,
+                            sent,
+                            ok: true,
+                        },
+                    );
+                } else {
+                    self.at(
+                        sent + self.set.request_timeout,
+                        Ev::AgentAnswer {
+                            node: i,
+                            run,
+                            sent,
+                            ok: false,
+                        },
+                    );
+                }
+            }
+            Ev::AgentAnswer {
+                node,
+                run,
+                sent,
+                ok,
+            } => {
+                if !self.alive(node, run) {
+                    return;
+                }
+                let now = self.now;
+                if let Some(a) = self.agents[node].as_mut() {
+                    let evidence = if ok {
+                        Evidence::Contact
+                    } else {
+                        Evidence::Failure
+                    };
+                    a.contact.observe(evidence, sent, now);
+                }
+                // Renewals every renew interval; after a failure the next goes out soon.
+                let next = if ok {
+                    sent + self.set.renew
+                } else {
+                    now + Duration::from_secs(1)
+                };
+                self.at(next.max(now), Ev::AgentRenew(node, run));
+                self.at(now, Ev::Wake(node, run));
+            }
+            Ev::Wake(i, run) => {
+                if self.alive(i, run) {
+                    self.step_agent(i);
+                }
+            }
+            Ev::Start(i) => self.start_agent(i),
+            Ev::Monitor => {
+                self.cp.api_up = self.api_up;
+                let changes = self.cp.monitor(self.now);
+                self.apply(changes);
+                if self.cp.queued() {
+                    self.at(self.now, Ev::TaintPass);
+                }
+                self.at(self.now + self.set.controller.monitor_period, Ev::Monitor);
+            }
+            Ev::TaintPass => {
+                self.cp.api_up = self.api_up;
+                let changes = self.cp.taint_pass(self.now);
+                self.apply(changes);
+                if self.cp.queued() {
+                    self.at(self.now + Duration::from_millis(100), Ev::TaintPass);
+                }
+            }
+            Ev::Evict { pod, tainted } => self.evict(pod, tainted),
+            Ev::Judge {
+                pod,
+                eviction,
+                sigterm,
+            } => self.judge(pod, eviction, sigterm),
+        }
+    }
+
+    fn alive(&self, i: usize, run: u32) -> bool {
+        self.agents[i].as_ref().is_some_and(|a| a.run == run)
+    }
+
+    fn apply(&mut self, changes: super::control::Changes) {
+        for (node, tainted) in changes.tainted {
+            self.log(|| format!("controller taints n{node} unreachable:NoExecute"));
+            for p in 0..self.pods.len() {
+                if self.pods[p].node == node && self.pods[p].in_api {
+                    self.schedule_eviction(p, tainted);
+                }
+            }
+        }
+        for node in changes.untainted {
+            self.log(|| format!("controller removes n{node}'s taint"));
+        }
+    }
+
+    fn schedule_eviction(&mut self, pod: usize, tainted: Duration) {
+        // processPodOnNode: the pod's own toleration for the taint; none tolerated forever.
+        if let Some(t) = self.pods[pod].spec.toleration {
+            let at = (tainted + Duration::from_secs(t)).max(self.now);
+            self.at(at, Ev::Evict { pod, tainted });
+        }
+    }
+
+    fn evict(&mut self, pod: usize, tainted: Duration) {
+        let node = self.pods[pod].node;
+        if self.cp.taint(node) != Some(tainted) || !self.pods[pod].in_api {
+            return;
+        }
+        if !self.api_up {
+            // The delete fails; the taint manager tries again.
+            self.at(
+                self.now + Duration::from_secs(1),
+                Ev::Evict { pod, tainted },
+            );
+            return;
+        }
+        let now = self.now;
+        let p = &mut self.pods[pod];
+        p.in_api = false;
+        p.deleted_by_controller = Some(now);
+        self.pods_version += 1;
+        self.out.deletions += 1;
+        let running = p.running;
+        let kill = p.fence_kill;
+        if let Some(k) = kill {
+            self.out
+                .earliness_ms
+                .push(now.as_millis() as i64 - k.as_millis() as i64);
+        }
+        self.log(|| format!("controller deletes pod {pod} on n{node} (its replacement starts)"));
+        if running && self.reaches_api(node) {
+            // The kubelet sees the deletion and stops it.
+            self.pods[pod].running = false;
+        }
+        self.refresh_views();
+    }
+
+    fn judge(&mut self, pod: usize, eviction: Duration, sigterm: Duration) {
+        let p = &self.pods[pod];
+        if p.deleted_by_controller.is_some() {
+            return;
+        }
+        // Neither deleted nor about to be: the control plane keeps it when it holds the node's
+        // zone, or is down for everyone; otherwise the partition ended first (or the limiter
+        // queue is long), which no node can foresee.
+        if self.cp.holds(p.node) || !self.api_up {
+            self.out
+                .violations
+                .push(Violation::WrongfulStop { pod, at: sigterm });
+            self.log(|| format!("WRONGFUL STOP of pod {pod}: eviction planned {:.3}s, the control plane keeps it", (eviction - ORIGIN).as_secs_f64()));
+        }
+    }
+
+    fn world(&mut self, k: usize) {
+        let (_, e) = self.s.events[k].clone();
+        self.log(|| format!("{e:?}"));
+        match e {
+            Event::CutApi(i) => self.api_link[i] = false,
+            Event::HealApi(i) => {
+                self.api_link[i] = true;
+                self.healed(i);
+            }
+            Event::CutPeers(i) => self.peer_link[i] = false,
+            Event::HealPeers(i) => self.peer_link[i] = true,
+            Event::ApiDown => {
+                self.api_up = false;
+                self.api_down_since = Some(self.now);
+            }
+            Event::ApiUp => {
+                self.api_up = true;
+                self.api_down_since = None;
+                for i in 0..self.api_link.len() {
+                    if self.api_link[i] {
+                        self.healed(i);
+                    }
+                }
+            }
+            Event::Crash { node, down } => {
+                if self.agents[node].take().is_some() {
+                    self.at(self.now + down, Ev::Start(node));
+                }
+            }
+            Event::Create(spec) => {
+                self.add_pod(spec);
+                self.refresh_views();
+            }
+            Event::Delete(p) => {
+                self.pods_version += 1;
+                if let Some(pod) = self.pods.get_mut(p) {
+                    pod.in_api = false;
+                    let node = pod.node;
+                    if self.reaches_api(node) {
+                        self.pods[p].running = false;
+                    }
+                }
+                self.refresh_views();
+            }
+        }
+        for i in 0..self.agents.len() {
+            if let Some(a) = &self.agents[i] {
+                let run = a.run;
+                self.at(self.now, Ev::Wake(i, run));
+            }
+        }
+    }
+
+    /// The kubelet of `node` reaches the API server again: it stops pods deleted meanwhile and
+    /// starts those created meanwhile (and those the fence stopped, if still there).
+    fn healed(&mut self, node: usize) {
+        if !self.reaches_api(node) {
+            return;
+        }
+        let now = self.now;
+        for p in 0..self.pods.len() {
+            if self.pods[p].node != node {
+                continue;
+            }
+            if self.pods[p].in_api {
+                self.pods[p].running = true;
+            } else if self.pods[p].running {
+                self.pods[p].running = false;
+                if let Some(d) = self.pods[p].deleted_by_controller {
+                    let ran_for = now - d;
+                    self.out.violations.push(Violation::RunningTwice {
+                        pod: p,
+                        deleted: d,
+                        ran_for,
+                        killed_late: false,
+                    });
+                    self.log(|| {
+                        format!(
+                            "RUNNING TWICE: pod {p} ran {:.3}s past its deletion",
+                            ran_for.as_secs_f64()
+                        )
+                    });
+                }
+            }
+        }
+        self.refresh_view(node);
+    }
+
+    /// Every agent that reaches the API server and whose list is not blocked sees its pods.
+    fn refresh_views(&mut self) {
+        for i in 0..self.agents.len() {
+            self.refresh_view(i);
+        }
+    }
+
+    /// Agent `i`'s view, when it reaches the API server and its list is not blocked.
+    fn refresh_view(&mut self, i: usize) {
+        let now = self.now;
+        let version = self.pods_version;
+        if !self.reaches_api(i)
+            || self.agents[i].as_ref().is_none_or(|a| {
+                a.list_blocked_until.is_some_and(|t| now < t)
+                    || (a.list_blocked_until.is_none() && a.view_version == version)
+            })
+        {
+            return;
+        }
+        let view = self.api_view(i);
+        if let Some(a) = self.agents[i].as_mut() {
+            a.list_blocked_until = None;
+            a.view_version = version;
+            if a.known != view {
+                a.known = view;
+                a.durability.changed();
+            }
+        }
+    }
+
+    /// One tick of agent `i`: what the fence task and the quorum task decide at this instant.
+    fn step_agent(&mut self, i: usize) {
+        let now = self.now;
+        let set = self.set;
+        self.refresh_view(i);
+        let Some(mut a) = self.agents[i].take() else {
+            return;
+        };
+        let seen = Seen {
+            own: a.contact.last_contact,
+            heartbeat: None,
+            failed: a.contact.reach == Reach::Unreachable,
+        };
+        let judged = a.link.judge(&seen, moment(now), set.unreachable_after);
+        if judged.moved {
+            a.durability.contact_moved();
+        }
+        match judged.transition {
+            Some(Transition::CutOff) => {
+                a.durability.changed();
+                self.log(|| format!("n{i} cut off"));
+            }
+            Some(Transition::Reconnected { .. }) => {
+                a.steps.clear();
+                a.gate = Gate::default();
+                a.next_round = None;
+                // Reconciled: fenced pods still in the API are the kubelet's again.
+                a.fenced.clear();
+                a.durability.changed();
+                self.log(|| format!("n{i} reconnected"));
+            }
+            None => {}
+        }
+        a.cut_off = judged.cut_off;
+        let mut next: Vec<Duration> = Vec::new();
+        if !judged.cut_off && a.gate.verdict.is_some() {
+            a.gate = Gate::default();
+            a.durability.changed();
+        }
+        if judged.cut_off
+            && let Some(contact) = judged.last_contact
+        {
+            if a.next_round.is_none_or(|t| now >= t) {
+                self.round(i, &mut a);
+                a.next_round = Some(now + set.peer_interval);
+            }
+            if let Some(t) = a.next_round {
+                next.push(t);
+            }
+            let verdict =
+                quorum::planning(a.gate.verdict.as_ref(), a.gate.held_at, set.request_timeout);
+            let policy = FencePolicy {
+                node_monitor_grace_period: set.grace,
+                safety_margin: set.safety_margin,
+                grace_cap: set.grace_cap,
+                mode: Mode::Enforce,
+                kubelet_lag: set.kubelet_lag,
+            };
+            a.plans = fence_plan::plan(&a.known, contact, &policy, &verdict);
+            for due in a.steps.due(&a.plans, &a.fenced, now) {
+                self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
+            }
+            if let Some(t) = a.steps.next_due(&a.plans, &a.fenced) {
+                next.push(t.max(now));
+            }
+        }
+        let cadence = Cadence::for_renew(set.renew);
+        let what = a.durability.due(a.cut_off, now, cadence);
+        if what != Write::Nothing {
+            let disk = &mut self.disks[i];
+            disk.last_contact = a
+                .link
+                .last_contact_wall(moment(now))
+                .map(|w| moment(now).mono_at(w));
+            if what == Write::State {
+                disk.cut_off_since = a.link.cut_off_since();
+                disk.verdict = a.gate.verdict.clone();
+                disk.held_at = a.gate.held_at;
+                disk.pods = a.known.clone();
+                disk.fenced = a.fenced.clone();
+            }
+            a.durability.written(what, true, now);
+        }
+        if let Some(t) = a.durability.next_due(a.cut_off, cadence) {
+            next.push(t.max(now));
+        }
+        if let Some(t) = a.link.next_change(&seen, now, set.unreachable_after) {
+            next.push(t);
+        }
+        let run = a.run;
+        self.agents[i] = Some(a);
+        if let Some(t) = next.into_iter().filter(|t| *t > now).min() {
+            self.at(t, Ev::Wake(i, run));
+        } else if judged.cut_off {
+            // Nothing due: the fence task still wakes at least every second while cut off.
+            self.at(now + Duration::from_secs(1), Ev::Wake(i, run));
+        }
+    }
+
+    /// The quorum task's round for agent `i`: ask the peers its selection names, hear the answers
+    /// of those whose agents run and whose peer links are up at both ends.
+    fn round(&mut self, i: usize, a: &mut Agent) {
+        let now = self.now;
+        let set = self.set;
+        let mine: Vec<Peer> = self
+            .peers
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, p)| p.clone())
+            .collect();
+        let zone = self.peers[i].zone.clone();
+        let asked = quorum::select(&mine, &zone, set.ask);
+        let heard: Vec<(Peer, Heard)> = asked
+            .into_iter()
+            .map(|p| {
+                let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
+                let answer = self
+                    .agents
+                    .get(j)
+                    .and_then(|x| x.as_ref())
+                    .filter(|_| self.peer_link[i] && self.peer_link[j]);
+                let h = match answer {
+                    Some(b) => {
+                        let last = b.contact.last_contact.max(b.contact_before);
+                        Heard::Report(quorum::answer(
+                            &p.node,
+                            &p.zone,
+                            last.map(|c| now.saturating_sub(c)),
+                            set.unreachable_after,
+                        ))
+                    }
+                    None => Heard::Silent,
+                };
+                (p, h)
+            })
+            .collect();
+        let own = a.contact.last_contact.max(a.contact_before);
+        let own_age = own.map_or(Duration::MAX, |c| now.saturating_sub(c));
+        let round = quorum::round(&zone, &mine, heard, own_age);
+        let policy = QuorumPolicy {
+            fixes: set.fixes,
+            without_peers: Undecided::Hold,
+            whole_zone_cut_off: Undecided::Enforce,
+            lost_together: quorum::windows(set.renew, set.request_timeout, set.unreachable_after).0,
+            settled_after: quorum::windows(set.renew, set.request_timeout, set.unreachable_after).1,
+        };
+        let verdict = quorum::decide(&round, &policy, !mine.is_empty());
+        let answered = round
+            .heard
+            .iter()
+            .any(|(_, h)| matches!(h, Heard::Report(_)));
+        if verdict.is_enforce()
+            && answered
+            && let (Some(down), Some(c)) = (self.api_down_since, own)
+            && c + set.renew + Duration::from_secs(1) >= down
+        {
+            let reason = verdict.reason().to_string();
+            self.log(|| format!("ENFORCE IN OUTAGE: n{i}: {reason}"));
+            self.out.violations.push(Violation::EnforceInOutage {
+                node: i,
+                at: now,
+                reason,
+            });
+        }
+        if a.gate.record(now, verdict.clone()) {
+            let word = verdict.word();
+            let reason = verdict.reason().to_string();
+            self.log(|| format!("n{i} quorum {word}: {reason}"));
+            a.durability.changed();
+        }
+    }
+
+    fn take_step(&mut self, i: usize, a: &mut Agent, uid: &str, step: Step, eviction: Duration) {
+        let Some(p) = self.pods.iter().position(|p| p.uid == uid && p.node == i) else {
+            return;
+        };
+        let now = self.now;
+        match step {
+            Step::Sigterm => {
+                if self.pods[p].fence_sigterm.is_none() {
+                    self.pods[p].fence_sigterm = Some(now);
+                    self.out.stops += 1;
+                    let judge_at = eviction.max(now) + self.set.tolerance;
+                    self.at(
+                        judge_at,
+                        Ev::Judge {
+                            pod: p,
+                            eviction,
+                            sigterm: now,
+                        },
+                    );
+                }
+                self.log(|| format!("n{i} SIGTERM pod {p}"));
+            }
+            Step::Kill => {
+                a.fenced.insert(uid.to_string());
+                a.durability.changed();
+                let pod = &mut self.pods[p];
+                pod.fence_kill.get_or_insert(now);
+                if pod.running {
+                    pod.running = false;
+                    if let Some(d) = pod.deleted_by_controller {
+                        let ran_for = now - d;
+                        self.out.violations.push(Violation::RunningTwice {
+                            pod: p,
+                            deleted: d,
+                            ran_for,
+                            killed_late: true,
+                        });
+                        self.log(|| {
+                            format!(
+                                "RUNNING TWICE: pod {p} killed {:.3}s after its deletion",
+                                ran_for.as_secs_f64()
+                            )
+                        });
+                    }
+                }
+                self.log(|| format!("n{i} kills pod {p}"));
+            }
+        }
+    }
+
+    /// At the end: a pod still running on a node cut off after the control plane deleted it ran
+    /// twice until then.
+    fn finish(&mut self) {
+        let end = self.now;
+        for p in 0..self.pods.len() {
+            if let (true, Some(d)) = (self.pods[p].running, self.pods[p].deleted_by_controller) {
+                self.out.violations.push(Violation::RunningTwice {
+                    pod: p,
+                    deleted: d,
+                    ran_for: end.saturating_sub(d),
+                    killed_late: false,
+                });
+            }
+        }
+    }
+}
