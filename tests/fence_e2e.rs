@@ -182,6 +182,7 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
         dir.path(),
         &format!(
             "nodeName = \"{NODE}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"127.0.0.1:{port}\"\n\
+             onlyStatusReporter = true\nleaseName = \"{NODE}\"\n\
              stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
              [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\nunreachableAfter = \"{UNREACHABLE_AFTER}\"\n\
@@ -189,7 +190,9 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
              [peers]\nwithoutPeers = \"{without}\"\n\
              [logging]\ntarget = \"stderr\"\n",
             // A node alone, whose operator knows the control plane evicts it (the quorum's own
-            // cases are in tests/quorum_e2e.rs).
+            // cases are in tests/quorum_e2e.rs). No kubelet runs here: the agent renews the
+            // node's own Lease, the one the control plane judges the node by, so its plans count
+            // from its own last contact (no kubelet lag).
             without = "enforce",
             kc = server.kubeconfig.display(),
             port = free_port(),

@@ -226,7 +226,7 @@ fn the_lab_joins_five_agents_and_cuts_exactly_the_links_it_says() {
     let renew_time = |lab: &Lab, node: &str| {
         lab.server
             .api
-            .lease("kube-node-lease", &format!("nodewarden-{node}"))
+            .lease("kube-node-lease", node)
             .and_then(|l| l["spec"]["renewTime"].as_str().map(str::to_string))
     };
     let first: Vec<Option<String>> = (1..=5)

@@ -229,6 +229,27 @@ mod after_an_outage {
     }
 
     /// Contact returns; the view must hold `want` and be current within [`CAUGHT_UP`].
+    /// During the outage: a pod created and one (`p00`) deleted, lists answered again; then
+    /// contact returns and the view must show exactly `want` with those changes.
+    async fn change_then_heal(
+        server: &ApiServer,
+        views: &watch::Views,
+        contact: &channel::Sender<Reach>,
+        mut want: Vec<String>,
+    ) {
+        server.create_pod(pod("after"));
+        server
+            .delete("pods", "default", "p00", Some(0))
+            .expect("delete");
+        server
+            .faults()
+            .latency(("LIST", "/api/v1/pods"), Duration::ZERO);
+        want.retain(|n| n != "p00");
+        want.push("after".into());
+        let want: Vec<&str> = want.iter().map(String::as_str).collect();
+        heal_and_expect(server, views, contact, &want).await;
+    }
+
     async fn heal_and_expect(
         server: &ApiServer,
         views: &watch::Views,
@@ -286,7 +307,7 @@ mod after_an_outage {
         let server = ApiServer::new();
         server.create_node(ApiServer::node_json(NODE));
         // Two pages of 25, the first answered slowly, the second sent into the outage.
-        let mut want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
+        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
         for n in &want {
             server.create_pod(pod(n));
         }
@@ -309,17 +330,7 @@ mod after_an_outage {
             "the outage did not start mid-list: {pages:?}"
         );
         assert!(!views.pod_view.is_current());
-        server.create_pod(pod("after"));
-        server
-            .delete("pods", "default", "p00", Some(0))
-            .expect("delete");
-        server
-            .faults()
-            .latency(("LIST", "/api/v1/pods"), Duration::ZERO);
-        want.retain(|n| n != "p00");
-        want.push("after".into());
-        let want: Vec<&str> = want.iter().map(String::as_str).collect();
-        heal_and_expect(&server, &views, &contact, &want).await;
+        change_then_heal(&server, &views, &contact, want).await;
         task.abort();
     }
 
@@ -329,7 +340,7 @@ mod after_an_outage {
         let server = ApiServer::new();
         server.set_bookmark_interval(Duration::from_secs(3600));
         server.create_node(ApiServer::node_json(NODE));
-        let mut want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
+        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
         for n in &want {
             server.create_pod(pod(n));
         }
@@ -356,17 +367,7 @@ mod after_an_outage {
         contact.send_replace(Reach::Unreachable);
         tokio::time::sleep(Duration::from_secs(2)).await;
         assert!(!views.pod_view.is_current());
-        server.create_pod(pod("after"));
-        server
-            .delete("pods", "default", "p00", Some(0))
-            .expect("delete");
-        server
-            .faults()
-            .latency(("LIST", "/api/v1/pods"), Duration::ZERO);
-        want.retain(|n| n != "p00");
-        want.push("after".into());
-        let want: Vec<&str> = want.iter().map(String::as_str).collect();
-        heal_and_expect(&server, &views, &contact, &want).await;
+        change_then_heal(&server, &views, &contact, want).await;
         task.abort();
     }
 

@@ -619,7 +619,6 @@ impl World<'_> {
         if !self.reaches_api(node) {
             return;
         }
-        let now = self.now;
         for p in 0..self.pods.len() {
             if self.pods[p].node != node {
                 continue;
@@ -629,19 +628,7 @@ impl World<'_> {
             } else if self.pods[p].running {
                 self.pods[p].running = false;
                 if let Some(d) = self.pods[p].deleted_by_controller {
-                    let ran_for = now - d;
-                    self.out.violations.push(Violation::RunningTwice {
-                        pod: p,
-                        deleted: d,
-                        ran_for,
-                        killed_late: false,
-                    });
-                    self.log(|| {
-                        format!(
-                            "RUNNING TWICE: pod {p} ran {:.3}s past its deletion",
-                            ran_for.as_secs_f64()
-                        )
-                    });
+                    self.ran_twice(p, d, false);
                 }
             }
         }
@@ -881,19 +868,7 @@ impl World<'_> {
                 if pod.running {
                     pod.running = false;
                     if let Some(d) = pod.deleted_by_controller {
-                        let ran_for = now - d;
-                        self.out.violations.push(Violation::RunningTwice {
-                            pod: p,
-                            deleted: d,
-                            ran_for,
-                            killed_late: true,
-                        });
-                        self.log(|| {
-                            format!(
-                                "RUNNING TWICE: pod {p} killed {:.3}s after its deletion",
-                                ran_for.as_secs_f64()
-                            )
-                        });
+                        self.ran_twice(p, d, true);
                     }
                 }
                 self.log(|| format!("n{i} kills pod {p}"));
@@ -901,18 +876,30 @@ impl World<'_> {
         }
     }
 
+    /// Pod `p`, deleted by the control plane at `deleted`, ran on its node until now.
+    fn ran_twice(&mut self, p: usize, deleted: Duration, killed_late: bool) {
+        let ran_for = self.now.saturating_sub(deleted);
+        self.out.violations.push(Violation::RunningTwice {
+            pod: p,
+            deleted,
+            ran_for,
+            killed_late,
+        });
+        self.log(|| {
+            format!(
+                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}",
+                ran_for.as_secs_f64(),
+                if killed_late { " (killed late)" } else { "" }
+            )
+        });
+    }
+
     /// At the end: a pod still running on a node cut off after the control plane deleted it ran
     /// twice until then.
     fn finish(&mut self) {
-        let end = self.now;
         for p in 0..self.pods.len() {
             if let (true, Some(d)) = (self.pods[p].running, self.pods[p].deleted_by_controller) {
-                self.out.violations.push(Violation::RunningTwice {
-                    pod: p,
-                    deleted: d,
-                    ran_for: end.saturating_sub(d),
-                    killed_late: false,
-                });
+                self.ran_twice(p, d, false);
             }
         }
     }

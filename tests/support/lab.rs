@@ -584,7 +584,9 @@ impl Lab {
     fn config_text(&self, i: usize, spec: &LabSpec) -> String {
         let node = &self.nodes[i - 1];
         let mut text = format!(
+            // No kubelet in the lab: each agent renews its node's own Lease (no kubelet lag).
             "nodeName = \"{name}\"\nkubeconfig = \"{kc}\"\nhealthAddress = \"{health}\"\n\
+             onlyStatusReporter = true\nleaseName = \"{name}\"\n\
              stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
              [fence]\ncgroupRoot = \"{cg}\"\nmode = \"enforce\"\nnodeMonitorGracePeriod = \"{g}s\"\n\
