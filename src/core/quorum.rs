@@ -47,7 +47,7 @@ pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
 ///   `[T − renew, T]` (it renews every `renew`), so two agents' last contacts differ by at most a
 ///   renew interval; the controller's 5 s monitor tick is added as slack.
 /// - Settled: a peer says "reachable" while its own last contact is at most `unreachableAfter`
-///   old (`agent::connected::peer_answer`), whatever zone it is in. A peer lost together with
+///   old ([`answer`]), whatever zone it is in. A peer lost together with
 ///   this node has a last contact at most `lost_together` after ours, so from `lost_together +
 ///   unreachableAfter` after our last contact on, every such peer, in any zone, answers "cut
 ///   off"; a peer still answering "reachable" then really reached the API server after we lost
