@@ -116,18 +116,13 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
 
 /// The settings the core decides with, from the configuration.
 pub fn policy(config: &Config) -> QuorumPolicy {
-    let (lost_together, settled_after) = crate::core::quorum::windows(
+    QuorumPolicy::new(
         crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
         crate::api::request_timeout(),
         config.fence.unreachable_after,
-    );
-    QuorumPolicy {
-        fixes: crate::core::quorum::Fixes::ALL,
-        without_peers: config.peers.without_peers,
-        whole_zone_cut_off: config.peers.whole_zone_cut_off,
-        lost_together,
-        settled_after,
-    }
+        config.peers.without_peers,
+        config.peers.whole_zone_cut_off,
+    )
 }
 
 fn zone_of(node: &Node) -> String {

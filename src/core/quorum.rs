@@ -198,6 +198,27 @@ pub struct QuorumPolicy {
     pub settled_after: Duration,
 }
 
+impl QuorumPolicy {
+    /// The policy for a Lease renew interval, a request timeout and `unreachableAfter`, with the
+    /// two undecided cases' choices: the windows from [`windows`], every fix on.
+    pub fn new(
+        renew: Duration,
+        request_timeout: Duration,
+        unreachable_after: Duration,
+        without_peers: Undecided,
+        whole_zone_cut_off: Undecided,
+    ) -> QuorumPolicy {
+        let (lost_together, settled_after) = windows(renew, request_timeout, unreachable_after);
+        QuorumPolicy {
+            fixes: Fixes::ALL,
+            without_peers,
+            whole_zone_cut_off,
+            lost_together,
+            settled_after,
+        }
+    }
+}
+
 /// One round of questions: what this node knows of its zone and what its peers said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Round {

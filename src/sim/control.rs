@@ -14,7 +14,6 @@
 //! (nodes here are reachable or not, never NotReady), the startup grace period, pods' own
 //! conditions.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The controller's settings (kube-controller-manager flags, SEMANTICS §5.1).
@@ -296,18 +295,5 @@ impl ControlPlane {
     /// Whether any node waits in a queue (the tainting pass has work).
     pub fn queued(&self) -> bool {
         self.nodes.iter().any(|n| n.queued)
-    }
-
-    /// Per zone: how many of its nodes the controller has stored Ready.
-    pub fn ready_counts(&self) -> BTreeMap<usize, (usize, usize)> {
-        let mut out = BTreeMap::new();
-        for n in &self.nodes {
-            let e = out.entry(n.zone).or_insert((0, 0));
-            e.1 += 1;
-            if n.ready {
-                e.0 += 1;
-            }
-        }
-        out
     }
 }

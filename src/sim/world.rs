@@ -203,6 +203,8 @@ struct World<'a> {
     /// Bumped at every change of the API's pods.
     pods_version: u64,
     cp: ControlPlane,
+    /// The agents' quorum policy, as `agent::quorum::policy` builds it, with the run's fixes.
+    quorum_policy: QuorumPolicy,
     peers: Vec<Peer>,
     out: Outcome,
     trace: bool,
@@ -242,6 +244,16 @@ pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
         pods: Vec::new(),
         pods_version: 0,
         cp: ControlPlane::new(settings.controller, &zone_of, ORIGIN),
+        quorum_policy: QuorumPolicy {
+            fixes: settings.fixes,
+            ..QuorumPolicy::new(
+                settings.renew,
+                settings.request_timeout,
+                settings.unreachable_after,
+                Undecided::Hold,
+                Undecided::Enforce,
+            )
+        },
         peers: (0..n)
             .map(|i| Peer {
                 node: format!("n{i}"),
@@ -805,14 +817,7 @@ impl World<'_> {
         let own = a.contact.last_contact.max(a.contact_before);
         let own_age = own.map_or(Duration::MAX, |c| now.saturating_sub(c));
         let round = quorum::round(&zone, &mine, heard, own_age);
-        let policy = QuorumPolicy {
-            fixes: set.fixes,
-            without_peers: Undecided::Hold,
-            whole_zone_cut_off: Undecided::Enforce,
-            lost_together: quorum::windows(set.renew, set.request_timeout, set.unreachable_after).0,
-            settled_after: quorum::windows(set.renew, set.request_timeout, set.unreachable_after).1,
-        };
-        let verdict = quorum::decide(&round, &policy, !mine.is_empty());
+        let verdict = quorum::decide(&round, &self.quorum_policy, !mine.is_empty());
         let answered = round
             .heard
             .iter()
