@@ -22,6 +22,7 @@ fn policy() -> QuorumPolicy {
         whole_zone_cut_off: Undecided::Enforce,
         lost_together: Duration::from_secs(15),
         settled_after: OWN_AGE,
+        order_tie: Duration::from_secs(5),
     }
 }
 
@@ -34,9 +35,10 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
     })
 }
 
-/// A peer that lost the API together with us (its last contact as old as ours).
+/// A peer that lost the API together with us, and went silent certainly before this node did (its
+/// last contact older than ours by more than the order tie).
 fn cut(i: usize) -> (String, Heard) {
-    (ZONE.into(), report(&format!("c{i}"), false, Some(20)))
+    (ZONE.into(), report(&format!("c{i}"), false, Some(26)))
 }
 fn up(i: usize) -> (String, Heard) {
     (ZONE.into(), report(&format!("u{i}"), true, Some(1)))
@@ -166,8 +168,13 @@ fn only_peers_lost_together_with_this_node_count_against_its_zone() {
     // this node is tainted → enforce.
     r.heard = vec![peer(Some(4)), peer(Some(4)), up(0), up(1)];
     assert_eq!(word(&r), "enforce");
-    // Lost exactly 15 s after us: counted together → 3 of 5 → hold.
+    // Lost exactly 15 s after us: counted together → 3 of 5 cut off, but this node went silent
+    // first, so the controller judged it while the zone still counted as healthy → enforce.
     r.heard = vec![peer(Some(5)), peer(Some(5)), up(0), up(1)];
+    assert_eq!(word(&r), "enforce");
+    // The same two lost before us, past the order tie: the zone was disrupted when the
+    // controller came to this node → hold.
+    r.heard = vec![peer(Some(26)), peer(Some(26)), up(0), up(1)];
     assert_eq!(word(&r), "hold");
     // Stale peers (contact long before ours, or never) are not ready already.
     r.heard = vec![peer(Some(3600)), peer(None), up(0), up(1)];
@@ -190,6 +197,107 @@ fn only_peers_lost_together_with_this_node_count_against_its_zone() {
         up(2),
     ];
     assert_eq!(word(&r), "enforce");
+}
+
+#[test]
+fn a_partial_disruption_holds_only_a_node_judged_after_its_zone_was_disrupted() {
+    // Issue 22: the controller judges each node when its own grace period ends, counting the
+    // zone as it stands then; the first of a zone is tainted while the zone is still Normal and
+    // keeps the taint through the partial disruption that follows. A peer went silent certainly
+    // before this node when its last contact is older than ours by more than the order tie (5 s
+    // here: this agent renews the Lease itself).
+    let peer = |age: u64| (ZONE.to_string(), report("p", false, Some(age)));
+    // (ages of the four peers of a zone of five; OWN_AGE is 20) → verdict
+    let table: [([u64; 4], &str); 6] = [
+        // Two certainly before us: 3 of 5 (60 %) when we were judged → hold.
+        ([26, 26, 1, 1], "hold"),
+        // At the tie exactly: not certainly before → we may have been judged second of five.
+        ([25, 25, 1, 1], "enforce"),
+        // One before us, one with us: 2 of 5 certainly → the zone may have been Normal.
+        ([26, 20, 1, 1], "enforce"),
+        // Three cut off with us at once (4 of 5 partial now), none certainly before.
+        ([20, 21, 19, 1], "enforce"),
+        // Three before us: 4 of 5 when we were judged → hold.
+        ([40, 30, 26, 1], "hold"),
+        // Two before us, one after: we were the third → hold.
+        ([30, 27, 15, 1], "hold"),
+    ];
+    for (ages, want) in table {
+        let mut r = zone(5, 0);
+        r.heard = ages
+            .iter()
+            .map(|&a| if a == 1 { up(0) } else { peer(a) })
+            .collect();
+        let v = decide(&r, &policy(), true);
+        assert_eq!(v.word(), want, "ages {ages:?}: {}", v.reason());
+    }
+    // No peer says it reaches the API server (the fifth is silent): this may be an outage of the
+    // whole control plane with a peer restarting, where nothing is tainted → hold.
+    let mut r = zone(5, 0);
+    r.heard = vec![peer(20), peer(21), peer(19), silent()];
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    // With the fix switched off, the old rule held whatever the order.
+    let old = QuorumPolicy {
+        fixes: nodewarden::core::quorum::Fixes {
+            staggered_expiry: false,
+            ..nodewarden::core::quorum::Fixes::ALL
+        },
+        ..policy()
+    };
+    let mut r = zone(5, 0);
+    r.heard = vec![peer(20), peer(21), peer(19), up(0)];
+    assert!(decide(&r, &old, true).is_hold());
+}
+
+#[test]
+fn the_order_tie_is_the_monitor_tick_alone_only_when_the_agent_renews_the_lease() {
+    use nodewarden::core::quorum::order_tie;
+    let renew = Duration::from_secs(10);
+    assert_eq!(order_tie(renew, Duration::ZERO), Duration::from_secs(5));
+    // The kubelet's renewal lies from `lag` before our contact to a renew interval after it.
+    assert_eq!(
+        order_tie(renew, Duration::from_millis(10_400)),
+        Duration::from_millis(25_400)
+    );
+}
+
+#[test]
+fn a_silent_peer_beside_one_that_answers_cut_off_does_not_make_its_zone_look_up() {
+    // Every node of our zone cut off; in the other zone one peer answers cut off (lost with us)
+    // and one is silent (its agent restarting): every zone is down → hold. Before the fix the
+    // silent one made it "no other zone answers" → peers.wholeZoneCutOff (enforce).
+    let mut r = zone(3, 2);
+    r.heard
+        .push(("zone-b".into(), report("b1", false, Some(25))));
+    r.heard.push(("zone-b".into(), Heard::Silent));
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    let old = QuorumPolicy {
+        fixes: nodewarden::core::quorum::Fixes {
+            silent_peer_ignored: false,
+            ..nodewarden::core::quorum::Fixes::ALL
+        },
+        ..policy()
+    };
+    assert!(decide(&r, &old, true).is_enforce());
+    // A third zone entirely silent: it may be up and out of our reach → the policy.
+    r.other_zones = 2;
+    r.heard.push(("zone-c".into(), Heard::Silent));
+    assert!(decide(&r, &policy(), true).is_enforce());
+}
+
+#[test]
+fn an_agent_restarted_without_contact_may_have_been_heard_until_it_started() {
+    use nodewarden::core::quorum::heard_until;
+    let s = |n: u64| Duration::from_secs(n);
+    // This run's contact wins.
+    assert_eq!(heard_until(Some(s(50)), Some(s(10)), s(40)), s(50));
+    // None this run: the kubelet kept renewing while no agent ran.
+    assert_eq!(heard_until(None, Some(s(10)), s(40)), s(40));
+    assert_eq!(heard_until(None, None, s(40)), s(40));
+    // A persisted contact after the start cannot happen on one clock, but never goes back.
+    assert_eq!(heard_until(None, Some(s(45)), s(40)), s(45));
 }
 
 #[test]
@@ -466,6 +574,10 @@ fn default_policy() -> (QuorumPolicy, Duration) {
         whole_zone_cut_off: Undecided::Enforce,
         lost_together,
         settled_after,
+        order_tie: nodewarden::core::quorum::order_tie(
+            Duration::from_secs(10),
+            nodewarden::core::fence_plan::kubelet_lag(Duration::from_secs(40), false),
+        ),
     };
     (policy, after)
 }

@@ -191,6 +191,7 @@ pub async fn run<S: Source>(
     // The fence's judgement of contact, which the quorum task follows.
     let (cut_off_tx, cut_off_rx) = watch::channel(None);
     let contact_before = quorum::contact_before(persisted.as_ref(), &clock);
+    let started = tokio::time::Instant::now();
     let key = match &config.peers.key_file {
         Some(path) => Some(Arc::new(
             crate::peer::Key::load(path).map_err(|e| StartError::Config(e.to_string()))?,
@@ -231,6 +232,7 @@ pub async fn run<S: Source>(
             reach: reach.clone(),
             ask: key.map(|key| asker(&node, key, config.peers.timeout, counters)),
             contact_before,
+            started,
             cut_off: cut_off_rx,
         };
         let (config, node, health) = (config.clone(), node.clone(), health.clone());

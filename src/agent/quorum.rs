@@ -68,6 +68,9 @@ pub struct QuorumInputs {
     /// The last contact a previous run persisted, on this run's monotonic clock: a restart in
     /// the middle of a partition counts from it until the API server answers again.
     pub contact_before: Option<Instant>,
+    /// When this run started: with no contact of its own yet, the node may have been heard until
+    /// then (`core::quorum::heard_until`).
+    pub started: Instant,
     /// Whether the fence judges this node cut off (`core::fencing::Link`): the quorum is asked
     /// exactly while the fence needs it, by the one rule. `None` until the fence's first
     /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
@@ -120,6 +123,7 @@ pub fn policy(config: &Config) -> QuorumPolicy {
         crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
         crate::api::request_timeout(),
         config.fence.unreachable_after,
+        crate::core::fence_plan::FencePolicy::from(config).kubelet_lag,
         config.peers.without_peers,
         config.peers.whole_zone_cut_off,
     )
@@ -200,6 +204,11 @@ pub async fn run(
         }
 
         let own = inputs.reach.last_contact().max(inputs.contact_before);
+        let heard = crate::core::quorum::heard_until(
+            inputs.reach.last_contact(),
+            inputs.contact_before,
+            inputs.started,
+        );
         let now = Instant::now();
         let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {
             continue;
@@ -226,7 +235,9 @@ pub async fn run(
             let v = view.borrow();
             (v.zone.clone().unwrap_or_default(), v.peers.clone())
         };
-        let own_contact_age = own.map_or(Duration::MAX, |t| now.saturating_duration_since(t));
+        // Peers count as lost together with this node against the latest moment it may have
+        // been heard.
+        let own_contact_age = own.map_or(Duration::MAX, |_| now.saturating_duration_since(heard));
         let sent = (now, clock.at(now).wall);
         let heard = match (&inputs.ask, peers.is_empty()) {
             (Some(ask), false) => ask(select(&peers, &zone, config.peers.ask), zone.clone()).await,

@@ -128,6 +128,11 @@ pub fn round(
 /// What this agent answers a peer (`POST /v1/contact`): whether it reaches the API server by the
 /// fence's own rule — its latest contact (this run's, or the one a previous run persisted) at
 /// most `unreachable_after` old — and how old that contact is. [`windows`] relies on this rule.
+///
+/// A restarted agent with no contact of its own yet answers with the contact on its disk, the
+/// earliest the control plane may last have heard it: its peers then count it as lost together
+/// with them (a hold leans that way), as this agent counts them against [`heard_until`], the
+/// latest.
 pub fn answer(
     node: &str,
     zone: &str,
@@ -169,12 +174,28 @@ pub struct Fixes {
     /// Peers of a zone beyond `peers.ask` count as the asked ones (a zone of more than 51 nodes
     /// was never fully disrupted).
     pub unasked_counted: bool,
+    /// A partial disruption holds only a node that went silent after its zone already counted
+    /// as disrupted (issue 22: the controller judges each node when its own grace period ends;
+    /// the first of a zone is tainted while the zone still counts as healthy, and keeps its taint
+    /// through the partial disruption that follows).
+    pub staggered_expiry: bool,
+    /// Another zone counts as down when every peer of it that answers says so; a silent one
+    /// beside them (restarting, say) is no evidence that the zone is up (issue 22).
+    pub silent_peer_ignored: bool,
+    /// An agent restarted in an outage counts its peers as lost together with it from the
+    /// latest moment it may have been heard ([`heard_until`]), not from a contact on disk that
+    /// predates its restart (issue 22). The agent's shell applies it; only the simulator reads
+    /// this switch.
+    pub restart_heard: bool,
 }
 
 impl Fixes {
     pub const ALL: Fixes = Fixes {
         settled_every_zone: true,
         unasked_counted: true,
+        staggered_expiry: true,
+        silent_peer_ignored: true,
+        restart_heard: true,
     };
 }
 
@@ -196,15 +217,20 @@ pub struct QuorumPolicy {
     /// enforce on the strength of peers' answers: a peer that still says "reachable", or a count
     /// that is not yet a disruption, may only not know the same outage yet.
     pub settled_after: Duration,
+    /// How much later than another node's last contact this node's must be for the controller
+    /// to have certainly judged that node first ([`order_tie`]).
+    pub order_tie: Duration,
 }
 
 impl QuorumPolicy {
-    /// The policy for a Lease renew interval, a request timeout and `unreachableAfter`, with the
-    /// two undecided cases' choices: the windows from [`windows`], every fix on.
+    /// The policy for a Lease renew interval, a request timeout, `unreachableAfter` and the
+    /// kubelet's lag (`fence_plan::kubelet_lag`), with the two undecided cases' choices: the
+    /// windows from [`windows`], every fix on.
     pub fn new(
         renew: Duration,
         request_timeout: Duration,
         unreachable_after: Duration,
+        kubelet_lag: Duration,
         without_peers: Undecided,
         whole_zone_cut_off: Undecided,
     ) -> QuorumPolicy {
@@ -215,7 +241,40 @@ impl QuorumPolicy {
             whole_zone_cut_off,
             lost_together,
             settled_after,
+            order_tie: order_tie(renew, kubelet_lag),
         }
+    }
+}
+
+/// How far apart two nodes' last contacts must be for the node lifecycle controller to have
+/// certainly judged the earlier one first.
+///
+/// The controller orders nodes by when it saw each one's last Lease renewal, on its 5 s monitor
+/// tick. When this agent renews the node's Lease itself (`kubelet_lag` zero), the renewal is its
+/// last contact, and only the tick blurs the order. When the kubelet renews it, the kubelet's last
+/// stored renewal lies anywhere from `kubelet_lag` before the agent's last contact to one renew
+/// interval after it (the agent's next write failed, the kubelet's may have got through just
+/// before the cut): two nodes whose contacts are closer than that plus the tick may have been
+/// judged in either order.
+pub fn order_tie(renew: Duration, kubelet_lag: Duration) -> Duration {
+    if kubelet_lag.is_zero() {
+        NODE_MONITOR_PERIOD
+    } else {
+        renew + kubelet_lag + NODE_MONITOR_PERIOD
+    }
+}
+
+/// The latest moment the control plane may have heard this node, on the caller's monotonic
+/// scale: this run's own last contact; or, when this run has none yet, the later of the contact a
+/// previous run persisted and this run's start — while no agent ran, the kubelet kept renewing
+/// the node's Lease, so the node may have been heard until then (issue 22: an agent restarted in
+/// an outage counted from a contact on disk that predated it, saw its peers' later contacts as
+/// "not lost together", and enforced). The fence still counts its deadlines from the earliest
+/// bound (the persisted contact): never late.
+pub fn heard_until<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, started: T) -> T {
+    match this_run {
+        Some(c) => c.max(persisted.unwrap_or(c)),
+        None => persisted.map_or(started, |p| p.max(started)),
     }
 }
 
@@ -388,7 +447,25 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                 Undecided::Hold => undecided(Undecided::Hold, reason),
             };
         }
-        let others_down = !others.is_empty() && others.iter().all(|h| cut_off(h));
+        let others_down = if policy.fixes.silent_peer_ignored {
+            // Every other zone asked is down by what its peers that answer say: at least one
+            // answers, and every one that does says "cut off". A silent peer beside them — a
+            // restarting agent, say — is no sign that its zone is up.
+            let mut zones: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
+            for (oz, h) in round.heard.iter().filter(|(oz, _)| *oz != round.zone) {
+                let (heard_one, all_cut) = zones.entry(oz.as_str()).or_insert((false, true));
+                if answered(h) {
+                    *heard_one = true;
+                    *all_cut &= cut_off(h);
+                }
+            }
+            !zones.is_empty()
+                && zones
+                    .values()
+                    .all(|&(heard_one, all_cut)| heard_one && all_cut)
+        } else {
+            !others.is_empty() && others.iter().all(|h| cut_off(h))
+        };
         if round.other_zones == 0 || others_down {
             return Verdict::Hold {
                 reason: format!(
@@ -414,9 +491,35 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
     let fraction = not_ready as f64 / size as f64;
     if not_ready > 2 && fraction >= UNHEALTHY_ZONE_THRESHOLD {
         if size <= LARGE_ZONE {
+            // The controller judged this node when its own grace period ended, counting the
+            // nodes of the zone judged by then; if the zone still counted as healthy, this node
+            // was queued for the taint, and a partial disruption that follows stops the queue
+            // but removes no taint already added. Held only when that count was certainly a
+            // disruption already: peers whose contact is older than ours by more than the order
+            // tie went silent first.
+            let first = 1 + own
+                .iter()
+                .filter(|h| match h {
+                    Heard::Report(r) if cut_off(h) => r
+                        .last_contact_age
+                        .is_none_or(|a| a > round.own_contact_age + policy.order_tie),
+                    _ => false,
+                })
+                .count();
+            let disrupted_first =
+                first > 2 && first as f64 / size as f64 >= UNHEALTHY_ZONE_THRESHOLD;
+            // Only a live control plane taints: a peer must say it reaches the API server (once
+            // settled, it did after this node lost it). Without one, the nodes counted ready may
+            // be silent ones in an outage of the whole control plane, where nothing is evicted.
+            let live = round.heard.iter().any(|(_, h)| reaching(h));
+            if policy.fixes.staggered_expiry && !disrupted_first && live {
+                return enforce_when_settled(format!(
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: it may have been tainted while the zone still counted as healthy, and a partial disruption keeps taints already added"
+                ));
+            }
             return Verdict::Hold {
                 reason: format!(
-                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption): the control plane stops evicting in a zone of {LARGE_ZONE} nodes or fewer"
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), {first} of them before this node: the control plane stops evicting in a zone of {LARGE_ZONE} nodes or fewer"
                 ),
             };
         }

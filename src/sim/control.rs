@@ -115,8 +115,9 @@ pub struct ControlPlane {
 pub struct Changes {
     /// `(node, timeAdded)` of each taint added.
     pub tainted: Vec<(usize, Duration)>,
-    /// Nodes whose taint was removed.
-    pub untainted: Vec<usize>,
+    /// `(node, timeAdded)` of each taint removed, and whether entering master disruption
+    /// removed it (rather than the node being heard again).
+    pub untainted: Vec<(usize, Duration, bool)>,
 }
 
 impl ControlPlane {
@@ -192,8 +193,8 @@ impl ControlPlane {
             // processTaintBaseEviction on the stored condition.
             if n.ready {
                 n.queued = false;
-                if n.tainted_at.take().is_some() {
-                    changes.untainted.push(i);
+                if let Some(t) = n.tainted_at.take() {
+                    changes.untainted.push((i, t, false));
                 }
             } else if n.tainted_at.is_none() {
                 n.queued = true;
@@ -231,8 +232,8 @@ impl ControlPlane {
             self.master_disruption = true;
             for (i, n) in self.nodes.iter_mut().enumerate() {
                 n.queued = false;
-                if n.tainted_at.take().is_some() {
-                    changes.untainted.push(i);
+                if let Some(t) = n.tainted_at.take() {
+                    changes.untainted.push((i, t, true));
                 }
             }
             for b in &mut self.buckets {

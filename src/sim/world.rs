@@ -77,12 +77,25 @@ pub enum Violation {
     RunningTwice {
         pod: usize,
         deleted: Duration,
+        /// How long it ran on after its replacement could start (once the control plane deleted
+        /// it and some other node was Ready to run the replacement).
         ran_for: Duration,
         /// The fence did stop it, too late; otherwise it held (or never planned it).
         killed_late: bool,
+        /// The taint behind the deletion was removed when every zone became fully disrupted
+        /// (the node went silent first, was tainted while its zone still counted as healthy,
+        /// and the whole cluster followed within seconds): no agent can tell that from an outage
+        /// of the API server, where it must hold. Counted apart ([`kind`]).
+        transient_taint: bool,
     },
     /// The fence stopped a pod the control plane keeps.
-    WrongfulStop { pod: usize, at: Duration },
+    WrongfulStop {
+        pod: usize,
+        at: Duration,
+        /// The verdict it was stopped under was the configured choice for a case no agent can
+        /// decide ([`by_policy`]).
+        by_policy: bool,
+    },
     /// An agent said enforce in an outage of the whole control plane.
     EnforceInOutage {
         node: usize,
@@ -94,10 +107,39 @@ pub enum Violation {
 /// The kind of a violation, as the simulator's `--kind` names it.
 pub fn kind(v: &Violation) -> &'static str {
     match v {
+        Violation::RunningTwice {
+            transient_taint: true,
+            ..
+        } => "running-twice-transient-taint",
         Violation::RunningTwice { .. } => "running-twice",
+        Violation::WrongfulStop {
+            by_policy: true, ..
+        } => "wrongful-stop-by-policy",
         Violation::WrongfulStop { .. } => "wrongful-stop",
+        Violation::EnforceInOutage { reason, .. } if by_policy(reason) => {
+            "enforce-in-outage-by-policy"
+        }
         Violation::EnforceInOutage { .. } => "enforce-in-outage",
     }
+}
+
+/// Whether a verdict's reason is `peers.wholeZoneCutOff`'s choice for a zone cut off whole while
+/// no other zone answers: an outage of the control plane (nothing evicted) and a zone that lost
+/// its links to a live one and to every other zone (all of it evicted) look the same from inside
+/// the zone. Violations under it are the configured choice, counted apart from the defects
+/// (`enforce` by default: it errs towards never running twice).
+///
+/// The same holds for a node that no peer answers at all: alone, it cannot tell its own
+/// partition (the control plane evicts it) from one that took its neighbours with it; the fence
+/// then enforces by design (never twice before never needlessly).
+pub fn by_policy(reason: &str) -> bool {
+    reason.contains("no other zone answers") || reason.contains("no peer answers")
+}
+
+/// Whether a violation of this kind is a defect (a failure of the run), rather than a known,
+/// documented limit (README, *Simulation*) that is counted and reported.
+pub fn is_defect(kind: &str) -> bool {
+    !kind.ends_with("-by-policy") && !kind.ends_with("-transient-taint")
 }
 
 /// What a run found.
@@ -111,6 +153,13 @@ pub struct Outcome {
     pub stops: usize,
     /// Pods the control plane deleted.
     pub deletions: usize,
+    /// Each pod's deletion by the control plane, by pod index.
+    pub deleted: Vec<Option<Duration>>,
+    /// Stops of pods the control plane kept here, but would have deleted in a world no agent
+    /// can tell apart from this one (its kubelet's renewal phase moved): `(pod, kubelet phase
+    /// of the witness)`. Not violations: the order in which the controller judges the nodes
+    /// of a zone follows the kubelets' renewals, which no agent sees.
+    pub indistinguishable: Vec<(usize, Duration)>,
     /// A readable account of the run.
     pub timeline: Vec<String>,
 }
@@ -150,7 +199,14 @@ struct Pod {
     /// Its processes run on the node.
     running: bool,
     deleted_by_controller: Option<Duration>,
+    /// The taint (`timeAdded`) behind that deletion.
+    deleted_for: Option<Duration>,
+    /// When its replacement could first start: at the deletion, or later when another node is
+    /// Ready again (the scheduler binds it only to a Ready node).
+    replaced_at: Option<Duration>,
     fence_sigterm: Option<Duration>,
+    /// The quorum's reason when the fence sent SIGTERM.
+    stopped_under: Option<String>,
     fence_kill: Option<Duration>,
 }
 
@@ -170,6 +226,8 @@ struct Agent {
     run: u32,
     contact: Contact,
     contact_before: Option<Duration>,
+    /// When this run started.
+    started: Duration,
     link: Link,
     gate: Gate,
     steps: Steps,
@@ -184,6 +242,9 @@ struct Agent {
     /// The world's pod version the view was last taken at.
     view_version: u64,
 }
+
+/// A witness world's kubelet phase for the node, and each pod's deletion there.
+type Witness = (Duration, Vec<Option<Duration>>);
 
 struct World<'a> {
     s: &'a Scenario,
@@ -208,6 +269,13 @@ struct World<'a> {
     peers: Vec<Peer>,
     out: Outcome,
     trace: bool,
+    /// Taints (`(node, timeAdded)`) that entering master disruption removed.
+    transient: BTreeSet<(usize, Duration)>,
+    /// A witness run (see `judge`) searches for no witnesses of its own.
+    witness: bool,
+    /// The witness worlds' deletions, per node, once run: `(its kubelet phase there, each pod's
+    /// deletion)`.
+    witnesses: std::collections::HashMap<usize, Vec<Witness>>,
 }
 
 /// Where every run's clocks start: far enough from zero that nothing saturates.
@@ -226,6 +294,10 @@ fn moment(mono: Duration) -> Moment {
 
 /// Runs `scenario` with `settings`; `trace` keeps a timeline of what happened.
 pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
+    run_as(scenario, settings, trace, false)
+}
+
+fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) -> Outcome {
     let n = scenario.nodes();
     let zone_of = scenario.zone_of();
     let mut w = World {
@@ -250,6 +322,7 @@ pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
                 settings.renew,
                 settings.request_timeout,
                 settings.unreachable_after,
+                settings.kubelet_lag,
                 Undecided::Hold,
                 Undecided::Enforce,
             )
@@ -263,6 +336,9 @@ pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
             .collect(),
         out: Outcome::default(),
         trace,
+        transient: BTreeSet::new(),
+        witness,
+        witnesses: Default::default(),
     };
     for spec in &scenario.pods {
         w.add_pod(spec.clone());
@@ -285,6 +361,7 @@ pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
         w.handle(ev);
     }
     w.finish();
+    w.out.deleted = w.pods.iter().map(|p| p.deleted_by_controller).collect();
     w.out
 }
 
@@ -316,7 +393,10 @@ impl World<'_> {
             in_api: true,
             running,
             deleted_by_controller: None,
+            deleted_for: None,
+            replaced_at: None,
             fence_sigterm: None,
+            stopped_under: None,
             fence_kill: None,
         });
         // Tainted already: the taint eviction controller handles a new pod as well.
@@ -369,6 +449,7 @@ impl World<'_> {
             run,
             contact: Contact::default(),
             contact_before: disk.last_contact,
+            started: self.now,
             link: Link::resume(disk.last_contact.map(wall), disk.cut_off_since, now),
             gate,
             steps: Steps::default(),
@@ -509,8 +590,20 @@ impl World<'_> {
                 }
             }
         }
-        for node in changes.untainted {
-            self.log(|| format!("controller removes n{node}'s taint"));
+        for (node, added, disruption) in changes.untainted {
+            if disruption {
+                self.transient.insert((node, added));
+            }
+            self.log(|| {
+                format!(
+                    "controller removes n{node}'s taint{}",
+                    if disruption {
+                        " (every zone fully disrupted)"
+                    } else {
+                        ""
+                    }
+                )
+            });
         }
     }
 
@@ -539,6 +632,7 @@ impl World<'_> {
         let p = &mut self.pods[pod];
         p.in_api = false;
         p.deleted_by_controller = Some(now);
+        p.deleted_for = Some(tainted);
         self.pods_version += 1;
         self.out.deletions += 1;
         let running = p.running;
@@ -548,28 +642,135 @@ impl World<'_> {
                 .earliness_ms
                 .push(now.as_millis() as i64 - k.as_millis() as i64);
         }
-        self.log(|| format!("controller deletes pod {pod} on n{node} (its replacement starts)"));
+        self.log(|| format!("controller deletes pod {pod} on n{node}"));
         if running && self.reaches_api(node) {
             // The kubelet sees the deletion and stops it.
             self.pods[pod].running = false;
         }
+        self.replacements();
         self.refresh_views();
     }
 
+    /// Whether a node other than `node` is Ready: its kubelet reaches the API server.
+    fn other_ready(&self, node: usize) -> bool {
+        self.api_up && (0..self.api_link.len()).any(|j| j != node && self.api_link[j])
+    }
+
+    /// Deleted pods whose replacement can start now: the scheduler binds it to a Ready node, so
+    /// while every other node is cut off it waits. A pod still running on its node from then on
+    /// runs twice.
+    fn replacements(&mut self) {
+        let now = self.now;
+        for p in 0..self.pods.len() {
+            if self.pods[p].deleted_by_controller.is_some()
+                && self.pods[p].replaced_at.is_none()
+                && self.other_ready(self.pods[p].node)
+            {
+                self.pods[p].replaced_at = Some(now);
+                self.log(|| format!("the replacement of pod {p} can start"));
+            }
+        }
+    }
+
     fn judge(&mut self, pod: usize, eviction: Duration, sigterm: Duration) {
-        let p = &self.pods[pod];
-        if p.deleted_by_controller.is_some() {
+        if self.pods[pod].deleted_by_controller.is_some() {
             return;
         }
         // Neither deleted nor about to be: the control plane keeps it when it holds the node's
         // zone, or is down for everyone; otherwise the partition ended first (or the limiter
         // queue is long), which no node can foresee.
-        if self.cp.holds(p.node) || !self.api_up {
-            self.out
-                .violations
-                .push(Violation::WrongfulStop { pod, at: sigterm });
+        let node = self.pods[pod].node;
+        if self.cp.holds(node) || !self.api_up {
+            if let Some(phase) = self.witness_for(pod) {
+                self.out.indistinguishable.push((pod, phase));
+                self.log(|| format!("stop of pod {pod} kept here, but deleted by now were n{node}'s kubelet renewing at {:.3}s of its interval: no agent can tell", phase.as_secs_f64()));
+                return;
+            }
+            let by_policy = self.pods[pod]
+                .stopped_under
+                .as_deref()
+                .is_some_and(by_policy);
+            self.out.violations.push(Violation::WrongfulStop {
+                pod,
+                at: sigterm,
+                by_policy,
+            });
             self.log(|| format!("WRONGFUL STOP of pod {pod}: eviction planned {:.3}s, the control plane keeps it", (eviction - ORIGIN).as_secs_f64()));
         }
+    }
+
+    /// A world no agent can tell apart from this one in which the control plane deletes `pod`
+    /// by now: the same scenario with the kubelets renewing on other phases
+    /// ([`Self::witness_worlds`]). No agent observes a kubelet's renewals — the
+    /// agents' own contacts, their peers' answers and what the API shows a connected agent are
+    /// the same in both until the control plane's deletions differ — so a stop that is right
+    /// there cannot be told from one that is wrong here.
+    fn witness_for(&mut self, pod: usize) -> Option<Duration> {
+        if self.witness {
+            return None;
+        }
+        let node = self.pods[pod].node;
+        let now = self.now;
+        if !self.witnesses.contains_key(&node) {
+            let worlds = self.witness_worlds(node);
+            let runs = worlds
+                .into_iter()
+                .map(|w| {
+                    let phase = w.kubelet_phase[node];
+                    (phase, run_as(&w, &self.set, false, true).deleted)
+                })
+                .collect();
+            self.witnesses.insert(node, runs);
+        }
+        self.witnesses[&node].iter().find_map(|(phase, deleted)| {
+            deleted
+                .get(pod)
+                .copied()
+                .flatten()
+                .is_some_and(|d| d <= now)
+                .then_some(*phase)
+        })
+    }
+
+    /// The worlds [`Self::witness_for`] tries for `node`: first the one where its kubelet renewed
+    /// as long before its cut as it can and every other kubelet as late as it can (so that
+    /// this node goes silent first of all), then its kubelet at three phases of the renew
+    /// interval.
+    fn witness_worlds(&self, node: usize) -> Vec<Scenario> {
+        let now = self.now;
+        let renew = self.set.renew.as_millis() as u64;
+        let last_cut = |n: usize| {
+            self.s
+                .events
+                .iter()
+                .filter(|(t, e)| {
+                    ORIGIN + *t <= now
+                        && (matches!(e, Event::CutApi(x) if *x == n) || matches!(e, Event::ApiDown))
+                })
+                .map(|(t, _)| t.as_millis() as u64)
+                .next_back()
+        };
+        let mut worlds = Vec::new();
+        if let Some(cut) = last_cut(node) {
+            let mut first = self.s.clone();
+            first.kubelet_phase[node] = Duration::from_millis((cut + 1) % renew);
+            for n in 0..first.kubelet_phase.len() {
+                if let (true, Some(c)) = (n != node, last_cut(n)) {
+                    first.kubelet_phase[n] = Duration::from_millis((c + renew - 1) % renew);
+                }
+            }
+            worlds.push(first);
+        }
+        // A few phases only: each witness is a whole run (of every node it stopped pods on).
+        for k in [0, 3, 6] {
+            let phase = self.set.renew * k / 10;
+            if phase != self.s.kubelet_phase[node] {
+                let mut other = self.s.clone();
+                other.kubelet_phase[node] = phase;
+                worlds.push(other);
+            }
+        }
+        worlds
     }
 
     fn world(&mut self, k: usize) {
@@ -639,11 +840,12 @@ impl World<'_> {
                 self.pods[p].running = true;
             } else if self.pods[p].running {
                 self.pods[p].running = false;
-                if let Some(d) = self.pods[p].deleted_by_controller {
-                    self.ran_twice(p, d, false);
+                if self.pods[p].deleted_by_controller.is_some() {
+                    self.ran_twice(p, false);
                 }
             }
         }
+        self.replacements();
         self.refresh_view(node);
     }
 
@@ -815,7 +1017,12 @@ impl World<'_> {
             })
             .collect();
         let own = a.contact.last_contact.max(a.contact_before);
-        let own_age = own.map_or(Duration::MAX, |c| now.saturating_sub(c));
+        let heard_at = if set.fixes.restart_heard {
+            quorum::heard_until(a.contact.last_contact, a.contact_before, a.started)
+        } else {
+            own.unwrap_or(a.started)
+        };
+        let own_age = own.map_or(Duration::MAX, |_| now.saturating_sub(heard_at));
         let round = quorum::round(&zone, &mine, heard, own_age);
         let verdict = quorum::decide(&round, &self.quorum_policy, !mine.is_empty());
         let answered = round
@@ -852,6 +1059,8 @@ impl World<'_> {
             Step::Sigterm => {
                 if self.pods[p].fence_sigterm.is_none() {
                     self.pods[p].fence_sigterm = Some(now);
+                    self.pods[p].stopped_under =
+                        a.gate.verdict.as_ref().map(|v| v.reason().to_string());
                     self.out.stops += 1;
                     let judge_at = eviction.max(now) + self.set.tolerance;
                     self.at(
@@ -872,8 +1081,8 @@ impl World<'_> {
                 pod.fence_kill.get_or_insert(now);
                 if pod.running {
                     pod.running = false;
-                    if let Some(d) = pod.deleted_by_controller {
-                        self.ran_twice(p, d, true);
+                    if pod.deleted_by_controller.is_some() {
+                        self.ran_twice(p, true);
                     }
                 }
                 self.log(|| format!("n{i} kills pod {p}"));
@@ -881,14 +1090,27 @@ impl World<'_> {
         }
     }
 
-    /// Pod `p`, deleted by the control plane at `deleted`, ran on its node until now.
-    fn ran_twice(&mut self, p: usize, deleted: Duration, killed_late: bool) {
-        let ran_for = self.now.saturating_sub(deleted);
+    /// Pod `p`, deleted by the control plane, ran on its node until now: twice, if its
+    /// replacement could start before.
+    fn ran_twice(&mut self, p: usize, killed_late: bool) {
+        let (Some(deleted), Some(replaced)) =
+            (self.pods[p].deleted_by_controller, self.pods[p].replaced_at)
+        else {
+            return;
+        };
+        if replaced >= self.now {
+            return;
+        }
+        let ran_for = self.now - replaced;
+        let transient_taint = self.pods[p]
+            .deleted_for
+            .is_some_and(|t| self.transient.contains(&(self.pods[p].node, t)));
         self.out.violations.push(Violation::RunningTwice {
             pod: p,
             deleted,
             ran_for,
             killed_late,
+            transient_taint,
         });
         self.log(|| {
             format!(
@@ -903,8 +1125,8 @@ impl World<'_> {
     /// twice until then.
     fn finish(&mut self) {
         for p in 0..self.pods.len() {
-            if let (true, Some(d)) = (self.pods[p].running, self.pods[p].deleted_by_controller) {
-                self.ran_twice(p, d, false);
+            if self.pods[p].running && self.pods[p].deleted_by_controller.is_some() {
+                self.ran_twice(p, false);
             }
         }
     }
