@@ -1,4 +1,4 @@
-//! nodewarden: a per-node Kubernetes agent. See README.md; the design is DESIGN.md's §2.
+//! nodewarden: a per-node Kubernetes agent. See README.md; the design is docs/architecture.md.
 //!
 //! The house, from the bottom up — each layer uses only those below it:
 //!

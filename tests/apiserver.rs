@@ -777,7 +777,7 @@ async fn toleration_rules_are_enforced_on_pod_create() {
     );
     assert_eq!(c[3].0, "FieldValueNotSupported");
     assert!(c[3].2.contains("supported values: \"Equal\", \"Exists\""));
-    // Negative tolerationSeconds and duplicate tolerations are accepted (SEMANTICS.md §8.2).
+    // Negative tolerationSeconds and duplicate tolerations are accepted (docs/semantics.md §8.2).
     let good = json!([
         { "key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5 },
         { "key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5 },

@@ -1,5 +1,5 @@
 //! Connected mode: start-up checks, then the sampling loop in this task and the reporter,
-//! heartbeat and watch tasks beside it (DESIGN §2). Any task ending is fatal.
+//! heartbeat and watch tasks beside it (docs/architecture.md §3). Any task ending is fatal.
 
 use std::future::Future;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
-//! The fence task (DESIGN §6): while connected, it keeps the pods bound to this node and the last
-//! contact on disk; once the API server has not answered for `unreachableAfter`, it follows the
-//! planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
+//! The fence task (docs/fence.md): while connected, it keeps the pods bound to this node and the
+//! last contact on disk; once the API server has not answered for `unreachableAfter`, it follows
+//! the planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
 //! when the API returns it stops fencing and reconciles each fenced pod. Every decision (contact,
 //! cut off, steps due, writes due, retries) is `core::fencing`'s; this task gathers its inputs on
 //! the agent's clock, asks, and carries out the answers.
@@ -123,7 +123,7 @@ pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
     })
 }
 
-/// QoS from the spec when the API server has not set `status.qosClass` (SEMANTICS §11).
+/// QoS from the spec when the API server has not set `status.qosClass` (docs/semantics.md §11).
 fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
     let amount =
         |m: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,

@@ -1,7 +1,7 @@
-//! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (SEMANTICS §13),
-//! whatever else is going on. A failed renewal is retried at the next tick; reachability records
-//! every outcome (a renewal stored is the agent's main proof of contact). Each renewal is bounded
-//! by one renew interval, so a hung request never pushes the next renewal later than that.
+//! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (docs/semantics.md
+//! §13), whatever else is going on. A failed renewal is retried at the next tick; reachability
+//! records every outcome (a renewal stored is the agent's main proof of contact). Each renewal is
+//! bounded by one renew interval, so a hung request never pushes the next renewal later than that.
 
 use std::sync::Arc;
 use std::time::Duration;

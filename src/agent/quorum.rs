@@ -1,4 +1,4 @@
-//! The quorum task (DESIGN §6 rule 6): while this node is cut off from the API server, it asks
+//! The quorum task (docs/fence.md §5): while this node is cut off from the API server, it asks
 //! its peers every `[peers] interval` whether they still reach it, and publishes the verdict
 //! `core::quorum::decide` draws from their answers, for the fence to act on. While connected it
 //! keeps the zone and the peer list current (the fence persists them, so a restart while cut off
@@ -23,7 +23,7 @@ use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide};
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
 
-/// The Node label the controller keys zones by (with the region, SEMANTICS §5.5).
+/// The Node label the controller keys zones by (with the region, docs/semantics.md §5.5).
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).

@@ -1,4 +1,5 @@
-//! The reporter task: turns the sampling loop's decisions into writes to our Node (DESIGN §5).
+//! The reporter task: turns the sampling loop's decisions into writes to our Node
+//! (docs/architecture.md §6).
 //!
 //! - Status: a strategic-merge PATCH of `nodes/<n>/status` with only our conditions, at once
 //!   when they changed (ignoring heartbeat times), otherwise once per

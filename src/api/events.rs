@@ -1,4 +1,4 @@
-//! core/v1 Events for condition transitions (SEMANTICS §6.3: "Node <name> status is now:
+//! core/v1 Events for condition transitions (docs/semantics.md §6.3: "Node <name> status is now:
 //! <Event>"), recorded in the `default` namespace against the Node as the kubelet does.
 
 use std::time::SystemTime;

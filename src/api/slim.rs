@@ -12,7 +12,7 @@
 //!
 //! What is kept, and who reads it:
 //! - Pod identity (name, namespace, uid, resourceVersion): the store's keys, the fence, `status`.
-//! - the controller owner's kind: the fence (DaemonSet pods, SEMANTICS §11).
+//! - the controller owner's kind: the fence (DaemonSet pods, docs/semantics.md §11).
 //! - the annotations in [`POD_ANNOTATIONS`]: mirror/static pods and the opt-out (fence).
 //! - tolerations, terminationGracePeriodSeconds, phase: the fence's plan.
 //! - each container's and init container's name, resources and restartPolicy (sidecars), the
@@ -83,7 +83,7 @@ pub struct SlimPodSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub init_containers: Option<Vec<SlimContainer>>,
-    /// Pod-level resources (SEMANTICS §11: they take precedence for QoS and requests).
+    /// Pod-level resources (docs/semantics.md §11: they take precedence for QoS and requests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<SlimResources>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

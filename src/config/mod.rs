@@ -1,5 +1,5 @@
-//! The configuration file: a KubeletConfiguration-like TOML document (DESIGN §4), its defaults,
-//! and validation that reports every error at once with file, line, column and key.
+//! The configuration file: a KubeletConfiguration-like TOML document (docs/architecture.md §5), its
+//! defaults, and validation that reports every error at once with file, line, column and key.
 //!
 //! serde reads the file into raw structs whose values keep their positions and accept any type
 //! (`raw.rs`); one pass then checks every key and translates it, so that every error is reported
@@ -277,7 +277,7 @@ pub struct LoggingConfig {
     pub level: log::LevelFilter,
 }
 
-/// `[fence]`: local NoExecute honoring while the control plane is unreachable (DESIGN §6).
+/// `[fence]`: local NoExecute honoring while the control plane is unreachable (docs/fence.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FenceConfig {
     /// `mode` ("dry-run"): `enforce`, `dry-run` or `off`. Enforcement is opted into until peer
@@ -304,7 +304,7 @@ pub struct FenceConfig {
 
 pub use crate::core::quorum::Undecided;
 
-/// `[peers]`: the other agents the fence asks before it stops anything (DESIGN §6 rule 6).
+/// `[peers]`: the other agents the fence asks before it stops anything (docs/fence.md §5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeersConfig {
     /// `service` (unset): `namespace/name` of the headless Service whose EndpointSlices list the

@@ -1,4 +1,4 @@
-//! QoS class (SEMANTICS §11) and pod cgroup names (§12). Pure.
+//! QoS class (docs/semantics.md §11) and pod cgroup names (§12). Pure.
 //!
 //! Resource amounts come in already parsed (any fixed unit; the explain shell uses nano-units),
 //! so this module does not depend on the quantity parser.
@@ -83,8 +83,8 @@ fn resource_class(request: i128, limit: i128) -> ResourceClass {
     }
 }
 
-/// The QoS class of one container (or of pod-level resources), SEMANTICS §11 step 4: for cpu
-/// and memory, request ≠ limit → Burstable; both 0 → best-effort, else guaranteed; cpu and
+/// The QoS class of one container (or of pod-level resources), docs/semantics.md §11 step 4: for
+/// cpu and memory, request ≠ limit → Burstable; both 0 → best-effort, else guaranteed; cpu and
 /// memory disagreeing → Burstable.
 pub fn container_qos(resources: &ContainerResources) -> QosClass {
     let cpu = resource_class(resources.requests.cpu, resources.limits.cpu);
@@ -96,8 +96,8 @@ pub fn container_qos(resources: &ContainerResources) -> QosClass {
     }
 }
 
-/// The pod's QoS class from its init and app containers, SEMANTICS §11 step 3: classify each
-/// container, then any Burstable → Burstable, all BestEffort → BestEffort, all Guaranteed →
+/// The pod's QoS class from its init and app containers, docs/semantics.md §11 step 3: classify
+/// each container, then any Burstable → Burstable, all BestEffort → BestEffort, all Guaranteed →
 /// Guaranteed, a mix of BestEffort and Guaranteed → Burstable. No containers → BestEffort.
 ///
 /// Callers should prefer `status.qosClass` when present (§11 step 1, step 5: the raw spec is
@@ -113,7 +113,7 @@ pub fn compute_qos(containers: &[ContainerResources]) -> QosClass {
     )
 }
 
-/// The kubelet's abstract cgroup name for a pod (SEMANTICS §12.1), `cgroupsPerQOS: true`:
+/// The kubelet's abstract cgroup name for a pod (docs/semantics.md §12.1), `cgroupsPerQOS: true`:
 /// Guaranteed pods sit directly under `kubepods`, the others under a per-class parent.
 /// `pod<UID>` keeps the UID's hyphens; the systemd conversion escapes them.
 pub fn pod_cgroup_name(uid: &str, qos: QosClass) -> Vec<String> {

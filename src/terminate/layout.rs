@@ -17,7 +17,7 @@ pub enum CgroupVersion {
     V2,
 }
 
-/// The kubelet's `cgroupDriver`, which decides how pod cgroups are named (SEMANTICS §12).
+/// The kubelet's `cgroupDriver`, which decides how pod cgroups are named (docs/semantics.md §12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CgroupDriver {
     /// Nested `.slice` units: `kubepods.slice/kubepods-burstable.slice/…`.
@@ -226,7 +226,8 @@ impl CgroupLayout {
     }
 
     /// The pod's cgroup path relative to the hierarchy root, as the kubelet names it with this
-    /// driver (SEMANTICS §12; the naming lives in `core::qos`), e.g. `/kubepods/burstable/pod<uid>`.
+    /// driver (docs/semantics.md §12; the naming lives in `core::qos`), e.g.
+    /// `/kubepods/burstable/pod<uid>`.
     pub fn pod_cgroup_path(&self, uid: &str, qos: QosClass) -> String {
         let name = pod_cgroup_name(uid, qos);
         match self.driver {

@@ -1,4 +1,4 @@
-//! Validation as the real registry strategies do it (SEMANTICS.md §8): the shape check that
+//! Validation as the real registry strategies do it (docs/semantics.md §8): the shape check that
 //! stands in for Go's typed decoding, then the per-type `Validate*` rules answered as 422 with
 //! field paths and the upstream message texts.
 
@@ -233,7 +233,7 @@ fn validate_meta(res: &Resource, obj: &Value, errs: &mut Vec<Cause>) {
     }
 }
 
-/// SEMANTICS.md §8.1 (`validateNodeTaints`).
+/// docs/semantics.md §8.1 (`validateNodeTaints`).
 fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
     let Some(list) = taints.and_then(Value::as_array) else {
         return;
@@ -280,7 +280,7 @@ fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
     }
 }
 
-/// SEMANTICS.md §8.2 (`ValidateTolerations`).
+/// docs/semantics.md §8.2 (`ValidateTolerations`).
 fn validate_tolerations(list: &[Value], errs: &mut Vec<Cause>) {
     for (i, t) in list.iter().enumerate() {
         let idx = format!("spec.tolerations[{i}]");
@@ -363,7 +363,7 @@ fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
         validate_tolerations(tolerations, errs);
         return;
     };
-    // SEMANTICS.md §8.3: existing tolerations must survive, except for tolerationSeconds.
+    // docs/semantics.md §8.3: existing tolerations must survive, except for tolerationSeconds.
     let old_tols = old
         .pointer("/spec/tolerations")
         .and_then(Value::as_array)
