@@ -40,6 +40,7 @@ mod faults;
 mod handler;
 mod http;
 mod meta;
+pub mod names;
 mod patch;
 mod resources;
 mod select;
