@@ -76,7 +76,7 @@ pub async fn run<S: Source>(
         }),
     ));
     let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
-    api::set_request_timeout(api::request_timeout_for(config));
+    api::set_request_timeout(config.request_timeout());
 
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);

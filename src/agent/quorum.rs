@@ -17,14 +17,12 @@ use tokio::time::Instant;
 use crate::agent::clock::Clock;
 use crate::agent::wake::Wake;
 use crate::api::reachability::Reachability;
+pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide};
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
-
-/// The Node label the controller keys zones by (with the region, docs/semantics.md §5.5).
-pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;

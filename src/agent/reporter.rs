@@ -443,13 +443,7 @@ fn note<T>(
 }
 
 /// A jitter seed that differs between processes and starts.
-pub(crate) fn seed() -> u64 {
-    let t = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ (u64::from(std::process::id()) << 32)
-}
+pub(crate) use crate::api::jitter_seed as seed;
 
 /// What a report of this snapshot sends, leaving out the conditions another writer holds.
 fn plan(

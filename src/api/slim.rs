@@ -37,8 +37,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::agent::quorum::ZONE_LABEL;
 use crate::core::fence_plan::OPT_OUT_ANNOTATION;
+
+/// The Node label the controller keys zones by (with the region, docs/semantics.md §5.5). The
+/// API shell reads it off the Node; the quorum task groups peers by it.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// The pod annotations the fence reads; every other annotation is skipped while decoding.
 pub const POD_ANNOTATIONS: &[&str] = &[

@@ -200,7 +200,7 @@ async fn run(
     let mut node_failing = false;
     let mut pods_failing = false;
     let (mut node_retry, mut pod_retry) = (Retry::new(), Retry::new());
-    let mut jitter = Jitter::new(crate::agent::reporter::seed());
+    let mut jitter = Jitter::new(crate::api::jitter_seed());
     let mut reach = *contact.borrow_and_update();
     let mut contact_open = true;
     loop {

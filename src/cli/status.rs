@@ -216,7 +216,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
                 .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
                 .as_ref(),
             held_at.map(|h| moment.mono_at(h)),
-            crate::api::request_timeout_for(config),
+            config.request_timeout(),
         )
     } else {
         QuorumVerdict::NotConsulted

@@ -15,6 +15,7 @@ use toml::de::DeTable;
 
 use crate::core::fence_plan::Mode;
 use crate::core::names;
+use crate::core::qos::{CgroupDriver, CgroupVersion};
 use crate::core::quorum::Undecided;
 use crate::core::signal::{Signal, SignalRef};
 use crate::core::taint::Effect;
@@ -22,7 +23,6 @@ use crate::core::threshold::{
     EvictionInput, Site, ThresholdError, ThresholdMap, format_duration, parse_duration,
     parse_psi_thresholds, parse_thresholds,
 };
-use crate::terminate::{CgroupDriver, CgroupVersion};
 
 use super::defaults::{StandardReasons, standard_reasons};
 use super::raw::{
@@ -669,7 +669,7 @@ impl Walker<'_> {
         // pod whose kill time comes earlier waits for it, and is stopped late.
         let (_, settled) = crate::core::quorum::windows(
             renew,
-            crate::api::request_timeout_for(config),
+            config.request_timeout(),
             config.fence.unreachable_after,
         );
         let lag = crate::core::fence_plan::FencePolicy::from(&*config).kubelet_lag;

@@ -255,6 +255,14 @@ impl Config {
             && self.lease_name.is_some()
             && self.lease_name == self.node_name
     }
+
+    /// Every API request's timeout, by the kubelet's rule for its heartbeat client:
+    /// min(`nodeStatusUpdateFrequency`, Lease duration), so a hung request never outlives a
+    /// status period or the Lease it is renewing.
+    pub fn request_timeout(&self) -> std::time::Duration {
+        let lease = std::time::Duration::from_secs(u64::from(self.node_lease_duration_seconds));
+        self.node_status_update_frequency.min(lease)
+    }
 }
 
 /// Where log records go (`[logging] target`).
@@ -295,9 +303,9 @@ pub struct FenceConfig {
     /// `gracePeriodCap` ("30s"): the most SIGTERM grace a pod gets.
     pub grace_period_cap: std::time::Duration,
     /// `cgroupDriver` ("auto").
-    pub cgroup_driver: Option<crate::terminate::CgroupDriver>,
+    pub cgroup_driver: Option<crate::core::qos::CgroupDriver>,
     /// `cgroupVersion` ("auto").
-    pub cgroup_version: Option<crate::terminate::CgroupVersion>,
+    pub cgroup_version: Option<crate::core::qos::CgroupVersion>,
     /// `cgroupRoot` (unset: `cgroupPath`): where the pods' cgroups are looked for.
     pub cgroup_root: Option<std::path::PathBuf>,
 }

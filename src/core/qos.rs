@@ -157,6 +157,42 @@ pub fn to_systemd(components: &[String]) -> String {
     path
 }
 
+/// The cgroup version the kubelet's pods are managed under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CgroupVersion {
+    /// One hierarchy per controller (or group of controllers), each mounted under the root.
+    V1,
+    /// The unified hierarchy mounted at the root.
+    V2,
+}
+
+/// The kubelet's `cgroupDriver`, which decides how pod cgroups are named (docs/semantics.md §12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CgroupDriver {
+    /// Nested `.slice` units: `kubepods.slice/kubepods-burstable.slice/…`.
+    Systemd,
+    /// Plain directories: `kubepods/burstable/pod<uid>`.
+    Cgroupfs,
+}
+
+impl fmt::Display for CgroupVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CgroupVersion::V1 => "v1",
+            CgroupVersion::V2 => "v2",
+        })
+    }
+}
+
+impl fmt::Display for CgroupDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CgroupDriver::Systemd => "systemd",
+            CgroupDriver::Cgroupfs => "cgroupfs",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
