@@ -112,7 +112,7 @@ pub async fn run<S: Source>(
                 )),
                 Err(e) => {
                     log::warn!(
-                        node = node.as_str(), error = e.to_string().as_str();
+                        error = e.to_string().as_str();
                         "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
                     );
                     None
@@ -210,7 +210,7 @@ pub async fn run<S: Source>(
             contact_before,
         );
         let counters = counters.clone();
-        log::info!(node = node.as_str(), address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
+        log::info!(address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
         tasks.spawn(
             "peer endpoint",
             crate::peer::serve(listener, key, answer, counters),
@@ -286,10 +286,9 @@ pub async fn run<S: Source>(
     )
     .with_timeout(api::request_timeout().min(renew));
     {
-        let (uid, reach, health, node) =
-            (uid_rx.clone(), reach.clone(), health.clone(), node.clone());
+        let (uid, reach, health) = (uid_rx.clone(), reach.clone(), health.clone());
         tasks.spawn("heartbeat", async move {
-            heartbeat::run(keeper, renew, uid, reach, health, node, clock).await;
+            heartbeat::run(keeper, renew, uid, reach, health, clock).await;
         });
     }
 
@@ -337,8 +336,8 @@ pub async fn run<S: Source>(
         biased;
         Ok(refused) = &mut check_rx => Err(refused),
         () = &mut sampling => Ok(()),
-        Some(ended) = tasks.join_next() => Err(task_ended(&node, ended)),
-        Some(ended) = stateful.join_next() => Err(task_ended(&node, ended)),
+        Some(ended) = tasks.join_next() => Err(task_ended(ended)),
+        Some(ended) = stateful.join_next() => Err(task_ended(ended)),
     };
     // Also after a failure: what the fence knows is written before the supervisor restarts us.
     stop.trigger("the agent stopping");
@@ -348,12 +347,12 @@ pub async fn run<S: Source>(
 }
 
 /// A task that ended, which none should while the agent runs; logged.
-fn task_ended(node: &str, (name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartError {
+fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartError {
     let what = match how {
         Ok(()) => format!("the {name} task ended"),
         Err(e) => format!("the {name} task failed: {e}"),
     };
-    log::error!(node = node; "{what}; exiting so that the supervisor restarts the agent");
+    log::error!("{what}; exiting so that the supervisor restarts the agent");
     StartError::TaskEnded(what)
 }
 
@@ -410,7 +409,7 @@ fn asker(
                             let reason = e.reason();
                             if seen.insert(peer.node.clone(), reason) != Some(reason) {
                                 log::warn!(
-                                    node = node.as_str(), peer = peer.node.as_str(), reason = reason;
+                                    peer = peer.node.as_str(), reason = reason;
                                     "peer {} ({}) did not answer usably: {e}; counted as silent",
                                     peer.node, peer.address
                                 );

@@ -27,7 +27,6 @@ pub async fn run(
     uid: watch::Receiver<Option<String>>,
     reach: Arc<Reachability>,
     health: Arc<Health>,
-    node: String,
     clock: Clock,
 ) {
     let mut ticker = tokio::time::interval(interval);
@@ -46,14 +45,14 @@ pub async fn run(
             Ok(_) => {
                 health.set_api_ok();
                 if failing {
-                    log::info!(node = node.as_str(); "lease renewed again");
+                    log::info!("lease renewed again");
                     failing = false;
                 }
             }
             Err(e) => {
                 // One record per episode; reachability logs its own changes.
                 if !failing && e.got_answer() {
-                    log::warn!(node = node.as_str(), error = e.to_string().as_str(); "lease renewal failed: {e}");
+                    log::warn!(error = e.to_string().as_str(); "lease renewal failed: {e}");
                 }
                 failing = true;
             }

@@ -204,7 +204,7 @@ pub async fn run(
         };
         if !cut_off || config.fence.mode == crate::core::fence_plan::Mode::Off {
             if gate.verdict.is_some() && !cut_off {
-                log::info!(node = node.as_str(), verdict = "none"; "quorum verdict cleared: the API server answers again");
+                log::info!(verdict = "none"; "quorum verdict cleared: the API server answers again");
                 gate = Gate::default();
                 health.metrics.record_quorum(None);
                 view.send_modify(|v| {
@@ -241,7 +241,7 @@ pub async fn run(
                 .filter(|(_, h)| matches!(h, Heard::Report(_)))
                 .count();
             log::warn!(
-                node = node.as_str(), verdict = word, reason = verdict.reason(),
+                verdict = word, reason = verdict.reason(),
                 asked = round.heard.len(), answered = answered;
                 "quorum verdict: {word} ({}; {answered} of {} peer(s) asked answered)",
                 verdict.reason(), round.heard.len()
