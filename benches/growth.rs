@@ -171,7 +171,7 @@ fn plan_floor(pods: &[FencePod]) {
 }
 
 fn converted(store: &Store<SlimPod>) -> Vec<FencePod> {
-    let (pods, _) = fence_task::convert_pods(store, NODE, &mut Default::default());
+    let (pods, _) = fence_task::convert_pods(store, &mut Default::default());
     pods
 }
 
@@ -386,18 +386,18 @@ fn growth() {
         let mut w = writer(n);
         let s = w.as_reader();
         let convert = time(|| {
-            black_box(fence_task::convert_pods(&s, NODE, &mut Default::default()));
+            black_box(fence_task::convert_pods(&s, &mut Default::default()));
         });
         // What the fence does when the watch delivers one changed pod: the store replaces it,
         // and the refresh converts it alone and merges by UID.
         let mut kept = fence_task::Converted::default();
         let mut malformed = Default::default();
-        kept.refresh(&s, NODE, &mut malformed);
+        kept.refresh(&s, &mut malformed);
         let changed: SlimPod = serde_json::from_value(realistic::pod(n / 2, NODE))
             .unwrap_or_else(|e| panic!("realistic pod: {e}"));
         let refresh = time(|| {
             w.apply_watcher_event(&watcher::Event::Apply(changed.clone()));
-            black_box(kept.refresh(&s, NODE, &mut malformed));
+            black_box(kept.refresh(&s, &mut malformed));
         });
         assert_eq!(kept.last_conversions(), 1, "one pod converted");
         let pods = converted(&s);

@@ -492,7 +492,7 @@ fn where_bytes_go(n: usize) {
 
     let base = Counting::reset_peak();
     let mut malformed = Default::default();
-    let (pods, resources) = fence_task::convert_pods(&store, NODE, &mut malformed);
+    let (pods, resources) = fence_task::convert_pods(&store, &mut malformed);
     let converted = Counting::live() - base;
     let convert_peak = Counting::peak() - base;
     assert_eq!(pods.len(), n, "every realistic pod converts");
@@ -515,7 +515,7 @@ fn where_bytes_go(n: usize) {
         convert_peak - converted,
         true,
     ));
-    let (pods, resources) = fence_task::convert_pods(&store, NODE, &mut malformed);
+    let (pods, resources) = fence_task::convert_pods(&store, &mut malformed);
 
     let dir = tempfile::tempdir().expect("tempdir");
     let quorum = QuorumView::default();

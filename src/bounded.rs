@@ -7,6 +7,8 @@
 //! A file longer than its [`Limit`] is an error of kind [`io::ErrorKind::FileTooLarge`] naming
 //! the limit, never a silent truncation: half a `meminfo` or half a state file would be believed.
 //! Callers wrap the `io::Error` in their own error, which names the path.
+//!
+//! Also the one cap on how much of any outside text an error or a log record keeps ([`excerpt`]).
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -163,6 +165,24 @@ impl fmt::Display for NotUtf8 {
 }
 
 impl std::error::Error for NotUtf8 {}
+
+/// How much of a text from outside the process (a server's answer, a file) an error or a log
+/// record keeps: enough to recognise it, never a whole body (a wrong server answering megabytes
+/// would otherwise land in every log record).
+pub const MAX_DETAIL: usize = 200;
+
+/// The first [`MAX_DETAIL`] bytes of `text` (cut at a character boundary), followed by
+/// `… (N bytes)` when something was cut.
+pub fn excerpt(text: &str) -> String {
+    if text.len() <= MAX_DETAIL {
+        return text.to_string();
+    }
+    let mut end = MAX_DETAIL;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len())
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,9 +3,9 @@
 //! `nodefsPath` and `imagefsPath` (mount point, type, device).
 //!
 //! Read through `sysinfo`, on demand only: it reads `/proc/mounts`, `/proc/stat` and
-//! `/etc/os-release` whole, more than one sampling cycle costs, so none of this is on the 10 s path (DESIGN
-//! §2 keeps the sampler to the signals). Any fact `sysinfo` cannot give is `None` with the reason
-//! in `errors`, never a guess.
+//! `/etc/os-release` whole, more than one sampling cycle costs, so none of this is on the 10 s path
+//! (docs/architecture.md §2 keeps the sampler to the signals). Any fact `sysinfo` cannot give is
+//! `None` with the reason in `errors`, never a guess.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

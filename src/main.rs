@@ -312,7 +312,7 @@ fn run(source: &ConfigSource) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    observe::log::init(&config.logging);
+    observe::log::init(&config.logging, &nodewarden::agent::node_name(&config));
     // Once at start, never per cycle: sysinfo reads several files whole (`machine` module).
     let machine = nodewarden::machine::read(&config.nodefs_path, &config.imagefs_path);
     for line in nodewarden::machine::text(&machine).lines() {

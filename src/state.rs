@@ -20,9 +20,9 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::api::events::PendingEvent;
 use crate::bounded;
 use crate::core::condition::{ConditionStatus, NodeCondition};
+use crate::core::event::PendingEvent;
 use crate::core::fence_plan::FencePod;
 use crate::core::qos::QosClass;
 use crate::core::quantity::Quantity;
@@ -634,7 +634,7 @@ fn load_contact(dir: &Path) -> Option<SystemTime> {
     };
     let time = parse_time(text.trim());
     if time.is_none() {
-        let shown = crate::api::excerpt(text.trim());
+        let shown = crate::bounded::excerpt(text.trim());
         log::warn!(file = path.display().to_string().as_str(); "{} does not hold a time this build writes ({shown:?}); ignored, the state file's last contact stands", path.display());
     }
     time

@@ -777,7 +777,7 @@ async fn toleration_rules_are_enforced_on_pod_create() {
     );
     assert_eq!(c[3].0, "FieldValueNotSupported");
     assert!(c[3].2.contains("supported values: \"Equal\", \"Exists\""));
-    // Negative tolerationSeconds and duplicate tolerations are accepted (SEMANTICS.md §8.2).
+    // Negative tolerationSeconds and duplicate tolerations are accepted (docs/semantics.md §8.2).
     let good = json!([
         { "key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5 },
         { "key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": -5 },
@@ -1966,4 +1966,308 @@ async fn a_garbage_fault_answers_200_with_a_json_string_of_the_asked_size() {
     );
     // One answer only: the next one is the real Node.
     assert_eq!(get(&s, "/api/v1/nodes/n1").await.body["kind"], "Node");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The oracle shares no code with what it checks
+// ---------------------------------------------------------------------------------------------
+
+/// The test server is the oracle the agent is checked against: it validates with code of its
+/// own, and `tests/support` names nothing of the crate under test except the types a test needs
+/// to drive the agent (listed here, each with why). A bug in the agent's validator or planner
+/// cannot then be agreed with by the server that should catch it.
+#[test]
+fn tests_support_imports_only_the_listed_types_of_the_crate_under_test() {
+    // (file under tests/support, item of `nodewarden` it may name, why)
+    const ALLOWED: &[(&str, &str, &str)] = &[
+        // The fixture cgroup tree is laid out by QoS class, as the kubelet lays it out.
+        (
+            "cgroup.rs",
+            "core::qos::QosClass",
+            "a pod's QoS class names its cgroup",
+        ),
+        // The fixture builds the layout the terminator is handed.
+        (
+            "cgroup.rs",
+            "terminate::CgroupDriver",
+            "the layout handed to the terminator",
+        ),
+        (
+            "cgroup.rs",
+            "terminate::CgroupLayout",
+            "the layout handed to the terminator",
+        ),
+        (
+            "cgroup.rs",
+            "terminate::CgroupVersion",
+            "the layout handed to the terminator",
+        ),
+        (
+            "lab.rs",
+            "core::qos::QosClass",
+            "pods placed in their QoS cgroups",
+        ),
+        (
+            "lab.rs",
+            "terminate::CgroupDriver",
+            "the agent's configured cgroup driver",
+        ),
+        (
+            "lab.rs",
+            "terminate::CgroupVersion",
+            "the agent's configured cgroup version",
+        ),
+        // A scripted sampling source stands in for /proc: the agent's input types.
+        (
+            "switch.rs",
+            "agent::Reading",
+            "the sampling edge a test drives",
+        ),
+        (
+            "switch.rs",
+            "agent::Source",
+            "the sampling edge a test drives",
+        ),
+        (
+            "switch.rs",
+            "core::signal::Observation",
+            "readings the scripted source returns",
+        ),
+        (
+            "switch.rs",
+            "core::signal::Observations",
+            "readings the scripted source returns",
+        ),
+        (
+            "switch.rs",
+            "core::signal::Signal",
+            "readings the scripted source returns",
+        ),
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 20, "read only {} files", files.len());
+    // Built so that the needle does not match this test's own source elsewhere.
+    let krate = ["node", "warden::"].concat();
+    let mut named = std::collections::BTreeSet::new();
+    let mut offenders = Vec::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        // Code only: a comment may name what it does not use.
+        let text: String = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with("//") {
+                    ""
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (at, _) in text.match_indices(&krate) {
+            // The path after `nodewarden::`, with a `{A, B}` group expanded.
+            let rest = &text[at + krate.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || "_:{}, \n".contains(c)))
+                .unwrap_or(rest.len());
+            let path_text: String = rest[..end].split_whitespace().collect();
+            let items: Vec<String> = match path_text.split_once('{') {
+                Some((base, group)) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| format!("{base}{s}"))
+                    .collect(),
+                None => vec![path_text.trim_end_matches([',', '}']).to_string()],
+            };
+            for item in items {
+                if ALLOWED.iter().any(|(f, i, _)| *f == rel && *i == item) {
+                    named.insert((rel.clone(), item));
+                } else {
+                    let line = text[..at].matches('\n').count() + 1;
+                    offenders.push(format!("tests/support/{rel}:{line}: {item}"));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "tests/support names items of the crate under test that are not on the list (the \
+         test server must validate with its own code): {offenders:#?}"
+    );
+    let unused: Vec<_> = ALLOWED
+        .iter()
+        .filter(|(f, i, _)| !named.contains(&(f.to_string(), i.to_string())))
+        .collect();
+    assert!(unused.is_empty(), "listed but no longer named: {unused:#?}");
+}
+
+/// The oracle's name rules against the upstream table tests
+/// (`staging/src/k8s.io/apimachinery/pkg/util/validation/validation_test.go`:
+/// `TestIsQualifiedName`, `TestIsValidLabelValue`, `TestIsDNS1123Label`,
+/// `TestIsDNS1123Subdomain`).
+#[test]
+fn the_oracles_name_rules_follow_the_upstream_tables() {
+    use support::apiserver::names::{
+        dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors,
+    };
+    let a = |n: usize| "a".repeat(n);
+    for ok in [
+        "simple".to_string(),
+        "now-with-dashes".into(),
+        "1-starts-with-num".into(),
+        "1234".into(),
+        "simple/simple".into(),
+        "now-with-dashes/simple".into(),
+        "now.with.dots/now-with-dashes".into(),
+        "now-with.dashes-and.dots/now_with.dashes-and_dots".into(),
+        "new.io/and-this.is_CAPS".into(),
+        "k8s.io/Kube.Proxy".into(),
+        a(63),
+        format!("{}/{}", a(253), a(63)),
+    ] {
+        assert_eq!(qualified_name_errors(&ok), Vec::<String>::new(), "{ok:?}");
+    }
+    for bad in [
+        "nospecialchars%^=@".to_string(),
+        "cantendwithadash-".into(),
+        "-cantstartwithadash-".into(),
+        "only/one/slash".into(),
+        "Example.com/abc".into(),
+        "example_com/abc".into(),
+        "example.com/".into(),
+        "/simple".into(),
+        "".into(),
+        a(64),
+        format!("{}/abc", a(254)),
+    ] {
+        assert!(!qualified_name_errors(&bad).is_empty(), "{bad:?} must fail");
+    }
+    for ok in [
+        "",
+        "simple",
+        "now-with-dashes",
+        "1-starts-with-num",
+        "end-with-num-1",
+        "1234",
+        "UpperCase",
+        "a.b_c-d",
+    ] {
+        assert_eq!(label_value_errors(ok), Vec::<String>::new(), "{ok:?}");
+    }
+    for bad in [
+        a(64),
+        "nospecialchars%^=@".into(),
+        "Tama-nui-te-rā.is.Māori.sun".into(),
+        "\\backslashes".into(),
+        "-starts-with-dash".into(),
+        "ends-with-dash-".into(),
+        ".starts.with.dot".into(),
+        "ends.with.dot.".into(),
+        "a/b".into(),
+    ] {
+        assert!(!label_value_errors(&bad).is_empty(), "{bad:?} must fail");
+    }
+    for ok in [
+        "a",
+        "ab",
+        "abc",
+        "a1",
+        "a-1",
+        "a--1--2--b",
+        "0",
+        "01",
+        "012",
+        "1a",
+        "1-a",
+        a(63).as_str(),
+    ] {
+        assert_eq!(dns_label_errors(ok), Vec::<String>::new(), "{ok:?}");
+        assert_eq!(dns_subdomain_errors(ok), Vec::<String>::new(), "{ok:?}");
+    }
+    for bad in [
+        "",
+        "A",
+        "ABC",
+        "aBc",
+        "A1",
+        "A-1",
+        "1-A",
+        "-",
+        "a-",
+        "-a",
+        "1-",
+        "-1",
+        "_",
+        "a_",
+        "_a",
+        "a_b",
+        "1_",
+        "_1",
+        "1_2",
+        "*",
+        "a*",
+        "*a",
+        "a*b",
+        "a.a",
+        "1.1",
+        "a b",
+        &a(64),
+    ] {
+        assert!(!dns_label_errors(bad).is_empty(), "{bad:?} must fail");
+    }
+    // A valid subdomain with dots is named as such, not as a pattern mismatch.
+    assert_eq!(
+        dns_label_errors("a.b"),
+        vec!["must not contain dots".to_string()]
+    );
+    for ok in [
+        "a.a",
+        "ab.a",
+        "a-1.a1",
+        "a--1--2--b.0",
+        "1.a",
+        "0.1.2",
+        format!("{}.{}", a(63), a(63)).as_str(),
+    ] {
+        assert_eq!(dns_subdomain_errors(ok), Vec::<String>::new(), "{ok:?}");
+    }
+    for bad in [
+        "",
+        "A",
+        "a.",
+        ".a",
+        "a..b",
+        "-.a",
+        "a.-",
+        "a_b.c",
+        "a.B",
+        &a(254),
+    ] {
+        assert!(!dns_subdomain_errors(bad).is_empty(), "{bad:?} must fail");
+    }
+    // The messages are the API server's, word for word (RegexError's punctuation included).
+    assert_eq!(
+        label_value_errors("-x"),
+        vec!["a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string()]
+    );
 }

@@ -1,4 +1,4 @@
-//! Condition bookkeeping (SEMANTICS §6.2–6.3) and the condition → taint mapping.
+//! Condition bookkeeping (docs/semantics.md §6.2–6.3) and the condition → taint mapping.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};

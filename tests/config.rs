@@ -457,7 +457,8 @@ fn report_frequency_below_update_frequency_is_an_error() {
         .expect_err("5s < 10s")
         .0;
     assert_eq!(errors[0].key, "nodeStatusReportFrequency");
-    // Our default report frequency does not follow an explicitly set update frequency (DESIGN §4).
+    // Our default report frequency does not follow an explicitly set update frequency
+    // (docs/architecture.md §5).
     let c = load_ok("nodeStatusUpdateFrequency = \"20s\"\n");
     assert_eq!(c.node_status_report_frequency, Duration::from_secs(60));
 }

@@ -1012,7 +1012,7 @@ async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_onc
     assert_eq!(
         condition(&node, "DiskPressure")["lastTransitionTime"],
         since,
-        "a restart keeps the transition time of an unchanged condition (SEMANTICS §6.3)"
+        "a restart keeps the transition time of an unchanged condition (docs/semantics.md §6.3)"
     );
     assert_eq!(
         sent[0]["firstTimestamp"],

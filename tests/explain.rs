@@ -1,5 +1,5 @@
 //! End-to-end tests of `nodewarden explain` through `explain_files`, on the fixtures in
-//! `tests/data/explain/`. Expected values are derived from SEMANTICS §2–4, §8, §11–12.
+//! `tests/data/explain/`. Expected values are derived from docs/semantics.md §2–4, §8, §11–12.
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
-//! The fence planner (DESIGN §6) as a table of SEMANTICS §4 edge cases: when the control plane
-//! could delete each pod after losing this node, and when the pod is stopped here.
+//! The fence planner (docs/fence.md) as a table of docs/semantics.md §4 edge cases: when the
+//! control plane could delete each pod after losing this node, and when the pod is stopped here.
 
 use std::time::Duration;
 
@@ -119,7 +119,8 @@ fn a_noschedule_toleration_does_not_help() {
 
 #[test]
 fn an_equal_toleration_with_a_value_does_not_tolerate_the_valueless_taint() {
-    // SEMANTICS §9 pitfall: such a toleration suppresses the 300 s default but tolerates nothing.
+    // docs/semantics.md §9 pitfall: such a toleration suppresses the 300 s default but tolerates
+    // nothing.
     let t = vec![Toleration::equal(UNREACHABLE, "x", Some(Effect::NoExecute)).with_seconds(600)];
     assert_eq!(delay(t), Some(40));
     let t = vec![Toleration::equal(NOT_READY, "x", Some(Effect::NoExecute)).with_seconds(600)];
@@ -141,7 +142,8 @@ fn several_matching_tolerations_only_the_first_counts() {
 
 #[test]
 fn daemonset_tolerations_are_never_fenced() {
-    // SEMANTICS §10: the DaemonSet controller adds forever tolerations; the owner alone suffices too.
+    // docs/semantics.md §10: the DaemonSet controller adds forever tolerations; the owner alone
+    // suffices too.
     let mut p = pod(vec![ne(NOT_READY), ne(UNREACHABLE)]);
     p.owner_kind = Some("DaemonSet".into());
     let plans = plan(
@@ -311,9 +313,10 @@ proptest! {
 
 #[test]
 fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() {
-    // The controller judges the node by the kubelet's Lease (SEMANTICS §5.2), renewed on its own
-    // phase every quarter of nodeLeaseDurationSeconds with up to 4 % jitter; our last contact can
-    // come up to that much later. Counting from our contact alone was up to 10.4 s late.
+    // The controller judges the node by the kubelet's Lease (docs/semantics.md §5.2), renewed on
+    // its own phase every quarter of nodeLeaseDurationSeconds with up to 4 % jitter; our last
+    // contact can come up to that much later. Counting from our contact alone was up to 10.4 s
+    // late.
     use nodewarden::core::fence_plan::kubelet_lag;
     assert_eq!(
         kubelet_lag(Duration::from_secs(40), false),

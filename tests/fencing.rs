@@ -1,4 +1,4 @@
-//! The fence task's per-tick decisions (`core::fencing`, DESIGN §6) as tables: what counts as
+//! The fence task's per-tick decisions (`core::fencing`, docs/fence.md) as tables: what counts as
 //! contact and when the node is cut off, across restarts and wall-clock steps both ways; which
 //! steps of each plan are due; what is written to disk when; when failed API work is retried.
 

@@ -402,7 +402,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         n += 1;
     }
     let (pods, mut resources) =
-        fence_task::convert_pods(&writer.as_reader(), NODE, &mut Default::default());
+        fence_task::convert_pods(&writer.as_reader(), &mut Default::default());
     assert_eq!(pods.len(), n, "every pod converts");
     assert!(
         resources
@@ -540,8 +540,8 @@ fn a_refresh_converts_only_replaced_pods_and_matches_a_whole_conversion() {
     let mut malformed = Default::default();
     // (what happened, whether the kept pods change, how many pods are converted)
     let mut step = |c: &mut Converted, what: &str, changes: bool, conversions: usize| {
-        let changed = c.refresh(&store, NODE, &mut malformed);
-        let whole = fence_task::convert_pods(&store, NODE, &mut Default::default());
+        let changed = c.refresh(&store, &mut malformed);
+        let whole = fence_task::convert_pods(&store, &mut Default::default());
         assert_eq!((&c.pods, &c.resources), (&whole.0, &whole.1), "{what}");
         assert_eq!(changed, changes, "{what}: changed");
         assert_eq!(c.last_conversions(), conversions, "{what}: conversions");
@@ -580,7 +580,7 @@ fn a_refresh_converts_only_replaced_pods_and_matches_a_whole_conversion() {
 
     // After a restart the pods come from disk: the first refresh converts every pod and changes
     // nothing when the disk had them right, and says so when it did not.
-    let (pods, resources) = fence_task::convert_pods(&store, NODE, &mut Default::default());
+    let (pods, resources) = fence_task::convert_pods(&store, &mut Default::default());
     let mut fresh = Converted::from_disk(pods.clone(), resources.clone());
     step(&mut fresh, "from disk, as it was", false, n);
     let mut stale = Converted::from_disk(pods[1..].to_vec(), resources);

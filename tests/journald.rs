@@ -97,4 +97,20 @@ fn records_reach_journald_with_structured_fields() {
         assert!(Instant::now() < deadline, "no stop record in the journal");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The node is context of every record, set once by the logger: each record of this process
+    // (the start-up lines about the machine too, which name no node themselves) carries exactly
+    // one NODE field (a second one would make journalctl print an array).
+    let out = Command::new("journalctl")
+        .args(["-o", "json", "--no-pager", "SYSLOG_IDENTIFIER=nodewarden"])
+        .arg(format!("_PID={pid}"))
+        .output()
+        .expect("run journalctl");
+    let all: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(all.len() >= 3, "only {} records of the agent", all.len());
+    for r in &all {
+        assert_eq!(r["NODE"].as_str(), Some(node.as_str()), "{r}");
+    }
 }

@@ -16,7 +16,8 @@ use support::command::{cargo_command, have, must, run};
 use support::{agent_bin, is_root, require};
 
 const UNIT: &str = "systemd/nodewarden.service";
-/// The ceiling we keep the unit under (DESIGN §7: scored and kept low; "OK" starts below 4.0).
+/// The ceiling we keep the unit under (docs/architecture.md §7: scored and kept low; "OK" starts
+/// below 4.0).
 const MAX_EXPOSURE: f64 = 3.0;
 
 fn repo() -> PathBuf {

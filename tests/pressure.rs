@@ -1,4 +1,4 @@
-//! The pressure state machine (SEMANTICS §7.4–7.5), named after the rules it checks.
+//! The pressure state machine (docs/semantics.md §7.4–7.5), named after the rules it checks.
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
-//! The peer quorum's verdict (DESIGN §6 rule 6) as a table of SEMANTICS §5.5: every zone state
-//! and zone-size boundary, no peers known, no peers answering, mixed and stale answers; and the
-//! hold → enforce rule in the fence plan.
+//! The peer quorum's verdict (docs/fence.md §5) as a table of docs/semantics.md §5.5: every zone
+//! state and zone-size boundary, no peers known, no peers answering, mixed and stale answers; and
+//! the hold → enforce rule in the fence plan.
 
 use std::time::Duration;
 

@@ -2,10 +2,10 @@
 //! with a link to the API server's bridge and a link to the peers' bridge, fake pods as real
 //! processes in a cgroup sandbox per node, and partitions made for real (`support::lab`).
 //!
-//! Each test is one row of the controller's zone rules (SEMANTICS §5.5) as a node cut off from
-//! the API server must mirror them (DESIGN §6 rule 6): alone → the control plane evicts, so the
-//! fence stops on time; the API down for everyone, or a partial disruption of a small zone (3 of
-//! 5) → it evicts nothing, so neither does anyone here; peer traffic that is forged, stale,
+//! Each test is one row of the controller's zone rules (docs/semantics.md §5.5) as a node cut off
+//! from the API server must mirror them (docs/fence.md §5): alone → the control plane evicts, so
+//! the fence stops on time; the API down for everyone, or a partial disruption of a small zone (3
+//! of 5) → it evicts nothing, so neither does anyone here; peer traffic that is forged, stale,
 //! replayed or unsigned never counts.
 
 mod support;

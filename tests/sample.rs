@@ -2,7 +2,7 @@
 //! directories, and this machine's real `/proc`, `/sys/fs/cgroup` and `/`.
 //!
 //! Expected values are worked out by hand from the fixture files' numbers, with the arithmetic
-//! written out, so a test fails if the rule (SEMANTICS §7.1) or the parsing changes.
+//! written out, so a test fails if the rule (docs/semantics.md §7.1) or the parsing changes.
 
 mod support;
 

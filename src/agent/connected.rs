@@ -1,5 +1,5 @@
 //! Connected mode: start-up checks, then the sampling loop in this task and the reporter,
-//! heartbeat and watch tasks beside it (DESIGN §2). Any task ending is fatal.
+//! heartbeat and watch tasks beside it (docs/architecture.md §3). Any task ending is fatal.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -76,7 +76,7 @@ pub async fn run<S: Source>(
         }),
     ));
     let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
-    api::set_request_timeout(api::request_timeout_for(config));
+    api::set_request_timeout(config.request_timeout());
 
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
@@ -112,7 +112,7 @@ pub async fn run<S: Source>(
                 )),
                 Err(e) => {
                     log::warn!(
-                        node = node.as_str(), error = e.to_string().as_str();
+                        error = e.to_string().as_str();
                         "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
                     );
                     None
@@ -211,7 +211,7 @@ pub async fn run<S: Source>(
             contact_before,
         );
         let counters = counters.clone();
-        log::info!(node = node.as_str(), address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
+        log::info!(address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
         tasks.spawn(
             "peer endpoint",
             crate::peer::serve(listener, key, answer, counters),
@@ -288,10 +288,9 @@ pub async fn run<S: Source>(
     )
     .with_timeout(api::request_timeout().min(renew));
     {
-        let (uid, reach, health, node) =
-            (uid_rx.clone(), reach.clone(), health.clone(), node.clone());
+        let (uid, reach, health) = (uid_rx.clone(), reach.clone(), health.clone());
         tasks.spawn("heartbeat", async move {
-            heartbeat::run(keeper, renew, uid, reach, health, node, clock).await;
+            heartbeat::run(keeper, renew, uid, reach, health, clock).await;
         });
     }
 
@@ -339,8 +338,8 @@ pub async fn run<S: Source>(
         biased;
         Ok(refused) = &mut check_rx => Err(refused),
         () = &mut sampling => Ok(()),
-        Some(ended) = tasks.join_next() => Err(task_ended(&node, ended)),
-        Some(ended) = stateful.join_next() => Err(task_ended(&node, ended)),
+        Some(ended) = tasks.join_next() => Err(task_ended(ended)),
+        Some(ended) = stateful.join_next() => Err(task_ended(ended)),
     };
     // Also after a failure: what the fence knows is written before the supervisor restarts us.
     stop.trigger("the agent stopping");
@@ -350,12 +349,12 @@ pub async fn run<S: Source>(
 }
 
 /// A task that ended, which none should while the agent runs; logged.
-fn task_ended(node: &str, (name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartError {
+fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartError {
     let what = match how {
         Ok(()) => format!("the {name} task ended"),
         Err(e) => format!("the {name} task failed: {e}"),
     };
-    log::error!(node = node; "{what}; exiting so that the supervisor restarts the agent");
+    log::error!("{what}; exiting so that the supervisor restarts the agent");
     StartError::TaskEnded(what)
 }
 
@@ -412,7 +411,7 @@ fn asker(
                             let reason = e.reason();
                             if seen.insert(peer.node.clone(), reason) != Some(reason) {
                                 log::warn!(
-                                    node = node.as_str(), peer = peer.node.as_str(), reason = reason;
+                                    peer = peer.node.as_str(), reason = reason;
                                     "peer {} ({}) did not answer usably: {e}; counted as silent",
                                     peer.node, peer.address
                                 );

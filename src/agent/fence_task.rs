@@ -1,6 +1,6 @@
-//! The fence task (DESIGN §6): while connected, it keeps the pods bound to this node and the last
-//! contact on disk; once the API server has not answered for `unreachableAfter`, it follows the
-//! planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
+//! The fence task (docs/fence.md): while connected, it keeps the pods bound to this node and the
+//! last contact on disk; once the API server has not answered for `unreachableAfter`, it follows
+//! the planner — SIGTERM at each pod's `sigterm_at`, kill at `kill_at`, and keeps fenced pods dead;
 //! when the API returns it stops fencing and reconciles each fenced pod. Every decision (contact,
 //! cut off, steps due, writes due, retries) is `core::fencing`'s; this task gathers its inputs on
 //! the agent's clock, asks, and carries out the answers.
@@ -123,7 +123,7 @@ pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
     })
 }
 
-/// QoS from the spec when the API server has not set `status.qosClass` (SEMANTICS §11).
+/// QoS from the spec when the API server has not set `status.qosClass` (docs/semantics.md §11).
 fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
     let amount =
         |m: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
@@ -161,18 +161,22 @@ fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
 /// Read once at start-up: the fence task and the reporter (its held Events) share it.
 pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
     if let Some(problem) = state::directory_problem(dir) {
-        log::warn!(node = node; "{problem}");
+        log::warn!("{problem}");
     }
     match state::load(dir) {
         Loaded::Found(s) if s.node == node => Some(*s),
         Loaded::Found(s) => {
-            log::warn!(node = node; "state in {} is for node {}, not {node}; ignored", dir.display(), s.node);
+            log::warn!(
+                "state in {} is for node {}, not {node}; ignored",
+                dir.display(),
+                s.node
+            );
             None
         }
         Loaded::Missing => None,
         Loaded::Newer { path, version } => {
             log::error!(
-                node = node, version = version;
+                version = version;
                 "state file {} was written by a newer nodewarden (format version {version}; this build writes {}): it is kept untouched and nothing is saved while it is there, so going back to the newer release loses nothing; the fence knows no pods until the API server answers",
                 path.display(), state::VERSION
             );
@@ -180,7 +184,7 @@ pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
         }
         Loaded::Corrupt { error, moved_to } => {
             log::error!(
-                node = node, error = error.as_str();
+                error = error.as_str();
                 "state file unusable ({error}); moved to {}; the fence knows no pods until the API server answers",
                 moved_to.map(|p| p.display().to_string()).unwrap_or_else(|| "nowhere (move failed)".into())
             );
@@ -278,7 +282,7 @@ pub async fn run(
     if let Some(since) = link.cut_off_since() {
         inputs.reach.set_cut_off(Some(since));
         log::warn!(
-            node = node.as_str(), reachable = "false";
+            reachable = "false";
             "cut off from the API server since {} (before this start): fencing goes on",
             crate::core::clock::rfc3339(since)
         );
@@ -372,7 +376,7 @@ pub async fn run(
                 .stale_since()
                 .map(|t| now.wall - tokio::time::Instant::now().saturating_duration_since(t));
             let written = state::save_pod_view(&task.config.state_directory, stale);
-            task.write_errors.note(&task.node, written);
+            task.write_errors.note(written);
         }
         let seen = Seen {
             own: inputs.reach.last_contact().map(|t| task.clock.mono_of(t)),
@@ -551,13 +555,12 @@ impl Task {
         if judged.moved {
             self.durability.contact_moved();
         }
-        let node = self.node.as_str();
         match judged.transition {
             Some(Transition::Reconnected { since }) => {
                 // The line that says the API server answers again said so already, with how
                 // long this partition lasted (`api::reachability`): one line per edge.
                 let lasted = now.wall.duration_since(since).unwrap_or_default();
-                log::debug!(node = node; "partition of {}s over: fencing stops", lasted.as_secs());
+                log::debug!("partition of {}s over: fencing stops", lasted.as_secs());
                 reach.set_cut_off(None);
                 self.steps.clear();
                 self.logged_verdict = None;
@@ -577,7 +580,7 @@ impl Task {
                     .map(crate::core::clock::rfc3339)
                     .unwrap_or_default();
                 log::warn!(
-                    node = node, reachable = "false", last_contact = contact.as_str();
+                    reachable = "false", last_contact = contact.as_str();
                     "cut off from the API server (no answer for {}s; last contact {contact}); fence planning {} pod(s) in {} mode",
                     self.config.fence.unreachable_after.as_secs(), self.kept.converted.pods.len(), mode_name(self.policy.mode)
                 );
@@ -601,10 +604,10 @@ impl Task {
         if listed && (store_changed || !self.refreshed) {
             inputs.pods_changed.borrow_and_update();
             let first = !std::mem::replace(&mut self.refreshed, true);
-            let converted =
-                self.kept
-                    .converted
-                    .refresh(&inputs.pods, &self.node, &mut self.malformed);
+            let converted = self
+                .kept
+                .converted
+                .refresh(&inputs.pods, &mut self.malformed);
             if converted {
                 self.pods_generation += 1;
                 self.durability.changed();
@@ -652,7 +655,7 @@ impl Task {
                 Err(e) => {
                     let msg = e.to_string();
                     if self.reconcile_error.as_deref() != Some(msg.as_str()) {
-                        log::warn!(node = node.as_str(), error = msg.as_str(); "cannot list pods to reconcile fenced pods yet: {msg}");
+                        log::warn!(error = msg.as_str(); "cannot list pods to reconcile fenced pods yet: {msg}");
                         self.reconcile_error = Some(msg);
                     }
                     failed = true;
@@ -698,8 +701,6 @@ impl Task {
         let Some(contact) = last_contact else {
             return;
         };
-        let node = self.node.clone();
-        let node = node.as_str();
         let verdict = crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
@@ -721,7 +722,7 @@ impl Task {
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
             // them (held, enforced, or counted from the end of a hold).
             for p in &plans {
-                log_plan(node, p, now);
+                log_plan(p, now);
                 self.health.metrics.record_fence("planned");
             }
             self.health.metrics.record_plans(&plans, &verdict);
@@ -741,7 +742,7 @@ impl Task {
             let report = self.fence.sweep(t);
             for s in &report.pods {
                 if s.report.signalled > 0 {
-                    log::warn!(node = node, pod_uid = s.uid.as_str(), action = "rekill", signalled = s.report.signalled;
+                    log::warn!(pod_uid = s.uid.as_str(), action = "rekill", signalled = s.report.signalled;
                         "fenced pod {} had {} new process(es): killed again", s.uid, s.report.signalled);
                     self.health.metrics.record_fence("rekill");
                 }
@@ -774,7 +775,7 @@ impl Task {
             Err(e) => {
                 let msg = e.to_string();
                 if self.layout_error.as_deref() != Some(msg.as_str()) {
-                    log::error!(node = self.node.as_str(), error = msg.as_str(); "cannot find the pods' cgroups ({msg}); nothing can be stopped");
+                    log::error!(error = msg.as_str(); "cannot find the pods' cgroups ({msg}); nothing can be stopped");
                     self.layout_error = Some(msg);
                 }
             }
@@ -792,18 +793,18 @@ impl Task {
         let metrics = &self.health.metrics;
         match (due.step, due.dry_run, &self.terminator) {
             (Step::Sigterm, true, _) => {
-                log::info!(node = node, pod = id.as_str(), pod_uid = uid, action = "sigterm", dry_run = "true", late_ms = late;
+                log::info!(pod = id.as_str(), pod_uid = uid, action = "sigterm", dry_run = "true", late_ms = late;
                     "dry-run: would SIGTERM pod {id} now");
                 metrics.record_fence("would_sigterm");
             }
             (Step::Kill, true, _) => {
-                log::info!(node = node, pod = id.as_str(), pod_uid = uid, action = "kill", dry_run = "true", late_ms = late;
+                log::info!(pod = id.as_str(), pod_uid = uid, action = "kill", dry_run = "true", late_ms = late;
                     "dry-run: would kill pod {id} now and keep it fenced");
                 metrics.record_fence("would_kill");
             }
             (Step::Sigterm, false, Some(t)) => {
                 let r = t.terminate(&t.layout().pod_dir(uid, pod.qos));
-                log::warn!(node = node, pod = id.as_str(), pod_uid = uid, action = "sigterm", late_ms = late, signalled = r.signalled;
+                log::warn!(pod = id.as_str(), pod_uid = uid, action = "sigterm", late_ms = late, signalled = r.signalled;
                     "SIGTERM to pod {id} ({} process(es)) {late}ms after plan", r.signalled);
                 metrics.record_fence("sigterm");
                 metrics.record_lateness("sigterm", due.late);
@@ -814,7 +815,7 @@ impl Task {
                 self.fence.fence(uid.to_string(), dir);
                 self.kept.fenced.insert(uid.to_string());
                 self.durability.changed();
-                log::warn!(node = node, pod = id.as_str(), pod_uid = uid, action = "kill", late_ms = late, signalled = r.signalled;
+                log::warn!(pod = id.as_str(), pod_uid = uid, action = "kill", late_ms = late, signalled = r.signalled;
                     "pod {id} stopped ({} process(es) killed) {late}ms after plan; fenced until the API server answers", r.signalled);
                 metrics.record_fence("kill");
                 metrics.record_lateness("kill", due.late);
@@ -836,24 +837,21 @@ impl Task {
         let ok = match what {
             Write::Nothing => return,
             Write::State => {
-                let ok = self.write_errors.note(
+                let ok = self.write_errors.note(persist(
+                    &self.config.state_directory,
                     &self.node,
-                    persist(
-                        &self.config.state_directory,
-                        &self.node,
-                        self.link.last_contact_wall(now),
-                        stored_pods(&self.kept.converted.pods, &self.kept.converted.resources),
-                        self.kept.node_status.as_ref(),
-                        &self.kept.fenced,
-                        Held {
-                            fence_events: &self.kept.fence_events,
-                            condition_events: &self.kept.condition_events,
-                            decided: &self.kept.decided,
-                            quorum: &self.quorum_view,
-                            cut_off_since: self.link.cut_off_since(),
-                        },
-                    ),
-                );
+                    self.link.last_contact_wall(now),
+                    stored_pods(&self.kept.converted.pods, &self.kept.converted.resources),
+                    self.kept.node_status.as_ref(),
+                    &self.kept.fenced,
+                    Held {
+                        fence_events: &self.kept.fence_events,
+                        condition_events: &self.kept.condition_events,
+                        decided: &self.kept.decided,
+                        quorum: &self.quorum_view,
+                        cut_off_since: self.link.cut_off_since(),
+                    },
+                ));
                 let generation = self.journal_gen;
                 inputs
                     .durable
@@ -861,10 +859,9 @@ impl Task {
                 ok
             }
             Write::Contact => match self.link.last_contact_wall(now) {
-                Some(contact) => self.contact_errors.note(
-                    &self.node,
-                    state::save_contact(&self.config.state_directory, contact),
-                ),
+                Some(contact) => self
+                    .contact_errors
+                    .note(state::save_contact(&self.config.state_directory, contact)),
                 None => true,
             },
         };
@@ -886,11 +883,10 @@ impl Task {
 /// (`examples/footprint.rs`) and the benches, which measure a whole conversion.
 pub fn convert_pods(
     store: &Store<SlimPod>,
-    node: &str,
     malformed: &mut BTreeSet<String>,
 ) -> (Vec<FencePod>, BTreeMap<String, Effective>) {
     let mut converted = Converted::default();
-    converted.refresh(store, node, malformed);
+    converted.refresh(store, malformed);
     (converted.pods, converted.resources)
 }
 
@@ -929,12 +925,7 @@ impl Converted {
 
     /// Brings the pods up to date with `store`, as [`convert_pods`] would convert it whole;
     /// returns whether the pods or their resources changed.
-    pub fn refresh(
-        &mut self,
-        store: &Store<SlimPod>,
-        node: &str,
-        malformed: &mut BTreeSet<String>,
-    ) -> bool {
+    pub fn refresh(&mut self, store: &Store<SlimPod>, malformed: &mut BTreeSet<String>) -> bool {
         let mut slims = store.state();
         slims.sort_unstable_by(|a, b| a.metadata.uid.cmp(&b.metadata.uid));
         let reuse = self.sources.len() == self.pods.len();
@@ -970,7 +961,7 @@ impl Converted {
                     self.sources.push(source);
                 }
                 before => {
-                    let fresh = convert_one(&slim, node, malformed);
+                    let fresh = convert_one(&slim, malformed);
                     self.last_conversions += 1;
                     let was_resources = before
                         .as_ref()
@@ -1001,7 +992,6 @@ impl Converted {
 /// cannot be read. Each problem is logged once.
 fn convert_one(
     slim: &SlimPod,
-    node: &str,
     malformed: &mut BTreeSet<String>,
 ) -> Option<(FencePod, Option<Effective>)> {
     let p = slim.to_pod();
@@ -1012,7 +1002,7 @@ fn convert_one(
     );
     let Some(fp) = fence_pod(&p) else {
         if malformed.insert(id.clone()) {
-            log::warn!(node = node, pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
+            log::warn!(pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
         }
         return None;
     };
@@ -1020,7 +1010,7 @@ fn convert_one(
         Ok(e) => Some(e),
         Err(e) => {
             if malformed.insert(format!("{id} resources")) {
-                log::warn!(node = node, pod = id.as_str(), error = e.as_str(); "pod {id} has resources this agent cannot read ({e}); `status` leaves it out of the sums");
+                log::warn!(pod = id.as_str(), error = e.as_str(); "pod {id} has resources this agent cannot read ({e}); `status` leaves it out of the sums");
             }
             None
         }
@@ -1047,20 +1037,20 @@ struct WriteErrors {
 
 impl WriteErrors {
     /// Whether `result` is a success; logs a new error or the recovery.
-    fn note(&mut self, node: &str, result: Result<(), state::StateError>) -> bool {
+    fn note(&mut self, result: Result<(), state::StateError>) -> bool {
         match result {
             Ok(()) => {
                 if !self.seen.is_empty() {
                     let failures = std::mem::take(&mut self.seen);
                     let was = failures.into_iter().collect::<Vec<_>>().join("; ");
-                    log::info!(node = node; "state written again (after: {was})");
+                    log::info!("state written again (after: {was})");
                 }
                 true
             }
             Err(e) => {
                 let msg = e.to_string();
                 if !self.seen.contains(&msg) {
-                    log::error!(node = node, error = msg.as_str(); "{msg}; the fence goes on from memory and retries");
+                    log::error!(error = msg.as_str(); "{msg}; the fence goes on from memory and retries");
                     self.seen.insert(msg);
                 }
                 false
@@ -1121,13 +1111,13 @@ fn mode_name(m: fence_plan::Mode) -> &'static str {
     }
 }
 
-fn log_plan(node: &str, p: &fence_plan::PodPlan, now: Moment) {
+fn log_plan(p: &fence_plan::PodPlan, now: Moment) {
     let id = format!("{}/{}", p.namespace, p.name);
     // Milliseconds: the plan is checked against what happens, and a restart must reproduce it.
     let at = |d: Duration| humantime::format_rfc3339_millis(now.wall_at(d)).to_string();
     match &p.plan {
         Plan::Never { reason } => {
-            log::info!(node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "never";
+            log::info!(pod = id.as_str(), pod_uid = p.uid.as_str(), action = "never";
             "fence plan for {id}: never ({reason})")
         }
         Plan::Stop {
@@ -1135,12 +1125,12 @@ fn log_plan(node: &str, p: &fence_plan::PodPlan, now: Moment) {
             dry_run,
             reason,
         } => log::info!(
-            node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "stop", dry_run = dry_run.to_string().as_str(),
+            pod = id.as_str(), pod_uid = p.uid.as_str(), action = "stop", dry_run = dry_run.to_string().as_str(),
             eviction_time = at(schedule.eviction_time).as_str(), sigterm_at = at(schedule.sigterm_at).as_str(), kill_at = at(schedule.kill_at).as_str();
             "fence plan for {id}: SIGTERM {}, kill {}, eviction {} ({reason})",
             at(schedule.sigterm_at), at(schedule.kill_at), at(schedule.eviction_time)),
         Plan::Hold { schedule, reason } => {
-            log::info!(node = node, pod = id.as_str(), pod_uid = p.uid.as_str(), action = "hold",
+            log::info!(pod = id.as_str(), pod_uid = p.uid.as_str(), action = "hold",
             eviction_time = at(schedule.eviction_time).as_str();
             "fence plan for {id}: held ({reason})")
         }
@@ -1187,7 +1177,7 @@ pub async fn reconcile(
     for uid in std::mem::take(fenced) {
         fence.lift(&uid);
         if present.contains(&uid) {
-            log::info!(node = node, pod_uid = uid.as_str(), action = "lift";
+            log::info!(pod_uid = uid.as_str(), action = "lift";
                 "fenced pod {uid} still exists upstream: fence lifted, the kubelet may restart it");
             health.metrics.record_fence("lift");
             outcomes.push((
@@ -1195,7 +1185,7 @@ pub async fn reconcile(
                 format!("Pod {uid} on node {node} still exists after the partition: fence lifted"),
             ));
         } else {
-            log::info!(node = node, pod_uid = uid.as_str(), action = "reconciled";
+            log::info!(pod_uid = uid.as_str(), action = "reconciled";
                 "fenced pod {uid} was deleted upstream while cut off: done");
             health.metrics.record_fence("reconciled");
             outcomes.push((

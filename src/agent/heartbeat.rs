@@ -1,7 +1,7 @@
-//! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (SEMANTICS §13),
-//! whatever else is going on. A failed renewal is retried at the next tick; reachability records
-//! every outcome (a renewal stored is the agent's main proof of contact). Each renewal is bounded
-//! by one renew interval, so a hung request never pushes the next renewal later than that.
+//! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (docs/semantics.md
+//! §13), whatever else is going on. A failed renewal is retried at the next tick; reachability
+//! records every outcome (a renewal stored is the agent's main proof of contact). Each renewal is
+//! bounded by one renew interval, so a hung request never pushes the next renewal later than that.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +27,6 @@ pub async fn run(
     uid: watch::Receiver<Option<String>>,
     reach: Arc<Reachability>,
     health: Arc<Health>,
-    node: String,
     clock: Clock,
 ) {
     let mut ticker = tokio::time::interval(interval);
@@ -46,14 +45,14 @@ pub async fn run(
             Ok(_) => {
                 health.set_api_ok();
                 if failing {
-                    log::info!(node = node.as_str(); "lease renewed again");
+                    log::info!("lease renewed again");
                     failing = false;
                 }
             }
             Err(e) => {
                 // One record per episode; reachability logs its own changes.
                 if !failing && e.got_answer() {
-                    log::warn!(node = node.as_str(), error = e.to_string().as_str(); "lease renewal failed: {e}");
+                    log::warn!(error = e.to_string().as_str(); "lease renewal failed: {e}");
                 }
                 failing = true;
             }

@@ -123,9 +123,9 @@ impl Decider {
 
     /// Starts from the conditions our Node showed when last seen, so that a restart is not a
     /// transition: a first decision that agrees keeps the condition's `lastTransitionTime` and
-    /// records no Event, as the kubelet, which compares with the stored Node (SEMANTICS §6.3).
-    /// Only conditions we own that say exactly what we would write are taken; another writer's
-    /// wording is never adopted.
+    /// records no Event, as the kubelet, which compares with the stored Node (docs/semantics.md
+    /// §6.3). Only conditions we own that say exactly what we would write are taken; another
+    /// writer's wording is never adopted.
     pub fn resume(&mut self, seen: Vec<NodeCondition>) {
         let ours: Vec<NodeCondition> = seen
             .into_iter()

@@ -1,4 +1,4 @@
-//! The quorum task (DESIGN §6 rule 6): while this node is cut off from the API server, it asks
+//! The quorum task (docs/fence.md §5): while this node is cut off from the API server, it asks
 //! its peers every `[peers] interval` whether they still reach it, and publishes the verdict
 //! `core::quorum::decide` draws from their answers, for the fence to act on. While connected it
 //! keeps the zone and the peer list current (the fence persists them, so a restart while cut off
@@ -17,14 +17,12 @@ use tokio::time::Instant;
 use crate::agent::clock::Clock;
 use crate::agent::wake::Wake;
 use crate::api::reachability::Reachability;
+pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide};
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
-
-/// The Node label the controller keys zones by (with the region, SEMANTICS §5.5).
-pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
@@ -215,7 +213,7 @@ pub async fn run(
         };
         if !cut_off || config.fence.mode == crate::core::fence_plan::Mode::Off {
             if gate.verdict.is_some() && !cut_off {
-                log::info!(node = node.as_str(), verdict = "none"; "quorum verdict cleared: the API server answers again");
+                log::info!(verdict = "none"; "quorum verdict cleared: the API server answers again");
                 gate = Gate::default();
                 health.metrics.record_quorum(None);
                 view.send_modify(|v| {
@@ -254,7 +252,7 @@ pub async fn run(
                 .filter(|(_, h)| matches!(h, Heard::Report(_)))
                 .count();
             log::warn!(
-                node = node.as_str(), verdict = word, reason = verdict.reason(),
+                verdict = word, reason = verdict.reason(),
                 asked = round.heard.len(), answered = answered;
                 "quorum verdict: {word} ({}; {answered} of {} peer(s) asked answered)",
                 verdict.reason(), round.heard.len()

@@ -1,4 +1,5 @@
-//! The reporter task: turns the sampling loop's decisions into writes to our Node (DESIGN §5).
+//! The reporter task: turns the sampling loop's decisions into writes to our Node
+//! (docs/architecture.md §6).
 //!
 //! - Status: a strategic-merge PATCH of `nodes/<n>/status` with only our conditions, at once
 //!   when they changed (ignoring heartbeat times), otherwise once per
@@ -148,7 +149,7 @@ pub async fn run(
                     // A cycle sends its transitions' Events before its conditions: both go into
                     // the same journal entry, so neither reaches the disk (or the API) alone.
                     while let Ok(ev) = inputs.events.try_recv() {
-                        enqueue(&node, &mut pending, ev, &mut dropped_events);
+                        enqueue(&mut pending, ev, &mut dropped_events);
                         queue_changed = true;
                     }
                     let decided = &inputs.journal.borrow().decided;
@@ -157,7 +158,7 @@ pub async fn run(
                     }
                     // A writer seen on the Node before the first snapshot holds from the first
                     // report on.
-                    status_dirty |= refresh_foreign(&node, &health, &writers, &snap, clock, &mut foreign);
+                    status_dirty |= refresh_foreign(&health, &writers, &snap, clock, &mut foreign);
                     status_dirty |= report_changes(&snap, last_written.as_deref(), &foreign);
                     if taints_written.as_ref() != Some(&snap.desired_taints) {
                         taints_dirty = true;
@@ -192,18 +193,18 @@ pub async fn run(
                     if !missing.is_empty() && taints_written.is_some() {
                         let names: Vec<String> = missing.iter().map(|m| format!("{}:{}", m.key, m.effect)).collect();
                         log::warn!(
-                            node = node.as_str(), taint = names.join(",").as_str();
+                            taint = names.join(",").as_str();
                             "owned taint {} vanished from the node while its condition holds; restoring it", names.join(", ")
                         );
                     }
                     if !missing.is_empty() || stray {
                         taints_dirty = true;
                     }
-                    status_dirty |= refresh_foreign(&node, &health, &writers, snap, clock, &mut foreign);
+                    status_dirty |= refresh_foreign(&health, &writers, snap, clock, &mut foreign);
                 }
             }
             Some(ev) = inputs.events.recv() => {
-                enqueue(&node, &mut pending, ev, &mut dropped_events);
+                enqueue(&mut pending, ev, &mut dropped_events);
                 queue_changed = true;
             }
             _ = sleep_until_opt(report_due_at), if report_due_at.is_some() && !status_dirty => {
@@ -219,7 +220,7 @@ pub async fn run(
             }
             _ = sleep_until_opt(release_at), if release_at.is_some() => {
                 if let Some(snap) = latest.as_ref() {
-                    status_dirty |= refresh_foreign(&node, &health, &writers, snap, clock, &mut foreign);
+                    status_dirty |= refresh_foreign(&health, &writers, snap, clock, &mut foreign);
                 }
             }
             _ = sleep_until_opt(Some(first_sight_by)), if awaiting_first_sight => {}
@@ -331,7 +332,7 @@ pub async fn run(
                     seen_node = Some(Arc::new(*written));
                     health.metrics.record_taint_write("written");
                     log::info!(
-                        node = node.as_str(), taints = after.join(",").as_str();
+                        taints = after.join(",").as_str();
                         "node taints written: [{}]", after.join(", ")
                     );
                     taints_dirty = false;
@@ -356,7 +357,7 @@ pub async fn run(
                 }
                 // The server refused this event for good: drop it rather than block the queue.
                 Err(e) if !e.is_transient() => {
-                    log::warn!(node = node.as_str(), error = e.to_string().as_str(); "event dropped: {e}");
+                    log::warn!(error = e.to_string().as_str(); "event dropped: {e}");
                     pending.pop_front();
                     queue_changed = true;
                 }
@@ -377,7 +378,7 @@ pub async fn run(
                     delay = delay.max(after.min(settings.backoff.cap));
                 }
                 attempt = attempt.saturating_add(1);
-                log::debug!(node = node.as_str(), error = e.to_string().as_str(); "write failed, retrying in {delay:?}: {e}");
+                log::debug!(error = e.to_string().as_str(); "write failed, retrying in {delay:?}: {e}");
                 retry_at = Some(Instant::now() + delay);
             }
         }
@@ -392,12 +393,14 @@ async fn sleep_until_opt(at: Option<Instant>) {
 }
 
 /// Queues one Event, dropping the oldest beyond [`MAX_PENDING_EVENTS`].
-fn enqueue(node: &str, pending: &mut VecDeque<PendingEvent>, ev: PendingEvent, dropped: &mut u64) {
+fn enqueue(pending: &mut VecDeque<PendingEvent>, ev: PendingEvent, dropped: &mut u64) {
     if pending.len() >= MAX_PENDING_EVENTS {
         pending.pop_front();
         *dropped += 1;
         if *dropped == 1 || dropped.is_power_of_two() {
-            log::warn!(node = node; "{dropped} event(s) dropped: more than {MAX_PENDING_EVENTS} waiting for the API server");
+            log::warn!(
+                "{dropped} event(s) dropped: more than {MAX_PENDING_EVENTS} waiting for the API server"
+            );
         }
     }
     pending.push_back(ev);
@@ -442,13 +445,7 @@ fn note<T>(
 }
 
 /// A jitter seed that differs between processes and starts.
-pub(crate) fn seed() -> u64 {
-    let t = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ (u64::from(std::process::id()) << 32)
-}
+pub(crate) use crate::api::jitter_seed as seed;
 
 /// What a report of this snapshot sends, leaving out the conditions another writer holds.
 fn plan(
@@ -537,7 +534,6 @@ pub fn observation(n: &Node) -> NodeObservation {
 /// logs and counts the change. Returns whether a condition was released, to be written at once
 /// (our value may have been gone from the server for a long time).
 fn refresh_foreign(
-    node: &str,
     health: &Health,
     writers: &OtherWriters,
     snap: &Snapshot,
@@ -549,7 +545,7 @@ fn refresh_foreign(
         clock.now().mono,
         ownership::OTHER_WRITER_SILENCE,
     );
-    report_foreign(node, foreign, &found);
+    report_foreign(foreign, &found);
     health.metrics.record_foreign_writers(found.len());
     let released = foreign
         .iter()
@@ -577,7 +573,7 @@ fn condition_keys(fields: &serde_json::Value) -> Vec<String> {
 
 /// Logs each newly seen other writer (by condition and writer, not by the value it holds, so a
 /// writer flipping back and forth is reported once), and, once, each condition taken back.
-fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWriter]) {
+fn report_foreign(before: &BTreeSet<ForeignWriter>, now: &[ForeignWriter]) {
     let key = |f: &ForeignWriter| (f.condition_type.clone(), f.manager.clone());
     let before_keys: BTreeSet<_> = before.iter().map(key).collect();
     let silence = humantime::format_duration(ownership::OTHER_WRITER_SILENCE);
@@ -589,7 +585,7 @@ fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWr
             .map(|(s, r)| format!("; the server holds {s} ({r})"))
             .unwrap_or_default();
         log::warn!(
-            node = node, condition = f.condition_type.as_str(), writer = who;
+            condition = f.condition_type.as_str(), writer = who;
             "another writer ({who}) also writes condition {} that nodewarden owns{observed}; \
              not fighting it: nodewarden stops writing this condition (status, reason and \
              heartbeat) until that writer has shown no change nor heartbeat for {silence} — give \
@@ -603,7 +599,7 @@ fn report_foreign(node: &str, before: &BTreeSet<ForeignWriter>, now: &[ForeignWr
     {
         let who = f.manager.as_deref().unwrap_or("an unknown writer");
         log::info!(
-            node = node, condition = f.condition_type.as_str(), writer = who;
+            condition = f.condition_type.as_str(), writer = who;
             "the other writer ({who}) of condition {} showed no change nor heartbeat for {silence}; \
              nodewarden writes the condition again", f.condition_type
         );

@@ -118,7 +118,7 @@ fn evidence(spec: &ConditionSpec, ev: &Evaluation) -> Option<Evidence> {
     }
 }
 
-fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev: &Evaluation) {
+fn log_transition(spec: &ConditionSpec, t: &ConditionTransition, ev: &Evaluation) {
     let from = t.from.map_or("none", |s| s.as_str());
     let taint = spec
         .taint
@@ -127,7 +127,7 @@ fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev:
         .unwrap_or_default();
     match evidence(spec, ev) {
         Some(e) => log::info!(
-            node = node, condition = t.condition_type.as_str(), status = t.to.as_str(),
+            condition = t.condition_type.as_str(), status = t.to.as_str(),
             previous_status = from, reason = t.reason.as_str(), event = t.event.as_str(),
             signal = e.signal.as_str(), available = e.available.as_str(),
             threshold = e.threshold.as_str(), taint = taint.as_str();
@@ -135,7 +135,7 @@ fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev:
             t.condition_type, t.to, t.reason, e.text
         ),
         None => log::info!(
-            node = node, condition = t.condition_type.as_str(), status = t.to.as_str(),
+            condition = t.condition_type.as_str(), status = t.to.as_str(),
             previous_status = from, reason = t.reason.as_str(), event = t.event.as_str(),
             taint = taint.as_str();
             "condition {} is now {} ({}): none of its signals was observed",
@@ -144,7 +144,7 @@ fn log_transition(node: &str, spec: &ConditionSpec, t: &ConditionTransition, ev:
     }
 }
 
-fn log_taint_change(node: &str, change: &TaintChange, standalone: bool) {
+fn log_taint_change(change: &TaintChange, standalone: bool) {
     let (verb, spec) = match change {
         TaintChange::Add(s) => ("add", s),
         TaintChange::Remove(s) => ("remove", s),
@@ -156,7 +156,7 @@ fn log_taint_change(node: &str, change: &TaintChange, standalone: bool) {
         " (to be written by the reporter)"
     };
     log::info!(
-        node = node, taint = taint.as_str(), action = verb;
+        taint = taint.as_str(), action = verb;
         "taint {taint}: {verb}{note}"
     );
 }
@@ -251,7 +251,7 @@ pub async fn run<S: Source>(
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let mut running = config.clone();
     log::info!(
-        node = node.as_str(), mode = mode;
+        mode = mode;
         "nodewarden {} starting {mode} on node {node}: sampling every {}, summary every {}",
         env!("CARGO_PKG_VERSION"),
         humantime::format_duration(update),
@@ -261,7 +261,7 @@ pub async fn run<S: Source>(
         tokio::select! {
             why = &mut shutdown => {
                 systemd::stopping();
-                log::info!(node = node.as_str(); "stopping on {why}");
+                log::info!("stopping on {why}");
                 return;
             }
             _ = ticker.tick() => {}
@@ -271,7 +271,7 @@ pub async fn run<S: Source>(
                     None => std::future::pending().await,
                 }
             } => {
-                if let Some(accepted) = reload(&node, &mut running, &mut decider) {
+                if let Some(accepted) = reload(&mut running, &mut decider) {
                     reload_rejected = !accepted;
                 }
                 // The reload's own STATUS= stands until the next cycle restores the usual one.
@@ -312,10 +312,10 @@ pub async fn run<S: Source>(
         let offset = crate::core::clock::wall_offset_ms(now.wall, std::time::SystemTime::now());
         if crate::core::clock::stepped(reported_offset, offset, CLOCK_STEP_MS) {
             if offset.abs() < CLOCK_STEP_MS {
-                log::info!(node = node.as_str(), clock_offset_ms = offset;
+                log::info!(clock_offset_ms = offset;
                     "the system clock is back in step with the agent's clock");
             } else {
-                log::warn!(node = node.as_str(), clock_offset_ms = offset;
+                log::warn!(clock_offset_ms = offset;
                     "the system clock moved: it is now {:+.1}s from the agent's clock (the clock as read at start plus monotonic time); deadlines, reports and Lease renewals follow the monotonic clock, and the times the agent writes stay on its own clock until a restart",
                     offset as f64 / 1000.0);
             }
@@ -325,17 +325,17 @@ pub async fn run<S: Source>(
         let now_failing: BTreeSet<String> = reading.errors.iter().map(|e| e.0.clone()).collect();
         for (what, why) in &reading.errors {
             if !failing.contains(what) {
-                log::warn!(node = node.as_str(), signal = what.as_str(); "cannot read {what}: {why}");
+                log::warn!(signal = what.as_str(); "cannot read {what}: {why}");
             }
         }
         for what in failing.difference(&now_failing) {
-            log::info!(node = node.as_str(), signal = what.as_str(); "{what} can be read again");
+            log::info!(signal = what.as_str(); "{what} can be read again");
         }
         failing = now_failing;
         let decision = decider.decide(&reading.observations, now);
         for t in &decision.transitions {
             if let Some(spec) = specs.get(&t.condition_type) {
-                log_transition(&node, spec, t, &decision.evaluation);
+                log_transition(spec, t, &decision.evaluation);
             }
             health.metrics.record_transition(&t.condition_type);
             if let Some(p) = &publisher {
@@ -349,7 +349,7 @@ pub async fn run<S: Source>(
             }
         }
         for change in &decision.taint_changes {
-            log_taint_change(&node, change, publisher.is_none());
+            log_taint_change(change, publisher.is_none());
         }
         if let Some(p) = &publisher {
             p.snapshots.send_replace(Some(Arc::new(Snapshot {
@@ -391,7 +391,7 @@ pub async fn run<S: Source>(
                 .filter(|c| c.status == ConditionStatus::True)
                 .count();
             log::info!(
-                node = node.as_str(), summary = summary.as_str(), taints = decider.taints.len();
+                summary = summary.as_str(), taints = decider.taints.len();
                 "summary: {summary}; {pressured} condition(s) under pressure, {} signal(s) read, {} unreadable",
                 reading.observations.eviction.len() + reading.observations.psi.len(),
                 reading.errors.len()
@@ -402,23 +402,23 @@ pub async fn run<S: Source>(
 
 /// The settings a reload applies while running; everything else needs a restart. Returns
 /// whether the file was accepted (`None`: there is no file to read).
-fn reload(node: &str, running: &mut Config, decider: &mut Decider) -> Option<bool> {
+fn reload(running: &mut Config, decider: &mut Decider) -> Option<bool> {
     let Some(path) = running.source.clone() else {
-        log::warn!(node = node; "SIGHUP ignored: the configuration did not come from a file");
+        log::warn!("SIGHUP ignored: the configuration did not come from a file");
         return None;
     };
     systemd::status("reloading the configuration");
     let new = match crate::config::load_with_warnings(&path) {
         Ok(loaded) => {
             for w in &loaded.warnings {
-                log::warn!(node = node; "configuration warning: {w}");
+                log::warn!("configuration warning: {w}");
             }
             loaded.config
         }
         Err(errors) => {
             let text = errors.to_string();
             log::error!(
-                node = node, errors = text.as_str();
+                errors = text.as_str();
                 "configuration reload rejected, the running configuration stays: {}",
                 text.replace('\n', "; ")
             );
@@ -494,7 +494,7 @@ fn reload(node: &str, running: &mut Config, decider: &mut Decider) -> Option<boo
         *running = next;
     }
     log::info!(
-        node = node, applied = applied.join(",").as_str(), needs_restart = pending.join(",").as_str();
+        applied = applied.join(",").as_str(), needs_restart = pending.join(",").as_str();
         "configuration reloaded from {}: applied [{}]{}",
         path.display(),
         applied.join(", "),

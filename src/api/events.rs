@@ -1,4 +1,4 @@
-//! core/v1 Events for condition transitions (SEMANTICS §6.3: "Node <name> status is now:
+//! core/v1 Events for condition transitions (docs/semantics.md §6.3: "Node <name> status is now:
 //! <Event>"), recorded in the `default` namespace against the Node as the kubelet does.
 
 use std::time::SystemTime;
@@ -14,14 +14,7 @@ use crate::api::{ApiError, FIELD_MANAGER, call};
 /// Node events live in the `default` namespace (the Node is cluster-scoped).
 pub const EVENT_NAMESPACE: &str = "default";
 
-/// An event waiting to be sent.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PendingEvent {
-    pub reason: String,
-    pub message: String,
-    pub warning: bool,
-    pub at: SystemTime,
-}
+pub use crate::core::event::PendingEvent;
 
 /// 32-bit FNV-1a of the reason, type and message: stable across processes and builds.
 fn digest(event: &PendingEvent) -> u32 {

@@ -1,7 +1,7 @@
-//! Our heartbeat Lease (SEMANTICS §13, DESIGN §5): renewed every duration/4 with an update that
-//! carries the resourceVersion of the Lease we last wrote; 409 → read it again and retry; 404 →
-//! create it with an owner reference to the Node so it goes away with the Node — from the
-//! first request: when the Node's UID is not known yet, it is read before the create.
+//! Our heartbeat Lease (docs/semantics.md §13, docs/architecture.md §6): renewed every duration/4
+//! with an update that carries the resourceVersion of the Lease we last wrote; 409 → read it again
+//! and retry; 404 → create it with an owner reference to the Node so it goes away with the Node —
+//! from the first request: when the Node's UID is not known yet, it is read before the create.
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::Node;

@@ -28,11 +28,14 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Every non-watch request's timeout, in milliseconds; set once at start ([`set_request_timeout`]).
 static REQUEST_TIMEOUT_MS: AtomicU64 = AtomicU64::new(DEFAULT_REQUEST_TIMEOUT.as_millis() as u64);
 
-/// The kubelet's rule for its heartbeat client: min(`nodeStatusUpdateFrequency`, Lease duration),
-/// so a hung request never outlives a status period or the Lease it is renewing.
-pub fn request_timeout_for(config: &crate::config::Config) -> Duration {
-    let lease = Duration::from_secs(u64::from(config.node_lease_duration_seconds));
-    config.node_status_update_frequency.min(lease)
+/// A seed for the jitter of API retries (watches, writes, the fence's API work) that differs
+/// between processes and starts, so agents restarted together do not retry in step.
+pub fn jitter_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (u64::from(std::process::id()) << 32)
 }
 
 /// Sets the timeout of every later request made through [`call`].
@@ -48,22 +51,7 @@ pub fn request_timeout() -> Duration {
     Duration::from_millis(REQUEST_TIMEOUT_MS.load(Ordering::Relaxed))
 }
 
-/// How much of a server-provided text an error keeps: enough to recognise it, never a whole
-/// body (a wrong server answering megabytes would otherwise land in every log record).
-pub const MAX_DETAIL: usize = 200;
-
-/// The first [`MAX_DETAIL`] bytes of `text` (cut at a character boundary), followed by
-/// `… (N bytes)` when something was cut.
-pub fn excerpt(text: &str) -> String {
-    if text.len() <= MAX_DETAIL {
-        return text.to_string();
-    }
-    let mut end = MAX_DETAIL;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes)", &text[..end], text.len())
-}
+pub use crate::bounded::{MAX_DETAIL, excerpt};
 
 /// A failed API request, with what was attempted.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,6 @@
 //! Writes to our Node: the status PATCH carrying only the conditions we own (strategic merge,
 //! merge key `type`, so other writers' conditions are untouched) and the taint read-modify-write
-//! guarded by `resourceVersion` (DESIGN §5).
+//! guarded by `resourceVersion` (docs/architecture.md §6).
 
 use k8s_openapi::api::core::v1::{Node, Taint as ApiTaint};
 use kube::Api;

@@ -1,4 +1,4 @@
-//! Where the peer list comes from (DESIGN §6 rule 6): the EndpointSlices of the headless Service
+//! Where the peer list comes from (docs/fence.md §5): the EndpointSlices of the headless Service
 //! in front of the agents (DaemonSet installs), or the `[peers] static` list (systemd installs).
 //! The slices are listed and watched; every change rebuilds the whole set from all slices of the
 //! Service ([`peers_from_slices`], pure) and publishes it only when it differs. While the API

@@ -135,7 +135,7 @@ impl Reachability {
         let Some(previous) = changed else {
             if ended.is_some() {
                 log::info!(
-                    node = self.node.as_str(), reachable = "true";
+                    reachable = "true";
                     "API server reachable again{fence}"
                 );
             }
@@ -155,16 +155,16 @@ impl Reachability {
         let silent = now.saturating_sub(previous_since.unwrap_or(now));
         match (next, previous, result) {
             (State::Unreachable, _, Err(e)) => log::warn!(
-                node = self.node.as_str(), reachable = "false", error = e.to_string().as_str(),
+                reachable = "false", error = e.to_string().as_str(),
                 last_contact = last.as_str();
                 "API server unreachable: {e} (last contact: {last})"
             ),
             (State::Reachable, State::Unknown, _) => log::info!(
-                node = self.node.as_str(), reachable = "true";
+                reachable = "true";
                 "API server reachable{fence}"
             ),
             (State::Reachable, _, _) => log::info!(
-                node = self.node.as_str(), reachable = "true";
+                reachable = "true";
                 "API server reachable again after {}s without an answer{fence}",
                 silent.as_secs()
             ),

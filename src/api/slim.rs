@@ -12,7 +12,7 @@
 //!
 //! What is kept, and who reads it:
 //! - Pod identity (name, namespace, uid, resourceVersion): the store's keys, the fence, `status`.
-//! - the controller owner's kind: the fence (DaemonSet pods, SEMANTICS §11).
+//! - the controller owner's kind: the fence (DaemonSet pods, docs/semantics.md §11).
 //! - the annotations in [`POD_ANNOTATIONS`]: mirror/static pods and the opt-out (fence).
 //! - tolerations, terminationGracePeriodSeconds, phase: the fence's plan.
 //! - each container's and init container's name, resources and restartPolicy (sidecars), the
@@ -37,8 +37,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::agent::quorum::ZONE_LABEL;
 use crate::core::fence_plan::OPT_OUT_ANNOTATION;
+
+/// The Node label the controller keys zones by (with the region, docs/semantics.md §5.5). The
+/// API shell reads it off the Node; the quorum task groups peers by it.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// The pod annotations the fence reads; every other annotation is skipped while decoding.
 pub const POD_ANNOTATIONS: &[&str] = &[
@@ -83,7 +86,7 @@ pub struct SlimPodSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub init_containers: Option<Vec<SlimContainer>>,
-    /// Pod-level resources (SEMANTICS §11: they take precedence for QoS and requests).
+    /// Pod-level resources (docs/semantics.md §11: they take precedence for QoS and requests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<SlimResources>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

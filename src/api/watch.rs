@@ -189,18 +189,14 @@ async fn run(
     let node_cfg = node_config(&node_name);
     let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.
-    let node_stream =
-        in_order(watcher(nodes, node_cfg), "node", node_name.clone()).applied_objects();
-    let pod_stream = reflector::reflector(
-        pod_writer,
-        in_order(watcher(pods, pod_cfg), "pod", node_name.clone()),
-    );
+    let node_stream = in_order(watcher(nodes, node_cfg), "node").applied_objects();
+    let pod_stream = reflector::reflector(pod_writer, in_order(watcher(pods, pod_cfg), "pod"));
     tokio::pin!(node_stream);
     tokio::pin!(pod_stream);
     let mut node_failing = false;
     let mut pods_failing = false;
     let (mut node_retry, mut pod_retry) = (Retry::new(), Retry::new());
-    let mut jitter = Jitter::new(crate::agent::reporter::seed());
+    let mut jitter = Jitter::new(crate::api::jitter_seed());
     let mut reach = *contact.borrow_and_update();
     let mut contact_open = true;
     loop {
@@ -220,7 +216,7 @@ async fn run(
                     Reach::Reachable if was != Reach::Reachable => {
                         let n = node_retry.contact_returned(&node_view);
                         if pod_retry.contact_returned(&pod_view) || n {
-                            log::info!(node = node_name.as_str(); "contact returned: re-opening the watches that have shown nothing since it was lost");
+                            log::info!("contact returned: re-opening the watches that have shown nothing since it was lost");
                         }
                     }
                     _ => {}
@@ -232,7 +228,7 @@ async fn run(
                 Ok(node) => {
                     node_retry.succeeded();
                     if node_failing {
-                        log::info!(node = node_name.as_str(); "node watch recovered");
+                        log::info!("node watch recovered");
                         node_failing = false;
                     }
                     node_tx.send_replace(Some(Arc::new(node.into_node())));
@@ -242,7 +238,7 @@ async fn run(
                     if !node_failing {
                         // Bounded: a decoding error can quote what the server sent.
                         let e = crate::api::excerpt(&e.to_string());
-                        log::warn!(node = node_name.as_str(), error = e.as_str(); "node watch failed: {e}; retrying with backoff (at once when contact returns)");
+                        log::warn!(error = e.as_str(); "node watch failed: {e}; retrying with backoff (at once when contact returns)");
                         node_failing = true;
                     }
                 }
@@ -253,7 +249,7 @@ async fn run(
                     // The reflector applied the event to the store before yielding it.
                     pods_tx.send_modify(|n| *n = n.wrapping_add(1));
                     if pods_failing {
-                        log::info!(node = node_name.as_str(); "pod watch recovered");
+                        log::info!("pod watch recovered");
                         pods_failing = false;
                     }
                 }
@@ -262,7 +258,7 @@ async fn run(
                     if !pods_failing {
                         // Bounded: a decoding error can quote what the server sent.
                         let e = crate::api::excerpt(&e.to_string());
-                        log::warn!(node = node_name.as_str(), error = e.as_str(); "pod watch failed: {e}; retrying with backoff (at once when contact returns)");
+                        log::warn!(error = e.as_str(); "pod watch failed: {e}; retrying with backoff (at once when contact returns)");
                         pods_failing = true;
                     }
                 }
@@ -278,7 +274,6 @@ async fn run(
 pub fn in_order<K: Resource>(
     stream: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>>,
     what: &'static str,
-    node: String,
 ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> {
     let mut mark = Watermark::default();
     let mut stale: u64 = 0;
@@ -312,7 +307,7 @@ pub fn in_order<K: Resource>(
                             _ => Default::default(),
                         };
                         log::warn!(
-                            node = node.as_str(), watch = what, stale = stale;
+                            watch = what, stale = stale;
                             "{what} watch delivered {what} {name} at resourceVersion {rv}, older than {} it already delivered: ignored ({stale} stale event(s) so far)",
                             mark.mark().unwrap_or_default()
                         );

@@ -1,8 +1,8 @@
 //! `nodewarden explain --node NODE --pod POD`: what the taint and QoS rules say about one pod
 //! on one node. A shell over the pure core: it reads two Kubernetes objects (YAML or JSON),
-//! decodes and validates them as the API server would (SEMANTICS §8), and reports the QoS class
-//! (§11), the pod's cgroup paths (§12), who tolerates each taint (§2), the scheduler's verdict
-//! (§3) and the taint-eviction controller's NoExecute outcome (§4).
+//! decodes and validates them as the API server would (docs/semantics.md §8), and reports the QoS
+//! class (§11), the pod's cgroup paths (§12), who tolerates each taint (§2), the scheduler's
+//! verdict (§3) and the taint-eviction controller's NoExecute outcome (§4).
 //!
 //! Malformed input never panics: wrong types are reported like a decode failure, invalid
 //! values like the API server's `... is invalid: [...]`, every error at once, with field paths.
@@ -92,7 +92,7 @@ pub enum Problem {
     /// A field has the wrong type (or `kind` is wrong): the API server fails to decode it and
     /// never validates. All such errors are listed.
     Decode(Vec<FieldError>),
-    /// Decoded but invalid (SEMANTICS §8): every validation error.
+    /// Decoded but invalid (docs/semantics.md §8): every validation error.
     Invalid(Vec<FieldError>),
 }
 

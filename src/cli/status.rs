@@ -33,7 +33,7 @@ pub struct StatusReport {
     /// How current the fence's pod view is (`core::pod_view`): `current`, `stale since T (N
     /// ago)`, or `unknown` (no agent of this build wrote it yet).
     pub pod_view: String,
-    /// The peer quorum (DESIGN §6 rule 6): its verdict while cut off, the zone and peers known.
+    /// The peer quorum (docs/fence.md §5): its verdict while cut off, the zone and peers known.
     pub quorum: QuorumStatus,
     pub pods: Vec<PodStatus>,
     pub fenced: Vec<String>,
@@ -216,7 +216,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
                 .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
                 .as_ref(),
             held_at.map(|h| moment.mono_at(h)),
-            crate::api::request_timeout_for(config),
+            config.request_timeout(),
         )
     } else {
         QuorumVerdict::NotConsulted

@@ -1,4 +1,5 @@
-//! Built-in defaults (DESIGN §4, SEMANTICS §6.1, §6.3, §7.3): what an empty file gives.
+//! Built-in defaults (docs/architecture.md §5, docs/semantics.md §6.1, §6.3, §7.3): what an empty
+//! file gives.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -10,24 +11,24 @@ use crate::core::threshold::{EvictionInput, parse_thresholds};
 
 use super::{ConditionSpec, Config, LogTarget, LoggingConfig, TaintSpec};
 
-/// `nodeStatusUpdateFrequency` (SEMANTICS §6.1).
+/// `nodeStatusUpdateFrequency` (docs/semantics.md §6.1).
 pub const NODE_STATUS_UPDATE_FREQUENCY: Duration = Duration::from_secs(10);
-/// `nodeStatusReportFrequency`: 1m, our own default (DESIGN §4), not the kubelet's 5m, and it does
-/// not follow `nodeStatusUpdateFrequency` when that is set.
+/// `nodeStatusReportFrequency`: 1m, our own default (docs/architecture.md §5), not the kubelet's
+/// 5m, and it does not follow `nodeStatusUpdateFrequency` when that is set.
 pub const NODE_STATUS_REPORT_FREQUENCY: Duration = Duration::from_secs(60);
-/// `nodeLeaseDurationSeconds` (SEMANTICS §6.1).
+/// `nodeLeaseDurationSeconds` (docs/semantics.md §6.1).
 pub const NODE_LEASE_DURATION_SECONDS: u32 = 40;
-/// `evictionPressureTransitionPeriod` (SEMANTICS §6.1).
+/// `evictionPressureTransitionPeriod` (docs/semantics.md §6.1).
 pub const EVICTION_PRESSURE_TRANSITION_PERIOD: Duration = Duration::from_secs(300);
 pub const PROC_PATH: &str = "/proc";
 pub const CGROUP_PATH: &str = "/sys/fs/cgroup";
 pub const NODEFS_PATH: &str = "/var/lib/kubelet";
 pub const IMAGEFS_PATH: &str = "/var/lib/containerd";
 pub const STATE_DIRECTORY: &str = "/var/lib/nodewarden";
-/// `healthAddress`: loopback only by default (DESIGN §7).
+/// `healthAddress`: loopback only by default (docs/architecture.md §7).
 pub const HEALTH_ADDRESS: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 9842);
 
-/// The kubelet's reasons and messages for a standard condition (SEMANTICS §6.3).
+/// The kubelet's reasons and messages for a standard condition (docs/semantics.md §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StandardReasons {
     pub true_reason: &'static str,
@@ -80,7 +81,7 @@ fn standard_condition(condition_type: &str, signals: &[Signal], taint_key: &str)
 }
 
 /// The conditions used when `[[conditions]]` is absent: the kubelet's three pressure conditions
-/// fed by their signals (SEMANTICS §7.1), each mapped to its well-known NoSchedule taint.
+/// fed by their signals (docs/semantics.md §7.1), each mapped to its well-known NoSchedule taint.
 pub fn standard_conditions() -> Vec<ConditionSpec> {
     vec![
         standard_condition(

@@ -1,6 +1,6 @@
-//! Reading the TOML file (DESIGN §4): serde reads the raw shape (`raw.rs`), then one pass checks
-//! every value and translates it into [`Config`], collecting every problem at once, each with its
-//! line, column and dotted key.
+//! Reading the TOML file (docs/architecture.md §5): serde reads the raw shape (`raw.rs`), then one
+//! pass checks every value and translates it into [`Config`], collecting every problem at once,
+//! each with its line, column and dotted key.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -15,6 +15,7 @@ use toml::de::DeTable;
 
 use crate::core::fence_plan::Mode;
 use crate::core::names;
+use crate::core::qos::{CgroupDriver, CgroupVersion};
 use crate::core::quorum::Undecided;
 use crate::core::signal::{Signal, SignalRef};
 use crate::core::taint::Effect;
@@ -22,7 +23,6 @@ use crate::core::threshold::{
     EvictionInput, Site, ThresholdError, ThresholdMap, format_duration, parse_duration,
     parse_psi_thresholds, parse_thresholds,
 };
-use crate::terminate::{CgroupDriver, CgroupVersion};
 
 use super::defaults::{StandardReasons, standard_reasons};
 use super::raw::{
@@ -610,10 +610,10 @@ impl Walker<'_> {
             }
             if map == ThresholdMap::EvictionHard {
                 // The kubelet fills its defaults only when evictionHard is absent (nil); an
-                // explicit empty map is "no hard thresholds". SEMANTICS §7.3 reads YAML `{}` as
-                // unset because of `omitempty`, but that tag only drops an empty map when one is
-                // encoded, and TOML has no such thing: an empty `[evictionHard]` was written on
-                // purpose, so it is kept as written, and said so, because commenting out every
+                // explicit empty map is "no hard thresholds". docs/semantics.md §7.3 reads YAML
+                // `{}` as unset because of `omitempty`, but that tag only drops an empty map when
+                // one is encoded, and TOML has no such thing: an empty `[evictionHard]` was written
+                // on purpose, so it is kept as written, and said so, because commenting out every
                 // line leaves one behind.
                 r.eviction.hard_set = true;
                 if entries.is_empty() {
@@ -632,7 +632,7 @@ impl Walker<'_> {
 
     /// The rules between keys, and the thresholds parsed by the core.
     fn cross_checks(&mut self, config: &mut Config, r: &Reading) {
-        // DESIGN §4: our report frequency is never below the update frequency.
+        // docs/architecture.md §5: our report frequency is never below the update frequency.
         if config.node_status_report_frequency < config.node_status_update_frequency {
             let (span, key) = match (&r.report_span, &r.update_span) {
                 (Some(s), _) => (s.clone(), "nodeStatusReportFrequency"),
@@ -669,7 +669,7 @@ impl Walker<'_> {
         // pod whose kill time comes earlier waits for it, and is stopped late.
         let (_, settled) = crate::core::quorum::windows(
             renew,
-            crate::api::request_timeout_for(config),
+            config.request_timeout(),
             config.fence.unreachable_after,
         );
         let lag = crate::core::fence_plan::FencePolicy::from(&*config).kubelet_lag;
@@ -1101,7 +1101,7 @@ impl Walker<'_> {
         ok &= condition_type.is_some() && signals.is_some();
 
         // Reasons and messages default to the kubelet's only for the standard types
-        // (SEMANTICS §6.3).
+        // (docs/semantics.md §6.3).
         let standard = condition_type.as_deref().and_then(standard_reasons);
         // Only a valid type says which keys are needed.
         let at = condition_type.as_ref().map(|_| table_span);
@@ -1284,7 +1284,7 @@ fn is_reason(s: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Why `s` is not a qualified name (SEMANTICS §8.1), in the API server's words, or `None`.
+/// Why `s` is not a qualified name (docs/semantics.md §8.1), in the API server's words, or `None`.
 pub(crate) fn qualified_name_problem(s: &str) -> Option<String> {
     let errors = names::qualified_name_errors(s);
     (!errors.is_empty()).then(|| errors.join("; "))

@@ -1,5 +1,5 @@
-//! The configuration file: a KubeletConfiguration-like TOML document (DESIGN §4), its defaults,
-//! and validation that reports every error at once with file, line, column and key.
+//! The configuration file: a KubeletConfiguration-like TOML document (docs/architecture.md §5), its
+//! defaults, and validation that reports every error at once with file, line, column and key.
 //!
 //! serde reads the file into raw structs whose values keep their positions and accept any type
 //! (`raw.rs`); one pass then checks every key and translates it, so that every error is reported
@@ -255,6 +255,14 @@ impl Config {
             && self.lease_name.is_some()
             && self.lease_name == self.node_name
     }
+
+    /// Every API request's timeout, by the kubelet's rule for its heartbeat client:
+    /// min(`nodeStatusUpdateFrequency`, Lease duration), so a hung request never outlives a
+    /// status period or the Lease it is renewing.
+    pub fn request_timeout(&self) -> std::time::Duration {
+        let lease = std::time::Duration::from_secs(u64::from(self.node_lease_duration_seconds));
+        self.node_status_update_frequency.min(lease)
+    }
 }
 
 /// Where log records go (`[logging] target`).
@@ -277,7 +285,7 @@ pub struct LoggingConfig {
     pub level: log::LevelFilter,
 }
 
-/// `[fence]`: local NoExecute honoring while the control plane is unreachable (DESIGN §6).
+/// `[fence]`: local NoExecute honoring while the control plane is unreachable (docs/fence.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FenceConfig {
     /// `mode` ("dry-run"): `enforce`, `dry-run` or `off`. Enforcement is opted into until peer
@@ -295,16 +303,16 @@ pub struct FenceConfig {
     /// `gracePeriodCap` ("30s"): the most SIGTERM grace a pod gets.
     pub grace_period_cap: std::time::Duration,
     /// `cgroupDriver` ("auto").
-    pub cgroup_driver: Option<crate::terminate::CgroupDriver>,
+    pub cgroup_driver: Option<crate::core::qos::CgroupDriver>,
     /// `cgroupVersion` ("auto").
-    pub cgroup_version: Option<crate::terminate::CgroupVersion>,
+    pub cgroup_version: Option<crate::core::qos::CgroupVersion>,
     /// `cgroupRoot` (unset: `cgroupPath`): where the pods' cgroups are looked for.
     pub cgroup_root: Option<std::path::PathBuf>,
 }
 
 pub use crate::core::quorum::Undecided;
 
-/// `[peers]`: the other agents the fence asks before it stops anything (DESIGN §6 rule 6).
+/// `[peers]`: the other agents the fence asks before it stops anything (docs/fence.md §5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeersConfig {
     /// `service` (unset): `namespace/name` of the headless Service whose EndpointSlices list the

@@ -1,4 +1,5 @@
-//! The file's shape, derived with serde (DESIGN §4): one struct per table, every value spanned.
+//! The file's shape, derived with serde (docs/architecture.md §5): one struct per table, every
+//! value spanned.
 //!
 //! Reading never fails on a value of the wrong type: leaves are [`Value`]s (any TOML value), and
 //! a table or array is a [`Shaped`], which holds what was found instead when the file has another

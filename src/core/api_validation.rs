@@ -1,5 +1,5 @@
-//! API-server validation of taints and tolerations (SEMANTICS §8), with Kubernetes-style field
-//! paths and messages. Pure.
+//! API-server validation of taints and tolerations (docs/semantics.md §8), with Kubernetes-style
+//! field paths and messages. Pure.
 //!
 //! Input is the raw, string-typed shape of the API objects ([`RawTaint`], [`RawToleration`]);
 //! output is either the typed [`Taint`]s / [`Toleration`]s or EVERY error found, like the API
@@ -150,7 +150,7 @@ pub struct RawToleration {
 const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 const OPERATORS: [&str; 2] = ["Equal", "Exists"];
 
-/// Validates node taints (SEMANTICS §8.1) under `path` (e.g. `spec.taints`).
+/// Validates node taints (docs/semantics.md §8.1) under `path` (e.g. `spec.taints`).
 ///
 /// Key: a qualified name. Value: a label value. Effect: required, one of three. (key, effect)
 /// pairs must be unique. Every error is reported, in field order.
@@ -208,7 +208,7 @@ pub fn validate_taints(raw: &[RawTaint], path: &str) -> Result<Vec<Taint>, Vec<F
     }
 }
 
-/// Validates pod tolerations (SEMANTICS §8.2) under `path` (e.g. `spec.tolerations`).
+/// Validates pod tolerations (docs/semantics.md §8.2) under `path` (e.g. `spec.tolerations`).
 ///
 /// Duplicates are accepted, as upstream. `Lt`/`Gt` are rejected as unsupported: the
 /// comparison-operator gate is alpha and off by default (§8.4).

@@ -1,5 +1,5 @@
-//! Capped exponential backoff with jitter for API retries (DESIGN §5). Pure: the random draw is
-//! an input, so the cap can be tested exhaustively.
+//! Capped exponential backoff with jitter for API retries (docs/architecture.md §6). Pure: the
+//! random draw is an input, so the cap can be tested exhaustively.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! Node condition bookkeeping for the conditions we own (SEMANTICS §6.3): heartbeat on every
-//! cycle, status/reason/message/transition time only on a flip, an event per flip. Also the
+//! Node condition bookkeeping for the conditions we own (docs/semantics.md §6.3): heartbeat on
+//! every cycle, status/reason/message/transition time only on a flip, an event per flip. Also the
 //! condition → taint mapping (which owned taints should be on the node). Pure.
 
 use std::collections::BTreeMap;
@@ -84,8 +84,8 @@ pub struct ConditionTransition {
     pub event: String,
 }
 
-/// The kubelet's event reason for a standard condition's status (SEMANTICS §6.3); for our own
-/// condition types, the condition's reason.
+/// The kubelet's event reason for a standard condition's status (docs/semantics.md §6.3); for our
+/// own condition types, the condition's reason.
 pub fn event_reason(spec: &ConditionSpec, status: ConditionStatus) -> String {
     let standard = match (spec.condition_type.as_str(), status) {
         ("MemoryPressure", ConditionStatus::True) => Some("NodeHasInsufficientMemory"),
@@ -155,9 +155,9 @@ pub fn update_conditions(
     (out, transitions)
 }
 
-/// Where a restart resumes its decisions (SEMANTICS §6.3: the kubelet compares with the stored
-/// Node): the Node's conditions as last seen, except where our own decision of a condition is
-/// newer than what the Node showed — a transition decided just before the restart, which the
+/// Where a restart resumes its decisions (docs/semantics.md §6.3: the kubelet compares with the
+/// stored Node): the Node's conditions as last seen, except where our own decision of a condition
+/// is newer than what the Node showed — a transition decided just before the restart, which the
 /// Node may or may not have received. Resuming from that decision means it is neither made nor
 /// announced a second time; a later change by someone else (the controller's Unknown) keeps its
 /// place, as its transition time is the later one.
@@ -181,7 +181,7 @@ pub fn resume_point(seen: &[NodeCondition], decided: &[NodeCondition]) -> Vec<No
 }
 
 /// Whether two condition lists differ in anything but heartbeat times: the kubelet's "changed"
-/// test that decides an immediate report (SEMANTICS §6.2 step 4).
+/// test that decides an immediate report (docs/semantics.md §6.2 step 4).
 pub fn changed_ignoring_heartbeat(a: &[NodeCondition], b: &[NodeCondition]) -> bool {
     let same = |x: &NodeCondition, y: &NodeCondition| {
         x.condition_type == y.condition_type
@@ -247,7 +247,7 @@ pub fn taint_changes(before: &[TaintSpec], after: &[TaintSpec]) -> Vec<TaintChan
 
 /// Whether a report (or, standalone, a summary record) is due: at once on a change, otherwise
 /// once `report_frequency` has passed since the last one; always when there was none
-/// (SEMANTICS §6.2 step 5).
+/// (docs/semantics.md §6.2 step 5).
 pub fn report_due(
     changed: bool,
     last_report: Option<std::time::Duration>,

@@ -1,4 +1,4 @@
-//! What counts as contact with the control plane (DESIGN §6 rule 1), decided from the outcome of
+//! What counts as contact with the control plane (docs/fence.md §2), decided from the outcome of
 //! each request. Only an answer that proves the control plane heard us is contact: a 2xx on one of
 //! our own writes (the Lease, the Node's status or taints). An error status from a load balancer
 //! or proxy in front of an unreachable control plane (502, 503, 504, or any 5xx, and 429) is the
@@ -128,7 +128,7 @@ pub fn older_than(last_contact: Option<Duration>, now: Duration, after: Duration
     last_contact.is_some_and(|c| now.saturating_sub(c) > after)
 }
 
-/// Whether this node counts as cut off (DESIGN §6 rule 1): its own contact (`own`, this run's)
+/// Whether this node counts as cut off (docs/fence.md §2): its own contact (`own`, this run's)
 /// is not within `after`, and neither is the latest contact known (`last`: own, persisted by a
 /// previous run, or a Ready heartbeat seen). A run that began without a partition on record
 /// (`started` is its start) first gives the API server its chance: until a request of this run

@@ -1,13 +1,13 @@
-//! The fence planner (DESIGN §6): when the control plane cannot hear from this node, when will it
-//! delete each pod, and so when must the pod be stopped here. Pure: pods, last contact, policy,
+//! The fence planner (docs/fence.md): when the control plane cannot hear from this node, when will
+//! it delete each pod, and so when must the pod be stopped here. Pure: pods, last contact, policy,
 //! the peers' quorum verdict and `now` in; one plan per pod out, each with a reason.
 //!
-//! Facts mirrored (SEMANTICS §4–5, §9–10): after `nodeMonitorGracePeriod` without a heartbeat the
-//! node is Unknown and gets `node.kubernetes.io/unreachable:NoExecute`; the taint-eviction
-//! controller deletes a pod after the NoExecute delay of its tolerations for that taint (the same
-//! `no_execute_outcome` `explain` uses). Both only ever add delay (monitor period, rate limits),
-//! so `last contact + grace + delay` is the earliest deletion: stopping the pod by then is never
-//! late.
+//! Facts mirrored (docs/semantics.md §4–5, §9–10): after `nodeMonitorGracePeriod` without a
+//! heartbeat the node is Unknown and gets `node.kubernetes.io/unreachable:NoExecute`; the
+//! taint-eviction controller deletes a pod after the NoExecute delay of its tolerations for that
+//! taint (the same `no_execute_outcome` `explain` uses). Both only ever add delay (monitor period,
+//! rate limits), so `last contact + grace + delay` is the earliest deletion: stopping the pod by
+//! then is never late.
 
 use std::fmt;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ pub enum Mode {
     Off,
 }
 
-/// What the peers in this zone say (DESIGN §6 rule 6, `core::quorum`). `NotConsulted` plans what
+/// What the peers in this zone say (docs/fence.md §5, `core::quorum`). `NotConsulted` plans what
 /// a partition starting now would do (while connected, for the metrics), as `Enforce` would.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum QuorumVerdict {
@@ -84,13 +84,13 @@ pub struct FencePolicy {
 }
 
 /// How much earlier than the agent's last contact the kubelet's Lease may last have been renewed.
-/// The controller judges the node by the node's own Lease (`kube-node-lease/<node>`, SEMANTICS
-/// §5.2), which the kubelet renews on its own phase, every quarter of its
-/// `nodeLeaseDurationSeconds` with up to 4 % jitter (SEMANTICS §13); this agent's writes go out on
-/// another phase. In an outage that begins at `T`, the kubelet's last stored renewal is no earlier
-/// than `T` − one such interval, and the agent's last contact no later than `T`, so counting from
-/// the agent's contact alone could be up to one interval late. Zero when the agent renews the
-/// node's own Lease itself (no kubelet: `onlyStatusReporter`).
+/// The controller judges the node by the node's own Lease (`kube-node-lease/<node>`,
+/// docs/semantics.md §5.2), which the kubelet renews on its own phase, every quarter of its
+/// `nodeLeaseDurationSeconds` with up to 4 % jitter (docs/semantics.md §13); this agent's writes go
+/// out on another phase. In an outage that begins at `T`, the kubelet's last stored renewal is no
+/// earlier than `T` − one such interval, and the agent's last contact no later than `T`, so
+/// counting from the agent's contact alone could be up to one interval late. Zero when the agent
+/// renews the node's own Lease itself (no kubelet: `onlyStatusReporter`).
 pub fn kubelet_lag(node_lease_duration: Duration, renews_node_lease: bool) -> Duration {
     if renews_node_lease {
         Duration::ZERO
@@ -260,7 +260,7 @@ fn never(reason: &'static str) -> Plan {
 }
 
 /// Plans every pod. `last_contact` is the latest moment the control plane provably heard from
-/// this node (DESIGN §6 rule 1).
+/// this node (docs/fence.md §2).
 pub fn plan(
     pods: &[FencePod],
     last_contact: Duration,
@@ -296,8 +296,8 @@ fn plan_one(
         return never("the pod has finished (Succeeded or Failed)");
     }
     if pod.static_or_mirror {
-        // The kubelet exempts static pods from NoExecute admission (SEMANTICS §3); the control
-        // plane cannot delete them either.
+        // The kubelet exempts static pods from NoExecute admission (docs/semantics.md §3); the
+        // control plane cannot delete them either.
         return never("static or mirror pod: the control plane cannot delete it");
     }
     if pod.owner_kind.as_deref() == Some("DaemonSet") {

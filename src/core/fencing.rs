@@ -1,4 +1,4 @@
-//! The fence task's decisions, one tick at a time (DESIGN §6). The task (`agent::fence_task`)
+//! The fence task's decisions, one tick at a time (docs/fence.md). The task (`agent::fence_task`)
 //! gathers what it observed, asks these, and carries out the answers; it decides nothing itself.
 //!
 //! - [`Link`]: the last contact and whether this node is reachable or cut off (rule 1), with the

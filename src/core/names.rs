@@ -1,5 +1,5 @@
-//! Kubernetes name rules (apimachinery `pkg/util/validation`, SEMANTICS §8.1): DNS-1123 labels
-//! and subdomains, qualified names (taint and label keys) and label values. Each `*_errors`
+//! Kubernetes name rules (apimachinery `pkg/util/validation`, docs/semantics.md §8.1): DNS-1123
+//! labels and subdomains, qualified names (taint and label keys) and label values. Each `*_errors`
 //! returns upstream's messages, word for word, and is empty when the value is valid. Pure; used
 //! by API-object validation, the configuration loader and the test API server alike.
 

@@ -1,7 +1,7 @@
-//! Detecting another writer of a condition we own (DESIGN §3), and deciding for how long it
-//! holds that condition. Another writer counts as present only while it shows life: a change of
-//! the condition (status, reason, message, `lastHeartbeatTime` or `lastTransitionTime`) between
-//! two versions of the Node we saw, not explained by one of our own writes, within
+//! Detecting another writer of a condition we own (docs/architecture.md §4), and deciding for how
+//! long it holds that condition. Another writer counts as present only while it shows life: a
+//! change of the condition (status, reason, message, `lastHeartbeatTime` or `lastTransitionTime`)
+//! between two versions of the Node we saw, not explained by one of our own writes, within
 //! [`OTHER_WRITER_SILENCE`]. `managedFields` naming another manager are not life: they outlive
 //! their writer (a field it set keeps its name after we overwrite the others), so they alone
 //! would abandon the condition forever. While another writer holds a condition, our reports leave
@@ -20,8 +20,8 @@ use crate::core::condition::NodeCondition;
 /// every `--k8s-exporter-heartbeat-period`, default 5m (its `cmd/options/options.go`, acted on
 /// within its 10 s resync); the kubelet heartbeats its conditions every
 /// `nodeStatusReportFrequency`, default 5m, and since v1.33 the interval after a change or a
-/// restart is drawn within ±50% of it, so up to 7.5m (SEMANTICS §6.2). Twice 7.5m: 15m. A writer
-/// with a longer heartbeat is taken over between two of its beats, and each beat is then
+/// restart is drawn within ±50% of it, so up to 7.5m (docs/semantics.md §6.2). Twice 7.5m: 15m. A
+/// writer with a longer heartbeat is taken over between two of its beats, and each beat is then
 /// reported again (WARN) and held for another window.
 pub const OTHER_WRITER_SILENCE: Duration = Duration::from_secs(15 * 60);
 

@@ -1,6 +1,6 @@
 //! The pressure state machine: observations and thresholds in, which thresholds are met and which
 //! owned conditions are under pressure out. This mirrors the kubelet's eviction manager
-//! `synchronize` loop (SEMANTICS §7.4–7.5):
+//! `synchronize` loop (docs/semantics.md §7.4–7.5):
 //!
 //! 1. a threshold is met when `available < threshold` (strict);
 //! 2. a threshold met in the previous cycle stays met until `available ≥ threshold + minReclaim`;

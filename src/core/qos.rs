@@ -1,4 +1,4 @@
-//! QoS class (SEMANTICS §11) and pod cgroup names (§12). Pure.
+//! QoS class (docs/semantics.md §11) and pod cgroup names (§12). Pure.
 //!
 //! Resource amounts come in already parsed (any fixed unit; the explain shell uses nano-units),
 //! so this module does not depend on the quantity parser.
@@ -83,8 +83,8 @@ fn resource_class(request: i128, limit: i128) -> ResourceClass {
     }
 }
 
-/// The QoS class of one container (or of pod-level resources), SEMANTICS §11 step 4: for cpu
-/// and memory, request ≠ limit → Burstable; both 0 → best-effort, else guaranteed; cpu and
+/// The QoS class of one container (or of pod-level resources), docs/semantics.md §11 step 4: for
+/// cpu and memory, request ≠ limit → Burstable; both 0 → best-effort, else guaranteed; cpu and
 /// memory disagreeing → Burstable.
 pub fn container_qos(resources: &ContainerResources) -> QosClass {
     let cpu = resource_class(resources.requests.cpu, resources.limits.cpu);
@@ -96,8 +96,8 @@ pub fn container_qos(resources: &ContainerResources) -> QosClass {
     }
 }
 
-/// The pod's QoS class from its init and app containers, SEMANTICS §11 step 3: classify each
-/// container, then any Burstable → Burstable, all BestEffort → BestEffort, all Guaranteed →
+/// The pod's QoS class from its init and app containers, docs/semantics.md §11 step 3: classify
+/// each container, then any Burstable → Burstable, all BestEffort → BestEffort, all Guaranteed →
 /// Guaranteed, a mix of BestEffort and Guaranteed → Burstable. No containers → BestEffort.
 ///
 /// Callers should prefer `status.qosClass` when present (§11 step 1, step 5: the raw spec is
@@ -113,7 +113,7 @@ pub fn compute_qos(containers: &[ContainerResources]) -> QosClass {
     )
 }
 
-/// The kubelet's abstract cgroup name for a pod (SEMANTICS §12.1), `cgroupsPerQOS: true`:
+/// The kubelet's abstract cgroup name for a pod (docs/semantics.md §12.1), `cgroupsPerQOS: true`:
 /// Guaranteed pods sit directly under `kubepods`, the others under a per-class parent.
 /// `pod<UID>` keeps the UID's hyphens; the systemd conversion escapes them.
 pub fn pod_cgroup_name(uid: &str, qos: QosClass) -> Vec<String> {
@@ -155,6 +155,42 @@ pub fn to_systemd(components: &[String]) -> String {
         path.push_str(".slice");
     }
     path
+}
+
+/// The cgroup version the kubelet's pods are managed under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CgroupVersion {
+    /// One hierarchy per controller (or group of controllers), each mounted under the root.
+    V1,
+    /// The unified hierarchy mounted at the root.
+    V2,
+}
+
+/// The kubelet's `cgroupDriver`, which decides how pod cgroups are named (docs/semantics.md §12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CgroupDriver {
+    /// Nested `.slice` units: `kubepods.slice/kubepods-burstable.slice/…`.
+    Systemd,
+    /// Plain directories: `kubepods/burstable/pod<uid>`.
+    Cgroupfs,
+}
+
+impl fmt::Display for CgroupVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CgroupVersion::V1 => "v1",
+            CgroupVersion::V2 => "v2",
+        })
+    }
+}
+
+impl fmt::Display for CgroupDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CgroupDriver::Systemd => "systemd",
+            CgroupDriver::Cgroupfs => "cgroupfs",
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
-//! The peer quorum (DESIGN §6 rule 6): would the control plane evict this node's pods now? A node
+//! The peer quorum (docs/fence.md §5): would the control plane evict this node's pods now? A node
 //! cut off from the API server cannot tell "only I am cut off" (the node lifecycle controller
 //! taints me and deletes my pods) from "most of my zone is cut off" or "the control plane is down
-//! everywhere" (it deliberately evicts nothing, SEMANTICS §5.5). Its peers can. Pure: the peers'
-//! answers, this node's last contact and `now` in; a verdict with its reason out.
+//! everywhere" (it deliberately evicts nothing, docs/semantics.md §5.5). Its peers can. Pure: the
+//! peers' answers, this node's last contact and `now` in; a verdict with its reason out.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub struct PeerReport {
     pub last_contact_age: Option<Duration>,
 }
 
-/// The controller's zone rules (SEMANTICS §5.1, §5.5): `--unhealthy-zone-threshold` and
+/// The controller's zone rules (docs/semantics.md §5.1, §5.5): `--unhealthy-zone-threshold` and
 /// `--large-cluster-size-threshold`, both at their defaults.
 const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
 const LARGE_ZONE: usize = 50;
@@ -346,9 +346,9 @@ fn undecided(choice: Undecided, reason: String) -> Verdict {
     }
 }
 
-/// Decides as the node lifecycle controller's zone rules would (SEMANTICS §5.5) at the moment it
-/// could first taint this node. A peer that answers "cut off" counts as not ready when it lost
-/// the API no later than `lost_together` after this node; a peer that answers "reachable" as
+/// Decides as the node lifecycle controller's zone rules would (docs/semantics.md §5.5) at the
+/// moment it could first taint this node. A peer that answers "cut off" counts as not ready when it
+/// lost the API no later than `lost_together` after this node; a peer that answers "reachable" as
 /// ready; a silent peer as ready too (it is most likely this node that cannot reach it), so
 /// silence never holds the fence.
 ///
@@ -561,7 +561,7 @@ impl Gate {
     }
 
     /// After a hold, the earliest moment the control plane could have resumed tainting this node
-    /// (DESIGN §6 rule 6): the peers still said "cut off" when the last holding round was sent,
+    /// (docs/fence.md §5): the peers still said "cut off" when the last holding round was sent,
     /// but a write of theirs already on the wire could have reached the API server up to one
     /// request timeout earlier, and the controller taints nothing before it sees the zone healthy.
     ///
@@ -577,7 +577,7 @@ impl Gate {
     }
 }
 
-/// The verdict the fence plans with while cut off (DESIGN §6 rule 6): nothing is stopped before
+/// The verdict the fence plans with while cut off (docs/fence.md §5): nothing is stopped before
 /// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
 /// hold held at `held_at`, eviction times count from [`Gate::not_before`].
 pub fn planning(

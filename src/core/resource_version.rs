@@ -1,5 +1,5 @@
-//! Ordering of watch events by `resourceVersion` (SEMANTICS §8; KEP-5504, GA in Kubernetes 1.35:
-//! a resourceVersion is a positive decimal integer without leading zeros, and two of the same
+//! Ordering of watch events by `resourceVersion` (docs/semantics.md §8; KEP-5504, GA in Kubernetes
+//! 1.35: a resourceVersion is a positive decimal integer without leading zeros, and two of the same
 //! resource compare as integers). A watch delivers events in resourceVersion order; one older
 //! than what the same watch already delivered can only come from a faulty proxy or a replaying
 //! cache, and applying it would roll the agent's view back (a pod deleted and re-created under

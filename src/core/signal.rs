@@ -1,10 +1,10 @@
-//! The signals nodewarden observes: the kubelet's eviction signals (SEMANTICS §7.1) and PSI
+//! The signals nodewarden observes: the kubelet's eviction signals (docs/semantics.md §7.1) and PSI
 //! averages (our own), and one observation of all of them. Pure data, no I/O.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// A kubelet eviction signal (SEMANTICS §7.1). The operator is always "less than".
+/// A kubelet eviction signal (docs/semantics.md §7.1). The operator is always "less than".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Signal {
     MemoryAvailable,
@@ -41,7 +41,7 @@ impl Signal {
         Signal::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// The standard node condition this signal feeds (SEMANTICS §7.1).
+    /// The standard node condition this signal feeds (docs/semantics.md §7.1).
     pub fn standard_condition(self) -> &'static str {
         match self {
             Signal::MemoryAvailable => "MemoryPressure",

@@ -1,9 +1,9 @@
-//! Taints and tolerations: the types, matching (SEMANTICS §2), where each effect is enforced
-//! (§3) and the taint-eviction controller's NoExecute outcome (§4). Pure.
+//! Taints and tolerations: the types, matching (docs/semantics.md §2), where each effect is
+//! enforced (§3) and the taint-eviction controller's NoExecute outcome (§4). Pure.
 
 use std::fmt;
 
-/// A taint effect (SEMANTICS §1). Required on node taints.
+/// A taint effect (docs/semantics.md §1). Required on node taints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effect {
     /// The scheduler does not place pods that do not tolerate it (§3).
@@ -55,7 +55,7 @@ pub struct Taint {
 }
 
 impl fmt::Display for Taint {
-    /// The canonical `key=value:Effect` / `key:Effect` form (SEMANTICS §1).
+    /// The canonical `key=value:Effect` / `key:Effect` form (docs/semantics.md §1).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.value.is_empty() {
             write!(f, "{}:{}", self.key, self.effect)
@@ -65,8 +65,8 @@ impl fmt::Display for Taint {
     }
 }
 
-/// A toleration operator. `Lt`/`Gt` are alpha and gated off by default (SEMANTICS §2.1, §8.4):
-/// validation rejects them, and the matcher never lets them tolerate.
+/// A toleration operator. `Lt`/`Gt` are alpha and gated off by default (docs/semantics.md §2.1,
+/// §8.4): validation rejects them, and the matcher never lets them tolerate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operator {
     /// Values must be byte-for-byte equal (also what an empty operator means).
@@ -90,7 +90,7 @@ pub struct Toleration {
     pub toleration_seconds: Option<i64>,
 }
 
-/// What the taint-eviction controller does with a pod on a node (SEMANTICS §4.2–4.3).
+/// What the taint-eviction controller does with a pod on a node (docs/semantics.md §4.2–4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoExecuteOutcome {
     /// Every NoExecute taint is tolerated forever (or there are none).
@@ -104,7 +104,8 @@ pub enum NoExecuteOutcome {
     },
 }
 
-/// Well-known taint keys (SEMANTICS §1), spelled once so a typo cannot silently stop matching.
+/// Well-known taint keys (docs/semantics.md §1), spelled once so a typo cannot silently stop
+/// matching.
 pub mod keys {
     /// Ready=False.
     pub const NOT_READY: &str = "node.kubernetes.io/not-ready";
@@ -169,8 +170,8 @@ impl Toleration {
         self
     }
 
-    /// Whether this toleration tolerates `taint` (SEMANTICS §2.1): effect first, then key, then
-    /// operator. `tolerationSeconds` never affects matching (§2.3).
+    /// Whether this toleration tolerates `taint` (docs/semantics.md §2.1): effect first, then key,
+    /// then operator. `tolerationSeconds` never affects matching (§2.3).
     pub fn tolerates(&self, taint: &Taint) -> bool {
         // §2.1 step 1: an empty effect matches every effect, PreferNoSchedule and NoExecute too.
         if let Some(effect) = self.effect
@@ -198,7 +199,7 @@ pub fn first_tolerating(tolerations: &[Toleration], taint: &Taint) -> Option<usi
     tolerations.iter().position(|t| t.tolerates(taint))
 }
 
-/// The scheduler's filter (SEMANTICS §3): every `NoSchedule` and `NoExecute` taint must be
+/// The scheduler's filter (docs/semantics.md §3): every `NoSchedule` and `NoExecute` taint must be
 /// tolerated. `PreferNoSchedule` taints never block placement.
 pub fn schedulable(taints: &[Taint], tolerations: &[Toleration]) -> bool {
     taints
@@ -207,7 +208,7 @@ pub fn schedulable(taints: &[Taint], tolerations: &[Toleration]) -> bool {
         .all(|t| first_tolerating(tolerations, t).is_some())
 }
 
-/// The scheduler's score input (SEMANTICS §3): how many `PreferNoSchedule` taints are not
+/// The scheduler's score input (docs/semantics.md §3): how many `PreferNoSchedule` taints are not
 /// tolerated. Only tolerations with effect `PreferNoSchedule` or empty are considered, so a
 /// `NoSchedule` toleration does not help here even though its key matches.
 pub fn untolerated_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleration]) -> usize {
@@ -223,7 +224,7 @@ pub fn untolerated_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleratio
 }
 
 /// What the taint-eviction controller does with a pod on a node with these taints
-/// (SEMANTICS §4.1–4.3). Only `NoExecute` taints count.
+/// (docs/semantics.md §4.1–4.3). Only `NoExecute` taints count.
 ///
 /// For each NoExecute taint in node order the FIRST tolerating toleration in pod order is
 /// chosen (`GetMatchingTolerations`); an untolerated taint evicts now. Among the chosen ones

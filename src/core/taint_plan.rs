@@ -1,11 +1,12 @@
-//! Which taints the node should carry after our change (DESIGN §5): ours added or removed by
-//! (key, effect), everyone else's kept exactly — value, effect, `timeAdded` and order. Pure.
+//! Which taints the node should carry after our change (docs/architecture.md §6): ours added or
+//! removed by (key, effect), everyone else's kept exactly — value, effect, `timeAdded` and order.
+//! Pure.
 
 use crate::core::condition::TaintSpec;
 use crate::core::taint::Taint;
 
 /// Whether a taint is one we own: its (key, effect) is one of our conditions' taints. Taints are
-/// unique on a node by (key, effect) (SEMANTICS §1), so that pair is the identity.
+/// unique on a node by (key, effect) (docs/semantics.md §1), so that pair is the identity.
 pub fn is_owned(taint: &Taint, owned: &[TaintSpec]) -> bool {
     owned
         .iter()

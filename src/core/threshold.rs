@@ -1,6 +1,6 @@
-//! Eviction thresholds (SEMANTICS §7.2–7.4): the kubelet's threshold model, parsing of the four
-//! `eviction*` maps with the Linux defaults, and resolution against a capacity. Also our own PSI
-//! thresholds, and the duration syntax the configuration uses. Pure.
+//! Eviction thresholds (docs/semantics.md §7.2–7.4): the kubelet's threshold model, parsing of the
+//! four `eviction*` maps with the Linux defaults, and resolution against a capacity. Also our own
+//! PSI thresholds, and the duration syntax the configuration uses. Pure.
 //!
 //! Parsing mirrors the kubelet's `ParseThresholdConfig` rule for rule, with three deliberate
 //! differences, all of which turn a silent surprise into an error or a warning:
@@ -26,7 +26,8 @@ pub enum ThresholdValue {
 }
 
 impl ThresholdValue {
-    /// The threshold as an amount of the signal's unit, for a given capacity (SEMANTICS §7.4).
+    /// The threshold as an amount of the signal's unit, for a given capacity (docs/semantics.md
+    /// §7.4).
     ///
     /// A percentage is computed as the kubelet's `GetThresholdQuantity` does:
     /// `int64(float64(capacity) * float64(fraction))`, truncated toward zero (saturating in Rust
@@ -79,7 +80,7 @@ pub struct PsiThreshold {
     pub above_percent: f64,
 }
 
-/// The Linux default hard thresholds (SEMANTICS §7.3, current tree: five entries).
+/// The Linux default hard thresholds (docs/semantics.md §7.3, current tree: five entries).
 /// `pid.available` has no default.
 pub const LINUX_DEFAULT_EVICTION_HARD: [(Signal, &str); 5] = [
     (Signal::MemoryAvailable, "100Mi"),
@@ -146,8 +147,8 @@ pub struct EvictionInput {
     pub minimum_reclaim: Vec<(String, String)>,
     /// Whether `evictionHard` was present, even as an empty table: the kubelet fills its defaults
     /// only when the map is absent (nil), so an explicit empty one means no hard thresholds. (TOML
-    /// has no `omitempty`: an empty table is written, not omitted; see the note on SEMANTICS
-    /// §7.3 in `config::load`.) A non-empty `hard` also counts as set.
+    /// has no `omitempty`: an empty table is written, not omitted; see the note on
+    /// docs/semantics.md §7.3 in `config::load`.) A non-empty `hard` also counts as set.
     pub hard_set: bool,
     /// `mergeDefaultEvictionSettings`.
     pub merge_defaults: bool,
@@ -203,7 +204,7 @@ fn signal_for_key(issues: &mut Issues, map: ThresholdMap, key: &str) -> Option<S
         return Some(signal);
     }
     match key {
-        // SEMANTICS §7.1: the kubelet ignores user values for these with a warning.
+        // docs/semantics.md §7.1: the kubelet ignores user values for these with a warning.
         "containerfs.available" | "containerfs.inodesFree" => {
             issues.warn(
                 map,
@@ -247,7 +248,8 @@ fn parse_quantity(raw: &str) -> Result<Quantity, String> {
     })
 }
 
-/// One `evictionHard`/`evictionSoft` value (SEMANTICS §7.2). `Ok(None)`: the threshold is dropped.
+/// One `evictionHard`/`evictionSoft` value (docs/semantics.md §7.2). `Ok(None)`: the threshold is
+/// dropped.
 fn parse_threshold_value(signal: Signal, raw: &str) -> Result<Option<ThresholdValue>, String> {
     if raw.ends_with('%') {
         // Only these exact strings disable a threshold; "0.0%" is a real (never met) threshold.
@@ -271,7 +273,8 @@ fn parse_threshold_value(signal: Signal, raw: &str) -> Result<Option<ThresholdVa
     Ok(Some(ThresholdValue::Quantity(quantity)))
 }
 
-/// One `evictionMinimumReclaim` value (SEMANTICS §7.2): a percentage > 0, or a quantity ≥ 0.
+/// One `evictionMinimumReclaim` value (docs/semantics.md §7.2): a percentage > 0, or a quantity ≥
+/// 0.
 fn parse_min_reclaim(signal: Signal, raw: &str) -> Result<ThresholdValue, String> {
     if raw.ends_with('%') {
         let fraction = parse_fraction(raw)?;
@@ -327,7 +330,7 @@ fn parse_map<T>(
     out
 }
 
-/// Parses the four `eviction*` maps into the effective thresholds (SEMANTICS §7.2–7.3).
+/// Parses the four `eviction*` maps into the effective thresholds (docs/semantics.md §7.2–7.3).
 ///
 /// - Hard thresholds: the user's `evictionHard`; the Linux defaults apply only when it is unset,
 ///   or, with `merge_defaults`, to each default signal the user did not list. `"0%"`/`"100%"`
@@ -364,7 +367,7 @@ pub fn parse_thresholds(input: &EvictionInput) -> Result<ParsedThresholds, Vec<T
         parse_min_reclaim,
     );
 
-    // SEMANTICS §7.3: defaults only when evictionHard is unset, unless merging.
+    // docs/semantics.md §7.3: defaults only when evictionHard is unset, unless merging.
     let hard_set = input.hard_set || !input.hard.is_empty();
     let mut hard: BTreeMap<Signal, Option<ThresholdValue>> = BTreeMap::new();
     if !hard_set || input.merge_defaults {

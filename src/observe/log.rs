@@ -2,8 +2,10 @@
 //! configuration says so), to stderr otherwise. Starting never fails because of logging: if the
 //! journal was asked for and cannot be reached, records go to stderr and the first one says why.
 //!
-//! Record key-values (`node = …`, `condition = …`) become journal fields (upper-cased by
-//! systemd-journal-logger: NODE, CONDITION, …) and `key=value` pairs on stderr. The kube, hyper
+//! Record key-values (`condition = …`, `pod = …`) become journal fields (upper-cased by
+//! systemd-journal-logger: CONDITION, POD, …) and `key=value` pairs on stderr. The node is the
+//! same for every record of the process, so it is set once, here: a constant NODE field on every
+//! journal record and `node=…` on every stderr line, and no log call passes it. The kube, hyper
 //! and axum crates log through `tracing`; its `log` feature turns their events into records
 //! here, and the `tracing::span` bookkeeping records are dropped. Their records are cut to a
 //! bounded excerpt, and kube's per-request warnings are logged at debug (see `Logger::log`).
@@ -25,7 +27,8 @@ pub enum Destination {
 
 enum Sink {
     Journal(JournalLog),
-    Stderr,
+    /// With the node, written on every line.
+    Stderr(String),
 }
 
 struct Logger {
@@ -84,15 +87,17 @@ impl Logger {
             Sink::Journal(journal) => {
                 // A record the journal refuses (socket gone mid-run) must not be lost silently.
                 if journal.journal_send(record).is_err() {
-                    write_stderr(record);
+                    write_stderr(record, None);
                 }
             }
-            Sink::Stderr => write_stderr(record),
+            Sink::Stderr(node) => write_stderr(record, Some(node)),
         }
     }
 }
 
-fn write_stderr(record: &Record) {
+/// One record on stderr; `node` is added unless the record comes from the journal's fallback
+/// (the journal path has it as a field already, and the node is then the same for the line).
+fn write_stderr(record: &Record, node: Option<&str>) {
     let mut line = format!(
         "{} {} {}",
         crate::core::clock::rfc3339(std::time::SystemTime::now()),
@@ -100,6 +105,9 @@ fn write_stderr(record: &Record) {
         record.args()
     );
     let mut kv = KvLine(&mut line);
+    if let Some(node) = node {
+        let _ = kv.visit_pair(Key::from_str("node"), Value::from(node));
+    }
     // Visiting our own String sink cannot fail.
     let _ = record.key_values().visit(&mut kv);
     line.push('\n');
@@ -120,9 +128,10 @@ impl<'kvs> VisitSource<'kvs> for KvLine<'_> {
     }
 }
 
-/// Installs the process logger. Returns where records go. Called once; a second call (tests)
-/// keeps the first logger and reports its destination as stderr.
-pub fn init(config: &LoggingConfig) -> Destination {
+/// Installs the process logger; every record carries `node` (NODE in the journal). Returns where
+/// records go. Called once; a second call (tests) keeps the first logger and reports its
+/// destination as stderr.
+pub fn init(config: &LoggingConfig, node: &str) -> Destination {
     let want_journal = match config.target {
         LogTarget::Journald => true,
         LogTarget::Stderr => false,
@@ -133,19 +142,22 @@ pub fn init(config: &LoggingConfig) -> Destination {
         match JournalLog::new() {
             Ok(j) => Sink::Journal(
                 j.with_syslog_identifier("nodewarden".to_string())
-                    .with_extra_fields(vec![("VERSION", env!("CARGO_PKG_VERSION"))]),
+                    .with_extra_fields(vec![
+                        ("VERSION", env!("CARGO_PKG_VERSION")),
+                        ("NODE", node),
+                    ]),
             ),
             Err(e) => {
                 fallback_reason = Some(e.to_string());
-                Sink::Stderr
+                Sink::Stderr(node.to_string())
             }
         }
     } else {
-        Sink::Stderr
+        Sink::Stderr(node.to_string())
     };
     let destination = match sink {
         Sink::Journal(_) => Destination::Journald,
-        Sink::Stderr => Destination::Stderr,
+        Sink::Stderr(_) => Destination::Stderr,
     };
     let logger = Logger {
         sink,

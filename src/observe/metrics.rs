@@ -367,7 +367,7 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
         &mut out,
         "nodewarden_foreign_condition_writers",
         "gauge",
-        "Owned conditions another writer holds: changed or heartbeated by it within the last 15m (DESIGN §3).",
+        "Owned conditions another writer holds: changed or heartbeated by it within the last 15m (docs/architecture.md §4).",
     );
     let _ = writeln!(
         out,

@@ -1,4 +1,4 @@
-//! The peer protocol (DESIGN §6 rule 6, issue 9): agents of one zone ask each other "do you
+//! The peer protocol (docs/fence.md §5, issue 9): agents of one zone ask each other "do you
 //! reach the API server, and when did you last?" before the fence acts. This module owns the wire
 //! protocol only — both ends and their counters; deciding what the answers mean is
 //! `core::quorum`'s.

@@ -1,4 +1,4 @@
-//! `nodefs.*` and `imagefs.*` (SEMANTICS §7.1): bytes and inodes of a filesystem, by
+//! `nodefs.*` and `imagefs.*` (docs/semantics.md §7.1): bytes and inodes of a filesystem, by
 //! `statvfs(2)` on a path inside it.
 //!
 //! - bytes available = `f_bavail × f_frsize` (what an unprivileged writer can use, as `df`

@@ -1,4 +1,4 @@
-//! `memory.available`, computed as the kubelet computes it (SEMANTICS §7.1):
+//! `memory.available`, computed as the kubelet computes it (docs/semantics.md §7.1):
 //!
 //! - capacity = machine memory = `MemTotal` from `/proc/meminfo`;
 //! - working set = root cgroup memory usage − inactive file pages, floored at 0
@@ -14,9 +14,9 @@
 //!
 //! The v2 root cgroup has no `memory.current`, so cAdvisor takes the root's usage from runc's
 //! libcontainer, which emulates it from `/proc/meminfo` as `MemTotal − MemFree`
-//! (`libcontainer/cgroups/fs2/memory.go`, `statsFromMeminfo`). SEMANTICS §7.1 marks this source
-//! UNVERIFIED; note that the newer `opencontainers/cgroups` library computes the v2 root usage
-//! as `anon + file` from the root `memory.stat` instead.
+//! (`libcontainer/cgroups/fs2/memory.go`, `statsFromMeminfo`). docs/semantics.md §7.1 marks this
+//! source UNVERIFIED; note that the newer `opencontainers/cgroups` library computes the v2 root
+//! usage as `anon + file` from the root `memory.stat` instead.
 
 use std::path::Path;
 
@@ -90,8 +90,8 @@ pub(super) fn read(
         }
     };
 
-    // Working set = usage − inactive file, floored at 0 (SEMANTICS §7.1): inactive file pages
-    // are reclaimable, so they do not count against the node.
+    // Working set = usage − inactive file, floored at 0 (docs/semantics.md §7.1): inactive file
+    // pages are reclaimable, so they do not count against the node.
     let working_set = usage.saturating_sub(inactive_file);
     let capacity = to_i64(capacity, "MemTotal").map_err(malformed_meminfo)?;
     let working_set = to_i64(working_set, "working set")

@@ -1,10 +1,10 @@
 //! Sampling shell: reads the kernel's figures under injectable roots and returns
 //! [`crate::core::signal::Observations`]. It holds no policy and reads no clock
-//! (DESIGN §2): every reading that worked goes into the observations, every one that did not
-//! becomes a [`SampleError`] naming the signal, the file and the problem, and the caller decides
-//! what to do about it.
+//! (docs/architecture.md §2): every reading that worked goes into the observations, every one that
+//! did not becomes a [`SampleError`] naming the signal, the file and the problem, and the caller
+//! decides what to do about it.
 //!
-//! What each signal means is SEMANTICS §7.1; the submodules cite the rule they mirror:
+//! What each signal means is docs/semantics.md §7.1; the submodules cite the rule they mirror:
 //! `memory` (`memory.available`), `disk` (`nodefs.*`, `imagefs.*`), `pids`
 //! (`pid.available`) and `psi` (`/proc/pressure/*`).
 //!
@@ -29,7 +29,7 @@ use crate::core::signal::{Observations, PsiResource, Signal};
 pub use memory::CgroupVersion;
 
 /// Where the sampler reads from. Production uses [`SamplePaths::host`]; tests point the roots at
-/// a fixture tree (STYLE §6).
+/// a fixture tree (docs/architecture.md §2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SamplePaths {
     /// The procfs mount, normally `/proc`.

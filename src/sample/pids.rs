@@ -1,4 +1,4 @@
-//! `pid.available` (SEMANTICS §7.1, `pkg/kubelet/stats/pidlimit/pidlimit_linux.go`):
+//! `pid.available` (docs/semantics.md §7.1, `pkg/kubelet/stats/pidlimit/pidlimit_linux.go`):
 //!
 //! - MaxPID = min(`/proc/sys/kernel/pid_max`, `/proc/sys/kernel/threads-max`): either limit
 //!   stops new tasks, so the smaller one is the real ceiling;

@@ -1,6 +1,6 @@
 //! Pressure stall information from `/proc/pressure/{memory,io,cpu}` (our own signals, not the
-//! kubelet's; DESIGN §1). Each file has a `some` line (at least one task stalled) and a `full`
-//! line (all non-idle tasks stalled):
+//! kubelet's; docs/architecture.md §1). Each file has a `some` line (at least one task stalled) and
+//! a `full` line (all non-idle tasks stalled):
 //!
 //! ```text
 //! some avg10=1.96 avg60=1.25 avg300=0.86 total=4677275

@@ -1,8 +1,8 @@
 //! The control plane as the simulator models it: the node lifecycle controller and the taint
-//! eviction controller, written from the upstream rules (SEMANTICS §4–5: `monitorNodeHealth`,
-//! `tryUpdateNodeHealth`, `handleDisruption`, `processTaintBaseEviction`, the per-zone
-//! `RateLimitedTimedQueue`, `processPodOnNode`). It shares no code with the agent's decisions it
-//! judges: a bug in `core` cannot hide here.
+//! eviction controller, written from the upstream rules (docs/semantics.md §4–5:
+//! `monitorNodeHealth`, `tryUpdateNodeHealth`, `handleDisruption`, `processTaintBaseEviction`, the
+//! per-zone `RateLimitedTimedQueue`, `processPodOnNode`). It shares no code with the agent's
+//! decisions it judges: a bug in `core` cannot hide here.
 //!
 //! What is modelled: probe timestamps refreshed only by the *kubelet's* Lease renewals (never by
 //! the agent's writes), the 5 s monitor pass, the Ready condition stored as Unknown once the grace
@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-/// The controller's settings (kube-controller-manager flags, SEMANTICS §5.1).
+/// The controller's settings (kube-controller-manager flags, docs/semantics.md §5.1).
 #[derive(Clone, Copy, Debug)]
 pub struct ControllerSettings {
     pub monitor_period: Duration,

@@ -487,7 +487,7 @@ impl World<'_> {
                 if self.reaches_api(i) {
                     self.cp.kubelet_renewed(i, self.now);
                 }
-                // Every quarter of 40 s, with up to 4 % jitter (SEMANTICS §13).
+                // Every quarter of 40 s, with up to 4 % jitter (docs/semantics.md §13).
                 let jitter = Duration::from_millis(self.now.as_millis() as u64 * 7919 % 400);
                 self.at(self.now + self.set.renew + jitter, Ev::KubeletRenew(i));
             }

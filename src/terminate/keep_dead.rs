@@ -1,7 +1,7 @@
 //! Keeping fenced pods dead. Once the planner has had a pod killed, the kubelet (which does
 //! not know the control plane gave up on it) restarts its containers; every sweep kills
-//! whatever is found in a fenced pod's cgroup tree again, until the fence is lifted (DESIGN §6
-//! rule 4). Pure bookkeeping plus the kill calls; the caller owns time and must sweep at least
+//! whatever is found in a fenced pod's cgroup tree again, until the fence is lifted (docs/fence.md
+//! §4). Pure bookkeeping plus the kill calls; the caller owns time and must sweep at least
 //! every 500 ms so a respawned process dies within a second.
 
 use std::collections::BTreeMap;

@@ -2,47 +2,12 @@
 //! which hierarchy we read and signal through. Discovery reads only directory entries under a
 //! root the caller passes, so tests point it at a fixture tree or a per-test cgroup.
 
-use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::bounded;
 use crate::core::qos::{QosClass, pod_cgroup_name, to_cgroupfs, to_systemd};
 
-/// The cgroup version the kubelet's pods are managed under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CgroupVersion {
-    /// One hierarchy per controller (or group of controllers), each mounted under the root.
-    V1,
-    /// The unified hierarchy mounted at the root.
-    V2,
-}
-
-/// The kubelet's `cgroupDriver`, which decides how pod cgroups are named (SEMANTICS §12).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CgroupDriver {
-    /// Nested `.slice` units: `kubepods.slice/kubepods-burstable.slice/…`.
-    Systemd,
-    /// Plain directories: `kubepods/burstable/pod<uid>`.
-    Cgroupfs,
-}
-
-impl fmt::Display for CgroupVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CgroupVersion::V1 => "v1",
-            CgroupVersion::V2 => "v2",
-        })
-    }
-}
-
-impl fmt::Display for CgroupDriver {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CgroupDriver::Systemd => "systemd",
-            CgroupDriver::Cgroupfs => "cgroupfs",
-        })
-    }
-}
+pub use crate::core::qos::{CgroupDriver, CgroupVersion};
 
 /// The v1 hierarchies we may read pod processes from, in order of preference.
 ///
@@ -226,7 +191,8 @@ impl CgroupLayout {
     }
 
     /// The pod's cgroup path relative to the hierarchy root, as the kubelet names it with this
-    /// driver (SEMANTICS §12; the naming lives in `core::qos`), e.g. `/kubepods/burstable/pod<uid>`.
+    /// driver (docs/semantics.md §12; the naming lives in `core::qos`), e.g.
+    /// `/kubepods/burstable/pod<uid>`.
     pub fn pod_cgroup_path(&self, uid: &str, qos: QosClass) -> String {
         let name = pod_cgroup_name(uid, qos);
         match self.driver {

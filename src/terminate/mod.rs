@@ -1,8 +1,9 @@
-//! The terminator shell: how a fenced pod's processes are stopped on this node (DESIGN §2, §6
-//! rule 4). It holds no policy; the fence planner in the core decides when.
+//! The terminator shell: how a fenced pod's processes are stopped on this node
+//! (docs/architecture.md §2, docs/fence.md §4). It holds no policy; the fence planner in the core
+//! decides when.
 //!
 //! - [`layout`]: where the kubelet's pod cgroups are (cgroup v1/v2, systemd/cgroupfs driver)
-//!   and the pod cgroup path from a pod UID and QoS class (SEMANTICS §12).
+//!   and the pod cgroup path from a pod UID and QoS class (docs/semantics.md §12).
 //! - [`procs`]: the PIDs in a pod cgroup tree and the cgroup a PID is in now.
 //! - [`signal`]: SIGTERM/SIGKILL through pidfds without a PID-reuse hazard, and `cgroup.kill`.
 //! - [`keep_dead`]: the set of fenced pods and the sweep that keeps them dead.

@@ -7,7 +7,7 @@
 //! processes. It aims to answer as the real API server does: one global resourceVersion,
 //! optimistic concurrency (409 on a stale resourceVersion in an update or a patch), no-op writes
 //! that do not bump the revision, status/main-resource separation, strategic-merge / JSON-merge /
-//! JSON patches, validation (SEMANTICS.md §8) answered as 422 with field causes, watches with
+//! JSON patches, validation (docs/semantics.md §8) answered as 422 with field causes, watches with
 //! resume, BOOKMARKs and 410 Expired, and `Status` bodies for every error.
 //!
 //! Known deviations from the real server (documented so tests do not rely on them):
@@ -40,6 +40,7 @@ mod faults;
 mod handler;
 mod http;
 mod meta;
+pub mod names;
 mod patch;
 mod resources;
 mod select;

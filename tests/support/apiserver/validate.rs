@@ -1,13 +1,13 @@
-//! Validation as the real registry strategies do it (SEMANTICS.md §8): the shape check that
+//! Validation as the real registry strategies do it (docs/semantics.md §8): the shape check that
 //! stands in for Go's typed decoding, then the per-type `Validate*` rules answered as 422 with
 //! field paths and the upstream message texts.
 
-use nodewarden::core::names::{
-    dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors,
-};
 use serde_json::Value;
 
 use super::errors::{Cause, quote};
+use super::names::{
+    dns_label_errors, dns_subdomain_errors, label_value_errors, qualified_name_errors,
+};
 use super::resources::{Resource, Shape};
 
 const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
@@ -233,7 +233,9 @@ fn validate_meta(res: &Resource, obj: &Value, errs: &mut Vec<Cause>) {
     }
 }
 
-/// SEMANTICS.md §8.1 (`validateNodeTaints`).
+/// docs/semantics.md §8.1: `validateNodeTaints` and `validateTaintEffect` in
+/// `pkg/apis/core/validation/validation.go` — the key a qualified name, the value a label value
+/// (its messages joined with ";"), the effect required and one of three, (key, effect) unique.
 fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
     let Some(list) = taints.and_then(Value::as_array) else {
         return;
@@ -280,7 +282,7 @@ fn validate_taints(taints: Option<&Value>, errs: &mut Vec<Cause>) {
     }
 }
 
-/// SEMANTICS.md §8.2 (`ValidateTolerations`).
+/// docs/semantics.md §8.2: `ValidateTolerations` in `pkg/apis/core/validation/validation.go`.
 fn validate_tolerations(list: &[Value], errs: &mut Vec<Cause>) {
     for (i, t) in list.iter().enumerate() {
         let idx = format!("spec.tolerations[{i}]");
@@ -363,7 +365,7 @@ fn validate_pod(obj: &Value, old: Option<&Value>, errs: &mut Vec<Cause>) {
         validate_tolerations(tolerations, errs);
         return;
     };
-    // SEMANTICS.md §8.3: existing tolerations must survive, except for tolerationSeconds.
+    // docs/semantics.md §8.3: existing tolerations must survive, except for tolerationSeconds.
     let old_tols = old
         .pointer("/spec/tolerations")
         .and_then(Value::as_array)
