@@ -6,6 +6,7 @@ pub mod backoff;
 pub mod clock;
 pub mod condition;
 pub mod contact;
+pub mod features;
 pub mod fence_plan;
 pub mod fencing;
 pub mod names;
