@@ -91,6 +91,10 @@ enum Command {
         /// A Pod object, YAML or JSON.
         #[arg(long)]
         pod: PathBuf,
+        /// Configuration file whose `featureGates` say which cluster rules apply [default: none:
+        /// every gate at its default].
+        #[arg(long, short = 'c')]
+        config: Option<PathBuf>,
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
@@ -106,7 +110,12 @@ fn main() -> ExitCode {
             output,
         } => check_config(&ConfigSource::from(file.or(config)), output),
         Command::Sample { config, output } => sample(&ConfigSource::from(config), output),
-        Command::Explain { node, pod, output } => explain(&node, &pod, output),
+        Command::Explain {
+            node,
+            pod,
+            config,
+            output,
+        } => explain(&node, &pod, config.map(ConfigSource::Named), output),
         Command::Status { config, output } => status(&ConfigSource::from(config), output),
     }
 }
@@ -275,8 +284,13 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn explain(node: &Path, pod: &Path, output: Output) -> ExitCode {
-    match nodewarden::cli::explain::explain_files(node, pod) {
+fn explain(node: &Path, pod: &Path, config: Option<ConfigSource>, output: Output) -> ExitCode {
+    let gates = match config.as_ref().map(load) {
+        None => Default::default(),
+        Some(Ok(config)) => config.feature_gates,
+        Some(Err(code)) => return code,
+    };
+    match nodewarden::cli::explain::explain_files_gated(node, pod, &gates) {
         Ok(report) => {
             match output {
                 Output::Json => match serde_json::to_string_pretty(&report) {

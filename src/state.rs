@@ -260,11 +260,7 @@ impl StoredPod {
                 .iter()
                 .map(|t| StoredToleration {
                     key: t.key.clone(),
-                    operator: match t.operator {
-                        Operator::Equal => "Equal",
-                        Operator::Exists => "Exists",
-                    }
-                    .to_string(),
+                    operator: t.operator.as_str().to_string(),
                     value: t.value.clone(),
                     effect: t.effect.map(|e| e.as_str().to_string()),
                     toleration_seconds: t.toleration_seconds,
@@ -315,10 +311,10 @@ impl StoredPod {
             .map(|t| {
                 Some(Toleration {
                     key: t.key.clone(),
+                    // Only what `as_str` writes: "" is not written, so it is not read.
                     operator: match t.operator.as_str() {
-                        "Equal" => Operator::Equal,
-                        "Exists" => Operator::Exists,
-                        _ => return None,
+                        "" => return None,
+                        word => Operator::parse(word)?,
                     },
                     value: t.value.clone(),
                     effect: match &t.effect {
@@ -433,10 +429,7 @@ impl Serialize for TolerationsView<'_> {
         }
         s.collect_seq(self.0.iter().map(|t| One {
             key: &t.key,
-            operator: match t.operator {
-                Operator::Equal => "Equal",
-                Operator::Exists => "Exists",
-            },
+            operator: t.operator.as_str(),
             value: &t.value,
             effect: t.effect.map(Effect::as_str),
             toleration_seconds: t.toleration_seconds,

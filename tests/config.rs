@@ -845,3 +845,41 @@ fn a_file_that_is_not_utf8_is_refused_at_its_line_and_column() {
         )
     );
 }
+
+#[test]
+fn feature_gates_default_off_and_are_set_by_their_upstream_names() {
+    let defaults = load_ok("");
+    assert!(!defaults.feature_gates.taint_toleration_comparison_operators);
+    let on = load_ok("[featureGates]\nTaintTolerationComparisonOperators = true\n");
+    assert!(on.feature_gates.taint_toleration_comparison_operators);
+    let json = nodewarden::config::effective_json(&on);
+    assert_eq!(
+        json["featureGates"]["TaintTolerationComparisonOperators"],
+        serde_json::json!(true)
+    );
+    let text = nodewarden::config::effective_text(&defaults);
+    assert!(
+        text.contains("TaintTolerationComparisonOperators=false (default; alpha since 1.35"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_config_says_which_grace_period_the_fence_mirrors_and_when_it_must_be_off() {
+    let text = nodewarden::config::effective_text(&load_ok(""));
+    for expected in [
+        "the fence mirrors 40s, the controller's default before 1.32",
+        "a 1.32+ cluster at its default (50s, kubernetes/kubernetes#126287) evicts 10s later",
+        "Set [fence] nodeMonitorGracePeriod to the cluster's --node-monitor-grace-period",
+        "--controllers=-taint-eviction-controller, KEP-3902",
+        "set [fence] mode = \"off\"",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in {text}");
+    }
+    let fifty = load_ok("[fence]\nnodeMonitorGracePeriod = \"50s\"\n");
+    let text = nodewarden::config::effective_text(&fifty);
+    assert!(
+        text.contains("a cluster before 1.32 at its default (40s) evicts 10s EARLIER"),
+        "{text}"
+    );
+}

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use nodewarden::cli::explain::{
-    ExplainError, ExplainReport, ObjectError, Problem, explain_files, explain_str, render_text,
+    ExplainError, ExplainReport, ObjectError, Problem, explain_files, explain_str,
+    explain_str_gated, render_text,
 };
 use serde_json::json;
 
@@ -385,4 +386,59 @@ fn a_taint_time_that_is_not_rfc_3339_is_refused_like_the_api_server_decodes_it()
     for good in ["2024-01-02T03:04:05Z", "2024-01-02T03:04:05+02:00"] {
         assert!(explain_str(&node(good), pod, "n", "p").is_ok(), "{good}");
     }
+}
+
+/// KEP-5471: with `TaintTolerationComparisonOperators` off (the default), an API server refuses
+/// `Lt`/`Gt`; explain refuses the pod the same way and says why and what the fence does.
+#[test]
+fn lt_and_gt_are_refused_with_the_gate_off_and_the_reason_is_given() {
+    let node = "kind: Node\nspec:\n  taints:\n  - {key: example.com/sla, value: \"950\", effect: NoSchedule}\n";
+    let pod = "kind: Pod\nmetadata: {uid: abc-123}\nspec:\n  tolerations:\n  - {key: example.com/sla, operator: Gt, value: \"900\", effect: NoSchedule}\n";
+    let err = explain_str(node, pod, "n", "p").expect_err("gate off");
+    let text = err.to_string();
+    assert!(
+        text.contains("spec.tolerations[0].operator: Unsupported value: \"Gt\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("need the TaintTolerationComparisonOperators feature gate"),
+        "{text}"
+    );
+    assert!(text.contains("so does the fence"), "{text}");
+}
+
+#[test]
+fn lt_and_gt_compare_integers_with_the_gate_on() {
+    let gates = nodewarden::core::features::FeatureGates {
+        taint_toleration_comparison_operators: true,
+    };
+    let node = "kind: Node\nspec:\n  taints:\n  - {key: example.com/sla, value: \"950\", effect: NoSchedule}\n  - {key: example.com/cost, value: \"0100\", effect: NoSchedule}\n  - {key: node.kubernetes.io/unreachable, effect: NoExecute}\n";
+    let pod = "kind: Pod\nmetadata: {uid: abc-123}\nspec:\n  tolerations:\n  - {key: example.com/sla, operator: Gt, value: \"900\", effect: NoSchedule}\n  - {key: example.com/cost, operator: Lt, value: \"200\"}\n  - {key: node.kubernetes.io/unreachable, operator: Lt, value: \"5\", effect: NoExecute, tolerationSeconds: 60}\n  - {key: example.com/other, operator: Gt, value: \"007\"}\n";
+    let report = explain_str_gated(node, pod, "n", "p", &gates).expect("gate on");
+    let json = serde_json::to_value(&report).expect("serializes");
+    // 950 > 900; "0100" is not canonical, so the Lt toleration does not match it; the
+    // unreachable taint's empty value is no integer: untolerated, evict now.
+    assert_eq!(json["taints"][0]["toleratedBy"], json!(0));
+    assert_eq!(json["taints"][1]["toleratedBy"], json!(null));
+    assert_eq!(json["taints"][2]["toleratedBy"], json!(null));
+    assert_eq!(json["schedulable"], json!(false));
+    assert_eq!(json["noExecute"], json!({"outcome": "evictNow"}));
+    let notes = report.notes.join("\n");
+    assert!(
+        notes.contains("spec.tolerations[0] (Gt): tolerates a taint whose value is a canonical 64-bit integer greater than 900"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("spec.tolerations[3] (Gt): its value \"007\" is not a canonical 64-bit integer, so it tolerates no taint"),
+        "{notes}"
+    );
+    assert!(render_text(&report).contains("note:"));
+    // Without comparison tolerations the JSON shape is unchanged (no `notes`).
+    let plain = explain("node-unreachable.yaml", "pod-deployment.yaml").expect("valid");
+    assert!(
+        serde_json::to_value(&plain)
+            .expect("serializes")
+            .get("notes")
+            .is_none()
+    );
 }

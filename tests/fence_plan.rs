@@ -353,3 +353,28 @@ fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() 
     assert_eq!(schedule.kill_at, Duration::from_millis(1_057_600));
     assert!(reason.contains("counted from 10.4s before it"), "{reason}");
 }
+
+/// KEP-5471: a pod stored while `TaintTolerationComparisonOperators` was on keeps its `Lt`/`Gt`
+/// tolerations (validation ratchets). Such a toleration reads the unreachable taint's empty value
+/// as no integer (`compareNumericValues`), and with the gate off never matches at all: either
+/// way it tolerates nothing here, and the next toleration decides. The fence reads the pod
+/// (it used to leave it unfenced as unreadable) and plans it as the controller does.
+#[test]
+fn a_stored_pod_with_gt_tolerations_is_fenced_as_the_controller_evicts_it() {
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"uid": "u1", "namespace": "default", "name": "web-1"},
+        "spec": {
+            "containers": [],
+            "tolerations": [
+                {"key": UNREACHABLE, "operator": "Gt", "value": "5", "effect": "NoExecute", "tolerationSeconds": 1000},
+                {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            ]
+        }
+    }))
+    .expect("a Pod");
+    let fp = nodewarden::agent::fence_task::fence_pod(&pod).expect("the pod is read");
+    assert_eq!(fp.tolerations.len(), 2);
+    assert_eq!(delay(fp.tolerations.clone()), Some(40 + 300));
+    // Alone, the Gt toleration tolerates nothing: evicted at the grace period.
+    assert_eq!(delay(fp.tolerations[..1].to_vec()), Some(40));
+}

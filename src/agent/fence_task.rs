@@ -76,11 +76,10 @@ pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
         .map(|t| {
             Some(Toleration {
                 key: t.key.clone().unwrap_or_default(),
-                operator: match t.operator.as_deref() {
-                    None | Some("") | Some("Equal") => Operator::Equal,
-                    Some("Exists") => Operator::Exists,
-                    Some(_) => return None,
-                },
+                // `Lt`/`Gt` are read whatever the comparison gate: they never tolerate the
+                // unreachable taint (its empty value is no integer), so the fence plans such a
+                // pod as the taint-eviction controller does with the gate on or off.
+                operator: Operator::parse(t.operator.as_deref().unwrap_or(""))?,
                 value: t.value.clone().unwrap_or_default(),
                 effect: match t.effect.as_deref() {
                     None | Some("") => None,

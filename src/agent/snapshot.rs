@@ -8,7 +8,9 @@ use k8s_openapi::api::core::v1::{Container, Node, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 
 use crate::core::quantity::Quantity;
-use crate::core::resources::{self, ContainerAmounts, Effective, PodAmounts, ResourceList};
+use crate::core::resources::{
+    self, ContainerAmounts, Effective, PodAmounts, ResourceList, StatusAmounts,
+};
 use crate::state::{StoredCondition, StoredNode, StoredTaint};
 
 /// The parts of our Node that `status` shows.
@@ -70,13 +72,39 @@ pub fn pod_resources(pod: &Pod) -> Result<Effective, String> {
             list(r.and_then(|r| r.limits.as_ref()), whose)?,
         ))
     };
-    let container = |c: &Container| {
+    let status = pod.status.as_ref();
+    // In-place resize: the status of the container of that name, where it reports `resources`
+    // (upstream's `cs.Resources != nil`; `core::resources` says how it counts).
+    let statuses = |c: &Container, init: bool| {
+        let of_kind = status.and_then(|s| {
+            if init {
+                s.init_container_statuses.as_ref()
+            } else {
+                s.container_statuses.as_ref()
+            }
+        });
+        let Some(cs) = of_kind.into_iter().flatten().find(|cs| cs.name == c.name) else {
+            return Ok(None);
+        };
+        let Some(actual) = cs.resources.as_ref() else {
+            return Ok(None);
+        };
+        let whose = format!("status of container {}", c.name);
+        let (requests, limits) = requirements(Some(actual), &whose)?;
+        Ok::<_, String>(Some(StatusAmounts {
+            requests,
+            limits,
+            allocated: list(cs.allocated_resources.as_ref(), &whose)?,
+        }))
+    };
+    let container = |c: &Container, init: bool| {
         let (requests, limits) =
             requirements(c.resources.as_ref(), &format!("container {}", c.name))?;
         Ok::<_, String>(ContainerAmounts {
             requests,
             limits,
             sidecar: c.restart_policy.as_deref() == Some("Always"),
+            status: statuses(c, init)?,
         })
     };
     let (pod_requests, pod_limits) = requirements(spec.resources.as_ref(), "spec.resources")?;
@@ -84,17 +112,24 @@ pub fn pod_resources(pod: &Pod) -> Result<Effective, String> {
         containers: spec
             .containers
             .iter()
-            .map(container)
+            .map(|c| container(c, false))
             .collect::<Result<_, _>>()?,
         init_containers: spec
             .init_containers
             .iter()
             .flatten()
-            .map(container)
+            .map(|c| container(c, true))
             .collect::<Result<_, _>>()?,
         overhead: list(spec.overhead.as_ref(), "spec.overhead")?,
         pod_requests,
         pod_limits,
+        // `IsPodResizeInfeasible`: the PodResizePending condition's reason.
+        resize_infeasible: status
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == "PodResizePending")
+            .is_some_and(|c| c.reason.as_deref() == Some("Infeasible")),
     };
     Ok(resources::effective(&amounts))
 }

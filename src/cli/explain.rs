@@ -14,8 +14,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::core::api_validation::{
-    self, FieldError, RawTaint, RawToleration, format_aggregate, go_quote,
+    self, FieldError, FieldErrorKind, RawTaint, RawToleration, format_aggregate, go_quote,
 };
+use crate::core::features::{FeatureGates, TAINT_TOLERATION_COMPARISON_OPERATORS};
 use crate::core::qos::{self, ContainerResources, CpuMemory, QosClass};
 use crate::core::quantity::Quantity;
 use crate::core::taint::{self, NoExecuteOutcome, Taint, Toleration};
@@ -38,6 +39,9 @@ pub struct ExplainReport {
     /// The taint-eviction controller's decision (§4).
     #[serde(serialize_with = "serialize_outcome")]
     pub no_execute: NoExecuteOutcome,
+    /// How each `Lt`/`Gt` toleration is read (KEP-5471, gate on); absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The pod cgroup path under each cgroup driver.
@@ -122,7 +126,27 @@ impl fmt::Display for ObjectError {
                 format_aggregate(errs)
             ),
             Problem::Invalid(errs) => {
-                write!(f, "{kind} {name} is invalid: {}", format_aggregate(errs))
+                write!(f, "{kind} {name} is invalid: {}", format_aggregate(errs))?;
+                // The API server's words stay as they are; why, and what nodewarden does, after.
+                let comparison = errs.iter().any(|e| {
+                    e.kind == FieldErrorKind::Unsupported
+                        && e.path.ends_with(".operator")
+                        && matches!(e.bad_value.as_deref(), Some("\"Lt\"") | Some("\"Gt\""))
+                });
+                if comparison {
+                    write!(
+                        f,
+                        " (note: Lt and Gt need the {TAINT_TOLERATION_COMPARISON_OPERATORS} feature gate \
+                         (KEP-5471, alpha since 1.35, off by default): an API server without it \
+                         refuses this pod. If it was stored while the gate was on, the scheduler and \
+                         the taint-eviction controller without the gate match such a toleration to no \
+                         taint, and so does the fence (the unreachable taint's empty value is no \
+                         integer, gate on or off). Set featureGates.{TAINT_TOLERATION_COMPARISON_OPERATORS} \
+                         = true in the configuration and pass it with --config to explain as a \
+                         cluster with the gate on.)"
+                    )?;
+                }
+                Ok(())
             }
         }
     }
@@ -150,6 +174,15 @@ pub enum ExplainError {
 /// Reads NODE and POD (YAML or JSON) and explains them. Error messages name each object by its
 /// `metadata.name`, or by its file path when it has none.
 pub fn explain_files(node: &Path, pod: &Path) -> Result<ExplainReport, ExplainError> {
+    explain_files_gated(node, pod, &FeatureGates::default())
+}
+
+/// [`explain_files`] as a cluster with these feature gates (`featureGates`) decides.
+pub fn explain_files_gated(
+    node: &Path,
+    pod: &Path,
+    gates: &FeatureGates,
+) -> Result<ExplainReport, ExplainError> {
     let read = |kind, path: &Path| {
         crate::bounded::read_to_string(path, crate::bounded::OBJECT).map_err(|source| {
             ExplainError::Read {
@@ -161,11 +194,12 @@ pub fn explain_files(node: &Path, pod: &Path) -> Result<ExplainReport, ExplainEr
     };
     let node_text = read("Node", node)?;
     let pod_text = read("Pod", pod)?;
-    explain_str(
+    explain_str_gated(
         &node_text,
         &pod_text,
         &node.display().to_string(),
         &pod.display().to_string(),
+        gates,
     )
 }
 
@@ -178,8 +212,26 @@ pub fn explain_str(
     node_name_for_errors: &str,
     pod_name_for_errors: &str,
 ) -> Result<ExplainReport, ExplainError> {
+    let gates = FeatureGates::default();
+    explain_str_gated(
+        node_text,
+        pod_text,
+        node_name_for_errors,
+        pod_name_for_errors,
+        &gates,
+    )
+}
+
+/// [`explain_str`] as a cluster with these feature gates decides.
+pub fn explain_str_gated(
+    node_text: &str,
+    pod_text: &str,
+    node_name_for_errors: &str,
+    pod_name_for_errors: &str,
+    gates: &FeatureGates,
+) -> Result<ExplainReport, ExplainError> {
     let node = decode_object(node_text, "Node", node_name_for_errors).and_then(node_from);
-    let pod = decode_object(pod_text, "Pod", pod_name_for_errors).and_then(pod_from);
+    let pod = decode_object(pod_text, "Pod", pod_name_for_errors).and_then(|p| pod_from(p, gates));
     match (node, pod) {
         (Ok(taints), Ok(pod)) => Ok(report(&taints, &pod)),
         (node, pod) => Err(ExplainError::Rejected(
@@ -209,7 +261,40 @@ fn report(taints: &[Taint], pod: &PodFacts) -> ExplainReport {
             &pod.tolerations,
         ),
         no_execute: taint::no_execute_outcome(taints, &pod.tolerations),
+        notes: comparison_notes(&pod.tolerations),
     }
+}
+
+/// What each `Lt`/`Gt` toleration compares (`compareNumericValues`): only canonical int64
+/// values on both sides; anything else is matched to nothing.
+fn comparison_notes(tolerations: &[Toleration]) -> Vec<String> {
+    tolerations
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.operator.is_comparison())
+        .map(|(i, t)| {
+            let relation = if t.operator == taint::Operator::Lt {
+                "less than"
+            } else {
+                "greater than"
+            };
+            match taint::comparison_value(&t.value) {
+                Some(n) => format!(
+                    "spec.tolerations[{i}] ({}): tolerates a taint whose value is a canonical \
+                     64-bit integer {relation} {n}; a taint value that is not one (empty, as \
+                     on node.kubernetes.io/unreachable, leading zeros, '+', past 64 bits) is \
+                     not tolerated",
+                    t.operator.as_str()
+                ),
+                None => format!(
+                    "spec.tolerations[{i}] ({}): its value {} is not a canonical 64-bit \
+                     integer, so it tolerates no taint",
+                    t.operator.as_str(),
+                    go_quote(&t.value)
+                ),
+            }
+        })
+        .collect()
 }
 
 /// A human summary of the report, a few lines.
@@ -254,6 +339,9 @@ pub fn render_text(report: &ExplainReport) -> String {
         NoExecuteOutcome::EvictAfter { seconds } => format!("evicted after {seconds}s"),
     };
     out.push_str(&format!("NoExecute:  {no_execute}\n"));
+    for note in &report.notes {
+        out.push_str(&format!("note:       {note}\n"));
+    }
     out
 }
 
@@ -476,7 +564,7 @@ const RESOURCE_SLOTS: [(&str, &str); 4] = [
     ("limits", "memory"),
 ];
 
-fn pod_from(pod: Decoded) -> Result<PodFacts, ObjectError> {
+fn pod_from(pod: Decoded, gates: &FeatureGates) -> Result<PodFacts, ObjectError> {
     let mut d = Decoder::default();
     let root = &pod.root;
 
@@ -545,11 +633,15 @@ fn pod_from(pod: Decoded) -> Result<PodFacts, ObjectError> {
 
     // ---- validation: collect everything, then fail once ----
     let mut errors = Vec::new();
-    let tolerations = api_validation::validate_tolerations(&raw_tolerations, "spec.tolerations")
-        .unwrap_or_else(|e| {
-            errors.extend(e);
-            Vec::new()
-        });
+    let tolerations = api_validation::validate_tolerations_gated(
+        &raw_tolerations,
+        "spec.tolerations",
+        gates.taint_toleration_comparison_operators,
+    )
+    .unwrap_or_else(|e| {
+        errors.extend(e);
+        Vec::new()
+    });
     for (raw, parsed) in containers.iter().zip(&parsed_containers) {
         check_resources(raw, parsed.as_ref(), &mut errors);
     }

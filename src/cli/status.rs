@@ -26,6 +26,9 @@ pub struct StatusReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<crate::machine::Machine>,
     pub mode: String,
+    /// The grace period the fence mirrors against the controller's defaults, how to set it, and
+    /// when the fence must be off (`config::grace_period_note`).
+    pub grace_period: String,
     /// "connected", "cut off" or "unknown" (no state yet).
     pub contact: String,
     pub last_contact: Option<String>,
@@ -172,6 +175,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
             machine: None,
             node: node.to_string(),
             mode,
+            grace_period: crate::config::grace_period_note(config.fence.node_monitor_grace_period),
             contact: "unknown (no state written yet)".into(),
             last_contact: None,
             cut_off_since: None,
@@ -308,6 +312,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
         ),
         node: state.node.clone(),
         mode,
+        grace_period: crate::config::grace_period_note(config.fence.node_monitor_grace_period),
         contact: if cut_off { "cut off" } else { "connected" }.into(),
         last_contact: contact_wall.map(|c| humantime::format_rfc3339_millis(c).to_string()),
         cut_off_since: contact_wall.filter(|_| cut_off).map(|c| {
@@ -418,6 +423,7 @@ pub fn text(r: &StatusReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "node {} — fence mode {}", r.node, r.mode);
+    let _ = writeln!(out, "grace period: {}", r.grace_period);
     if let Some(machine) = &r.machine {
         out.push_str(&crate::machine::text(machine));
     }

@@ -164,6 +164,7 @@ impl Config {
             },
             health_address: HEALTH_ADDRESS,
             state_directory: PathBuf::from(STATE_DIRECTORY),
+            feature_gates: crate::core::features::FeatureGates::default(),
         }
     }
 }

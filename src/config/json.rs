@@ -107,6 +107,7 @@ pub fn effective_json(config: &Config) -> Value {
         "imagefsPath": path_json(&config.imagefs_path),
         "healthAddress": config.health_address.to_string(),
         "stateDirectory": path_json(&config.state_directory),
+        "featureGates": feature_gates_json(&config.feature_gates),
         "logging": {
             "target": word_of(LOG_TARGETS, &config.logging.target),
             "level": config.logging.level.as_str().to_ascii_lowercase(),
@@ -215,6 +216,20 @@ pub fn effective_text(config: &Config) -> String {
             root.display()
         ),
     );
+    row(
+        &mut out,
+        "  grace period",
+        super::grace_period_note(f.node_monitor_grace_period),
+    );
+    let gates: Vec<String> = crate::core::features::KNOWN
+        .iter()
+        .map(|(name, default, stage)| {
+            let on = config.feature_gates.enabled(name).unwrap_or(*default);
+            let set = if on == *default { "default" } else { "set" };
+            format!("{name}={on} ({set}; {stage})")
+        })
+        .collect();
+    row(&mut out, "featureGates", gates.join(", "));
     let p = &config.peers;
     let source = match (&p.service, p.static_peers.len()) {
         (Some((ns, name)), _) => format!("EndpointSlices of {ns}/{name} (port {})", p.port_name),
@@ -305,6 +320,15 @@ pub fn effective_text(config: &Config) -> String {
         let _ = writeln!(out, "    False: {}: {}", c.false_reason, c.false_message);
     }
     out
+}
+
+/// Every known gate with the value in effect (defaults included), by its upstream name.
+fn feature_gates_json(gates: &crate::core::features::FeatureGates) -> Value {
+    let mut map = Map::new();
+    for (name, _, _) in crate::core::features::KNOWN {
+        map.insert((*name).to_string(), json!(gates.enabled(name)));
+    }
+    Value::Object(map)
 }
 
 /// The `[peers]` table as the file spells it (the key file's path, never its content).

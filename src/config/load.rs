@@ -509,6 +509,9 @@ impl Walker<'_> {
                 r.psi_entries.push((signal, n));
             }
         }
+        if let Some(v) = &raw.feature_gates {
+            self.feature_gates(&key!("", feature_gates), v, c);
+        }
         set(
             &mut c.kube_reserved,
             read!(self, reserved, "", raw.kube_reserved),
@@ -971,6 +974,22 @@ impl Walker<'_> {
             address: address?,
             zone: zone.unwrap_or_default(),
         })
+    }
+
+    /// `featureGates`: gate name → bool, as KubeletConfiguration's `map[string]bool`; a name this
+    /// build does not know is an error at its key, as a component refuses an unrecognized gate.
+    fn feature_gates(&mut self, path: &str, v: &Spans<Entries>, config: &mut Config) {
+        let expected = "a table of feature gate names to true or false";
+        for (k, v) in self.shaped(path, v, expected).into_iter().flatten() {
+            let name = k.get_ref().as_str();
+            let key = key_path(path, name);
+            let Some(enabled) = self.bool(&key, Some(v)) else {
+                continue;
+            };
+            if let Err(message) = config.feature_gates.set(name, enabled) {
+                self.error(&k.span(), &key, message);
+            }
+        }
     }
 
     /// `kubeReserved` / `systemReserved`: resource → non-negative quantity, as the kubelet's

@@ -219,6 +219,9 @@ pub struct Config {
     pub health_address: SocketAddr,
     /// `stateDirectory` ("/var/lib/nodewarden").
     pub state_directory: PathBuf,
+    /// `featureGates` (KubeletConfiguration's `map[string]bool`): the upstream switches that
+    /// choose which Kubernetes rule is mirrored; see `core::features::KNOWN`.
+    pub feature_gates: crate::core::features::FeatureGates,
 }
 
 /// `reservedSystemCPUs`: the CPU list as written (`"0-1,8"`) and how many CPUs it names.
@@ -244,6 +247,47 @@ impl From<&Config> for crate::core::fence_plan::FencePolicy {
             ),
         }
     }
+}
+
+/// kube-controller-manager's `--node-monitor-grace-period` default since 1.32
+/// (kubernetes/kubernetes#126287, "increased to 50s (earlier 40s)"; docs/semantics.md §5.1).
+pub const CONTROLLER_GRACE_PERIOD_SINCE_1_32: Duration = Duration::from_secs(50);
+/// The same default before 1.32, and ours (`[fence] nodeMonitorGracePeriod`).
+pub const CONTROLLER_GRACE_PERIOD_BEFORE_1_32: Duration = Duration::from_secs(40);
+
+/// What `check-config` and `status` say about the grace period the fence mirrors: which value,
+/// what a cluster at either upstream default does instead, how to set it, and when the fence
+/// must be off (no taint-eviction controller, KEP-3902).
+pub fn grace_period_note(mirrored: Duration) -> String {
+    let secs = mirrored.as_secs();
+    let (new, old) = (
+        CONTROLLER_GRACE_PERIOD_SINCE_1_32.as_secs(),
+        CONTROLLER_GRACE_PERIOD_BEFORE_1_32.as_secs(),
+    );
+    let versus = if mirrored == CONTROLLER_GRACE_PERIOD_BEFORE_1_32 {
+        format!(
+            "the fence mirrors {secs}s, the controller's default before 1.32; a 1.32+ cluster at its \
+             default ({new}s, kubernetes/kubernetes#126287) evicts {}s later, so the fence stops pods \
+             that much early there (never late)",
+            new - old
+        )
+    } else if mirrored == CONTROLLER_GRACE_PERIOD_SINCE_1_32 {
+        format!(
+            "the fence mirrors {secs}s, the controller's default since 1.32; a cluster before 1.32 at \
+             its default ({old}s) evicts {}s EARLIER than the fence plans",
+            new - old
+        )
+    } else {
+        format!(
+            "the fence mirrors {secs}s (the controller's default is {new}s since 1.32, {old}s before)"
+        )
+    };
+    format!(
+        "{versus}. Set [fence] nodeMonitorGracePeriod to the cluster's \
+         --node-monitor-grace-period to mirror it. If the taint-eviction controller is disabled or \
+         replaced (--controllers=-taint-eviction-controller, KEP-3902), nothing deletes pods for \
+         the unreachable taint: set [fence] mode = \"off\"."
+    )
 }
 
 impl Config {

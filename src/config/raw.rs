@@ -48,6 +48,7 @@ pub(super) struct RawConfig {
     pub eviction_pressure_transition_period: Field,
     pub merge_default_eviction_settings: Field,
     pub psi_thresholds: Map,
+    pub feature_gates: Map,
     pub kube_reserved: Map,
     pub system_reserved: Map,
     #[serde(rename = "reservedSystemCPUs")]

@@ -211,10 +211,28 @@ pub fn validate_taints(raw: &[RawTaint], path: &str) -> Result<Vec<Taint>, Vec<F
 /// Validates pod tolerations (docs/semantics.md §8.2) under `path` (e.g. `spec.tolerations`).
 ///
 /// Duplicates are accepted, as upstream. `Lt`/`Gt` are rejected as unsupported: the
-/// comparison-operator gate is alpha and off by default (§8.4).
+/// comparison-operator gate is alpha and off by default (§8.4); see
+/// [`validate_tolerations_gated`] for a server with the gate on.
 pub fn validate_tolerations(
     raw: &[RawToleration],
     path: &str,
+) -> Result<Vec<Toleration>, Vec<FieldError>> {
+    validate_tolerations_gated(raw, path, false)
+}
+
+/// [`validate_tolerations`] on an API server whose `TaintTolerationComparisonOperators` gate is
+/// `comparison_operators` (KEP-5471; `pkg/api/pod/util.go` `allowTaintTolerationComparisonOperators`
+/// sets the validation option from the gate, or from an old pod spec that already uses them).
+///
+/// With the gate on, `Lt`/`Gt` are accepted with any value: a value that is not a canonical
+/// int64 is then simply never matched (`compareNumericValues`). The KEP says the server also
+/// rejects such values; the merged `ValidateTolerations` branch was not read (docs/semantics.md
+/// §15), so that check is not made here and `explain` says how the matcher treats the value
+/// instead.
+pub fn validate_tolerations_gated(
+    raw: &[RawToleration],
+    path: &str,
+    comparison_operators: bool,
 ) -> Result<Vec<Toleration>, Vec<FieldError>> {
     let mut errors = Vec::new();
     let mut tolerations = Vec::with_capacity(raw.len());
@@ -274,6 +292,8 @@ pub fn validate_tolerations(
                 }
                 Some(Operator::Exists)
             }
+            "Lt" if comparison_operators => Some(Operator::Lt),
+            "Gt" if comparison_operators => Some(Operator::Gt),
             other => {
                 errors.push(FieldError::unsupported(
                     format!("{idx}.operator"),

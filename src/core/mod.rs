@@ -8,6 +8,7 @@ pub mod clock;
 pub mod condition;
 pub mod contact;
 pub mod event;
+pub mod features;
 pub mod fence_plan;
 pub mod fencing;
 pub mod names;

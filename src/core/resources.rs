@@ -10,7 +10,16 @@
 //! - the pod needs the larger of the two, resource by resource;
 //! - pod-level `spec.resources` (PodLevelResources), where it sets cpu or memory, replaces the
 //!   containers' figure for that resource;
-//! - `spec.overhead` is added to every request, and to a limit only where a limit is set.
+//! - `spec.overhead` is added to every request, and to a limit only where a limit is set;
+//! - in-place resize (GA in 1.35): a container (or sidecar) whose status reports `resources`
+//!   counts as upstream's `PodRequests`/`PodLimits` with `UseStatusResources` (what the 1.35+
+//!   scheduler and kubelet admission use): requests are the larger, resource by resource, of the
+//!   spec's, the status' actual and `allocatedResources`; limits the larger of the spec's and
+//!   the actual. While the resize is Infeasible (`PodResizePending` reason `Infeasible`) the spec
+//!   is not counted: requests are the larger of actual and allocated, limits the actual
+//!   (`determineContainerReqs`/`determineContainerLimits` in
+//!   `staging/src/k8s.io/component-helpers/resource/helpers.go`). Regular init containers never
+//!   read their status.
 //!
 //! Sums of limits count an absent limit as zero, as `kubectl describe node` does; the total can
 //! therefore be below what the pods may really use, and above 100% of allocatable.
@@ -31,6 +40,58 @@ pub struct ContainerAmounts {
     pub limits: ResourceList,
     /// An init container with `restartPolicy: Always`.
     pub sidecar: bool,
+    /// The container's status when it reports `resources` (in-place resize); `None` otherwise.
+    pub status: Option<StatusAmounts>,
+}
+
+/// What a container status says about resources (`status.containerStatuses[].resources` and
+/// `.allocatedResources`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusAmounts {
+    /// `resources.requests`: what the runtime reports as applied.
+    pub requests: ResourceList,
+    /// `resources.limits`.
+    pub limits: ResourceList,
+    /// `allocatedResources`: what the kubelet admitted.
+    pub allocated: ResourceList,
+}
+
+impl ContainerAmounts {
+    /// The requests counted for this container: `determineContainerReqs` where the status
+    /// reports resources and the container is a regular or sidecar container.
+    fn counted_requests(
+        &self,
+        resize_infeasible: bool,
+        regular_init: bool,
+    ) -> Cow<'_, ResourceList> {
+        match &self.status {
+            Some(s) if !regular_init => {
+                let mut out = if resize_infeasible {
+                    s.requests.clone()
+                } else {
+                    let mut spec = self.requests.clone();
+                    max_into(&mut spec, &s.requests);
+                    spec
+                };
+                max_into(&mut out, &s.allocated);
+                Cow::Owned(out)
+            }
+            _ => Cow::Borrowed(&self.requests),
+        }
+    }
+
+    /// The limits counted for this container: `determineContainerLimits`.
+    fn counted_limits(&self, resize_infeasible: bool, regular_init: bool) -> Cow<'_, ResourceList> {
+        match &self.status {
+            Some(s) if !regular_init && resize_infeasible => Cow::Borrowed(&s.limits),
+            Some(s) if !regular_init => {
+                let mut out = self.limits.clone();
+                max_into(&mut out, &s.limits);
+                Cow::Owned(out)
+            }
+            _ => Cow::Borrowed(&self.limits),
+        }
+    }
 }
 
 /// What a pod spec says about resources.
@@ -45,6 +106,8 @@ pub struct PodAmounts {
     pub pod_requests: ResourceList,
     /// Pod-level `spec.resources.limits`.
     pub pod_limits: ResourceList,
+    /// The pod's `PodResizePending` condition has reason `Infeasible` (`IsPodResizeInfeasible`).
+    pub resize_infeasible: bool,
 }
 
 /// A pod's effective requests and limits.
@@ -128,8 +191,9 @@ const POD_LEVEL: [&str; 2] = ["cpu", "memory"];
 
 /// The effective requests and limits of one pod.
 pub fn effective(pod: &PodAmounts) -> Effective {
-    let mut requests = aggregate(pod, |c| &c.requests);
-    let mut limits = aggregate(pod, |c| &c.limits);
+    let infeasible = pod.resize_infeasible;
+    let mut requests = aggregate(pod, |c, init| c.counted_requests(infeasible, init));
+    let mut limits = aggregate(pod, |c, init| c.counted_limits(infeasible, init));
     for name in POD_LEVEL {
         if let Some(q) = pod.pod_requests.get(name) {
             requests.insert(name.to_string(), *q);
@@ -150,20 +214,25 @@ pub fn effective(pod: &PodAmounts) -> Effective {
     }
 }
 
-fn aggregate(pod: &PodAmounts, pick: impl Fn(&ContainerAmounts) -> &ResourceList) -> ResourceList {
+/// `pick(container, is_a_regular_init_container)`: what the container counts for.
+fn aggregate<'p>(
+    pod: &'p PodAmounts,
+    pick: impl Fn(&'p ContainerAmounts, bool) -> Cow<'p, ResourceList>,
+) -> ResourceList {
     let mut running = ResourceList::new();
     for c in &pod.containers {
-        add_into(&mut running, pick(c));
+        add_into(&mut running, &pick(c, false));
     }
     let mut sidecars = ResourceList::new();
     let mut init_peak = ResourceList::new();
     for c in &pod.init_containers {
         let alone = if c.sidecar {
-            add_into(&mut running, pick(c));
-            add_into(&mut sidecars, pick(c));
+            let amounts = pick(c, false);
+            add_into(&mut running, &amounts);
+            add_into(&mut sidecars, &amounts);
             sidecars.clone()
         } else {
-            let mut with_sidecars = pick(c).clone();
+            let mut with_sidecars = pick(c, true).into_owned();
             add_into(&mut with_sidecars, &sidecars);
             with_sidecars
         };
@@ -295,6 +364,7 @@ mod tests {
             requests: list(requests),
             limits: list(limits),
             sidecar: false,
+            status: None,
         }
     }
 
@@ -303,6 +373,126 @@ mod tests {
             sidecar: true,
             ..container(requests, &[])
         }
+    }
+
+    fn resized(
+        spec: &[(&str, &str)],
+        spec_limits: &[(&str, &str)],
+        actual: &[(&str, &str)],
+        actual_limits: &[(&str, &str)],
+        allocated: &[(&str, &str)],
+    ) -> ContainerAmounts {
+        ContainerAmounts {
+            status: Some(StatusAmounts {
+                requests: list(actual),
+                limits: list(actual_limits),
+                allocated: list(allocated),
+            }),
+            ..container(spec, spec_limits)
+        }
+    }
+
+    /// In-place resize as `PodRequests`/`PodLimits` with `UseStatusResources` count it; the
+    /// first rows are upstream's own (`TestPodResourceRequests`, `TestPodResourceLimits` in
+    /// `staging/src/k8s.io/component-helpers/resource/helpers_test.go`).
+    #[test]
+    fn a_resize_counts_the_larger_of_desired_and_actual_or_allocated() {
+        type Row<'a> = (
+            &'a str,
+            ContainerAmounts,
+            bool,
+            &'a [(&'a str, &'a str)],
+            &'a [(&'a str, &'a str)],
+        );
+        let cases: Vec<Row> = vec![
+            (
+                "resized, infeasible: the spec's 4 is not counted, the actual 2 is",
+                resized(&[("cpu", "4")], &[], &[("cpu", "2")], &[], &[]),
+                true,
+                &[("cpu", "2")],
+                &[],
+            ),
+            (
+                "resized, no resize status: max(spec 4, actual 2)",
+                resized(&[("cpu", "4")], &[], &[("cpu", "2")], &[], &[]),
+                false,
+                &[("cpu", "4")],
+                &[],
+            ),
+            (
+                "pod scaled up: limits max(spec 2Gi, actual 1Gi)",
+                resized(&[], &[("memory", "2Gi")], &[], &[("memory", "1Gi")], &[]),
+                false,
+                &[],
+                &[("memory", "2Gi")],
+            ),
+            (
+                "pod scaled down: limits max(spec 1Gi, actual 2Gi)",
+                resized(&[], &[("memory", "1Gi")], &[], &[("memory", "2Gi")], &[]),
+                false,
+                &[],
+                &[("memory", "2Gi")],
+            ),
+            (
+                "scaled down, allocated still larger: the allocation counts",
+                resized(&[("cpu", "1")], &[], &[("cpu", "1")], &[], &[("cpu", "3")]),
+                false,
+                &[("cpu", "3")],
+                &[],
+            ),
+            (
+                "infeasible: limits are the actual ones alone",
+                resized(&[], &[("cpu", "8")], &[], &[("cpu", "2")], &[]),
+                true,
+                &[],
+                &[("cpu", "2")],
+            ),
+            (
+                "infeasible: requests max(actual, allocated)",
+                resized(&[("cpu", "8")], &[], &[("cpu", "1")], &[], &[("cpu", "2")]),
+                true,
+                &[("cpu", "2")],
+                &[],
+            ),
+        ];
+        for (rule, c, infeasible, requests, limits) in cases {
+            let pod = PodAmounts {
+                containers: vec![c],
+                resize_infeasible: infeasible,
+                ..Default::default()
+            };
+            let e = effective(&pod);
+            assert_eq!(e.requests, amounts(requests), "{rule}");
+            assert_eq!(e.limits, amounts(limits), "{rule}");
+        }
+    }
+
+    /// Sidecars read their status as app containers do; a regular init container never does
+    /// (`AggregateContainerRequests` checks `RestartPolicy == Always` first).
+    #[test]
+    fn only_app_containers_and_sidecars_read_their_resize_status() {
+        let mut sidecar_resized = resized(&[("cpu", "1")], &[], &[("cpu", "3")], &[], &[]);
+        sidecar_resized.sidecar = true;
+        let init_resized = resized(&[("cpu", "1")], &[], &[("cpu", "9")], &[], &[]);
+        let pod = PodAmounts {
+            init_containers: vec![sidecar_resized, init_resized],
+            containers: vec![container(&[("cpu", "1")], &[])],
+            ..Default::default()
+        };
+        // running: app 1 + sidecar max(1, 3) = 4; init peak: 1 + sidecar 3 = 4; so 4, not 12.
+        assert_eq!(effective(&pod).requests, amounts(&[("cpu", "4")]));
+    }
+
+    /// Pod-level resources (beta in 1.34) still replace the containers' figure for cpu and
+    /// memory during a resize (`PodRequests` applies them after aggregating).
+    #[test]
+    fn pod_level_resources_win_over_a_container_resize() {
+        let pod = PodAmounts {
+            containers: vec![resized(&[("cpu", "1")], &[], &[("cpu", "3")], &[], &[])],
+            pod_requests: list(&[("cpu", "2")]),
+            ..Default::default()
+        };
+        assert_eq!(effective(&pod).requests, amounts(&[("cpu", "2")]));
     }
 
     #[test]

@@ -65,14 +65,74 @@ impl fmt::Display for Taint {
     }
 }
 
-/// A toleration operator. `Lt`/`Gt` are alpha and gated off by default (docs/semantics.md §2.1,
-/// §8.4): validation rejects them, and the matcher never lets them tolerate.
+/// A toleration operator (docs/semantics.md §2.1 step 3).
+///
+/// `Lt`/`Gt` (KEP-5471) exist behind the `TaintTolerationComparisonOperators` gate, alpha and off
+/// by default. With the gate off the API server refuses them (`explain` does too,
+/// `api_validation::validate_tolerations`), and upstream's matcher never lets them tolerate
+/// (`ToleratesTaint(..., enableComparisonOperators=false)` returns false). A pod stored while the
+/// gate was on keeps them (validation ratchets: `allowTaintTolerationComparisonOperators` in
+/// `pkg/api/pod/util.go`). The matcher here compares them as the gate-on code does; the gate-off
+/// answer differs only for a taint whose value is a canonical integer, never for the fence's
+/// `unreachable` taint, whose value is empty and never parses (see [`Toleration::tolerates`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operator {
     /// Values must be byte-for-byte equal (also what an empty operator means).
     Equal,
     /// Any value.
     Exists,
+    /// Tolerates when the taint's value is less than the toleration's, both canonical int64.
+    Lt,
+    /// Tolerates when the taint's value is greater than the toleration's, both canonical int64.
+    Gt,
+}
+
+impl Operator {
+    /// The API spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operator::Equal => "Equal",
+            Operator::Exists => "Exists",
+            Operator::Lt => "Lt",
+            Operator::Gt => "Gt",
+        }
+    }
+
+    /// Exact, case-sensitive; the empty operator means `Equal` (`ToleratesTaint`'s `case ""`).
+    pub fn parse(s: &str) -> Option<Operator> {
+        match s {
+            "" | "Equal" => Some(Operator::Equal),
+            "Exists" => Some(Operator::Exists),
+            "Lt" => Some(Operator::Lt),
+            "Gt" => Some(Operator::Gt),
+            _ => None,
+        }
+    }
+
+    /// `Lt` or `Gt`: the operators behind `TaintTolerationComparisonOperators`.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Operator::Lt | Operator::Gt)
+    }
+}
+
+/// A toleration or taint value as `Lt`/`Gt` read it: a decimal integer in canonical form that
+/// fits in 64 bits, else `None`. Mirrors `compareNumericValues` in
+/// `staging/src/k8s.io/api/core/v1/toleration.go`: first `content.IsDecimalInteger`
+/// (`apimachinery/pkg/api/validate/content`: `"0"`, or an optional `-` then a digit 1–9 then
+/// digits; so no `+`, no leading zero, no `-0`, no spaces, not empty), then
+/// `strconv.ParseInt(v, 10, 64)`, which refuses what is past the 64-bit range.
+pub fn comparison_value(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let canonical = match digits.as_bytes() {
+        [] => false,
+        // "0" alone; "-0" and "0…" are not canonical.
+        [b'0'] => digits.len() == value.len(),
+        [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
+    };
+    if !canonical {
+        return None;
+    }
+    value.parse::<i64>().ok()
 }
 
 /// A pod toleration, after validation.
@@ -171,7 +231,9 @@ impl Toleration {
     }
 
     /// Whether this toleration tolerates `taint` (docs/semantics.md §2.1): effect first, then key,
-    /// then operator. `tolerationSeconds` never affects matching (§2.3).
+    /// then operator. `tolerationSeconds` never affects matching (§2.3). `Lt`/`Gt` compare as with
+    /// the comparison gate on (`ToleratesTaint` in `staging/src/k8s.io/api/core/v1/toleration.go`);
+    /// callers for whom the gate is off refuse such tolerations before matching (see [`Operator`]).
     pub fn tolerates(&self, taint: &Taint) -> bool {
         // §2.1 step 1: an empty effect matches every effect, PreferNoSchedule and NoExecute too.
         if let Some(effect) = self.effect
@@ -183,12 +245,26 @@ impl Toleration {
         if !self.key.is_empty() && self.key != taint.key {
             return false;
         }
-        // §2.1 step 3. Lt/Gt cannot reach here: validation rejects them (gate off, §8.4).
+        // §2.1 step 3.
         match self.operator {
             // Byte-for-byte, so case-sensitive; empty equals empty.
             Operator::Equal => self.value == taint.value,
             // The matcher ignores the value even if someone put one there.
             Operator::Exists => true,
+            // `compareNumericValues`: a value that does not parse, on either side, means the
+            // toleration does not match (upstream logs it and returns false). Both strict.
+            Operator::Lt | Operator::Gt => {
+                match (
+                    comparison_value(&self.value),
+                    comparison_value(&taint.value),
+                ) {
+                    (Some(toleration), Some(taint)) if self.operator == Operator::Lt => {
+                        taint < toleration
+                    }
+                    (Some(toleration), Some(taint)) => taint > toleration,
+                    _ => false,
+                }
+            }
         }
     }
 }
@@ -751,6 +827,228 @@ mod tests {
         assert_eq!(unreachable_delay(&[exists("", None)]), Never);
     }
 
+    fn compare(op: Operator, key: &str, value: &str, effect: Option<Effect>) -> Toleration {
+        Toleration {
+            key: key.into(),
+            operator: op,
+            value: value.into(),
+            effect,
+            toleration_seconds: None,
+        }
+    }
+
+    /// `content.IsDecimalInteger` then `strconv.ParseInt(v, 10, 64)`, as `compareNumericValues`
+    /// in `staging/src/k8s.io/api/core/v1/toleration.go` reads both values.
+    #[test]
+    fn comparison_values_are_canonical_int64() {
+        let cases: &[(&str, Option<i64>)] = &[
+            ("0", Some(0)),
+            ("7", Some(7)),
+            ("-5", Some(-5)),
+            ("950", Some(950)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            // past 64 bits: canonical but ParseInt's range error
+            ("9223372036854775808", None),
+            ("-9223372036854775809", None),
+            ("18446744073709551616", None),
+            // not canonical (IsDecimalInteger)
+            ("", None),
+            ("-", None),
+            ("-0", None),
+            ("00", None),
+            ("0100", None),
+            ("-07", None),
+            ("+100", None),
+            (" 200 ", None),
+            ("100.5", None),
+            ("1e3", None),
+            ("0x10", None),
+            ("high", None),
+            ("١٢", None),
+        ];
+        for (value, want) in cases {
+            assert_eq!(comparison_value(value), *want, "{value:?}");
+        }
+    }
+
+    /// Upstream's own cases (`TestTolerationToleratesTaint` and `TestCompareNumericValues` in
+    /// `staging/src/k8s.io/api/core/v1/toleration_test.go`), gate on, plus our boundaries.
+    #[test]
+    fn lt_and_gt_compare_the_taint_value_with_the_toleration_value() {
+        use Operator::{Gt, Lt};
+        let sla = "node.kubernetes.io/sla";
+        let cases: &[(&str, Operator, &str, &str, bool)] = &[
+            ("Gt: taint 800 is not > 950", Gt, "950", "800", false),
+            ("Gt: taint 950 > 750", Gt, "750", "950", true),
+            ("Lt: taint 950 is not < 800", Lt, "800", "950", false),
+            ("Lt: taint 800 < 950", Lt, "950", "800", true),
+            ("Gt is strict: equal values", Gt, "950", "950", false),
+            ("Lt is strict: equal values", Lt, "100", "100", false),
+            ("Gt: both zero", Gt, "0", "0", false),
+            ("Lt: both zero", Lt, "0", "0", false),
+            ("Gt: non-numeric taint value", Gt, "950", "high", false),
+            (
+                "Gt: negative, taint -200 not > -100",
+                Gt,
+                "-100",
+                "-200",
+                false,
+            ),
+            ("Gt: negative, taint -50 > -100", Gt, "-100", "-50", true),
+            ("Lt: negative, taint -100 < -50", Lt, "-50", "-100", true),
+            ("Lt: zero and negative", Lt, "0", "-1", true),
+            ("Gt: zero and positive", Gt, "0", "1", true),
+            (
+                "Gt: large values, taint 100",
+                Gt,
+                "9223372036854775806",
+                "100",
+                false,
+            ),
+            (
+                "Gt: max int64 taint",
+                Gt,
+                "9223372036854775806",
+                "9223372036854775807",
+                true,
+            ),
+            (
+                "Gt: max int64 as taint over 0",
+                Gt,
+                "0",
+                "9223372036854775807",
+                true,
+            ),
+            (
+                "Lt: min int64 as taint",
+                Lt,
+                "0",
+                "-9223372036854775808",
+                true,
+            ),
+            (
+                "Gt: taint value past 64 bits",
+                Gt,
+                "0",
+                "9223372036854775808",
+                false,
+            ),
+            (
+                "Lt: toleration value past 64 bits",
+                Lt,
+                "99999999999999999999",
+                "1",
+                false,
+            ),
+            (
+                "Lt: taint value past 64 bits, negative",
+                Lt,
+                "0",
+                "-9223372036854775809",
+                false,
+            ),
+            (
+                "Gt: leading zero on the toleration",
+                Gt,
+                "0100",
+                "200",
+                false,
+            ),
+            ("Gt: leading zero on the taint", Gt, "100", "0200", false),
+            (
+                "Lt: leading zero on the taint, even if smaller",
+                Lt,
+                "100",
+                "050",
+                false,
+            ),
+            ("Gt: '+' on the toleration", Gt, "+100", "200", false),
+            ("Lt: '+' on the taint", Lt, "100", "+50", false),
+            ("Lt: spaces on the taint", Lt, "100", " 50 ", false),
+            ("Gt: '-0' is not canonical", Gt, "-1", "-0", false),
+            ("Gt: floating point toleration", Gt, "100.5", "200", false),
+            ("Gt: just a minus sign", Gt, "-", "100", false),
+            ("Gt: empty toleration value", Gt, "", "100", false),
+            ("Gt: empty taint value", Gt, "100", "", false),
+            ("Lt: empty taint value", Lt, "100", "", false),
+            ("Lt: both empty", Lt, "", "", false),
+        ];
+        for (rule, op, toleration_value, taint_value, want) in cases {
+            let t = compare(*op, sla, toleration_value, Some(NoSchedule));
+            assert_eq!(
+                t.tolerates(&taint(sla, taint_value, NoSchedule)),
+                *want,
+                "{rule}"
+            );
+        }
+    }
+
+    /// `ToleratesTaint` checks effect and key before the operator, so `Lt`/`Gt` combine with
+    /// them as `Equal` does: an empty effect covers every effect; a key is required (an empty
+    /// key needs `Exists`, docs/semantics.md §8.2), and a different key never matches.
+    #[test]
+    fn lt_and_gt_combine_with_keys_and_effects_as_equal_does() {
+        let t = |effect| compare(Operator::Gt, "k", "5", effect);
+        assert!(t(None).tolerates(&taint("k", "6", NoSchedule)));
+        assert!(t(None).tolerates(&taint("k", "6", PreferNoSchedule)));
+        assert!(t(None).tolerates(&taint("k", "6", NoExecute)));
+        assert!(!t(Some(NoSchedule)).tolerates(&taint("k", "6", NoExecute)));
+        assert!(t(Some(NoExecute)).tolerates(&taint("k", "6", NoExecute)));
+        assert!(!t(None).tolerates(&taint("other", "6", NoSchedule)));
+        // NoExecute timing takes the chosen toleration's seconds as for any other operator.
+        let taints = vec![taint("k", "6", NoExecute)];
+        let tols = vec![t(Some(NoExecute)).with_seconds(30)];
+        assert_eq!(
+            no_execute_outcome(&taints, &tols),
+            EvictAfter { seconds: 30 }
+        );
+        assert_eq!(
+            no_execute_outcome(&[taint("k", "5", NoExecute)], &tols),
+            EvictNow
+        );
+    }
+
+    /// The fence's taint has an empty value, which no `Lt`/`Gt` toleration reads as a number:
+    /// whatever the gate, such a toleration is passed over and the next one decides.
+    #[test]
+    fn lt_and_gt_never_tolerate_the_unreachable_taint() {
+        for op in [Operator::Lt, Operator::Gt] {
+            for value in [
+                "0",
+                "-1",
+                "1",
+                "9223372036854775807",
+                "-9223372036854775808",
+            ] {
+                let tol = compare(op, UNREACHABLE, value, Some(NoExecute)).with_seconds(5);
+                assert_eq!(unreachable_delay(std::slice::from_ref(&tol)), EvictNow);
+                let then = exists(UNREACHABLE, Some(NoExecute)).with_seconds(300);
+                assert_eq!(
+                    unreachable_delay(&[tol, then]),
+                    EvictAfter { seconds: 300 },
+                    "{op:?} {value}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn operators_round_trip_their_api_spelling() {
+        for op in [
+            Operator::Equal,
+            Operator::Exists,
+            Operator::Lt,
+            Operator::Gt,
+        ] {
+            assert_eq!(Operator::parse(op.as_str()), Some(op));
+        }
+        assert_eq!(Operator::parse(""), Some(Operator::Equal));
+        for bad in ["lt", "GT", "In", "exists", "Gte"] {
+            assert_eq!(Operator::parse(bad), None, "{bad}");
+        }
+    }
+
     #[test]
     fn outcomes_order_by_when_the_pod_is_deleted() {
         assert!(EvictNow < EvictAfter { seconds: 1 });
@@ -776,7 +1074,7 @@ mod tests {
     fn arb_taint() -> impl Strategy<Value = Taint> {
         (
             prop::sample::select(vec!["a", "b", UNREACHABLE]),
-            prop::sample::select(vec!["", "x", "X"]),
+            prop::sample::select(vec!["", "x", "X", "0", "-1", "7", "07"]),
             arb_effect(),
         )
             .prop_map(|(k, v, e)| taint(k, v, e))
@@ -785,8 +1083,13 @@ mod tests {
     fn arb_toleration() -> impl Strategy<Value = Toleration> {
         (
             prop::sample::select(vec!["", "a", "b", UNREACHABLE]),
-            prop_oneof![Just(Operator::Equal), Just(Operator::Exists)],
-            prop::sample::select(vec!["", "x", "X"]),
+            prop_oneof![
+                Just(Operator::Equal),
+                Just(Operator::Exists),
+                Just(Operator::Lt),
+                Just(Operator::Gt)
+            ],
+            prop::sample::select(vec!["", "x", "X", "0", "-1", "7", "07"]),
             prop::option::of(arb_effect()),
             prop::option::of(-3i64..700),
         )
