@@ -25,6 +25,7 @@ use nodewarden::sample::{SamplePaths, Sampler};
 
 const DEFAULT_CONFIG: &str = "/etc/nodewarden/config.toml";
 const EXIT_RUNTIME: u8 = 1;
+const EXIT_USAGE: u8 = 2;
 const EXIT_DATA: u8 = 65;
 const EXIT_CONFIG: u8 = 78;
 
@@ -85,15 +86,31 @@ enum Command {
     },
     /// Explain a pod against a node's taints: schedulable? evicted when? which cgroup?
     Explain {
-        /// A Node object, YAML or JSON.
+        /// The Node: a file (YAML or JSON), - for standard input, or NAME to read it from the
+        /// cluster.
         #[arg(long)]
-        node: PathBuf,
-        /// A Pod object, YAML or JSON.
+        node: String,
+        /// The Pod: a file (YAML or JSON), - for standard input, or NAMESPACE/NAME to read it
+        /// from the cluster.
         #[arg(long)]
-        pod: PathBuf,
+        pod: String,
+        #[command(flatten)]
+        cluster: ClusterArgs,
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
+}
+
+/// How a command reaches the cluster, as kubectl is told: without `--kubeconfig`, the files in
+/// `KUBECONFIG`, then `~/.kube/config`, then the pod's ServiceAccount.
+#[derive(clap::Args, Clone, Default)]
+struct ClusterArgs {
+    /// Path to the kubeconfig file to use.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// The name of the kubeconfig context to use.
+    #[arg(long)]
+    context: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -106,7 +123,12 @@ fn main() -> ExitCode {
             output,
         } => check_config(&ConfigSource::from(file.or(config)), output),
         Command::Sample { config, output } => sample(&ConfigSource::from(config), output),
-        Command::Explain { node, pod, output } => explain(&node, &pod, output),
+        Command::Explain {
+            node,
+            pod,
+            cluster,
+            output,
+        } => explain(&node, &pod, &cluster, output),
         Command::Status { config, output } => status(&ConfigSource::from(config), output),
     }
 }
@@ -136,6 +158,11 @@ impl ConfigSource {
 
 /// Loads the configuration, printing every error (and warning) to stderr.
 fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
+    load_with_notes(source).map(|l| l.config)
+}
+
+/// [`load`], keeping the notes about the built-in defaults for `check-config` to print.
+fn load_with_notes(source: &ConfigSource) -> Result<config::Loaded, ExitCode> {
     let path = match source {
         ConfigSource::Named(p) => p.as_path(),
         ConfigSource::Default => Path::new(DEFAULT_CONFIG),
@@ -159,7 +186,7 @@ fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
-            Ok(loaded.config)
+            Ok(loaded)
         }
         Err(errors) => {
             eprintln!("{errors}");
@@ -170,8 +197,13 @@ fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
 }
 
 fn check_config(source: &ConfigSource, output: Output) -> ExitCode {
-    let config = match load(source) {
-        Ok(c) => c,
+    let config = match load_with_notes(source) {
+        Ok(loaded) => {
+            for note in &loaded.notes {
+                eprintln!("info: {note}");
+            }
+            loaded.config
+        }
         Err(code) => return code,
     };
     match output {
@@ -184,6 +216,12 @@ fn check_config(source: &ConfigSource, output: Output) -> ExitCode {
         },
         Output::Text => {
             print!("{}", config::effective_text(&config));
+            // The machine's capacity, for what the percentages come to here.
+            let reading = sampler(&config).read();
+            print!(
+                "{}",
+                nodewarden::cli::check::resolved_text(&config, &reading)
+            );
             println!("configuration {} is valid", source.describe(&config));
         }
     }
@@ -215,6 +253,7 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
     );
     let mut report = nodewarden::cli::sample::sample_report(
         &agent::node_name(&config),
+        &config.thresholds,
         &reading,
         &decision.evaluation,
         &decider.conditions,
@@ -275,8 +314,88 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn explain(node: &Path, pod: &Path, output: Output) -> ExitCode {
-    match nodewarden::cli::explain::explain_files(node, pod) {
+/// A single-threaded runtime for a command that talks to the API server once.
+fn cli_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("nodewarden: cannot start the runtime: {e}");
+            ExitCode::from(EXIT_RUNTIME)
+        })
+}
+
+fn explain(node: &str, pod: &str, cluster: &ClusterArgs, output: Output) -> ExitCode {
+    use nodewarden::cli::live::{self, ObjectArg};
+    let (node, pod) = match (ObjectArg::node(node), ObjectArg::pod(pod)) {
+        (Ok(n), Ok(p)) => (n, p),
+        (n, p) => {
+            for e in [n.err(), p.err()].into_iter().flatten() {
+                eprintln!("nodewarden: {e}");
+            }
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if node == ObjectArg::Stdin && pod == ObjectArg::Stdin {
+        eprintln!("nodewarden: only one of --node and --pod can be - (standard input)");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let client = if node.is_live() || pod.is_live() {
+        let runtime = match cli_runtime() {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let connected = runtime.block_on(nodewarden::api::connect_as_kubectl(
+            cluster.kubeconfig.as_deref(),
+            cluster.context.as_deref(),
+        ));
+        match connected {
+            Ok(c) => Some((runtime, c)),
+            Err(e) => {
+                eprintln!("nodewarden: {e}");
+                return ExitCode::from(EXIT_CONFIG);
+            }
+        }
+    } else {
+        None
+    };
+    let read = |kind: &'static str, arg: &ObjectArg| -> Result<String, ExitCode> {
+        match arg {
+            ObjectArg::Stdin => {
+                let limit = nodewarden::bounded::OBJECT;
+                nodewarden::bounded::read_stdin_to_string(limit).map_err(|e| {
+                    eprintln!("nodewarden: cannot read the {kind} from standard input: {e}");
+                    ExitCode::from(EXIT_DATA)
+                })
+            }
+            ObjectArg::File(path) => {
+                nodewarden::bounded::read_to_string(path, nodewarden::bounded::OBJECT).map_err(
+                    |e| {
+                        eprintln!("cannot read {kind} file {}: {e}", path.display());
+                        ExitCode::from(EXIT_DATA)
+                    },
+                )
+            }
+            live_arg => {
+                let Some((runtime, client)) = &client else {
+                    return Err(ExitCode::from(EXIT_RUNTIME));
+                };
+                runtime
+                    .block_on(live::get_text(client, kind, live_arg))
+                    .map_err(|e| {
+                        eprintln!("nodewarden: {e}");
+                        ExitCode::from(EXIT_RUNTIME)
+                    })
+            }
+        }
+    };
+    let (node_text, pod_text) = match (read("Node", &node), read("Pod", &pod)) {
+        (Ok(n), Ok(p)) => (n, p),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let explained =
+        nodewarden::cli::explain::explain_str(&node_text, &pod_text, &node.shown(), &pod.shown());
+    match explained {
         Ok(report) => {
             match output {
                 Output::Json => match serde_json::to_string_pretty(&report) {
