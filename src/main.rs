@@ -1,4 +1,6 @@
-//! The `nodewarden` command line: `run`, `check-config`, `sample`, `explain`.
+//! The `nodewarden` command line: `run`, `check-config`, `sample`, `status`, `explain`, `nodes`.
+//! Installed also as `kubectl-nodewarden` (a symlink), it is the kubectl plugin
+//! `kubectl nodewarden`: the same commands, named so in help and errors.
 //!
 //! Exit codes: 0 success; 1 runtime failure; 2 usage error; 65 malformed input to `explain`
 //! (EX_DATAERR); 78 configuration error (EX_CONFIG), which the systemd unit excludes from
@@ -84,6 +86,15 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
+    /// The fleet at a glance, from the API alone: each Node's nodewarden conditions and
+    /// taints, its Lease's age, its latest fence and quorum Events.
+    Nodes {
+        #[command(flatten)]
+        cluster: ClusterArgs,
+        /// Where the agents' Leases are (`leaseNamespace` of their configuration).
+        #[arg(long, default_value = "kube-node-lease")]
+        lease_namespace: String,
+    },
     /// Explain a pod against a node's taints: schedulable? evicted when? which cgroup?
     Explain {
         /// The Node: a file (YAML or JSON), - for standard input, or NAME to read it from the
@@ -113,8 +124,26 @@ struct ClusterArgs {
     context: Option<String>,
 }
 
+/// The name kubectl runs its plugin by (`kubectl nodewarden …` runs `kubectl-nodewarden …`).
+const PLUGIN_NAME: &str = "kubectl-nodewarden";
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    // The same binary under the plugin's name: the same commands, named in help and errors as
+    // the person typed them.
+    let invoked = std::env::args_os().next().map(PathBuf::from);
+    let as_plugin = invoked
+        .as_deref()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == PLUGIN_NAME);
+    let mut command = Cli::command();
+    if as_plugin {
+        command = command.bin_name("kubectl nodewarden");
+    }
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run { config } => run(&ConfigSource::from(config)),
         Command::CheckConfig {
@@ -130,6 +159,10 @@ fn main() -> ExitCode {
             output,
         } => explain(&node, &pod, &cluster, output),
         Command::Status { config, output } => status(&ConfigSource::from(config), output),
+        Command::Nodes {
+            cluster,
+            lease_namespace,
+        } => nodes(&cluster, &lease_namespace),
     }
 }
 
@@ -323,6 +356,37 @@ fn cli_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
             eprintln!("nodewarden: cannot start the runtime: {e}");
             ExitCode::from(EXIT_RUNTIME)
         })
+}
+
+fn nodes(cluster: &ClusterArgs, lease_namespace: &str) -> ExitCode {
+    let runtime = match cli_runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let fleet = runtime.block_on(async {
+        let client = nodewarden::api::connect_as_kubectl(
+            cluster.kubeconfig.as_deref(),
+            cluster.context.as_deref(),
+        )
+        .await
+        .map_err(|e| (e.to_string(), EXIT_CONFIG))?;
+        nodewarden::cli::nodes::read(&client, lease_namespace)
+            .await
+            .map_err(|e| (e, EXIT_RUNTIME))
+    });
+    match fleet {
+        Ok(fleet) => {
+            print!(
+                "{}",
+                nodewarden::cli::nodes::text(&fleet, SystemTime::now())
+            );
+            ExitCode::SUCCESS
+        }
+        Err((e, code)) => {
+            eprintln!("nodewarden: {e}");
+            ExitCode::from(code)
+        }
+    }
 }
 
 fn explain(node: &str, pod: &str, cluster: &ClusterArgs, output: Output) -> ExitCode {

@@ -977,3 +977,221 @@ fn golden_check_config_of_the_example() {
     );
     golden("check-config-example.txt", &text);
 }
+
+/// `explain` on live objects (with `--kubeconfig`, `--context`, and `-` from `kubectl get`),
+/// and the same binary as the kubectl plugin: `kubectl nodewarden nodes` found on PATH.
+#[tokio::test]
+async fn explain_reads_the_cluster_and_kubectl_runs_the_plugin() {
+    use serde_json::json;
+    use support::apiserver::ApiServer;
+    if !support::require(support::kubectl::available(), "kubectl") {
+        return;
+    }
+    let server = ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(ApiServer::node_json("n1"));
+    server
+        .update_node_as("kubectl", "n1", |n| {
+            n["spec"]["taints"] =
+                json!([{ "key": "node.kubernetes.io/unreachable", "effect": "NoExecute" }]);
+        })
+        .expect("taint the node");
+    server
+        .update_node_status_as("nodewarden", "n1", |n| {
+            n["status"]["conditions"] = json!([{ "type": "DiskPressure", "status": "True",
+                "reason": "KubeletHasDiskPressure", "message": "low",
+                "lastTransitionTime": "2020-01-01T00:00:00Z",
+                "lastHeartbeatTime": "2020-01-01T00:00:00Z" }]);
+        })
+        .expect("conditions");
+    server.create_pod(json!({ "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": "web-1", "namespace": "shop", "uid": "u-web" },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }],
+            "tolerations": [{ "key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                "effect": "NoExecute", "tolerationSeconds": 300 }] } }));
+    server.create_event(json!({ "apiVersion": "v1", "kind": "Event",
+        "metadata": { "name": "n1.1", "namespace": "default" },
+        "involvedObject": { "apiVersion": "v1", "kind": "Node", "name": "n1" },
+        "reason": "NodewardenFenced", "message": "Pod shop/x stopped", "type": "Warning",
+        "source": { "component": "nodewarden" }, "reportingComponent": "nodewarden",
+        "lastTimestamp": "2020-01-01T00:00:00Z", "firstTimestamp": "2020-01-01T00:00:00Z" }));
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = lb.write_kubeconfig(dir.path());
+    // A second kubeconfig whose current context points nowhere: only --context reaches it.
+    let text = std::fs::read_to_string(&kc).expect("kubeconfig");
+    let elsewhere = dir.path().join("two-contexts");
+    std::fs::write(
+        &elsewhere,
+        text.replace(
+            "current-context: nodewarden-test",
+            "current-context: nowhere",
+        )
+        .replace(
+            "contexts:\n",
+            "contexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nodewarden-test\n",
+        )
+        .replace(
+            "clusters:\n",
+            "clusters:\n- name: nowhere\n  cluster:\n    server: http://127.0.0.1:1\n",
+        ),
+    )
+    .expect("write kubeconfig");
+    let bin = agent_bin();
+    let run = move |args: Vec<String>, env: Vec<(String, String)>, stdin: Option<String>| {
+        let bin = bin.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut cmd = Command::new(&bin);
+            cmd.args(&args).env_remove("KUBECONFIG").envs(env);
+            match stdin {
+                Some(input) => support::command::run_with_input(
+                    &mut cmd,
+                    input.as_bytes(),
+                    Duration::from_secs(60),
+                ),
+                None => support::command::run(&mut cmd, Duration::from_secs(60)),
+            }
+        })
+    };
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let kc_s = kc.display().to_string();
+    let out = run(
+        s(&[
+            "explain",
+            "--pod",
+            "shop/web-1",
+            "--node",
+            "n1",
+            "--kubeconfig",
+            &kc_s,
+            "-o",
+            "json",
+        ]),
+        vec![],
+        None,
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["qosClass"], "BestEffort", "{json}");
+    assert_eq!(
+        json["taints"][0]["taint"], "node.kubernetes.io/unreachable:NoExecute",
+        "{json}"
+    );
+    assert_eq!(json["noExecute"]["seconds"], 300, "{json}");
+
+    // --context picks the working context of a file whose current one points nowhere.
+    let other = elsewhere.display().to_string();
+    let out = run(
+        s(&[
+            "explain",
+            "--pod",
+            "shop/web-1",
+            "--node",
+            "n1",
+            "--kubeconfig",
+            &other,
+            "--context",
+            "nodewarden-test",
+        ]),
+        vec![],
+        None,
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // A pod the cluster does not have: named, not a decode error.
+    let out = run(
+        s(&["explain", "--pod", "shop/nope", "--node", "n1"]),
+        vec![("KUBECONFIG".into(), kc_s.clone())],
+        None,
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("shop/nope") && out.stderr.contains("not found"),
+        "{}",
+        out.stderr
+    );
+
+    // `kubectl get pod -o yaml | nodewarden explain --pod - --node n1`, KUBECONFIG from the
+    // environment.
+    let cache = dir.path().join("cache");
+    let (ok, yaml, err) = support::kubectl::run(
+        &kc,
+        &cache,
+        &["get", "pod", "-n", "shop", "web-1", "-o", "yaml"],
+    )
+    .await;
+    assert!(ok, "{err}");
+    let out = run(
+        s(&["explain", "--pod", "-", "--node", "n1"]),
+        vec![("KUBECONFIG".into(), kc_s.clone())],
+        Some(yaml),
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("node.kubernetes.io/unreachable"),
+        "{}",
+        out.stdout
+    );
+
+    // The plugin: kubectl finds kubectl-nodewarden on PATH and runs it.
+    let plugins = dir.path().join("bin");
+    std::fs::create_dir(&plugins).expect("plugin dir");
+    std::os::unix::fs::symlink(agent_bin(), plugins.join("kubectl-nodewarden")).expect("symlink");
+    let path = format!(
+        "{}:{}",
+        plugins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (ok, table, err) = {
+        let fut = tokio::process::Command::new("kubectl")
+            .args(["nodewarden", "nodes"])
+            .env("PATH", &path)
+            .env("KUBECONFIG", &kc)
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(60), fut)
+            .await
+            .expect("kubectl finished in time")
+            .expect("kubectl ran");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert!(ok, "{err}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("n1 "))
+        .unwrap_or_else(|| panic!("no n1 row:\n{table}"));
+    assert!(row.contains("DiskPressure=True"), "{table}");
+    assert!(
+        row.contains("node.kubernetes.io/unreachable:NoExecute"),
+        "{table}"
+    );
+    assert!(
+        !row.contains("*node.kubernetes.io/unreachable"),
+        "kubectl's taint, not ours: {table}"
+    );
+    assert!(row.contains("none"), "no Lease yet: {table}");
+    assert!(row.contains("NodewardenFenced"), "{table}");
+    // Help names the command as typed.
+    let out = tokio::process::Command::new("kubectl")
+        .args(["nodewarden", "--help"])
+        .env("PATH", &path)
+        .output()
+        .await
+        .expect("kubectl ran");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("kubectl nodewarden"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -7,6 +7,7 @@
 pub mod check;
 pub mod explain;
 pub mod live;
+pub mod nodes;
 pub mod sample;
 pub mod status;
 pub mod units;
