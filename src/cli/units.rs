@@ -18,7 +18,7 @@ pub fn bytes(amount: i128) -> String {
     }
     let size = 1u128 << (10 * unit);
     let suffix = BINARY_SUFFIXES.get(unit).copied().unwrap_or("");
-    if magnitude % size == 0 {
+    if magnitude.is_multiple_of(size) {
         return format!("{sign}{}{suffix}", magnitude / size);
     }
     // Three significant figures; trailing zeros dropped (`1.50Gi` reads as `1.5Gi`).
