@@ -135,13 +135,19 @@ pub fn text(r: &AllocatableReport) -> String {
     }
     out.push('\n');
     for l in &r.resources {
+        // Bytes with binary suffixes; the JSON form keeps the exact quantities.
+        let amount = |q: &str| crate::cli::units::resource_amount(&l.resource, q);
         let _ = write!(
             out,
             "{:<20} {:>16} {:>16} {:>16}",
-            l.resource, l.capacity, l.reserved, l.allocatable
+            l.resource,
+            amount(&l.capacity),
+            amount(&l.reserved),
+            amount(&l.allocatable)
         );
         if r.node_known {
-            let _ = write!(out, " {:>16}", l.node.as_deref().unwrap_or("-"));
+            let node = l.node.as_deref().map_or_else(|| "-".to_string(), amount);
+            let _ = write!(out, " {node:>16}");
             if l.differs {
                 out.push_str("  DIFFERS");
             }

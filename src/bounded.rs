@@ -154,6 +154,24 @@ pub fn read_to_string(path: &Path, limit: Limit) -> io::Result<String> {
     })
 }
 
+/// Reads standard input to its end as UTF-8 text, at most `limit` bytes (`explain --pod -`).
+pub fn read_stdin_to_string(limit: Limit) -> io::Result<String> {
+    let mut buf = Vec::new();
+    io::stdin()
+        .lock()
+        .take(limit.bytes.saturating_add(1))
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit.bytes {
+        return Err(too_long(limit));
+    }
+    String::from_utf8(buf).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            NotUtf8(e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
 /// Where the first byte that is not UTF-8 is.
 #[derive(Debug)]
 struct NotUtf8(usize);

@@ -157,9 +157,11 @@ pub fn text(machine: &Machine) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "machine: {} CPUs, {} bytes of memory, booted {}",
+        "machine: {} CPUs, {} of memory, booted {}",
         machine.cpus.map_or_else(unknown, |c| c.to_string()),
-        machine.memory_bytes.map_or_else(unknown, |m| m.to_string()),
+        machine
+            .memory_bytes
+            .map_or_else(unknown, |m| crate::cli::units::bytes(i128::from(m))),
         machine.boot_time.clone().unwrap_or_else(unknown),
     );
     let _ = writeln!(

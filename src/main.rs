@@ -1,4 +1,6 @@
-//! The `nodewarden` command line: `run`, `check-config`, `sample`, `explain`.
+//! The `nodewarden` command line: `run`, `check-config`, `sample`, `status`, `explain`, `nodes`.
+//! Installed also as `kubectl-nodewarden` (a symlink), it is the kubectl plugin
+//! `kubectl nodewarden`: the same commands, named so in help and errors.
 //!
 //! Exit codes: 0 success; 1 runtime failure; 2 usage error; 65 malformed input to `explain`
 //! (EX_DATAERR); 78 configuration error (EX_CONFIG), which the systemd unit excludes from
@@ -25,6 +27,7 @@ use nodewarden::sample::{SamplePaths, Sampler};
 
 const DEFAULT_CONFIG: &str = "/etc/nodewarden/config.toml";
 const EXIT_RUNTIME: u8 = 1;
+const EXIT_USAGE: u8 = 2;
 const EXIT_DATA: u8 = 65;
 const EXIT_CONFIG: u8 = 78;
 
@@ -83,25 +86,68 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
+    /// The fleet at a glance, from the API alone: each Node's nodewarden conditions and
+    /// taints, its Lease's age, its latest fence and quorum Events.
+    Nodes {
+        #[command(flatten)]
+        cluster: ClusterArgs,
+        /// Where the agents' Leases are (`leaseNamespace` of their configuration).
+        #[arg(long, default_value = "kube-node-lease")]
+        lease_namespace: String,
+    },
     /// Explain a pod against a node's taints: schedulable? evicted when? which cgroup?
     Explain {
-        /// A Node object, YAML or JSON.
+        /// The Node: a file (YAML or JSON), - for standard input, or NAME to read it from the
+        /// cluster.
         #[arg(long)]
-        node: PathBuf,
-        /// A Pod object, YAML or JSON.
+        node: String,
+        /// The Pod: a file (YAML or JSON), - for standard input, or NAMESPACE/NAME to read it
+        /// from the cluster.
         #[arg(long)]
-        pod: PathBuf,
+        pod: String,
         /// Configuration file whose `featureGates` say which cluster rules apply [default: none:
         /// every gate at its default].
         #[arg(long, short = 'c')]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        cluster: ClusterArgs,
         #[arg(long, short = 'o', value_enum, default_value = "text")]
         output: Output,
     },
 }
 
+/// How a command reaches the cluster, as kubectl is told: without `--kubeconfig`, the files in
+/// `KUBECONFIG`, then `~/.kube/config`, then the pod's ServiceAccount.
+#[derive(clap::Args, Clone, Default)]
+struct ClusterArgs {
+    /// Path to the kubeconfig file to use.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// The name of the kubeconfig context to use.
+    #[arg(long)]
+    context: Option<String>,
+}
+
+/// The name kubectl runs its plugin by (`kubectl nodewarden …` runs `kubectl-nodewarden …`).
+const PLUGIN_NAME: &str = "kubectl-nodewarden";
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    // The same binary under the plugin's name: the same commands, named in help and errors as
+    // the person typed them.
+    let invoked = std::env::args_os().next().map(PathBuf::from);
+    let as_plugin = invoked
+        .as_deref()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == PLUGIN_NAME);
+    let mut command = Cli::command();
+    if as_plugin {
+        command = command.bin_name("kubectl nodewarden");
+    }
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run { config } => run(&ConfigSource::from(config)),
         Command::CheckConfig {
@@ -114,9 +160,14 @@ fn main() -> ExitCode {
             node,
             pod,
             config,
+            cluster,
             output,
-        } => explain(&node, &pod, config.map(ConfigSource::Named), output),
+        } => explain(&node, &pod, &cluster, config.map(ConfigSource::Named), output),
         Command::Status { config, output } => status(&ConfigSource::from(config), output),
+        Command::Nodes {
+            cluster,
+            lease_namespace,
+        } => nodes(&cluster, &lease_namespace),
     }
 }
 
@@ -145,6 +196,11 @@ impl ConfigSource {
 
 /// Loads the configuration, printing every error (and warning) to stderr.
 fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
+    load_with_notes(source).map(|l| l.config)
+}
+
+/// [`load`], keeping the notes about the built-in defaults for `check-config` to print.
+fn load_with_notes(source: &ConfigSource) -> Result<config::Loaded, ExitCode> {
     let path = match source {
         ConfigSource::Named(p) => p.as_path(),
         ConfigSource::Default => Path::new(DEFAULT_CONFIG),
@@ -168,7 +224,7 @@ fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
-            Ok(loaded.config)
+            Ok(loaded)
         }
         Err(errors) => {
             eprintln!("{errors}");
@@ -179,8 +235,13 @@ fn load(source: &ConfigSource) -> Result<Config, ExitCode> {
 }
 
 fn check_config(source: &ConfigSource, output: Output) -> ExitCode {
-    let config = match load(source) {
-        Ok(c) => c,
+    let config = match load_with_notes(source) {
+        Ok(loaded) => {
+            for note in &loaded.notes {
+                eprintln!("info: {note}");
+            }
+            loaded.config
+        }
         Err(code) => return code,
     };
     match output {
@@ -193,6 +254,12 @@ fn check_config(source: &ConfigSource, output: Output) -> ExitCode {
         },
         Output::Text => {
             print!("{}", config::effective_text(&config));
+            // The machine's capacity, for what the percentages come to here.
+            let reading = sampler(&config).read();
+            print!(
+                "{}",
+                nodewarden::cli::check::resolved_text(&config, &reading)
+            );
             println!("configuration {} is valid", source.describe(&config));
         }
     }
@@ -224,6 +291,7 @@ fn sample(source: &ConfigSource, output: Output) -> ExitCode {
     );
     let mut report = nodewarden::cli::sample::sample_report(
         &agent::node_name(&config),
+        &config.thresholds,
         &reading,
         &decision.evaluation,
         &decider.conditions,
@@ -284,13 +352,135 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn explain(node: &Path, pod: &Path, config: Option<ConfigSource>, output: Output) -> ExitCode {
+/// A single-threaded runtime for a command that talks to the API server once.
+fn cli_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("nodewarden: cannot start the runtime: {e}");
+            ExitCode::from(EXIT_RUNTIME)
+        })
+}
+
+fn nodes(cluster: &ClusterArgs, lease_namespace: &str) -> ExitCode {
+    let runtime = match cli_runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let fleet = runtime.block_on(async {
+        let client = nodewarden::api::connect_as_kubectl(
+            cluster.kubeconfig.as_deref(),
+            cluster.context.as_deref(),
+        )
+        .await
+        .map_err(|e| (e.to_string(), EXIT_CONFIG))?;
+        nodewarden::cli::nodes::read(&client, lease_namespace)
+            .await
+            .map_err(|e| (e, EXIT_RUNTIME))
+    });
+    match fleet {
+        Ok(fleet) => {
+            print!(
+                "{}",
+                nodewarden::cli::nodes::text(&fleet, SystemTime::now())
+            );
+            ExitCode::SUCCESS
+        }
+        Err((e, code)) => {
+            eprintln!("nodewarden: {e}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn explain(
+    node: &str,
+    pod: &str,
+    cluster: &ClusterArgs,
+    config: Option<ConfigSource>,
+    output: Output,
+) -> ExitCode {
+    use nodewarden::cli::live::{self, ObjectArg};
     let gates = match config.as_ref().map(load) {
         None => Default::default(),
         Some(Ok(config)) => config.feature_gates,
         Some(Err(code)) => return code,
     };
-    match nodewarden::cli::explain::explain_files_gated(node, pod, &gates) {
+    let (node, pod) = match (ObjectArg::node(node), ObjectArg::pod(pod)) {
+        (Ok(n), Ok(p)) => (n, p),
+        (n, p) => {
+            for e in [n.err(), p.err()].into_iter().flatten() {
+                eprintln!("nodewarden: {e}");
+            }
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if node == ObjectArg::Stdin && pod == ObjectArg::Stdin {
+        eprintln!("nodewarden: only one of --node and --pod can be - (standard input)");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let client = if node.is_live() || pod.is_live() {
+        let runtime = match cli_runtime() {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let connected = runtime.block_on(nodewarden::api::connect_as_kubectl(
+            cluster.kubeconfig.as_deref(),
+            cluster.context.as_deref(),
+        ));
+        match connected {
+            Ok(c) => Some((runtime, c)),
+            Err(e) => {
+                eprintln!("nodewarden: {e}");
+                return ExitCode::from(EXIT_CONFIG);
+            }
+        }
+    } else {
+        None
+    };
+    let read = |kind: &'static str, arg: &ObjectArg| -> Result<String, ExitCode> {
+        match arg {
+            ObjectArg::Stdin => {
+                let limit = nodewarden::bounded::OBJECT;
+                nodewarden::bounded::read_stdin_to_string(limit).map_err(|e| {
+                    eprintln!("nodewarden: cannot read the {kind} from standard input: {e}");
+                    ExitCode::from(EXIT_DATA)
+                })
+            }
+            ObjectArg::File(path) => {
+                nodewarden::bounded::read_to_string(path, nodewarden::bounded::OBJECT).map_err(
+                    |e| {
+                        eprintln!("cannot read {kind} file {}: {e}", path.display());
+                        ExitCode::from(EXIT_DATA)
+                    },
+                )
+            }
+            live_arg => {
+                let Some((runtime, client)) = &client else {
+                    return Err(ExitCode::from(EXIT_RUNTIME));
+                };
+                runtime
+                    .block_on(live::get_text(client, kind, live_arg))
+                    .map_err(|e| {
+                        eprintln!("nodewarden: {e}");
+                        ExitCode::from(EXIT_RUNTIME)
+                    })
+            }
+        }
+    };
+    let (node_text, pod_text) = match (read("Node", &node), read("Pod", &pod)) {
+        (Ok(n), Ok(p)) => (n, p),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let explained = nodewarden::cli::explain::explain_str_gated(
+        &node_text,
+        &pod_text,
+        &node.shown(),
+        &pod.shown(),
+        &gates,
+    );
+    match explained {
         Ok(report) => {
             match output {
                 Output::Json => match serde_json::to_string_pretty(&report) {

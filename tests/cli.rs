@@ -475,8 +475,13 @@ fn a_health_address_in_use_is_a_runtime_failure() {
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
 }
 
-#[test]
-fn status_reads_the_state_directory_and_shows_each_pods_plan() {
+/// The state of node edge-1 for `status`: cut off since `contact`, DiskPressure True since
+/// `transition`, three pods (one finished), a quorum that said enforce.
+fn save_edge_state(
+    state_dir: &Path,
+    contact: std::time::SystemTime,
+    transition: std::time::SystemTime,
+) {
     use nodewarden::core::fence_plan::FencePod;
     use nodewarden::core::qos::QosClass;
     use nodewarden::core::resources::Effective;
@@ -490,9 +495,6 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
             .map(|(k, v)| (k.to_string(), v.parse().expect("quantity")))
             .collect()
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let state_dir = dir.path().join("state");
-    let contact = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
     let web = FencePod {
         uid: "u-web".into(),
         namespace: "shop".into(),
@@ -538,7 +540,6 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
         requests: list(&[("cpu", "4")]),
         limits: Default::default(),
     };
-    let transition = std::time::SystemTime::now() - std::time::Duration::from_secs(3700);
     let node_status = StoredNode {
         conditions: vec![
             StoredCondition {
@@ -574,7 +575,7 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
             .collect(),
     };
     save(
-        &state_dir,
+        state_dir,
         &State {
             version: nodewarden::state::VERSION,
             node: "edge-1".into(),
@@ -601,6 +602,15 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
         },
     )
     .expect("save state");
+}
+
+#[test]
+fn status_reads_the_state_directory_and_shows_each_pods_plan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    let contact = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+    let transition = std::time::SystemTime::now() - std::time::Duration::from_secs(3700);
+    save_edge_state(&state_dir, contact, transition);
     let config = write_config(
         dir.path(),
         &format!(
@@ -744,4 +754,444 @@ fn the_readmes_first_command_starts_a_standalone_agent() {
         .terminate(Duration::from_secs(5))
         .expect("stops on SIGTERM");
     assert!(status.success(), "exit status {status}");
+}
+
+// Golden outputs: the whole text of `sample`, `status` and `check-config` from fixed inputs,
+// compared with the files under tests/golden/. After an intended change, regenerate them with
+// `NODEWARDEN_BLESS=1 cargo nextest run --test cli -E 'test(golden)'` and read the diff.
+
+/// Compares `actual` with tests/golden/`name`, or writes it there under `NODEWARDEN_BLESS`.
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("NODEWARDEN_BLESS").is_some() {
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(e, a)| e != a)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{} differs from this output at line {}; if the change is intended, regenerate \
+             with NODEWARDEN_BLESS=1 cargo nextest run --test cli -E 'test(golden)'\n\
+             --- expected\n{expected}\n--- actual\n{actual}",
+            path.display(),
+            first + 1
+        );
+    }
+}
+
+/// A machine with fixed facts, as `machine::read` would report one.
+fn golden_machine() -> nodewarden::machine::Machine {
+    nodewarden::machine::Machine {
+        cpus: Some(8),
+        memory_bytes: Some(33_557_200_896),
+        boot_time: Some("2026-01-10T08:00:00Z".into()),
+        kernel: Some("6.12.0-test".into()),
+        os: Some("Linux 13 Debian GNU/Linux".into()),
+        filesystems: vec![
+            nodewarden::machine::Filesystem {
+                role: "nodefs",
+                path: "/var/lib/kubelet".into(),
+                mount_point: Some("/".into()),
+                fs_type: Some("ext4".into()),
+                device: Some("/dev/vda1".into()),
+            },
+            nodewarden::machine::Filesystem {
+                role: "imagefs",
+                path: "/var/lib/containerd".into(),
+                mount_point: None,
+                fs_type: None,
+                device: None,
+            },
+        ],
+        errors: vec!["imagefs /var/lib/containerd: No such file or directory".into()],
+    }
+}
+
+#[test]
+fn golden_sample_on_the_built_in_defaults() {
+    use nodewarden::core::clock::Moment;
+    use nodewarden::core::signal::{
+        Observation, Observations, PsiKind, PsiResource, PsiSignal, PsiWindow, Signal,
+    };
+    use nodewarden::sample::capacity::{CapacityReading, MachineCapacity};
+    // What a machine that is not yet a node reads: no imagefs, a little memory pressure.
+    let config = nodewarden::config::from_str("", None).expect("defaults");
+    let observation = |available, capacity| Observation {
+        available,
+        capacity,
+    };
+    let observations = Observations {
+        eviction: [
+            (
+                Signal::MemoryAvailable,
+                observation(24_139_157_504, 33_557_200_896),
+            ),
+            (
+                Signal::NodeFsAvailable,
+                observation(9_663_676_416, 105_089_261_568),
+            ),
+            (Signal::NodeFsInodesFree, observation(5_912_345, 6_553_600)),
+            (Signal::PidAvailable, observation(4_193_771, 4_194_304)),
+        ]
+        .into_iter()
+        .collect(),
+        psi: [(
+            PsiSignal {
+                resource: PsiResource::Memory,
+                kind: PsiKind::Full,
+                window: PsiWindow::Avg10,
+            },
+            0.25,
+        )]
+        .into_iter()
+        .collect(),
+    };
+    let reading = nodewarden::agent::Reading {
+        observations,
+        errors: vec![(
+            "imagefs".into(),
+            "statvfs /var/lib/containerd: No such file or directory".into(),
+        )],
+    };
+    let mut decider = nodewarden::agent::Decider::new(&config);
+    let decision = decider.decide(
+        &reading.observations,
+        Moment {
+            mono: std::time::Duration::ZERO,
+            wall: std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_768_046_400),
+        },
+    );
+    let capacity = CapacityReading {
+        capacity: MachineCapacity {
+            cpus: Some(8),
+            memory_bytes: Some(33_557_200_896),
+            ephemeral_storage_bytes: Some(105_089_261_568),
+            pid_max: Some(4_194_304),
+            hugepages: None,
+        },
+        errors: vec![],
+    };
+    let mut report = nodewarden::cli::sample::sample_report(
+        "golden-1",
+        &config.thresholds,
+        &reading,
+        &decision.evaluation,
+        &decider.conditions,
+        &decider.taints,
+        nodewarden::allocatable::compare(&config, capacity, None),
+    );
+    report.machine = Some(golden_machine());
+    golden(
+        "sample-defaults.txt",
+        &nodewarden::cli::sample::sample_text(&report),
+    );
+    // The JSON form keeps the exact integers, and no threshold of an unread signal.
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(json["signals"][0]["available"], 24_139_157_504_i64);
+    let imagefs = json["thresholds"]
+        .as_array()
+        .expect("thresholds")
+        .iter()
+        .find(|t| t["signal"] == "imagefs.available")
+        .expect("imagefs.available");
+    assert_eq!(imagefs["value"], "15%");
+    assert!(imagefs["threshold"].is_null(), "{imagefs}");
+    assert!(imagefs["available"].is_null(), "{imagefs}");
+}
+
+#[test]
+fn golden_status_of_a_cut_off_node() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_768_046_400);
+    save_edge_state(
+        &state_dir,
+        now - std::time::Duration::from_secs(100),
+        now - std::time::Duration::from_secs(3700),
+    );
+    let proc = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sample/cgroup-v2/proc");
+    let config = nodewarden::config::from_str(
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\nprocPath = \"{}\"\n\
+             nodefsPath = \"/nonexistent/nodefs\"\n[fence]\nmode = \"dry-run\"\n",
+            state_dir.display(),
+            proc.display()
+        ),
+        None,
+    )
+    .expect("config");
+    let mut report =
+        nodewarden::cli::status::report(&config, "edge-1", now).expect("status report");
+    report.machine = Some(golden_machine());
+    let text = nodewarden::cli::status::text(&report)
+        .replace(&proc.display().to_string(), "<fixture>/proc");
+    golden("status-cut-off.txt", &text);
+}
+
+#[test]
+fn golden_check_config_of_the_example() {
+    use nodewarden::core::signal::{Observation, Observations, Signal};
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let text = std::fs::read_to_string(&example).expect("config.example.toml");
+    let loaded = nodewarden::config::from_str_with_warnings(
+        &text,
+        Some(Path::new("/etc/nodewarden/config.toml")),
+    )
+    .expect("the example is valid");
+    // nodefs read; imagefs not: its percentages say unknown.
+    let reading = nodewarden::agent::Reading {
+        observations: Observations {
+            eviction: [
+                (
+                    Signal::NodeFsAvailable,
+                    Observation {
+                        available: 9_663_676_416,
+                        capacity: 105_089_261_568,
+                    },
+                ),
+                (
+                    Signal::NodeFsInodesFree,
+                    Observation {
+                        available: 5_912_345,
+                        capacity: 6_553_600,
+                    },
+                ),
+            ]
+            .into_iter()
+            .collect(),
+            psi: Default::default(),
+        },
+        errors: vec![],
+    };
+    let text = format!(
+        "{}{}",
+        nodewarden::config::effective_text(&loaded.config),
+        nodewarden::cli::check::resolved_text(&loaded.config, &reading)
+    );
+    golden("check-config-example.txt", &text);
+}
+
+/// `explain` on live objects (with `--kubeconfig`, `--context`, and `-` from `kubectl get`),
+/// and the same binary as the kubectl plugin: `kubectl nodewarden nodes` found on PATH.
+#[tokio::test]
+async fn explain_reads_the_cluster_and_kubectl_runs_the_plugin() {
+    use serde_json::json;
+    use support::apiserver::ApiServer;
+    if !support::require(support::kubectl::available(), "kubectl") {
+        return;
+    }
+    let server = ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(ApiServer::node_json("n1"));
+    server
+        .update_node_as("kubectl", "n1", |n| {
+            n["spec"]["taints"] =
+                json!([{ "key": "node.kubernetes.io/unreachable", "effect": "NoExecute" }]);
+        })
+        .expect("taint the node");
+    server
+        .update_node_status_as("nodewarden", "n1", |n| {
+            n["status"]["conditions"] = json!([{ "type": "DiskPressure", "status": "True",
+                "reason": "KubeletHasDiskPressure", "message": "low",
+                "lastTransitionTime": "2020-01-01T00:00:00Z",
+                "lastHeartbeatTime": "2020-01-01T00:00:00Z" }]);
+        })
+        .expect("conditions");
+    server.create_pod(json!({ "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": "web-1", "namespace": "shop", "uid": "u-web" },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }],
+            "tolerations": [{ "key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                "effect": "NoExecute", "tolerationSeconds": 300 }] } }));
+    server.create_event(json!({ "apiVersion": "v1", "kind": "Event",
+        "metadata": { "name": "n1.1", "namespace": "default" },
+        "involvedObject": { "apiVersion": "v1", "kind": "Node", "name": "n1" },
+        "reason": "NodewardenFenced", "message": "Pod shop/x stopped", "type": "Warning",
+        "source": { "component": "nodewarden" }, "reportingComponent": "nodewarden",
+        "lastTimestamp": "2020-01-01T00:00:00Z", "firstTimestamp": "2020-01-01T00:00:00Z" }));
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = lb.write_kubeconfig(dir.path());
+    // A second kubeconfig whose current context points nowhere: only --context reaches it.
+    let text = std::fs::read_to_string(&kc).expect("kubeconfig");
+    let elsewhere = dir.path().join("two-contexts");
+    std::fs::write(
+        &elsewhere,
+        text.replace(
+            "current-context: nodewarden-test",
+            "current-context: nowhere",
+        )
+        .replace(
+            "contexts:\n",
+            "contexts:\n- name: nowhere\n  context:\n    cluster: nowhere\n    user: nodewarden-test\n",
+        )
+        .replace(
+            "clusters:\n",
+            "clusters:\n- name: nowhere\n  cluster:\n    server: http://127.0.0.1:1\n",
+        ),
+    )
+    .expect("write kubeconfig");
+    let bin = agent_bin();
+    let run = move |args: Vec<String>, env: Vec<(String, String)>, stdin: Option<String>| {
+        let bin = bin.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut cmd = Command::new(&bin);
+            cmd.args(&args).env_remove("KUBECONFIG").envs(env);
+            match stdin {
+                Some(input) => support::command::run_with_input(
+                    &mut cmd,
+                    input.as_bytes(),
+                    Duration::from_secs(60),
+                ),
+                None => support::command::run(&mut cmd, Duration::from_secs(60)),
+            }
+        })
+    };
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let kc_s = kc.display().to_string();
+    let out = run(
+        s(&[
+            "explain",
+            "--pod",
+            "shop/web-1",
+            "--node",
+            "n1",
+            "--kubeconfig",
+            &kc_s,
+            "-o",
+            "json",
+        ]),
+        vec![],
+        None,
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["qosClass"], "BestEffort", "{json}");
+    assert_eq!(
+        json["taints"][0]["taint"], "node.kubernetes.io/unreachable:NoExecute",
+        "{json}"
+    );
+    assert_eq!(json["noExecute"]["seconds"], 300, "{json}");
+
+    // --context picks the working context of a file whose current one points nowhere.
+    let other = elsewhere.display().to_string();
+    let out = run(
+        s(&[
+            "explain",
+            "--pod",
+            "shop/web-1",
+            "--node",
+            "n1",
+            "--kubeconfig",
+            &other,
+            "--context",
+            "nodewarden-test",
+        ]),
+        vec![],
+        None,
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // A pod the cluster does not have: named, not a decode error.
+    let out = run(
+        s(&["explain", "--pod", "shop/nope", "--node", "n1"]),
+        vec![("KUBECONFIG".into(), kc_s.clone())],
+        None,
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("shop/nope") && out.stderr.contains("not found"),
+        "{}",
+        out.stderr
+    );
+
+    // `kubectl get pod -o yaml | nodewarden explain --pod - --node n1`, KUBECONFIG from the
+    // environment.
+    let cache = dir.path().join("cache");
+    let (ok, yaml, err) = support::kubectl::run(
+        &kc,
+        &cache,
+        &["get", "pod", "-n", "shop", "web-1", "-o", "yaml"],
+    )
+    .await;
+    assert!(ok, "{err}");
+    let out = run(
+        s(&["explain", "--pod", "-", "--node", "n1"]),
+        vec![("KUBECONFIG".into(), kc_s.clone())],
+        Some(yaml),
+    )
+    .await
+    .expect("join");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("node.kubernetes.io/unreachable"),
+        "{}",
+        out.stdout
+    );
+
+    // The plugin: kubectl finds kubectl-nodewarden on PATH and runs it.
+    let plugins = dir.path().join("bin");
+    std::fs::create_dir(&plugins).expect("plugin dir");
+    std::os::unix::fs::symlink(agent_bin(), plugins.join("kubectl-nodewarden")).expect("symlink");
+    let path = format!(
+        "{}:{}",
+        plugins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (ok, table, err) = {
+        let fut = tokio::process::Command::new("kubectl")
+            .args(["nodewarden", "nodes"])
+            .env("PATH", &path)
+            .env("KUBECONFIG", &kc)
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(60), fut)
+            .await
+            .expect("kubectl finished in time")
+            .expect("kubectl ran");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert!(ok, "{err}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("n1 "))
+        .unwrap_or_else(|| panic!("no n1 row:\n{table}"));
+    assert!(row.contains("DiskPressure=True"), "{table}");
+    assert!(
+        row.contains("node.kubernetes.io/unreachable:NoExecute"),
+        "{table}"
+    );
+    assert!(
+        !row.contains("*node.kubernetes.io/unreachable"),
+        "kubectl's taint, not ours: {table}"
+    );
+    assert!(row.contains("none"), "no Lease yet: {table}");
+    assert!(row.contains("NodewardenFenced"), "{table}");
+    // Help names the command as typed.
+    let out = tokio::process::Command::new("kubectl")
+        .args(["nodewarden", "--help"])
+        .env("PATH", &path)
+        .output()
+        .await
+        .expect("kubectl ran");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("kubectl nodewarden"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

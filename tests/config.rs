@@ -883,3 +883,45 @@ fn check_config_says_which_grace_period_the_fence_mirrors_and_when_it_must_be_of
         "{text}"
     );
 }
+
+#[test]
+fn the_built_in_defaults_never_warn_about_themselves() {
+    // No file at all, or an empty one: PIDPressure has no threshold, as the kubelet's defaults
+    // have none for pid.available. That is a note, not a warning: nobody wrote it.
+    let loaded = config::from_str_with_warnings("", None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
+    assert_eq!(loaded.notes.len(), 1, "{:#?}", loaded.notes);
+    assert!(
+        loaded.notes[0].message.contains("PIDPressure"),
+        "{:#?}",
+        loaded.notes
+    );
+
+    // A condition the user wrote without a threshold is the user's: a warning at its line.
+    let text = "[[conditions]]\ntype = \"PIDPressure\"\nsignals = [\"pid.available\"]\n";
+    let loaded = config::from_str_with_warnings(text, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.warnings.len(), 1, "{:#?}", loaded.warnings);
+    assert!(loaded.warnings[0].line > 0, "{:#?}", loaded.warnings);
+    // The built-in thresholds it leaves unused are the defaults' business: notes.
+    assert!(
+        loaded
+            .notes
+            .iter()
+            .any(|n| n.message.contains("memory.available")),
+        "{:#?}",
+        loaded.notes
+    );
+
+    // A built-in condition left without a threshold by what the user wrote (an empty
+    // evictionHard) stays a warning.
+    let loaded =
+        config::from_str_with_warnings("[evictionHard]\n", None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("MemoryPressure") && w.message.contains("never True")),
+        "{:#?}",
+        loaded.warnings
+    );
+}

@@ -19,6 +19,11 @@ const MAX_TOKEN_FILE: u64 = 64 * 1024;
 pub enum KubeconfigLoadError {
     #[error("kubeconfig {path}: {detail}")]
     Invalid { path: String, detail: String },
+    /// No `--kubeconfig`, `KUBECONFIG` or `~/.kube/config`, and not in a pod.
+    #[error(
+        "no kubeconfig: give --kubeconfig, set KUBECONFIG or write ~/.kube/config (in-cluster: {detail})"
+    )]
+    NotFound { detail: String },
     #[error(
         "kubeconfig {path}: user {user:?}: the token contains a control character after trimming \
          surrounding whitespace; an HTTP header cannot carry it (the token is not shown)"
@@ -44,20 +49,70 @@ pub async fn load(path: &Path) -> Result<kube::Config, KubeconfigLoadError> {
         detail,
     };
     let kc = Kubeconfig::read_from(path).map_err(|e| invalid(describe(&e)))?;
-    let user = current_user(&kc);
-    let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+    configure(kc, &shown, &KubeConfigOptions::default()).await
+}
+
+/// A client configuration found the way `kubectl` finds one, for the commands a person runs:
+/// the file given with `--kubeconfig`; else the files listed in `KUBECONFIG`, merged; else
+/// `~/.kube/config`; else, in a pod, its ServiceAccount. `context` is `--context` (the file's
+/// current context without it). The same hygiene as [`load`].
+pub async fn load_as_kubectl(
+    explicit: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Config, KubeconfigLoadError> {
+    let options = KubeConfigOptions {
+        context: context.map(String::from),
+        ..KubeConfigOptions::default()
+    };
+    let invalid = |shown: &str, e: KubeconfigError| KubeconfigLoadError::Invalid {
+        path: shown.to_string(),
+        detail: describe(&e),
+    };
+    if let Some(path) = explicit {
+        let shown = path.display().to_string();
+        let kc = Kubeconfig::read_from(path).map_err(|e| invalid(&shown, e))?;
+        return configure(kc, &shown, &options).await;
+    }
+    // Set but empty counts as unset (client-go's loading rules skip empty entries).
+    match Kubeconfig::from_env() {
+        Ok(Some(kc)) => return configure(kc, "$KUBECONFIG", &options).await,
+        Ok(None) => {}
+        Err(e) => return Err(invalid("$KUBECONFIG", e)),
+    }
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".kube").join("config"));
+    if let Some(path) = home.filter(|p| p.exists()) {
+        let shown = path.display().to_string();
+        let kc = Kubeconfig::read_from(&path).map_err(|e| invalid(&shown, e))?;
+        return configure(kc, &shown, &options).await;
+    }
+    kube::Config::incluster().map_err(|e| KubeconfigLoadError::NotFound {
+        detail: e.to_string(),
+    })
+}
+
+/// A parsed kubeconfig into a client configuration for the context `options` selects.
+async fn configure(
+    kc: Kubeconfig,
+    shown: &str,
+    options: &KubeConfigOptions,
+) -> Result<kube::Config, KubeconfigLoadError> {
+    let user = selected_user(&kc, options.context.as_deref());
+    let mut config = kube::Config::from_custom_kubeconfig(kc, options)
         .await
-        .map_err(|e| invalid(describe(&e)))?;
-    sanitize_token(&mut config.auth_info, &shown, &user)?;
+        .map_err(|e| KubeconfigLoadError::Invalid {
+            path: shown.to_string(),
+            detail: describe(&e),
+        })?;
+    sanitize_token(&mut config.auth_info, shown, &user)?;
     config.cluster_url = without_userinfo(&config.cluster_url);
     Ok(config)
 }
 
-/// The user entry the current context selects (for messages only).
-fn current_user(kc: &Kubeconfig) -> String {
-    kc.current_context
-        .as_ref()
-        .and_then(|name| kc.contexts.iter().find(|c| &c.name == name))
+/// The user entry the context selects, the current one when `None` (for messages only).
+fn selected_user(kc: &Kubeconfig, context: Option<&str>) -> String {
+    context
+        .or(kc.current_context.as_deref())
+        .and_then(|name| kc.contexts.iter().find(|c| c.name == name))
         .and_then(|c| c.context.as_ref())
         .and_then(|c| c.user.clone())
         .unwrap_or_default()

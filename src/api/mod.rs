@@ -242,6 +242,19 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectE
     connect_with(kubeconfig, READ_TIMEOUT).await
 }
 
+/// A client for the commands a person runs (`explain`, `nodes`), its credentials found as
+/// `kubectl` finds them ([`kubeconfig::load_as_kubectl`]); every request bounded.
+pub async fn connect_as_kubectl(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Client, ConnectError> {
+    let mut config = kubeconfig::load_as_kubectl(kubeconfig, context).await?;
+    config.connect_timeout = Some(Duration::from_secs(5));
+    config.read_timeout = Some(Duration::from_secs(30));
+    kube::Client::try_from(config)
+        .map_err(|e| ConnectError::Client(kubeconfig::redact_quoted(&e.to_string())))
+}
+
 /// [`connect`] with another limit on a connection's silence than [`READ_TIMEOUT`] (tests).
 pub async fn connect_with(
     kubeconfig: Option<&Path>,

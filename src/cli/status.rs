@@ -517,16 +517,26 @@ pub fn text(r: &StatusReport) -> String {
             None => amount.to_string(),
         };
         for row in &r.resources {
+            // Bytes with binary suffixes; the JSON form keeps the exact quantities.
+            let amount = |q: &str| super::units::resource_amount(&row.resource, q);
             let _ = writeln!(
                 out,
                 "{:<24} {:<20} {:<20} {}",
                 row.resource,
-                with_pct(&row.requests, row.requests_percent),
-                with_pct(&row.limits, row.limits_percent),
-                row.allocatable.as_deref().unwrap_or("not advertised")
+                with_pct(&amount(&row.requests), row.requests_percent),
+                with_pct(&amount(&row.limits), row.limits_percent),
+                row.allocatable
+                    .as_deref()
+                    .map_or_else(|| "not advertised".to_string(), amount)
             );
             for q in &row.by_qos {
-                let _ = writeln!(out, "  {:<22} {:<20} {}", q.qos_class, q.requests, q.limits);
+                let _ = writeln!(
+                    out,
+                    "  {:<22} {:<20} {}",
+                    q.qos_class,
+                    amount(&q.requests),
+                    amount(&q.limits)
+                );
             }
         }
     }

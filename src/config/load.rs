@@ -152,6 +152,7 @@ struct Walker<'t> {
     line_starts: Vec<usize>,
     errors: Vec<ConfigError>,
     warnings: Vec<ConfigWarning>,
+    notes: Vec<ConfigWarning>,
 }
 
 impl<'t> Walker<'t> {
@@ -165,6 +166,7 @@ impl<'t> Walker<'t> {
             line_starts,
             errors: Vec::new(),
             warnings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -204,6 +206,18 @@ impl<'t> Walker<'t> {
     fn warn(&mut self, span: Option<&Range<usize>>, key: &str, message: impl Into<String>) {
         let e = self.located(span, key, message.into());
         self.warnings.push(ConfigWarning {
+            file: e.file,
+            line: e.line,
+            column: e.column,
+            key: e.key,
+            message: e.message,
+        });
+    }
+
+    /// Something about the built-in defaults, at no position (nobody wrote it).
+    fn note(&mut self, key: &str, message: String) {
+        let e = self.located(None, key, message);
+        self.notes.push(ConfigWarning {
             file: e.file,
             line: e.line,
             column: e.column,
@@ -384,6 +398,7 @@ pub(crate) fn load_text(text: &str, source: Option<&Path>) -> Result<Loaded, Con
                 return Ok(Loaded {
                     config,
                     warnings: w.warnings,
+                    notes: w.notes,
                 });
             }
         }
@@ -758,16 +773,24 @@ impl Walker<'_> {
                 .spans
                 .get(&(map, t.signal.name().to_string()))
                 .map(|(k, _)| k.clone());
-            let origin = if span.is_none() {
-                " (a default threshold)"
-            } else {
-                ""
-            };
+            let key = key_path(map.key(), t.signal.name());
+            if span.is_none() {
+                // A built-in threshold the user's [[conditions]] do not use: worth knowing,
+                // but a warning names something the user wrote.
+                self.note(
+                    &key,
+                    format!(
+                        "{} has a default threshold but feeds no condition, so it has no effect",
+                        t.signal
+                    ),
+                );
+                continue;
+            }
             self.warn(
                 span.as_ref(),
-                &key_path(map.key(), t.signal.name()),
+                &key,
                 format!(
-                    "{} has a threshold{origin} but feeds no condition, so it has no effect",
+                    "{} has a threshold but feeds no condition, so it has no effect",
                     t.signal
                 ),
             );
@@ -797,15 +820,21 @@ impl Walker<'_> {
             });
             if !has_threshold {
                 let names: Vec<String> = c.signals.iter().map(|s| s.name()).collect();
-                self.warn(
-                    r.condition_spans.get(i),
-                    &format!("conditions[{i}].signals"),
-                    format!(
-                        "none of the signals of {} ({}) has a threshold, so it is never True",
-                        c.condition_type,
-                        names.join(", ")
-                    ),
+                let span = r.condition_spans.get(i);
+                let key = format!("conditions[{i}].signals");
+                let message = format!(
+                    "none of the signals of {} ({}) has a threshold, so it is never True",
+                    c.condition_type,
+                    names.join(", ")
                 );
+                // A warning names something the user wrote: a built-in condition that has no
+                // built-in threshold either (PIDPressure: the kubelet sets no pid.available
+                // default, docs/semantics.md §7.3) is how the defaults are, said as a note.
+                if span.is_none() && !defaults_give_a_threshold(&c.signals) {
+                    self.note(&key, format!("{message} (as with the kubelet's defaults)"));
+                } else {
+                    self.warn(span, &key, message);
+                }
             }
         }
     }
@@ -1307,6 +1336,16 @@ fn is_reason(s: &str) -> bool {
 pub(crate) fn qualified_name_problem(s: &str) -> Option<String> {
     let errors = names::qualified_name_errors(s);
     (!errors.is_empty()).then(|| errors.join("; "))
+}
+
+/// Whether the built-in thresholds (an absent `evictionHard`, no `psiThresholds`) cover any of
+/// these signals.
+fn defaults_give_a_threshold(signals: &[SignalRef]) -> bool {
+    let defaults = Config::defaults();
+    signals.iter().any(|s| match s {
+        SignalRef::Eviction(e) => defaults.thresholds.iter().any(|t| t.signal == *e),
+        SignalRef::Psi(p) => defaults.psi_thresholds.iter().any(|t| t.signal == *p),
+    })
 }
 
 #[cfg(test)]

@@ -105,6 +105,9 @@ impl std::error::Error for ConfigErrors {}
 pub struct Loaded {
     pub config: Config,
     pub warnings: Vec<ConfigWarning>,
+    /// What is worth knowing about the built-in defaults but is no one's mistake (a warning
+    /// names something the user wrote); `check-config` prints these as `info:`.
+    pub notes: Vec<ConfigWarning>,
 }
 
 /// Reads and validates a configuration file.
