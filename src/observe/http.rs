@@ -226,6 +226,14 @@ fn answer<B>(request: &Request<B>, health: &Health) -> Response<Full<Bytes>> {
                         "# HELP nodewarden_pod_view_age_seconds How long the fence's pod view has not been current (0 while it is: a watch open that has shown life since contact was last lost).\n# TYPE nodewarden_pod_view_age_seconds gauge\nnodewarden_pod_view_age_seconds {:.3}\n",
                         age.as_secs_f64()
                     );
+                    // The age alone grows through every partition; what an operator must hear
+                    // about is the view lagging while the API server answers (what /readyz fails
+                    // on), so that is a series of its own.
+                    let _ = write!(
+                        text,
+                        "# HELP nodewarden_pod_view_lagging 1 while the API server answers but the fence's pod view has not caught up within its bound (what /readyz fails on), else 0.\n# TYPE nodewarden_pod_view_lagging gauge\nnodewarden_pod_view_lagging {}\n",
+                        u8::from(health.pod_view_lagging())
+                    );
                 }
                 text
             },
