@@ -1,6 +1,7 @@
 //! Prometheus text exposition (format 0.0.4) of what the agent observed and decided. The agent
-//! writes the latest values after each cycle; the HTTP server renders them on request. Hand-written
-//! because the set is small and fixed, and a metrics crate would cost more than this file.
+//! writes the latest values after each cycle; the HTTP server renders them on request. Hand-written:
+//! prometheus-client was measured in its place (BENCHMARKS.md, "Exposition"); it fits the memory and
+//! cycle bounds but writes OpenMetrics, which `promtool check metrics` rejects as served here.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
