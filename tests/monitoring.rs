@@ -2,9 +2,9 @@
 //! unit-tests the alert rules (the plain rules file and the PrometheusRule), and lints the real
 //! `/metrics` of a running agent; the kustomize component renders beside the DaemonSet and its
 //! objects validate against the prometheus-operator's CRD schemas; and a real Prometheus scrapes
-//! real agents through a partition, evaluating every alert and every dashboard query (the
-//! partition test is in `tests/monitoring_e2e.rs`'s place below, `a_real_prometheus_…`). The
-//! README's list of metrics is checked against what `/metrics` really exports.
+//! real agents through a partition, evaluating every alert and every dashboard query
+//! (`a_real_prometheus_…`, root only). The README's list of metrics is checked against what
+//! `/metrics` really exports.
 
 mod support;
 
