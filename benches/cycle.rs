@@ -68,3 +68,50 @@ fn sample_and_decide(bencher: divan::Bencher) {
         black_box(decider.decide(&reading.observations, now));
     });
 }
+
+/// The whole cycle as the sampling loop runs it with its metrics: one sample, one decide, and
+/// the figures recorded for `/metrics` (BENCHMARKS.md, "Exposition": the hand-written renderer
+/// against prometheus-client).
+#[divan::bench]
+fn sample_decide_and_record(bencher: divan::Bencher) {
+    let config = example_config();
+    let mut sampler = Sampler::new(SamplePaths::host(FS, FS));
+    let mut decider = Decider::new(&config);
+    let metrics = nodewarden::observe::metrics::Metrics::default();
+    let mut mono = Duration::ZERO;
+    bencher.bench_local(|| {
+        let now = next_cycle(&mut mono);
+        let reading = sampler.sample();
+        let decision = decider.decide(&reading.observations, now);
+        let statuses: Vec<(String, String)> = decider
+            .conditions
+            .iter()
+            .map(|c| (c.condition_type.clone(), c.status.to_string()))
+            .collect();
+        let errors: Vec<String> = reading.errors.iter().map(|e| e.to_string()).collect();
+        metrics.record_cycle(
+            &reading.observations,
+            &decision.evaluation,
+            &statuses,
+            &errors,
+        );
+    });
+}
+
+/// One `/metrics` answer's text after a cycle (what each scrape costs).
+#[divan::bench]
+fn metrics_render(bencher: divan::Bencher) {
+    let config = example_config();
+    let reading = Sampler::new(SamplePaths::host(FS, FS)).sample();
+    let mut decider = Decider::new(&config);
+    let mut mono = Duration::ZERO;
+    let decision = decider.decide(&reading.observations, next_cycle(&mut mono));
+    let statuses: Vec<(String, String)> = decider
+        .conditions
+        .iter()
+        .map(|c| (c.condition_type.clone(), c.status.to_string()))
+        .collect();
+    let metrics = nodewarden::observe::metrics::Metrics::default();
+    metrics.record_cycle(&reading.observations, &decision.evaluation, &statuses, &[]);
+    bencher.bench_local(|| black_box(metrics.render(None)));
+}

@@ -1318,6 +1318,11 @@ async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_an
     tokio::time::sleep(Duration::from_secs(25)).await;
     assert!(!health.is_ready(), "connected with a pod view 30 s old");
     assert!(health.pod_view_lagging());
+    assert!(
+        health
+            .render_metrics()
+            .contains("\nnodewarden_pod_view_lagging 1\n")
+    );
     let age = health.pod_view_age().expect("connected");
     assert!(age >= Duration::from_secs(29), "{age:?}");
     // The list is answered again: within one retry (30 s at most) the view is current.
@@ -1336,6 +1341,11 @@ async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_an
         health.pod_view_age()
     );
     assert_eq!(health.pod_view_age(), Some(Duration::ZERO));
+    assert!(
+        health
+            .render_metrics()
+            .contains("\nnodewarden_pod_view_lagging 0\n")
+    );
     agent.abort();
 }
 

@@ -119,6 +119,29 @@ impl Health {
         self.pod_view.get().map(|pv| pv.view.age())
     }
 
+    /// The `/metrics` text: the agent's figures, the process's own, and (connected) the pod
+    /// view's age and whether it lags.
+    pub fn render_metrics(&self) -> String {
+        let mut text = self.metrics.render(ProcessStats::read());
+        if let Some(age) = self.pod_view_age() {
+            use std::fmt::Write;
+            let _ = write!(
+                text,
+                "# HELP nodewarden_pod_view_age_seconds How long the fence's pod view has not been current (0 while it is: a watch open that has shown life since contact was last lost).\n# TYPE nodewarden_pod_view_age_seconds gauge\nnodewarden_pod_view_age_seconds {:.3}\n",
+                age.as_secs_f64()
+            );
+            // The age alone grows through every partition; what an operator must hear
+            // about is the view lagging while the API server answers (what /readyz fails
+            // on), so that is a series of its own.
+            let _ = write!(
+                text,
+                "# HELP nodewarden_pod_view_lagging 1 while the API server answers but the fence's pod view has not caught up within its bound (what /readyz fails on), else 0.\n# TYPE nodewarden_pod_view_lagging gauge\nnodewarden_pod_view_lagging {}\n",
+                u8::from(self.pod_view_lagging())
+            );
+        }
+        text
+    }
+
     /// Whether the pod view lags contact by more than its bound (never standalone).
     pub fn pod_view_lagging(&self) -> bool {
         self.pod_view.get().is_some_and(PodViewHealth::lagging)
@@ -217,18 +240,7 @@ fn answer<B>(request: &Request<B>, health: &Health) -> Response<Full<Bytes>> {
         "/metrics" => respond(
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
-            {
-                let mut text = health.metrics.render(ProcessStats::read());
-                if let Some(age) = health.pod_view_age() {
-                    use std::fmt::Write;
-                    let _ = write!(
-                        text,
-                        "# HELP nodewarden_pod_view_age_seconds How long the fence's pod view has not been current (0 while it is: a watch open that has shown life since contact was last lost).\n# TYPE nodewarden_pod_view_age_seconds gauge\nnodewarden_pod_view_age_seconds {:.3}\n",
-                        age.as_secs_f64()
-                    );
-                }
-                text
-            },
+            health.render_metrics(),
         ),
         _ => plain(StatusCode::NOT_FOUND, "not found\n"),
     }

@@ -1,6 +1,7 @@
 //! Prometheus text exposition (format 0.0.4) of what the agent observed and decided. The agent
-//! writes the latest values after each cycle; the HTTP server renders them on request. Hand-written
-//! because the set is small and fixed, and a metrics crate would cost more than this file.
+//! writes the latest values after each cycle; the HTTP server renders them on request. Hand-written:
+//! prometheus-client was measured in its place (BENCHMARKS.md, "Exposition"); it fits the memory and
+//! cycle bounds but writes OpenMetrics, which `promtool check metrics` rejects as served here.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -49,6 +50,20 @@ struct State {
 
 /// The quorum verdicts, as metric labels.
 const VERDICTS: [&str; 3] = ["not_consulted", "enforce", "hold"];
+
+/// Every fence action `record_fence` counts. Each series is shown from the start at 0: a counter
+/// that first appears at 1 has no earlier sample, so Prometheus' `increase()` and `rate()` miss
+/// that first step (the first SIGTERM of a partition would never raise an alert).
+pub const FENCE_ACTIONS: [&str; 8] = [
+    "planned",
+    "sigterm",
+    "kill",
+    "rekill",
+    "lift",
+    "reconciled",
+    "would_sigterm",
+    "would_kill",
+];
 
 impl Metrics {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -405,11 +420,21 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
         "counter",
         "Fence plans and actions while cut off from the API server.",
     );
-    for (action, n) in &s.fence_actions {
+    for action in FENCE_ACTIONS {
+        let n = s.fence_actions.get(action).copied().unwrap_or(0);
         let _ = writeln!(
             out,
             "nodewarden_fence_actions_total{{action=\"{action}\"}} {n}"
         );
+    }
+    // An action outside the list still shows (after the listed ones), rather than vanish.
+    for (action, n) in &s.fence_actions {
+        if !FENCE_ACTIONS.contains(&action.as_str()) {
+            let _ = writeln!(
+                out,
+                "nodewarden_fence_actions_total{{action=\"{action}\"}} {n}"
+            );
+        }
     }
     header(
         &mut out,
@@ -546,6 +571,25 @@ mod tests {
             "{stats:?}"
         );
         assert!(stats.cpu_seconds >= 0.0, "{stats:?}");
+    }
+
+    #[test]
+    fn every_fence_action_is_shown_at_zero_before_its_first_count() {
+        let m = Metrics::default();
+        let text = m.render(None);
+        for action in FENCE_ACTIONS {
+            let line = format!("nodewarden_fence_actions_total{{action=\"{action}\"}} 0");
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+        m.record_fence("sigterm");
+        m.record_fence("sigterm");
+        let text = m.render(None);
+        assert!(text.contains("nodewarden_fence_actions_total{action=\"sigterm\"} 2\n"));
+        assert_eq!(
+            text.matches("nodewarden_fence_actions_total{action=\"sigterm\"}")
+                .count(),
+            1
+        );
     }
 
     #[test]
