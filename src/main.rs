@@ -162,7 +162,13 @@ fn main() -> ExitCode {
             config,
             cluster,
             output,
-        } => explain(&node, &pod, &cluster, config.map(ConfigSource::Named), output),
+        } => explain(
+            &node,
+            &pod,
+            &cluster,
+            config.map(ConfigSource::Named),
+            output,
+        ),
         Command::Status { config, output } => status(&ConfigSource::from(config), output),
         Command::Nodes {
             cluster,
