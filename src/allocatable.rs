@@ -136,7 +136,7 @@ pub fn text(r: &AllocatableReport) -> String {
     out.push('\n');
     for l in &r.resources {
         // Bytes with binary suffixes; the JSON form keeps the exact quantities.
-        let amount = |q: &str| crate::cli::units::resource_amount(&l.resource, q);
+        let amount = |q: &str| crate::core::units::resource_amount(&l.resource, q);
         let _ = write!(
             out,
             "{:<20} {:>16} {:>16} {:>16}",

@@ -161,7 +161,7 @@ pub fn text(machine: &Machine) -> String {
         machine.cpus.map_or_else(unknown, |c| c.to_string()),
         machine
             .memory_bytes
-            .map_or_else(unknown, |m| crate::cli::units::bytes(i128::from(m))),
+            .map_or_else(unknown, |m| crate::core::units::bytes(i128::from(m))),
         machine.boot_time.clone().unwrap_or_else(unknown),
     );
     let _ = writeln!(

@@ -118,7 +118,7 @@ fn sample_and_status_show_local_allocatable_alone_then_beside_the_nodes_flagging
         let t = text(command);
         assert!(
             t.lines()
-                .any(|l| l.starts_with("memory ") && l.trim_end().ends_with("31144Mi")),
+                .any(|l| l.starts_with("memory ") && l.trim_end().ends_with("30.4Gi")),
             "{command}:\n{t}"
         );
         assert!(!t.contains("DIFFERS"), "{command}:\n{t}");

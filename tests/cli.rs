@@ -1150,21 +1150,11 @@ async fn explain_reads_the_cluster_and_kubectl_runs_the_plugin() {
         std::env::var("PATH").unwrap_or_default()
     );
     let (ok, table, err) = {
-        let fut = tokio::process::Command::new("kubectl")
-            .args(["nodewarden", "nodes"])
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.args(["nodewarden", "nodes"])
             .env("PATH", &path)
-            .env("KUBECONFIG", &kc)
-            .kill_on_drop(true)
-            .output();
-        let out = tokio::time::timeout(Duration::from_secs(60), fut)
-            .await
-            .expect("kubectl finished in time")
-            .expect("kubectl ran");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+            .env("KUBECONFIG", &kc);
+        support::kubectl::output(cmd).await
     };
     assert!(ok, "{err}");
     let row = table

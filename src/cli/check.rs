@@ -9,7 +9,7 @@ use crate::agent::Reading;
 use crate::config::Config;
 use crate::core::threshold::ThresholdValue;
 
-use super::units;
+use crate::core::units;
 
 /// The percentage thresholds of `config` against `reading`; empty when there are none.
 pub fn resolved_text(config: &Config, reading: &Reading) -> String {

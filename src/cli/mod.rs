@@ -2,7 +2,7 @@
 //! and what it implies), `status` (contact, conditions, taints and every pod's fence plan, from
 //! the state directory), `explain` (one pod against one node's taints). `check-config` is the
 //! configuration's own output (`config::effective_text`), followed by its percentages resolved
-//! here (`check`). Text tables print amounts through `units`.
+//! here (`check`). Text tables print amounts through `core::units`.
 
 pub mod check;
 pub mod explain;
@@ -10,4 +10,3 @@ pub mod live;
 pub mod nodes;
 pub mod sample;
 pub mod status;
-pub mod units;

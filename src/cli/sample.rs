@@ -9,7 +9,7 @@ use crate::core::condition::NodeCondition;
 use crate::core::pressure::Evaluation;
 use crate::core::threshold::{Threshold, ThresholdValue};
 
-use super::units;
+use crate::core::units;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

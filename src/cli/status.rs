@@ -518,7 +518,7 @@ pub fn text(r: &StatusReport) -> String {
         };
         for row in &r.resources {
             // Bytes with binary suffixes; the JSON form keeps the exact quantities.
-            let amount = |q: &str| super::units::resource_amount(&row.resource, q);
+            let amount = |q: &str| crate::core::units::resource_amount(&row.resource, q);
             let _ = writeln!(
                 out,
                 "{:<24} {:<20} {:<20} {}",

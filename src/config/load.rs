@@ -1434,7 +1434,7 @@ mod tests {
                 "{spelt} not in {fields:?}"
             );
         }
-        assert_eq!(fields_of::<RawConfig>().len(), 29);
+        assert_eq!(fields_of::<RawConfig>().len(), 30);
         assert!(fields_of::<RawConfig>().contains(&"reservedSystemCPUs"));
     }
 

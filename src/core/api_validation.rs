@@ -226,8 +226,8 @@ pub fn validate_tolerations(
 ///
 /// With the gate on, `Lt`/`Gt` are accepted with any value: a value that is not a canonical
 /// int64 is then simply never matched (`compareNumericValues`). The KEP says the server also
-/// rejects such values; the merged `ValidateTolerations` branch was not read (docs/semantics.md
-/// §15), so that check is not made here and `explain` says how the matcher treats the value
+/// rejects such values; the merged `ValidateTolerations` branch was not read (an open question in
+/// docs/semantics.md §2), so that check is not made here and `explain` says how the matcher treats the value
 /// instead.
 pub fn validate_tolerations_gated(
     raw: &[RawToleration],

@@ -24,3 +24,4 @@ pub mod signal;
 pub mod taint;
 pub mod taint_plan;
 pub mod threshold;
+pub mod units;

@@ -14,15 +14,20 @@ pub fn available() -> bool {
 /// Runs kubectl with `kubeconfig` and a private cache directory, bounded by 60 s; returns
 /// (success, stdout, stderr). The process is ours and ended on drop.
 pub async fn run(kubeconfig: &Path, cache: &Path, args: &[&str]) -> (bool, String, String) {
-    let fut = tokio::process::Command::new("kubectl")
-        .arg("--kubeconfig")
+    let mut cmd = tokio::process::Command::new("kubectl");
+    cmd.arg("--kubeconfig")
         .arg(kubeconfig)
         .arg("--cache-dir")
         .arg(cache)
         .arg("--request-timeout=10s")
-        .args(args)
-        .kill_on_drop(true)
-        .output();
+        .args(args);
+    output(cmd).await
+}
+
+/// Runs `cmd` (a kubectl invocation the caller set up: arguments, environment), bounded by a
+/// minute: (success, stdout, stderr). The process is ours and ended on drop.
+pub async fn output(mut cmd: tokio::process::Command) -> (bool, String, String) {
+    let fut = cmd.kill_on_drop(true).output();
     let out = tokio::time::timeout(Duration::from_secs(60), fut)
         .await
         .expect("kubectl finished in time")
