@@ -26,6 +26,13 @@ fn policy() -> QuorumPolicy {
     }
 }
 
+/// [`policy`] with one fix switched off, to show the old rule's verdict beside the new one's.
+fn policy_without(revert: fn(&mut nodewarden::core::quorum::Fixes)) -> QuorumPolicy {
+    let mut p = policy();
+    revert(&mut p.fixes);
+    p
+}
+
 fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
     Heard::Report(PeerReport {
         node: node.into(),
@@ -238,13 +245,7 @@ fn a_partial_disruption_holds_only_a_node_judged_after_its_zone_was_disrupted() 
     let v = decide(&r, &policy(), true);
     assert!(v.is_hold(), "{}", v.reason());
     // With the fix switched off, the old rule held whatever the order.
-    let old = QuorumPolicy {
-        fixes: nodewarden::core::quorum::Fixes {
-            staggered_expiry: false,
-            ..nodewarden::core::quorum::Fixes::ALL
-        },
-        ..policy()
-    };
+    let old = policy_without(|f| f.staggered_expiry = false);
     let mut r = zone(5, 0);
     r.heard = vec![peer(20), peer(21), peer(19), up(0)];
     assert!(decide(&r, &old, true).is_hold());
@@ -273,13 +274,7 @@ fn a_silent_peer_beside_one_that_answers_cut_off_does_not_make_its_zone_look_up(
     r.heard.push(("zone-b".into(), Heard::Silent));
     let v = decide(&r, &policy(), true);
     assert!(v.is_hold(), "{}", v.reason());
-    let old = QuorumPolicy {
-        fixes: nodewarden::core::quorum::Fixes {
-            silent_peer_ignored: false,
-            ..nodewarden::core::quorum::Fixes::ALL
-        },
-        ..policy()
-    };
+    let old = policy_without(|f| f.silent_peer_ignored = false);
     assert!(decide(&r, &old, true).is_enforce());
     // A third zone entirely silent: it may be up and out of our reach → the policy.
     r.other_zones = 2;

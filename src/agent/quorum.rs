@@ -202,11 +202,6 @@ pub async fn run(
         }
 
         let own = inputs.reach.last_contact().max(inputs.contact_before);
-        let heard = crate::core::quorum::heard_until(
-            inputs.reach.last_contact(),
-            inputs.contact_before,
-            inputs.started,
-        );
         let now = Instant::now();
         let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {
             continue;
@@ -235,7 +230,14 @@ pub async fn run(
         };
         // Peers count as lost together with this node against the latest moment it may have
         // been heard.
-        let own_contact_age = own.map_or(Duration::MAX, |_| now.saturating_duration_since(heard));
+        let heard_until = crate::core::quorum::heard_until(
+            inputs.reach.last_contact(),
+            inputs.contact_before,
+            inputs.started,
+        );
+        let own_contact_age = own.map_or(Duration::MAX, |_| {
+            now.saturating_duration_since(heard_until)
+        });
         let sent = (now, clock.at(now).wall);
         let heard = match (&inputs.ask, peers.is_empty()) {
             (Some(ask), false) => ask(select(&peers, &zone, config.peers.ask), zone.clone()).await,
