@@ -491,8 +491,8 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
     let fraction = not_ready as f64 / size as f64;
     if not_ready > 2 && fraction >= UNHEALTHY_ZONE_THRESHOLD {
         if size <= LARGE_ZONE {
-            // The controller judged this node when its own grace period ended, counting the
-            // nodes of the zone judged by then; if the zone still counted as healthy, this node
+            // docs/fence.md §5, staggered expiry. The controller judged this node when its own
+            // grace period ended, counting the nodes of the zone judged by then; if the zone still counted as healthy, this node
             // was queued for the taint, and a partial disruption that follows stops the queue
             // but removes no taint already added. Held only when that count was certainly a
             // disruption already: peers whose contact is older than ours by more than the order
