@@ -283,6 +283,39 @@ fn a_silent_peer_beside_one_that_answers_cut_off_does_not_make_its_zone_look_up(
 }
 
 #[test]
+fn an_enforce_that_turns_on_silent_peers_says_so() {
+    // A zone of three: this node and one peer cut off, the third silent (its agent restarting
+    // in an outage of the whole control plane, or up and out of our reach). Silence counts as
+    // reaching the API server, so the verdict is enforce, and its reason says it rests on the
+    // silent peer: were it cut off too, every node would be and this node would hold. The
+    // simulator counts violations under that reason as the documented choice.
+    let mut r = zone(3, 1);
+    r.other_zones = 0;
+    r.heard
+        .retain(|(_, h)| !matches!(h, Heard::Report(p) if p.reachable));
+    r.heard.push(silent());
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(
+        v.reason().contains("rests on 1 silent peer(s)"),
+        "{}",
+        v.reason()
+    );
+    // The silent peer answering "cut off" turns it into a hold.
+    let last = r.heard.len() - 1;
+    r.heard[last] = cut(9);
+    assert!(decide(&r, &policy(), true).is_hold());
+    // In a zone where the count says enforce whatever the silent peer is, the reason does not
+    // blame it: one cut, five reaching, one silent.
+    let mut big = zone(7, 0);
+    big.heard.pop();
+    big.heard.push(silent());
+    let v = decide(&big, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(!v.reason().contains("silent"), "{}", v.reason());
+}
+
+#[test]
 fn an_agent_restarted_without_contact_may_have_been_heard_until_it_started() {
     use nodewarden::core::quorum::heard_until;
     let s = |n: u64| Duration::from_secs(n);

@@ -534,9 +534,36 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
         return enforce_when_settled(reason);
     }
     let reaching_peers = own.iter().filter(|h| reaching(h)).count();
-    enforce_when_settled(format!(
+    let mut reason = format!(
         "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
-    ))
+    );
+    // A silent peer counts as one that may reach the API server (never twice before never
+    // needlessly). Say so when the verdict turns on it: an outage of the whole control plane
+    // that also silenced a peer (a restarting agent, say) reads as a healthy zone.
+    let silent = round
+        .heard
+        .iter()
+        .filter(|(_, h)| matches!(h, Heard::Silent))
+        .count();
+    if silent > 0 {
+        let mut all_cut = round.clone();
+        for (_, h) in &mut all_cut.heard {
+            if matches!(h, Heard::Silent) {
+                *h = Heard::Report(PeerReport {
+                    node: String::new(),
+                    zone: String::new(),
+                    reachable: false,
+                    last_contact_age: Some(round.own_contact_age),
+                });
+            }
+        }
+        if decide(&all_cut, policy, peers_known).is_hold() {
+            reason.push_str(&format!(
+                "; it rests on {silent} silent peer(s), counted as reaching the API server: were they cut off too, this node would hold"
+            ));
+        }
+    }
+    enforce_when_settled(reason)
 }
 
 /// The quorum across the rounds of one partition: the latest verdict, and when a round last said

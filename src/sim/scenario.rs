@@ -47,6 +47,13 @@ pub struct Scenario {
     /// Per node: when its agent's and its kubelet's renewals fall in the renew interval.
     pub agent_phase: Vec<Duration>,
     pub kubelet_phase: Vec<Duration>,
+    /// Per node: an instant (from the run's start) at which its kubelet renews, its later
+    /// renewals following from there. The judge's witness worlds set it: with the renewals'
+    /// jitter, a phase alone does not say when the last renewal before a cut fell.
+    pub kubelet_anchor: Vec<Option<Duration>>,
+    /// When the controller's first monitor pass falls (then every monitor period): 1.234 s
+    /// unless a witness world moves it, as no agent sees it.
+    pub monitor_phase: Duration,
     /// The pods there at the start.
     pub pods: Vec<PodSpec>,
     /// What happens, in time order.
@@ -180,6 +187,8 @@ impl Scenario {
             seed,
             zones,
             agent_phase,
+            kubelet_anchor: vec![None; n],
+            monitor_phase: Duration::from_millis(1_234),
             kubelet_phase,
             pods,
             events,

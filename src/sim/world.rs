@@ -132,8 +132,14 @@ pub fn kind(v: &Violation) -> &'static str {
 /// The same holds for a node that no peer answers at all: alone, it cannot tell its own
 /// partition (the control plane evicts it) from one that took its neighbours with it; the fence
 /// then enforces by design (never twice before never needlessly).
+///
+/// And for a verdict that rests on silent peers, which count as reaching the API server: a
+/// peer silenced in an outage of the whole control plane (its agent restarting, say) cannot be
+/// told from one that got the API server back as it lost its link to this node.
 pub fn by_policy(reason: &str) -> bool {
-    reason.contains("no other zone answers") || reason.contains("no peer answers")
+    reason.contains("no other zone answers")
+        || reason.contains("no peer answers")
+        || reason.contains("silent peer(s), counted as reaching")
 }
 
 /// Whether a violation of this kind is a defect (a failure of the run), rather than a known,
@@ -156,8 +162,8 @@ pub struct Outcome {
     /// Each pod's deletion by the control plane, by pod index.
     pub deleted: Vec<Option<Duration>>,
     /// Stops of pods the control plane kept here, but would have deleted in a world no agent
-    /// can tell apart from this one (its kubelet's renewal phase moved): `(pod, kubelet phase
-    /// of the witness)`. Not violations: the order in which the controller judges the nodes
+    /// can tell apart from this one (its kubelet's renewals moved): `(pod, when the witness's
+    /// kubelet last renewed before the cut)`. Not violations: the order in which the controller judges the nodes
     /// of a zone follows the kubelets' renewals, which no agent sees.
     pub indistinguishable: Vec<(usize, Duration)>,
     /// A readable account of the run.
@@ -174,7 +180,10 @@ enum Ev {
         sent: Duration,
         ok: bool,
     },
-    KubeletRenew(usize),
+    /// A kubelet's renewal, of its chain of renewals (see `kubelet_chain`).
+    KubeletRenew(usize, u32),
+    /// A witness world's anchored renewal: a new chain from here.
+    KubeletAnchor(usize),
     Wake(usize, u32),
     Start(usize),
     Monitor,
@@ -243,7 +252,8 @@ struct Agent {
     view_version: u64,
 }
 
-/// A witness world's kubelet phase for the node, and each pod's deletion there.
+/// When a witness world's kubelet last renewed before the node's cut, and each pod's deletion
+/// there.
 type Witness = (Duration, Vec<Option<Duration>>);
 
 struct World<'a> {
@@ -273,9 +283,15 @@ struct World<'a> {
     transient: BTreeSet<(usize, Duration)>,
     /// A witness run (see `judge`) searches for no witnesses of its own.
     witness: bool,
-    /// The witness worlds' deletions, per node, once run: `(its kubelet phase there, each pod's
+    /// The witness worlds' deletions, per node, once run: `(its kubelet's last renewal there, each pod's
     /// deletion)`.
     witnesses: std::collections::HashMap<usize, Vec<Witness>>,
+    /// Stops judged while the API server was down for everyone on a node already tainted:
+    /// `(pod, the taint's timeAdded, the violation)`, dropped at the end when the controller
+    /// deleted the pod for that taint once the API server returned (see `judge`).
+    deferred: Vec<(usize, Duration, Violation)>,
+    /// Per node: the kubelet's current chain of renewals; an anchor starts a new one.
+    kubelet_chain: Vec<u32>,
 }
 
 /// Where every run's clocks start: far enough from zero that nothing saturates.
@@ -339,18 +355,23 @@ fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) 
         transient: BTreeSet::new(),
         witness,
         witnesses: Default::default(),
+        deferred: Vec::new(),
+        kubelet_chain: vec![0; n],
     };
     for spec in &scenario.pods {
         w.add_pod(spec.clone());
     }
     for i in 0..n {
         w.start_agent(i);
-        w.at(ORIGIN + scenario.kubelet_phase[i], Ev::KubeletRenew(i));
+        w.at(ORIGIN + scenario.kubelet_phase[i], Ev::KubeletRenew(i, 0));
+        if let Some(a) = scenario.kubelet_anchor[i] {
+            w.at(ORIGIN + a, Ev::KubeletAnchor(i));
+        }
     }
     for (k, (t, _)) in scenario.events.iter().enumerate() {
         w.at(ORIGIN + *t, Ev::World(k));
     }
-    w.at(ORIGIN + Duration::from_millis(1_234), Ev::Monitor);
+    w.at(ORIGIN + scenario.monitor_phase, Ev::Monitor);
     let end = ORIGIN + scenario.length;
     // Bounded: every event is at most `end`, and each handler schedules finitely many.
     while let Some(Reverse((t, _, ev))) = w.queue.pop() {
@@ -483,13 +504,21 @@ impl World<'_> {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::World(k) => self.world(k),
-            Ev::KubeletRenew(i) => {
+            Ev::KubeletRenew(i, chain) if chain == self.kubelet_chain[i] => {
                 if self.reaches_api(i) {
                     self.cp.kubelet_renewed(i, self.now);
                 }
                 // Every quarter of 40 s, with up to 4 % jitter (docs/semantics.md §13).
                 let jitter = Duration::from_millis(self.now.as_millis() as u64 * 7919 % 400);
-                self.at(self.now + self.set.renew + jitter, Ev::KubeletRenew(i));
+                self.at(
+                    self.now + self.set.renew + jitter,
+                    Ev::KubeletRenew(i, chain),
+                );
+            }
+            Ev::KubeletRenew(..) => {}
+            Ev::KubeletAnchor(i) => {
+                self.kubelet_chain[i] += 1;
+                self.handle(Ev::KubeletRenew(i, self.kubelet_chain[i]));
             }
             Ev::AgentRenew(i, run) => {
                 if !self.alive(i, run) {
@@ -681,26 +710,36 @@ impl World<'_> {
         // queue is long), which no node can foresee.
         let node = self.pods[pod].node;
         if self.cp.holds(node) || !self.api_up {
-            if let Some(phase) = self.witness_for(pod) {
-                self.out.indistinguishable.push((pod, phase));
-                self.log(|| format!("stop of pod {pod} kept here, but deleted by now were n{node}'s kubelet renewing at {:.3}s of its interval: no agent can tell", phase.as_secs_f64()));
+            if let Some(last) = self.witness_for(pod) {
+                self.out.indistinguishable.push((pod, last));
+                self.log(|| format!("stop of pod {pod} kept here, but deleted by now had n{node}'s kubelet last renewed at {:.3}s before its cut: no agent can tell", last.as_secs_f64()));
                 return;
             }
             let by_policy = self.pods[pod]
                 .stopped_under
                 .as_deref()
                 .is_some_and(by_policy);
-            self.out.violations.push(Violation::WrongfulStop {
+            let violation = Violation::WrongfulStop {
                 pod,
                 at: sigterm,
                 by_policy,
-            });
+            };
+            if let (false, Some(taint)) = (self.api_up, self.cp.taint(node)) {
+                // The node was tainted before the API server went down for everyone, and the
+                // taint stays on the Node object: the taint eviction controller deletes the pod
+                // for it as soon as the API server is back. The stop was early, not needless;
+                // the end of the run tells (`finish`).
+                self.log(|| format!("stop of pod {pod}: the API server is down, judged at the end by the taint added at {:.3}s", (taint - ORIGIN).as_secs_f64()));
+                self.deferred.push((pod, taint, violation));
+                return;
+            }
+            self.out.violations.push(violation);
             self.log(|| format!("WRONGFUL STOP of pod {pod}: eviction planned {:.3}s, the control plane keeps it", (eviction - ORIGIN).as_secs_f64()));
         }
     }
 
     /// A world no agent can tell apart from this one in which the control plane deletes `pod`
-    /// by now: the same scenario with the kubelets renewing on other phases
+    /// by now: the same scenario with the kubelets renewing at other instants
     /// ([`Self::witness_worlds`]). No agent observes a kubelet's renewals — the
     /// agents' own contacts, their peers' answers and what the API shows a connected agent are
     /// the same in both until the control plane's deletions differ — so a stop that is right
@@ -715,30 +754,29 @@ impl World<'_> {
             let worlds = self.witness_worlds(node);
             let runs = worlds
                 .into_iter()
-                .map(|w| {
-                    let phase = w.kubelet_phase[node];
-                    (phase, run_as(&w, &self.set, false, true).deleted)
-                })
+                .map(|(last, w)| (last, run_as(&w, &self.set, false, true).deleted))
                 .collect();
             self.witnesses.insert(node, runs);
         }
-        self.witnesses[&node].iter().find_map(|(phase, deleted)| {
+        self.witnesses[&node].iter().find_map(|(last, deleted)| {
             deleted
                 .get(pod)
                 .copied()
                 .flatten()
                 .is_some_and(|d| d <= now)
-                .then_some(*phase)
+                .then_some(*last)
         })
     }
 
-    /// The worlds [`Self::witness_for`] tries for `node`: first the one where its kubelet renewed
-    /// as long before its cut as it can and every other kubelet as late as it can (so that
-    /// this node goes silent first of all), then its kubelet at three phases of the renew
-    /// interval.
-    fn witness_worlds(&self, node: usize) -> Vec<Scenario> {
+    /// The worlds [`Self::witness_for`] tries for `node`, each named by when its kubelet last
+    /// renewed before its latest cut: first the one where that renewal came as long before the
+    /// cut as the renew interval allows and every other kubelet renewed just before its own cut
+    /// (so that this node goes silent first of all), then three more instants of the interval.
+    /// Anchored, not phased: the renewals' jitter moves a phase by seconds over a run.
+    fn witness_worlds(&self, node: usize) -> Vec<(Duration, Scenario)> {
         let now = self.now;
-        let renew = self.set.renew.as_millis() as u64;
+        let renew = self.set.renew;
+        let tick = Duration::from_millis(1);
         let last_cut = |n: usize| {
             self.s
                 .events
@@ -747,28 +785,33 @@ impl World<'_> {
                     ORIGIN + *t <= now
                         && (matches!(e, Event::CutApi(x) if *x == n) || matches!(e, Event::ApiDown))
                 })
-                .map(|(t, _)| t.as_millis() as u64)
+                .map(|(t, _)| *t)
                 .next_back()
         };
+        let Some(cut) = last_cut(node) else {
+            return Vec::new();
+        };
         let mut worlds = Vec::new();
-        if let Some(cut) = last_cut(node) {
-            let mut first = self.s.clone();
-            first.kubelet_phase[node] = Duration::from_millis((cut + 1) % renew);
-            for n in 0..first.kubelet_phase.len() {
-                if let (true, Some(c)) = (n != node, last_cut(n)) {
-                    first.kubelet_phase[n] = Duration::from_millis((c + renew - 1) % renew);
-                }
+        let mut first = self.s.clone();
+        let earliest = (cut + tick).saturating_sub(renew);
+        first.kubelet_anchor[node] = Some(earliest);
+        for n in 0..first.kubelet_anchor.len() {
+            if let (true, Some(c)) = (n != node, last_cut(n)) {
+                first.kubelet_anchor[n] = Some(c.saturating_sub(tick));
             }
-            worlds.push(first);
         }
-        // A few phases only: each witness is a whole run (of every node it stopped pods on).
+        // And the controller's monitor pass right after that renewal: it then counts the grace
+        // period from the renewal itself rather than from up to a monitor period later.
+        let period = self.set.controller.monitor_period;
+        first.monitor_phase =
+            Duration::from_nanos(((earliest + tick).as_nanos() % period.as_nanos().max(1)) as u64);
+        worlds.push((earliest, first));
+        // A few instants only: each witness is a whole run (of every node it stopped pods on).
         for k in [0, 3, 6] {
-            let phase = self.set.renew * k / 10;
-            if phase != self.s.kubelet_phase[node] {
-                let mut other = self.s.clone();
-                other.kubelet_phase[node] = phase;
-                worlds.push(other);
-            }
+            let last = cut.saturating_sub(renew * k / 10 + tick);
+            let mut other = self.s.clone();
+            other.kubelet_anchor[node] = Some(last);
+            worlds.push((last, other));
         }
         worlds
     }
@@ -1124,6 +1167,14 @@ impl World<'_> {
     /// At the end: a pod still running on a node cut off after the control plane deleted it ran
     /// twice until then.
     fn finish(&mut self) {
+        for (pod, taint, violation) in std::mem::take(&mut self.deferred) {
+            if self.pods[pod].deleted_for == Some(taint) {
+                self.log(|| format!("stop of pod {pod} was early: the controller deleted it for that taint once the API server returned"));
+            } else {
+                self.log(|| format!("WRONGFUL STOP of pod {pod}: the control plane never deleted it for the taint it had"));
+                self.out.violations.push(violation);
+            }
+        }
         for p in 0..self.pods.len() {
             if self.pods[p].running && self.pods[p].deleted_by_controller.is_some() {
                 self.ran_twice(p, false);
