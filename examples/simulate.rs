@@ -1,7 +1,7 @@
 //! The deterministic simulator from the command line (issue 22; `src/sim`).
 //!
 //! ```text
-//! cargo run --release --example simulate -- --scenarios 1000000          # a soak
+//! cargo run --release --example simulate -- --scenarios 1000000          # a soak, on every core (--jobs N)
 //! cargo run --release --example simulate -- --seed 0x1234 --trace        # replay one seed
 //! cargo run --release --example simulate -- --scenarios 20000 --revert settled-every-zone
 //! ```
@@ -11,6 +11,8 @@
 //! `--revert` runs with one of issue 21's fixes switched off (`settled-every-zone`,
 //! `unasked-counted`, `kubelet-lag`, `list-hang`), to show the search finds that defect.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use nodewarden::sim::{self, Scenario, Settings};
@@ -24,6 +26,7 @@ fn main() {
     let mut stop_at_first = true;
     let mut differential = false;
     let mut kind: Option<String> = None;
+    let mut jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     while let Some(a) = args.next() {
         let mut value = || {
             args.next()
@@ -38,6 +41,7 @@ fn main() {
             "--all" => stop_at_first = false,
             "--differential" => differential = true,
             "--kind" => kind = Some(value()),
+            "--jobs" => jobs = parse(&value()).clamp(1, 256) as usize,
             "--revert" => match value().as_str() {
                 "settled-every-zone" => settings.fixes.settled_every_zone = false,
                 "unasked-counted" => settings.fixes.unasked_counted = false,
@@ -93,44 +97,83 @@ fn main() {
     let (mut earliest, mut latest) = (i64::MAX, i64::MIN);
     let mut indistinguishable = 0usize;
     let mut kinds = std::collections::BTreeMap::new();
-    for k in 0..count {
-        let seed = start.wrapping_add(k);
-        let scenario = Scenario::generate(seed);
-        let outcome = sim::run(&scenario, &settings, false);
-        stops += outcome.stops;
-        deletions += outcome.deletions;
-        for &e in &outcome.earliness_ms {
-            earliest = earliest.min(e);
-            latest = latest.max(e);
-        }
-        indistinguishable += outcome.indistinguishable.len();
-        for v in &outcome.violations {
-            *kinds.entry(sim::world::kind(v)).or_insert(0usize) += 1;
-        }
-        // Known limits (README, *Simulation*) are counted and printed, not failures.
-        let failing: Vec<_> = outcome
-            .violations
-            .iter()
-            .filter(|v| sim::world::is_defect(sim::world::kind(v)))
-            .collect();
-        if !failing.is_empty() {
-            failed += 1;
-            println!(
-                "seed {seed:#x} (scenario {} of the run) fails: {:?}",
-                k + 1,
-                failing
-            );
-            if stop_at_first {
-                let small = shrink(scenario, &settings);
-                let replay = sim::run(&small, &settings, true);
-                println!("shrunk:\n{small}");
-                for line in &replay.timeline {
-                    println!("{line}");
+    let mut ran = count;
+    // Scenarios are independent: `jobs` threads run them, each taking the next index, and the
+    // outcomes are read back here in seed order, so the output is the same for any `jobs`.
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(u64, sim::Outcome)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            let tx = tx.clone();
+            let (next, stop, settings) = (&next, &stop, &settings);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= count {
+                        break;
+                    }
+                    let outcome =
+                        sim::run(&Scenario::generate(start.wrapping_add(k)), settings, false);
+                    if tx.send((k, outcome)).is_err() {
+                        break;
+                    }
                 }
-                break;
+            });
+        }
+        drop(tx);
+        let mut pending = std::collections::BTreeMap::new();
+        let mut k = 0u64;
+        while k < count {
+            let outcome = match pending.remove(&k) {
+                Some(o) => o,
+                None => match rx.recv() {
+                    Ok((i, o)) => {
+                        pending.insert(i, o);
+                        continue;
+                    }
+                    Err(_) => break,
+                },
+            };
+            let seed = start.wrapping_add(k);
+            k += 1;
+            stops += outcome.stops;
+            deletions += outcome.deletions;
+            for &e in &outcome.earliness_ms {
+                earliest = earliest.min(e);
+                latest = latest.max(e);
+            }
+            indistinguishable += outcome.indistinguishable.len();
+            for v in &outcome.violations {
+                *kinds.entry(sim::world::kind(v)).or_insert(0usize) += 1;
+            }
+            // Known limits (README, *Simulation*) are counted and printed, not failures.
+            let failing: Vec<_> = outcome
+                .violations
+                .iter()
+                .filter(|v| sim::world::is_defect(sim::world::kind(v)))
+                .collect();
+            if !failing.is_empty() {
+                failed += 1;
+                println!(
+                    "seed {seed:#x} (scenario {k} of the run) fails: {:?}",
+                    failing
+                );
+                if stop_at_first {
+                    stop.store(true, Ordering::Relaxed);
+                    ran = k;
+                    let small = shrink(Scenario::generate(seed), &settings);
+                    let replay = sim::run(&small, &settings, true);
+                    println!("shrunk:\n{small}");
+                    for line in &replay.timeline {
+                        println!("{line}");
+                    }
+                    break;
+                }
             }
         }
-    }
+    });
+    let count = ran;
     let secs = began.elapsed().as_secs_f64();
     println!(
         "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion; violations by kind: {kinds:?}",
@@ -167,7 +210,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|kubelet-lag|list-hang]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|kubelet-lag|list-hang]"
     );
     std::process::exit(2)
 }
