@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::command::{have, run, run_with_input};
 use support::lab::{Lab, LabSpec};
-use support::{Agent, free_port, is_root, require, test_config, write_config};
+use support::{Agent, field, free_port, is_root, require, test_config, write_config};
 
 /// The alerts issue 24 asks for, at least.
 const REQUIRED_ALERTS: [&str; 13] = [
@@ -785,8 +785,9 @@ fn the_dashboard_is_valid_json_with_a_datasource_variable_a_stable_uid_and_known
 /// (network namespaces, the API test server on a bridge) through a partition of node 1 from the
 /// API server. Every alert expression and every dashboard query parses and answers through the
 /// HTTP API; the cut-off and fence alerts fire for n1 during the partition and resolve after it,
-/// no other alert fires (bar the lateness and pressure ones, which depend on the host), the
-/// scrape job's relabelling from prometheus.yml gives every series its `node`; and each agent's
+/// no other alert fires (bar the lateness and pressure ones, which depend on the host), n1's next
+/// SIGTERM deadline is the one its fence logged and goes with the partition, the scrape job's
+/// relabelling from prometheus.yml gives every series its `node`; and each agent's
 /// connected /metrics passes promtool's lint and holds exactly the README's metrics.
 #[test]
 fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_a_partition() {
@@ -888,6 +889,43 @@ fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_
     let short = lab.nodes[0].pod("short");
     assert!(!short.alive(), "n1's short pod was stopped by the fence");
     let during = now_unix();
+    // The next SIGTERM n1 showed while cut off is its short pod's, as the fence's plan record
+    // logs it (the same instant, to the log's millisecond), and came after the cut.
+    let planned: Vec<f64> = lab.nodes[0]
+        .log()
+        .lines()
+        .filter(|l| l.contains("fence plan for"))
+        .filter(|l| field(l, "pod").is_some_and(|p| p.ends_with("-short")))
+        .filter_map(|l| field(l, "sigterm_at"))
+        .filter_map(|t| humantime::parse_rfc3339(&t).ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs_f64())
+        .collect();
+    assert!(!planned.is_empty(), "n1 logged no plan for its short pod");
+    let shown = prometheus
+        .query_range(
+            r#"nodewarden_fence_next_deadline_timestamp_seconds{node="n1", action="sigterm"}"#,
+            start,
+            during,
+        )
+        .expect("deadline query");
+    let values: Vec<f64> = shown
+        .iter()
+        .flat_map(|s| s["values"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v[1].as_str().and_then(|x| x.parse().ok()))
+        .collect();
+    assert!(
+        !values.is_empty(),
+        "no SIGTERM deadline for n1 during the partition"
+    );
+    let cut_unix = during - partitioned_for.as_secs_f64();
+    for v in &values {
+        assert!(
+            planned.iter().any(|p| (p - v).abs() < 0.002),
+            "deadline {v} is none of the logged SIGTERM times {planned:?}"
+        );
+        assert!(*v > cut_unix, "deadline {v} before the cut at {cut_unix}");
+    }
     lab.heal_api(1);
     wait(
         "the cut-off and fence-stopping alerts resolved",
@@ -900,6 +938,14 @@ fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_
         }),
     );
     let end = now_unix();
+    // Contact back: no deadline is shown.
+    assert_eq!(
+        prometheus
+            .query(r#"nodewarden_fence_next_deadline_timestamp_seconds{node="n1"}"#)
+            .expect("deadline query"),
+        Vec::<Value>::new(),
+        "a fence deadline shown after the partition"
+    );
 
     // No other alert fired at any time: only n1's partition alerts (and those that depend on
     // the host: a lateness above 100 ms on a loaded machine, pressure of its real disk).
