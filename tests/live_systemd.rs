@@ -829,6 +829,8 @@ fn rpm_scriptlets_install_upgrade_and_erase_under_live_systemd() {
         state.trim() == "directory 700 root",
         &format!("state directory: {state:?}"),
     );
+    // The kubectl plugin's symlink, made by %post (no symlink assets in cargo-generate-rpm).
+    c.must_sh("test \"$(readlink /usr/bin/kubectl-nodewarden)\" = nodewarden");
     let fresh = c.show(&[
         "LoadState",
         "UnitFileState",
@@ -944,7 +946,7 @@ fn rpm_scriptlets_install_upgrade_and_erase_under_live_systemd() {
     c.must_sh(&format!(
         "test ! -e /usr/bin/nodewarden && test ! -e /usr/lib/systemd/system/{UNIT} && \
          test ! -L /etc/systemd/system/multi-user.target.wants/{UNIT} && \
-         ! {RPM} -q nodewarden >/dev/null"
+         test ! -L /usr/bin/kubectl-nodewarden && ! {RPM} -q nodewarden >/dev/null"
     ));
     let saved = c.must_sh(&format!("cat {CONFIG}.rpmsave")).stdout;
     c.check(saved == edited, "erase lost the edited configuration");
