@@ -16,10 +16,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use clap::{Parser, Subcommand, ValueEnum};
-
 use nodewarden::agent::shutdown::{self, Shutdown, Tasks};
 use nodewarden::agent::{self, Source};
+use nodewarden::cli::args::{Cli, ClusterArgs, Command, Output};
 use nodewarden::config::{self, Config};
 use nodewarden::core::clock::Moment;
 use nodewarden::observe::{self, http::Health};
@@ -30,103 +29,6 @@ const EXIT_RUNTIME: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_DATA: u8 = 65;
 const EXIT_CONFIG: u8 = 78;
-
-#[derive(Parser)]
-#[command(
-    name = "nodewarden",
-    version,
-    about = "Per-node Kubernetes agent: pressure conditions, self-tainting, local NoExecute fencing"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Output {
-    Text,
-    Json,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run the agent (standalone when no kubeconfig is configured).
-    Run {
-        /// Configuration file [default: /etc/nodewarden/config.toml, or the built-in defaults
-        /// when that file does not exist].
-        #[arg(long, short = 'c')]
-        config: Option<PathBuf>,
-    },
-    /// Validate a configuration file and print the effective configuration.
-    CheckConfig {
-        /// Configuration file (also accepted as --config) [default: /etc/nodewarden/config.toml,
-        /// or the built-in defaults when that file does not exist].
-        file: Option<PathBuf>,
-        #[arg(long, short = 'c')]
-        config: Option<PathBuf>,
-        #[arg(long, short = 'o', value_enum, default_value = "text")]
-        output: Output,
-    },
-    /// Take one reading of every signal and print it with the conditions it implies.
-    Sample {
-        /// Configuration file [default: /etc/nodewarden/config.toml, or the built-in defaults
-        /// when that file does not exist].
-        #[arg(long, short = 'c')]
-        config: Option<PathBuf>,
-        #[arg(long, short = 'o', value_enum, default_value = "text")]
-        output: Output,
-    },
-    /// Show contact with the control plane and every known pod's fence plan (from the state
-    /// directory: works while the API server is unreachable).
-    Status {
-        /// Configuration file [default: /etc/nodewarden/config.toml, or the built-in defaults
-        /// when that file does not exist].
-        #[arg(long, short = 'c')]
-        config: Option<PathBuf>,
-        #[arg(long, short = 'o', value_enum, default_value = "text")]
-        output: Output,
-    },
-    /// The fleet at a glance, from the API alone: each Node's nodewarden conditions and
-    /// taints, its Lease's age, its latest fence and quorum Events.
-    Nodes {
-        #[command(flatten)]
-        cluster: ClusterArgs,
-        /// Where the agents' Leases are (`leaseNamespace` of their configuration).
-        #[arg(long, default_value = "kube-node-lease")]
-        lease_namespace: String,
-    },
-    /// Explain a pod against a node's taints: schedulable? evicted when? which cgroup?
-    Explain {
-        /// The Node: a file (YAML or JSON), - for standard input, or NAME to read it from the
-        /// cluster.
-        #[arg(long)]
-        node: String,
-        /// The Pod: a file (YAML or JSON), - for standard input, or NAMESPACE/NAME to read it
-        /// from the cluster.
-        #[arg(long)]
-        pod: String,
-        /// Configuration file whose `featureGates` say which cluster rules apply [default: none:
-        /// every gate at its default].
-        #[arg(long, short = 'c')]
-        config: Option<PathBuf>,
-        #[command(flatten)]
-        cluster: ClusterArgs,
-        #[arg(long, short = 'o', value_enum, default_value = "text")]
-        output: Output,
-    },
-}
-
-/// How a command reaches the cluster, as kubectl is told: without `--kubeconfig`, the files in
-/// `KUBECONFIG`, then `~/.kube/config`, then the pod's ServiceAccount.
-#[derive(clap::Args, Clone, Default)]
-struct ClusterArgs {
-    /// Path to the kubeconfig file to use.
-    #[arg(long)]
-    kubeconfig: Option<PathBuf>,
-    /// The name of the kubeconfig context to use.
-    #[arg(long)]
-    context: Option<String>,
-}
 
 /// The name kubectl runs its plugin by (`kubectl nodewarden …` runs `kubectl-nodewarden …`).
 const PLUGIN_NAME: &str = "kubectl-nodewarden";

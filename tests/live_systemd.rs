@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use support::command::{Ran, cargo_command, have, must, run};
+use support::command::{Ran, cargo_command, have, must, run, write_shell_assets};
 use support::{is_root, require};
 
 const UNIT: &str = "nodewarden.service";
@@ -397,6 +397,7 @@ fn overlayfs() -> bool {
 
 /// Builds the .deb the way tests/packaging.rs does, into `out`; returns its file name.
 fn build_deb(out: &Path) -> String {
+    write_shell_assets(&repo());
     must(
         cargo_command()
             .args(["deb", "--locked", "--output"])
@@ -714,6 +715,7 @@ fn toml_text(value: &toml::Value) -> String {
 /// Builds release 1 and release 2 of the .rpm into `out` (see [`RPM_RELEASE_2`]): the release
 /// binary first, as tests/packaging.rs does, since cargo generate-rpm packs what is built.
 fn build_rpms(out: &Path) {
+    write_shell_assets(&repo());
     must(
         cargo_command()
             .args(["build", "--release", "--locked", "--bin", "nodewarden"])
@@ -827,6 +829,8 @@ fn rpm_scriptlets_install_upgrade_and_erase_under_live_systemd() {
         state.trim() == "directory 700 root",
         &format!("state directory: {state:?}"),
     );
+    // The kubectl plugin's symlink, made by %post (no symlink assets in cargo-generate-rpm).
+    c.must_sh("test \"$(readlink /usr/bin/kubectl-nodewarden)\" = nodewarden");
     let fresh = c.show(&[
         "LoadState",
         "UnitFileState",
@@ -942,7 +946,7 @@ fn rpm_scriptlets_install_upgrade_and_erase_under_live_systemd() {
     c.must_sh(&format!(
         "test ! -e /usr/bin/nodewarden && test ! -e /usr/lib/systemd/system/{UNIT} && \
          test ! -L /etc/systemd/system/multi-user.target.wants/{UNIT} && \
-         ! {RPM} -q nodewarden >/dev/null"
+         test ! -L /usr/bin/kubectl-nodewarden && ! {RPM} -q nodewarden >/dev/null"
     ));
     let saved = c.must_sh(&format!("cat {CONFIG}.rpmsave")).stdout;
     c.check(saved == edited, "erase lost the edited configuration");

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::command::{have, run, run_with_input};
 use support::lab::{Lab, LabSpec};
-use support::{Agent, free_port, is_root, require, test_config, write_config};
+use support::{Agent, field, free_port, is_root, require, test_config, write_config};
 
 /// The alerts issue 24 asks for, at least.
 const REQUIRED_ALERTS: [&str; 13] = [
@@ -785,8 +785,9 @@ fn the_dashboard_is_valid_json_with_a_datasource_variable_a_stable_uid_and_known
 /// (network namespaces, the API test server on a bridge) through a partition of node 1 from the
 /// API server. Every alert expression and every dashboard query parses and answers through the
 /// HTTP API; the cut-off and fence alerts fire for n1 during the partition and resolve after it,
-/// no other alert fires (bar the lateness and pressure ones, which depend on the host), the
-/// scrape job's relabelling from prometheus.yml gives every series its `node`; and each agent's
+/// no other alert fires (bar the lateness and pressure ones, which depend on the host), n1's next
+/// SIGTERM deadline is the one its fence logged and goes with the partition, the scrape job's
+/// relabelling from prometheus.yml gives every series its `node`; and each agent's
 /// connected /metrics passes promtool's lint and holds exactly the README's metrics.
 #[test]
 fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_a_partition() {
@@ -799,6 +800,10 @@ fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_
     let began = Instant::now();
     let mut lab = Lab::build(&LabSpec {
         nodes: 3,
+        // Long enough that the short pod's SIGTERM is still ahead once the peer quorum settles
+        // (8.5 s after the last contact here): the deadline it is planned for is shown, scraped
+        // and checked below. With the default 2 s it is already due when the stop is planned.
+        toleration: Duration::from_secs(8),
         ..LabSpec::default()
     });
     // The scrape job of prometheus.yml with Kubernetes discovery replaced by static targets
@@ -888,6 +893,51 @@ fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_
     let short = lab.nodes[0].pod("short");
     assert!(!short.alive(), "n1's short pod was stopped by the fence");
     let during = now_unix();
+    // The next fence steps n1 showed while cut off are its short pod's SIGTERM and kill, as the
+    // fence's plan record logs them (the same instants, to the log's millisecond), after the cut.
+    let log = lab.nodes[0].log();
+    let planned = |action: &str| -> Vec<f64> {
+        log.lines()
+            .filter(|l| l.contains("fence plan for"))
+            .filter(|l| field(l, "pod").is_some_and(|p| p.ends_with("-short")))
+            .filter_map(|l| field(l, &format!("{action}_at")))
+            .filter_map(|t| humantime::parse_rfc3339(&t).ok())
+            .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs_f64())
+            .collect()
+    };
+    let shown = prometheus
+        .query_range(
+            r#"nodewarden_fence_next_deadline_timestamp_seconds{node="n1"}"#,
+            start,
+            during,
+        )
+        .expect("deadline query");
+    let cut_unix = during - partitioned_for.as_secs_f64();
+    let mut samples = 0;
+    for series in &shown {
+        let action = series["metric"]["action"].as_str().unwrap_or("");
+        let logged = planned(if action == "kill" { "kill" } else { "sigterm" });
+        assert!(
+            action == "sigterm" || action == "kill",
+            "n1 enforces: {action}"
+        );
+        for v in series["values"].as_array().into_iter().flatten() {
+            let v: f64 = v[1].as_str().and_then(|x| x.parse().ok()).expect("value");
+            samples += 1;
+            assert!(
+                logged.iter().any(|p| (p - v).abs() < 0.002),
+                "{action} deadline {v} is none of the logged times {logged:?}"
+            );
+            assert!(v > cut_unix, "deadline {v} before the cut at {cut_unix}");
+        }
+    }
+    eprintln!(
+        "deadlines shown for n1: {samples} samples; logged SIGTERM {:?}, kill {:?}, cut {cut_unix}",
+        planned("sigterm"),
+        planned("kill")
+    );
+    assert!(samples > 0, "no fence deadline for n1 during the partition");
     lab.heal_api(1);
     wait(
         "the cut-off and fence-stopping alerts resolved",
@@ -900,6 +950,14 @@ fn a_real_prometheus_sees_the_cut_off_and_fence_alerts_fire_and_resolve_through_
         }),
     );
     let end = now_unix();
+    // Contact back: no deadline is shown.
+    assert_eq!(
+        prometheus
+            .query(r#"nodewarden_fence_next_deadline_timestamp_seconds{node="n1"}"#)
+            .expect("deadline query"),
+        Vec::<Value>::new(),
+        "a fence deadline shown after the partition"
+    );
 
     // No other alert fired at any time: only n1's partition alerts (and those that depend on
     // the host: a lateness above 100 ms on a loaded machine, pressure of its real disk).

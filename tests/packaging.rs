@@ -1,8 +1,10 @@
 //! The systemd unit and the packages, checked as shipped: `systemd-analyze verify` and its
-//! exposure score, the .deb built, installed, checked and purged with dpkg, and the .rpm's files,
-//! config marks and scriptlets. dpkg work is one test function: dpkg holds one lock, and install,
-//! remove and purge are one story. Needs root, dpkg, rpm, cargo-deb and cargo-generate-rpm
-//! (`.ci/install-packaging.sh`); outside CI a missing one skips with a message.
+//! exposure score, the .deb built, installed, checked and purged with dpkg (with its shell
+//! completions, man pages and kubectl plugin symlink: the man page rendered by `man`, the bash
+//! completion run in a real bash), and the .rpm's files, config marks and scriptlets. dpkg work
+//! is one test function: dpkg holds one lock, and install, remove and purge are one story.
+//! Needs root, dpkg, rpm, man, cargo-deb and cargo-generate-rpm (`.ci/install-packaging.sh`);
+//! outside CI a missing one skips with a message.
 
 mod support;
 
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use support::command::{cargo_command, have, must, run};
+use support::command::{cargo_command, have, must, run, write_shell_assets};
 use support::{agent_bin, is_root, require};
 
 const UNIT: &str = "systemd/nodewarden.service";
@@ -159,6 +161,109 @@ fn unit_exposure_is_low_and_every_exposure_is_explained() {
     );
 }
 
+/// Every subcommand a person types, each with a man page (`nodewarden-<sub>.1`).
+const SUBCOMMANDS: [&str; 6] = [
+    "run",
+    "check-config",
+    "sample",
+    "status",
+    "nodes",
+    "explain",
+];
+
+/// The subcommands `nodewarden --help` lists (its "Commands:" section, bar `help`).
+fn listed_subcommands(bin: &Path) -> Vec<String> {
+    let help = must(Command::new(bin).arg("--help"), Duration::from_secs(30)).stdout;
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// A man page rendered by `man -l` as a person reads it (plain text, no pager).
+fn man_text(page: &Path) -> String {
+    let ran = must(
+        Command::new("man")
+            .arg("-l")
+            .arg(page)
+            .env("MANPAGER", "cat")
+            // ASCII hyphens and quotes, whatever the caller's locale.
+            .env("LC_ALL", "C")
+            .env("MANWIDTH", "100")
+            .env("MAN_KEEP_FORMATTING", "0"),
+        Duration::from_secs(60),
+    );
+    // Bold and underline as overstrikes when man thinks it writes to a terminal.
+    let mut text = String::with_capacity(ran.stdout.len());
+    for c in ran.stdout.chars() {
+        if c == '\u{8}' {
+            text.pop();
+        } else {
+            text.push(c);
+        }
+    }
+    text
+}
+
+/// What the bash completion `script` offers for `line` (the last word being completed), sourced
+/// in a real bash with no startup files, its completion function called as readline would.
+fn bash_completes(script: &Path, line: &str) -> Vec<String> {
+    let program = r#"
+        source "$1" || exit 3
+        spec=$(complete -p nodewarden) || exit 4
+        fn=${spec#*-F }
+        fn=${fn%% *}
+        read -ra COMP_WORDS <<< "$2"
+        COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+        COMP_LINE=$2
+        COMP_POINT=${#COMP_LINE}
+        "$fn" nodewarden "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+        printf '%s\n' "${COMPREPLY[@]}"
+    "#;
+    let ran = must(
+        Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", program, "bash"])
+            .arg(script)
+            .arg(line),
+        Duration::from_secs(30),
+    );
+    ran.stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completion_check_is_not_satisfied_by_an_empty_script() {
+    // The check above must be able to fail: a script completing nothing offers nothing, and
+    // one completing every word with a fixed list offers what it lists.
+    if !require(have("bash"), "bash") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let none = dir.path().join("none");
+    fs::write(
+        &none,
+        "_nw() { COMPREPLY=(); }\ncomplete -F _nw nodewarden\n",
+    )
+    .expect("write");
+    assert!(bash_completes(&none, "nodewarden che").is_empty());
+    let wrong = dir.path().join("wrong");
+    fs::write(
+        &wrong,
+        "_nw() { COMPREPLY=($(compgen -W 'sample status' -- \"$2\")); }\ncomplete -F _nw nodewarden\n",
+    )
+    .expect("write");
+    assert_eq!(bash_completes(&wrong, "nodewarden s"), ["sample", "status"]);
+    assert!(bash_completes(&wrong, "nodewarden che").is_empty());
+}
+
 /// Whether dpkg knows the nodewarden package in any state (installed or config-files).
 fn dpkg_status() -> Option<String> {
     let ran = run(
@@ -178,6 +283,19 @@ impl Drop for PurgeOnDrop {
             Duration::from_secs(120),
         );
     }
+}
+
+/// The completions and man pages the .deb installs (Debian: zsh's vendor-completions; man
+/// pages gzipped).
+fn debian_shell_files() -> Vec<String> {
+    let mut files = vec![
+        "/usr/share/bash-completion/completions/nodewarden".to_string(),
+        "/usr/share/zsh/vendor-completions/_nodewarden".to_string(),
+        "/usr/share/fish/vendor_completions.d/nodewarden.fish".to_string(),
+        "/usr/share/man/man1/nodewarden.1.gz".to_string(),
+    ];
+    files.extend(SUBCOMMANDS.map(|s| format!("/usr/share/man/man1/nodewarden-{s}.1.gz")));
+    files
 }
 
 #[test]
@@ -201,6 +319,13 @@ fn deb_builds_installs_checks_config_and_purges() {
         }
     }
 
+    if !require(
+        have("man"),
+        "man (package man-db; bash .ci/install-packaging.sh)",
+    ) {
+        return;
+    }
+    write_shell_assets(&repo());
     let out = tempfile::tempdir().expect("tempdir");
     // cargo deb builds the release profile itself, then packs.
     must(
@@ -280,6 +405,50 @@ fn deb_builds_installs_checks_config_and_purges() {
         "postinst did not enable the unit"
     );
 
+    // The completions and man pages where Debian's conventions put them, and the kubectl plugin.
+    let installed = debian_shell_files();
+    for f in &installed {
+        assert!(Path::new(f).is_file(), "{f} not installed");
+    }
+    assert_eq!(
+        fs::read_link("/usr/bin/kubectl-nodewarden").expect("kubectl-nodewarden is a symlink"),
+        Path::new("nodewarden")
+    );
+    let plugin = must(
+        Command::new("/usr/bin/kubectl-nodewarden").arg("--help"),
+        Duration::from_secs(30),
+    );
+    assert!(
+        plugin.stdout.contains("kubectl nodewarden"),
+        "{}",
+        plugin.stdout
+    );
+    // The man page renders and names every subcommand the binary lists; each has its own page.
+    let listed = listed_subcommands(Path::new("/usr/bin/nodewarden"));
+    assert_eq!(listed, SUBCOMMANDS, "the binary's subcommands");
+    let page = man_text(Path::new("/usr/share/man/man1/nodewarden.1.gz"));
+    for sub in SUBCOMMANDS {
+        assert!(
+            page.contains(&format!("nodewarden-{sub}(1)")),
+            "nodewarden(1) does not name {sub}:\n{page}"
+        );
+        let sub_page = man_text(Path::new(&format!(
+            "/usr/share/man/man1/nodewarden-{sub}.1.gz"
+        )));
+        assert!(
+            sub_page.contains(&format!("nodewarden-{sub}")),
+            "nodewarden-{sub}(1):\n{sub_page}"
+        );
+    }
+    assert!(
+        man_text(Path::new("/usr/share/man/man1/nodewarden-explain.1.gz")).contains("--pod"),
+        "explain's page lists its options"
+    );
+    // The bash completion, sourced in a real bash, completes a subcommand's start.
+    let bash = Path::new("/usr/share/bash-completion/completions/nodewarden");
+    assert_eq!(bash_completes(bash, "nodewarden che"), ["check-config"]);
+    assert_eq!(bash_completes(bash, "nodewarden s"), ["sample", "status"]);
+
     // Remove: the binary goes, the conffile stays.
     must(
         Command::new("dpkg").args(["-r", "nodewarden"]),
@@ -287,6 +456,15 @@ fn deb_builds_installs_checks_config_and_purges() {
     );
     assert!(!Path::new("/usr/bin/nodewarden").exists(), "binary left");
     assert!(!Path::new(unit).exists(), "unit left");
+    for f in &installed {
+        assert!(!Path::new(f).exists(), "{f} left");
+    }
+    assert!(
+        Path::new("/usr/bin/kubectl-nodewarden")
+            .symlink_metadata()
+            .is_err(),
+        "kubectl-nodewarden left"
+    );
     assert!(
         Path::new("/etc/nodewarden/config.toml").exists(),
         "remove must keep the conffile"
@@ -417,6 +595,7 @@ fn rpm_has_files_noreplace_config_and_safe_scripts() {
     {
         return;
     }
+    write_shell_assets(&repo());
     // cargo generate-rpm packs what is built; cargo waits for the .deb test's build if one runs.
     must(
         cargo_command()
@@ -446,11 +625,19 @@ fn rpm_has_files_noreplace_config_and_safe_scripts() {
         .stdout
     };
     let files = q(&["-qlp"]);
-    for f in [
-        "/usr/bin/nodewarden",
-        "/usr/lib/systemd/system/nodewarden.service",
-        "/etc/nodewarden/config.toml",
-    ] {
+    // Fedora's places: zsh's site-functions, and the man pages gzipped as brp-compress leaves
+    // them.
+    let mut wanted = vec![
+        "/usr/bin/nodewarden".to_string(),
+        "/usr/lib/systemd/system/nodewarden.service".to_string(),
+        "/etc/nodewarden/config.toml".to_string(),
+        "/usr/share/bash-completion/completions/nodewarden".to_string(),
+        "/usr/share/zsh/site-functions/_nodewarden".to_string(),
+        "/usr/share/fish/vendor_completions.d/nodewarden.fish".to_string(),
+        "/usr/share/man/man1/nodewarden.1.gz".to_string(),
+    ];
+    wanted.extend(SUBCOMMANDS.map(|s| format!("/usr/share/man/man1/nodewarden-{s}.1.gz")));
+    for f in &wanted {
         assert!(
             files.lines().any(|l| l == f),
             "{f} not in the rpm:\n{files}"
@@ -490,4 +677,14 @@ fn rpm_has_files_noreplace_config_and_safe_scripts() {
         "{scripts}"
     );
     starts_only_with_kubeconfig(&scripts).unwrap();
+    // The kubectl plugin's symlink, made by %post and removed on erase (no symlink assets in
+    // cargo-generate-rpm 0.21).
+    assert!(
+        scripts.contains("ln -s nodewarden /usr/bin/kubectl-nodewarden"),
+        "{scripts}"
+    );
+    assert!(
+        scripts.contains("rm -f /usr/bin/kubectl-nodewarden"),
+        "{scripts}"
+    );
 }

@@ -4,6 +4,12 @@
 UNIT=nodewarden.service
 CONFIG=/etc/nodewarden/config.toml
 install -d -m 0700 /var/lib/nodewarden
+# The kubectl plugin (`kubectl nodewarden …`): the same binary, chosen by its name. Made here
+# because cargo-generate-rpm 0.21 packs no symlinks; a file of that name this did not make is
+# left alone.
+if [ ! -e /usr/bin/kubectl-nodewarden ] && [ ! -L /usr/bin/kubectl-nodewarden ]; then
+    ln -s nodewarden /usr/bin/kubectl-nodewarden
+fi
 if [ "$1" -eq 1 ]; then
     # Honours the distribution's presets (enabled by default unless a preset disables it).
     systemctl --no-reload preset "$UNIT" >/dev/null 2>&1 || true

@@ -616,7 +616,7 @@ impl Task {
                 let verdict = QuorumVerdict::NotConsulted;
                 let plans =
                     fence_plan::plan(&self.kept.converted.pods, now.mono, &self.policy, &verdict);
-                self.health.metrics.record_plans(&plans, &verdict);
+                self.health.metrics.record_plans(&plans, &verdict, None);
             }
         }
     }
@@ -724,7 +724,9 @@ impl Task {
                 log_plan(p, now);
                 self.health.metrics.record_fence("planned");
             }
-            self.health.metrics.record_plans(&plans, &verdict);
+            self.health
+                .metrics
+                .record_plans(&plans, &verdict, Some(now));
             self.logged_verdict = Some(verdict.clone());
         }
         if self.terminator.is_none() && self.policy.mode == fence_plan::Mode::Enforce {

@@ -4,6 +4,7 @@
 //! configuration's own output (`config::effective_text`), followed by its percentages resolved
 //! here (`check`). Text tables print amounts through `core::units`.
 
+pub mod args;
 pub mod check;
 pub mod explain;
 pub mod live;

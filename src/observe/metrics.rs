@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use procfs_core::FromRead;
 use procfs_core::process::{Stat, Status};
 
+use crate::core::clock::Moment;
 use crate::core::fence_plan::{Plan, QuorumVerdict};
 use crate::core::pressure::Evaluation;
 use crate::core::signal::Observations;
@@ -43,6 +45,9 @@ struct State {
     fence_plans: BTreeMap<&'static str, usize>,
     /// The quorum verdict the latest plan was made with.
     quorum_verdict: Option<&'static str>,
+    /// The wall-clock times of the steps the latest plan made while cut off schedules, per
+    /// action (`DEADLINE_ACTIONS`), sorted; empty while connected.
+    fence_deadlines: BTreeMap<&'static str, Vec<SystemTime>>,
     /// The peer quorum's own verdict in the current partition ("" while connected); `None`
     /// before any (standalone, or never cut off).
     quorum: Option<&'static str>,
@@ -64,6 +69,11 @@ pub const FENCE_ACTIONS: [&str; 8] = [
     "would_sigterm",
     "would_kill",
 ];
+
+/// The fence steps whose deadlines `/metrics` shows: a stop plan's SIGTERM and SIGKILL, named as
+/// `nodewarden_fence_actions_total` counts them when taken (`would_…` in dry-run). One series
+/// each at most, so the family's cardinality does not grow with the pods.
+const DEADLINE_ACTIONS: [&str; 4] = ["sigterm", "kill", "would_sigterm", "would_kill"];
 
 impl Metrics {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -104,9 +114,15 @@ impl Metrics {
         self.with(|s| s.quorum = Some(verdict.unwrap_or("")));
     }
 
-    /// Records whether the API server answers.
+    /// Records whether the API server answers. Contact back ends the partition, and with it
+    /// the deadlines of its plans (the fence lifts what it did not yet stop).
     pub fn record_reachable(&self, reachable: bool) {
-        self.with(|s| s.reachability = if reachable { "1" } else { "0" }.to_string());
+        self.with(|s| {
+            s.reachability = if reachable { "1" } else { "0" }.to_string();
+            if reachable {
+                s.fence_deadlines.clear();
+            }
+        });
     }
 
     /// Whether the API server answers: `None` standalone or before the first request.
@@ -140,13 +156,40 @@ impl Metrics {
         self.with(|s| *s.fence_actions.entry(action.to_string()).or_default() += 1);
     }
 
-    /// Records the latest fence plan: how many pods each plan has, and the quorum verdict it
-    /// was made with.
+    /// Records the latest fence plan: how many pods each plan has, the quorum verdict it was
+    /// made with and, for plans made while cut off (`cut_off`: the moment they were made, to
+    /// put their monotonic schedules on the wall clock), when each stop plan's steps are due.
+    /// `None` for what a partition starting now would do: no deadline runs while connected.
     pub fn record_plans(
         &self,
         plans: &[crate::core::fence_plan::PodPlan],
         verdict: &QuorumVerdict,
+        cut_off: Option<Moment>,
     ) {
+        let mut deadlines: BTreeMap<&'static str, Vec<SystemTime>> = BTreeMap::new();
+        if let Some(now) = cut_off {
+            for p in plans {
+                // A held pod has a schedule but no step runs on it: the verdict or mode that
+                // holds it is replanned, and recorded here again, before anything is due.
+                let Plan::Stop {
+                    schedule, dry_run, ..
+                } = &p.plan
+                else {
+                    continue;
+                };
+                let [term, kill] = if *dry_run {
+                    [DEADLINE_ACTIONS[2], DEADLINE_ACTIONS[3]]
+                } else {
+                    [DEADLINE_ACTIONS[0], DEADLINE_ACTIONS[1]]
+                };
+                let mut add = |action, at| deadlines.entry(action).or_default().push(at);
+                add(term, now.wall_at(schedule.sigterm_at));
+                add(kill, now.wall_at(schedule.kill_at));
+            }
+            for times in deadlines.values_mut() {
+                times.sort_unstable();
+            }
+        }
         let mut counts: BTreeMap<&'static str, usize> = ["stop", "dry_run_stop", "hold", "never"]
             .map(|k| (k, 0))
             .into();
@@ -167,6 +210,7 @@ impl Metrics {
         self.with(|s| {
             s.fence_plans = counts;
             s.quorum_verdict = Some(verdict);
+            s.fence_deadlines = deadlines;
         });
     }
 
@@ -183,7 +227,12 @@ impl Metrics {
 
     /// Renders the exposition text. `process` carries the agent's own resident memory and CPU.
     pub fn render(&self, process: Option<ProcessStats>) -> String {
-        let mut out = self.with(|s| render(s, process));
+        self.render_at(process, SystemTime::now())
+    }
+
+    /// [`Metrics::render`] at a given wall-clock time (which deadlines are still upcoming).
+    fn render_at(&self, process: Option<ProcessStats>, now: SystemTime) -> String {
+        let mut out = self.with(|s| render(s, process, now));
         if let Some(peers) = self.peers.get() {
             peers.render(&mut out);
         }
@@ -246,7 +295,7 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-fn render(s: &State, process: Option<ProcessStats>) -> String {
+fn render(s: &State, process: Option<ProcessStats>, now: SystemTime) -> String {
     let mut out = String::with_capacity(4096);
     header(
         &mut out,
@@ -459,6 +508,30 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
         for (plan, n) in &s.fence_plans {
             let _ = writeln!(out, "nodewarden_fence_plan_pods{{plan=\"{plan}\"}} {n}");
         }
+        // A Unix time in seconds, named `_timestamp_seconds` as Prometheus' naming practice
+        // has timestamps; a dashboard shows it as `… - time()`, the time left.
+        header(
+            &mut out,
+            "nodewarden_fence_next_deadline_timestamp_seconds",
+            "gauge",
+            "Unix time of the earliest upcoming step per fence action (sigterm, kill; \
+             would_sigterm, would_kill in dry-run) of the plans made while cut off; absent while \
+             connected and once every step of that action is past.",
+        );
+        for (action, times) in &s.fence_deadlines {
+            // Sorted: the first not yet past is the earliest upcoming.
+            let Some(at) = times.get(times.partition_point(|t| *t < now)) else {
+                continue;
+            };
+            let Ok(unix) = at.duration_since(UNIX_EPOCH) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "nodewarden_fence_next_deadline_timestamp_seconds{{action=\"{action}\"}} {:.3}",
+                unix.as_secs_f64()
+            );
+        }
     }
     if let Some(verdict) = s.quorum_verdict {
         header(
@@ -515,6 +588,7 @@ fn render(s: &State, process: Option<ProcessStats>) -> String {
 mod tests {
     use super::*;
     use crate::core::fence_plan::PodPlan;
+    use std::time::Duration;
 
     fn plan(name: &str, plan: Plan) -> PodPlan {
         PodPlan {
@@ -602,6 +676,7 @@ mod tests {
             &QuorumVerdict::Hold {
                 reason: "zone".into(),
             },
+            None,
         );
         let text = m.render(None);
         for line in [
@@ -615,9 +690,94 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
         }
         // The latest plan replaces the previous counts.
-        m.record_plans(&[never("c")], &QuorumVerdict::NotConsulted);
+        m.record_plans(&[never("c")], &QuorumVerdict::NotConsulted, None);
         let text = m.render(None);
         assert!(text.contains("nodewarden_fence_plan_pods{plan=\"never\"} 1\n"));
         assert!(text.contains("nodewarden_fence_quorum_verdict{verdict=\"not_consulted\"} 1\n"));
+    }
+
+    /// The deadline series of an exposition, as (action, value).
+    fn deadlines(text: &str) -> Vec<(String, String)> {
+        text.lines()
+            .filter_map(|l| {
+                l.strip_prefix("nodewarden_fence_next_deadline_timestamp_seconds{action=\"")
+            })
+            .filter_map(|l| l.split_once("\"} "))
+            .map(|(a, v)| (a.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn plans_made_while_cut_off_show_the_earliest_upcoming_step_per_action_as_unix_time() {
+        use crate::core::fence_plan::Schedule;
+        let s = Duration::from_secs;
+        let stop = |n, term: u64, kill: u64, dry_run| {
+            let schedule = Schedule {
+                eviction_time: s(term),
+                sigterm_at: s(term),
+                kill_at: s(kill),
+            };
+            plan(
+                n,
+                Plan::Stop {
+                    schedule,
+                    dry_run,
+                    reason: "r".into(),
+                },
+            )
+        };
+        let held = plan(
+            "held",
+            Plan::Hold {
+                schedule: Schedule {
+                    eviction_time: s(101),
+                    sigterm_at: s(101),
+                    kill_at: s(102),
+                },
+                reason: "r".into(),
+            },
+        );
+        let plans = [
+            stop("late", 130, 160, false),
+            stop("early", 110, 140, false),
+            stop("dry", 120, 125, true),
+            held,
+        ];
+        // Planned at monotonic 100 s, wall 1_800_000_000 s: monotonic 110 s is wall …010.
+        let at = UNIX_EPOCH + s(1_800_000_000);
+        let now = Moment {
+            mono: s(100),
+            wall: at,
+        };
+        let m = Metrics::default();
+        m.record_reachable(false);
+        m.record_plans(&plans, &QuorumVerdict::NotConsulted, Some(now));
+        let pair = |a: &str, v: &str| (a.to_string(), v.to_string());
+        assert_eq!(
+            deadlines(&m.render_at(None, at)),
+            [
+                pair("kill", "1800000040.000"),
+                pair("sigterm", "1800000010.000"),
+                pair("would_kill", "1800000025.000"),
+                pair("would_sigterm", "1800000020.000"),
+            ],
+            "the earliest of each action; the held pod's schedule is no deadline"
+        );
+        // Once the first SIGTERM is past, the next pod's; once every SIGTERM is, none.
+        let text = m.render_at(None, at + s(11));
+        assert!(deadlines(&text).contains(&pair("sigterm", "1800000030.000")));
+        let text = m.render_at(None, at + s(31));
+        assert!(!deadlines(&text).iter().any(|(a, _)| a == "sigterm"));
+        assert!(deadlines(&text).contains(&pair("kill", "1800000040.000")));
+        assert!(text.contains("# TYPE nodewarden_fence_next_deadline_timestamp_seconds gauge\n"));
+
+        // Contact back: no partition, no deadline (the family stays, without series).
+        m.record_reachable(true);
+        let text = m.render_at(None, at);
+        assert!(deadlines(&text).is_empty(), "{text}");
+        assert!(text.contains("# TYPE nodewarden_fence_next_deadline_timestamp_seconds gauge\n"));
+        // What a partition starting now would do has no deadline either.
+        m.record_plans(&plans, &QuorumVerdict::NotConsulted, None);
+        assert!(deadlines(&m.render_at(None, at)).is_empty());
     }
 }

@@ -6,6 +6,26 @@ use std::fs;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Writes the shell completions and man pages the .deb and .rpm pack (Cargo.toml's assets under
+/// `target/assets`) with their build step, `examples/shell_assets.rs`, as a packager runs it
+/// before `cargo deb` or `cargo generate-rpm`.
+pub fn write_shell_assets(repo: &std::path::Path) {
+    must(
+        cargo_command()
+            .args([
+                "run",
+                "--locked",
+                "--quiet",
+                "--example",
+                "shell_assets",
+                "--",
+            ])
+            .arg(repo.join("target/assets"))
+            .current_dir(repo),
+        Duration::from_secs(900),
+    );
+}
+
 /// Output of a finished command.
 pub struct Ran {
     pub ok: bool,
