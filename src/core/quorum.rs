@@ -516,16 +516,16 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
             // but removes no taint already added. Held only when that count was certainly a
             // disruption already: peers whose contact is older than ours by more than the order
             // tie went silent first.
-            let first = me
-                + own
-                    .iter()
-                    .filter(|h| match h {
-                        Heard::Report(r) if cut_off(h) => r
-                            .last_contact_age
-                            .is_none_or(|a| a > round.own_contact_age + policy.order_tie),
-                        _ => false,
-                    })
-                    .count();
+            let first = own
+                .iter()
+                .filter(|h| match h {
+                    Heard::Report(r) if cut_off(h) => r
+                        .last_contact_age
+                        .is_none_or(|a| a > round.own_contact_age + policy.order_tie),
+                    _ => false,
+                })
+                .count()
+                + me;
             let disrupted_first =
                 first > 2 && first as f64 / size as f64 >= UNHEALTHY_ZONE_THRESHOLD;
             // Only a live control plane taints: a peer must say it reaches the API server (once
