@@ -506,7 +506,15 @@ fn nodes_labelled_exclude_disruption_are_left_out_of_the_zone_counts() {
     };
     // (case, this node excluded, its peers, policy, verdict as counted with the exclusion,
     //  verdict had every node been counted)
-    let table: Vec<(&str, bool, Vec<(Peer, Heard)>, QuorumPolicy, &str, &str)> = vec![
+    type Row = (
+        &'static str,
+        bool,
+        Vec<(Peer, Heard)>,
+        QuorumPolicy,
+        &'static str,
+        &'static str,
+    );
+    let table: Vec<Row> = vec![
         (
             // 3 of 4 not ready would be a partial disruption; the controller counts 2 of 3.
             "an excluded peer cut off in a zone otherwise partially disrupted",

@@ -179,7 +179,9 @@ mod tests {
     #[test]
     fn the_key_groups_nodes_exactly_as_get_zone_key_does() {
         // helpers_test.go `Test_GetZoneKey`, each case with the key upstream expects beside ours.
-        let table: &[(&[(&str, &str)], &str, &str)] = &[
+        // (labels, upstream's key, ours)
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let table: &[Case] = &[
             (&[], "", ""),
             (
                 &[(BETA_ZONE_LABEL, "zone1"), (BETA_REGION_LABEL, "region1")],
