@@ -42,6 +42,7 @@ fn start_server() -> SocketAddr {
             let answer: peer::server::AnswerFn = Arc::new(|| PeerReport {
                 node: "peer-a".into(),
                 zone: "z1".into(),
+                excluded: false,
                 reachable: true,
                 last_contact_age: Some(Duration::from_millis(1234)),
             });

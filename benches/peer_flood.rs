@@ -39,6 +39,7 @@ fn main() {
                 let answer: peer::AnswerFn = Arc::new(|| PeerReport {
                     node: "peer-a".into(),
                     zone: "z1".into(),
+                    excluded: false,
                     reachable: true,
                     last_contact_age: Some(Duration::from_millis(800)),
                 });

@@ -49,6 +49,7 @@ fn start_peers(n: usize) -> Vec<Peer> {
                 let answer: peer::server::AnswerFn = Arc::new(move || PeerReport {
                     node: format!("peer-{i}"),
                     zone: "z1".into(),
+                    excluded: false,
                     reachable: i % 2 == 0,
                     last_contact_age: Some(Duration::from_secs(if i % 2 == 0 { 1 } else { 20 })),
                 });
@@ -83,6 +84,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
         let r = Round {
             zone: "z1".into(),
             zone_size: peers.len() + 1,
+            this_node_counted: true,
             other_zones: 0,
             own_contact_age: Duration::from_secs(20),
             heard,

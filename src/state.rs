@@ -70,7 +70,7 @@ pub struct State {
     /// twice.
     #[serde(default)]
     pub decided: Vec<StoredCondition>,
-    /// This node's zone (its Node's `topology.kubernetes.io/zone` label) and its peers, so the
+    /// This node's zone key (`core::zone::zone_key`: region and zone labels) and its peers, so the
     /// quorum knows whom to ask while cut off, after a restart too (since version 4).
     #[serde(default)]
     pub zone: Option<String>,

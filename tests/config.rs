@@ -925,3 +925,68 @@ fn the_built_in_defaults_never_warn_about_themselves() {
         loaded.warnings
     );
 }
+
+#[test]
+fn a_condition_named_as_kep_5394_names_its_psi_conditions_is_warned_about() {
+    // keps/sig-node/5394-psi-node-conditions/README.md, Design Details 2 and 4: the kubelet owns
+    // these condition types once PSINodeCondition is on, the control plane these taints.
+    let table = [
+        (
+            "SystemMemoryContentionPressure",
+            "example.com/a",
+            &["type"][..],
+        ),
+        ("SystemDiskContentionPressure", "example.com/a", &["type"]),
+        (
+            "KubepodsMemoryContentionPressure",
+            "example.com/a",
+            &["type"],
+        ),
+        ("KubepodsDiskContentionPressure", "example.com/a", &["type"]),
+        (
+            "MemoryContention",
+            "node.kubernetes.io/memory-contention-pressure",
+            &["taintKey"],
+        ),
+        (
+            "CpuContention",
+            "node.kubernetes.io/cpu-contention-pressure",
+            &["taintKey"],
+        ),
+        (
+            "KubepodsDiskContentionPressure",
+            "node.kubernetes.io/disk-contention-pressure",
+            &["type", "taintKey"],
+        ),
+        // Ours, as in the example: no warning.
+        ("MemoryContention", "nodewarden.io/memory-contention", &[]),
+        // The kubelet's own pressure condition is a different matter (no KEP-5394 name).
+        ("MemoryContentionPressure", "example.com/a", &[]),
+    ];
+    for (condition, taint, want) in table {
+        let text = format!(
+            r#"
+[psiThresholds]
+"memory.full.avg60" = 10
+
+[[conditions]]
+type = "{condition}"
+signals = ["psi.memory.full.avg60"]
+trueReason = "High"
+trueMessage = "high"
+falseReason = "Normal"
+falseMessage = "normal"
+taintKey = "{taint}"
+taintEffect = "NoSchedule"
+"#
+        );
+        let loaded = config::from_str_with_warnings(&text, None).unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<&str> = loaded
+            .warnings
+            .iter()
+            .filter(|w| w.message.contains("KEP-5394"))
+            .map(|w| w.key.rsplit('.').next().unwrap_or_default())
+            .collect();
+        assert_eq!(got, want, "{condition} / {taint}: {:#?}", loaded.warnings);
+    }
+}

@@ -64,6 +64,22 @@ const NODE_ALLOWED: &[Pattern] = &[
     &["metadata", "uid"],
     &["metadata", "resourceVersion"],
     &["metadata", "labels", "topology.kubernetes.io/zone"],
+    &["metadata", "labels", "topology.kubernetes.io/region"],
+    &[
+        "metadata",
+        "labels",
+        "failure-domain.beta.kubernetes.io/zone",
+    ],
+    &[
+        "metadata",
+        "labels",
+        "failure-domain.beta.kubernetes.io/region",
+    ],
+    &[
+        "metadata",
+        "labels",
+        "node.kubernetes.io/exclude-disruption",
+    ],
     &["metadata", "managedFields", "[]", "manager"],
     &["metadata", "managedFields", "[]", "subresource"],
     &[
@@ -272,6 +288,10 @@ fn the_reporter_fence_and_quorum_see_the_same_node_stripped() {
     };
     assert_eq!(zone(&slim).as_deref(), Some("zone-a"));
     assert_eq!(zone(&slim), zone(&full));
+    // The zone key (region and zone) is the same from both.
+    let key = |n: &Node| nodewarden::core::zone::zone_key(n.metadata.labels.as_ref());
+    assert_eq!(key(&slim), "eu-west-1/zone-a");
+    assert_eq!(key(&slim), key(&full));
     // The taints the reporter rewrites are kept whole (timeAdded included).
     assert_eq!(
         slim.spec.as_ref().and_then(|s| s.taints.clone()),
@@ -354,8 +374,8 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
     let node = node_rx.borrow().clone().expect("node");
     assert_eq!(
         node.metadata.labels.as_ref().map(|l| l.len()),
-        Some(1),
-        "only the zone label"
+        Some(2),
+        "only the zone key's labels (region and zone)"
     );
     let lists: Vec<_> = server
         .requests()
@@ -442,6 +462,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     };
     let quorum = QuorumView {
         zone: Some("zone-a".into()),
+        excluded: false,
         peers: vec![Peer {
             node: "n2".into(),
             address: "10.0.0.2:10260".parse().expect("address"),

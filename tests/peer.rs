@@ -182,6 +182,7 @@ fn report(node: &str) -> PeerReport {
     PeerReport {
         node: node.into(),
         zone: "z1".into(),
+        excluded: false,
         reachable: true,
         last_contact_age: Some(Duration::from_millis(1234)),
     }
@@ -778,6 +779,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
         PeerReport {
             node: "peer-a".into(),
             zone: "z1".into(),
+            excluded: false,
             reachable: false,
             last_contact_age: Some(Duration::from_millis(250)),
         }

@@ -2,14 +2,16 @@
 //! state and zone-size boundary, no peers known, no peers answering, mixed and stale answers; and
 //! the hold → enforce rule in the fence plan.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,
 };
 use nodewarden::core::taint::{Effect, Toleration};
+use nodewarden::core::zone::{self, NodeZone};
 
 const ZONE: &str = "zone-a";
 /// Our own last contact was this long ago at the round.
@@ -37,6 +39,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
     Heard::Report(PeerReport {
         node: node.into(),
         zone: ZONE.into(),
+        excluded: false,
         reachable,
         last_contact_age: age.map(Duration::from_secs),
     })
@@ -62,6 +65,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
     Round {
         zone: ZONE.into(),
         zone_size: size,
+        this_node_counted: true,
         other_zones: 1,
         own_contact_age: OWN_AGE,
         heard,
@@ -140,6 +144,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
     let empty = Round {
         zone: ZONE.into(),
         zone_size: 1,
+        this_node_counted: true,
         other_zones: 0,
         own_contact_age: OWN_AGE,
         heard: vec![],
@@ -401,6 +406,257 @@ fn a_list_smaller_than_the_answers_never_divides_below_one() {
     assert!(v.reason().contains("3 of 4"), "{}", v.reason());
 }
 
+// Zones as the controller counts them (docs/semantics.md §5.5): `GetZoneKey` in
+// staging/src/k8s.io/component-helpers/node/topology/helpers.go, and the exclusion in
+// `monitorNodeHealth` (pkg/controller/nodelifecycle/node_lifecycle_controller.go).
+
+fn labels(region: Option<&str>, zone: Option<&str>, excluded: bool) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::new();
+    if let Some(r) = region {
+        l.insert(zone::REGION_LABEL.to_string(), r.to_string());
+    }
+    if let Some(z) = zone {
+        l.insert(zone::ZONE_LABEL.to_string(), z.to_string());
+    }
+    if excluded {
+        l.insert(zone::EXCLUDE_DISRUPTION_LABEL.to_string(), String::new());
+    }
+    l
+}
+
+/// A peer as the list gives it (its zone label, no region) and what it answers: its own zone key
+/// and exclusion, from its own labels, as every agent forms them.
+fn labelled_peer(
+    node: &str,
+    l: &BTreeMap<String, String>,
+    reachable: bool,
+    age: u64,
+) -> (Peer, Heard) {
+    let me = NodeZone::of(Some(l));
+    let listed = Peer {
+        node: node.into(),
+        address: "10.0.0.1:9843".parse().expect("address"),
+        zone: me.listed.clone(),
+    };
+    let report = PeerReport {
+        node: node.into(),
+        zone: me.key,
+        excluded: me.excluded,
+        reachable,
+        last_contact_age: Some(Duration::from_secs(age)),
+    };
+    (listed, Heard::Report(report))
+}
+
+fn zone_round(me: &BTreeMap<String, String>, fleet: Vec<(Peer, Heard)>) -> Round {
+    let peers: Vec<Peer> = fleet.iter().map(|(p, _)| p.clone()).collect();
+    zone::round(&NodeZone::of(Some(me)), &peers, fleet, OWN_AGE)
+}
+
+#[test]
+fn a_zone_is_its_region_and_zone_labels_together_as_get_zone_key_forms_it() {
+    // One peer of each label combination, each cut off with this node. Upstream keys:
+    // "r1:\0:z1", "r1:\0:", ":\0:z1", "" and "r2:\0:z1": five distinct zones, so this node
+    // shares its zone with exactly the peer labelled as it is, whichever combination it has.
+    let combos = [
+        ("both", Some("r1"), Some("z1")),
+        ("region only", Some("r1"), None),
+        ("zone only", None, Some("z1")),
+        ("neither", None, None),
+        ("same zone, other region", Some("r2"), Some("z1")),
+    ];
+    let fleet = || -> Vec<(Peer, Heard)> {
+        combos
+            .iter()
+            .map(|(name, r, z)| labelled_peer(name, &labels(*r, *z, false), false, 26))
+            .collect()
+    };
+    for (name, r, z) in combos {
+        let round = zone_round(&labels(r, z, false), fleet());
+        let same: Vec<&str> = round
+            .heard
+            .iter()
+            .filter(|(zone, _)| *zone == round.zone)
+            .map(|(_, h)| match h {
+                Heard::Report(r) => r.node.as_str(),
+                Heard::Silent => "silent",
+            })
+            .collect();
+        assert_eq!(same, [name], "this node labelled {name}");
+        assert_eq!(round.zone_size, 2, "this node labelled {name}");
+        assert_eq!(round.other_zones, 4, "this node labelled {name}");
+    }
+    // Beside the zone label alone, the same zone name in another region would have been this
+    // node's zone: a partial disruption (3 of 4) instead of a whole zone cut off.
+    let round = zone_round(
+        &labels(Some("r1"), Some("z1"), false),
+        vec![
+            labelled_peer("a", &labels(Some("r2"), Some("z1"), false), false, 26),
+            labelled_peer("b", &labels(Some("r2"), Some("z1"), false), false, 26),
+            labelled_peer("c", &labels(Some("r2"), Some("z1"), false), true, 1),
+        ],
+    );
+    assert_eq!(round.zone_size, 1);
+    let v = decide(&round, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+}
+
+#[test]
+fn a_silent_peer_is_placed_by_the_list_its_zone_label_against_this_nodes() {
+    let me = labels(Some("r1"), Some("z1"), false);
+    let silent = |node: &str, listed: &str| {
+        (
+            Peer {
+                node: node.into(),
+                address: "10.0.0.1:9843".parse().expect("address"),
+                zone: listed.into(),
+            },
+            Heard::Silent,
+        )
+    };
+    let round = zone_round(&me, vec![silent("s1", "z1"), silent("s2", "z2")]);
+    assert_eq!(round.zone, "r1/z1");
+    assert_eq!(round.zone_size, 2);
+    assert_eq!(round.other_zones, 1);
+    assert_eq!(
+        round
+            .heard
+            .iter()
+            .map(|(z, _)| z.as_str())
+            .collect::<Vec<_>>(),
+        ["r1/z1", "z2"]
+    );
+}
+
+#[test]
+fn nodes_labelled_exclude_disruption_are_left_out_of_the_zone_counts() {
+    let z = |excluded| labels(Some("r1"), Some("z1"), excluded);
+    let cut = |n: &str, excluded| labelled_peer(n, &z(excluded), false, 26);
+    let up = |n: &str, excluded| labelled_peer(n, &z(excluded), true, 1);
+    let whole_zone_hold = QuorumPolicy {
+        whole_zone_cut_off: Undecided::Hold,
+        ..policy()
+    };
+    // (case, this node excluded, its peers, policy, verdict as counted with the exclusion,
+    //  verdict had every node been counted)
+    type Row = (
+        &'static str,
+        bool,
+        Vec<(Peer, Heard)>,
+        QuorumPolicy,
+        &'static str,
+        &'static str,
+    );
+    let table: Vec<Row> = vec![
+        (
+            // 3 of 4 not ready would be a partial disruption; the controller counts 2 of 3.
+            "an excluded peer cut off in a zone otherwise partially disrupted",
+            false,
+            vec![cut("c1", false), cut("x1", true), up("u1", false)],
+            policy(),
+            "enforce",
+            "hold",
+        ),
+        (
+            // 3 of 6 would be healthy; without the excluded ready peer, 3 of 5 = 60 %.
+            "an excluded peer that reaches the API server",
+            false,
+            vec![
+                cut("c1", false),
+                cut("c2", false),
+                up("u1", false),
+                up("u2", false),
+                up("x1", true),
+            ],
+            policy(),
+            "hold",
+            "enforce",
+        ),
+        (
+            // This node is still judged by its zone's state, which the controller computes
+            // without it: 2 of 3, not a disruption.
+            "this node excluded",
+            true,
+            vec![cut("c1", false), cut("c2", false), up("u1", false)],
+            policy(),
+            "enforce",
+            "hold",
+        ),
+        (
+            // Still a partial disruption without this node: 3 of 5.
+            "this node excluded in a zone partially disrupted without it",
+            true,
+            vec![
+                cut("c1", false),
+                cut("c2", false),
+                cut("c3", false),
+                up("u1", false),
+                up("u2", false),
+            ],
+            policy(),
+            "hold",
+            "hold",
+        ),
+        (
+            // 3 of 5 without this node, a partial disruption, but only two went silent before
+            // it: this node does not count among those judged first either, so it may have been
+            // tainted while the zone still counted as healthy (docs/fence.md §5).
+            "this node excluded, judged before the zone was disrupted",
+            true,
+            vec![
+                cut("c1", false),
+                cut("c2", false),
+                labelled_peer("c3", &z(false), false, 21),
+                up("u1", false),
+                up("u2", false),
+            ],
+            policy(),
+            "enforce",
+            "enforce",
+        ),
+        (
+            // No node of the zone counts: the controller keeps no state for it, and its queue
+            // the normal rate, while another zone is up (`addPodEvictorForNewZone`).
+            "this node excluded and alone in its zone, another zone up",
+            true,
+            vec![labelled_peer(
+                "b1",
+                &labels(Some("r1"), Some("z2"), false),
+                true,
+                1,
+            )],
+            whole_zone_hold,
+            "enforce",
+            "hold",
+        ),
+    ];
+    for (case, excluded, fleet, policy, want, counted_all) in table {
+        let round = zone_round(&z(excluded), fleet.clone());
+        let v = decide(&round, &policy, true);
+        assert_eq!(v.word(), want, "{case}: {}", v.reason());
+        // The same fleet with the label ignored, to show the row tests the exclusion.
+        let ignored: Vec<(Peer, Heard)> = fleet
+            .into_iter()
+            .map(|(p, h)| match h {
+                Heard::Report(r) => (
+                    p,
+                    Heard::Report(PeerReport {
+                        excluded: false,
+                        ..r
+                    }),
+                ),
+                h => (p, h),
+            })
+            .collect();
+        let round = zone_round(&z(false), ignored);
+        assert_eq!(
+            decide(&round, &policy, true).word(),
+            counted_all,
+            "{case}, counting every node"
+        );
+    }
+}
+
 fn pod() -> FencePod {
     FencePod {
         uid: "u1".into(),
@@ -575,6 +831,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
             let report = PeerReport {
                 node: format!("n{i:03}"),
                 zone: a.zone.clone(),
+                excluded: false,
                 reachable: age(a.contact) <= after,
                 last_contact_age: Some(age(a.contact)),
             };
@@ -584,6 +841,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
     Round {
         zone: fleet[me].zone.clone(),
         zone_size: asking.zone_size,
+        this_node_counted: true,
         other_zones: asking.other_zones,
         own_contact_age: age(fleet[me].contact),
         heard,

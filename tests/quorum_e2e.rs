@@ -326,10 +326,15 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
 }
 
 /// Scenario 2: the API server unreachable for everyone — the controller evicts nothing when every
-/// zone is down, so nobody here does either, well past every eviction time.
+/// zone is down, so nobody here does either, well past every eviction time. n5 is labelled
+/// `node.kubernetes.io/exclude-disruption`: it still answers, and every agent, n5 too, counts a
+/// zone of four (docs/semantics.md §5.5).
 #[test]
 fn the_api_down_for_everyone_kills_nothing() {
-    let Some(mut lab) = lab(LabSpec::default()) else {
+    let Some(mut lab) = lab(LabSpec {
+        excluded: vec![5],
+        ..LabSpec::default()
+    }) else {
         return;
     };
     lab.start_all();
@@ -344,6 +349,14 @@ fn the_api_down_for_everyone_kills_nothing() {
     );
     assert_only_stopped(&mut lab, &stopped, &[]);
     assert_never_enforced(&mut lab, &[1, 2, 3, 4, 5]);
+    for i in [1, 5] {
+        let v = verdicts(&lab.node(i).log());
+        assert!(
+            v.iter()
+                .any(|(v, r)| v == "hold" && r.contains("(4 in zone zone-a)")),
+            "n{i} did not leave the excluded n5 out of its zone: {v:?}"
+        );
+    }
     for series in [
         "nodewarden_fence_quorum_verdict{verdict=\"hold\"}",
         "nodewarden_quorum_verdict{verdict=\"hold\"}",

@@ -374,8 +374,14 @@ fn peer_answer(
             .last_contact()
             .max(contact_before)
             .map(|t| now.saturating_duration_since(t));
-        let zone = view.borrow().zone.clone().unwrap_or_default();
-        crate::core::quorum::answer(&node, &zone, age, after)
+        let (zone, excluded) = {
+            let v = view.borrow();
+            (v.zone.clone().unwrap_or_default(), v.excluded)
+        };
+        crate::core::quorum::PeerReport {
+            excluded,
+            ..crate::core::quorum::answer(&node, &zone, age, after)
+        }
     })
 }
 

@@ -21,6 +21,7 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide};
+use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
 
@@ -31,8 +32,13 @@ pub type Asker = Arc<dyn Fn(Vec<Peer>, String) -> AskFuture + Send + Sync>;
 /// What the fence, the peer endpoint and `status` see of the quorum.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QuorumView {
-    /// This node's zone ("" when its Node has no zone label), `None` until known.
+    /// This node's zone key as the controller forms it from the region and zone labels
+    /// (`core::zone::zone_key`; "" when it has neither), `None` until known.
     pub zone: Option<String>,
+    /// This node is labelled `node.kubernetes.io/exclude-disruption`: left out of its zone's
+    /// counts, its own and its peers' (`core::zone::round`). Not persisted: after a restart it is
+    /// false until the Node is read.
+    pub excluded: bool,
     /// The peers known (never this node), sorted by node.
     pub peers: Vec<Peer>,
     /// The verdict of the current partition; `None` while connected.
@@ -109,6 +115,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         .map(|wall| (instant_of(clock, wall), wall));
     QuorumView {
         zone: s.zone.clone(),
+        excluded: false,
         peers: s.peers.iter().filter_map(|p| p.to_peer()).collect(),
         verdict,
         held_at,
@@ -127,13 +134,8 @@ pub fn policy(config: &Config) -> QuorumPolicy {
     )
 }
 
-fn zone_of(node: &Node) -> String {
-    node.metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(ZONE_LABEL))
-        .cloned()
-        .unwrap_or_default()
+fn zone_of(node: &Node) -> NodeZone {
+    NodeZone::of(node.metadata.labels.as_ref())
 }
 
 /// The quorum task. Runs until dropped.
@@ -181,8 +183,10 @@ pub async fn run(
         {
             let zone = zone_of(&n);
             view.send_if_modified(|v| {
-                let changed = v.zone.as_deref() != Some(zone.as_str());
-                v.zone = Some(zone.clone());
+                let changed =
+                    v.zone.as_deref() != Some(zone.key.as_str()) || v.excluded != zone.excluded;
+                v.zone = Some(zone.key.clone());
+                v.excluded = zone.excluded;
                 changed
             });
         }
@@ -226,7 +230,10 @@ pub async fn run(
 
         let (zone, peers) = {
             let v = view.borrow();
-            (v.zone.clone().unwrap_or_default(), v.peers.clone())
+            (
+                NodeZone::from_key(v.zone.as_deref().unwrap_or_default(), v.excluded),
+                v.peers.clone(),
+            )
         };
         // Peers count as lost together with this node against the latest moment it may have
         // been heard.
@@ -239,11 +246,19 @@ pub async fn run(
             now.saturating_duration_since(heard_until)
         });
         let sent = (now, clock.at(now).wall);
+        // The list names each peer's zone label only (an EndpointSlice carries no region):
+        // whom to ask is chosen by label, and each answer places its peer by its zone key.
         let heard = match (&inputs.ask, peers.is_empty()) {
-            (Some(ask), false) => ask(select(&peers, &zone, config.peers.ask), zone.clone()).await,
+            (Some(ask), false) => {
+                ask(
+                    select(&peers, &zone.listed, config.peers.ask),
+                    zone.key.clone(),
+                )
+                .await
+            }
             _ => Vec::new(),
         };
-        let round = crate::core::quorum::round(&zone, &peers, heard, own_contact_age);
+        let round = crate::core::zone::round(&zone, &peers, heard, own_contact_age);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let verdict = decide(&round, &policy, known);
         let word = verdict.word();

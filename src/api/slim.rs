@@ -39,9 +39,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::core::fence_plan::OPT_OUT_ANNOTATION;
 
-/// The Node label the controller keys zones by (with the region, docs/semantics.md §5.5). The
-/// API shell reads it off the Node; the quorum task groups peers by it.
-pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// The GA zone label (`core::zone` forms the controller's zone key from it and the region).
+pub const ZONE_LABEL: &str = crate::core::zone::ZONE_LABEL;
 
 /// The pod annotations the fence reads; every other annotation is skipped while decoding.
 pub const POD_ANNOTATIONS: &[&str] = &[
@@ -50,8 +49,9 @@ pub const POD_ANNOTATIONS: &[&str] = &[
     OPT_OUT_ANNOTATION,
 ];
 
-/// The Node labels the agent reads.
-pub const NODE_LABELS: &[&str] = &[ZONE_LABEL];
+/// The Node labels the agent reads: the zone key's and the exclusion from the zone counts
+/// (docs/semantics.md §5.5).
+pub const NODE_LABELS: &[&str] = crate::core::zone::LABELS;
 
 /// A Pod as the watch cache keeps it (see the module doc for what is kept and why).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]

@@ -1217,6 +1217,28 @@ impl Walker<'_> {
             _ => None,
         };
 
+        // KEP-5394's PSI conditions and their taints belong to the kubelet and the control plane
+        // once `PSINodeCondition` is on (docs/semantics.md §7.6): a warning, since the gate is
+        // alpha at most and off by default, but two writers of one condition would fight.
+        if let (Some(t), Some(v)) = (&condition_type, &raw.type_)
+            && crate::core::pressure::KEP_5394_CONDITION_TYPES.contains(&t.as_str())
+        {
+            self.warn(
+                Some(&v.span()),
+                &key!(path, type_),
+                format!("{t} is a condition type of KEP-5394 (PSI-based node conditions, feature gate PSINodeCondition): a kubelet with that gate on sets it from its own PSI rule and would overwrite ours; choose another type"),
+            );
+        }
+        if let (Some(t), Some(v)) = (&taint, &raw.taint_key)
+            && crate::core::pressure::KEP_5394_TAINT_KEYS.contains(&t.key.as_str())
+        {
+            self.warn(
+                Some(&v.span()),
+                &key!(path, taint_key),
+                format!("{} is a taint key of KEP-5394 (PSI-based node conditions, feature gate PSINodeCondition), which the control plane manages from the kubelet's conditions; choose a key of your own", t.key),
+            );
+        }
+
         let condition_type = condition_type?;
         let signals = signals?;
         // A signal feeding two conditions would make them fight over one observation.

@@ -25,3 +25,4 @@ pub mod taint;
 pub mod taint_plan;
 pub mod threshold;
 pub mod units;
+pub mod zone;

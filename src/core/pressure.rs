@@ -12,7 +12,10 @@
 //!    candidate (reported for visibility; nodewarden itself never evicts for pressure).
 //!
 //! PSI thresholds are ours: met when the PSI average is strictly above the threshold, no minimum
-//! reclaim, no grace; they feed conditions with the same transition-period rule.
+//! reclaim, no grace; they feed conditions with the same transition-period rule. They are not
+//! KEP-5394's PSI node conditions, which the kubelet would own (docs/semantics.md §7.6):
+//! [`KEP_5394_CONDITION_TYPES`] and [`KEP_5394_TAINT_KEYS`] are the names it gives them, which a
+//! condition of ours should not take.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,6 +23,26 @@ use std::time::Duration;
 
 use crate::core::signal::{Observations, PsiSignal, Signal, SignalRef};
 use crate::core::threshold::{PsiThreshold, Threshold};
+
+/// The node condition types KEP-5394 ("PSI Based Node Conditions", feature gate
+/// `PSINodeCondition`, alpha targeted at 1.35) has the kubelet set from the PSI of the system and
+/// kubepods cgroups (kubernetes/enhancements `keps/sig-node/5394-psi-node-conditions/README.md`,
+/// Design Details 2). With that gate on the kubelet writes them; a condition of ours with one of
+/// these types would be written by two owners (docs/semantics.md §7.6).
+pub const KEP_5394_CONDITION_TYPES: [&str; 4] = [
+    "SystemMemoryContentionPressure",
+    "SystemDiskContentionPressure",
+    "KubepodsMemoryContentionPressure",
+    "KubepodsDiskContentionPressure",
+];
+
+/// The NoSchedule taints KEP-5394 proposes for its conditions (Design Details 4), applied by the
+/// control plane, not by the kubelet.
+pub const KEP_5394_TAINT_KEYS: [&str; 3] = [
+    "node.kubernetes.io/memory-contention-pressure",
+    "node.kubernetes.io/cpu-contention-pressure",
+    "node.kubernetes.io/disk-contention-pressure",
+];
 
 /// What the state machine needs from the configuration.
 #[derive(Clone, Debug)]

@@ -15,8 +15,8 @@ pub struct Peer {
     pub node: String,
     /// Its peer endpoint. An address, never a name: DNS is one more thing a partition takes away.
     pub address: SocketAddr,
-    /// Its Node's `topology.kubernetes.io/zone` label ("" when unlabelled, as the controller's
-    /// zone key for a node without one).
+    /// Its zone: in the list, its Node's `topology.kubernetes.io/zone` label ("" when
+    /// unlabelled); in a round, its zone key (`core::zone`).
     pub zone: String,
 }
 
@@ -24,7 +24,11 @@ pub struct Peer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeerReport {
     pub node: String,
+    /// Its zone key (`core::zone::zone_key`).
     pub zone: String,
+    /// Its Node is labelled `node.kubernetes.io/exclude-disruption`: the controller leaves it out
+    /// of the zone counts (`core::zone::round`).
+    pub excluded: bool,
     /// It reaches the API server now: its own contact is newer than its `unreachableAfter`.
     pub reachable: bool,
     /// How long ago its last contact was, on its own monotonic clock (clocks of two nodes are
@@ -105,6 +109,7 @@ pub fn round(
     Round {
         zone: zone.to_string(),
         zone_size: 1 + peers.iter().filter(|p| p.zone == zone).count(),
+        this_node_counted: true,
         other_zones: peers
             .iter()
             .map(|p| p.zone.as_str())
@@ -142,6 +147,7 @@ pub fn answer(
     PeerReport {
         node: node.to_string(),
         zone: zone.to_string(),
+        excluded: false,
         reachable: last_contact_age.is_some_and(|a| a <= unreachable_after),
         last_contact_age,
     }
@@ -283,8 +289,12 @@ pub fn heard_until<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, sta
 pub struct Round {
     /// This node's zone.
     pub zone: String,
-    /// Nodes in this zone as known: this node and the peers listed in it.
+    /// Nodes in this zone as counted: this node (unless excluded) and the peers listed in it.
     pub zone_size: usize,
+    /// This node counts in its zone: false when its Node is labelled
+    /// `node.kubernetes.io/exclude-disruption` (`core::zone::round`). It is judged by its zone's
+    /// state all the same.
+    pub this_node_counted: bool,
     /// How many other zones are known (from the peer list).
     pub other_zones: usize,
     /// How long ago this node's own last contact was, at the round.
@@ -414,28 +424,37 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
         .filter(|(z, _)| *z != round.zone)
         .map(|(_, h)| h)
         .collect();
+    // This node counts itself, unless excluded (`core::zone::round`): it is the one cut off.
+    let me = usize::from(round.this_node_counted);
     // A stale list may know fewer nodes than answered.
-    let size = round.zone_size.max(1 + own.len());
-    // This node counts itself: it is the one cut off.
+    let size = round.zone_size.max(me + own.len());
     let asked_cut = own.iter().filter(|h| cut_off(h)).count();
     // A zone larger than `peers.ask` + 1 is only partly asked. The peers not asked are counted
     // as the asked ones are, in the same proportion (rounded to the nearer; every one when every
     // peer asked is cut off, none when none is): counting them as ready would make a zone of
     // more than 51 nodes never fully disrupted, and an outage of the whole control plane would
     // read as a partial disruption of a large zone, which the controller still evicts.
-    let unasked = size - 1 - own.len();
+    let unasked = size - me - own.len();
     let unasked_cut = if own.is_empty() || !policy.fixes.unasked_counted {
         0
     } else {
         (2 * unasked * asked_cut + own.len()) / (2 * own.len())
     };
-    let not_ready = 1 + asked_cut + unasked_cut;
+    let not_ready = me + asked_cut + unasked_cut;
     let ready = size - not_ready;
     let z = zone(&round.zone);
     if ready == 0 {
         // Full disruption of this zone. The controller keeps evicting there unless every zone is
         // fully disrupted (then it even removes the taints).
         if others.iter().any(|h| reaching(h)) {
+            if size == 0 {
+                // This node is excluded and no node of its zone counts: the controller has no
+                // state for the zone, whose queue keeps the normal rate (`addPodEvictorForNewZone`),
+                // and not every counted zone is down.
+                return enforce_when_settled(format!(
+                    "zone {z} counts no node (this one is labelled node.kubernetes.io/exclude-disruption) and another zone reaches the API server: the control plane taints at the normal rate"
+                ));
+            }
             let reason = format!(
                 "all {size} node(s) of zone {z} are cut off while another zone reaches the API server: the control plane evicts a fully disrupted zone (peers.wholeZoneCutOff)"
             );
@@ -497,7 +516,7 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
             // but removes no taint already added. Held only when that count was certainly a
             // disruption already: peers whose contact is older than ours by more than the order
             // tie went silent first.
-            let first = 1 + own
+            let first = own
                 .iter()
                 .filter(|h| match h {
                     Heard::Report(r) if cut_off(h) => r
@@ -505,7 +524,8 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                         .is_none_or(|a| a > round.own_contact_age + policy.order_tie),
                     _ => false,
                 })
-                .count();
+                .count()
+                + me;
             let disrupted_first =
                 first > 2 && first as f64 / size as f64 >= UNHEALTHY_ZONE_THRESHOLD;
             // Only a live control plane taints: a peer must say it reaches the API server (once

@@ -42,7 +42,13 @@ pub struct Question {
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     pub node: String,
+    /// The answering node's zone key (`core::zone::zone_key`).
     pub zone: String,
+    /// Its Node is labelled `node.kubernetes.io/exclude-disruption`. Absent when false, so an
+    /// answer from an agent that predates the field reads as "not excluded", and such an agent
+    /// ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub excluded: bool,
     pub reachable: bool,
     /// Milliseconds since the answering node's last contact, on its monotonic clock; null when
     /// it never had one.
@@ -54,6 +60,7 @@ impl From<&PeerReport> for Answer {
         Answer {
             node: r.node.clone(),
             zone: r.zone.clone(),
+            excluded: r.excluded,
             reachable: r.reachable,
             last_contact_age_millis: r
                 .last_contact_age
@@ -67,6 +74,7 @@ impl From<Answer> for PeerReport {
         PeerReport {
             node: a.node,
             zone: a.zone,
+            excluded: a.excluded,
             reachable: a.reachable,
             last_contact_age: a.last_contact_age_millis.map(Duration::from_millis),
         }
@@ -82,6 +90,7 @@ mod tests {
         let report = PeerReport {
             node: "n1".into(),
             zone: "z".into(),
+            excluded: false,
             reachable: false,
             last_contact_age: Some(Duration::from_millis(1500)),
         };
@@ -97,5 +106,13 @@ mod tests {
         )
         .expect("parse");
         assert_eq!(PeerReport::from(never).last_contact_age, None);
+        let excluded = PeerReport {
+            excluded: true,
+            ..report
+        };
+        let text = serde_json::to_string(&Answer::from(&excluded)).expect("json");
+        assert!(text.contains(r#""excluded":true"#), "{text}");
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::from(back), excluded);
     }
 }

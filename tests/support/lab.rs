@@ -297,6 +297,8 @@ pub struct LabSpec {
     pub redirects: Vec<(usize, usize, u8)>,
     /// Node `i`'s zone label is `zones[i - 1]`; nodes past the list's end are in `zone-a`.
     pub zones: Vec<&'static str>,
+    /// Nodes (1-based) labelled `node.kubernetes.io/exclude-disruption`.
+    pub excluded: Vec<usize>,
 }
 
 impl LabSpec {
@@ -314,6 +316,7 @@ impl Default for LabSpec {
             peers: true,
             redirects: Vec::new(),
             zones: Vec::new(),
+            excluded: Vec::new(),
         }
     }
 }
@@ -440,7 +443,7 @@ impl Lab {
             lab.nodes.push(node);
         }
         for i in 1..=spec.nodes {
-            lab.seed_node(i, spec.toleration, spec.zone(i));
+            lab.seed_node(i, spec.toleration, spec.zone(i), spec.excluded.contains(&i));
         }
         for i in 1..=spec.nodes {
             let config = lab.config_text(i, spec);
@@ -522,13 +525,18 @@ impl Lab {
         }
     }
 
-    /// Node `i`'s Node object (in `zone`) and its two pods: `-short`, owned by a ReplicaSet and
-    /// tolerating the unreachable taint for `toleration`, and `-forever`, tolerating it forever.
-    fn seed_node(&mut self, i: usize, toleration: Duration, zone: &str) {
+    /// Node `i`'s Node object (in `zone`, labelled `exclude-disruption` when `excluded`) and its
+    /// two pods: `-short`, owned by a ReplicaSet and tolerating the unreachable taint for
+    /// `toleration`, and `-forever`, tolerating it forever.
+    fn seed_node(&mut self, i: usize, toleration: Duration, zone: &str, excluded: bool) {
         let name = format!("n{i}");
+        let mut labels = json!({"topology.kubernetes.io/zone": zone});
+        if excluded {
+            labels["node.kubernetes.io/exclude-disruption"] = json!("");
+        }
         self.server.api.create_node(json!({
             "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}}
+            "metadata": {"name": name, "labels": labels}
         }));
         let ne = |s: Option<u64>| {
             let mut t = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"});

@@ -1,0 +1,236 @@
+//! Zones as the node lifecycle controller counts them (docs/semantics.md §5.5): the key it groups
+//! nodes by, which nodes it leaves out of the zone counts, and the quorum round built on both.
+//! Pure: Node labels and the peers' answers in; a zone key, a flag and a `quorum::Round` out.
+//!
+//! Upstream: `GetZoneKey` (`staging/src/k8s.io/component-helpers/node/topology/helpers.go`) and
+//! `monitorNodeHealth` / `isNodeExcludedFromDisruptionChecks`
+//! (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::core::quorum::{Heard, Peer, Round};
+
+/// The GA zone label. The only one an EndpointSlice endpoint's `zone` carries.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// The GA region label.
+pub const REGION_LABEL: &str = "topology.kubernetes.io/region";
+/// The deprecated zone label; `GetZoneKey` still reads it first.
+pub const BETA_ZONE_LABEL: &str = "failure-domain.beta.kubernetes.io/zone";
+/// The deprecated region label; `GetZoneKey` still reads it first.
+pub const BETA_REGION_LABEL: &str = "failure-domain.beta.kubernetes.io/region";
+/// A node carrying this label (any value, even empty) is left out of its zone's counts
+/// (`labelNodeDisruptionExclusion`).
+pub const EXCLUDE_DISRUPTION_LABEL: &str = "node.kubernetes.io/exclude-disruption";
+
+/// Every Node label this module reads.
+pub const LABELS: &[&str] = &[
+    ZONE_LABEL,
+    REGION_LABEL,
+    BETA_ZONE_LABEL,
+    BETA_REGION_LABEL,
+    EXCLUDE_DISRUPTION_LABEL,
+];
+
+/// The zone key of a region and a zone label value.
+///
+/// `GetZoneKey` returns "" when both are empty and `region + ":\x00:" + zone` otherwise. This key
+/// is `zone` when the region is empty and `region/zone` otherwise: a label value cannot contain
+/// `/` or `:` (the API server's label value rule), so two nodes share this key exactly when they
+/// share upstream's. It stays printable (logs, `status`, the state file), and for a cluster
+/// without region labels it is the zone label itself, as an EndpointSlice names it.
+pub fn key(region: &str, zone: &str) -> String {
+    if region.is_empty() {
+        zone.to_string()
+    } else {
+        format!("{region}/{zone}")
+    }
+}
+
+/// The zone key of a Node's labels, as `GetZoneKey` forms it: each of zone and region from the
+/// deprecated `failure-domain.beta.kubernetes.io/*` label when that label is present (even with
+/// an empty value), otherwise from the GA `topology.kubernetes.io/*` label, otherwise "".
+pub fn zone_key(labels: Option<&BTreeMap<String, String>>) -> String {
+    let Some(labels) = labels else {
+        return String::new();
+    };
+    let read = |beta: &str, ga: &str| {
+        labels
+            .get(beta)
+            .or_else(|| labels.get(ga))
+            .map_or("", String::as_str)
+    };
+    key(
+        read(BETA_REGION_LABEL, REGION_LABEL),
+        read(BETA_ZONE_LABEL, ZONE_LABEL),
+    )
+}
+
+/// Whether the controller leaves a Node out of its zone's counts
+/// (`isNodeExcludedFromDisruptionChecks`: the label is present, whatever its value).
+pub fn excluded(labels: Option<&BTreeMap<String, String>>) -> bool {
+    labels.is_some_and(|l| l.contains_key(EXCLUDE_DISRUPTION_LABEL))
+}
+
+/// This node as the zone counts see it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeZone {
+    /// Its zone key ([`zone_key`]).
+    pub key: String,
+    /// Its `topology.kubernetes.io/zone` label ("" when absent): what the peer list gives every
+    /// other node, since an EndpointSlice carries no region.
+    pub listed: String,
+    /// Labelled `node.kubernetes.io/exclude-disruption` ([`excluded`]).
+    pub excluded: bool,
+}
+
+impl NodeZone {
+    /// This node's zone from its Node's labels.
+    pub fn of(labels: Option<&BTreeMap<String, String>>) -> NodeZone {
+        NodeZone {
+            key: zone_key(labels),
+            listed: labels
+                .and_then(|l| l.get(ZONE_LABEL))
+                .cloned()
+                .unwrap_or_default(),
+            excluded: excluded(labels),
+        }
+    }
+
+    /// This node's zone from a key persisted by a previous run ([`key`] keeps the zone label
+    /// recoverable: the part after the `/`, or the whole key without one).
+    pub fn from_key(key: &str, excluded: bool) -> NodeZone {
+        NodeZone {
+            key: key.to_string(),
+            listed: key.rsplit('/').next().unwrap_or_default().to_string(),
+            excluded,
+        }
+    }
+
+    /// The zone key of a peer known only from the list, whose zone is a zone label value with no
+    /// region: this node's key when the label is this node's, the label alone otherwise. A peer
+    /// that answers says its key itself, and that wins ([`round`]).
+    pub fn listed_key(&self, listed: &str) -> String {
+        if listed == self.listed {
+            self.key.clone()
+        } else {
+            listed.to_string()
+        }
+    }
+}
+
+/// One quorum round's input as the controller counts zones (`monitorNodeHealth` and
+/// `handleDisruption`):
+///
+/// - every peer is placed by the zone key it answers with, or, if silent, by the list
+///   ([`NodeZone::listed_key`]);
+/// - a peer that answers that it is excluded is left out of every count: the controller adds only
+///   non-excluded nodes to `zoneToNodeConditions`, from which the zone states and the
+///   all-zones-down state are computed;
+/// - this node, when excluded, is left out of its own zone's count too, but is still judged by
+///   that zone's state: the controller still queues an excluded node for the NoExecute taint in
+///   its zone's queue (`processTaintBaseEviction`, `markNodeForTainting`), whose rate the state of
+///   the zone's other nodes sets, and a zone with no counted node keeps the normal rate.
+pub fn round(
+    me: &NodeZone,
+    peers: &[Peer],
+    heard: Vec<(Peer, Heard)>,
+    own_contact_age: Duration,
+) -> Round {
+    let answered: BTreeMap<&str, (&str, bool)> = heard
+        .iter()
+        .filter_map(|(p, h)| match h {
+            Heard::Report(r) => Some((p.node.as_str(), (r.zone.as_str(), r.excluded))),
+            Heard::Silent => None,
+        })
+        .collect();
+    let place = |p: &Peer| -> Option<Peer> {
+        let zone = match answered.get(p.node.as_str()) {
+            Some((_, true)) => return None,
+            Some((zone, false)) => zone.to_string(),
+            None => me.listed_key(&p.zone),
+        };
+        Some(Peer { zone, ..p.clone() })
+    };
+    let placed: Vec<Peer> = peers.iter().filter_map(place).collect();
+    let heard: Vec<(Peer, Heard)> = heard
+        .iter()
+        .filter_map(|(p, h)| place(p).map(|p| (p, h.clone())))
+        .collect();
+    let mut round = crate::core::quorum::round(&me.key, &placed, heard, own_contact_age);
+    if me.excluded {
+        round.this_node_counted = false;
+        round.zone_size = round.zone_size.saturating_sub(1);
+    }
+    round
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_key_groups_nodes_exactly_as_get_zone_key_does() {
+        // helpers_test.go `Test_GetZoneKey`, each case with the key upstream expects beside ours.
+        // (labels, upstream's key, ours)
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let table: &[Case] = &[
+            (&[], "", ""),
+            (
+                &[(BETA_ZONE_LABEL, "zone1"), (BETA_REGION_LABEL, "region1")],
+                "region1:\0:zone1",
+                "region1/zone1",
+            ),
+            (
+                &[(ZONE_LABEL, "zone1"), (REGION_LABEL, "region1")],
+                "region1:\0:zone1",
+                "region1/zone1",
+            ),
+            (
+                &[
+                    (ZONE_LABEL, "zone1"),
+                    (REGION_LABEL, "region1"),
+                    (BETA_ZONE_LABEL, "zone2"),
+                    (BETA_REGION_LABEL, "region2"),
+                ],
+                "region2:\0:zone2",
+                "region2/zone2",
+            ),
+            // Beyond upstream's table, from the same function: one of the two alone, and a
+            // present but empty beta label hiding the GA one.
+            (&[(ZONE_LABEL, "zone1")], ":\0:zone1", "zone1"),
+            (&[(REGION_LABEL, "region1")], "region1:\0:", "region1/"),
+            (&[(BETA_ZONE_LABEL, ""), (ZONE_LABEL, "zone1")], "", ""),
+        ];
+        let mut seen: BTreeMap<&str, String> = BTreeMap::new();
+        for (pairs, upstream, ours) in table {
+            let l = labels(pairs);
+            assert_eq!(zone_key(Some(&l)), *ours, "{pairs:?}");
+            // Same upstream key, same key here; different, different.
+            if let Some(before) = seen.insert(upstream, ours.to_string()) {
+                assert_eq!(before, *ours, "{pairs:?}");
+            }
+        }
+        let distinct: std::collections::BTreeSet<&String> = seen.values().collect();
+        assert_eq!(distinct.len(), seen.len());
+        assert_eq!(zone_key(None), "");
+    }
+
+    #[test]
+    fn the_exclusion_label_counts_whatever_its_value() {
+        assert!(excluded(Some(&labels(&[(EXCLUDE_DISRUPTION_LABEL, "")]))));
+        assert!(excluded(Some(&labels(&[(
+            EXCLUDE_DISRUPTION_LABEL,
+            "false"
+        )]))));
+        assert!(!excluded(Some(&labels(&[(ZONE_LABEL, "a")]))));
+        assert!(!excluded(None));
+    }
+}
