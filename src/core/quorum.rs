@@ -574,6 +574,7 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
                     zone: String::new(),
                     reachable: false,
                     last_contact_age: Some(round.own_contact_age),
+                    excluded: false,
                 });
             }
         }
