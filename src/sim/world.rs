@@ -292,6 +292,8 @@ struct World<'a> {
     deferred: Vec<(usize, Duration, Violation)>,
     /// Per node: the kubelet's current chain of renewals; an anchor starts a new one.
     kubelet_chain: Vec<u32>,
+    /// Per node: the agent's earliest pending wake-up and the run it is for (see `wake`).
+    wake_at: Vec<Option<(Duration, u32)>>,
 }
 
 /// Where every run's clocks start: far enough from zero that nothing saturates.
@@ -357,6 +359,7 @@ fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) 
         witnesses: Default::default(),
         deferred: Vec::new(),
         kubelet_chain: vec![0; n],
+        wake_at: vec![None; n],
     };
     for spec in &scenario.pods {
         w.add_pod(spec.clone());
@@ -387,6 +390,17 @@ fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) 
 }
 
 impl World<'_> {
+    /// Wakes agent `i` (of run `run`) at `t`, unless an earlier wake-up is already pending: that
+    /// one steps it and names the next, as the agent's tasks sleep until their earliest due
+    /// instant. Keeps the queue from filling with wake-ups that step nothing new.
+    fn wake(&mut self, i: usize, run: u32, t: Duration) {
+        if self.wake_at[i].is_some_and(|(w, r)| r == run && w <= t) {
+            return;
+        }
+        self.wake_at[i] = Some((t, run));
+        self.at(t, Ev::Wake(i, run));
+    }
+
     fn at(&mut self, t: Duration, ev: Ev) {
         self.seq += 1;
         self.queue.push(Reverse((t, self.seq, ev)));
@@ -497,7 +511,7 @@ impl World<'_> {
             self.s.agent_phase[i].as_millis() as u64 % self.set.renew.as_millis().max(1) as u64;
         let first = self.now + Duration::from_millis(phase);
         self.at(first, Ev::AgentRenew(i, run));
-        self.at(self.now, Ev::Wake(i, run));
+        self.wake(i, run, self.now);
         self.log(|| format!("n{i} agent starts (run {run})"));
     }
 
@@ -572,10 +586,13 @@ impl World<'_> {
                     now + Duration::from_secs(1)
                 };
                 self.at(next.max(now), Ev::AgentRenew(node, run));
-                self.at(now, Ev::Wake(node, run));
+                self.wake(node, run, now);
             }
             Ev::Wake(i, run) => {
-                if self.alive(i, run) {
+                // Only the agent's earliest pending wake-up steps it (it names the next one);
+                // one superseded by an earlier wake-up is stale.
+                if self.alive(i, run) && self.wake_at[i] == Some((self.now, run)) {
+                    self.wake_at[i] = None;
                     self.step_agent(i);
                 }
             }
@@ -864,7 +881,7 @@ impl World<'_> {
         for i in 0..self.agents.len() {
             if let Some(a) = &self.agents[i] {
                 let run = a.run;
-                self.at(self.now, Ev::Wake(i, run));
+                self.wake(i, run, self.now);
             }
         }
     }
@@ -1014,10 +1031,10 @@ impl World<'_> {
         let run = a.run;
         self.agents[i] = Some(a);
         if let Some(t) = next.into_iter().filter(|t| *t > now).min() {
-            self.at(t, Ev::Wake(i, run));
+            self.wake(i, run, t);
         } else if judged.cut_off {
             // Nothing due: the fence task still wakes at least every second while cut off.
-            self.at(now + Duration::from_secs(1), Ev::Wake(i, run));
+            self.wake(i, run, now + Duration::from_secs(1));
         }
     }
 
