@@ -106,27 +106,48 @@ pub fn round(
     heard: Vec<(Peer, Heard)>,
     own_contact_age: Duration,
 ) -> Round {
+    let heard = heard
+        .into_iter()
+        .map(|(peer, h)| {
+            let z = match &h {
+                Heard::Report(r) => r.zone.clone(),
+                Heard::Silent => peer.zone,
+            };
+            (z, h)
+        })
+        .collect();
+    round_of(
+        zone,
+        peers.iter().map(|p| p.zone.as_str()),
+        heard,
+        own_contact_age,
+    )
+}
+
+/// [`round`] from the zone of every peer listed and what each asked peer said, already placed in
+/// its zone: the counts borrow the zones, so a round copies no peer.
+pub fn round_of<'a>(
+    zone: &str,
+    listed: impl Iterator<Item = &'a str>,
+    heard: Vec<(String, Heard)>,
+    own_contact_age: Duration,
+) -> Round {
+    let mut zone_size = 1;
+    let mut others = std::collections::BTreeSet::new();
+    for z in listed {
+        if z == zone {
+            zone_size += 1;
+        } else {
+            others.insert(z);
+        }
+    }
     Round {
         zone: zone.to_string(),
-        zone_size: 1 + peers.iter().filter(|p| p.zone == zone).count(),
+        zone_size,
         this_node_counted: true,
-        other_zones: peers
-            .iter()
-            .map(|p| p.zone.as_str())
-            .filter(|z| *z != zone)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
+        other_zones: others.len(),
         own_contact_age,
-        heard: heard
-            .into_iter()
-            .map(|(peer, h)| {
-                let z = match &h {
-                    Heard::Report(r) => r.zone.clone(),
-                    Heard::Silent => peer.zone,
-                };
-                (z, h)
-            })
-            .collect(),
+        heard,
     }
 }
 

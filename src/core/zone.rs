@@ -110,11 +110,11 @@ impl NodeZone {
     /// The zone key of a peer known only from the list, whose zone is a zone label value with no
     /// region: this node's key when the label is this node's, the label alone otherwise. A peer
     /// that answers says its key itself, and that wins ([`round`]).
-    pub fn listed_key(&self, listed: &str) -> String {
+    pub fn listed_key<'a>(&'a self, listed: &'a str) -> &'a str {
         if listed == self.listed {
-            self.key.clone()
+            &self.key
         } else {
-            listed.to_string()
+            listed
         }
     }
 }
@@ -144,20 +144,29 @@ pub fn round(
             Heard::Silent => None,
         })
         .collect();
-    let place = |p: &Peer| -> Option<Peer> {
-        let zone = match answered.get(p.node.as_str()) {
-            Some((_, true)) => return None,
-            Some((zone, false)) => zone.to_string(),
-            None => me.listed_key(&p.zone),
-        };
-        Some(Peer { zone, ..p.clone() })
-    };
-    let placed: Vec<Peer> = peers.iter().filter_map(place).collect();
-    let heard: Vec<(Peer, Heard)> = heard
+    // Each peer's zone key, borrowed; none when it answers that it is excluded.
+    fn place<'a>(
+        answered: &BTreeMap<&str, (&'a str, bool)>,
+        me: &'a NodeZone,
+        p: &'a Peer,
+    ) -> Option<&'a str> {
+        match answered.get(p.node.as_str()) {
+            Some((_, true)) => None,
+            Some((zone, false)) => Some(zone),
+            None => Some(me.listed_key(&p.zone)),
+        }
+    }
+    let place = |p| place(&answered, me, p);
+    let placed: Vec<(String, Heard)> = heard
         .iter()
-        .filter_map(|(p, h)| place(p).map(|p| (p, h.clone())))
+        .filter_map(|(p, h)| place(p).map(|z| (z.to_string(), h.clone())))
         .collect();
-    let mut round = crate::core::quorum::round(&me.key, &placed, heard, own_contact_age);
+    let mut round = crate::core::quorum::round_of(
+        &me.key,
+        peers.iter().filter_map(place),
+        placed,
+        own_contact_age,
+    );
     if me.excluded {
         round.this_node_counted = false;
         round.zone_size = round.zone_size.saturating_sub(1);

@@ -283,15 +283,19 @@ struct World<'a> {
     transient: BTreeSet<(usize, Duration)>,
     /// A witness run (see `judge`) searches for no witnesses of its own.
     witness: bool,
-    /// The witness worlds' deletions, per node, once run: `(its kubelet's last renewal there, each pod's
-    /// deletion)`.
-    witnesses: std::collections::HashMap<usize, Vec<Witness>>,
+    /// The witness worlds' deletions, per node, once run: the instant they ran until, and per
+    /// world `(its kubelet's last renewal there, each pod's deletion)`.
+    witnesses: std::collections::HashMap<usize, (Duration, Vec<Witness>)>,
     /// Stops judged while the API server was down for everyone on a node already tainted:
     /// `(pod, the taint's timeAdded, the violation)`, dropped at the end when the controller
     /// deleted the pod for that taint once the API server returned (see `judge`).
     deferred: Vec<(usize, Duration, Violation)>,
     /// Per node: the kubelet's current chain of renewals; an anchor starts a new one.
     kubelet_chain: Vec<u32>,
+    /// Per node: its peer list (every other node), built once.
+    peer_lists: Vec<std::rc::Rc<Vec<Peer>>>,
+    /// Per node: the peers its rounds ask (`quorum::select` of its list), built once.
+    asked_lists: Vec<std::rc::Rc<Vec<Peer>>>,
     /// Per node: the agent's earliest pending wake-up and the run it is for (see `wake`).
     wake_at: Vec<Option<(Duration, u32)>>,
 }
@@ -312,10 +316,18 @@ fn moment(mono: Duration) -> Moment {
 
 /// Runs `scenario` with `settings`; `trace` keeps a timeline of what happened.
 pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
-    run_as(scenario, settings, trace, false)
+    run_as(scenario, settings, trace, None)
 }
 
-fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) -> Outcome {
+/// `witness`: a witness run (see `World::judge`), which stops after that instant.
+fn run_as(
+    scenario: &Scenario,
+    settings: &Settings,
+    trace: bool,
+    witness: Option<Duration>,
+) -> Outcome {
+    let until = witness.unwrap_or(Duration::MAX);
+    let witness = witness.is_some();
     let n = scenario.nodes();
     let zone_of = scenario.zone_of();
     let mut w = World {
@@ -360,7 +372,30 @@ fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) 
         deferred: Vec::new(),
         kubelet_chain: vec![0; n],
         wake_at: vec![None; n],
+        peer_lists: Vec::new(),
+        asked_lists: Vec::new(),
     };
+    w.peer_lists = (0..n)
+        .map(|i| {
+            std::rc::Rc::new(
+                w.peers
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, p)| p.clone())
+                    .collect(),
+            )
+        })
+        .collect();
+    w.asked_lists = (0..n)
+        .map(|i| {
+            std::rc::Rc::new(quorum::select(
+                &w.peer_lists[i],
+                &w.peers[i].zone,
+                settings.ask,
+            ))
+        })
+        .collect();
     for spec in &scenario.pods {
         w.add_pod(spec.clone());
     }
@@ -378,7 +413,7 @@ fn run_as(scenario: &Scenario, settings: &Settings, trace: bool, witness: bool) 
     let end = ORIGIN + scenario.length;
     // Bounded: every event is at most `end`, and each handler schedules finitely many.
     while let Some(Reverse((t, _, ev))) = w.queue.pop() {
-        if t > end {
+        if t > end || t > until {
             break;
         }
         w.now = t;
@@ -767,15 +802,22 @@ impl World<'_> {
         }
         let node = self.pods[pod].node;
         let now = self.now;
-        if !self.witnesses.contains_key(&node) {
+        // A witness run goes a minute past the stop it judges (not to the end of the scenario);
+        // later stops on the node within that minute are judged by the same runs.
+        if self
+            .witnesses
+            .get(&node)
+            .is_none_or(|(until, _)| *until < now)
+        {
+            let until = now + Duration::from_secs(60);
             let worlds = self.witness_worlds(node);
             let runs = worlds
                 .into_iter()
-                .map(|(last, w)| (last, run_as(&w, &self.set, false, true).deleted))
+                .map(|(last, w)| (last, run_as(&w, &self.set, false, Some(until)).deleted))
                 .collect();
-            self.witnesses.insert(node, runs);
+            self.witnesses.insert(node, (until, runs));
         }
-        self.witnesses[&node].iter().find_map(|(last, deleted)| {
+        self.witnesses[&node].1.iter().find_map(|(last, deleted)| {
             deleted
                 .get(pod)
                 .copied()
@@ -1043,17 +1085,14 @@ impl World<'_> {
     fn round(&mut self, i: usize, a: &mut Agent) {
         let now = self.now;
         let set = self.set;
-        let mine: Vec<Peer> = self
-            .peers
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, p)| p.clone())
-            .collect();
+        // Every node but this one, as the agent's peer list gives them (the same all run long).
+        let mine = std::rc::Rc::clone(&self.peer_lists[i]);
         let zone = self.peers[i].zone.clone();
-        let asked = quorum::select(&mine, &zone, set.ask);
+        // `quorum::select` of that list, as the agent asks each round (the same each round).
+        let asked = std::rc::Rc::clone(&self.asked_lists[i]);
         let heard: Vec<(Peer, Heard)> = asked
-            .into_iter()
+            .iter()
+            .cloned()
             .map(|p| {
                 let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
                 let answer = self
@@ -1083,7 +1122,14 @@ impl World<'_> {
             own.unwrap_or(a.started)
         };
         let own_age = own.map_or(Duration::MAX, |_| now.saturating_sub(heard_at));
-        let round = quorum::round(&zone, &mine, heard, own_age);
+        // As the agent's quorum task builds it (zones as the controller counts them; no node of
+        // the simulation is labelled exclude-disruption).
+        let round = crate::core::zone::round(
+            &crate::core::zone::NodeZone::from_key(&zone, false),
+            &mine,
+            heard,
+            own_age,
+        );
         let verdict = quorum::decide(&round, &self.quorum_policy, !mine.is_empty());
         let answered = round
             .heard
