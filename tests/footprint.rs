@@ -640,6 +640,72 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     assert_eq!(mode & 0o777, 0o600);
 }
 
+/// A relist (issue 25) is applied to the pod store in place: the pods it lists unchanged stay
+/// the very objects stored (so neither the store nor the fence holds a second copy of every
+/// pod, and the fence converts none of them again), a changed pod is replaced, a new one added
+/// as it comes, and the pods it did not list are removed when it ends — never before.
+#[test]
+fn a_relist_is_applied_in_place_keeping_the_unchanged_pods() {
+    use kube::runtime::reflector::{self, ObjectRef};
+    use kube::runtime::watcher::Event;
+    use nodewarden::api::watch::PodWriter;
+
+    let (store, writer) = reflector::store::<SlimPod>();
+    let mut w = PodWriter::new(writer);
+    let pods: Vec<SlimPod> = (0..6)
+        .map(|i| serde_json::from_value(realistic::pod(i, NODE)).expect("pod"))
+        .collect();
+    let key = |p: &SlimPod| {
+        ObjectRef::<SlimPod>::new(p.metadata.name.as_deref().unwrap_or_default()).within("shop")
+    };
+    w.apply(&Event::Init);
+    for p in &pods[..5] {
+        w.apply(&Event::InitApply(p.clone()));
+    }
+    w.apply(&Event::InitDone);
+    assert_eq!(store.state().len(), 5);
+    let first: Vec<Arc<SlimPod>> = pods[..5]
+        .iter()
+        .map(|p| store.get(&key(p)).expect("listed"))
+        .collect();
+
+    // Pod 1 changed, pod 2 gone, pod 5 new.
+    let mut changed = pods[1].clone();
+    changed.metadata.resource_version = Some("900001".into());
+    if let Some(spec) = changed.spec.as_mut() {
+        spec.termination_grace_period_seconds = Some(5);
+    }
+    w.apply(&Event::Init);
+    for p in [&pods[0], &changed, &pods[3], &pods[4], &pods[5]] {
+        w.apply(&Event::InitApply(p.clone()));
+    }
+    assert_eq!(
+        store.state().len(),
+        6,
+        "nothing removed before the list ends"
+    );
+    w.apply(&Event::InitDone);
+
+    assert_eq!(store.state().len(), 5);
+    for i in [0, 3, 4] {
+        let now = store.get(&key(&pods[i])).expect("still there");
+        assert!(
+            Arc::ptr_eq(&now, &first[i]),
+            "pod {i} is the object stored before"
+        );
+    }
+    assert_eq!(store.get(&key(&pods[1])).as_deref(), Some(&changed));
+    assert!(
+        store.get(&key(&pods[2])).is_none(),
+        "the pod not listed is gone"
+    );
+    assert_eq!(store.get(&key(&pods[5])).as_deref(), Some(&pods[5]));
+
+    // Watch events in between are applied as they come.
+    w.apply(&Event::Delete(pods[5].clone()));
+    assert!(store.get(&key(&pods[5])).is_none());
+}
+
 /// The fence converts again only the pods the store replaced, and ends up exactly where a whole
 /// conversion of the store would, saying whether anything it keeps changed.
 #[test]
