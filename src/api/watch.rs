@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
-use kube::runtime::reflector::{self, Lookup, ObjectRef, Store};
+use kube::runtime::reflector::{self, Lookup, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
 use tokio::sync::watch;
@@ -289,8 +289,11 @@ pub struct PodWriter {
     reader: Store<SlimPod>,
     /// Whether a first list has completed (the store is ready).
     listed_once: bool,
-    /// The keys listed so far by a relist in progress; `None` outside one.
-    relisting: Option<HashSet<ObjectRef<SlimPod>>>,
+    /// The stored objects (their addresses) a relist in progress has listed so far; `None`
+    /// outside one. Addresses, not keys: 8 bytes a pod where a key is four strings. An address
+    /// is never stale: during a list only this writer changes the store, and it frees only
+    /// objects it replaces before their address is taken.
+    relisting: Option<HashSet<usize>>,
 }
 
 impl PodWriter {
@@ -316,15 +319,22 @@ impl PodWriter {
             Event::Init => self.relisting = Some(HashSet::new()),
             Event::InitApply(pod) => {
                 let key = pod.to_object_ref(());
-                if self.reader.get(&key).is_none_or(|stored| *stored != *pod) {
-                    self.writer.apply_watcher_event(&Event::Apply(pod.clone()));
+                let stored = match self.reader.get(&key) {
+                    Some(stored) if *stored == *pod => Some(stored),
+                    _ => {
+                        self.writer.apply_watcher_event(&Event::Apply(pod.clone()));
+                        self.reader.get(&key)
+                    }
+                };
+                if let Some(stored) = stored {
+                    let listed = self.relisting.get_or_insert_default();
+                    listed.insert(Arc::as_ptr(&stored) as usize);
                 }
-                self.relisting.get_or_insert_default().insert(key);
             }
             Event::InitDone => {
                 let listed = self.relisting.take().unwrap_or_default();
                 for stored in self.reader.state() {
-                    if !listed.contains(&stored.to_object_ref(())) {
+                    if !listed.contains(&(Arc::as_ptr(&stored) as usize)) {
                         self.writer
                             .apply_watcher_event(&Event::Delete(SlimPod::clone(&stored)));
                     }
