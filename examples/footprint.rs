@@ -595,6 +595,9 @@ struct Connected {
     /// compacted away: 410, then a full list), and VmRSS then.
     hwm_after_relist: u64,
     rss_after_relist: u64,
+    /// RssAnon and RssFile then.
+    anon_after_relist: u64,
+    file_after_relist: u64,
 }
 
 /// One connected run: memory, idle CPU and wake-ups, and how long it took to know every pod.
@@ -642,10 +645,16 @@ fn connected(
         status_kib(agent.pid(), "VmHWM:"),
         status_kib(agent.pid(), "VmRSS:"),
     );
+    let (anon_after_relist, file_after_relist) = (
+        status_kib(agent.pid(), "RssAnon:"),
+        status_kib(agent.pid(), "RssFile:"),
+    );
     agent.stop();
     Connected {
         hwm_after_relist,
         rss_after_relist,
+        anon_after_relist,
+        file_after_relist,
         hwm,
         rss,
         cpu_h: ns1.saturating_sub(ns0) as f64 / 1e9 / secs * 3600.0,
@@ -886,7 +895,7 @@ fn main() {
         o.shape, o.idle_seconds
     );
     println!(
-        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | wake-ups | all pods known after | VmHWM after a pod change (state write) and a relist | VmRSS then |\n|---|---|---|---|---|---|---|---|---|---|---|"
+        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | wake-ups | all pods known after | VmHWM after a pod change (state write) and a relist | VmRSS then (RssAnon / RssFile) |\n|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut seeded = 0;
     let mut partitions = Vec::new();
@@ -903,7 +912,7 @@ fn main() {
         for (label, bin) in &builds {
             let c = connected(&o, &server, &kubeconfig, bin, n);
             println!(
-                "| {n} | {} | {label} | {} | {} | {} / {} | {:.2} s/h ({:.3}% of a core) | {:.1}/s | {:.1} s | {} | {} |",
+                "| {n} | {} | {label} | {} | {} | {} / {} | {:.2} s/h ({:.3}% of a core) | {:.1}/s | {:.1} s | {} | {} ({} / {}) |",
                 if n == 0 {
                     "-".to_string()
                 } else {
@@ -918,7 +927,9 @@ fn main() {
                 c.wakes,
                 c.known,
                 mib(c.hwm_after_relist),
-                mib(c.rss_after_relist)
+                mib(c.rss_after_relist),
+                mib(c.anon_after_relist),
+                mib(c.file_after_relist)
             );
         }
         if n > 0 && n == o.partition_pods {
