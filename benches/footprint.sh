@@ -27,6 +27,8 @@
 #   IDLE_SECONDS=20         idle CPU window of each connected run
 #   HEAP_PODS=1000          pods of the heap table (0: skipped)
 #   PARTITION_PODS=1000     pods of the partition run (0: skipped)
+#   SHAPE=realistic         the pods' shape (tests/support/realistic.rs SHAPES: heavy, sidecars,
+#                           last-applied, tolerations are issue 25's and heavier)
 #   NODEWARDEN_BASELINE_BIN=<path>   another release build measured in the same run (before/after)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +55,7 @@ fi
 args=(--bin "$agent" --exporter "$exporter"
   --pods "${PODS:-0,110,1000,10000}" --peer-seconds "${PEER_SECONDS:-120}"
   --idle-seconds "${IDLE_SECONDS:-20}" --heap-pods "${HEAP_PODS:-1000}"
-  --partition-pods "${PARTITION_PODS:-1000}")
+  --partition-pods "${PARTITION_PODS:-1000}" --shape "${SHAPE:-realistic}")
 if [ -n "${NODEWARDEN_BASELINE_BIN:-}" ]; then
   args+=(--baseline "$NODEWARDEN_BASELINE_BIN")
 fi

@@ -15,7 +15,10 @@
 //!
 //! Usage: `footprint --bin PATH [--baseline PATH] [--exporter PATH] [--pods 0,110,1000]
 //!         [--peer-seconds 60] [--idle-seconds 20] [--heap-pods 1000] [--only-heap]
-//!         [--partition-pods 1000] [--partition-window 20]`
+//!         [--partition-pods 1000] [--partition-window 20] [--shape realistic]`
+//!
+//! `--shape` picks the pods (`realistic::SHAPES`: `heavy` is issue 25's measurement, the others
+//! add sidecars, a long last-applied annotation or many tolerations to it).
 
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
@@ -106,6 +109,8 @@ struct Opts {
     partition_pods: usize,
     /// Seconds measured after the last pod's planned kill.
     partition_window: u64,
+    /// The pods' shape, one of `realistic::SHAPES` (`--shape`, default `realistic`).
+    shape: String,
 }
 
 fn opts() -> Result<Opts, String> {
@@ -120,6 +125,7 @@ fn opts() -> Result<Opts, String> {
         only_heap: false,
         partition_pods: 1000,
         partition_window: 20,
+        shape: "realistic".into(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -147,6 +153,12 @@ fn opts() -> Result<Opts, String> {
             }
             "--partition-window" => {
                 o.partition_window = value()?.parse().map_err(|e| format!("{a}: {e}"))?
+            }
+            "--shape" => {
+                o.shape = value()?;
+                if realistic::shaped_pod(&o.shape, 0, NODE).is_none() {
+                    return Err(format!("--shape: one of {:?}", realistic::SHAPES));
+                }
             }
             "--heap-pods" => o.heap_pods = value()?.parse().map_err(|e| format!("{a}: {e}"))?,
             _ => return Err(format!("unknown argument {a}")),
@@ -414,10 +426,15 @@ fn side_by_side(o: &Opts, bin: &Path, label: &str) {
     agent.stop();
 }
 
+/// The `i`th pod of `shape` on our node (the shape was checked when the options were read).
+fn shaped(shape: &str, i: usize) -> Value {
+    realistic::shaped_pod(shape, i, NODE).unwrap_or_else(|| realistic::pod(i, NODE))
+}
+
 /// Seeds `server` up to `n` realistic pods bound to our node, each written by three managers.
-fn seed_pods(server: &apiserver::ApiServer, from: usize, n: usize) {
+fn seed_pods(server: &apiserver::ApiServer, shape: &str, from: usize, n: usize) {
     for i in from..n {
-        let mut pod = realistic::for_create(realistic::pod(i, NODE));
+        let mut pod = realistic::for_create(shaped(shape, i));
         let owner = pod["metadata"]["ownerReferences"].take();
         if let Some(m) = pod["metadata"].as_object_mut() {
             m.remove("ownerReferences");
@@ -442,15 +459,13 @@ fn seed_pods(server: &apiserver::ApiServer, from: usize, n: usize) {
 /// page while it is decoded, the fence's conversion (`agent::fence_task::convert_pods`: the planner's
 /// view and each pod's requests and limits) and one state write (`agent::fence_task::persist`). Live
 /// bytes from a counting allocator; "transient" is the peak above what was live before the step.
-fn where_bytes_go(n: usize) {
+fn where_bytes_go(n: usize, shape: &str) {
     use kube::runtime::{reflector, watcher};
     use nodewarden::agent::{fence_task, quorum::QuorumView};
     use nodewarden::api::slim::SlimPod;
 
     let page_size = nodewarden::api::watch::PAGE_SIZE as usize;
-    let served: Vec<String> = (0..n)
-        .map(|i| realistic::pod(i, NODE).to_string())
-        .collect();
+    let served: Vec<String> = (0..n).map(|i| shaped(shape, i).to_string()).collect();
     let json_bytes: usize = served.iter().map(String::len).sum();
     // (what, bytes, whether it grows with the pods).
     let mut rows: Vec<(String, usize, bool)> = Vec::new();
@@ -550,7 +565,7 @@ fn where_bytes_go(n: usize) {
     drop((pods, resources, store, writer));
 
     println!(
-        "\n## Where the heap goes, {n} realistic pods ({:.1} KB of JSON each)\n",
+        "\n## Where the heap goes, {n} pods of shape {shape} ({:.1} KB of JSON each)\n",
         json_bytes as f64 / n.max(1) as f64 / 1000.0
     );
     println!("| what | bytes | per pod |\n|---|---|---|");
@@ -576,10 +591,23 @@ struct Connected {
     known: f64,
     anon: u64,
     file: u64,
+    /// VmHWM after a pod change (one state write) and a relist (the watch's resourceVersion
+    /// compacted away: 410, then a full list), and VmRSS then.
+    hwm_after_relist: u64,
+    rss_after_relist: u64,
+    /// RssAnon and RssFile then.
+    anon_after_relist: u64,
+    file_after_relist: u64,
 }
 
 /// One connected run: memory, idle CPU and wake-ups, and how long it took to know every pod.
-fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> Connected {
+fn connected(
+    o: &Opts,
+    server: &apiserver::ApiServer,
+    kubeconfig: &Path,
+    bin: &Path,
+    n: usize,
+) -> Connected {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let config = dir.path().join("config.toml");
@@ -610,8 +638,23 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> Connected {
     let (ns1, switches1) = thread_totals(agent.pid());
     let secs = t0.elapsed().as_secs_f64();
     let hwm = status_kib(agent.pid(), "VmHWM:");
+    if n > 0 {
+        relist(server, n);
+    }
+    let (hwm_after_relist, rss_after_relist) = (
+        status_kib(agent.pid(), "VmHWM:"),
+        status_kib(agent.pid(), "VmRSS:"),
+    );
+    let (anon_after_relist, file_after_relist) = (
+        status_kib(agent.pid(), "RssAnon:"),
+        status_kib(agent.pid(), "RssFile:"),
+    );
     agent.stop();
     Connected {
+        hwm_after_relist,
+        rss_after_relist,
+        anon_after_relist,
+        file_after_relist,
         hwm,
         rss,
         cpu_h: ns1.saturating_sub(ns0) as f64 / 1e9 / secs * 3600.0,
@@ -620,6 +663,46 @@ fn connected(o: &Opts, kubeconfig: &Path, bin: &Path, n: usize) -> Connected {
         anon,
         file,
     }
+}
+
+/// One pod changed (a toleration added, so the fence's view and the state file change) while
+/// the watches are down and the change history compacted: the agent's watch resumes at a
+/// resourceVersion the server no longer has (410) and lists every pod again. Returns once the
+/// list was served and 5 s more passed (bounded: 60 s for the list).
+fn relist(server: &apiserver::ApiServer, n: usize) {
+    let name = shaped("realistic", n - 1)["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // The watch may not come back until the history is gone (else it would see the change).
+    let watch = ("WATCH", "/api/v1/pods");
+    server
+        .faults()
+        .fail_next(watch, u32::MAX, apiserver::Fault::Status503);
+    server.clear_requests();
+    server.drop_watches();
+    server
+        .update_pod_as("kube-controller-manager", "shop", &name, |o| {
+            if let Some(ts) = o["spec"]["tolerations"].as_array_mut() {
+                ts.push(serde_json::json!({"key": format!("relist.example.com/{}", ts.len()), "operator": "Exists"}));
+            }
+        })
+        .unwrap_or_else(|e| panic!("changing pod {name}: {e}"));
+    server.compact(0);
+    server.faults().clear();
+    wait_until(
+        "the agent listing the pods again",
+        Duration::from_secs(60),
+        || {
+            server.requests().iter().any(|r| {
+                r.method == "GET"
+                    && r.path.ends_with("/pods")
+                    && r.param("watch").is_none()
+                    && r.status == Some(200)
+            })
+        },
+    );
+    std::thread::sleep(Duration::from_secs(5));
 }
 
 /// The counter `nodewarden_fence_actions_total{action="<action>"}`, 0 when absent.
@@ -750,7 +833,7 @@ fn main() {
         }
     };
     if o.heap_pods > 0 {
-        where_bytes_go(o.heap_pods);
+        where_bytes_go(o.heap_pods, &o.shape);
     }
     if o.only_heap {
         return;
@@ -808,17 +891,17 @@ fn main() {
     let kubeconfig = path_rx.recv().expect("the API test server's kubeconfig");
 
     println!(
-        "\n## Connected, dry-run, realistic pods, idle CPU over {} s\n",
-        o.idle_seconds
+        "\n## Connected, dry-run, pods of shape {}, idle CPU over {} s\n",
+        o.shape, o.idle_seconds
     );
     println!(
-        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | wake-ups | all pods known after |\n|---|---|---|---|---|---|---|---|---|"
+        "| pods | served JSON per pod | build | VmHWM | steady VmRSS | of which heap and stacks (RssAnon) / the binary's pages (RssFile) | idle CPU | wake-ups | all pods known after | VmHWM after a pod change (state write) and a relist | VmRSS then (RssAnon / RssFile) |\n|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut seeded = 0;
     let mut partitions = Vec::new();
     for &n in &o.pods {
         let t = Instant::now();
-        seed_pods(&server, seeded, n);
+        seed_pods(&server, &o.shape, seeded, n);
         seeded = seeded.max(n);
         let per_pod = {
             let pods = server.pods();
@@ -827,9 +910,9 @@ fn main() {
         };
         eprintln!("seeded {n} pods in {:.1} s", t.elapsed().as_secs_f64());
         for (label, bin) in &builds {
-            let c = connected(&o, &kubeconfig, bin, n);
+            let c = connected(&o, &server, &kubeconfig, bin, n);
             println!(
-                "| {n} | {} | {label} | {} | {} | {} / {} | {:.2} s/h ({:.3}% of a core) | {:.1}/s | {:.1} s |",
+                "| {n} | {} | {label} | {} | {} | {} / {} | {:.2} s/h ({:.3}% of a core) | {:.1}/s | {:.1} s | {} | {} ({} / {}) |",
                 if n == 0 {
                     "-".to_string()
                 } else {
@@ -842,7 +925,11 @@ fn main() {
                 c.cpu_h,
                 c.cpu_h / 36.0,
                 c.wakes,
-                c.known
+                c.known,
+                mib(c.hwm_after_relist),
+                mib(c.rss_after_relist),
+                mib(c.anon_after_relist),
+                mib(c.file_after_relist)
             );
         }
         if n > 0 && n == o.partition_pods {

@@ -361,7 +361,7 @@ fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() 
 /// (it used to leave it unfenced as unreadable) and plans it as the controller does.
 #[test]
 fn a_stored_pod_with_gt_tolerations_is_fenced_as_the_controller_evicts_it() {
-    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+    let pod: nodewarden::api::slim::SlimPod = serde_json::from_value(serde_json::json!({
         "metadata": {"uid": "u1", "namespace": "default", "name": "web-1"},
         "spec": {
             "containers": [],

@@ -12,9 +12,11 @@ mod realistic;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 use nodewarden::agent::{fence_task, quorum, reporter, snapshot};
 use nodewarden::api::slim::{SlimNode, SlimPod};
+use nodewarden::core::fence_plan::FencePod;
+use nodewarden::core::resources::Effective;
 use serde_json::Value;
 
 const NODE: &str = "n1";
@@ -156,6 +158,22 @@ fn realistic_pods_are_several_kilobytes_of_json() {
     }
     let len = realistic::node(NODE).to_string().len();
     assert!((8_000..16_000).contains(&len), "node: {len} bytes");
+    // The harness's shapes (issue 25): each at least as heavy as the measured pods (6.4 KB),
+    // and each heavier one adds what it is named after.
+    let len = |shape: &str| {
+        realistic::shaped_pod(shape, 3, NODE)
+            .expect(shape)
+            .to_string()
+            .len()
+    };
+    for shape in realistic::SHAPES {
+        assert!(len(shape) >= 6_400, "{shape}: {} bytes", len(shape));
+    }
+    assert!(len("heavy") > len("realistic") + 24 * 25);
+    for shape in ["sidecars", "last-applied", "tolerations"] {
+        assert!(len(shape) > len("heavy") + 1_500, "{shape}: {}", len(shape));
+    }
+    assert!(realistic::shaped_pod("no such shape", 0, NODE).is_none());
 }
 
 #[test]
@@ -164,13 +182,8 @@ fn the_pod_cache_keeps_no_field_outside_the_allow_list() {
         let slim: SlimPod = serde_json::from_value(full.clone()).expect(shape);
         let kept = serde_json::to_value(&slim).expect("serialise");
         assert_eq!(outside(&kept, POD_ALLOWED), Vec::<String>::new(), "{shape}");
-        // What the fence is handed is built from the compact pod: nothing more either.
-        let rebuilt = serde_json::to_value(slim.to_pod()).expect("serialise");
-        assert_eq!(
-            outside(&rebuilt, POD_ALLOWED),
-            Vec::<String>::new(),
-            "{shape}"
-        );
+        // The fence's conversions read this compact pod itself (no API Pod is rebuilt from it),
+        // so what they are handed is what was checked above.
         let (full_len, kept_len) = (full.to_string().len(), kept.to_string().len());
         assert!(
             kept_len * 5 < full_len,
@@ -199,26 +212,133 @@ fn the_allow_list_guard_catches_a_kept_field() {
     }
 }
 
+/// What the fence and `status` must see of a pod, read from its whole JSON by this test's own
+/// code: an oracle that shares no reading code with the agent's conversions (the QoS and
+/// effective-resource arithmetic are the core's, tested on their own).
+fn read_whole(v: &Value) -> (FencePod, Effective) {
+    use nodewarden::core::qos::{self, QosClass};
+    use nodewarden::core::quantity::Quantity;
+    use nodewarden::core::resources::{self, ContainerAmounts, PodAmounts, ResourceList};
+    use nodewarden::core::taint::{Effect, Operator, Toleration};
+
+    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let annotation = |k: &str| v["metadata"]["annotations"][k].as_str();
+    let tolerations = items(&v["spec"]["tolerations"])
+        .iter()
+        .map(|t| Toleration {
+            key: text(&t["key"]),
+            operator: Operator::parse(t["operator"].as_str().unwrap_or("")).expect("operator"),
+            value: text(&t["value"]),
+            effect: t["effect"]
+                .as_str()
+                .filter(|e| !e.is_empty())
+                .map(|e| Effect::parse(e).expect("effect")),
+            toleration_seconds: t["tolerationSeconds"].as_i64(),
+        })
+        .collect();
+    let list = |m: &Value| -> ResourceList {
+        m.as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, q)| (k.clone(), text(q).parse::<Quantity>().expect("quantity")))
+            .collect()
+    };
+    for cs in ["containerStatuses", "initContainerStatuses"] {
+        for s in items(&v["status"][cs]) {
+            assert!(s.get("resources").is_none(), "no shape resizes in place");
+        }
+    }
+    let container = |c: &Value| ContainerAmounts {
+        requests: list(&c["resources"]["requests"]),
+        limits: list(&c["resources"]["limits"]),
+        sidecar: c["restartPolicy"] == "Always",
+        status: None,
+    };
+    let nanos = |l: &ResourceList, k: &str| l.get(k).map_or(0, |q| q.as_nanos());
+    let all: Vec<Value> = items(&v["spec"]["initContainers"])
+        .into_iter()
+        .chain(items(&v["spec"]["containers"]))
+        .collect();
+    let qos = v["status"]["qosClass"]
+        .as_str()
+        .map(|q| QosClass::parse(q).expect("qos class"))
+        .unwrap_or_else(|| {
+            let each: Vec<qos::ContainerResources> = all
+                .iter()
+                .map(|c| {
+                    let a = container(c);
+                    qos::ContainerResources {
+                        requests: qos::CpuMemory {
+                            cpu: nanos(&a.requests, "cpu"),
+                            memory: nanos(&a.requests, "memory"),
+                        },
+                        limits: qos::CpuMemory {
+                            cpu: nanos(&a.limits, "cpu"),
+                            memory: nanos(&a.limits, "memory"),
+                        },
+                    }
+                })
+                .collect();
+            qos::compute_qos(&each)
+        });
+    let pod = FencePod {
+        uid: text(&v["metadata"]["uid"]),
+        namespace: text(&v["metadata"]["namespace"]),
+        name: text(&v["metadata"]["name"]),
+        tolerations,
+        termination_grace_seconds: v["spec"]["terminationGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(30),
+        owner_kind: items(&v["metadata"]["ownerReferences"])
+            .iter()
+            .find(|o| o["controller"] == true)
+            .map(|o| text(&o["kind"])),
+        static_or_mirror: annotation("kubernetes.io/config.mirror").is_some()
+            || annotation("kubernetes.io/config.source").is_some_and(|s| s != "api"),
+        qos,
+        opted_out: matches!(
+            annotation("nodewarden.io/fence"),
+            Some("false" | "disabled")
+        ),
+        terminal: matches!(v["status"]["phase"].as_str(), Some("Succeeded" | "Failed")),
+    };
+    let amounts = PodAmounts {
+        containers: items(&v["spec"]["containers"])
+            .iter()
+            .map(container)
+            .collect(),
+        init_containers: items(&v["spec"]["initContainers"])
+            .iter()
+            .map(container)
+            .collect(),
+        overhead: list(&v["spec"]["overhead"]),
+        pod_requests: list(&v["spec"]["resources"]["requests"]),
+        pod_limits: list(&v["spec"]["resources"]["limits"]),
+        resize_infeasible: false,
+    };
+    (pod, resources::effective(&amounts))
+}
+
 #[test]
 fn the_fence_and_status_see_the_same_pod_stripped() {
     let mut fenced = 0;
-    for (shape, full_json) in realistic::pod_shapes(NODE) {
-        let full: Pod = serde_json::from_value(full_json.clone()).expect(shape);
+    let heavy = realistic::SHAPES
+        .iter()
+        .map(|s| (*s, realistic::shaped_pod(s, 8, NODE).expect(s)));
+    for (shape, full_json) in realistic::pod_shapes(NODE).into_iter().chain(heavy) {
+        let (want_pod, want_resources) = read_whole(&full_json);
         let slim: SlimPod = serde_json::from_value(full_json).expect(shape);
-        let stripped = slim.to_pod();
-        let (want, got) = (
-            fence_task::fence_pod(&full),
-            fence_task::fence_pod(&stripped),
-        );
-        assert_eq!(got, want, "{shape}");
+        let got = fence_task::fence_pod(&slim);
+        assert_eq!(got.as_ref(), Some(&want_pod), "{shape}");
         fenced += usize::from(got.is_some());
         assert_eq!(
-            snapshot::pod_resources(&stripped),
-            snapshot::pod_resources(&full),
+            snapshot::pod_resources(&slim),
+            Ok(want_resources),
             "{shape}"
         );
     }
-    assert_eq!(fenced, 6, "every shape converts");
+    assert_eq!(fenced, 6 + realistic::SHAPES.len(), "every shape converts");
 }
 
 #[test]
@@ -228,10 +348,9 @@ fn the_shapes_differ_where_the_fence_looks() {
         .into_iter()
         .map(|(_, v)| {
             let slim: SlimPod = serde_json::from_value(v).expect("decode");
-            let pod = slim.to_pod();
             (
-                fence_task::fence_pod(&pod).expect("converts"),
-                snapshot::pod_resources(&pod).expect("resources"),
+                fence_task::fence_pod(&slim).expect("converts"),
+                snapshot::pod_resources(&slim).expect("resources"),
             )
         })
         .collect();
@@ -540,6 +659,72 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
             .permissions(),
     );
     assert_eq!(mode & 0o777, 0o600);
+}
+
+/// A relist (issue 25) is applied to the pod store in place: the pods it lists unchanged stay
+/// the very objects stored (so neither the store nor the fence holds a second copy of every
+/// pod, and the fence converts none of them again), a changed pod is replaced, a new one added
+/// as it comes, and the pods it did not list are removed when it ends — never before.
+#[test]
+fn a_relist_is_applied_in_place_keeping_the_unchanged_pods() {
+    use kube::runtime::reflector::{self, ObjectRef};
+    use kube::runtime::watcher::Event;
+    use nodewarden::api::watch::PodWriter;
+
+    let (store, writer) = reflector::store::<SlimPod>();
+    let mut w = PodWriter::new(writer);
+    let pods: Vec<SlimPod> = (0..6)
+        .map(|i| serde_json::from_value(realistic::pod(i, NODE)).expect("pod"))
+        .collect();
+    let key = |p: &SlimPod| {
+        ObjectRef::<SlimPod>::new(p.metadata.name.as_deref().unwrap_or_default()).within("shop")
+    };
+    w.apply(&Event::Init);
+    for p in &pods[..5] {
+        w.apply(&Event::InitApply(p.clone()));
+    }
+    w.apply(&Event::InitDone);
+    assert_eq!(store.state().len(), 5);
+    let first: Vec<Arc<SlimPod>> = pods[..5]
+        .iter()
+        .map(|p| store.get(&key(p)).expect("listed"))
+        .collect();
+
+    // Pod 1 changed, pod 2 gone, pod 5 new.
+    let mut changed = pods[1].clone();
+    changed.metadata.resource_version = Some("900001".into());
+    if let Some(spec) = changed.spec.as_mut() {
+        spec.termination_grace_period_seconds = Some(5);
+    }
+    w.apply(&Event::Init);
+    for p in [&pods[0], &changed, &pods[3], &pods[4], &pods[5]] {
+        w.apply(&Event::InitApply(p.clone()));
+    }
+    assert_eq!(
+        store.state().len(),
+        6,
+        "nothing removed before the list ends"
+    );
+    w.apply(&Event::InitDone);
+
+    assert_eq!(store.state().len(), 5);
+    for i in [0, 3, 4] {
+        let now = store.get(&key(&pods[i])).expect("still there");
+        assert!(
+            Arc::ptr_eq(&now, &first[i]),
+            "pod {i} is the object stored before"
+        );
+    }
+    assert_eq!(store.get(&key(&pods[1])).as_deref(), Some(&changed));
+    assert!(
+        store.get(&key(&pods[2])).is_none(),
+        "the pod not listed is gone"
+    );
+    assert_eq!(store.get(&key(&pods[5])).as_deref(), Some(&pods[5]));
+
+    // Watch events in between are applied as they come.
+    w.apply(&Event::Delete(pods[5].clone()));
+    assert!(store.get(&key(&pods[5])).is_none());
 }
 
 /// The fence converts again only the pods the store replaced, and ends up exactly where a whole

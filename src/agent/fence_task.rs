@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::core::v1::{Event, Node};
 use kube::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
@@ -33,7 +33,7 @@ use crate::agent::wake::Wake;
 use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
-use crate::api::slim::SlimPod;
+use crate::api::slim::{ResourceAmounts, SlimPod, SlimPodSpec};
 use crate::config::Config;
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
@@ -63,11 +63,17 @@ const MAX_RECONCILE_PAGES: u32 = 10_000;
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
 
-/// A Pod from the API in the planner's terms; `None` (logged by the caller) when malformed.
-pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
+/// A watched pod (the watch cache's compact pod, `api::slim`) in the planner's terms, read
+/// straight from it; `None` (logged by the caller) when malformed.
+pub fn fence_pod(pod: &SlimPod) -> Option<FencePod> {
     let meta = &pod.metadata;
     let spec = pod.spec.as_ref()?;
-    let annotations = meta.annotations.clone().unwrap_or_default();
+    let annotation = |key: &str| {
+        meta.annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .map(String::as_str)
+    };
     let tolerations = spec
         .tolerations
         .as_deref()
@@ -75,12 +81,12 @@ pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
         .iter()
         .map(|t| {
             Some(Toleration {
-                key: t.key.clone().unwrap_or_default(),
+                key: t.key.as_deref().unwrap_or_default().to_string(),
                 // `Lt`/`Gt` are read whatever the comparison gate: they never tolerate the
                 // unreachable taint (its empty value is no integer), so the fence plans such a
                 // pod as the taint-eviction controller does with the gate on or off.
                 operator: Operator::parse(t.operator.as_deref().unwrap_or(""))?,
-                value: t.value.clone().unwrap_or_default(),
+                value: t.value.as_deref().unwrap_or_default().to_string(),
                 effect: match t.effect.as_deref() {
                     None | Some("") => None,
                     Some(e) => Some(Effect::parse(e)?),
@@ -89,16 +95,13 @@ pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
             })
         })
         .collect::<Option<Vec<_>>>()?;
-    let qos = pod
-        .status
-        .as_ref()
+    let status = pod.status.as_ref();
+    let qos = status
         .and_then(|s| s.qos_class.as_deref())
         .and_then(QosClass::parse)
         .unwrap_or_else(|| qos_from_spec(spec));
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    let source = annotations
-        .get("kubernetes.io/config.source")
-        .map(String::as_str);
+    let phase = status.and_then(|s| s.phase.as_deref());
+    let source = annotation("kubernetes.io/config.source");
     Some(FencePod {
         uid: meta.uid.clone()?,
         namespace: meta.namespace.clone().unwrap_or_default(),
@@ -112,26 +115,22 @@ pub fn fence_pod(pod: &Pod) -> Option<FencePod> {
             .iter()
             .find(|o| o.controller == Some(true))
             .map(|o| o.kind.clone()),
-        static_or_mirror: annotations.contains_key("kubernetes.io/config.mirror")
+        static_or_mirror: annotation("kubernetes.io/config.mirror").is_some()
             || source.is_some_and(|s| s != "api"),
         qos,
-        opted_out: annotations
-            .get(OPT_OUT_ANNOTATION)
-            .is_some_and(|v| v == "false" || v == "disabled"),
+        opted_out: annotation(OPT_OUT_ANNOTATION).is_some_and(|v| v == "false" || v == "disabled"),
         terminal: matches!(phase, Some("Succeeded") | Some("Failed")),
     })
 }
 
 /// QoS from the spec when the API server has not set `status.qosClass` (docs/semantics.md §11).
-fn qos_from_spec(spec: &k8s_openapi::api::core::v1::PodSpec) -> QosClass {
-    let amount =
-        |m: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
-         k: &str| {
-            m.and_then(|m| m.get(k))
-                .and_then(|q| q.0.parse::<crate::core::quantity::Quantity>().ok())
-                .map(|q| q.as_nanos())
-                .unwrap_or(0)
-        };
+fn qos_from_spec(spec: &SlimPodSpec) -> QosClass {
+    let amount = |m: Option<&ResourceAmounts>, k: &str| {
+        m.and_then(|m| m.get(k))
+            .and_then(|q| q.parse::<crate::core::quantity::Quantity>().ok())
+            .map(|q| q.as_nanos())
+            .unwrap_or(0)
+    };
     let containers: Vec<qos::ContainerResources> = spec
         .init_containers
         .iter()
@@ -995,19 +994,18 @@ fn convert_one(
     slim: &SlimPod,
     malformed: &mut BTreeSet<String>,
 ) -> Option<(FencePod, Option<Effective>)> {
-    let p = slim.to_pod();
     let id = format!(
         "{}/{}",
-        p.metadata.namespace.as_deref().unwrap_or_default(),
-        p.metadata.name.as_deref().unwrap_or_default()
+        slim.metadata.namespace.as_deref().unwrap_or_default(),
+        slim.metadata.name.as_deref().unwrap_or_default()
     );
-    let Some(fp) = fence_pod(&p) else {
+    let Some(fp) = fence_pod(slim) else {
         if malformed.insert(id.clone()) {
             log::warn!(pod = id.as_str(); "pod {id} has tolerations this agent cannot read; it is not fenced");
         }
         return None;
     };
-    let resources = match snapshot::pod_resources(&p) {
+    let resources = match snapshot::pod_resources(slim) {
         Ok(e) => Some(e),
         Err(e) => {
             if malformed.insert(format!("{id} resources")) {

@@ -5,8 +5,9 @@
 //! neither in the watch cache nor while a list page is decoded (issue 12: a realistic pod is
 //! about 6.4 KB of JSON; what is kept of it is a few hundred bytes).
 //!
-//! [`SlimPod`] is the watch cache's own compact type; [`SlimPod::to_pod`] rebuilds the API type
-//! the fence's conversions (`agent::fence_task::fence_pod`, `agent::snapshot::pod_resources`) take.
+//! [`SlimPod`] is the watch cache's own compact type, and the one the fence's conversions
+//! (`agent::fence_task::fence_pod`, `agent::snapshot::pod_resources`) read: no API `Pod` is
+//! rebuilt from it (issue 23).
 //! [`SlimNode`] wraps an API `Node` holding only what is read (there is one Node, so its size
 //! matters less than its managedFields and images, which are dropped).
 //!
@@ -27,8 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use k8s_openapi::api::core::v1::{
-    Container, Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus,
-    ResourceRequirements, Taint, Toleration,
+    Node, NodeCondition, NodeSpec, NodeStatus, Pod, Taint, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -127,11 +127,14 @@ pub struct ResourceAmounts(pub Box<[(Cow<'static, str>, Box<str>)]>);
 const COMMON_RESOURCES: [&str; 4] = ["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu"];
 
 impl ResourceAmounts {
-    fn to_api(&self) -> BTreeMap<String, Quantity> {
+    /// The quantity's text of `name`; the last one when the list names it twice, as a decoded
+    /// map keeps it.
+    pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
-            .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-            .collect()
+            .rev()
+            .find(|(k, _)| k.as_ref() == name)
+            .map(|(_, v)| v.as_ref())
     }
 }
 
@@ -240,69 +243,6 @@ impl<'de> Deserialize<'de> for SlimToleration {
             effect: t.effect.map(|e| intern(e, EFFECTS)),
             toleration_seconds: t.toleration_seconds,
         })
-    }
-}
-
-impl SlimToleration {
-    fn to_api(&self) -> Toleration {
-        Toleration {
-            key: self.key.as_deref().map(str::to_string),
-            operator: self.operator.as_deref().map(str::to_string),
-            value: self.value.as_deref().map(str::to_string),
-            effect: self.effect.as_deref().map(str::to_string),
-            toleration_seconds: self.toleration_seconds,
-        }
-    }
-}
-
-impl SlimResources {
-    fn to_api(&self) -> ResourceRequirements {
-        ResourceRequirements {
-            requests: self.requests.as_ref().map(ResourceAmounts::to_api),
-            limits: self.limits.as_ref().map(ResourceAmounts::to_api),
-            claims: None,
-        }
-    }
-}
-
-impl SlimContainer {
-    fn to_api(&self) -> Container {
-        Container {
-            name: self.name.clone(),
-            resources: self.resources.as_ref().map(SlimResources::to_api),
-            restart_policy: self.restart_policy.clone(),
-            ..Container::default()
-        }
-    }
-}
-
-impl SlimPod {
-    /// The API Pod holding exactly what is kept, for the conversions that take one (built only
-    /// when the store changed, one pod at a time).
-    pub fn to_pod(&self) -> Pod {
-        Pod {
-            metadata: self.metadata.clone(),
-            spec: self.spec.as_ref().map(|s| PodSpec {
-                tolerations: s
-                    .tolerations
-                    .as_ref()
-                    .map(|ts| ts.iter().map(SlimToleration::to_api).collect()),
-                termination_grace_period_seconds: s.termination_grace_period_seconds,
-                containers: s.containers.iter().map(SlimContainer::to_api).collect(),
-                init_containers: s
-                    .init_containers
-                    .as_ref()
-                    .map(|cs| cs.iter().map(SlimContainer::to_api).collect()),
-                resources: s.resources.as_ref().map(SlimResources::to_api),
-                overhead: s.overhead.as_ref().map(ResourceAmounts::to_api),
-                ..PodSpec::default()
-            }),
-            status: self.status.as_ref().map(|s| PodStatus {
-                phase: s.phase.as_deref().map(str::to_string),
-                qos_class: s.qos_class.as_deref().map(str::to_string),
-                ..PodStatus::default()
-            }),
-        }
     }
 }
 

@@ -11,12 +11,13 @@
 //! a watch that has shown nothing since contact was lost is then dropped and re-opened (issue
 //! 21), resuming from its resourceVersion (the API server's 410 makes it list again).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, Lookup, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
 use tokio::sync::watch;
@@ -190,7 +191,13 @@ async fn run(
     let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.
     let node_stream = in_order(watcher(nodes, node_cfg), "node").applied_objects();
-    let pod_stream = reflector::reflector(pod_writer, in_order(watcher(pods, pod_cfg), "pod"));
+    let mut pod_writer = PodWriter::new(pod_writer);
+    // Applied before the event is yielded, as kube's `reflector` does.
+    let pod_stream = in_order(watcher(pods, pod_cfg), "pod").inspect(move |item| {
+        if let Ok(event) = item {
+            pod_writer.apply(event);
+        }
+    });
     tokio::pin!(node_stream);
     tokio::pin!(pod_stream);
     let mut node_failing = false;
@@ -264,6 +271,76 @@ async fn run(
                 }
             },
             else => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// The pod store's writer, which applies a relist in place (issue 25). kube's reflector collects
+/// every listed object into a second map and swaps it in when the list ends, so during a relist
+/// (after a 410, or a watch that could not resume) every pod is held twice — and the fence then
+/// converts every pod again, all of them new objects. Here the first list goes through the
+/// reflector's own path (the store is empty then, and its end makes the store ready); a later
+/// list replaces only the objects that differ from the stored ones, keeps the very objects that
+/// did not change, and at its end removes those it did not list. A reader during a relist sees
+/// the stored pods with the changed ones already replaced, never one missing that the list has
+/// not yet reached (as before: kube's store showed the old pods until the end).
+pub struct PodWriter {
+    writer: reflector::store::Writer<SlimPod>,
+    reader: Store<SlimPod>,
+    /// Whether a first list has completed (the store is ready).
+    listed_once: bool,
+    /// The stored objects (their addresses) a relist in progress has listed so far; `None`
+    /// outside one. Addresses, not keys: 8 bytes a pod where a key is four strings. An address
+    /// is never stale: during a list only this writer changes the store, and it frees only
+    /// objects it replaces before their address is taken.
+    relisting: Option<HashSet<usize>>,
+}
+
+impl PodWriter {
+    /// Writes through `writer` (whose store it reads to compare).
+    pub fn new(writer: reflector::store::Writer<SlimPod>) -> PodWriter {
+        PodWriter {
+            reader: writer.as_reader(),
+            writer,
+            listed_once: false,
+            relisting: None,
+        }
+    }
+
+    /// Applies one event of the pod watch to the store.
+    pub fn apply(&mut self, event: &watcher::Event<SlimPod>) {
+        use watcher::Event;
+        if !self.listed_once {
+            self.writer.apply_watcher_event(event);
+            self.listed_once = matches!(event, Event::InitDone);
+            return;
+        }
+        match event {
+            Event::Init => self.relisting = Some(HashSet::new()),
+            Event::InitApply(pod) => {
+                let key = pod.to_object_ref(());
+                let stored = match self.reader.get(&key) {
+                    Some(stored) if *stored == *pod => Some(stored),
+                    _ => {
+                        self.writer.apply_watcher_event(&Event::Apply(pod.clone()));
+                        self.reader.get(&key)
+                    }
+                };
+                if let Some(stored) = stored {
+                    let listed = self.relisting.get_or_insert_default();
+                    listed.insert(Arc::as_ptr(&stored) as usize);
+                }
+            }
+            Event::InitDone => {
+                let listed = self.relisting.take().unwrap_or_default();
+                for stored in self.reader.state() {
+                    if !listed.contains(&(Arc::as_ptr(&stored) as usize)) {
+                        self.writer
+                            .apply_watcher_event(&Event::Delete(SlimPod::clone(&stored)));
+                    }
+                }
+            }
+            Event::Apply(_) | Event::Delete(_) => self.writer.apply_watcher_event(event),
         }
     }
 }

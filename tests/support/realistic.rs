@@ -212,6 +212,107 @@ pub fn pod(i: usize, node: &str) -> Value {
     })
 }
 
+/// Twelve environment variables of 40-character values each (issue 25's measurement).
+fn long_env(app: &str, c: &str, i: usize) -> Value {
+    Value::Array(
+        (0..12)
+            .map(|k| {
+                let value = format!("{app}.{c}.setting-{k:02}.pod-{i:06}.example.internal");
+                json!({"name": format!("SETTING_{k:02}"), "value": format!("{value:.<40.40}")})
+            })
+            .collect(),
+    )
+}
+
+/// The pod shapes the footprint harness can seed (`--shape`), each at least as heavy as the
+/// pods of issue 25's measurement (two containers of twelve 40-character env vars, ports,
+/// requests and limits, volume mounts, three managers in managedFields, full statuses):
+/// - `realistic`: [`pod`] as it is;
+/// - `heavy`: [`pod`] with issue 25's env (12 vars × 40 characters a container);
+/// - `sidecars`: `heavy` with an init container and three native sidecars (restartPolicy
+///   Always, each with env and resources) and their statuses, as a service mesh, a log shipper
+///   and a secrets agent add them;
+/// - `last-applied`: `heavy` with a `kubectl.kubernetes.io/last-applied-configuration` holding
+///   the whole applied object, env included (what `kubectl apply` of a full manifest leaves);
+/// - `tolerations`: `heavy` with 32 tolerations (a DaemonSet-like pod tolerating every taint
+///   of a mixed fleet), half of them NoExecute with a delay.
+pub const SHAPES: &[&str] = &[
+    "realistic",
+    "heavy",
+    "sidecars",
+    "last-applied",
+    "tolerations",
+];
+
+/// The `i`th pod of `shape` (one of [`SHAPES`]) on `node`, as served; `None` for another name.
+pub fn shaped_pod(shape: &str, i: usize, node: &str) -> Option<Value> {
+    let mut p = pod(i, node);
+    if shape == "realistic" {
+        return Some(p);
+    }
+    let app = format!("shop-{}", i % 7);
+    if let Some(cs) = p["spec"]["containers"].as_array_mut() {
+        for c in cs {
+            let name = c["name"].as_str().unwrap_or_default().to_string();
+            c["env"] = long_env(&app, &name, i);
+        }
+    }
+    match shape {
+        "heavy" => {}
+        "sidecars" => {
+            let sidecar = |name: &str, image: &str, port: u16| {
+                let mut c = container(&app, name, image, port);
+                c["env"] = long_env(&app, name, i);
+                c["restartPolicy"] = json!("Always");
+                c["resources"] = json!({"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}});
+                c
+            };
+            p["spec"]["initContainers"] = json!([
+                {"name": "init-db", "image": "registry.example.com/shop/migrate:3",
+                 "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}, "env": long_env(&app, "init-db", i)},
+                sidecar("istio-proxy", "registry.example.com/mesh/proxyv2:1.24.1", 15090),
+                sidecar("log-shipper", "registry.example.com/infra/fluent-bit:3.1", 2020),
+                sidecar("vault-agent", "registry.example.com/sec/vault:1.18.0", 8200)
+            ]);
+            p["status"]["initContainerStatuses"] = json!([
+                container_status("init-db", "registry.example.com/shop/migrate:3", i),
+                container_status("istio-proxy", "registry.example.com/mesh/proxyv2:1.24.1", i),
+                container_status(
+                    "log-shipper",
+                    "registry.example.com/infra/fluent-bit:3.1",
+                    i
+                ),
+                container_status("vault-agent", "registry.example.com/sec/vault:1.18.0", i)
+            ]);
+        }
+        "last-applied" => {
+            let applied = json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": p["metadata"]["name"], "namespace": "shop", "labels": p["metadata"]["labels"]},
+                "spec": p["spec"]});
+            p["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] =
+                json!(format!("{applied}\n"));
+        }
+        "tolerations" => {
+            let mut ts: Vec<Value> = (0..30)
+                .map(|k| {
+                    let key = format!("fleet.example.com/pool-{k:02}");
+                    if k % 2 == 0 {
+                        json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60 * (k + 1)})
+                    } else {
+                        json!({"key": key, "operator": "Equal", "value": format!("team-{k}"), "effect": "NoSchedule"})
+                    }
+                })
+                .collect();
+            if let Some(admitted) = p["spec"]["tolerations"].as_array() {
+                ts.extend(admitted.iter().cloned());
+            }
+            p["spec"]["tolerations"] = Value::Array(ts);
+        }
+        _ => return None,
+    }
+    Some(p)
+}
+
 /// The shapes of pod the fence treats differently, each a variation of `pod(i, node)`.
 pub fn pod_shapes(node: &str) -> Vec<(&'static str, Value)> {
     let mut shapes = vec![("deployment", pod(0, node))];
