@@ -28,6 +28,7 @@
 #   HEAP_PODS=1000          pods of the heap table (0: skipped)
 #   PARTITION_PODS=1000     pods of the partition run (0: skipped)
 #   NODEWARDEN_BASELINE_BIN=<path>   another release build measured in the same run (before/after)
+#   PERF=1                  also count each connected idle window with `perf stat` (linux-perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -56,6 +57,9 @@ args=(--bin "$agent" --exporter "$exporter"
   --partition-pods "${PARTITION_PODS:-1000}")
 if [ -n "${NODEWARDEN_BASELINE_BIN:-}" ]; then
   args+=(--baseline "$NODEWARDEN_BASELINE_BIN")
+fi
+if [ -n "${PERF:-}" ]; then
+  args+=(--perf)
 fi
 echo "# nodewarden footprint, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
