@@ -730,8 +730,9 @@ fn a_zone_cut_off_from_a_live_control_plane_is_still_enforced_once_settled() {
 fn a_round_is_due_at_once_when_cut_off_then_every_interval_and_never_while_connected() {
     let s = Duration::from_secs;
     let interval = s(2);
-    let rows: &[(&str, bool, Option<u64>, u64, Option<u64>)] = &[
-        // (rule, asking, last round, now, next round)
+    /// (rule, asking, last round, now, next round), in seconds.
+    type Row = (&'static str, bool, Option<u64>, u64, Option<u64>);
+    let rows: &[Row] = &[
         (
             "connected: no round, whatever came before",
             false,

@@ -410,6 +410,7 @@ fn reporting(now: u64) -> Reporting {
             owned_taints: owned(),
             first_sight_wait: FIRST_SIGHT,
             other_writer_silence: SILENCE,
+            stale_window: at(30),
         },
         Retry::new(
             Backoff {
@@ -619,4 +620,29 @@ fn another_writers_condition_is_left_out_while_it_lives_and_reported_at_once_whe
     let sent = w.status.expect("at once, not at the next heartbeat");
     assert_eq!(types(&sent.send), [M, D]);
     assert!(!sent.heartbeat_only);
+}
+
+#[test]
+fn versions_of_the_node_from_before_our_write_are_skipped_until_ours_or_the_window_ends() {
+    let mut r = reporting(0);
+    assert!(
+        !r.stale(Some("5"), at(0)),
+        "no write of ours yet: nothing skipped"
+    );
+    r.wrote(Some("9".into()), at(10));
+    // (second, resourceVersion delivered, skipped) — versions are matched, never compared.
+    let rows: &[(u64, &str, bool)] = &[
+        (11, "7", true),
+        (12, "12", true),
+        (13, "9", false),
+        (14, "8", false),
+    ];
+    for (t, rv, skipped) in rows {
+        assert_eq!(r.stale(Some(rv), at(*t)), *skipped, "{rv} at {t} s");
+    }
+    // The watch relisted past our version: skipped for the window at most.
+    r.wrote(Some("20".into()), at(100));
+    assert!(r.stale(Some("18"), at(130)), "within the window");
+    assert!(!r.stale(Some("25"), at(131)), "past it");
+    assert!(!r.stale(None, at(132)));
 }

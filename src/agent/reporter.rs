@@ -4,8 +4,7 @@
 //! with the instant, carries out the writes it names — a strategic-merge PATCH of
 //! `nodes/<n>/status` with only our conditions, the taint reconciliation, the queued Events —
 //! and sleeps until the core's next wake-up or the next input. It also keeps what the core does
-//! not decide: the Event queue and its journal on disk, and which versions of the Node the watch
-//! delivers late (from before our own last write) and are skipped.
+//! not decide: the Event queue and its journal on disk.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -102,6 +101,7 @@ pub async fn run(
             owned_taints: settings.owned_taints.clone(),
             first_sight_wait: FIRST_SIGHT_WAIT,
             other_writer_silence: ownership::OTHER_WRITER_SILENCE,
+            stale_window: STALE_WINDOW,
         },
         Retry::new(settings.backoff, Jitter::new(seed())),
         clock.now().mono,
@@ -114,11 +114,6 @@ pub async fn run(
     // The Node as last seen, the base of a taint write (the server's answer to our last write
     // when it is fresher than the watch).
     let mut seen_node: Option<Arc<Node>> = None;
-    // After each of our writes, the watch may still deliver versions from before it: they are
-    // skipped until the version our write produced comes by (the watch is ordered), or for at
-    // most `STALE_WINDOW` in case the watch relisted past it. resourceVersions are opaque, so
-    // they are matched, never compared.
-    let mut awaiting: Option<(String, Instant)> = None;
 
     loop {
         let wake_at = core
@@ -148,12 +143,9 @@ pub async fn run(
                 if changed.is_err() { return; }
                 let observed = inputs.node.borrow_and_update().clone();
                 let rv = observed.as_ref().and_then(|n| n.metadata.resource_version.clone());
-                if let Some((want, since)) = &awaiting {
-                    if rv.as_ref() == Some(want) || since.elapsed() > STALE_WINDOW {
-                        awaiting = None;
-                    } else {
-                        continue;
-                    }
+                // After each of our writes the watch may still deliver versions from before it.
+                if core.stale(rv.as_deref(), clock.now().mono) {
+                    continue;
                 }
                 seen_node.clone_from(&observed);
                 let Some(n) = observed else {
@@ -217,11 +209,7 @@ pub async fn run(
             note(&reach, &health, &result, Request::OwnWrite, sent);
             let outcome = match result {
                 Ok(written) => {
-                    awaiting = written
-                        .metadata
-                        .resource_version
-                        .clone()
-                        .map(|rv| (rv, Instant::now()));
+                    core.wrote(written.metadata.resource_version.clone(), clock.now().mono);
                     let seen = observation(&written);
                     seen_node = Some(Arc::new(written));
                     Outcome::Written(Some(seen))
@@ -255,11 +243,7 @@ pub async fn run(
                     Outcome::Unchanged
                 }
                 Ok(TaintWrite::Written(after, written)) => {
-                    awaiting = written
-                        .metadata
-                        .resource_version
-                        .clone()
-                        .map(|rv| (rv, Instant::now()));
+                    core.wrote(written.metadata.resource_version.clone(), clock.now().mono);
                     let seen = observation(&written);
                     seen_node = Some(Arc::new(*written));
                     health.metrics.record_taint_write("written");

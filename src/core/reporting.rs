@@ -15,6 +15,8 @@
 //!   `ownership::OTHER_WRITER_SILENCE` the condition is written again at once. The first report
 //!   waits for the first sight of the Node (at most `first_sight_wait`), so a restart does not
 //!   overwrite a live writer's condition.
+//! - Versions of the Node the watch delivers from before our own last write are skipped
+//!   ([`Reporting::stale`]): they would look like another writer undoing ours.
 //! - Failures: one [`Retry`] (capped, jittered, shared with the fence), reset when the API server
 //!   is heard again, so work resumes within one renew interval.
 
@@ -41,6 +43,8 @@ pub struct ReportPolicy {
     pub first_sight_wait: Duration,
     /// How long another writer holds a condition after its last sign of life.
     pub other_writer_silence: Duration,
+    /// How long versions of the Node older than our last write are skipped at most.
+    pub stale_window: Duration,
 }
 
 /// A status report due now.
@@ -117,6 +121,9 @@ pub struct Reporting {
     seen: Option<Vec<ObservedCondition>>,
     /// The status report of the round under way, recorded as written once it is stored.
     sending: Option<Vec<NodeCondition>>,
+    /// The resourceVersion our last write produced and when it was stored: versions the watch
+    /// delivers before it are from before that write.
+    awaiting: Option<(String, Duration)>,
     retry: Retry,
 }
 
@@ -139,6 +146,7 @@ impl Reporting {
             foreign: BTreeSet::new(),
             seen: None,
             sending: None,
+            awaiting: None,
             retry,
         }
     }
@@ -168,8 +176,31 @@ impl Reporting {
         change
     }
 
+    /// Our write stored at `now` produced the version `resource_version` of the Node.
+    pub fn wrote(&mut self, resource_version: Option<String>, now: Duration) {
+        self.awaiting = resource_version.map(|rv| (rv, now));
+    }
+
+    /// Whether a version of the Node the watch delivers at `now` is from before our own last
+    /// write, and so skipped: the watch is ordered, so every version before the one our write
+    /// produced is older, and from that one on none is; after `stale_window` without it (the
+    /// watch relisted past it) nothing more is skipped. resourceVersions are opaque: matched,
+    /// never compared.
+    pub fn stale(&mut self, resource_version: Option<&str>, now: Duration) -> bool {
+        let Some((want, since)) = &self.awaiting else {
+            return false;
+        };
+        if resource_version == Some(want.as_str())
+            || now.saturating_sub(*since) > self.policy.stale_window
+        {
+            self.awaiting = None;
+            return false;
+        }
+        true
+    }
+
     /// A version of our Node seen at `now` (`our_manager`: our field manager), with the taints it
-    /// carries. Versions older than our own last write are the caller's to skip.
+    /// carries; one [`Reporting::stale`] skips is not handed in.
     pub fn node_seen(
         &mut self,
         node: &NodeObservation,
