@@ -28,7 +28,9 @@ use crate::core::contact::Request;
 use crate::core::ownership::{
     self, ConditionManager, ForeignWriter, NodeObservation, ObservedCondition,
 };
-use crate::core::reporting::{ForeignChange, Outcome, ReportPolicy, Reporting};
+use crate::core::reporting::{
+    ForeignChange, Outcome, ReportPolicy, Reporting, StatusWrite, Writes,
+};
 use crate::observe::http::Health;
 
 /// How long watch versions older than our last write are skipped at most.
@@ -91,10 +93,17 @@ pub async fn run(
     health: Arc<Health>,
     uid: NodeUid,
 ) {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let event_api: Api<Event> = Api::namespaced(client, EVENT_NAMESPACE);
-    let node = settings.node.clone();
     let clock = settings.clock;
+    let writer = Writer {
+        nodes: Api::all(client.clone()),
+        event_api: Api::namespaced(client, EVENT_NAMESPACE),
+        node: settings.node.clone(),
+        owned_taints: settings.owned_taints.clone(),
+        reach: reach.clone(),
+        health: health.clone(),
+        uid,
+        clock,
+    };
     let mut core = Reporting::new(
         ReportPolicy {
             report_frequency: settings.report_frequency,
@@ -200,100 +209,173 @@ pub async fn run(
         if let Some(change) = &writes.foreign {
             record_foreign(&health, change);
         }
-        let mut failed = false;
-
-        if let Some(report) = &writes.status {
-            let sent = Instant::now();
-            let result =
-                node::patch_conditions(&nodes, &node, &report.send, report.heartbeat_only).await;
-            note(&reach, &health, &result, Request::OwnWrite, sent);
-            let outcome = match result {
-                Ok(written) => {
-                    core.wrote(written.metadata.resource_version.clone(), clock.now().mono);
-                    let seen = observation(&written);
-                    seen_node = Some(Arc::new(written));
-                    Outcome::Written(Some(seen))
-                }
-                Err(e) => failure(&e),
-            };
-            failed = matches!(outcome, Outcome::Failed { .. });
-            core.status_result(&outcome, clock.now().mono);
-        }
-        if let Some(desired) = writes.taints.as_ref().filter(|_| !failed) {
-            let sent = Instant::now();
-            let result = node::reconcile_taints(
-                &nodes,
-                &node,
-                seen_node.as_deref().cloned(),
-                &settings.owned_taints,
-                desired,
-                clock.now().wall,
-                5,
+        let stored = writer
+            .carry_out(
+                &mut core,
+                &writes,
+                &mut seen_node,
+                &mut pending,
+                &mut queue_changed,
             )
             .await;
-            // Only a taint write stored is proof; "unchanged" may have been a read alone.
-            let request = match &result {
-                Ok(TaintWrite::Written(..)) => Request::OwnWrite,
-                _ => Request::Other,
-            };
-            note(&reach, &health, &result, request, sent);
-            let outcome = match result {
-                Ok(TaintWrite::Unchanged) => {
-                    health.metrics.record_taint_write("unchanged");
-                    Outcome::Unchanged
-                }
-                Ok(TaintWrite::Written(after, written)) => {
-                    core.wrote(written.metadata.resource_version.clone(), clock.now().mono);
-                    let seen = observation(&written);
-                    seen_node = Some(Arc::new(*written));
-                    health.metrics.record_taint_write("written");
-                    log::info!(
-                        taints = after.join(",").as_str();
-                        "node taints written: [{}]", after.join(", ")
-                    );
-                    Outcome::Written(Some(seen))
-                }
-                Err(e) => {
-                    health.metrics.record_taint_write("error");
-                    failure(&e)
-                }
-            };
-            failed = matches!(outcome, Outcome::Failed { .. });
-            core.taints_result(desired, &outcome, clock.now().mono);
-        }
-        while writes.events && !failed {
-            let Some(ev) = pending.front() else { break };
-            let node_uid = uid.borrow().clone();
-            let sent = Instant::now();
-            let result = events::send(&event_api, &node, node_uid.as_deref(), ev).await;
-            note(&reach, &health, &result, Request::Other, sent);
-            match result {
-                Ok(()) => {
-                    pending.pop_front();
-                    queue_changed = true;
-                }
-                // The server refused this event for good: drop it rather than block the queue.
-                Err(e) if !e.is_transient() => {
-                    log::warn!(error = e.to_string().as_str(); "event dropped: {e}");
-                    pending.pop_front();
-                    queue_changed = true;
-                }
-                Err(e) => {
-                    log::debug!(error = e.to_string().as_str(); "event not sent, retrying: {e}");
-                    core.event_failed(e.retry_after(), clock.now().mono);
-                    failed = true;
-                }
-            }
-        }
         publish(
             &inputs.journal,
             &pending,
             latest.as_deref(),
             &mut queue_changed,
         );
-        if writes.events && !failed {
+        if writes.events && stored {
             core.round_succeeded();
         }
+    }
+}
+
+/// What carries out the writes the core names: the API handles and where each outcome is noted.
+struct Writer {
+    nodes: Api<Node>,
+    event_api: Api<Event>,
+    node: String,
+    owned_taints: Vec<TaintSpec>,
+    reach: Arc<Reachability>,
+    health: Arc<Health>,
+    uid: NodeUid,
+    clock: Clock,
+}
+
+impl Writer {
+    /// Carries out one round of `writes` in order — status, taints, queued Events — handing
+    /// each outcome to the core; a failure ends the round. Returns whether every write tried was
+    /// stored (or refused for good, for an Event).
+    async fn carry_out(
+        &self,
+        core: &mut Reporting,
+        writes: &Writes,
+        seen_node: &mut Option<Arc<Node>>,
+        pending: &mut VecDeque<PendingEvent>,
+        queue_changed: &mut bool,
+    ) -> bool {
+        if let Some(report) = &writes.status
+            && !self.status(core, report, seen_node).await
+        {
+            return false;
+        }
+        if let Some(desired) = &writes.taints
+            && !self.taints(core, desired, seen_node).await
+        {
+            return false;
+        }
+        !writes.events || self.events(core, pending, queue_changed).await
+    }
+
+    async fn status(
+        &self,
+        core: &mut Reporting,
+        report: &StatusWrite,
+        seen_node: &mut Option<Arc<Node>>,
+    ) -> bool {
+        let sent = Instant::now();
+        let result =
+            node::patch_conditions(&self.nodes, &self.node, &report.send, report.heartbeat_only)
+                .await;
+        note(&self.reach, &self.health, &result, Request::OwnWrite, sent);
+        let outcome = match result {
+            Ok(written) => {
+                core.wrote(
+                    written.metadata.resource_version.clone(),
+                    self.clock.now().mono,
+                );
+                let seen = observation(&written);
+                *seen_node = Some(Arc::new(written));
+                Outcome::Written(Some(seen))
+            }
+            Err(e) => failure(&e),
+        };
+        core.status_result(&outcome, self.clock.now().mono);
+        !matches!(outcome, Outcome::Failed { .. })
+    }
+
+    async fn taints(
+        &self,
+        core: &mut Reporting,
+        desired: &[TaintSpec],
+        seen_node: &mut Option<Arc<Node>>,
+    ) -> bool {
+        let sent = Instant::now();
+        let result = node::reconcile_taints(
+            &self.nodes,
+            &self.node,
+            seen_node.as_deref().cloned(),
+            &self.owned_taints,
+            desired,
+            self.clock.now().wall,
+            5,
+        )
+        .await;
+        // Only a taint write stored is proof; "unchanged" may have been a read alone.
+        let request = match &result {
+            Ok(TaintWrite::Written(..)) => Request::OwnWrite,
+            _ => Request::Other,
+        };
+        note(&self.reach, &self.health, &result, request, sent);
+        let outcome = match result {
+            Ok(TaintWrite::Unchanged) => {
+                self.health.metrics.record_taint_write("unchanged");
+                Outcome::Unchanged
+            }
+            Ok(TaintWrite::Written(after, written)) => {
+                core.wrote(
+                    written.metadata.resource_version.clone(),
+                    self.clock.now().mono,
+                );
+                let seen = observation(&written);
+                *seen_node = Some(Arc::new(*written));
+                self.health.metrics.record_taint_write("written");
+                log::info!(
+                    taints = after.join(",").as_str();
+                    "node taints written: [{}]", after.join(", ")
+                );
+                Outcome::Written(Some(seen))
+            }
+            Err(e) => {
+                self.health.metrics.record_taint_write("error");
+                failure(&e)
+            }
+        };
+        core.taints_result(desired, &outcome, self.clock.now().mono);
+        !matches!(outcome, Outcome::Failed { .. })
+    }
+
+    /// Sends the queued Events in order until one fails for a reason worth retrying.
+    async fn events(
+        &self,
+        core: &mut Reporting,
+        pending: &mut VecDeque<PendingEvent>,
+        queue_changed: &mut bool,
+    ) -> bool {
+        while let Some(ev) = pending.front() {
+            let node_uid = self.uid.borrow().clone();
+            let sent = Instant::now();
+            let result = events::send(&self.event_api, &self.node, node_uid.as_deref(), ev).await;
+            note(&self.reach, &self.health, &result, Request::Other, sent);
+            match result {
+                Ok(()) => {
+                    pending.pop_front();
+                    *queue_changed = true;
+                }
+                // The server refused this event for good: drop it rather than block the queue.
+                Err(e) if !e.is_transient() => {
+                    log::warn!(error = e.to_string().as_str(); "event dropped: {e}");
+                    pending.pop_front();
+                    *queue_changed = true;
+                }
+                Err(e) => {
+                    log::debug!(error = e.to_string().as_str(); "event not sent, retrying: {e}");
+                    core.event_failed(e.retry_after(), self.clock.now().mono);
+                    return false;
+                }
+            }
+        }
+        true
     }
 }
 
