@@ -30,6 +30,7 @@
 #   SHAPE=realistic         the pods' shape (tests/support/realistic.rs SHAPES: heavy, sidecars,
 #                           last-applied, tolerations are issue 25's and heavier)
 #   NODEWARDEN_BASELINE_BIN=<path>   another release build measured in the same run (before/after)
+#   PERF=1                  also count each connected idle window with `perf stat` (linux-perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -58,6 +59,9 @@ args=(--bin "$agent" --exporter "$exporter"
   --partition-pods "${PARTITION_PODS:-1000}" --shape "${SHAPE:-realistic}")
 if [ -n "${NODEWARDEN_BASELINE_BIN:-}" ]; then
   args+=(--baseline "$NODEWARDEN_BASELINE_BIN")
+fi
+if [ -n "${PERF:-}" ]; then
+  args+=(--perf)
 fi
 echo "# nodewarden footprint, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -15,10 +15,13 @@
 //!
 //! Usage: `footprint --bin PATH [--baseline PATH] [--exporter PATH] [--pods 0,110,1000]
 //!         [--peer-seconds 60] [--idle-seconds 20] [--heap-pods 1000] [--only-heap]
-//!         [--partition-pods 1000] [--partition-window 20] [--shape realistic]`
+//!         [--partition-pods 1000] [--partition-window 20] [--shape realistic] [--perf]`
 //!
 //! `--shape` picks the pods (`realistic::SHAPES`: `heavy` is issue 25's measurement, the others
 //! add sidecars, a long last-applied annotation or many tolerations to it).
+//!
+//! `--perf` also attaches `perf stat -e task-clock,context-switches` to each connected agent for
+//! its idle window (the same window as the schedstat figures) and prints its figures below.
 
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
@@ -111,6 +114,8 @@ struct Opts {
     partition_window: u64,
     /// The pods' shape, one of `realistic::SHAPES` (`--shape`, default `realistic`).
     shape: String,
+    /// Also count the idle window with `perf stat` attached to the agent (`--perf`).
+    perf: bool,
 }
 
 fn opts() -> Result<Opts, String> {
@@ -126,6 +131,7 @@ fn opts() -> Result<Opts, String> {
         partition_pods: 1000,
         partition_window: 20,
         shape: "realistic".into(),
+        perf: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -148,6 +154,7 @@ fn opts() -> Result<Opts, String> {
                 o.idle_seconds = value()?.parse().map_err(|e| format!("{a}: {e}"))?
             }
             "--only-heap" => o.only_heap = true,
+            "--perf" => o.perf = true,
             "--partition-pods" => {
                 o.partition_pods = value()?.parse().map_err(|e| format!("{a}: {e}"))?
             }
@@ -598,6 +605,39 @@ struct Connected {
     /// RssAnon and RssFile then.
     anon_after_relist: u64,
     file_after_relist: u64,
+    /// `perf stat` over the idle window: task-clock in ms and context switches.
+    perf: Option<(f64, u64)>,
+}
+
+/// `perf stat -e task-clock,context-switches -p PID -- sleep SECS`: the task-clock in ms and the
+/// context switches of the process over that window; `None` (with the reason on stderr) when
+/// perf is missing or refused.
+fn perf_stat(pid: u32, secs: u64) -> Option<(f64, u64)> {
+    let out = std::process::Command::new("perf")
+        .args(["stat", "-x", ",", "-e", "task-clock,context-switches", "-p"])
+        .arg(pid.to_string())
+        .args(["--", "sleep"])
+        .arg(secs.to_string())
+        .output()
+        .map_err(|e| eprintln!("footprint: perf: {e}"))
+        .ok()?;
+    // CSV on stderr: value,unit,event,…
+    let text = String::from_utf8_lossy(&out.stderr);
+    let field = |event: &str| {
+        text.lines().find_map(|l| {
+            let cols: Vec<&str> = l.split(',').collect();
+            (cols.get(2).is_some_and(|e| e.starts_with(event)))
+                .then(|| cols.first().and_then(|v| v.trim().parse::<f64>().ok()))
+                .flatten()
+        })
+    };
+    match (field("task-clock"), field("context-switches")) {
+        (Some(ms), Some(cs)) => Some((ms, cs as u64)),
+        _ => {
+            eprintln!("footprint: perf stat gave no figures: {text}");
+            None
+        }
+    }
 }
 
 /// One connected run: memory, idle CPU and wake-ups, and how long it took to know every pod.
@@ -634,7 +674,12 @@ fn connected(
     );
     let (ns0, switches0) = thread_totals(agent.pid());
     let t0 = Instant::now();
-    std::thread::sleep(Duration::from_secs(o.idle_seconds));
+    let perf = if o.perf {
+        perf_stat(agent.pid(), o.idle_seconds)
+    } else {
+        std::thread::sleep(Duration::from_secs(o.idle_seconds));
+        None
+    };
     let (ns1, switches1) = thread_totals(agent.pid());
     let secs = t0.elapsed().as_secs_f64();
     let hwm = status_kib(agent.pid(), "VmHWM:");
@@ -662,6 +707,7 @@ fn connected(
         known,
         anon,
         file,
+        perf,
     }
 }
 
@@ -899,6 +945,7 @@ fn main() {
     );
     let mut seeded = 0;
     let mut partitions = Vec::new();
+    let mut perf_rows = Vec::new();
     for &n in &o.pods {
         let t = Instant::now();
         seed_pods(&server, &o.shape, seeded, n);
@@ -931,6 +978,14 @@ fn main() {
                 mib(c.anon_after_relist),
                 mib(c.file_after_relist)
             );
+            if let Some((ms, switches)) = c.perf {
+                let secs = o.idle_seconds as f64;
+                perf_rows.push(format!(
+                    "| {n} | {label} | {ms:.1} ms ({:.4}% of a core) | {switches} ({:.2}/s) |",
+                    ms / 1000.0 / secs * 100.0,
+                    switches as f64 / secs
+                ));
+            }
         }
         if n > 0 && n == o.partition_pods {
             shorten_tolerations(&server, n);
@@ -941,6 +996,17 @@ fn main() {
                     partition(&server, &kubeconfig, bin, n, o.partition_window),
                 ));
             }
+        }
+    }
+
+    if !perf_rows.is_empty() {
+        println!(
+            "\n`perf stat -e task-clock,context-switches -p PID -- sleep {}` over the same windows:\n",
+            o.idle_seconds
+        );
+        println!("| pods | build | task-clock | context switches |\n|---|---|---|---|");
+        for r in &perf_rows {
+            println!("{r}");
         }
     }
 

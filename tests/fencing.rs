@@ -9,7 +9,8 @@ use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::clock::Moment;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::fencing::{
-    Cadence, Durability, Heartbeat, Link, Retry, Seen, Step, Steps, Transition, Write,
+    Cadence, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Waiting,
+    Write, next_wake,
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
@@ -698,4 +699,176 @@ fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
     assert_eq!(a, ticked, "the same steps at the same planned instants");
     assert!(a.len() > 40, "a partition with steps to take: {}", a.len());
     assert_eq!(by_sleeping.next_due(&plans, &fenced), None, "all taken");
+}
+
+/// The fence task sleeps until `next_wake` (or an input moves): the earliest thing pending,
+/// each source only where it applies, and `None` when only a new observation can bring work.
+#[test]
+fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
+    let policy = enforce();
+    // a: SIGTERM at 28 s, kill at 38 s; b: SIGTERM at 58 s (see the steps' table above).
+    let plans = plan(
+        &[pod("a", Some(0)), pod("b", Some(30))],
+        BASE,
+        &policy,
+        &QuorumVerdict::NotConsulted,
+    );
+    let none: BTreeSet<String> = BTreeSet::new();
+    let fenced_a: BTreeSet<String> = ["a".to_string()].into();
+    let now = BASE + s(10);
+    let clean = Link::resume(None, None, at(0, 0));
+    let partitioned = Link::resume(Some(wall(0)), Some(wall(40)), at(10, 0));
+    // Connected, our own write stored at 5 s: no longer reachable just past 45 s.
+    let mut heard = Link::resume(None, None, at(0, 0));
+    let heard_seen = Seen {
+        own: own(5),
+        heartbeat: None,
+        failed: false,
+    };
+    heard.judge(&heard_seen, at(10, 0), AFTER);
+    let quiet = Seen::default();
+    let judged = |reachable: bool, cut_off: bool| Judged {
+        last_contact: None,
+        moved: false,
+        reachable,
+        cut_off,
+        transition: None,
+    };
+    let (connected, reachable, cut_off) = (
+        judged(false, false),
+        judged(true, false),
+        judged(false, true),
+    );
+    let idle = Durability::default();
+    let mut dirty = Durability::new();
+    dirty.written(Write::State, true, now);
+    dirty.changed();
+    let backoff = Backoff {
+        base: Duration::from_millis(500),
+        cap: s(10),
+    };
+    let fresh = Retry::new(backoff, Jitter::new(7));
+    let mut failed = Retry::new(backoff, Jitter::new(7));
+    failed.next(true, true, now);
+    let backed_off = failed.next_at().expect("a failure sets a retry");
+    assert!(backed_off > now && backed_off <= now + Duration::from_millis(500));
+
+    let base = Waiting {
+        now,
+        judged: &connected,
+        link: &clean,
+        seen: &quiet,
+        unreachable_after: AFTER,
+        plans: None,
+        steps: &Steps::default(),
+        fenced: &none,
+        sweep_at: None,
+        durability: &idle,
+        cadence: cadence(),
+        retry: &fresh,
+        api_work: false,
+    };
+    let rows: Vec<(&str, Waiting<'_>, Option<Duration>)> = vec![
+        ("nothing pending: sleep until an input moves", base, None),
+        (
+            "cut off with plans: the earliest step (a's SIGTERM)",
+            Waiting {
+                judged: &cut_off,
+                link: &partitioned,
+                plans: Some(&plans),
+                ..base
+            },
+            Some(BASE + s(28)),
+        ),
+        (
+            "a pod fenced before a restart has no step left: the next pod's",
+            Waiting {
+                judged: &cut_off,
+                link: &partitioned,
+                plans: Some(&plans),
+                fenced: &fenced_a,
+                ..base
+            },
+            Some(BASE + s(58)),
+        ),
+        (
+            "cut off, the sweep of fenced pods before any step",
+            Waiting {
+                judged: &cut_off,
+                link: &partitioned,
+                plans: Some(&plans),
+                sweep_at: Some(now + Duration::from_millis(250)),
+                ..base
+            },
+            Some(now + Duration::from_millis(250)),
+        ),
+        (
+            "connected, plans and sweep left from a partition count for nothing",
+            Waiting {
+                plans: Some(&plans),
+                sweep_at: Some(now),
+                ..base
+            },
+            None,
+        ),
+        (
+            "connected: our own contact growing older than unreachableAfter",
+            Waiting {
+                link: &heard,
+                seen: &heard_seen,
+                ..base
+            },
+            Some(BASE + s(45) + Duration::from_nanos(1)),
+        ),
+        (
+            "a change of the state: written within the coalescing time",
+            Waiting {
+                link: &heard,
+                seen: &heard_seen,
+                durability: &dirty,
+                ..base
+            },
+            Some(now + Duration::from_millis(250)),
+        ),
+        (
+            "API work after a failure: at its backoff time",
+            Waiting {
+                judged: &reachable,
+                retry: &failed,
+                api_work: true,
+                ..base
+            },
+            Some(backed_off),
+        ),
+        (
+            "API work with no failure: at once",
+            Waiting {
+                judged: &reachable,
+                api_work: true,
+                ..base
+            },
+            Some(now),
+        ),
+        (
+            "API work waits while the server does not answer",
+            Waiting {
+                retry: &failed,
+                api_work: true,
+                ..base
+            },
+            None,
+        ),
+        (
+            "a backoff with no API work pending wakes nobody",
+            Waiting {
+                judged: &reachable,
+                retry: &failed,
+                ..base
+            },
+            None,
+        ),
+    ];
+    for (rule, waiting, want) in rows {
+        assert_eq!(next_wake(&waiting), want, "{rule}");
+    }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, next_round,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -1012,5 +1012,53 @@ fn a_zone_cut_off_from_a_live_control_plane_is_still_enforced_once_settled() {
                 v.reason()
             );
         }
+    }
+}
+
+/// The quorum task sleeps until `next_round` or a change of its inputs: rounds only while it
+/// asks, the first at once, each later one an interval after the last.
+#[test]
+fn a_round_is_due_at_once_when_cut_off_then_every_interval_and_never_while_connected() {
+    let s = Duration::from_secs;
+    let interval = s(2);
+    /// (rule, asking, last round, now, next round), in seconds.
+    type Row = (&'static str, bool, Option<u64>, u64, Option<u64>);
+    let rows: &[Row] = &[
+        (
+            "connected: no round, whatever came before",
+            false,
+            Some(10),
+            11,
+            None,
+        ),
+        ("connected, no round yet: none", false, None, 11, None),
+        (
+            "cut off, no round in this partition: at once",
+            true,
+            None,
+            11,
+            Some(11),
+        ),
+        (
+            "cut off: an interval after the last round",
+            true,
+            Some(10),
+            11,
+            Some(12),
+        ),
+        (
+            "a round overdue stays due (not pushed to now)",
+            true,
+            Some(10),
+            30,
+            Some(12),
+        ),
+    ];
+    for (rule, asking, last, now, want) in rows {
+        assert_eq!(
+            next_round(*asking, last.map(s), interval, s(*now)),
+            want.map(s),
+            "{rule}"
+        );
     }
 }

@@ -1,14 +1,19 @@
 //! The pure parts of connected mode: the taint plan (ours added/removed, others' untouched),
-//! capped backoff with jitter, and what a report sends once another writer holds a condition
-//! (other-writer detection itself is table-tested beside it, in `core::ownership`).
+//! capped backoff with jitter, what a report sends once another writer holds a condition
+//! (other-writer detection itself is table-tested beside it, in `core::ownership`), and the
+//! reporter's step (`core::reporting`): when a report, a heartbeat, a taint write or a retry is
+//! due, and when it looks again.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime};
 
 use nodewarden::config::TaintSpec;
-use nodewarden::core::backoff::{Backoff, Jitter};
+use nodewarden::core::backoff::{Backoff, Jitter, Retry};
 use nodewarden::core::condition::{ConditionStatus, NodeCondition};
-use nodewarden::core::ownership::{plan_report, record_write};
+use nodewarden::core::ownership::{
+    ConditionManager, NodeObservation, ObservedCondition, plan_report, record_write,
+};
+use nodewarden::core::reporting::{Outcome, ReportPolicy, Reporting, Writes};
 use nodewarden::core::taint::{Effect, Taint};
 use nodewarden::core::taint_plan::{missing_owned, plan_taints};
 use proptest::prelude::*;
@@ -386,4 +391,258 @@ mod resume {
         assert_eq!(transitions, 1, "treated as unknown: a fresh transition");
         assert_eq!(disk(&d).reason, "KubeletHasDiskPressure");
     }
+}
+
+// The reporter's step (`core::reporting`): what is written when, and when it looks again.
+
+const FREQ: Duration = Duration::from_secs(60);
+const FIRST_SIGHT: Duration = Duration::from_secs(10);
+const SILENCE: Duration = Duration::from_secs(900);
+
+fn at(secs: u64) -> Duration {
+    Duration::from_secs(secs)
+}
+
+fn reporting(now: u64) -> Reporting {
+    Reporting::new(
+        ReportPolicy {
+            report_frequency: FREQ,
+            owned_taints: owned(),
+            first_sight_wait: FIRST_SIGHT,
+            other_writer_silence: SILENCE,
+            stale_window: at(30),
+        },
+        Retry::new(
+            Backoff {
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(10),
+            },
+            Jitter::new(3),
+        ),
+        at(now),
+    )
+}
+
+/// The server's copy of a condition.
+fn observed(c: &NodeCondition) -> ObservedCondition {
+    ObservedCondition {
+        condition_type: c.condition_type.clone(),
+        status: c.status.as_str().into(),
+        reason: c.reason.clone(),
+        message: c.message.clone(),
+        last_heartbeat_time: Some(c.last_heartbeat_time),
+        last_transition_time: Some(c.last_transition_time),
+    }
+}
+
+/// Our Node holding `conditions`, written by `manager`.
+fn node_with(conditions: &[NodeCondition], manager: &str) -> NodeObservation {
+    NodeObservation {
+        conditions: conditions.iter().map(observed).collect(),
+        managers: vec![ConditionManager {
+            manager: manager.into(),
+            condition_types: conditions
+                .iter()
+                .map(|c| c.condition_type.clone())
+                .collect(),
+        }],
+    }
+}
+
+/// Carries out a poll's writes as a server that stores each one; returns what was sent (the
+/// status write's heartbeat-only flag, whether taints were reconciled).
+fn serve(r: &mut Reporting, now: Duration) -> (Option<bool>, bool) {
+    let w = r.poll(now, true);
+    if let Some(s) = &w.status {
+        let echo = node_with(&s.send, "nodewarden");
+        r.status_result(&Outcome::Written(Some(echo)), now);
+    }
+    if let Some(t) = &w.taints {
+        r.taints_result(t, &Outcome::Unchanged, now);
+    }
+    if w.events {
+        r.round_succeeded();
+    }
+    (w.status.map(|s| s.heartbeat_only), w.taints.is_some())
+}
+
+#[test]
+fn a_change_is_reported_at_once_and_heartbeats_once_per_report_frequency_not_per_decision() {
+    use ConditionStatus::{False, True};
+    const M: &str = "MemoryPressure";
+    let mut r = reporting(0);
+    assert_eq!(
+        r.next_wake(at(0)),
+        None,
+        "nothing decided: nothing to wake for"
+    );
+    r.decided(&[cond(M, False, 0, 0)], &[], at(0));
+    // The taints are reconciled at start; the first report waits for the Node's first sight.
+    assert_eq!(serve(&mut r, at(0)), (None, true));
+    assert_eq!(
+        r.next_wake(at(0)),
+        Some(FIRST_SIGHT),
+        "until the first sight"
+    );
+    r.node_seen(&NodeObservation::default(), &[], "nodewarden", at(2));
+    assert_eq!(serve(&mut r, at(2)), (Some(false), false), "first report");
+    assert_eq!(r.next_wake(at(2)), Some(at(62)), "a report frequency later");
+
+    // (second, status, sent: None = nothing, Some(heartbeat only)) — a decision every 10 s.
+    let rows: &[(u64, ConditionStatus, Option<bool>)] = &[
+        (12, False, None),
+        (22, False, None),
+        (52, False, None),
+        (62, False, Some(true)),
+        (72, False, None),
+        (75, True, Some(false)),
+        (85, True, None),
+        (135, True, Some(true)),
+    ];
+    let mut since = 0;
+    let mut last = false;
+    for (t, status, want) in rows {
+        if (*status == True) != last {
+            since = *t;
+            last = *status == True;
+        }
+        r.decided(&[cond(M, *status, since, *t)], &[], at(*t));
+        assert_eq!(serve(&mut r, at(*t)).0, *want, "at {t} s");
+    }
+    // A decision that wants a taint: reconciled at once, once.
+    r.decided(
+        &[cond(M, True, 75, 140)],
+        &[spec(MEM, Effect::NoSchedule)],
+        at(140),
+    );
+    assert_eq!(serve(&mut r, at(140)), (None, true));
+    assert_eq!(serve(&mut r, at(141)), (None, false));
+    // The taint removed by someone else: restored, and said so.
+    let seen = r.node_seen(
+        &node_with(&[cond(M, True, 75, 135)], "nodewarden"),
+        &[],
+        "nodewarden",
+        at(142),
+    );
+    assert_eq!(seen.vanished, vec![spec(MEM, Effect::NoSchedule)]);
+    assert_eq!(serve(&mut r, at(142)), (None, true));
+}
+
+#[test]
+fn a_failed_write_is_retried_after_its_backoff_or_at_once_when_the_server_answers_again() {
+    use ConditionStatus::False;
+    const M: &str = "MemoryPressure";
+    let mut r = reporting(0);
+    r.node_seen(&NodeObservation::default(), &[], "nodewarden", at(0));
+    r.decided(&[cond(M, False, 0, 0)], &[], at(0));
+    let w = r.poll(at(0), true);
+    assert!(w.status.is_some() && w.events);
+    r.status_result(&Outcome::Failed { retry_after: None }, at(0));
+    let retry = r.next_wake(at(0)).expect("a retry");
+    // The first retry: the base (1 s), less up to half at random.
+    assert!(
+        retry >= Duration::from_millis(500) && retry <= at(1),
+        "{retry:?}"
+    );
+    assert_eq!(
+        r.poll(retry - Duration::from_millis(1), true),
+        Writes::default()
+    );
+    let w = r.poll(retry, true);
+    assert!(w.status.is_some(), "due at the backoff time");
+    // The server's Retry-After is honoured, up to the backoff's cap.
+    r.status_result(
+        &Outcome::Failed {
+            retry_after: Some(at(300)),
+        },
+        retry,
+    );
+    assert_eq!(r.next_wake(retry), Some(retry + at(10)));
+    // Nothing goes out before the journal is on disk, whatever is due.
+    r.heard_again();
+    assert_eq!(r.poll(retry, false).status, None);
+    // The server answers again: at once.
+    assert!(r.poll(retry, true).status.is_some());
+}
+
+#[test]
+fn another_writers_condition_is_left_out_while_it_lives_and_reported_at_once_when_it_falls_silent()
+{
+    use ConditionStatus::{False, True};
+    const M: &str = "MemoryPressure";
+    const D: &str = "DiskPressure";
+    let mut r = reporting(0);
+    // node-problem-detector holds MemoryPressure on the Node at our first sight.
+    let theirs = cond(M, True, 0, 0);
+    let seen = r.node_seen(
+        &node_with(&[theirs], "node-problem-detector"),
+        &[],
+        "nodewarden",
+        at(0),
+    );
+    assert_eq!(
+        seen.foreign, None,
+        "nothing decided yet: nothing to compare"
+    );
+    let change = r.decided(&[cond(M, False, 0, 1), cond(D, False, 0, 1)], &[], at(1));
+    assert_eq!(change.holding, 1);
+    assert_eq!(change.appeared.len(), 1);
+    let w = r.poll(at(1), true);
+    let sent = w.status.expect("a first report");
+    assert_eq!(types(&sent.send), [D], "ours alone; theirs left out");
+    r.status_result(
+        &Outcome::Written(Some(node_with(&sent.send, "nodewarden"))),
+        at(1),
+    );
+    // It is released a silence after its last sign of life (our first sight), unless it shows
+    // life again; the reporter wakes then.
+    assert_eq!(
+        r.next_wake(at(1)),
+        Some(at(61)),
+        "the report frequency first"
+    );
+    for t in (61..900).step_by(60) {
+        assert_eq!(
+            serve(&mut r, at(t)).0,
+            Some(true),
+            "heartbeats of ours alone at {t} s"
+        );
+    }
+    assert_eq!(
+        r.next_wake(at(841)),
+        Some(SILENCE),
+        "before the report at 901 s"
+    );
+    let w = r.poll(SILENCE, true);
+    let released = w.foreign.expect("the release is told");
+    assert_eq!(released.released.len(), 1);
+    assert_eq!(released.holding, 0);
+    let sent = w.status.expect("at once, not at the next heartbeat");
+    assert_eq!(types(&sent.send), [M, D]);
+    assert!(!sent.heartbeat_only);
+}
+
+#[test]
+fn versions_of_the_node_from_before_our_write_are_skipped_until_ours_or_the_window_ends() {
+    let mut r = reporting(0);
+    assert!(
+        !r.stale(Some("5"), at(0)),
+        "no write of ours yet: nothing skipped"
+    );
+    r.wrote(Some("9".into()), at(10));
+    // (second, resourceVersion delivered, skipped) — versions are matched, never compared.
+    let rows: &[(u64, &str, bool)] = &[
+        (11, "7", true),
+        (12, "12", true),
+        (13, "9", false),
+        (14, "8", false),
+    ];
+    for (t, rv, skipped) in rows {
+        assert_eq!(r.stale(Some(rv), at(*t)), *skipped, "{rv} at {t} s");
+    }
+    // The watch relisted past our version: skipped for the window at most.
+    r.wrote(Some("20".into()), at(100));
+    assert!(r.stale(Some("18"), at(130)), "within the window");
+    assert!(!r.stale(Some("25"), at(131)), "past it");
+    assert!(!r.stale(None, at(132)));
 }

@@ -40,7 +40,8 @@ use crate::core::clock::Moment;
 use crate::core::contact;
 use crate::core::fence_plan::{self, FencePod, OPT_OUT_ANNOTATION, Plan, QuorumVerdict};
 use crate::core::fencing::{
-    Cadence, Due, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Write,
+    Cadence, Due, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition,
+    Waiting, Write,
 };
 use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
@@ -51,12 +52,18 @@ use crate::state::{
 };
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
-/// The least time between two ticks: a step due within this of the previous tick is taken this
-/// late (plus scheduling); a burst of changes is taken in together.
-const TICK: Duration = Duration::from_millis(50);
-/// The longest the task sleeps while nothing is due (a bound on any wake-up source missed).
+/// The least time between a tick and the next one that an input's change or work due at once
+/// (a retry with no backoff, a failing write while cut off) brings: a burst of changes is taken
+/// in together, and work that stays due cannot spin. A step or write due at a planned instant is
+/// taken at that instant, however close to the previous tick.
+const MIN_GAP: Duration = Duration::from_millis(50);
+/// The longest the task sleeps while connected. Not a tick: a bound on any wake-up source
+/// missed. A step of the wall clock needs no bound: every deadline is on the monotonic scale
+/// (`agent::clock`; persisted wall times enter once, through `Moment::mono_at`), which no step
+/// moves, and tokio sleeps on the monotonic clock.
 const IDLE_TICK: Duration = Duration::from_secs(10);
-/// The longest the task sleeps while cut off with nothing due.
+/// The longest the task sleeps while cut off with nothing due: finding the pods' cgroups again
+/// after a failure, say, is retried this often.
 const CUT_OFF_IDLE_TICK: Duration = Duration::from_secs(1);
 /// The most pages of pods a reconciliation reads (`api::watch::PAGE_SIZE` each: 250,000 pods).
 const MAX_RECONCILE_PAGES: u32 = 10_000;
@@ -339,19 +346,19 @@ pub async fn run(
         .watch(&inputs.journal)
         .watch(&inputs.reach.subscribe())
         .watch(&inputs.reach.subscribe_contact());
-    // The first tick at once; then no two ticks closer than `TICK` (a burst of changes is taken
-    // in together), and while nothing is due, none until something is.
+    // The first tick at once; then at the instant the core names (`core::fencing::next_wake`),
+    // or earlier when an input moves — but never within `MIN_GAP` of the last tick for that (a
+    // burst of changes is taken in together).
+    let mut wake_at = tokio::time::Instant::now();
     let mut last_tick: Option<tokio::time::Instant> = None;
-    let mut planned = tokio::time::Instant::now();
-    let mut asleep = false;
     loop {
-        let floor = last_tick.map_or(planned, |t| t + TICK);
+        let floor = last_tick.map_or(wake_at, |t| t + MIN_GAP);
         tokio::select! {
-            _ = tokio::time::sleep_until(planned.max(floor)) => {}
+            _ = tokio::time::sleep_until(wake_at) => {}
             _ = async {
                 tokio::time::sleep_until(floor).await;
                 wake.any().await;
-            }, if asleep => {}
+            }, if last_tick.is_some() => {}
             _ = shutdown.requested() => {
                 // Stopping: what changed since the last tick is taken in and everything not on
                 // disk yet is written, whatever the cadence; no step is taken any more.
@@ -399,14 +406,7 @@ pub async fn run(
         task.carry_out(&inputs, now, what);
         let ended = tokio::time::Instant::now();
         last_tick = Some(ended);
-        let next = if judged.cut_off {
-            task.next_fenced_tick()
-        } else {
-            task.next_tick(&seen, judged.reachable)
-        };
-        asleep = next.is_some();
-        // `None`: something is due every tick.
-        planned = next.map_or(ended + TICK, |mono| task.clock.instant_of(mono));
+        wake_at = task.wake_at(&seen, &judged, now.mono, ended);
     }
 }
 
@@ -456,47 +456,45 @@ struct Task {
 }
 
 impl Task {
-    /// While not cut off, when the next tick is due with nothing new observed (the task wakes
-    /// earlier on any change of its inputs): the judgement changing, a write falling due, the
-    /// fence's API work being retried — and at most `IDLE_TICK` from now. `None` when a tick is
-    /// due every `TICK`: API work waiting to run at once.
-    fn next_tick(&self, seen: &Seen, reachable: bool) -> Option<Duration> {
-        let now = self.clock.now().mono;
-        let api_work =
-            reachable && !(self.kept.fenced.is_empty() && self.kept.fence_events.is_empty());
-        let retry = match (api_work, self.retry.next_at()) {
-            (false, _) => None,
-            (true, Some(at)) => Some(at),
-            (true, None) => return None,
-        };
-        [
-            self.link
-                .next_change(seen, now, self.config.fence.unreachable_after),
-            self.durability.next_due(false, self.cadence),
-            retry,
-        ]
-        .into_iter()
-        .flatten()
-        .fold(now + IDLE_TICK, Duration::min)
-        .into()
-    }
-
-    /// While cut off, when the next tick is due with nothing new observed: a step of the plans,
-    /// the sweep of fenced pods, a write — and at most `CUT_OFF_IDLE_TICK` from now (finding the
-    /// pods' cgroups again after a failure, say).
-    fn next_fenced_tick(&self) -> Option<Duration> {
-        let now = self.clock.now().mono;
-        let steps = self
-            .planned
-            .as_ref()
-            .and_then(|(_, plans)| self.steps.next_due(plans, &self.kept.fenced));
-        let sweep = (self.terminator.is_some() && !self.fence.is_empty())
-            .then_some(self.last_sweep + SWEEP);
-        [steps, sweep, self.durability.next_due(true, self.cadence)]
-            .into_iter()
-            .flatten()
-            .fold(now + CUT_OFF_IDLE_TICK, Duration::min)
-            .into()
+    /// When the next tick is due with nothing new observed (the task wakes earlier on any change
+    /// of its inputs): at the instant `core::fencing::next_wake` names, `MIN_GAP` after the tick
+    /// that ended at `ended` when that instant is no later than the tick's `now` (work due at
+    /// once that the tick left pending: a spin would follow), and at most `IDLE_TICK` (cut off:
+    /// `CUT_OFF_IDLE_TICK`) after it.
+    fn wake_at(
+        &self,
+        seen: &Seen,
+        judged: &Judged,
+        now: Duration,
+        ended: tokio::time::Instant,
+    ) -> tokio::time::Instant {
+        let next = crate::core::fencing::next_wake(&Waiting {
+            now,
+            judged,
+            link: &self.link,
+            seen,
+            unreachable_after: self.config.fence.unreachable_after,
+            plans: self.planned.as_ref().map(|(_, plans)| plans.as_slice()),
+            steps: &self.steps,
+            fenced: &self.kept.fenced,
+            sweep_at: (self.terminator.is_some() && !self.fence.is_empty())
+                .then_some(self.last_sweep + SWEEP),
+            durability: &self.durability,
+            cadence: self.cadence,
+            retry: &self.retry,
+            api_work: !(self.kept.fenced.is_empty() && self.kept.fence_events.is_empty()),
+        });
+        let bound = ended
+            + if judged.cut_off {
+                CUT_OFF_IDLE_TICK
+            } else {
+                IDLE_TICK
+            };
+        match next {
+            Some(t) if t <= now => ended + MIN_GAP,
+            Some(t) => self.clock.instant_of(t).min(bound),
+            None => bound,
+        }
     }
 
     /// Takes in what the other tasks changed: the quorum's view, the reporter's journal, the Node.

@@ -20,7 +20,7 @@ use crate::api::reachability::Reachability;
 pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
-use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide};
+use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide, next_round};
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
@@ -159,9 +159,10 @@ pub async fn run(
     if let Some(v) = &gate.verdict {
         health.metrics.record_quorum(Some(v.word()));
     }
-    let mut next_round: Option<Instant> = None;
+    // When the latest round of this partition was sent (monotonic).
+    let mut last_round: Option<Duration> = None;
     // Wakes on a change of the Node, the peers or the fence's judgement, and while cut off at
-    // each round; asleep otherwise.
+    // each round (`core::quorum::next_round`); asleep otherwise.
     let mut wake = Wake::default()
         .watch(&inputs.node)
         .watch(&inputs.peers)
@@ -171,10 +172,11 @@ pub async fn run(
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true)
                 && config.fence.mode != crate::core::fence_plan::Mode::Off;
-            let round = next_round.unwrap_or_else(Instant::now);
+            let round = next_round(asking, last_round, config.peers.interval, clock.now().mono)
+                .map(|t| clock.instant_of(t));
             tokio::select! {
                 _ = wake.any() => {}
-                _ = tokio::time::sleep_until(round), if asking => {}
+                _ = tokio::time::sleep_until(round.unwrap_or_else(Instant::now)), if round.is_some() => {}
             }
         }
         // Zone and peers, whenever they change.
@@ -220,13 +222,15 @@ pub async fn run(
                     v.held_at = None;
                 });
             }
-            next_round = None;
+            last_round = None;
             continue;
         }
-        if next_round.is_some_and(|t| now < t) {
+        if next_round(true, last_round, config.peers.interval, mono(now))
+            .is_some_and(|t| mono(now) < t)
+        {
             continue;
         }
-        next_round = Some(now + config.peers.interval);
+        last_round = Some(mono(now));
 
         let (zone, peers) = {
             let v = view.borrow();

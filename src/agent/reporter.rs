@@ -1,22 +1,12 @@
 //! The reporter task: turns the sampling loop's decisions into writes to our Node
-//! (docs/architecture.md §6).
-//!
-//! - Status: a strategic-merge PATCH of `nodes/<n>/status` with only our conditions, at once
-//!   when they changed (ignoring heartbeat times), otherwise once per
-//!   `nodeStatusReportFrequency` since the last successful report.
-//! - Taints: reconciled at start, whenever the desired set changes, and whenever the Node watch
-//!   shows an owned taint missing while its condition holds (a `kubectl taint` racing us).
-//! - Events: one per condition transition, kept in order while the API is unreachable.
-//! - Another writer of an owned condition is reported once per change, never fought: while it
-//!   shows life (`ownership::OtherWriters`), our reports leave that condition out
-//!   (`ownership::plan_report`); once it is silent for `ownership::OTHER_WRITER_SILENCE`, the
-//!   condition is written again at once. The first report waits for the first sight of the Node
-//!   (at most `FIRST_SIGHT_WAIT`), so a restart does not overwrite a live writer's condition.
-//!
-//! Failures back off exponentially with jitter, capped so that work resumes within one
-//! renew interval after the API returns.
+//! (docs/architecture.md §6). When a status report, a heartbeat, a taint write or a retry is due
+//! is `core::reporting`'s to decide (the rules are written there); this task hands it each input
+//! with the instant, carries out the writes it names — a strategic-merge PATCH of
+//! `nodes/<n>/status` with only our conditions, the taint reconciliation, the queued Events —
+//! and sleeps until the core's next wake-up or the next input. It also keeps what the core does
+//! not decide: the Event queue and its journal on disk.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -32,13 +22,15 @@ use crate::api::node::{self, TaintWrite};
 use crate::api::reachability::Reachability;
 use crate::api::{ApiError, FIELD_MANAGER};
 use crate::config::TaintSpec;
-use crate::core::backoff::{Backoff, Jitter};
+use crate::core::backoff::{Backoff, Jitter, Retry};
 use crate::core::condition::{self, NodeCondition};
 use crate::core::contact::Request;
 use crate::core::ownership::{
-    self, ConditionManager, ForeignWriter, NodeObservation, ObservedCondition, OtherWriters,
+    self, ConditionManager, ForeignWriter, NodeObservation, ObservedCondition,
 };
-use crate::core::taint_plan;
+use crate::core::reporting::{
+    ForeignChange, Outcome, ReportPolicy, Reporting, StatusWrite, Writes,
+};
 use crate::observe::http::Health;
 
 /// How long watch versions older than our last write are skipped at most.
@@ -91,7 +83,8 @@ pub struct Journal {
 /// The Node's UID, once known (for owner references and event objects).
 pub type NodeUid = watch::Receiver<Option<String>>;
 
-/// Runs until the task is dropped.
+/// Runs until the task is dropped. Each input is handed to the core (`core::reporting`), which
+/// says which writes are due and when to look again; this loop carries them out.
 pub async fn run(
     client: kube::Client,
     settings: ReporterSettings,
@@ -100,47 +93,41 @@ pub async fn run(
     health: Arc<Health>,
     uid: NodeUid,
 ) {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let event_api: Api<Event> = Api::namespaced(client, EVENT_NAMESPACE);
-    let node = settings.node.clone();
-    let mut jitter = Jitter::new(seed());
+    let clock = settings.clock;
+    let writer = Writer {
+        nodes: Api::all(client.clone()),
+        event_api: Api::namespaced(client, EVENT_NAMESPACE),
+        node: settings.node.clone(),
+        owned_taints: settings.owned_taints.clone(),
+        reach: reach.clone(),
+        health: health.clone(),
+        uid,
+        clock,
+    };
+    let mut core = Reporting::new(
+        ReportPolicy {
+            report_frequency: settings.report_frequency,
+            owned_taints: settings.owned_taints.clone(),
+            first_sight_wait: FIRST_SIGHT_WAIT,
+            other_writer_silence: ownership::OTHER_WRITER_SILENCE,
+            stale_window: STALE_WINDOW,
+        },
+        Retry::new(settings.backoff, Jitter::new(seed())),
+        clock.now().mono,
+    );
     let mut latest: Option<Arc<Snapshot>> = None;
-    // Our conditions as we last wrote them (a withheld one keeps its last written value).
-    let mut last_written: Option<Vec<NodeCondition>> = None;
-    let mut last_report: Option<Instant> = None;
-    let mut status_dirty = false;
-    // Reconcile at start: an owned taint that no longer matches our conditions is fixed.
-    let mut taints_dirty = true;
-    let mut taints_written: Option<Vec<TaintSpec>> = None;
     let mut pending: VecDeque<PendingEvent> = std::mem::take(&mut inputs.held).into();
     let mut queue_changed = false;
     let mut dropped_events: u64 = 0;
-    let mut attempt: u32 = 0;
-    let mut retry_at: Option<Instant> = None;
-    let mut foreign: BTreeSet<ForeignWriter> = BTreeSet::new();
-    let mut writers = OtherWriters::default();
-    let first_sight_by = Instant::now() + FIRST_SIGHT_WAIT;
     let mut reach_changes = reach.subscribe();
+    // The Node as last seen, the base of a taint write (the server's answer to our last write
+    // when it is fresher than the watch).
     let mut seen_node: Option<Arc<Node>> = None;
-    // After each of our writes, the watch may still deliver versions from before it: they are
-    // skipped until the version our write produced comes by (the watch is ordered), or for at
-    // most `STALE_WINDOW` in case the watch relisted past it. resourceVersions are opaque, so
-    // they are matched, never compared.
-    let mut awaiting: Option<(String, Instant)> = None;
 
     loop {
-        let report_due_at = last_report.map(|t| t + settings.report_frequency);
-        let clock = settings.clock;
-        let release_at = latest.as_ref().and_then(|snap| {
-            writers
-                .next_release(
-                    &snap.conditions,
-                    clock.now().mono,
-                    ownership::OTHER_WRITER_SILENCE,
-                )
-                .map(|at| clock.instant_of(at))
-        });
-        let awaiting_first_sight = !writers.seen_node() && Instant::now() < first_sight_by;
+        let wake_at = core
+            .next_wake(clock.now().mono)
+            .map(|t| clock.instant_of(t));
         tokio::select! {
             changed = inputs.snapshots.changed() => {
                 if changed.is_err() { return; }
@@ -156,13 +143,8 @@ pub async fn run(
                     if condition::changed_ignoring_heartbeat(decided, &snap.conditions) {
                         queue_changed = true;
                     }
-                    // A writer seen on the Node before the first snapshot holds from the first
-                    // report on.
-                    status_dirty |= refresh_foreign(&health, &writers, &snap, clock, &mut foreign);
-                    status_dirty |= report_changes(&snap, last_written.as_deref(), &foreign);
-                    if taints_written.as_ref() != Some(&snap.desired_taints) {
-                        taints_dirty = true;
-                    }
+                    let change = core.decided(&snap.conditions, &snap.desired_taints, clock.now().mono);
+                    record_foreign(&health, &change);
                     latest = Some(snap);
                 }
             }
@@ -170,60 +152,36 @@ pub async fn run(
                 if changed.is_err() { return; }
                 let observed = inputs.node.borrow_and_update().clone();
                 let rv = observed.as_ref().and_then(|n| n.metadata.resource_version.clone());
-                if let Some((want, since)) = &awaiting {
-                    if rv.as_ref() == Some(want) || since.elapsed() > STALE_WINDOW {
-                        awaiting = None;
-                    } else {
-                        continue;
-                    }
+                // After each of our writes the watch may still deliver versions from before it.
+                if core.stale(rv.as_deref(), clock.now().mono) {
+                    continue;
                 }
                 seen_node.clone_from(&observed);
-                if let Some(n) = &observed {
-                    writers.observe(&observation(n), FIELD_MANAGER, clock.now().mono);
+                let Some(n) = observed else {
+                    core.node_gone();
+                    continue;
+                };
+                let current: Vec<_> = n.spec.as_ref()
+                    .and_then(|s| s.taints.as_ref())
+                    .map(|ts| ts.iter().filter_map(node::to_core).collect())
+                    .unwrap_or_default();
+                let seen = core.node_seen(&observation(&n), &current, FIELD_MANAGER, clock.now().mono);
+                if !seen.vanished.is_empty() {
+                    let names: Vec<String> = seen.vanished.iter().map(|m| format!("{}:{}", m.key, m.effect)).collect();
+                    log::warn!(
+                        taint = names.join(",").as_str();
+                        "owned taint {} vanished from the node while its condition holds; restoring it", names.join(", ")
+                    );
                 }
-                if let (Some(n), Some(snap)) = (observed, latest.as_ref()) {
-                    let current: Vec<_> = n.spec.as_ref()
-                        .and_then(|s| s.taints.as_ref())
-                        .map(|ts| ts.iter().filter_map(node::to_core).collect())
-                        .unwrap_or_default();
-                    let desired_owned: Vec<TaintSpec> = snap.desired_taints.clone();
-                    let missing = taint_plan::missing_owned(&current, &desired_owned);
-                    let stray = current.iter().any(|t| taint_plan::is_owned(t, &settings.owned_taints)
-                        && !desired_owned.iter().any(|d| d.key == t.key && d.effect == t.effect));
-                    if !missing.is_empty() && taints_written.is_some() {
-                        let names: Vec<String> = missing.iter().map(|m| format!("{}:{}", m.key, m.effect)).collect();
-                        log::warn!(
-                            taint = names.join(",").as_str();
-                            "owned taint {} vanished from the node while its condition holds; restoring it", names.join(", ")
-                        );
-                    }
-                    if !missing.is_empty() || stray {
-                        taints_dirty = true;
-                    }
-                    status_dirty |= refresh_foreign(&health, &writers, snap, clock, &mut foreign);
+                if let Some(change) = &seen.foreign {
+                    record_foreign(&health, change);
                 }
             }
             Some(ev) = inputs.events.recv() => {
                 enqueue(&mut pending, ev, &mut dropped_events);
                 queue_changed = true;
             }
-            _ = sleep_until_opt(report_due_at), if report_due_at.is_some() && !status_dirty => {
-                status_dirty = condition::report_due(
-                    false,
-                    last_report.map(|t| clock.mono_of(t)),
-                    clock.now().mono,
-                    settings.report_frequency,
-                );
-            }
-            _ = sleep_until_opt(retry_at), if retry_at.is_some() => {
-                retry_at = None;
-            }
-            _ = sleep_until_opt(release_at), if release_at.is_some() => {
-                if let Some(snap) = latest.as_ref() {
-                    status_dirty |= refresh_foreign(&health, &writers, snap, clock, &mut foreign);
-                }
-            }
-            _ = sleep_until_opt(Some(first_sight_by)), if awaiting_first_sight => {}
+            _ = sleep_until_opt(wake_at), if wake_at.is_some() => {}
             changed = inputs.durable.changed() => {
                 // The journal reached the disk: what waited for it may be written now.
                 if changed.is_err() { return; }
@@ -234,8 +192,7 @@ pub async fn run(
                 if changed.is_ok()
                     && *reach_changes.borrow_and_update() == crate::api::reachability::State::Reachable
                 {
-                    retry_at = None;
-                    attempt = 0;
+                    core.heard_again();
                 }
             }
         }
@@ -246,143 +203,194 @@ pub async fn run(
             latest.as_deref(),
             &mut queue_changed,
         );
-        if retry_at.is_some() {
-            continue;
+        // Written ahead: nothing goes out before the state directory holds it.
+        let durable = *inputs.durable.borrow_and_update() >= inputs.journal.borrow().generation;
+        let writes = core.poll(clock.now().mono, durable);
+        if let Some(change) = &writes.foreign {
+            record_foreign(&health, change);
         }
-        let Some(snap) = latest.clone() else {
-            continue;
-        };
-        if *inputs.durable.borrow_and_update() < inputs.journal.borrow().generation {
-            // Written ahead: wait until the state directory holds what we are about to send.
-            continue;
-        }
-        let mut failure: Option<ApiError> = None;
-
-        // The report is built only when one is due.
-        let first_sight_pending = !writers.seen_node() && Instant::now() < first_sight_by;
-        let report = (status_dirty && !first_sight_pending)
-            .then(|| plan(&snap, last_written.as_deref(), &foreign));
-        if report.as_ref().is_some_and(|r| r.send.is_empty()) {
-            // Another writer holds every condition we own: there is nothing of ours to send.
-            status_dirty = false;
-            last_report = Some(Instant::now());
-        }
-        if let Some(report) = report.filter(|_| status_dirty) {
-            writers.sending(&report.send);
-            // Only heartbeats moved since our last write, and the server still holds every one
-            // of the conditions we send as we wrote it: send the heartbeats alone.
-            let heartbeat_only = last_written.is_some()
-                && !report.changed
-                && seen_node
-                    .as_deref()
-                    .is_some_and(|n| server_holds(n, &report.send));
-            let sent = Instant::now();
-            let result = node::patch_conditions(&nodes, &node, &report.send, heartbeat_only).await;
-            note(&reach, &health, &result, Request::OwnWrite, sent);
-            match result {
-                Ok(written) => {
-                    // The server's answer is the freshest Node: the taint write below starts
-                    // from it instead of a read.
-                    awaiting = written
-                        .metadata
-                        .resource_version
-                        .clone()
-                        .map(|rv| (rv, Instant::now()));
-                    seen_node = Some(Arc::new(written));
-                    status_dirty = false;
-                    last_report = Some(Instant::now());
-                    last_written = Some(ownership::record_write(
-                        last_written.as_deref().unwrap_or_default(),
-                        &report.send,
-                    ));
-                }
-                Err(e) => failure = Some(e),
-            }
-        }
-        if failure.is_none() && taints_dirty {
-            let sent = Instant::now();
-            let result = node::reconcile_taints(
-                &nodes,
-                &node,
-                seen_node.as_deref().cloned(),
-                &settings.owned_taints,
-                &snap.desired_taints,
-                clock.now().wall,
-                5,
+        let stored = writer
+            .carry_out(
+                &mut core,
+                &writes,
+                &mut seen_node,
+                &mut pending,
+                &mut queue_changed,
             )
             .await;
-            // Only a taint write stored is proof; "unchanged" may have been a read alone.
-            let request = match &result {
-                Ok(TaintWrite::Written(..)) => Request::OwnWrite,
-                _ => Request::Other,
-            };
-            note(&reach, &health, &result, request, sent);
-            match result {
-                Ok(TaintWrite::Unchanged) => {
-                    health.metrics.record_taint_write("unchanged");
-                    taints_dirty = false;
-                    taints_written = Some(snap.desired_taints.clone());
-                }
-                Ok(TaintWrite::Written(after, written)) => {
-                    awaiting = written
-                        .metadata
-                        .resource_version
-                        .clone()
-                        .map(|rv| (rv, Instant::now()));
-                    seen_node = Some(Arc::new(*written));
-                    health.metrics.record_taint_write("written");
-                    log::info!(
-                        taints = after.join(",").as_str();
-                        "node taints written: [{}]", after.join(", ")
-                    );
-                    taints_dirty = false;
-                    taints_written = Some(snap.desired_taints.clone());
-                }
-                Err(e) => {
-                    health.metrics.record_taint_write("error");
-                    failure = Some(e);
-                }
-            }
-        }
-        while failure.is_none() {
-            let Some(ev) = pending.front() else { break };
-            let node_uid = uid.borrow().clone();
-            let sent = Instant::now();
-            let result = events::send(&event_api, &node, node_uid.as_deref(), ev).await;
-            note(&reach, &health, &result, Request::Other, sent);
-            match result {
-                Ok(()) => {
-                    pending.pop_front();
-                    queue_changed = true;
-                }
-                // The server refused this event for good: drop it rather than block the queue.
-                Err(e) if !e.is_transient() => {
-                    log::warn!(error = e.to_string().as_str(); "event dropped: {e}");
-                    pending.pop_front();
-                    queue_changed = true;
-                }
-                Err(e) => failure = Some(e),
-            }
-        }
         publish(
             &inputs.journal,
             &pending,
             latest.as_deref(),
             &mut queue_changed,
         );
-        match failure {
-            None => attempt = 0,
-            Some(e) => {
-                let mut delay = settings.backoff.delay(attempt, jitter.draw());
-                if let Some(after) = e.retry_after() {
-                    delay = delay.max(after.min(settings.backoff.cap));
-                }
-                attempt = attempt.saturating_add(1);
-                log::debug!(error = e.to_string().as_str(); "write failed, retrying in {delay:?}: {e}");
-                retry_at = Some(Instant::now() + delay);
-            }
+        if writes.events && stored {
+            core.round_succeeded();
         }
     }
+}
+
+/// What carries out the writes the core names: the API handles and where each outcome is noted.
+struct Writer {
+    nodes: Api<Node>,
+    event_api: Api<Event>,
+    node: String,
+    owned_taints: Vec<TaintSpec>,
+    reach: Arc<Reachability>,
+    health: Arc<Health>,
+    uid: NodeUid,
+    clock: Clock,
+}
+
+impl Writer {
+    /// Carries out one round of `writes` in order — status, taints, queued Events — handing
+    /// each outcome to the core; a failure ends the round. Returns whether every write tried was
+    /// stored (or refused for good, for an Event).
+    async fn carry_out(
+        &self,
+        core: &mut Reporting,
+        writes: &Writes,
+        seen_node: &mut Option<Arc<Node>>,
+        pending: &mut VecDeque<PendingEvent>,
+        queue_changed: &mut bool,
+    ) -> bool {
+        if let Some(report) = &writes.status
+            && !self.status(core, report, seen_node).await
+        {
+            return false;
+        }
+        if let Some(desired) = &writes.taints
+            && !self.taints(core, desired, seen_node).await
+        {
+            return false;
+        }
+        !writes.events || self.events(core, pending, queue_changed).await
+    }
+
+    async fn status(
+        &self,
+        core: &mut Reporting,
+        report: &StatusWrite,
+        seen_node: &mut Option<Arc<Node>>,
+    ) -> bool {
+        let sent = Instant::now();
+        let result =
+            node::patch_conditions(&self.nodes, &self.node, &report.send, report.heartbeat_only)
+                .await;
+        note(&self.reach, &self.health, &result, Request::OwnWrite, sent);
+        let outcome = match result {
+            Ok(written) => {
+                core.wrote(
+                    written.metadata.resource_version.clone(),
+                    self.clock.now().mono,
+                );
+                let seen = observation(&written);
+                *seen_node = Some(Arc::new(written));
+                Outcome::Written(Some(seen))
+            }
+            Err(e) => failure(&e),
+        };
+        core.status_result(&outcome, self.clock.now().mono);
+        !matches!(outcome, Outcome::Failed { .. })
+    }
+
+    async fn taints(
+        &self,
+        core: &mut Reporting,
+        desired: &[TaintSpec],
+        seen_node: &mut Option<Arc<Node>>,
+    ) -> bool {
+        let sent = Instant::now();
+        let result = node::reconcile_taints(
+            &self.nodes,
+            &self.node,
+            seen_node.as_deref().cloned(),
+            &self.owned_taints,
+            desired,
+            self.clock.now().wall,
+            5,
+        )
+        .await;
+        // Only a taint write stored is proof; "unchanged" may have been a read alone.
+        let request = match &result {
+            Ok(TaintWrite::Written(..)) => Request::OwnWrite,
+            _ => Request::Other,
+        };
+        note(&self.reach, &self.health, &result, request, sent);
+        let outcome = match result {
+            Ok(TaintWrite::Unchanged) => {
+                self.health.metrics.record_taint_write("unchanged");
+                Outcome::Unchanged
+            }
+            Ok(TaintWrite::Written(after, written)) => {
+                core.wrote(
+                    written.metadata.resource_version.clone(),
+                    self.clock.now().mono,
+                );
+                let seen = observation(&written);
+                *seen_node = Some(Arc::new(*written));
+                self.health.metrics.record_taint_write("written");
+                log::info!(
+                    taints = after.join(",").as_str();
+                    "node taints written: [{}]", after.join(", ")
+                );
+                Outcome::Written(Some(seen))
+            }
+            Err(e) => {
+                self.health.metrics.record_taint_write("error");
+                failure(&e)
+            }
+        };
+        core.taints_result(desired, &outcome, self.clock.now().mono);
+        !matches!(outcome, Outcome::Failed { .. })
+    }
+
+    /// Sends the queued Events in order until one fails for a reason worth retrying.
+    async fn events(
+        &self,
+        core: &mut Reporting,
+        pending: &mut VecDeque<PendingEvent>,
+        queue_changed: &mut bool,
+    ) -> bool {
+        while let Some(ev) = pending.front() {
+            let node_uid = self.uid.borrow().clone();
+            let sent = Instant::now();
+            let result = events::send(&self.event_api, &self.node, node_uid.as_deref(), ev).await;
+            note(&self.reach, &self.health, &result, Request::Other, sent);
+            match result {
+                Ok(()) => {
+                    pending.pop_front();
+                    *queue_changed = true;
+                }
+                // The server refused this event for good: drop it rather than block the queue.
+                Err(e) if !e.is_transient() => {
+                    log::warn!(error = e.to_string().as_str(); "event dropped: {e}");
+                    pending.pop_front();
+                    *queue_changed = true;
+                }
+                Err(e) => {
+                    log::debug!(error = e.to_string().as_str(); "event not sent, retrying: {e}");
+                    core.event_failed(e.retry_after(), self.clock.now().mono);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// A failed write in the core's terms (logged here: the core keeps no records).
+fn failure(e: &ApiError) -> Outcome {
+    log::debug!(error = e.to_string().as_str(); "write failed, retrying after a backoff: {e}");
+    Outcome::Failed {
+        retry_after: e.retry_after(),
+    }
+}
+
+/// Logs and counts a change of the conditions another writer holds.
+fn record_foreign(health: &Health, change: &ForeignChange) {
+    report_foreign(&change.appeared, &change.released);
+    health.metrics.record_foreign_writers(change.holding);
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {
@@ -447,42 +455,6 @@ fn note<T>(
 /// A jitter seed that differs between processes and starts.
 pub(crate) use crate::api::jitter_seed as seed;
 
-/// What a report of this snapshot sends, leaving out the conditions another writer holds.
-fn plan(
-    snap: &Snapshot,
-    written: Option<&[NodeCondition]>,
-    foreign: &BTreeSet<ForeignWriter>,
-) -> ownership::ConditionReport {
-    let held: BTreeSet<String> = foreign.iter().map(|f| f.condition_type.clone()).collect();
-    ownership::plan_report(&snap.conditions, written.unwrap_or_default(), &held)
-}
-
-/// Whether a report of this snapshot would change what we last wrote (`plan(..).changed`,
-/// without building the report): asked of every cycle's snapshot.
-fn report_changes(
-    snap: &Snapshot,
-    written: Option<&[NodeCondition]>,
-    foreign: &BTreeSet<ForeignWriter>,
-) -> bool {
-    let held: BTreeSet<String> = foreign.iter().map(|f| f.condition_type.clone()).collect();
-    ownership::report_changed(&snap.conditions, written.unwrap_or_default(), &held)
-}
-
-/// Whether the Node holds each of `ours` with the status, reason and message we wrote.
-fn server_holds(n: &Node, ours: &[NodeCondition]) -> bool {
-    let held = n.status.as_ref().and_then(|s| s.conditions.as_ref());
-    ours.iter().all(|c| {
-        held.is_some_and(|cs| {
-            cs.iter().any(|h| {
-                h.type_ == c.condition_type
-                    && h.status == c.status.as_str()
-                    && h.reason.as_deref() == Some(c.reason.as_str())
-                    && h.message.as_deref() == Some(c.message.as_str())
-            })
-        })
-    })
-}
-
 /// This version of the Node as other-writer detection reads it (public for the guard that the
 /// watch's compact Node keeps what this reads: `tests/footprint.rs`).
 pub fn observation(n: &Node) -> NodeObservation {
@@ -530,30 +502,6 @@ pub fn observation(n: &Node) -> NodeObservation {
     }
 }
 
-/// Brings `foreign` (the owned conditions another writer holds) up to date at this instant:
-/// logs and counts the change. Returns whether a condition was released, to be written at once
-/// (our value may have been gone from the server for a long time).
-fn refresh_foreign(
-    health: &Health,
-    writers: &OtherWriters,
-    snap: &Snapshot,
-    clock: Clock,
-    foreign: &mut BTreeSet<ForeignWriter>,
-) -> bool {
-    let found = writers.holding(
-        &snap.conditions,
-        clock.now().mono,
-        ownership::OTHER_WRITER_SILENCE,
-    );
-    report_foreign(foreign, &found);
-    health.metrics.record_foreign_writers(found.len());
-    let released = foreign
-        .iter()
-        .any(|f| !found.iter().any(|g| g.condition_type == f.condition_type));
-    *foreign = found.into_iter().collect();
-    released
-}
-
 /// The condition types named in a managedFields `fieldsV1` tree:
 /// `{"f:status": {"f:conditions": {"k:{\"type\":\"X\"}": …}}}`.
 fn condition_keys(fields: &serde_json::Value) -> Vec<String> {
@@ -573,11 +521,9 @@ fn condition_keys(fields: &serde_json::Value) -> Vec<String> {
 
 /// Logs each newly seen other writer (by condition and writer, not by the value it holds, so a
 /// writer flipping back and forth is reported once), and, once, each condition taken back.
-fn report_foreign(before: &BTreeSet<ForeignWriter>, now: &[ForeignWriter]) {
-    let key = |f: &ForeignWriter| (f.condition_type.clone(), f.manager.clone());
-    let before_keys: BTreeSet<_> = before.iter().map(key).collect();
+fn report_foreign(appeared: &[ForeignWriter], released: &[ForeignWriter]) {
     let silence = humantime::format_duration(ownership::OTHER_WRITER_SILENCE);
-    for f in now.iter().filter(|f| !before_keys.contains(&key(f))) {
+    for f in appeared {
         let who = f.manager.as_deref().unwrap_or("an unknown writer");
         let observed = f
             .observed
@@ -593,10 +539,7 @@ fn report_foreign(before: &BTreeSet<ForeignWriter>, now: &[ForeignWriter]) {
             f.condition_type
         );
     }
-    for f in before
-        .iter()
-        .filter(|f| !now.iter().any(|n| n.condition_type == f.condition_type))
-    {
+    for f in released {
         let who = f.manager.as_deref().unwrap_or("an unknown writer");
         log::info!(
             condition = f.condition_type.as_str(), writer = who;

@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};
 
-use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
 use crate::core::contact;
 use crate::core::fence_plan::{Plan, PodPlan};
@@ -418,49 +417,55 @@ impl Durability {
     }
 }
 
-/// When the fence's own API work (reconciling fenced pods, held Events) is tried next: a capped,
-/// jittered backoff after failures, never every tick.
-#[derive(Clone, Debug)]
-pub struct Retry {
-    backoff: Backoff,
-    jitter: Jitter,
-    attempt: u32,
-    at: Option<Duration>,
+/// When the fence's own API work (reconciling fenced pods, held Events) is tried next: the one
+/// retry policy of the agent's API work, shared with the reporter (`core::reporting`).
+pub use crate::core::backoff::Retry;
+
+/// What the fence task is waiting for after a tick, for [`next_wake`]: the state the tick left
+/// and what it observed. Everything is on the monotonic scale.
+#[derive(Clone, Copy, Debug)]
+pub struct Waiting<'a> {
+    /// The instant the tick ran at.
+    pub now: Duration,
+    /// The tick's judgement (`Link::judge`).
+    pub judged: &'a Judged,
+    pub link: &'a Link,
+    /// What the tick observed of contact.
+    pub seen: &'a Seen,
+    /// `unreachableAfter`.
+    pub unreachable_after: Duration,
+    /// The plans of the current partition (only read while cut off).
+    pub plans: Option<&'a [PodPlan]>,
+    pub steps: &'a Steps,
+    /// Pods stopped and kept dead until the API server answers.
+    pub fenced: &'a BTreeSet<String>,
+    /// When fenced pods are next swept for respawned processes; `None` while nothing is swept.
+    pub sweep_at: Option<Duration>,
+    pub durability: &'a Durability,
+    pub cadence: Cadence,
+    pub retry: &'a Retry,
+    /// The fence's own API work (fenced pods to reconcile, held Events) is waiting.
+    pub api_work: bool,
 }
 
-impl Retry {
-    pub fn new(backoff: Backoff, jitter: Jitter) -> Retry {
-        Retry {
-            backoff,
-            jitter,
-            attempt: 0,
-            at: None,
-        }
-    }
-
-    /// Whether a try is due at `now`.
-    pub fn due(&self, now: Duration) -> bool {
-        self.at.is_none_or(|t| now >= t)
-    }
-
-    /// When the next try is due after a failure; `None` when a try may run at once.
-    pub fn next_at(&self) -> Option<Duration> {
-        self.at
-    }
-
-    /// After a round at `now` that `ran` (or not): a failure pushes the next try back, a success
-    /// clears it.
-    pub fn next(&mut self, ran: bool, failed: bool, now: Duration) {
-        if !ran {
-            return;
-        }
-        if failed {
-            let delay = self.backoff.delay(self.attempt, self.jitter.draw());
-            self.attempt = self.attempt.saturating_add(1);
-            self.at = Some(now + delay);
-        } else {
-            self.attempt = 0;
-            self.at = None;
-        }
-    }
+/// The instant the fence task must tick next if none of its inputs moves first: the earliest of
+/// a step of the plans, the sweep of fenced pods (both only while cut off), the judgement
+/// changing with time alone (`Link::next_change`), a write falling due, and the retry of the
+/// fence's API work while reachable (at once when no failure pushed it back). It may be at or
+/// before `now` (due at once). `None` when nothing is pending: only a new observation can give
+/// the task something to do, so it sleeps until one arrives (bounded by the caller).
+pub fn next_wake(w: &Waiting<'_>) -> Option<Duration> {
+    let cut_off = w.judged.cut_off;
+    let steps = w
+        .plans
+        .filter(|_| cut_off)
+        .and_then(|plans| w.steps.next_due(plans, w.fenced));
+    let sweep = w.sweep_at.filter(|_| cut_off);
+    let judgement = w.link.next_change(w.seen, w.now, w.unreachable_after);
+    let write = w.durability.next_due(cut_off, w.cadence);
+    let retry = (w.judged.reachable && w.api_work).then(|| w.retry.next_at().unwrap_or(w.now));
+    [steps, sweep, judgement, write, retry]
+        .into_iter()
+        .flatten()
+        .min()
 }

@@ -18,6 +18,7 @@ pub mod pressure;
 pub mod qos;
 pub mod quantity;
 pub mod quorum;
+pub mod reporting;
 pub mod resource_version;
 pub mod resources;
 pub mod signal;

@@ -671,3 +671,16 @@ pub fn planning(
         },
     }
 }
+
+/// When the quorum task next asks its peers, on the caller's monotonic scale (docs/fence.md
+/// §5): only while `asking` (this node is cut off and the fence is not off); `interval` after
+/// the round of this partition sent at `last_round`, at `now` when none was. `None` while not
+/// asking: the task sleeps until one of its inputs moves.
+pub fn next_round(
+    asking: bool,
+    last_round: Option<Duration>,
+    interval: Duration,
+    now: Duration,
+) -> Option<Duration> {
+    asking.then(|| last_round.map_or(now, |t| t + interval))
+}
