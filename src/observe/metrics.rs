@@ -1,7 +1,10 @@
 //! Prometheus text exposition (format 0.0.4) of what the agent observed and decided. The agent
 //! writes the latest values after each cycle; the HTTP server renders them on request. Hand-written:
-//! prometheus-client was measured in its place (BENCHMARKS.md, "Exposition"); it fits the memory and
-//! cycle bounds but writes OpenMetrics, which `promtool check metrics` rejects as served here.
+//! two crates were measured in its place (BENCHMARKS.md, "Exposition"). prometheus-client fits the
+//! memory and cycle bounds but writes OpenMetrics, which `promtool check metrics` rejects as served
+//! here; `prometheus` passes promtool and the cycle bound but, with the hot-symbol order out of the
+//! picture, costs more VmHWM than issue 24 allows, and would drop the families without series that
+//! this renderer still heads (`# HELP`/`# TYPE`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
