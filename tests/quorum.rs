@@ -318,6 +318,23 @@ fn an_enforce_that_turns_on_silent_peers_says_so() {
     let v = decide(&big, &policy(), true);
     assert!(v.is_enforce(), "{}", v.reason());
     assert!(!v.reason().contains("silent"), "{}", v.reason());
+    // A zone of 60, every peer asked cut off but one silent: the unasked are counted in that
+    // proportion, so the zone reads as a partial disruption of a large zone (still evicted) —
+    // counted cut off, the silent one would make it a full disruption of every zone (hold).
+    let mut large = zone(60, 48);
+    large.other_zones = 0;
+    large
+        .heard
+        .retain(|(_, h)| !matches!(h, Heard::Report(p) if p.reachable));
+    large.heard.push(silent());
+    let v = decide(&large, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(v.reason().contains("more than 50 nodes"), "{}", v.reason());
+    assert!(
+        v.reason().contains("rests on 1 silent peer(s)"),
+        "{}",
+        v.reason()
+    );
 }
 
 #[test]

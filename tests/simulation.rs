@@ -149,6 +149,12 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // Open: a node that heals half a second after its neighbours runs a pod the control plane
     // deleted while the fence held, beside its replacement, for that half second.
     assert!(kinds(0x11).contains(&"running-twice"));
+    // Open (found by the 10,000-scenario run): an agent restarted during an outage of the whole
+    // control plane and cut off again as the API server returns counts itself heard until its
+    // start, so its verdict settles 35 s after the start; a controller that kept its node health
+    // through the outage taints the node about 18 s after the API server is back, and the
+    // node's short-tolerating pods run 12-15 s past their deletion.
+    assert!(kinds(0xa0b).contains(&"running-twice"));
 }
 
 #[test]

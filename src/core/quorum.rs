@@ -390,6 +390,12 @@ fn undecided(choice: Undecided, reason: String) -> Verdict {
 ///
 /// `peers_known` is false when the peer list is empty: `without_peers` decides.
 pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
+    let verdict = decide_counted(round, policy, peers_known);
+    rests_on_silence(verdict, round, policy, peers_known)
+}
+
+/// [`decide`] by the counts alone, silent peers counted as reaching the API server.
+fn decide_counted(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
     if !peers_known {
         return undecided(
             policy.without_peers,
@@ -575,37 +581,58 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
         return enforce_when_settled(reason);
     }
     let reaching_peers = own.iter().filter(|h| reaching(h)).count();
-    let mut reason = format!(
+    enforce_when_settled(format!(
         "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
-    );
-    // A silent peer counts as one that may reach the API server (never twice before never
-    // needlessly). Say so when the verdict turns on it: an outage of the whole control plane
-    // that also silenced a peer (a restarting agent, say) reads as a healthy zone.
+    ))
+}
+
+/// A silent peer counts as one that may reach the API server (never twice before never
+/// needlessly). When an enforce (or a pending enforce) turns on that — counted cut off, the silent
+/// peers would make it a hold — its reason says so: an outage of the whole control plane that
+/// also silenced a peer (a restarting agent, say) reads as a healthy zone, or as a partial
+/// disruption of a large one.
+fn rests_on_silence(
+    verdict: Verdict,
+    round: &Round,
+    policy: &QuorumPolicy,
+    peers_known: bool,
+) -> Verdict {
     let silent = round
         .heard
         .iter()
         .filter(|(_, h)| matches!(h, Heard::Silent))
         .count();
-    if silent > 0 {
-        let mut all_cut = round.clone();
-        for (_, h) in &mut all_cut.heard {
-            if matches!(h, Heard::Silent) {
-                *h = Heard::Report(PeerReport {
-                    node: String::new(),
-                    zone: String::new(),
-                    reachable: false,
-                    last_contact_age: Some(round.own_contact_age),
-                    excluded: false,
-                });
-            }
-        }
-        if decide(&all_cut, policy, peers_known).is_hold() {
-            reason.push_str(&format!(
-                "; it rests on {silent} silent peer(s), counted as reaching the API server: were they cut off too, this node would hold"
-            ));
+    let answered = round.heard.len() - silent;
+    if verdict.is_hold() || silent == 0 || answered == 0 {
+        return verdict;
+    }
+    let mut all_cut = round.clone();
+    for (_, h) in &mut all_cut.heard {
+        if matches!(h, Heard::Silent) {
+            *h = Heard::Report(PeerReport {
+                node: String::new(),
+                zone: String::new(),
+                reachable: false,
+                last_contact_age: Some(round.own_contact_age),
+                excluded: false,
+            });
         }
     }
-    enforce_when_settled(reason)
+    if !decide_counted(&all_cut, policy, peers_known).is_hold() {
+        return verdict;
+    }
+    let note = format!(
+        "; it rests on {silent} silent peer(s), counted as reaching the API server: were they cut off too, this node would hold"
+    );
+    match verdict {
+        Verdict::Enforce { reason } => Verdict::Enforce {
+            reason: reason + &note,
+        },
+        Verdict::Pending { reason } => Verdict::Pending {
+            reason: reason + &note,
+        },
+        hold => hold,
+    }
 }
 
 /// The quorum across the rounds of one partition: the latest verdict, and when a round last said
