@@ -30,6 +30,8 @@ fn main() {
     // With --all: how many failing scenarios the run may have (the open defects' count) before
     // it fails; none by default.
     let mut max_failing = 0u64;
+    // --quiet: the summary only, not a line per failing scenario.
+    let mut quiet = false;
     while let Some(a) = args.next() {
         let mut value = || {
             args.next()
@@ -46,6 +48,7 @@ fn main() {
             "--kind" => kind = Some(value()),
             "--jobs" => jobs = parse(&value()).clamp(1, 256) as usize,
             "--max-failing" => max_failing = parse(&value()),
+            "--quiet" => quiet = true,
             "--revert" => match value().as_str() {
                 "settled-every-zone" => settings.fixes.settled_every_zone = false,
                 "unasked-counted" => settings.fixes.unasked_counted = false,
@@ -159,10 +162,12 @@ fn main() {
                 .collect();
             if !failing.is_empty() {
                 failed += 1;
-                println!(
-                    "seed {seed:#x} (scenario {k} of the run) fails: {:?}",
-                    failing
-                );
+                if !quiet || stop_at_first {
+                    println!(
+                        "seed {seed:#x} (scenario {k} of the run) fails: {:?}",
+                        failing
+                    );
+                }
                 if stop_at_first {
                     stop.store(true, Ordering::Relaxed);
                     ran = k;
@@ -219,7 +224,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|kubelet-lag|list-hang]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|kubelet-lag|list-hang]"
     );
     std::process::exit(2)
 }
