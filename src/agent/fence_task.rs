@@ -705,7 +705,8 @@ impl Task {
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
         let key = (contact, verdict.clone(), self.pods_generation);
-        if self.planned.as_ref().is_none_or(|(k, _)| *k != key) {
+        let replanned = self.planned.as_ref().is_none_or(|(k, _)| *k != key);
+        if replanned {
             let plans =
                 fence_plan::plan(&self.kept.converted.pods, contact, &self.policy, &verdict);
             self.planned = Some((key, plans));
@@ -721,10 +722,14 @@ impl Task {
                 log_plan(p, now);
                 self.health.metrics.record_fence("planned");
             }
+            self.logged_verdict = Some(verdict.clone());
+        }
+        if replanned && self.quorum_view.verdict.is_some() {
+            // The plans' counts and next deadlines, again whenever the plans change (a pod
+            // created or deleted while cut off as well as a new verdict).
             self.health
                 .metrics
                 .record_plans(&plans, &verdict, Some(now));
-            self.logged_verdict = Some(verdict.clone());
         }
         if self.terminator.is_none() && self.policy.mode == fence_plan::Mode::Enforce {
             self.find_cgroups();
