@@ -30,10 +30,10 @@ use crate::agent::quorum::QuorumView;
 use crate::agent::reporter::Journal;
 use crate::agent::snapshot;
 use crate::agent::wake::Wake;
-use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
 use crate::api::slim::{ResourceAmounts, SlimPod, SlimPodSpec};
+use crate::api::{ApiClient, Requests};
 use crate::config::Config;
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
@@ -263,7 +263,7 @@ impl Kept {
 /// means, and carries out the answer. Runs until `shutdown`, when it takes in what changed since
 /// the last tick, writes what is not on disk yet and returns.
 pub async fn run(
-    client: kube::Client,
+    api: ApiClient,
     config: Config,
     node: String,
     mut inputs: FenceInputs,
@@ -326,8 +326,9 @@ pub async fn run(
         last_sweep: start.mono,
         malformed: BTreeSet::new(),
         refreshed: false,
-        event_api: Api::namespaced(client.clone(), EVENT_NAMESPACE),
-        client,
+        event_api: Api::namespaced(api.kube.clone(), EVENT_NAMESPACE),
+        client: api.kube,
+        requests: api.requests,
         config,
         node,
         health,
@@ -452,6 +453,8 @@ struct Task {
     refreshed: bool,
     event_api: Api<Event>,
     client: kube::Client,
+    /// The API requests' timeout and counters.
+    requests: Requests,
     clock: Clock,
 }
 
@@ -628,6 +631,7 @@ impl Task {
         if due && !self.kept.fenced.is_empty() {
             match reconcile(
                 &self.client,
+                &self.requests,
                 &node,
                 &mut self.fence,
                 &mut self.kept.fenced,
@@ -674,7 +678,8 @@ impl Task {
                     at: state::parse_time(&e.at).unwrap_or(now.wall),
                 };
                 let sent = tokio::time::Instant::now();
-                let result = events::send(&self.event_api, &node, uid.as_deref(), &ev).await;
+                let result =
+                    events::send(&self.requests, &self.event_api, &node, uid.as_deref(), &ev).await;
                 inputs.reach.record(&result, contact::Request::Other, sent);
                 if let Err(err) = result
                     && err.is_transient()
@@ -700,7 +705,7 @@ impl Task {
         let verdict = crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
-            crate::api::request_timeout(),
+            self.requests.timeout(),
         );
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
@@ -1143,6 +1148,7 @@ fn log_plan(p: &fence_plan::PodPlan, now: Moment) {
 /// the kubelet. Returns each outcome as an Event's reason and message. Public for its test.
 pub async fn reconcile(
     client: &kube::Client,
+    requests: &Requests,
     node: &str,
     fence: &mut Fence,
     fenced: &mut BTreeSet<String>,
@@ -1163,13 +1169,14 @@ pub async fn reconcile(
                 "list pods?fieldSelector=spec.nodeName={node}: more than {MAX_RECONCILE_PAGES} pages, the list never ended"
             ));
         }
-        let listed = call(
-            "list",
-            format!("pods?fieldSelector=spec.nodeName={node}"),
-            pods.list(&lp),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        let listed = requests
+            .call(
+                "list",
+                format!("pods?fieldSelector=spec.nodeName={node}"),
+                pods.list(&lp),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
         present.extend(listed.items.iter().filter_map(|p| p.metadata.uid.clone()));
         match listed.metadata.continue_ {
             Some(token) if !token.is_empty() => lp = lp.continue_token(&token),

@@ -122,11 +122,12 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
     }
 }
 
-/// The settings the core decides with, from the configuration.
-pub fn policy(config: &Config) -> QuorumPolicy {
+/// The settings the core decides with, from the configuration and the API requests' timeout
+/// (`api::Requests::timeout`).
+pub fn policy(config: &Config, request_timeout: Duration) -> QuorumPolicy {
     QuorumPolicy::new(
         crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
-        crate::api::request_timeout(),
+        request_timeout,
         config.fence.unreachable_after,
         crate::core::fence_plan::FencePolicy::from(config).kubelet_lag,
         config.peers.without_peers,
@@ -141,13 +142,14 @@ fn zone_of(node: &Node) -> NodeZone {
 /// The quorum task. Runs until dropped.
 pub async fn run(
     config: Config,
+    request_timeout: Duration,
     node: String,
     mut inputs: QuorumInputs,
     view: watch::Sender<QuorumView>,
     health: Arc<Health>,
     clock: Clock,
 ) {
-    let policy = policy(&config);
+    let policy = policy(&config, request_timeout);
     let mono = |t: Instant| clock.mono_of(t);
     let mut gate = {
         let v = view.borrow();
