@@ -249,8 +249,8 @@ pub async fn run<S: Source>(
             started,
             cut_off: cut_off_rx,
         };
-        let (config, node, health) = (config.clone(), node.clone(), health.clone());
-        let request_timeout = requests.timeout();
+        let settings = quorum::QuorumSettings::new(config, requests.timeout());
+        let (node, health) = (node.clone(), health.clone());
         match config.peers.service.clone() {
             Some((namespace, service)) => {
                 let (client, port, me) =
@@ -268,16 +268,7 @@ pub async fn run<S: Source>(
             }
         }
         tasks.spawn("quorum", async move {
-            quorum::run(
-                config,
-                request_timeout,
-                node,
-                inputs,
-                quorum_tx,
-                health,
-                clock,
-            )
-            .await;
+            quorum::run(settings, node, inputs, quorum_tx, health, clock).await;
         });
     }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
