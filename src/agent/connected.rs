@@ -289,10 +289,11 @@ pub async fn run<S: Source>(
             kube: client.clone(),
             requests: requests.clone(),
         };
-        let (config, node, health) = (config.clone(), node.clone(), health.clone());
+        let settings = fence_task::FenceSettings::new(config);
+        let (node, health) = (node.clone(), health.clone());
         let stop = stop.clone();
         stateful.spawn("fence", async move {
-            fence_task::run(api, config, node, inputs, health, clock, stop).await;
+            fence_task::run(api, settings, node, inputs, health, clock, stop).await;
         });
     }
 
