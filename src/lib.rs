@@ -68,11 +68,6 @@ mod layers {
     ];
 
     /// Arrows allowed although they point the wrong way, each with why. None today.
-    ///
-    /// Not an exception but a known debt: `observe::metrics` reads the API shell's request
-    /// counters, process globals in `api` (issue 23, item 2). The arrow points down (observe sits
-    /// above api); the global goes when the counters become a layer around the kube client,
-    /// which the monitoring work owns.
     const EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
     /// Every `crate::<module>` a file names outside comments, with `crate::{a, b}` groups

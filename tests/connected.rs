@@ -193,6 +193,14 @@ async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_m
     );
     // Three condition events at start (each condition created False).
     assert_eq!(server.events().len(), 3);
+    // `/metrics` counts the agent's own requests: the ones the server saw.
+    let metrics = health.metrics.render(None);
+    for series in [
+        "nodewarden_api_requests_total{verb=\"update\",resource=\"leases\",outcome=\"ok\"} 359\n",
+        "nodewarden_api_requests_total{verb=\"patch\",resource=\"nodes/status\",outcome=\"ok\"} 60\n",
+    ] {
+        assert!(metrics.contains(series), "{series} in {metrics}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -1036,6 +1044,7 @@ async fn sending_one_event_twice_creates_it_once_and_same_instant_events_apart()
     server.create_namespace(EVENT_NAMESPACE);
     let api: kube::Api<k8s_openapi::api::core::v1::Event> =
         kube::Api::namespaced(server.client(), EVENT_NAMESPACE);
+    let requests = nodewarden::api::Requests::default();
     let at = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let event = |reason: &str| PendingEvent {
         reason: reason.into(),
@@ -1045,14 +1054,20 @@ async fn sending_one_event_twice_creates_it_once_and_same_instant_events_apart()
     };
     // A retry after a lost answer, or after a restart, is the same Event.
     for _ in 0..2 {
-        send(&api, NODE, None, &event("NodeHasDiskPressure"))
+        send(&requests, &api, NODE, None, &event("NodeHasDiskPressure"))
             .await
             .expect("sent");
     }
     // Another condition flipping in the same cycle is another Event.
-    send(&api, NODE, None, &event("NodeHasInsufficientPID"))
-        .await
-        .expect("sent");
+    send(
+        &requests,
+        &api,
+        NODE,
+        None,
+        &event("NodeHasInsufficientPID"),
+    )
+    .await
+    .expect("sent");
     let mut reasons: Vec<String> = server
         .events()
         .iter()

@@ -475,8 +475,13 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
     server.create_pod(realistic::for_create(realistic::pod(n, "other")));
     let (node_tx, mut node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
     let (_, contact) = tokio::sync::watch::channel(nodewarden::api::reachability::State::Unknown);
-    let (views, run) =
-        nodewarden::api::watch::start(server.client(), NODE.into(), node_tx, contact);
+    let (views, run) = nodewarden::api::watch::start(
+        server.client(),
+        nodewarden::api::DEFAULT_REQUEST_TIMEOUT,
+        NODE.into(),
+        node_tx,
+        contact,
+    );
     let task = tokio::spawn(run);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while views.pods.state().len() < n || node_rx.borrow_and_update().is_none() {
@@ -828,9 +833,17 @@ async fn reconciling_after_a_partition_lists_the_pods_in_pages() {
     fence.fence(last.clone(), "/nonexistent/a");
     fence.fence(gone.clone(), "/nonexistent/b");
     let health = Health::new(Duration::from_secs(60));
-    let outcomes = fence_task::reconcile(&server.client(), NODE, &mut fence, &mut fenced, &health)
-        .await
-        .expect("reconciled");
+    let requests = nodewarden::api::Requests::default();
+    let outcomes = fence_task::reconcile(
+        &server.client(),
+        &requests,
+        NODE,
+        &mut fence,
+        &mut fenced,
+        &health,
+    )
+    .await
+    .expect("reconciled");
     assert!(fenced.is_empty() && fence.is_empty(), "every fence lifted");
     let reason_of = |uid: &str| {
         outcomes

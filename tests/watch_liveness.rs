@@ -43,7 +43,13 @@ async fn start(
     let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
     // No contact signal: these watches live on their own.
     let (_, contact) = tokio::sync::watch::channel(Reach::Unknown);
-    let (views, run) = watch::start(client, NODE.to_string(), node_tx, contact);
+    let (views, run) = watch::start(
+        client,
+        nodewarden::api::DEFAULT_REQUEST_TIMEOUT,
+        NODE.to_string(),
+        node_tx,
+        contact,
+    );
     (lb, views, tokio::spawn(run))
 }
 
@@ -215,7 +221,6 @@ mod after_an_outage {
         tokio::task::JoinHandle<()>,
         channel::Sender<Reach>,
     ) {
-        nodewarden::api::set_request_timeout(REQUEST_TIMEOUT);
         let lb = server.serve_loopback();
         let kubeconfig = lb.write_kubeconfig(dir);
         let client =
@@ -224,7 +229,8 @@ mod after_an_outage {
                 .expect("client");
         let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
         let (contact_tx, contact) = channel::channel(Reach::Unknown);
-        let (views, run) = watch::start(client, NODE.to_string(), node_tx, contact);
+        let (views, run) =
+            watch::start(client, REQUEST_TIMEOUT, NODE.to_string(), node_tx, contact);
         (lb, views, tokio::spawn(run), contact_tx)
     }
 

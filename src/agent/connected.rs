@@ -12,9 +12,9 @@ use crate::agent::clock::Clock;
 use crate::agent::sampling::{self, Publisher};
 use crate::agent::shutdown::{self, Shutdown, Tasks};
 use crate::agent::{Source, fence_task, heartbeat, node_name, quorum, reporter};
+use crate::api;
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
-use crate::api::{self, call};
 use crate::config::{Config, TaintSpec};
 use crate::core::backoff::Backoff;
 use crate::core::condition::NodeCondition;
@@ -76,7 +76,9 @@ pub async fn run<S: Source>(
         }),
     ));
     let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
-    api::set_request_timeout(config.request_timeout());
+    // Every request's timeout and counters, built once and handed to each task that asks.
+    let requests = api::Requests::new(config.request_timeout());
+    health.metrics.set_request_counts(requests.counts());
 
     let nodes: Api<Node> = Api::all(client.clone());
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
@@ -92,11 +94,18 @@ pub async fn run<S: Source>(
     // middle of a partition), and sampling, the watchdog and the fence never wait for it.
     let (check_tx, mut check_rx) = tokio::sync::oneshot::channel::<StartError>();
     {
-        let (reach, health, node, uid_tx) =
-            (reach.clone(), health.clone(), node.clone(), uid_tx.clone());
+        let (reach, health, node, uid_tx, requests) = (
+            reach.clone(),
+            health.clone(),
+            node.clone(),
+            uid_tx.clone(),
+            requests.clone(),
+        );
         tasks.spawn("start-up check", async move {
             let sent = tokio::time::Instant::now();
-            let first = call("get", format!("nodes/{node}"), nodes.get(&node)).await;
+            let first = requests
+                .call("get", format!("nodes/{node}"), nodes.get(&node))
+                .await;
             reach.record(&first, crate::core::contact::Request::Other, sent);
             let refused = match first {
                 Ok(n) => {
@@ -131,13 +140,18 @@ pub async fn run<S: Source>(
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
 
-    let (views, watches) =
-        api::watch::start(client.clone(), node.clone(), node_tx, reach.subscribe());
+    let (views, watches) = api::watch::start(
+        client.clone(),
+        requests.timeout(),
+        node.clone(),
+        node_tx,
+        reach.subscribe(),
+    );
     tasks.spawn("watches", watches);
     health.watch_pod_view(crate::observe::http::PodViewHealth {
         view: views.pod_view.clone(),
         reach: reach.clone(),
-        bound: crate::core::pod_view::bound(api::request_timeout()),
+        bound: crate::core::pod_view::bound(requests.timeout()),
     });
 
     // The Node's UID from the watch, for owner references and events.
@@ -235,7 +249,8 @@ pub async fn run<S: Source>(
             started,
             cut_off: cut_off_rx,
         };
-        let (config, node, health) = (config.clone(), node.clone(), health.clone());
+        let settings = quorum::QuorumSettings::new(config, requests.timeout());
+        let (node, health) = (node.clone(), health.clone());
         match config.peers.service.clone() {
             Some((namespace, service)) => {
                 let (client, port, me) =
@@ -253,7 +268,7 @@ pub async fn run<S: Source>(
             }
         }
         tasks.spawn("quorum", async move {
-            quorum::run(config, node, inputs, quorum_tx, health, clock).await;
+            quorum::run(settings, node, inputs, quorum_tx, health, clock).await;
         });
     }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
@@ -270,23 +285,28 @@ pub async fn run<S: Source>(
             quorum: quorum_rx,
             cut_off: cut_off_tx,
         };
-        let (client, config, node, health) =
-            (client.clone(), config.clone(), node.clone(), health.clone());
+        let api = api::ApiClient {
+            kube: client.clone(),
+            requests: requests.clone(),
+        };
+        let settings = fence_task::FenceSettings::new(config);
+        let (node, health) = (node.clone(), health.clone());
         let stop = stop.clone();
         stateful.spawn("fence", async move {
-            fence_task::run(client, config, node, inputs, health, clock, stop).await;
+            fence_task::run(api, settings, node, inputs, health, clock, stop).await;
         });
     }
 
     let keeper = LeaseKeeper::new(
         client.clone(),
+        &requests,
         &lease_ns,
         &lease_name,
         &node,
         config.node_lease_duration_seconds,
         &node,
     )
-    .with_timeout(api::request_timeout().min(renew));
+    .with_timeout(requests.timeout().min(renew));
     {
         let (uid, reach, health) = (uid_rx.clone(), reach.clone(), health.clone());
         tasks.spawn("heartbeat", async move {
@@ -322,7 +342,7 @@ pub async fn run<S: Source>(
     {
         let (reach, health) = (reach.clone(), health.clone());
         tasks.spawn("reporter", async move {
-            reporter::run(client, settings, inputs, reach, health, uid_rx).await;
+            reporter::run(client, requests, settings, inputs, reach, health, uid_rx).await;
         });
     }
 

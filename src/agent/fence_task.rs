@@ -17,6 +17,7 @@
 //! is never a whole renewal old (deadlines move earlier by less than that, never later).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -30,10 +31,10 @@ use crate::agent::quorum::QuorumView;
 use crate::agent::reporter::Journal;
 use crate::agent::snapshot;
 use crate::agent::wake::Wake;
-use crate::api::call;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
 use crate::api::slim::{ResourceAmounts, SlimPod, SlimPodSpec};
+use crate::api::{ApiClient, Requests};
 use crate::config::Config;
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::clock::Moment;
@@ -259,12 +260,55 @@ impl Kept {
     }
 }
 
+/// What the fence task reads of the configuration, built once when the agent connects
+/// ([`FenceSettings::new`]).
+#[derive(Clone, Debug)]
+pub struct FenceSettings {
+    /// The planner's settings (`[fence]`, the Lease duration, the kubelet's lag).
+    pub policy: fence_plan::FencePolicy,
+    /// The Lease renew interval, which the ticks' cadence follows.
+    pub renew: Duration,
+    /// How long without contact before this node counts as cut off (`[fence]
+    /// unreachableAfter`).
+    pub unreachable_after: Duration,
+    /// Where the fence keeps its state, the contact and the pod view (`stateDirectory`).
+    pub state_directory: PathBuf,
+    /// Where the pods' cgroups are looked for (`[fence] cgroupRoot`, else `cgroupPath`).
+    pub cgroup_root: PathBuf,
+    /// `[fence] cgroupVersion`, when set rather than detected.
+    pub cgroup_version: Option<crate::core::qos::CgroupVersion>,
+    /// `[fence] cgroupDriver`, when set rather than detected.
+    pub cgroup_driver: Option<crate::core::qos::CgroupDriver>,
+    /// Where `/proc` is (`procPath`).
+    pub proc_path: PathBuf,
+}
+
+impl FenceSettings {
+    /// The fence task's settings from the configuration.
+    pub fn new(config: &Config) -> FenceSettings {
+        let fence = &config.fence;
+        FenceSettings {
+            policy: fence_plan::FencePolicy::from(config),
+            renew: crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
+            unreachable_after: fence.unreachable_after,
+            state_directory: config.state_directory.clone(),
+            cgroup_root: fence
+                .cgroup_root
+                .clone()
+                .unwrap_or_else(|| config.cgroup_path.clone()),
+            cgroup_version: fence.cgroup_version,
+            cgroup_driver: fence.cgroup_driver,
+            proc_path: config.proc_path.clone(),
+        }
+    }
+}
+
 /// The fence task: each tick gathers what changed, asks the core (`core::fencing`) what it
 /// means, and carries out the answer. Runs until `shutdown`, when it takes in what changed since
 /// the last tick, writes what is not on disk yet and returns.
 pub async fn run(
-    client: kube::Client,
-    config: Config,
+    api: ApiClient,
+    settings: FenceSettings,
     node: String,
     mut inputs: FenceInputs,
     health: Arc<Health>,
@@ -292,10 +336,9 @@ pub async fn run(
             crate::core::clock::rfc3339(since)
         );
     }
-    let renew = crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds);
     let mut task = Task {
-        policy: fence_plan::FencePolicy::from(&config),
-        cadence: Cadence::for_renew(renew),
+        policy: settings.policy,
+        cadence: Cadence::for_renew(settings.renew),
         kept: Kept::from_state(persisted.as_ref()),
         link,
         heartbeat: None,
@@ -308,7 +351,7 @@ pub async fn run(
         retry: Retry::new(
             Backoff {
                 base: Duration::from_millis(500),
-                cap: renew.max(Duration::from_secs(1)),
+                cap: settings.renew.max(Duration::from_secs(1)),
             },
             Jitter::new(crate::agent::reporter::seed()),
         ),
@@ -326,9 +369,10 @@ pub async fn run(
         last_sweep: start.mono,
         malformed: BTreeSet::new(),
         refreshed: false,
-        event_api: Api::namespaced(client.clone(), EVENT_NAMESPACE),
-        client,
-        config,
+        event_api: Api::namespaced(api.kube.clone(), EVENT_NAMESPACE),
+        client: api.kube,
+        requests: api.requests,
+        settings,
         node,
         health,
         clock,
@@ -380,7 +424,7 @@ pub async fn run(
                 .pod_view
                 .stale_since()
                 .map(|t| now.wall - tokio::time::Instant::now().saturating_duration_since(t));
-            let written = state::save_pod_view(&task.config.state_directory, stale);
+            let written = state::save_pod_view(&task.settings.state_directory, stale);
             task.write_errors.note(written);
         }
         let seen = Seen {
@@ -388,9 +432,7 @@ pub async fn run(
             heartbeat: task.heartbeat,
             failed: inputs.reach.state() == crate::api::reachability::State::Unreachable,
         };
-        let judged = task
-            .link
-            .judge(&seen, now, task.config.fence.unreachable_after);
+        let judged = task.link.judge(&seen, now, task.settings.unreachable_after);
         task.transition(&judged, now, &inputs.reach);
         let cut_off = Some(judged.cut_off);
         inputs
@@ -412,7 +454,7 @@ pub async fn run(
 
 /// The fence task's state between ticks.
 struct Task {
-    config: Config,
+    settings: FenceSettings,
     node: String,
     health: Arc<Health>,
     policy: fence_plan::FencePolicy,
@@ -452,6 +494,8 @@ struct Task {
     refreshed: bool,
     event_api: Api<Event>,
     client: kube::Client,
+    /// The API requests' timeout and counters.
+    requests: Requests,
     clock: Clock,
 }
 
@@ -473,7 +517,7 @@ impl Task {
             judged,
             link: &self.link,
             seen,
-            unreachable_after: self.config.fence.unreachable_after,
+            unreachable_after: self.settings.unreachable_after,
             plans: self.planned.as_ref().map(|(_, plans)| plans.as_slice()),
             steps: &self.steps,
             fenced: &self.kept.fenced,
@@ -578,7 +622,7 @@ impl Task {
                 log::warn!(
                     reachable = "false", last_contact = contact.as_str();
                     "cut off from the API server (no answer for {}s; last contact {contact}); fence planning {} pod(s) in {} mode",
-                    self.config.fence.unreachable_after.as_secs(), self.kept.converted.pods.len(), mode_name(self.policy.mode)
+                    self.settings.unreachable_after.as_secs(), self.kept.converted.pods.len(), mode_name(self.policy.mode)
                 );
             }
             None => {}
@@ -628,6 +672,7 @@ impl Task {
         if due && !self.kept.fenced.is_empty() {
             match reconcile(
                 &self.client,
+                &self.requests,
                 &node,
                 &mut self.fence,
                 &mut self.kept.fenced,
@@ -674,7 +719,8 @@ impl Task {
                     at: state::parse_time(&e.at).unwrap_or(now.wall),
                 };
                 let sent = tokio::time::Instant::now();
-                let result = events::send(&self.event_api, &node, uid.as_deref(), &ev).await;
+                let result =
+                    events::send(&self.requests, &self.event_api, &node, uid.as_deref(), &ev).await;
                 inputs.reach.record(&result, contact::Request::Other, sent);
                 if let Err(err) = result
                     && err.is_transient()
@@ -700,7 +746,7 @@ impl Task {
         let verdict = crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
-            crate::api::request_timeout(),
+            self.requests.timeout(),
         );
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
@@ -755,9 +801,8 @@ impl Task {
 
     /// The pods' cgroups, found once per run; each failure is logged once.
     fn find_cgroups(&mut self) {
-        let c = &self.config;
-        let root = c.fence.cgroup_root.as_ref().unwrap_or(&c.cgroup_path);
-        match CgroupLayout::detect(root, c.fence.cgroup_version, c.fence.cgroup_driver)
+        let c = &self.settings;
+        match CgroupLayout::detect(&c.cgroup_root, c.cgroup_version, c.cgroup_driver)
             .and_then(|l| l.locate_in_mounts(&c.proc_path))
         {
             Ok(layout) => {
@@ -841,7 +886,7 @@ impl Task {
             Write::Nothing => return,
             Write::State => {
                 let ok = self.write_errors.note(persist(
-                    &self.config.state_directory,
+                    &self.settings.state_directory,
                     &self.node,
                     self.link.last_contact_wall(now),
                     stored_pods(&self.kept.converted.pods, &self.kept.converted.resources),
@@ -864,7 +909,7 @@ impl Task {
             Write::Contact => match self.link.last_contact_wall(now) {
                 Some(contact) => self
                     .contact_errors
-                    .note(state::save_contact(&self.config.state_directory, contact)),
+                    .note(state::save_contact(&self.settings.state_directory, contact)),
                 None => true,
             },
         };
@@ -1143,6 +1188,7 @@ fn log_plan(p: &fence_plan::PodPlan, now: Moment) {
 /// the kubelet. Returns each outcome as an Event's reason and message. Public for its test.
 pub async fn reconcile(
     client: &kube::Client,
+    requests: &Requests,
     node: &str,
     fence: &mut Fence,
     fenced: &mut BTreeSet<String>,
@@ -1163,13 +1209,14 @@ pub async fn reconcile(
                 "list pods?fieldSelector=spec.nodeName={node}: more than {MAX_RECONCILE_PAGES} pages, the list never ended"
             ));
         }
-        let listed = call(
-            "list",
-            format!("pods?fieldSelector=spec.nodeName={node}"),
-            pods.list(&lp),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        let listed = requests
+            .call(
+                "list",
+                format!("pods?fieldSelector=spec.nodeName={node}"),
+                pods.list(&lp),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
         present.extend(listed.items.iter().filter_map(|p| p.metadata.uid.clone()));
         match listed.metadata.continue_ {
             Some(token) if !token.is_empty() => lp = lp.continue_token(&token),
@@ -1197,4 +1244,26 @@ pub async fn reconcile(
         }
     }
     Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_look_for_cgroups_under_cgroup_root_else_cgroup_path() {
+        let mut config = crate::config::from_str("", None).expect("the defaults");
+        config.cgroup_path = PathBuf::from("/fixture/cgroup");
+        config.proc_path = PathBuf::from("/fixture/proc");
+        config.fence.cgroup_root = None;
+        let settings = FenceSettings::new(&config);
+        assert_eq!(settings.cgroup_root, PathBuf::from("/fixture/cgroup"));
+        assert_eq!(settings.proc_path, PathBuf::from("/fixture/proc"));
+        assert_eq!(settings.policy, fence_plan::FencePolicy::from(&config));
+        assert_eq!(settings.unreachable_after, config.fence.unreachable_after);
+        assert_eq!(settings.state_directory, config.state_directory);
+        config.fence.cgroup_root = Some(PathBuf::from("/fixture/kubepods"));
+        let settings = FenceSettings::new(&config);
+        assert_eq!(settings.cgroup_root, PathBuf::from("/fixture/kubepods"));
+    }
 }

@@ -122,16 +122,43 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
     }
 }
 
-/// The settings the core decides with, from the configuration.
-pub fn policy(config: &Config) -> QuorumPolicy {
+/// The settings the core decides with, from the configuration and the API requests' timeout
+/// (`api::Requests::timeout`).
+pub fn policy(config: &Config, request_timeout: Duration) -> QuorumPolicy {
     QuorumPolicy::new(
         crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
-        crate::api::request_timeout(),
+        request_timeout,
         config.fence.unreachable_after,
         crate::core::fence_plan::FencePolicy::from(config).kubelet_lag,
         config.peers.without_peers,
         config.peers.whole_zone_cut_off,
     )
+}
+
+/// What the quorum task reads of the configuration, built once when the agent connects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuorumSettings {
+    /// The settings the core decides with ([`policy`]).
+    pub policy: QuorumPolicy,
+    /// Whether the fence acts at all (`[fence] mode` other than `off`); when it does not, nobody
+    /// is asked.
+    pub fencing: bool,
+    /// How often the peers are asked while cut off (`[peers] interval`).
+    pub interval: Duration,
+    /// At most this many peers of this node's zone are asked per round (`[peers] ask`).
+    pub ask: usize,
+}
+
+impl QuorumSettings {
+    /// The quorum task's settings from the configuration and the API requests' timeout.
+    pub fn new(config: &Config, request_timeout: Duration) -> QuorumSettings {
+        QuorumSettings {
+            policy: policy(config, request_timeout),
+            fencing: config.fence.mode != crate::core::fence_plan::Mode::Off,
+            interval: config.peers.interval,
+            ask: config.peers.ask,
+        }
+    }
 }
 
 fn zone_of(node: &Node) -> NodeZone {
@@ -140,14 +167,19 @@ fn zone_of(node: &Node) -> NodeZone {
 
 /// The quorum task. Runs until dropped.
 pub async fn run(
-    config: Config,
+    settings: QuorumSettings,
     node: String,
     mut inputs: QuorumInputs,
     view: watch::Sender<QuorumView>,
     health: Arc<Health>,
     clock: Clock,
 ) {
-    let policy = policy(&config);
+    let QuorumSettings {
+        policy,
+        fencing,
+        interval,
+        ask: ask_at_most,
+    } = settings;
     let mono = |t: Instant| clock.mono_of(t);
     let mut gate = {
         let v = view.borrow();
@@ -170,9 +202,8 @@ pub async fn run(
     let mut first = true;
     loop {
         if !std::mem::take(&mut first) {
-            let asking = *inputs.cut_off.borrow() == Some(true)
-                && config.fence.mode != crate::core::fence_plan::Mode::Off;
-            let round = next_round(asking, last_round, config.peers.interval, clock.now().mono)
+            let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
+            let round = next_round(asking, last_round, interval, clock.now().mono)
                 .map(|t| clock.instant_of(t));
             tokio::select! {
                 _ = wake.any() => {}
@@ -212,7 +243,7 @@ pub async fn run(
         let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {
             continue;
         };
-        if !cut_off || config.fence.mode == crate::core::fence_plan::Mode::Off {
+        if !cut_off || !fencing {
             if gate.verdict.is_some() && !cut_off {
                 log::info!(verdict = "none"; "quorum verdict cleared: the API server answers again");
                 gate = Gate::default();
@@ -225,9 +256,7 @@ pub async fn run(
             last_round = None;
             continue;
         }
-        if next_round(true, last_round, config.peers.interval, mono(now))
-            .is_some_and(|t| mono(now) < t)
-        {
+        if next_round(true, last_round, interval, mono(now)).is_some_and(|t| mono(now) < t) {
             continue;
         }
         last_round = Some(mono(now));
@@ -254,11 +283,7 @@ pub async fn run(
         // whom to ask is chosen by label, and each answer places its peer by its zone key.
         let heard = match (&inputs.ask, peers.is_empty()) {
             (Some(ask), false) => {
-                ask(
-                    select(&peers, &zone.listed, config.peers.ask),
-                    zone.key.clone(),
-                )
-                .await
+                ask(select(&peers, &zone.listed, ask_at_most), zone.key.clone()).await
             }
             _ => Vec::new(),
         };
@@ -303,6 +328,29 @@ mod tests {
             node: node.into(),
             address: "10.0.0.1:9843".parse().expect("address"),
             zone: zone.into(),
+        }
+    }
+
+    #[test]
+    fn the_settings_are_the_configurations_and_a_fence_that_is_off_asks_nobody() {
+        use crate::core::fence_plan::Mode;
+        let mut config = crate::config::from_str("", None).expect("the defaults");
+        config.peers.interval = Duration::from_secs(5);
+        config.peers.ask = 7;
+        let timeout = Duration::from_millis(1500);
+        for (mode, fencing) in [
+            (Mode::Enforce, true),
+            (Mode::DryRun, true),
+            (Mode::Off, false),
+        ] {
+            config.fence.mode = mode;
+            let settings = QuorumSettings::new(&config, timeout);
+            assert_eq!(settings.policy, policy(&config, timeout));
+            assert_eq!(settings.fencing, fencing, "{mode:?}");
+            assert_eq!(
+                (settings.interval, settings.ask),
+                (Duration::from_secs(5), 7)
+            );
         }
     }
 

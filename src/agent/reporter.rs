@@ -20,7 +20,7 @@ use crate::agent::sampling::Snapshot;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::node::{self, TaintWrite};
 use crate::api::reachability::Reachability;
-use crate::api::{ApiError, FIELD_MANAGER};
+use crate::api::{ApiError, FIELD_MANAGER, Requests};
 use crate::config::TaintSpec;
 use crate::core::backoff::{Backoff, Jitter, Retry};
 use crate::core::condition::{self, NodeCondition};
@@ -87,6 +87,7 @@ pub type NodeUid = watch::Receiver<Option<String>>;
 /// says which writes are due and when to look again; this loop carries them out.
 pub async fn run(
     client: kube::Client,
+    requests: Requests,
     settings: ReporterSettings,
     mut inputs: ReporterInputs,
     reach: Arc<Reachability>,
@@ -97,6 +98,7 @@ pub async fn run(
     let writer = Writer {
         nodes: Api::all(client.clone()),
         event_api: Api::namespaced(client, EVENT_NAMESPACE),
+        requests,
         node: settings.node.clone(),
         owned_taints: settings.owned_taints.clone(),
         reach: reach.clone(),
@@ -234,6 +236,8 @@ pub async fn run(
 struct Writer {
     nodes: Api<Node>,
     event_api: Api<Event>,
+    /// The API requests' timeout and counters.
+    requests: Requests,
     node: String,
     owned_taints: Vec<TaintSpec>,
     reach: Arc<Reachability>,
@@ -274,9 +278,14 @@ impl Writer {
         seen_node: &mut Option<Arc<Node>>,
     ) -> bool {
         let sent = Instant::now();
-        let result =
-            node::patch_conditions(&self.nodes, &self.node, &report.send, report.heartbeat_only)
-                .await;
+        let result = node::patch_conditions(
+            &self.requests,
+            &self.nodes,
+            &self.node,
+            &report.send,
+            report.heartbeat_only,
+        )
+        .await;
         note(&self.reach, &self.health, &result, Request::OwnWrite, sent);
         let outcome = match result {
             Ok(written) => {
@@ -302,6 +311,7 @@ impl Writer {
     ) -> bool {
         let sent = Instant::now();
         let result = node::reconcile_taints(
+            &self.requests,
             &self.nodes,
             &self.node,
             seen_node.as_deref().cloned(),
@@ -355,7 +365,14 @@ impl Writer {
         while let Some(ev) = pending.front() {
             let node_uid = self.uid.borrow().clone();
             let sent = Instant::now();
-            let result = events::send(&self.event_api, &self.node, node_uid.as_deref(), ev).await;
+            let result = events::send(
+                &self.requests,
+                &self.event_api,
+                &self.node,
+                node_uid.as_deref(),
+                ev,
+            )
+            .await;
             note(&self.reach, &self.health, &result, Request::Other, sent);
             match result {
                 Ok(()) => {

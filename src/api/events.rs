@@ -9,7 +9,7 @@ use k8s_openapi::jiff;
 use kube::Api;
 use kube::api::PostParams;
 
-use crate::api::{ApiError, FIELD_MANAGER, call};
+use crate::api::{ApiError, FIELD_MANAGER, Requests};
 
 /// Node events live in the `default` namespace (the Node is cluster-scoped).
 pub const EVENT_NAMESPACE: &str = "default";
@@ -36,6 +36,7 @@ fn timestamp(t: SystemTime) -> Option<jiff::Timestamp> {
 /// Creates one Event about our Node. An event that already exists (a retry of a create whose
 /// answer was lost) counts as delivered.
 pub async fn send(
+    requests: &Requests,
     api: &Api<Event>,
     node: &str,
     node_uid: Option<&str>,
@@ -82,12 +83,13 @@ pub async fn send(
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..PostParams::default()
     };
-    match call(
-        "create",
-        format!("events/{EVENT_NAMESPACE}"),
-        api.create(&pp, &body),
-    )
-    .await
+    match requests
+        .call(
+            "create",
+            format!("events/{EVENT_NAMESPACE}"),
+            api.create(&pp, &body),
+        )
+        .await
     {
         Ok(_) => Ok(()),
         Err(ApiError::Status {

@@ -10,7 +10,7 @@ use k8s_openapi::jiff;
 use kube::Api;
 use kube::api::PostParams;
 
-use crate::api::{ApiError, FIELD_MANAGER, call_within, request_timeout};
+use crate::api::{ApiError, FIELD_MANAGER, Requests};
 
 /// Keeps one Lease renewed.
 pub struct LeaseKeeper {
@@ -25,6 +25,8 @@ pub struct LeaseKeeper {
     cached: Option<Lease>,
     /// Each request's timeout ([`LeaseKeeper::with_timeout`]).
     timeout: std::time::Duration,
+    /// Where its requests are counted.
+    requests: Requests,
 }
 
 /// What one renewal did.
@@ -35,8 +37,11 @@ pub enum Renewal {
 }
 
 impl LeaseKeeper {
+    /// A keeper of `namespace/name`, its requests made through `requests` and bounded by its
+    /// timeout until [`LeaseKeeper::with_timeout`] says otherwise.
     pub fn new(
         client: kube::Client,
+        requests: &Requests,
         namespace: &str,
         name: &str,
         holder: &str,
@@ -52,7 +57,8 @@ impl LeaseKeeper {
             duration_seconds: i32::try_from(duration_seconds).unwrap_or(i32::MAX),
             node_name: node_name.to_string(),
             cached: None,
-            timeout: request_timeout(),
+            timeout: requests.timeout(),
+            requests: requests.clone(),
         }
     }
 
@@ -114,13 +120,15 @@ impl LeaseKeeper {
                 return self.ensure(now, node_uid).await;
             };
             let lease = self.stamped(cached, now, node_uid);
-            let result = call_within(
-                self.timeout,
-                "update",
-                self.resource(),
-                self.api.replace(&self.name, &Self::params(), &lease),
-            )
-            .await;
+            let result = self
+                .requests
+                .call_within(
+                    self.timeout,
+                    "update",
+                    self.resource(),
+                    self.api.replace(&self.name, &Self::params(), &lease),
+                )
+                .await;
             match result {
                 Ok(written) => {
                     self.cached = Some(written);
@@ -140,25 +148,29 @@ impl LeaseKeeper {
         now: jiff::Timestamp,
         node_uid: Option<&str>,
     ) -> Result<Renewal, ApiError> {
-        match call_within(
-            self.timeout,
-            "get",
-            self.resource(),
-            self.api.get_opt(&self.name),
-        )
-        .await?
+        match self
+            .requests
+            .call_within(
+                self.timeout,
+                "get",
+                self.resource(),
+                self.api.get_opt(&self.name),
+            )
+            .await?
         {
             Some(found) => {
                 // Renew at once with what we just read (one level deep: a conflict now means a
                 // second writer, which the next tick sorts out).
                 let lease = self.stamped(found, now, node_uid);
-                let written = call_within(
-                    self.timeout,
-                    "update",
-                    self.resource(),
-                    self.api.replace(&self.name, &Self::params(), &lease),
-                )
-                .await;
+                let written = self
+                    .requests
+                    .call_within(
+                        self.timeout,
+                        "update",
+                        self.resource(),
+                        self.api.replace(&self.name, &Self::params(), &lease),
+                    )
+                    .await;
                 match written {
                     Ok(w) => {
                         self.cached = Some(w);
@@ -177,15 +189,16 @@ impl LeaseKeeper {
                 let node_uid = match node_uid {
                     Some(uid) => Some(uid.to_string()),
                     None => {
-                        call_within(
-                            self.timeout,
-                            "get",
-                            format!("nodes/{}", self.node_name),
-                            self.nodes.get(&self.node_name),
-                        )
-                        .await?
-                        .metadata
-                        .uid
+                        self.requests
+                            .call_within(
+                                self.timeout,
+                                "get",
+                                format!("nodes/{}", self.node_name),
+                                self.nodes.get(&self.node_name),
+                            )
+                            .await?
+                            .metadata
+                            .uid
                     }
                 };
                 let lease = Lease {
@@ -202,13 +215,15 @@ impl LeaseKeeper {
                         ..LeaseSpec::default()
                     }),
                 };
-                let created = call_within(
-                    self.timeout,
-                    "create",
-                    self.resource(),
-                    self.api.create(&Self::params(), &lease),
-                )
-                .await?;
+                let created = self
+                    .requests
+                    .call_within(
+                        self.timeout,
+                        "create",
+                        self.resource(),
+                        self.api.create(&Self::params(), &lease),
+                    )
+                    .await?;
                 self.cached = Some(created);
                 Ok(Renewal::Created)
             }

@@ -15,18 +15,15 @@ pub mod watch_view;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Our field manager: how the API server's managedFields name our writes.
 pub const FIELD_MANAGER: &str = "nodewarden";
 
-/// The request timeout before the configuration sets it (the kubelet's at its defaults).
+/// The request timeout of [`Requests::default`] (the kubelet's at its defaults); the agent's
+/// comes from the configuration.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Every non-watch request's timeout, in milliseconds; set once at start ([`set_request_timeout`]).
-static REQUEST_TIMEOUT_MS: AtomicU64 = AtomicU64::new(DEFAULT_REQUEST_TIMEOUT.as_millis() as u64);
 
 /// A seed for the jitter of API retries (watches, writes, the fence's API work) that differs
 /// between processes and starts, so agents restarted together do not retry in step.
@@ -36,19 +33,6 @@ pub fn jitter_seed() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     t ^ (u64::from(std::process::id()) << 32)
-}
-
-/// Sets the timeout of every later request made through [`call`].
-pub fn set_request_timeout(timeout: Duration) {
-    let ms = u64::try_from(timeout.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1);
-    REQUEST_TIMEOUT_MS.store(ms, Ordering::Relaxed);
-}
-
-/// The timeout [`call`] applies.
-pub fn request_timeout() -> Duration {
-    Duration::from_millis(REQUEST_TIMEOUT_MS.load(Ordering::Relaxed))
 }
 
 pub use crate::bounded::{MAX_DETAIL, excerpt};
@@ -129,58 +113,120 @@ impl ApiError {
     }
 }
 
-/// Requests made, by (verb, resource kind, outcome label), for `/metrics`.
-static REQUESTS: Mutex<BTreeMap<(&'static str, String, String), u64>> = Mutex::new(BTreeMap::new());
+/// One request counter's key: (verb, resource kind, outcome label).
+pub type RequestKey = (&'static str, String, String);
 
-/// A copy of the request counters: ((verb, resource kind, status code or error label), count).
-pub fn request_counts() -> Vec<((&'static str, String, String), u64)> {
-    let guard = match REQUESTS.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
-    guard.iter().map(|(k, v)| (k.clone(), *v)).collect()
+/// Requests made through one [`Requests`] (and its clones), by (verb, resource kind, outcome
+/// label), for `/metrics`.
+#[derive(Debug, Default)]
+pub struct RequestCounts {
+    counts: Mutex<BTreeMap<RequestKey, u64>>,
 }
 
-fn count(verb: &'static str, resource: &str, label: String) {
-    // "nodes/n1/status" → "nodes/status"; "leases/ns/name" → "leases".
-    let mut parts = resource.split('/');
-    let kind = parts.next().unwrap_or("").to_string();
-    let kind = if resource.ends_with("/status") {
-        format!("{kind}/status")
-    } else {
-        kind
-    };
-    let mut guard = match REQUESTS.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    };
-    *guard.entry((verb, kind, label)).or_default() += 1;
+impl RequestCounts {
+    /// A copy of the counters: ((verb, resource kind, status code or error label), count).
+    pub fn snapshot(&self) -> Vec<(RequestKey, u64)> {
+        let guard = match self.counts.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        guard.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    fn count(&self, verb: &'static str, resource: &str, label: String) {
+        // "nodes/n1/status" → "nodes/status"; "leases/ns/name" → "leases".
+        let mut parts = resource.split('/');
+        let kind = parts.next().unwrap_or("").to_string();
+        let kind = if resource.ends_with("/status") {
+            format!("{kind}/status")
+        } else {
+            kind
+        };
+        let mut guard = match self.counts.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        *guard.entry((verb, kind, label)).or_default() += 1;
+    }
 }
 
-/// Runs one request under [`request_timeout`], turning kube's error into an [`ApiError`].
-pub async fn call<T>(
-    verb: &'static str,
-    resource: impl Into<String>,
-    request: impl Future<Output = Result<T, kube::Error>>,
-) -> Result<T, ApiError> {
-    call_within(request_timeout(), verb, resource, request).await
-}
-
-/// [`call`] with a timeout of its own (the Lease renewal's is shorter).
-pub async fn call_within<T>(
+/// How this process talks to the API server: every non-watch request's timeout and the counters
+/// its requests add to. Built once at start (from the configuration's request timeout) and cloned
+/// to each task that makes requests; clones share the counters. State of a value, not of the
+/// process, so two agents (or two tests) in one process keep their own.
+#[derive(Debug, Clone)]
+pub struct Requests {
     timeout: Duration,
-    verb: &'static str,
-    resource: impl Into<String>,
-    request: impl Future<Output = Result<T, kube::Error>>,
-) -> Result<T, ApiError> {
-    let resource = resource.into();
-    let result = call_inner(timeout, verb, resource.clone(), request).await;
-    let label = match &result {
-        Ok(_) => "ok".to_string(),
-        Err(e) => e.metric_label(),
-    };
-    count(verb, &resource, label);
-    result
+    counts: Arc<RequestCounts>,
+}
+
+/// A client to the API server and how its requests are made: what a task that talks to the
+/// API server is handed.
+#[derive(Clone)]
+pub struct ApiClient {
+    /// The kube client the typed `Api` handles are built from.
+    pub kube: kube::Client,
+    /// The requests' timeout and counters.
+    pub requests: Requests,
+}
+
+impl Default for Requests {
+    fn default() -> Requests {
+        Requests::new(DEFAULT_REQUEST_TIMEOUT)
+    }
+}
+
+impl Requests {
+    /// Requests bounded by `timeout` (at least 1 ms, whole milliseconds), with counters of
+    /// their own.
+    pub fn new(timeout: Duration) -> Requests {
+        let ms = u64::try_from(timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        Requests {
+            timeout: Duration::from_millis(ms),
+            counts: Arc::new(RequestCounts::default()),
+        }
+    }
+
+    /// The timeout [`Requests::call`] applies.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The counters every request made through this value and its clones adds to.
+    pub fn counts(&self) -> Arc<RequestCounts> {
+        self.counts.clone()
+    }
+
+    /// Runs one request under [`Requests::timeout`], turning kube's error into an [`ApiError`].
+    pub async fn call<T>(
+        &self,
+        verb: &'static str,
+        resource: impl Into<String>,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, ApiError> {
+        self.call_within(self.timeout, verb, resource, request)
+            .await
+    }
+
+    /// [`Requests::call`] with a timeout of its own (the Lease renewal's is shorter).
+    pub async fn call_within<T>(
+        &self,
+        timeout: Duration,
+        verb: &'static str,
+        resource: impl Into<String>,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, ApiError> {
+        let resource = resource.into();
+        let result = call_inner(timeout, verb, resource.clone(), request).await;
+        let label = match &result {
+            Ok(_) => "ok".to_string(),
+            Err(e) => e.metric_label(),
+        };
+        self.counts.count(verb, &resource, label);
+        result
+    }
 }
 
 async fn call_inner<T>(
@@ -285,5 +331,64 @@ mod tests {
         assert!(short.len() < MAX_DETAIL + 32, "{short}");
         assert!(short.ends_with("… (2000 bytes)"), "{short}");
         assert_eq!(excerpt("short"), "short");
+    }
+
+    /// An answer that arrives after `after`.
+    async fn answer_after(after: Duration) -> Result<(), kube::Error> {
+        tokio::time::sleep(after).await;
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn two_clients_in_one_process_keep_their_own_timeout_and_counters() {
+        let short = Requests::new(Duration::from_millis(50));
+        let long = Requests::new(Duration::from_secs(5));
+        // Built in this order, a process-wide timeout would be the long one for both.
+        assert_eq!(short.timeout(), Duration::from_millis(50));
+        assert_eq!(long.timeout(), Duration::from_secs(5));
+
+        let slow = Duration::from_millis(200);
+        let cut = short
+            .call("get", "nodes/n1", answer_after(slow))
+            .await
+            .expect_err("the short timeout cuts a 200 ms answer");
+        assert!(
+            matches!(cut, ApiError::Timeout { timeout, .. } if timeout == Duration::from_millis(50)),
+            "{cut}"
+        );
+        long.call("get", "nodes/n1", answer_after(slow))
+            .await
+            .expect("the long timeout waits for a 200 ms answer");
+        // A clone shares its original's counters.
+        long.clone()
+            .call("patch", "nodes/n1/status", answer_after(Duration::ZERO))
+            .await
+            .expect("answered at once");
+
+        let key = |verb, kind: &str, outcome: &str| (verb, kind.to_string(), outcome.to_string());
+        assert_eq!(
+            short.counts().snapshot(),
+            [(key("get", "nodes", "timeout"), 1)]
+        );
+        assert_eq!(
+            long.counts().snapshot(),
+            [
+                (key("get", "nodes", "ok"), 1),
+                (key("patch", "nodes/status", "ok"), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_timeout_is_whole_milliseconds_and_at_least_one() {
+        assert_eq!(
+            Requests::new(Duration::ZERO).timeout(),
+            Duration::from_millis(1)
+        );
+        assert_eq!(
+            Requests::new(Duration::from_micros(2500)).timeout(),
+            Duration::from_millis(2)
+        );
+        assert_eq!(Requests::default().timeout(), DEFAULT_REQUEST_TIMEOUT);
     }
 }

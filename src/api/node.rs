@@ -8,7 +8,7 @@ use kube::api::{Patch, PatchParams};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
-use crate::api::{ApiError, FIELD_MANAGER, call};
+use crate::api::{ApiError, FIELD_MANAGER, Requests};
 use crate::config::TaintSpec;
 use crate::core::clock::rfc3339;
 use crate::core::condition::NodeCondition;
@@ -91,6 +91,7 @@ impl Serialize for ConditionsPatch<'_> {
 
 /// PATCH `nodes/<name>/status` with our conditions. Returns the node as the server stored it.
 pub async fn patch_conditions(
+    requests: &Requests,
     api: &Api<Node>,
     name: &str,
     conditions: &[NodeCondition],
@@ -102,12 +103,13 @@ pub async fn patch_conditions(
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..pp
     };
-    call(
-        "patch",
-        format!("nodes/{name}/status"),
-        api.patch_status(name, &pp, &Patch::Strategic(&body)),
-    )
-    .await
+    requests
+        .call(
+            "patch",
+            format!("nodes/{name}/status"),
+            api.patch_status(name, &pp, &Patch::Strategic(&body)),
+        )
+        .await
 }
 
 /// A node taint in our terms. Taints with an effect we do not know cannot be ours, so they are
@@ -135,7 +137,11 @@ pub enum TaintWrite {
 /// precondition in the patch, so a concurrent writer makes the server answer 409 instead of
 /// losing its change; on 409 the node is read again, up to `attempts` times. `cached` (the Node
 /// as the watch last saw it) saves the first read; a stale cache only costs one 409.
+// The request's parts and the taints' are each one argument; a struct of them would only be
+// unpacked again here.
+#[allow(clippy::too_many_arguments)]
 pub async fn reconcile_taints(
+    requests: &Requests,
     api: &Api<Node>,
     name: &str,
     cached: Option<Node>,
@@ -149,7 +155,11 @@ pub async fn reconcile_taints(
     for _ in 0..attempts.max(1) {
         let node = match cached.take() {
             Some(n) => n,
-            None => call("get", format!("nodes/{name}"), api.get(name)).await?,
+            None => {
+                requests
+                    .call("get", format!("nodes/{name}"), api.get(name))
+                    .await?
+            }
         };
         let raw: Vec<ApiTaint> = node
             .spec
@@ -199,12 +209,13 @@ pub async fn reconcile_taints(
             field_manager: Some(FIELD_MANAGER.to_string()),
             ..PatchParams::default()
         };
-        match call(
-            "patch",
-            format!("nodes/{name}"),
-            api.patch(name, &pp, &Patch::Strategic(&body)),
-        )
-        .await
+        match requests
+            .call(
+                "patch",
+                format!("nodes/{name}"),
+                api.patch(name, &pp, &Patch::Strategic(&body)),
+            )
+            .await
         {
             Ok(written) => {
                 let after = written

@@ -79,9 +79,11 @@ pub struct Views {
 
 /// The store, and the future that keeps it and the Node current (run it as a task; it never
 /// ends). `node_tx` gets every version of our Node; `contact` is the agent's reachability
-/// (`Reachability::subscribe`), whose losses and returns the watches follow.
+/// (`Reachability::subscribe`), whose losses and returns the watches follow; `request_timeout`
+/// bounds every request but an accepted watch stream (`api::watch_view`).
 pub fn start(
     client: kube::Client,
+    request_timeout: std::time::Duration,
     node_name: String,
     node_tx: watch::Sender<Option<Arc<Node>>>,
     contact: watch::Receiver<Reach>,
@@ -95,6 +97,7 @@ pub fn start(
     };
     let run = run(
         client,
+        request_timeout,
         node_name,
         node_tx,
         pods_tx,
@@ -175,8 +178,11 @@ pub fn node_config(node_name: &str) -> watcher::Config {
         .timeout(watch_timeout_secs())
 }
 
+// Called once, from `start`, with what it took apart.
+#[allow(clippy::too_many_arguments)]
 async fn run(
     client: kube::Client,
+    request_timeout: std::time::Duration,
     node_name: String,
     node_tx: watch::Sender<Option<Arc<Node>>>,
     pods_tx: watch::Sender<u64>,
@@ -185,8 +191,12 @@ async fn run(
     mut contact: watch::Receiver<Reach>,
 ) {
     let node_view = ViewTracker::new();
-    let nodes: Api<SlimNode> = Api::all(bounded_client(client.clone(), node_view.clone()));
-    let pods: Api<SlimPod> = Api::all(bounded_client(client, pod_view.clone()));
+    let nodes: Api<SlimNode> = Api::all(bounded_client(
+        client.clone(),
+        request_timeout,
+        node_view.clone(),
+    ));
+    let pods: Api<SlimPod> = Api::all(bounded_client(client, request_timeout, pod_view.clone()));
     let node_cfg = node_config(&node_name);
     let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.

@@ -1,12 +1,13 @@
 //! The watches' HTTP exchanges, bounded and observed (issue 21). Each watch gets its own client
 //! around the shared one ([`bounded_client`]): every request it makes — list pages, relists and
-//! the watch request — must be answered within the request timeout ([`crate::api::request_timeout`])
-//! like every other request, and a list's body must arrive within it too; only an accepted watch
-//! stream keeps the client's longer read timeout, since its BOOKMARKs prove it alive. What the
-//! exchanges show (a watch accepted, a frame arriving, a stream ending) is told to the watch's
-//! [`ViewTracker`], which keeps `core::pod_view`'s account of how current the view is, and which
-//! can drop everything the watch has in flight ([`ViewTracker::reopen`]) when contact returns.
-//! Nothing here wakes on its own: the cost is one lock per frame received.
+//! the watch request — must be answered within the request timeout (the agent's
+//! [`crate::api::Requests::timeout`], passed in) like every other request, and a list's body
+//! must arrive within it too; only an accepted watch stream keeps the client's longer read
+//! timeout, since its BOOKMARKs prove it alive. What the exchanges show (a watch accepted, a
+//! frame arriving, a stream ending) is told to the watch's [`ViewTracker`], which keeps
+//! `core::pod_view`'s account of how current the view is, and which can drop everything the
+//! watch has in flight ([`ViewTracker::reopen`]) when contact returns. Nothing here
+//! wakes on its own: the cost is one lock per frame received.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -133,15 +134,28 @@ pub enum BoundError {
     Abandoned,
 }
 
-/// A client for one watch: `inner`'s requests, bounded (see the module doc) and told to `view`.
-pub fn bounded_client(inner: kube::Client, view: Arc<ViewTracker>) -> kube::Client {
+/// A client for one watch: `inner`'s requests, each bounded by `timeout` (see the module doc)
+/// and told to `view`.
+pub fn bounded_client(
+    inner: kube::Client,
+    timeout: Duration,
+    view: Arc<ViewTracker>,
+) -> kube::Client {
     let namespace = inner.default_namespace().to_string();
-    kube::Client::new(Bounded { inner, view }, namespace)
+    kube::Client::new(
+        Bounded {
+            inner,
+            timeout,
+            view,
+        },
+        namespace,
+    )
 }
 
 #[derive(Clone)]
 struct Bounded {
     inner: kube::Client,
+    timeout: Duration,
     view: Arc<ViewTracker>,
 }
 
@@ -164,7 +178,7 @@ impl tower::Service<http::Request<kube::client::Body>> for Bounded {
     fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
         let (inner, view) = (self.inner.clone(), self.view.clone());
         let watch = is_watch(request.uri());
-        let timeout = crate::api::request_timeout();
+        let timeout = self.timeout;
         let sent = Instant::now();
         let mut abandoned = view.abandoned(sent);
         Box::pin(async move {

@@ -26,6 +26,8 @@ pub struct Metrics {
     inner: Mutex<State>,
     /// The peer endpoint's and the quorum's questions (connected with `[peers]`).
     peers: std::sync::OnceLock<std::sync::Arc<crate::peer::PeerCounters>>,
+    /// The API requests' counters (connected: the agent's [`crate::api::Requests`]).
+    requests: std::sync::OnceLock<std::sync::Arc<crate::api::RequestCounts>>,
 }
 
 #[derive(Debug, Default)]
@@ -235,7 +237,12 @@ impl Metrics {
 
     /// [`Metrics::render`] at a given wall-clock time (which deadlines are still upcoming).
     fn render_at(&self, process: Option<ProcessStats>, now: SystemTime) -> String {
-        let mut out = self.with(|s| render(s, process, now));
+        let requests = self
+            .requests
+            .get()
+            .map(|r| r.snapshot())
+            .unwrap_or_default();
+        let mut out = self.with(|s| render(s, &requests, process, now));
         if let Some(peers) = self.peers.get() {
             peers.render(&mut out);
         }
@@ -245,6 +252,12 @@ impl Metrics {
     /// The peer counters `/metrics` shows from now on (set once, when the agent connects).
     pub fn set_peer_counters(&self, counters: std::sync::Arc<crate::peer::PeerCounters>) {
         let _ = self.peers.set(counters);
+    }
+
+    /// The API request counters `/metrics` shows from now on (set once, when the agent
+    /// connects; before that the family has no series).
+    pub fn set_request_counts(&self, counts: std::sync::Arc<crate::api::RequestCounts>) {
+        let _ = self.requests.set(counts);
     }
 }
 
@@ -298,7 +311,12 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-fn render(s: &State, process: Option<ProcessStats>, now: SystemTime) -> String {
+fn render(
+    s: &State,
+    requests: &[(crate::api::RequestKey, u64)],
+    process: Option<ProcessStats>,
+    now: SystemTime,
+) -> String {
     let mut out = String::with_capacity(4096);
     header(
         &mut out,
@@ -415,7 +433,7 @@ fn render(s: &State, process: Option<ProcessStats>, now: SystemTime) -> String {
         "counter",
         "API requests by verb, resource and outcome (ok, status code, timeout, transport).",
     );
-    for ((verb, resource, outcome), n) in crate::api::request_counts() {
+    for ((verb, resource, outcome), n) in requests {
         let _ = writeln!(
             out,
             "nodewarden_api_requests_total{{verb=\"{verb}\",resource=\"{resource}\",outcome=\"{outcome}\"}} {n}"
