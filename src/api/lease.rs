@@ -120,15 +120,7 @@ impl LeaseKeeper {
                 return self.ensure(now, node_uid).await;
             };
             let lease = self.stamped(cached, now, node_uid);
-            let result = self
-                .requests
-                .call_within(
-                    self.timeout,
-                    "update",
-                    self.resource(),
-                    self.api.replace(&self.name, &Self::params(), &lease),
-                )
-                .await;
+            let result = self.update(&lease).await;
             match result {
                 Ok(written) => {
                     self.cached = Some(written);
@@ -140,6 +132,18 @@ impl LeaseKeeper {
             }
         }
         self.ensure(now, node_uid).await
+    }
+
+    /// UPDATE the Lease (its resourceVersion makes a concurrent write a 409).
+    async fn update(&self, lease: &Lease) -> Result<Lease, ApiError> {
+        self.requests
+            .call_within(
+                self.timeout,
+                "update",
+                self.resource(),
+                self.api.replace(&self.name, &Self::params(), lease),
+            )
+            .await
     }
 
     /// GET the Lease, CREATE it if missing. A Lease found is then updated by the next renewal.
@@ -162,15 +166,7 @@ impl LeaseKeeper {
                 // Renew at once with what we just read (one level deep: a conflict now means a
                 // second writer, which the next tick sorts out).
                 let lease = self.stamped(found, now, node_uid);
-                let written = self
-                    .requests
-                    .call_within(
-                        self.timeout,
-                        "update",
-                        self.resource(),
-                        self.api.replace(&self.name, &Self::params(), &lease),
-                    )
-                    .await;
+                let written = self.update(&lease).await;
                 match written {
                     Ok(w) => {
                         self.cached = Some(w);

@@ -97,36 +97,11 @@ pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
     chosen
 }
 
-/// One round as this node knows it: its zone, every peer listed (never this node), what each
-/// asked peer said, and the age of its own last contact. A peer that answered is placed in the
-/// zone it names; a silent one in the zone the list gives it.
-pub fn round(
-    zone: &str,
-    peers: &[Peer],
-    heard: Vec<(Peer, Heard)>,
-    own_contact_age: Duration,
-) -> Round {
-    let heard = heard
-        .into_iter()
-        .map(|(peer, h)| {
-            let z = match &h {
-                Heard::Report(r) => r.zone.clone(),
-                Heard::Silent => peer.zone,
-            };
-            (z, h)
-        })
-        .collect();
-    round_of(
-        zone,
-        peers.iter().map(|p| p.zone.as_str()),
-        heard,
-        own_contact_age,
-    )
-}
-
-/// [`round`] from the zone of every peer listed and what each asked peer said, already placed in
-/// its zone: the counts borrow the zones, so a round copies no peer.
-pub fn round_of<'a>(
+/// One round as this node knows it: its zone, the zone of every peer listed (never this node),
+/// what each asked peer said, already placed in its zone (`core::zone::round` places them: a peer
+/// that answered in the zone it names, a silent one in the zone the list gives it), and the age
+/// of its own last contact. The counts borrow the zones, so a round copies no peer.
+pub fn round<'a>(
     zone: &str,
     listed: impl Iterator<Item = &'a str>,
     heard: Vec<(String, Heard)>,

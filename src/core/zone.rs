@@ -161,7 +161,7 @@ pub fn round(
         .iter()
         .filter_map(|(p, h)| place(p).map(|z| (z.to_string(), h.clone())))
         .collect();
-    let mut round = crate::core::quorum::round_of(
+    let mut round = crate::core::quorum::round(
         &me.key,
         peers.iter().filter_map(place),
         placed,

@@ -293,9 +293,12 @@ struct World<'a> {
     /// Per node: the kubelet's current chain of renewals; an anchor starts a new one.
     kubelet_chain: Vec<u32>,
     /// Per node: its peer list (every other node), built once.
-    peer_lists: Vec<std::rc::Rc<Vec<Peer>>>,
+    peer_lists: Vec<Vec<Peer>>,
     /// Per node: the peers its rounds ask (`quorum::select` of its list), built once.
-    asked_lists: Vec<std::rc::Rc<Vec<Peer>>>,
+    asked_lists: Vec<Vec<Peer>>,
+    /// Per node: its zone as its quorum rounds count it (no node of the simulation is labelled
+    /// exclude-disruption), built once.
+    node_zones: Vec<crate::core::zone::NodeZone>,
     /// Per node: the agent's earliest pending wake-up and the run it is for (see `wake`).
     wake_at: Vec<Option<(Duration, u32)>>,
 }
@@ -374,27 +377,25 @@ fn run_as(
         wake_at: vec![None; n],
         peer_lists: Vec::new(),
         asked_lists: Vec::new(),
+        node_zones: Vec::new(),
     };
     w.peer_lists = (0..n)
         .map(|i| {
-            std::rc::Rc::new(
-                w.peers
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .map(|(_, p)| p.clone())
-                    .collect(),
-            )
+            w.peers
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, p)| p.clone())
+                .collect()
         })
         .collect();
     w.asked_lists = (0..n)
-        .map(|i| {
-            std::rc::Rc::new(quorum::select(
-                &w.peer_lists[i],
-                &w.peers[i].zone,
-                settings.ask,
-            ))
-        })
+        .map(|i| quorum::select(&w.peer_lists[i], &w.peers[i].zone, settings.ask))
+        .collect();
+    w.node_zones = w
+        .peers
+        .iter()
+        .map(|p| crate::core::zone::NodeZone::from_key(&p.zone, false))
         .collect();
     for spec in &scenario.pods {
         w.add_pod(spec.clone());
@@ -1086,11 +1087,9 @@ impl World<'_> {
         let now = self.now;
         let set = self.set;
         // Every node but this one, as the agent's peer list gives them (the same all run long).
-        let mine = std::rc::Rc::clone(&self.peer_lists[i]);
-        let zone = self.peers[i].zone.clone();
+        let mine = &self.peer_lists[i];
         // `quorum::select` of that list, as the agent asks each round (the same each round).
-        let asked = std::rc::Rc::clone(&self.asked_lists[i]);
-        let heard: Vec<(Peer, Heard)> = asked
+        let heard: Vec<(Peer, Heard)> = self.asked_lists[i]
             .iter()
             .cloned()
             .map(|p| {
@@ -1122,14 +1121,8 @@ impl World<'_> {
             own.unwrap_or(a.started)
         };
         let own_age = own.map_or(Duration::MAX, |_| now.saturating_sub(heard_at));
-        // As the agent's quorum task builds it (zones as the controller counts them; no node of
-        // the simulation is labelled exclude-disruption).
-        let round = crate::core::zone::round(
-            &crate::core::zone::NodeZone::from_key(&zone, false),
-            &mine,
-            heard,
-            own_age,
-        );
+        // As the agent's quorum task builds it (zones as the controller counts them).
+        let round = crate::core::zone::round(&self.node_zones[i], mine, heard, own_age);
         let verdict = quorum::decide(&round, &self.quorum_policy, !mine.is_empty());
         let answered = round
             .heard
