@@ -103,6 +103,9 @@ fn main() {
     let (mut failed, mut stops, mut deletions) = (0u64, 0usize, 0usize);
     let (mut earliest, mut latest) = (i64::MAX, i64::MIN);
     let mut indistinguishable = 0usize;
+    // Of those, how many needed the node's partition to go on past the stop, every other node's
+    // link back with the API server, or the outage to be a partition from a live control plane.
+    let (mut went_on, mut back, mut as_partition) = (0usize, 0usize, 0usize);
     let mut kinds = std::collections::BTreeMap::new();
     let mut ran = count;
     // Scenarios are independent: `jobs` threads run them, each taking the next index, and the
@@ -151,6 +154,9 @@ fn main() {
                 latest = latest.max(e);
             }
             indistinguishable += outcome.indistinguishable.len();
+            went_on += outcome.ended_after_stop;
+            back += outcome.others_back;
+            as_partition += outcome.outage_as_partition;
             for v in &outcome.violations {
                 *kinds.entry(sim::world::kind(v)).or_insert(0usize) += 1;
             }
@@ -185,7 +191,7 @@ fn main() {
     let count = ran;
     let secs = began.elapsed().as_secs_f64();
     println!(
-        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion; violations by kind: {kinds:?}",
+        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane that failed after judging the node); violations by kind: {kinds:?}",
         count as f64 / secs.max(1e-9),
         if earliest == i64::MAX { 0 } else { earliest },
         if latest == i64::MIN { 0 } else { latest },

@@ -161,11 +161,28 @@ pub struct Outcome {
     pub deletions: usize,
     /// Each pod's deletion by the control plane, by pod index.
     pub deleted: Vec<Option<Duration>>,
+    /// The taint (`timeAdded`) each deletion was for, by pod index.
+    pub deleted_for: Vec<Option<Duration>>,
+    /// When the fence first sent each pod SIGTERM, by pod index.
+    pub stopped: Vec<Option<Duration>>,
     /// Stops of pods the control plane kept here, but would have deleted in a world no agent
     /// can tell apart from this one (its kubelet's renewals moved): `(pod, when the witness's
     /// kubelet last renewed before the cut)`. Not violations: the order in which the controller judges the nodes
     /// of a zone follows the kubelets' renewals, which no agent sees.
     pub indistinguishable: Vec<(usize, Duration)>,
+    /// Of those, the stops whose witness also needed the node's partition to go on past the
+    /// stop (the node's link to the API server came back before the control plane deleted the
+    /// pod; no agent sees that coming when it stops a pod).
+    pub ended_after_stop: usize,
+    /// Of those, the stops made so soon after the API server went down for everyone that no
+    /// agent could see it yet, whose witness turned that outage into a partition of every node
+    /// from a control plane that stayed up until it had judged this node (and then failed): no
+    /// agent tells an API server that stopped answering from links that stopped carrying its
+    /// answers.
+    pub outage_as_partition: usize,
+    /// Of those, the stops whose witness brought every other node's link back with the API
+    /// server: until their agents renew, their peers cannot tell.
+    pub others_back: usize,
     /// A readable account of the run.
     pub timeline: Vec<String>,
 }
@@ -254,7 +271,11 @@ struct Agent {
 
 /// When a witness world's kubelet last renewed before the node's cut, and each pod's deletion
 /// there.
-type Witness = (Duration, Vec<Option<Duration>>);
+/// Per pod: its deletion there, the taint it was for, and when the fence first stopped it there.
+type Witness = (
+    Duration,
+    Vec<(Option<(Duration, Duration)>, Option<Duration>)>,
+);
 
 struct World<'a> {
     s: &'a Scenario,
@@ -283,13 +304,16 @@ struct World<'a> {
     transient: BTreeSet<(usize, Duration)>,
     /// A witness run (see `judge`) searches for no witnesses of its own.
     witness: bool,
-    /// The witness worlds' deletions, per node, once run: the instant they ran until, and per
-    /// world `(its kubelet's last renewal there, each pod's deletion)`.
-    witnesses: std::collections::HashMap<usize, (Duration, Vec<Witness>)>,
-    /// Stops judged while the API server was down for everyone on a node already tainted:
-    /// `(pod, the taint's timeAdded, the violation)`, dropped at the end when the controller
-    /// deleted the pod for that taint once the API server returned (see `judge`).
-    deferred: Vec<(usize, Duration, Violation)>,
+    /// The witness worlds' deletions, per node and the heal of its link they leave out (see
+    /// `witness_for`), once run: the instant they ran until, and per world `(its kubelet's last
+    /// renewal there, each pod's deletion)`.
+    #[allow(clippy::type_complexity)]
+    witnesses:
+        std::collections::HashMap<(usize, Variant, Option<Duration>), (Duration, Vec<Witness>)>,
+    /// Stops judged while the API server was down for everyone on a node already tainted,
+    /// dropped at the end when the controller deleted the pod for that taint once the API server
+    /// returned (see `judge`).
+    deferred: Vec<Deferred>,
     /// Per node: the kubelet's current chain of renewals; an anchor starts a new one.
     kubelet_chain: Vec<u32>,
     /// Per node: its peer list (every other node), built once.
@@ -301,6 +325,123 @@ struct World<'a> {
     node_zones: Vec<crate::core::zone::NodeZone>,
     /// Per node: the agent's earliest pending wake-up and the run it is for (see `wake`).
     wake_at: Vec<Option<(Duration, u32)>>,
+}
+
+/// A stop judged while the API server was down for everyone on a node already tainted.
+#[derive(Clone, Copy, Debug)]
+struct Deferred {
+    pod: usize,
+    /// The taint's `timeAdded`.
+    taint: Duration,
+    eviction: Duration,
+    sigterm: Duration,
+    /// When it was judged.
+    judged: Duration,
+}
+
+/// A stop as the judge weighs it: when the fence began it, when it is judged, and whether the
+/// API server was down for everyone then.
+#[derive(Clone, Copy, Debug)]
+struct Judged {
+    stop: Duration,
+    now: Duration,
+    api_down: bool,
+}
+
+/// What a witness world changes besides the kubelets' renewals (see `World::witness_for`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Variant {
+    Plain,
+    /// The node's partition goes on: the heal of its link at this event index, and every later
+    /// one, are left out.
+    PartitionGoesOn(usize),
+    /// The outage of the API server for everyone at this event index is a partition of every
+    /// node from a control plane that stays up until it has judged the node, then fails. Tried
+    /// only for a stop made before any agent could see that outage (`judge`): later, an agent
+    /// that finds every node cut off holds, betting on the outage.
+    LiveUntilJudged(usize),
+    /// When the API server comes back at this event index, so does every other node's link: a
+    /// peer whose agent has not renewed since says "cut off" either way.
+    OthersBackWithServer(usize),
+}
+
+/// Heals, when the API server comes back at event `up`, the link of every node but `node` that
+/// is down then.
+fn others_back_with_server(w: &mut Scenario, up: usize, node: usize) {
+    let Some(&(at, Event::ApiUp)) = w.events.get(up) else {
+        return;
+    };
+    let mut link = vec![true; w.zones.iter().sum()];
+    for (_, e) in &w.events[..up] {
+        match e {
+            Event::CutApi(n) => link[*n] = false,
+            Event::HealApi(n) => link[*n] = true,
+            _ => {}
+        }
+    }
+    let heals = (0..link.len())
+        .filter(|&n| n != node && !link[n])
+        .map(|n| (at, Event::HealApi(n)));
+    let rest = w.events.split_off(up + 1);
+    w.events.extend(heals);
+    w.events.extend(rest);
+}
+
+/// Turns the outage of the API server for everyone that begins at event `down` into a partition
+/// of every node whose link is up then, from a control plane that stays up until `judged` (from
+/// the run's start) and only then stops answering; when the outage ends, the links come back
+/// with it. The agents see the same in both: requests that hang, peers that say so.
+fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
+    let Some(&(start, Event::ApiDown)) = w.events.get(down) else {
+        return;
+    };
+    let end = w.events[down..]
+        .iter()
+        .find(|(_, e)| matches!(e, Event::ApiUp))
+        .map(|(t, _)| *t);
+    // Each node's link as the events leave it at an instant.
+    let links_at = |upto: Duration, events: &[(Duration, Event)]| {
+        let mut up = vec![true; w.zones.iter().sum()];
+        for (t, e) in events {
+            match e {
+                _ if *t > upto => break,
+                Event::CutApi(n) => up[*n] = false,
+                Event::HealApi(n) => up[*n] = true,
+                _ => {}
+            }
+        }
+        up
+    };
+    let up_then = links_at(start, &w.events[..down]);
+    let up_after = end.map(|t| links_at(t, &w.events));
+    let mut events = w.events.clone();
+    events.remove(down);
+    for (n, up) in up_then.iter().enumerate() {
+        if *up {
+            events.push((start, Event::CutApi(n)));
+        }
+    }
+    let crash = judged.max(start);
+    match end {
+        Some(t) if crash >= t => {
+            // The control plane never failed: only the links did.
+            // The first return after `down` (which `remove` moved to index `down`).
+            if let Some(k) = (down..events.len()).find(|&k| matches!(events[k].1, Event::ApiUp)) {
+                events.remove(k);
+            }
+        }
+        _ => events.push((crash, Event::ApiDown)),
+    }
+    if let (Some(t), Some(after)) = (end, up_after) {
+        for (n, up) in after.iter().enumerate() {
+            if *up && up_then[n] {
+                events.push((t, Event::HealApi(n)));
+            }
+        }
+    }
+    // Stable: events at the same instant keep their order, the new ones after the old.
+    events.sort_by_key(|(t, _)| *t);
+    w.events = events;
 }
 
 /// Where every run's clocks start: far enough from zero that nothing saturates.
@@ -319,15 +460,18 @@ fn moment(mono: Duration) -> Moment {
 
 /// Runs `scenario` with `settings`; `trace` keeps a timeline of what happened.
 pub fn run(scenario: &Scenario, settings: &Settings, trace: bool) -> Outcome {
-    run_as(scenario, settings, trace, None)
+    run_as(scenario, settings, trace, None, true)
 }
 
-/// `witness`: a witness run (see `World::judge`), which stops after that instant.
+/// `witness`: a witness run (see `World::judge`), which stops after that instant. `agents`:
+/// whether the agents run; without them the run is the control plane's alone, which no agent
+/// acts on (a fraction of the cost).
 fn run_as(
     scenario: &Scenario,
     settings: &Settings,
     trace: bool,
     witness: Option<Duration>,
+    agents: bool,
 ) -> Outcome {
     let until = witness.unwrap_or(Duration::MAX);
     let witness = witness.is_some();
@@ -401,7 +545,9 @@ fn run_as(
         w.add_pod(spec.clone());
     }
     for i in 0..n {
-        w.start_agent(i);
+        if agents {
+            w.start_agent(i);
+        }
         w.at(ORIGIN + scenario.kubelet_phase[i], Ev::KubeletRenew(i, 0));
         if let Some(a) = scenario.kubelet_anchor[i] {
             w.at(ORIGIN + a, Ev::KubeletAnchor(i));
@@ -414,7 +560,9 @@ fn run_as(
     let end = ORIGIN + scenario.length;
     // Bounded: every event is at most `end`, and each handler schedules finitely many.
     while let Some(Reverse((t, _, ev))) = w.queue.pop() {
-        if t > end || t > until {
+        // A witness run judged while the API server is down for everyone goes on until it is
+        // back: a taint the node carries then is acted on only once it answers (see `judge`).
+        if t > end || (t > until && w.api_up) {
             break;
         }
         w.now = t;
@@ -422,6 +570,8 @@ fn run_as(
     }
     w.finish();
     w.out.deleted = w.pods.iter().map(|p| p.deleted_by_controller).collect();
+    w.out.deleted_for = w.pods.iter().map(|p| p.deleted_for).collect();
+    w.out.stopped = w.pods.iter().map(|p| p.fence_sigterm).collect();
     w.out
 }
 
@@ -762,33 +912,111 @@ impl World<'_> {
         // zone, or is down for everyone; otherwise the partition ended first (or the limiter
         // queue is long), which no node can foresee.
         let node = self.pods[pod].node;
-        if self.cp.holds(node) || !self.api_up {
-            if let Some(last) = self.witness_for(pod) {
-                self.out.indistinguishable.push((pod, last));
-                self.log(|| format!("stop of pod {pod} kept here, but deleted by now had n{node}'s kubelet last renewed at {:.3}s before its cut: no agent can tell", last.as_secs_f64()));
-                return;
-            }
-            let by_policy = self.pods[pod]
-                .stopped_under
-                .as_deref()
-                .is_some_and(by_policy);
-            let violation = Violation::WrongfulStop {
-                pod,
-                at: sigterm,
-                by_policy,
-            };
-            if let (false, Some(taint)) = (self.api_up, self.cp.taint(node)) {
-                // The node was tainted before the API server went down for everyone, and the
-                // taint stays on the Node object: the taint eviction controller deletes the pod
-                // for it as soon as the API server is back. The stop was early, not needless;
-                // the end of the run tells (`finish`).
-                self.log(|| format!("stop of pod {pod}: the API server is down, judged at the end by the taint added at {:.3}s", (taint - ORIGIN).as_secs_f64()));
-                self.deferred.push((pod, taint, violation));
-                return;
-            }
-            self.out.violations.push(violation);
-            self.log(|| format!("WRONGFUL STOP of pod {pod}: eviction planned {:.3}s, the control plane keeps it", (eviction - ORIGIN).as_secs_f64()));
+        if !self.cp.holds(node) && self.api_up {
+            return;
         }
+        if let (false, Some(taint)) = (self.api_up, self.cp.taint(node)) {
+            // The node was tainted before the API server went down for everyone, and the taint
+            // stays on the Node object: the taint eviction controller deletes the pod for it as
+            // soon as the API server is back. The stop was early, not needless; the end of the
+            // run tells (`finish`), and only when it does not are other worlds searched.
+            self.log(|| format!("stop of pod {pod}: the API server is down, judged at the end by the taint added at {:.3}s", (taint - ORIGIN).as_secs_f64()));
+            self.deferred.push(Deferred {
+                pod,
+                taint,
+                eviction,
+                sigterm,
+                judged: self.now,
+            });
+            return;
+        }
+        let api_down = !self.api_up;
+        self.condemn_or_excuse(pod, eviction, sigterm, self.now, api_down);
+    }
+
+    /// The stop of `pod` at `sigterm`, which the control plane kept at `now` (the API server down
+    /// for everyone then, or not): excused by a witness world, or a wrongful stop.
+    fn condemn_or_excuse(
+        &mut self,
+        pod: usize,
+        eviction: Duration,
+        sigterm: Duration,
+        now: Duration,
+        api_down: bool,
+    ) {
+        let node = self.pods[pod].node;
+        // The same worlds with the node's partition going on past the stop: the agent decided
+        // at the stop, when its link's return was a future no agent sees.
+        let heal = self.s.events.iter().position(|(t, e)| {
+            ORIGIN + *t > sigterm && matches!(e, Event::HealApi(x) if *x == node)
+        });
+        // The last outage of the API server for everyone that began before the stop, while no
+        // agent could see it yet: a peer whose last contact came just before it still says it
+        // reaches the API server for `unreachable_after`, and a round is asked every
+        // `peers.interval`. (Later, an agent that finds every node cut off holds, betting on an
+        // outage rather than on a live control plane cut off from every node.)
+        let visible = self.set.unreachable_after + self.set.peer_interval;
+        let down = self
+            .s
+            .events
+            .iter()
+            .rposition(|(t, e)| ORIGIN + *t <= sigterm && matches!(e, Event::ApiDown))
+            .filter(|&k| sigterm <= ORIGIN + self.s.events[k].0 + visible);
+        // The last return of the API server before the stop.
+        let up = self
+            .s
+            .events
+            .iter()
+            .rposition(|(t, e)| ORIGIN + *t <= sigterm && matches!(e, Event::ApiUp));
+        let variants = [
+            Some(Variant::Plain),
+            heal.map(Variant::PartitionGoesOn),
+            up.map(Variant::OthersBackWithServer),
+            down.map(Variant::LiveUntilJudged),
+        ];
+        let found = variants.into_iter().flatten().find_map(|v| {
+            let judged = Judged {
+                stop: sigterm,
+                now,
+                api_down,
+            };
+            Some((self.witness_for(pod, v, judged)?, v))
+        });
+        if let Some((last, variant)) = found {
+            self.out.indistinguishable.push((pod, last));
+            let how = match variant {
+                Variant::Plain => "",
+                Variant::PartitionGoesOn(_) => {
+                    self.out.ended_after_stop += 1;
+                    " and its partition gone on past the stop"
+                }
+                Variant::LiveUntilJudged(_) => {
+                    self.out.outage_as_partition += 1;
+                    " and the outage a partition of every node from a live control plane that failed after judging it"
+                }
+                Variant::OthersBackWithServer(_) => {
+                    self.out.others_back += 1;
+                    " and every other node's link back with the API server, its agent not heard yet"
+                }
+            };
+            self.log(|| format!("stop of pod {pod} kept here, but deleted by then had n{node}'s kubelet last renewed at {:.3}s before its cut{how}: no agent can tell", last.as_secs_f64()));
+            return;
+        }
+        let by_policy = self.pods[pod]
+            .stopped_under
+            .as_deref()
+            .is_some_and(by_policy);
+        self.out.violations.push(Violation::WrongfulStop {
+            pod,
+            at: sigterm,
+            by_policy,
+        });
+        self.log(|| {
+            format!(
+                "WRONGFUL STOP of pod {pod}: eviction planned {:.3}s, the control plane keeps it",
+                (eviction - ORIGIN).as_secs_f64()
+            )
+        });
     }
 
     /// A world no agent can tell apart from this one in which the control plane deletes `pod`
@@ -797,34 +1025,77 @@ impl World<'_> {
     /// agents' own contacts, their peers' answers and what the API shows a connected agent are
     /// the same in both until the control plane's deletions differ — so a stop that is right
     /// there cannot be told from one that is wrong here.
-    fn witness_for(&mut self, pod: usize) -> Option<Duration> {
+    ///
+    /// `variant`: what else the worlds change besides the kubelets' renewals ([`Variant`]).
+    /// `stop`: when the fence began to stop the pod; the node's kubelet is moved relative to the
+    /// node's last cut before then.
+    fn witness_for(&mut self, pod: usize, variant: Variant, judged: Judged) -> Option<Duration> {
         if self.witness {
             return None;
         }
         let node = self.pods[pod].node;
-        let now = self.now;
+        let Judged {
+            stop,
+            now,
+            api_down,
+        } = judged;
         // A witness run goes a minute past the stop it judges (not to the end of the scenario);
         // later stops on the node within that minute are judged by the same runs.
+        let key = (node, variant, self.last_cut(node, stop));
         if self
             .witnesses
-            .get(&node)
+            .get(&key)
             .is_none_or(|(until, _)| *until < now)
         {
             let until = now + Duration::from_secs(60);
-            let worlds = self.witness_worlds(node);
+            let mut worlds = self.witness_worlds(node, stop, now);
+            for (last, w) in &mut worlds {
+                match variant {
+                    Variant::Plain => {}
+                    Variant::PartitionGoesOn(first) => {
+                        let mut k = 0;
+                        w.events.retain(|(_, e)| {
+                            k += 1;
+                            k - 1 < first || !matches!(e, Event::HealApi(x) if *x == node)
+                        });
+                    }
+                    Variant::OthersBackWithServer(up) => others_back_with_server(w, up, node),
+                    Variant::LiveUntilJudged(down) => {
+                        // Judged once its grace period ran out after that renewal, on the
+                        // monitor pass that follows, and tainted on the tainting pass after it.
+                        let judged = *last
+                            + self.set.controller.grace
+                            + self.set.controller.monitor_period * 2;
+                        outage_as_partition(w, down, judged);
+                    }
+                }
+            }
+            // The agents decide the same there as here up to the stop, by construction, but
+            // when other nodes' links come back: then they are run, to check (below).
+            let agents = matches!(variant, Variant::OthersBackWithServer(_));
             let runs = worlds
                 .into_iter()
-                .map(|(last, w)| (last, run_as(&w, &self.set, false, Some(until)).deleted))
+                .map(|(last, w)| {
+                    let o = run_as(&w, &self.set, false, Some(until), agents);
+                    let deleted = o.deleted.iter().zip(&o.deleted_for).zip(&o.stopped);
+                    (last, deleted.map(|((d, f), s)| (d.zip(*f), *s)).collect())
+                })
                 .collect();
-            self.witnesses.insert(node, (until, runs));
+            self.witnesses.insert(key, (until, runs));
         }
-        self.witnesses[&node].1.iter().find_map(|(last, deleted)| {
-            deleted
-                .get(pod)
-                .copied()
-                .flatten()
-                .is_some_and(|d| d <= now)
-                .then_some(*last)
+        // Deleted there by now; or, while the API server is down for everyone (as it is there:
+        // the worlds differ in no outage), deleted once it is back for a taint added by now — the
+        // same test `judge` applies to this world (`deferred`).
+        // And there the fence stopped the pod no later than here (the agent decided the same
+        // in both, whatever differs later), or the control plane deleted it first.
+        let agents = matches!(variant, Variant::OthersBackWithServer(_));
+        self.witnesses[&key].1.iter().find_map(|(last, pods)| {
+            let (Some((deleted, taint)), stopped) = pods.get(pod).copied()? else {
+                return None;
+            };
+            let deleted_by_now = deleted <= now || (api_down && taint <= now);
+            let same_stop = !agents || stopped.is_some_and(|s| s <= stop) || deleted <= stop;
+            (deleted_by_now && same_stop).then_some(*last)
         })
     }
 
@@ -833,22 +1104,16 @@ impl World<'_> {
     /// cut as the renew interval allows and every other kubelet renewed just before its own cut
     /// (so that this node goes silent first of all), then three more instants of the interval.
     /// Anchored, not phased: the renewals' jitter moves a phase by seconds over a run.
-    fn witness_worlds(&self, node: usize) -> Vec<(Duration, Scenario)> {
-        let now = self.now;
+    fn witness_worlds(
+        &self,
+        node: usize,
+        stop: Duration,
+        now: Duration,
+    ) -> Vec<(Duration, Scenario)> {
         let renew = self.set.renew;
         let tick = Duration::from_millis(1);
-        let last_cut = |n: usize| {
-            self.s
-                .events
-                .iter()
-                .filter(|(t, e)| {
-                    ORIGIN + *t <= now
-                        && (matches!(e, Event::CutApi(x) if *x == n) || matches!(e, Event::ApiDown))
-                })
-                .map(|(t, _)| *t)
-                .next_back()
-        };
-        let Some(cut) = last_cut(node) else {
+        let last_cut = |n: usize| self.last_cut(n, now);
+        let Some(cut) = self.last_cut(node, stop) else {
             return Vec::new();
         };
         let mut worlds = Vec::new();
@@ -857,7 +1122,14 @@ impl World<'_> {
         first.kubelet_anchor[node] = Some(earliest);
         for n in 0..first.kubelet_anchor.len() {
             if let (true, Some(c)) = (n != node, last_cut(n)) {
-                first.kubelet_anchor[n] = Some(c.saturating_sub(tick));
+                // A node that went silent before this one could have renewed is judged first in
+                // every world: its renewal as early as its cut allows frees the tainting
+                // limiter's token soonest. Any other renews just before its cut.
+                first.kubelet_anchor[n] = Some(if c + tick < earliest {
+                    (c + tick).saturating_sub(renew)
+                } else {
+                    c.saturating_sub(tick)
+                });
             }
         }
         // And the controller's monitor pass right after that renewal: it then counts the grace
@@ -874,6 +1146,30 @@ impl World<'_> {
             worlds.push((last, other));
         }
         worlds
+    }
+
+    /// When `node` last lost the API server (its own link, or the server for everyone, whichever
+    /// went first) at or before `upto`, from the run's start.
+    fn last_cut(&self, node: usize, upto: Duration) -> Option<Duration> {
+        let (mut link, mut server, mut cut) = (true, true, None);
+        for (t, e) in &self.s.events {
+            if ORIGIN + *t > upto {
+                break;
+            }
+            let reached = link && server;
+            match e {
+                Event::CutApi(x) | Event::HealApi(x) if *x == node => {
+                    link = matches!(e, Event::HealApi(_))
+                }
+                Event::ApiDown => server = false,
+                Event::ApiUp => server = true,
+                _ => {}
+            }
+            if reached && !(link && server) {
+                cut = Some(*t);
+            }
+        }
+        cut
     }
 
     fn world(&mut self, k: usize) {
@@ -1223,12 +1519,17 @@ impl World<'_> {
     /// At the end: a pod still running on a node cut off after the control plane deleted it ran
     /// twice until then.
     fn finish(&mut self) {
-        for (pod, taint, violation) in std::mem::take(&mut self.deferred) {
-            if self.pods[pod].deleted_for == Some(taint) {
+        for d in std::mem::take(&mut self.deferred) {
+            let pod = d.pod;
+            if self.pods[pod].deleted_for == Some(d.taint) {
                 self.log(|| format!("stop of pod {pod} was early: the controller deleted it for that taint once the API server returned"));
             } else {
-                self.log(|| format!("WRONGFUL STOP of pod {pod}: the control plane never deleted it for the taint it had"));
-                self.out.violations.push(violation);
+                self.log(|| {
+                    format!(
+                        "stop of pod {pod}: the control plane never deleted it for the taint it had"
+                    )
+                });
+                self.condemn_or_excuse(pod, d.eviction, d.sigterm, d.judged, true);
             }
         }
         for p in 0..self.pods.len() {
