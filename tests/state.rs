@@ -483,3 +483,25 @@ fn state_files_are_private_whatever_the_umask() {
         "the temp file became it"
     );
 }
+
+/// A file written by an earlier build (tests/data/state/README.md) loads, and writing what was
+/// loaded gives the very same bytes: the on-disk form did not move.
+#[test]
+fn a_file_an_earlier_build_wrote_loads_and_is_written_back_byte_for_byte() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/state/v4.json");
+    let bytes = std::fs::read(&fixture).expect("fixture");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join(STATE_FILE), &bytes).expect("write");
+    let Loaded::Found(state) = load(dir.path()) else {
+        panic!("{} does not load", fixture.display());
+    };
+    assert_eq!(state.pods.len(), 3, "every pod is read");
+    let again = tempfile::tempdir().expect("tempdir");
+    save(again.path(), &state).expect("save");
+    let written = std::fs::read(again.path().join(STATE_FILE)).expect("read");
+    assert!(
+        written == bytes,
+        "written back differently:\n{}",
+        String::from_utf8_lossy(&written)
+    );
+}
