@@ -413,11 +413,9 @@ struct Resumed {
 }
 
 fn resumed(persisted: Option<&State>) -> Resumed {
-    let held: Vec<_> = persisted
-        .iter()
-        .flat_map(|s| &s.condition_events)
-        .filter_map(crate::state::StoredEvent::to_pending)
-        .collect();
+    let held = persisted
+        .map(|s| s.condition_events.clone())
+        .unwrap_or_default();
     let conditions = |stored: &mut dyn Iterator<Item = &crate::state::StoredCondition>| {
         stored
             .filter_map(crate::state::StoredCondition::to_condition)
