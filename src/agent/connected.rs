@@ -60,8 +60,9 @@ pub fn lease_identity(config: &Config, node: &str) -> Result<(String, String), S
 /// loop (see [`run`]).
 struct Settings {
     node: String,
-    /// Our Lease's namespace and name ([`lease_identity`]) and duration (`nodeLeaseDurationSeconds`).
+    /// Our Lease's namespace and name ([`lease_identity`]).
     lease: (String, String),
+    /// `nodeLeaseDurationSeconds`.
     lease_duration_seconds: u32,
     /// How often the Lease is renewed: the heartbeat's period, and the cap of the reporter's
     /// retries.
