@@ -10,7 +10,10 @@
 //! be read or parsed is moved aside and reported; nothing is inferred from it. One written by a
 //! newer release (a format version above [`VERSION`]) is left exactly as it is, and nothing is
 //! saved while it is there, so going back to that release after a rollback loses nothing.
+//! Within a file this build reads, an entry it could not have written (a pod, a held Event) is
+//! left out on its own, and logged.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{BufWriter, Write};
@@ -18,16 +21,14 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::bounded;
 use crate::core::condition::{ConditionStatus, NodeCondition};
 use crate::core::event::PendingEvent;
 use crate::core::fence_plan::FencePod;
-use crate::core::qos::QosClass;
 use crate::core::quantity::Quantity;
 use crate::core::resources::{Amounts, Effective};
-use crate::core::taint::{Effect, Operator, Toleration};
 
 /// The file name inside the state directory.
 pub const STATE_FILE: &str = "state.json";
@@ -53,17 +54,21 @@ pub struct State {
     pub node: String,
     /// RFC 3339 with nanoseconds: the latest moment the control plane provably heard from us.
     pub last_contact: Option<String>,
+    /// Each entry read on its own: see [`StoredPod`].
+    #[serde(deserialize_with = "read_pods")]
     pub pods: Vec<StoredPod>,
     /// UIDs of pods fenced (stopped and kept stopped).
     pub fenced: Vec<String>,
-    pub pending_events: Vec<StoredEvent>,
+    /// The fence's own Events not yet delivered.
+    #[serde(with = "held_events")]
+    pub pending_events: Vec<PendingEvent>,
     /// Our Node as last seen (since version 2).
     #[serde(default)]
     pub node_status: Option<StoredNode>,
     /// Condition-transition Events not yet delivered (since version 2); `pending_events` holds
     /// the fence's own.
-    #[serde(default)]
-    pub condition_events: Vec<StoredEvent>,
+    #[serde(default, with = "held_events")]
+    pub condition_events: Vec<PendingEvent>,
     /// Our conditions as the sampling loop last decided them (since version 3), written before
     /// the reporter sends a change: a restart resumes from them where the Node as last seen does
     /// not show them yet, so a decision made just before a crash is not made (and announced)
@@ -156,43 +161,148 @@ pub struct StoredTaint {
     pub effect: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// One pod as the state file holds it: the fence's view of it, whose fields are defined once, by
+/// the serde attributes of [`FencePod`] itself, and its effective requests and limits (since
+/// version 2; resource name → quantity), which only `status` reads.
+///
+/// An entry this build could not have written (an operator, effect or QoS class it does not
+/// know, a field it does not know or lacks) is left out when the file is read, and logged; the
+/// rest of the file stands. A pod left out is not fenced: nothing unjustified is done.
+#[derive(Clone, Debug, PartialEq)]
 pub struct StoredPod {
-    pub uid: String,
-    pub namespace: String,
-    pub name: String,
-    pub tolerations: Vec<StoredToleration>,
-    pub termination_grace_period_seconds: i64,
-    pub owner_kind: Option<String>,
-    pub static_or_mirror: bool,
-    pub qos_class: String,
-    pub opted_out: bool,
-    pub terminal: bool,
-    /// Effective requests and limits (resource name → quantity; since version 2).
-    #[serde(default)]
-    pub requests: BTreeMap<String, String>,
-    #[serde(default)]
-    pub limits: BTreeMap<String, String>,
+    pub pod: FencePod,
+    pub resources: Effective,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StoredToleration {
-    pub key: String,
-    pub operator: String,
-    pub value: String,
-    pub effect: Option<String>,
-    pub toleration_seconds: Option<i64>,
+impl Serialize for StoredPod {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PodEntry {
+            pod: &self.pod,
+            requests: AmountsView(Some(&self.resources.requests)),
+            limits: AmountsView(Some(&self.resources.limits)),
+        }
+        .serialize(s)
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StoredEvent {
-    pub reason: String,
-    pub message: String,
-    pub warning: bool,
-    pub at: String,
+/// A pod's entry as written, from borrowed data ([`StoredPod`] and [`PodsView`] both write
+/// through it): the pod's own fields, then its requests and limits, empty when not known.
+#[derive(Serialize)]
+struct PodEntry<'a> {
+    #[serde(flatten)]
+    pod: &'a FencePod,
+    requests: AmountsView<'a>,
+    limits: AmountsView<'a>,
+}
+
+/// Reads [`State::pods`]: each entry on its own (see [`StoredPod`]), one at a time, so that only
+/// one entry is ever held in its generic JSON form.
+fn read_pods<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<StoredPod>, D::Error> {
+    struct Pods;
+    impl<'de> serde::de::Visitor<'de> for Pods {
+        type Value = Vec<StoredPod>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of pods")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut pods = Vec::new();
+            while let Some(entry) =
+                seq.next_element::<serde_json::Map<String, serde_json::Value>>()?
+            {
+                let uid = entry.get("uid").and_then(|u| u.as_str()).map(str::to_owned);
+                match read_pod(entry) {
+                    Ok(pod) => pods.push(pod),
+                    Err(e) => {
+                        let uid = bounded::excerpt(uid.as_deref().unwrap_or("?"));
+                        log::warn!(
+                            pod_uid = uid.as_str();
+                            "the state file's entry for pod {uid:?} is not one this build writes ({e}); that pod is not fenced"
+                        );
+                    }
+                }
+            }
+            Ok(pods)
+        }
+    }
+    d.deserialize_seq(Pods)
+}
+
+fn read_pod(
+    mut entry: serde_json::Map<String, serde_json::Value>,
+) -> Result<StoredPod, serde_json::Error> {
+    // Requests and limits are the entry's, not the pod's: taken out before the pod is read.
+    let mut amounts = |name: &str| -> Result<Amounts, serde_json::Error> {
+        let Some(value) = entry.remove(name) else {
+            return Ok(Amounts::default());
+        };
+        let text: BTreeMap<String, String> = serde_json::from_value(value)?;
+        // A quantity this build cannot parse is left out: `status` sums the others.
+        Ok(text
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v.parse::<Quantity>().ok()?)))
+            .collect())
+    };
+    let resources = Effective {
+        requests: amounts("requests")?,
+        limits: amounts("limits")?,
+    };
+    Ok(StoredPod {
+        pod: serde_json::from_value(serde_json::Value::Object(entry))?,
+        resources,
+    })
+}
+
+/// Held Events as the state file keeps them: in memory each is a [`PendingEvent`], formatted
+/// only when written and parsed once when read. An entry whose time this build cannot read is
+/// left out, and logged.
+mod held_events {
+    use super::*;
+
+    /// An Event's entry, the one definition of its form on disk: borrowed when written, owned
+    /// when read. `at` is RFC 3339 with nanoseconds ([`format_time`]).
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Entry<'a> {
+        reason: Cow<'a, str>,
+        message: Cow<'a, str>,
+        warning: bool,
+        at: Cow<'a, str>,
+    }
+
+    pub fn serialize<S: Serializer>(events: &[PendingEvent], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(events.iter().map(|e| Entry {
+            reason: Cow::Borrowed(&e.reason),
+            message: Cow::Borrowed(&e.message),
+            warning: e.warning,
+            at: Cow::Owned(format_time(e.at)),
+        }))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PendingEvent>, D::Error> {
+        Ok(Vec::<Entry<'static>>::deserialize(d)?
+            .into_iter()
+            .filter_map(|e| {
+                let Some(at) = parse_time(&e.at) else {
+                    let shown = bounded::excerpt(&e.at);
+                    log::warn!(
+                        reason = e.reason.as_ref();
+                        "a held {} Event's time {shown:?} is not one this build writes; it is not sent",
+                        e.reason
+                    );
+                    return None;
+                };
+                Some(PendingEvent {
+                    reason: e.reason.into_owned(),
+                    message: e.message.into_owned(),
+                    warning: e.warning,
+                    at,
+                })
+            })
+            .collect())
+    }
 }
 
 impl StoredCondition {
@@ -228,121 +338,10 @@ impl StoredCondition {
     }
 }
 
-impl StoredEvent {
-    pub fn from_pending(e: &PendingEvent) -> StoredEvent {
-        StoredEvent {
-            reason: e.reason.clone(),
-            message: e.message.clone(),
-            warning: e.warning,
-            at: format_time(e.at),
-        }
-    }
-
-    /// Back to an event to send; `None` when `at` is not a time this build writes.
-    pub fn to_pending(&self) -> Option<PendingEvent> {
-        Some(PendingEvent {
-            reason: self.reason.clone(),
-            message: self.message.clone(),
-            warning: self.warning,
-            at: parse_time(&self.at)?,
-        })
-    }
-}
-
-impl StoredPod {
-    pub fn from_pod(p: &FencePod) -> StoredPod {
-        StoredPod {
-            uid: p.uid.clone(),
-            namespace: p.namespace.clone(),
-            name: p.name.clone(),
-            tolerations: p
-                .tolerations
-                .iter()
-                .map(|t| StoredToleration {
-                    key: t.key.clone(),
-                    operator: t.operator.as_str().to_string(),
-                    value: t.value.clone(),
-                    effect: t.effect.map(|e| e.as_str().to_string()),
-                    toleration_seconds: t.toleration_seconds,
-                })
-                .collect(),
-            termination_grace_period_seconds: p.termination_grace_seconds,
-            owner_kind: p.owner_kind.clone(),
-            static_or_mirror: p.static_or_mirror,
-            qos_class: p.qos.as_str().to_string(),
-            opted_out: p.opted_out,
-            terminal: p.terminal,
-            requests: BTreeMap::new(),
-            limits: BTreeMap::new(),
-        }
-    }
-
-    /// With the pod's effective requests and limits.
-    pub fn with_resources(mut self, e: &Effective) -> StoredPod {
-        let strings = |l: &Amounts| {
-            l.iter()
-                .map(|(k, q)| (k.to_string(), q.to_string()))
-                .collect()
-        };
-        self.requests = strings(&e.requests);
-        self.limits = strings(&e.limits);
-        self
-    }
-
-    /// The stored requests and limits; an entry this build cannot parse is left out.
-    pub fn resources(&self) -> Effective {
-        let parse = |m: &BTreeMap<String, String>| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.parse::<Quantity>().ok()?)))
-                .collect()
-        };
-        Effective {
-            requests: parse(&self.requests),
-            limits: parse(&self.limits),
-        }
-    }
-
-    /// Back to the planner's view; `None` if the stored pod is not one this build could have
-    /// written (then it is not fenced: nothing unjustified is done).
-    pub fn to_pod(&self) -> Option<FencePod> {
-        let tolerations = self
-            .tolerations
-            .iter()
-            .map(|t| {
-                Some(Toleration {
-                    key: t.key.clone(),
-                    // Only what `as_str` writes: "" is not written, so it is not read.
-                    operator: match t.operator.as_str() {
-                        "" => return None,
-                        word => Operator::parse(word)?,
-                    },
-                    value: t.value.clone(),
-                    effect: match &t.effect {
-                        None => None,
-                        Some(e) => Some(Effect::parse(e)?),
-                    },
-                    toleration_seconds: t.toleration_seconds,
-                })
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some(FencePod {
-            uid: self.uid.clone(),
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
-            tolerations,
-            termination_grace_seconds: self.termination_grace_period_seconds,
-            owner_kind: self.owner_kind.clone(),
-            static_or_mirror: self.static_or_mirror,
-            qos: QosClass::parse(&self.qos_class)?,
-            opted_out: self.opted_out,
-            terminal: self.terminal,
-        })
-    }
-}
-
 /// The state as [`save_view`] writes it, from the fence's own data, borrowed: the same bytes as
 /// [`save`] writes for the equal [`State`] (same fields in the same order), without first copying
 /// every pod into a [`StoredPod`] (issue 12: about 2 KB a pod, all at once, with each write).
+/// Pods and held Events are written through the same code as [`State`]'s.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StateView<'a> {
@@ -351,9 +350,11 @@ pub struct StateView<'a> {
     pub last_contact: Option<String>,
     pub pods: PodsView<'a>,
     pub fenced: &'a BTreeSet<String>,
-    pub pending_events: &'a [StoredEvent],
+    #[serde(serialize_with = "held_events::serialize")]
+    pub pending_events: &'a [PendingEvent],
     pub node_status: Option<&'a StoredNode>,
-    pub condition_events: &'a [StoredEvent],
+    #[serde(serialize_with = "held_events::serialize")]
+    pub condition_events: &'a [PendingEvent],
     pub decided: &'a [StoredCondition],
     pub zone: Option<&'a str>,
     pub peers: Vec<StoredPeer>,
@@ -361,8 +362,8 @@ pub struct StateView<'a> {
     pub cut_off_since: Option<String>,
 }
 
-/// The pods as [`StoredPod::from_pod`] and [`StoredPod::with_resources`] would store them: each
-/// with its requests and limits when `resources` has its UID.
+/// The pods as [`StoredPod`]s of the same pods and resources are written: each with its requests
+/// and limits when `resources` has its UID.
 #[derive(Clone, Copy)]
 pub struct PodsView<'a> {
     pub pods: &'a [FencePod],
@@ -370,85 +371,35 @@ pub struct PodsView<'a> {
 }
 
 impl Serialize for PodsView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.pods.iter().map(|p| PodView {
-            pod: p,
-            resources: self.resources.get(&p.uid),
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.pods.iter().map(|p| {
+            let resources = self.resources.get(&p.uid);
+            PodEntry {
+                pod: p,
+                requests: AmountsView(resources.map(|e| &e.requests)),
+                limits: AmountsView(resources.map(|e| &e.limits)),
+            }
         }))
     }
 }
 
-/// One [`StoredPod`], borrowed; its fields in the same order.
-struct PodView<'a> {
-    pod: &'a FencePod,
-    resources: Option<&'a Effective>,
-}
-
-impl Serialize for PodView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let p = self.pod;
-        let empty = Amounts::default();
-        let (requests, limits) = match self.resources {
-            Some(e) => (&e.requests, &e.limits),
-            None => (&empty, &empty),
-        };
-        let mut st = s.serialize_struct("StoredPod", 12)?;
-        st.serialize_field("uid", &p.uid)?;
-        st.serialize_field("namespace", &p.namespace)?;
-        st.serialize_field("name", &p.name)?;
-        st.serialize_field("tolerations", &TolerationsView(&p.tolerations))?;
-        st.serialize_field(
-            "terminationGracePeriodSeconds",
-            &p.termination_grace_seconds,
-        )?;
-        st.serialize_field("ownerKind", &p.owner_kind)?;
-        st.serialize_field("staticOrMirror", &p.static_or_mirror)?;
-        st.serialize_field("qosClass", p.qos.as_str())?;
-        st.serialize_field("optedOut", &p.opted_out)?;
-        st.serialize_field("terminal", &p.terminal)?;
-        st.serialize_field("requests", &AmountsView(requests))?;
-        st.serialize_field("limits", &AmountsView(limits))?;
-        st.end()
-    }
-}
-
-/// Tolerations as [`StoredToleration`]s.
-struct TolerationsView<'a>(&'a [Toleration]);
-
-impl Serialize for TolerationsView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct One<'a> {
-            key: &'a str,
-            operator: &'static str,
-            value: &'a str,
-            effect: Option<&'static str>,
-            toleration_seconds: Option<i64>,
-        }
-        s.collect_seq(self.0.iter().map(|t| One {
-            key: &t.key,
-            operator: t.operator.as_str(),
-            value: &t.value,
-            effect: t.effect.map(Effect::as_str),
-            toleration_seconds: t.toleration_seconds,
-        }))
-    }
-}
-
-/// Amounts as the name → quantity strings a [`StoredPod`] holds (the same order: by name).
-struct AmountsView<'a>(&'a Amounts);
+/// Amounts as name → quantity strings, by name; none when not known.
+struct AmountsView<'a>(Option<&'a Amounts>);
 
 impl Serialize for AmountsView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         struct Text<'a>(&'a Quantity);
         impl Serialize for Text<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.collect_str(self.0)
             }
         }
-        s.collect_map(self.0.iter().map(|(k, q)| (k, Text(q))))
+        s.collect_map(
+            self.0
+                .into_iter()
+                .flat_map(|a| a.iter())
+                .map(|(k, q)| (k, Text(q))),
+        )
     }
 }
 

@@ -581,9 +581,18 @@ fn save_edge_state(
             node: "edge-1".into(),
             last_contact: Some(format_time(contact)),
             pods: vec![
-                StoredPod::from_pod(&web).with_resources(&web_resources),
-                StoredPod::from_pod(&ds).with_resources(&ds_resources),
-                StoredPod::from_pod(&done).with_resources(&done_resources),
+                StoredPod {
+                    pod: web,
+                    resources: web_resources,
+                },
+                StoredPod {
+                    pod: ds,
+                    resources: ds_resources,
+                },
+                StoredPod {
+                    pod: done,
+                    resources: done_resources,
+                },
             ],
             fenced: vec![],
             pending_events: vec![],

@@ -982,7 +982,7 @@ async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_onc
     let at = held
         .iter()
         .find(|e| e.reason == "NodeHasDiskPressure")
-        .and_then(|e| nodewarden::state::parse_time(&e.at))
+        .map(|e| e.at)
         .expect("a time");
     assert!(
         server

@@ -527,9 +527,10 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
 #[test]
 fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     use nodewarden::agent::quorum::QuorumView;
+    use nodewarden::core::event::PendingEvent;
     use nodewarden::core::quorum::{Peer, Verdict};
     use nodewarden::state::{
-        self, State, StoredCondition, StoredEvent, StoredNode, StoredPeer, StoredPod, StoredTaint,
+        self, State, StoredCondition, StoredNode, StoredPeer, StoredPod, StoredTaint,
     };
 
     let mut writer: kube::runtime::reflector::store::Writer<SlimPod> = Default::default();
@@ -560,11 +561,11 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
 
     let fenced: std::collections::BTreeSet<String> =
         [pods[1].uid.clone(), pods[2].uid.clone()].into();
-    let event = |reason: &str| StoredEvent {
+    let event = |reason: &str| PendingEvent {
         reason: reason.into(),
         message: format!("{reason} on \"{NODE}\" \u{2014} with quotes and a dash"),
         warning: true,
-        at: "2027-01-15T08:00:00.000000001Z".into(),
+        at: state::parse_time("2027-01-15T08:00:00.000000001Z").expect("time"),
     };
     let fence_events = vec![event("NodewardenFenced")];
     let condition_events = vec![event("NodeHasDiskPressure"), event("NodeHasNoDiskPressure")];
@@ -624,9 +625,9 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         last_contact: Some(state::format_time(contact)),
         pods: pods
             .iter()
-            .map(|p| match resources.get(&p.uid) {
-                Some(e) => StoredPod::from_pod(p).with_resources(e),
-                None => StoredPod::from_pod(p),
+            .map(|p| StoredPod {
+                pod: p.clone(),
+                resources: resources.get(&p.uid).cloned().unwrap_or_default(),
             })
             .collect(),
         fenced: fenced.iter().cloned().collect(),

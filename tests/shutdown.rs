@@ -202,7 +202,7 @@ fn sigterm_mid_write_keeps_every_seen_pod_and_exits_within_a_second() {
         }
         match state::load(&state_dir) {
             Loaded::Found(s) => {
-                let stored: BTreeSet<&str> = s.pods.iter().map(|p| p.uid.as_str()).collect();
+                let stored: BTreeSet<&str> = s.pods.iter().map(|p| p.pod.uid.as_str()).collect();
                 let known: BTreeSet<&str> = uids.iter().map(String::as_str).collect();
                 found.missing_seen_pods = uids[..seen]
                     .iter()

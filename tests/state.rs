@@ -6,13 +6,14 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
+use nodewarden::core::event::PendingEvent;
 use nodewarden::core::fence_plan::FencePod;
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::state::{
-    CONTACT_FILE, Loaded, STATE_FILE, State, StateError, StoredCondition, StoredEvent, StoredNode,
-    StoredPeer, StoredPod, StoredQuorum, StoredTaint, VERSION, format_time, load, parse_time, save,
+    CONTACT_FILE, Loaded, STATE_FILE, State, StateError, StoredCondition, StoredNode, StoredPeer,
+    StoredPod, StoredQuorum, StoredTaint, VERSION, format_time, load, parse_time, save,
     save_contact,
 };
 
@@ -49,13 +50,13 @@ fn sample_state() -> State {
         last_contact: Some(format_time(
             SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789),
         )),
-        pods: vec![StoredPod::from_pod(&pod).with_resources(&resources)],
+        pods: vec![StoredPod { pod, resources }],
         fenced: vec!["9d3c".into()],
-        pending_events: vec![StoredEvent {
+        pending_events: vec![PendingEvent {
             reason: "NodeHasDiskPressure".into(),
             message: "Node edge-1 status is now: NodeHasDiskPressure".into(),
             warning: false,
-            at: "2027-01-15T08:00:00Z".into(),
+            at: parse_time("2027-01-15T08:00:00Z").expect("time"),
         }],
         node_status: Some(StoredNode {
             conditions: vec![StoredCondition {
@@ -72,11 +73,11 @@ fn sample_state() -> State {
             }],
             allocatable: [("cpu".to_string(), "2".to_string())].into(),
         }),
-        condition_events: vec![StoredEvent {
+        condition_events: vec![PendingEvent {
             reason: "NodeHasNoDiskPressure".into(),
             message: "Node edge-1 status is now: NodeHasNoDiskPressure".into(),
             warning: false,
-            at: "2027-01-15T08:01:00.000000001Z".into(),
+            at: parse_time("2027-01-15T08:01:00.000000001Z").expect("time"),
         }],
         decided: vec![StoredCondition {
             type_: "DiskPressure".into(),
@@ -116,8 +117,8 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
     match load(&state_dir) {
         Loaded::Found(back) => {
             assert_eq!(*back, state);
-            let pod = back.pods[0].to_pod().expect("valid pod");
-            let resources = back.pods[0].resources();
+            let pod = &back.pods[0].pod;
+            let resources = &back.pods[0].resources;
             assert_eq!(resources.requests["cpu"].to_string(), "250m");
             assert_eq!(resources.limits["memory"].to_string(), "1Gi");
             assert_eq!(pod.tolerations[0].toleration_seconds, Some(300));
@@ -153,8 +154,9 @@ fn a_version_1_file_is_read_with_no_node_and_no_resources() {
         Loaded::Found(s) => {
             assert_eq!(s.version, 1);
             assert_eq!(s.fenced, vec!["u1".to_string()]);
-            assert!(s.pods[0].to_pod().is_some());
-            assert_eq!(s.pods[0].resources(), Effective::default());
+            assert_eq!(s.pods.len(), 1, "the pod is read");
+            assert_eq!(s.pods[0].pod.uid, "u1");
+            assert_eq!(s.pods[0].resources, Effective::default());
             assert_eq!(s.node_status, None);
             assert!(s.condition_events.is_empty());
         }
@@ -193,15 +195,90 @@ fn a_corrupt_file_is_moved_aside_and_nothing_is_loaded() {
     }
 }
 
+/// An entry no build writes is refused on its own: that pod is not used (so never fenced), and
+/// the rest of the file stands.
 #[test]
 fn a_stored_pod_this_build_could_not_have_written_is_not_used() {
-    let mut p = sample_state().pods[0].clone();
-    // `Gt` and `Lt` are stored since the comparison operators (issue 27); no build writes this.
-    p.tolerations[0].operator = "Between".into();
-    assert!(p.to_pod().is_none());
-    let mut p = sample_state().pods[0].clone();
-    p.qos_class = "Platinum".into();
-    assert!(p.to_pod().is_none());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = sample_state();
+    save(dir.path(), &state).expect("save");
+    let path = dir.path().join(STATE_FILE);
+    let mut file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let good = file["pods"][0].clone();
+    let unreadable = |uid: &str, at: &str, word: serde_json::Value| {
+        let mut p = good.clone();
+        p["uid"] = uid.into();
+        p.pointer_mut(at).map(|v| *v = word).expect(at);
+        p
+    };
+    let pods = file["pods"].as_array_mut().expect("pods");
+    // `Gt` and `Lt` are stored since the comparison operators (issue 27); no build writes these.
+    pods.push(unreadable(
+        "u-between",
+        "/tolerations/0/operator",
+        "Between".into(),
+    ));
+    // The API reads an empty operator as `Equal`, but no build writes it empty.
+    pods.push(unreadable("u-empty", "/tolerations/0/operator", "".into()));
+    pods.push(unreadable(
+        "u-effect",
+        "/tolerations/0/effect",
+        "NoEntry".into(),
+    ));
+    pods.push(unreadable("u-qos", "/qosClass", "Platinum".into()));
+    pods.push(unreadable(
+        "u-grace",
+        "/terminationGracePeriodSeconds",
+        "45".into(),
+    ));
+    let mut extra = good.clone();
+    extra["uid"] = "u-extra".into();
+    extra["priority"] = 7.into();
+    pods.push(extra);
+    file["fenced"] = serde_json::json!(["9d3c", "u-between", "u-qos"]);
+    std::fs::write(&path, serde_json::to_vec_pretty(&file).expect("encode")).expect("write");
+    match load(dir.path()) {
+        Loaded::Found(back) => {
+            let uids: Vec<&str> = back.pods.iter().map(|p| p.pod.uid.as_str()).collect();
+            assert_eq!(uids, ["9d3c"], "only the pod this build wrote is used");
+            assert_eq!(back.pods, state.pods);
+            assert_eq!(
+                back.fenced,
+                ["9d3c", "u-between", "u-qos"],
+                "the rest stands"
+            );
+            assert_eq!(back.pending_events, state.pending_events);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Held Events are parsed once, when the file is read: one whose time no build writes is not
+/// sent (it cannot say when it happened), the others are.
+#[test]
+fn a_held_event_with_a_time_this_build_does_not_write_is_left_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = sample_state();
+    save(dir.path(), &state).expect("save");
+    let path = dir.path().join(STATE_FILE);
+    let mut file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let mut late = file["conditionEvents"][0].clone();
+    late["at"] = "yesterday".into();
+    file["conditionEvents"]
+        .as_array_mut()
+        .expect("events")
+        .insert(0, late);
+    file["pendingEvents"][0]["at"] = "2027-13-45T08:00:00Z".into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&file).expect("encode")).expect("write");
+    match load(dir.path()) {
+        Loaded::Found(back) => {
+            assert_eq!(back.condition_events, state.condition_events);
+            assert!(back.pending_events.is_empty(), "{:?}", back.pending_events);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -481,5 +558,27 @@ fn state_files_are_private_whatever_the_umask() {
         names_in(&root.path().join("stale")),
         vec![STATE_FILE],
         "the temp file became it"
+    );
+}
+
+/// A file written by an earlier build (tests/data/state/README.md) loads, and writing what was
+/// loaded gives the very same bytes: the on-disk form did not move.
+#[test]
+fn a_file_an_earlier_build_wrote_loads_and_is_written_back_byte_for_byte() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/state/v4.json");
+    let bytes = std::fs::read(&fixture).expect("fixture");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join(STATE_FILE), &bytes).expect("write");
+    let Loaded::Found(state) = load(dir.path()) else {
+        panic!("{} does not load", fixture.display());
+    };
+    assert_eq!(state.pods.len(), 3, "every pod is read");
+    let again = tempfile::tempdir().expect("tempdir");
+    save(again.path(), &state).expect("save");
+    let written = std::fs::read(again.path().join(STATE_FILE)).expect("read");
+    assert!(
+        written == bytes,
+        "written back differently:\n{}",
+        String::from_utf8_lossy(&written)
     );
 }

@@ -2,7 +2,9 @@
 //! heartbeat and watch tasks beside it (docs/architecture.md §3). Any task ending is fatal.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
@@ -15,10 +17,12 @@ use crate::agent::{Source, fence_task, heartbeat, node_name, quorum, reporter};
 use crate::api;
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
-use crate::config::{Config, TaintSpec};
+use crate::config::Config;
 use crate::core::backoff::Backoff;
 use crate::core::condition::NodeCondition;
+use crate::core::event::PendingEvent;
 use crate::observe::http::Health;
+use crate::state::State;
 
 /// Why connected mode could not start.
 #[derive(Debug, thiserror::Error)]
@@ -51,9 +55,103 @@ pub fn lease_identity(config: &Config, node: &str) -> Result<(String, String), S
     Ok((namespace, name))
 }
 
+/// What each task reads of the configuration, built once when the agent connects
+/// ([`Settings::new`]): past that, `run` reads the configuration only to hand it to the sampling
+/// loop (see [`run`]).
+struct Settings {
+    node: String,
+    /// Our Lease's namespace and name ([`lease_identity`]).
+    lease: (String, String),
+    /// `nodeLeaseDurationSeconds`.
+    lease_duration_seconds: u32,
+    /// How often the Lease is renewed: the heartbeat's period, and the cap of the reporter's
+    /// retries.
+    renew: Duration,
+    peers: PeerSettings,
+    quorum: quorum::QuorumSettings,
+    fence: fence_task::FenceSettings,
+    reporter: reporter::ReporterSettings,
+}
+
+/// What the peer endpoint, the peer source and the asker read (`[peers]`).
+struct PeerSettings {
+    /// Where this agent answers its peers (`listen`), if it does.
+    listen: Option<SocketAddr>,
+    /// The shared key (`keyFile`), read once here: an unreadable key stops the start.
+    key: Option<Arc<crate::peer::Key>>,
+    /// How long one round of asking waits (`timeout`).
+    timeout: Duration,
+    /// The fence's `unreachableAfter`: what this agent tells a peer is judged by the fence's rule.
+    unreachable_after: Duration,
+    /// `static`, without this node.
+    known: Vec<crate::core::quorum::Peer>,
+    /// `service` (namespace, name) and `portName`: the EndpointSlices that list the agents.
+    service: Option<((String, String), String)>,
+}
+
+impl Settings {
+    /// Every task's settings; `Err` for a configuration that cannot work (our Lease is the
+    /// kubelet's; the peers' key cannot be read). `request_timeout` is the one every request
+    /// uses ([`api::Requests::timeout`]).
+    fn new(config: &Config, request_timeout: Duration, clock: Clock) -> Result<Self, StartError> {
+        let node = node_name(config);
+        let lease = lease_identity(config, &node)?;
+        let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
+        let key = match &config.peers.key_file {
+            Some(path) => Some(Arc::new(
+                crate::peer::Key::load(path).map_err(|e| StartError::Config(e.to_string()))?,
+            )),
+            None => None,
+        };
+        let peers = PeerSettings {
+            listen: config.peers.listen,
+            key,
+            timeout: config.peers.timeout,
+            unreachable_after: config.fence.unreachable_after,
+            known: api::peers::from_static(&config.peers.static_peers, &node),
+            service: config
+                .peers
+                .service
+                .clone()
+                .map(|s| (s, config.peers.port_name.clone())),
+        };
+        let reporter = reporter::ReporterSettings {
+            node: node.clone(),
+            report_frequency: config.node_status_report_frequency,
+            owned_taints: config
+                .conditions
+                .iter()
+                .filter_map(|c| c.taint.clone())
+                .collect(),
+            // Capped at the renew interval: after the API returns, every pending write is retried
+            // within one renew interval.
+            backoff: Backoff {
+                base: Duration::from_millis(200),
+                cap: renew.max(Duration::from_secs(1)),
+            },
+            clock,
+        };
+        Ok(Settings {
+            lease,
+            lease_duration_seconds: config.node_lease_duration_seconds,
+            renew,
+            peers,
+            quorum: quorum::QuorumSettings::new(config, request_timeout),
+            fence: fence_task::FenceSettings::new(config),
+            reporter,
+            node,
+        })
+    }
+}
+
 /// Runs the connected agent until `shutdown` resolves: then the sampling loop stops, the fence
 /// task writes what it has not written yet (within [`shutdown::DRAIN_BOUND`]) and the other
 /// tasks are aborted.
+///
+/// Read as a table: each task's settings are built once ([`Settings`]), then the channels, then
+/// the tasks, each handed its settings and its ends of the channels. The sampling loop alone
+/// keeps the whole configuration: a reload (SIGHUP) validates the whole file anew and replaces
+/// its thresholds and conditions, so it owns a copy of what it was started with.
 pub async fn run<S: Source>(
     config: &Config,
     client: kube::Client,
@@ -61,11 +159,23 @@ pub async fn run<S: Source>(
     health: Arc<Health>,
     shutdown: impl Future<Output = &'static str>,
 ) -> Result<(), StartError> {
-    let node = node_name(config);
-    let (lease_ns, lease_name) = lease_identity(config, &node)?;
     // The one clock every decision reads.
     let clock = Clock::start();
+    // Every request's timeout and counters, built once and handed to each task that asks.
+    let requests = api::Requests::new(config.request_timeout());
+    let Settings {
+        node,
+        lease: (lease_ns, lease_name),
+        lease_duration_seconds,
+        renew,
+        peers,
+        quorum: quorum_settings,
+        fence: fence_settings,
+        reporter: reporter_settings,
+    } = Settings::new(config, requests.timeout(), clock)?;
+
     health.require_api();
+    health.metrics.set_request_counts(requests.counts());
     let metrics_health = health.clone();
     let reach = Arc::new(Reachability::with_observer(
         &node,
@@ -75,13 +185,49 @@ pub async fn run<S: Source>(
                 .record_reachable(state == crate::api::reachability::State::Reachable)
         }),
     ));
-    let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
-    // Every request's timeout and counters, built once and handed to each task that asks.
-    let requests = api::Requests::new(config.request_timeout());
-    health.metrics.set_request_counts(requests.counts());
 
-    let nodes: Api<Node> = Api::all(client.clone());
+    // The state a previous run left, read once: the fence task resumes from it, the reporter
+    // first sends the Events it holds, the sampling loop resumes from the conditions decided.
+    let persisted = fence_task::load_state(&fence_settings.state_directory, &node);
+    let Resumed {
+        held,
+        decided,
+        resume_from,
+    } = resumed(persisted.as_ref());
+    let counters = Arc::new(crate::peer::PeerCounters::default());
+    health.metrics.set_peer_counters(counters.clone());
+
+    // The channels, each with who sends and who reads.
+    // Node UID: the start-up check and the UID follower → heartbeat, reporter.
     let (uid_tx, uid_rx) = watch::channel::<Option<String>>(None);
+    // Start-up check → `run`: a refusal ends the agent.
+    let (check_tx, mut check_rx) = tokio::sync::oneshot::channel::<StartError>();
+    // Sampling → reporter: the latest decisions, and each condition transition's Event.
+    let (snap_tx, snap_rx) = watch::channel(None);
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    // Node watch → UID follower, quorum, fence, reporter.
+    let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
+    // Reporter → fence: the Events and decisions to keep on disk; fence → reporter: what is.
+    let (journal_tx, journal_rx) = watch::channel(reporter::Journal {
+        generation: 0,
+        events: held.clone(),
+        decided,
+    });
+    let (durable_tx, durable_rx) = watch::channel(0u64);
+    // Quorum → fence, peer endpoint: zone and peers as a previous run left them until the Node
+    // and the peer source say otherwise, and the verdict of a partition that outlived that run.
+    let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref(), &clock));
+    // Fence → quorum: the fence's judgement of contact.
+    let (cut_off_tx, cut_off_rx) = watch::channel(None);
+    // Peer source → quorum. A static list is known at once; a discovered one replaces the
+    // persisted list only once listed.
+    let (peers_tx, mut peers_rx) = watch::channel(peers.known);
+    if peers.service.is_none() {
+        peers_rx.mark_changed();
+    }
+    let contact_before = quorum::contact_before(persisted.as_ref(), &clock);
+    let started = tokio::time::Instant::now();
+
     // The tasks that write state (the fence: pods, contact, held Events) finish their step and
     // write it on shutdown; the others hold nothing that is not on disk or in the API server
     // already and are aborted once those are done.
@@ -92,53 +238,18 @@ pub async fn run<S: Source>(
     // Start-up check: the Node must exist and we must be allowed to read it. It runs beside
     // everything else: an unreachable API server is not fatal (the agent must also start in the
     // middle of a partition), and sampling, the watchdog and the fence never wait for it.
-    let (check_tx, mut check_rx) = tokio::sync::oneshot::channel::<StartError>();
-    {
-        let (reach, health, node, uid_tx, requests) = (
+    tasks.spawn(
+        "start-up check",
+        check_node(
+            Api::all(client.clone()),
+            node.clone(),
+            requests.clone(),
             reach.clone(),
             health.clone(),
-            node.clone(),
             uid_tx.clone(),
-            requests.clone(),
-        );
-        tasks.spawn("start-up check", async move {
-            let sent = tokio::time::Instant::now();
-            let first = requests
-                .call("get", format!("nodes/{node}"), nodes.get(&node))
-                .await;
-            reach.record(&first, crate::core::contact::Request::Other, sent);
-            let refused = match first {
-                Ok(n) => {
-                    health.set_api_ok();
-                    uid_tx.send_replace(n.metadata.uid.clone());
-                    None
-                }
-                Err(e) if e.is_not_found() => Some(format!(
-                    "node {node} does not exist ({e}); register it first or set nodeName"
-                )),
-                Err(e) if matches!(e.code(), Some(401) | Some(403)) => Some(format!(
-                    "access denied: {e}; grant this identity get/watch/patch on nodes and nodes/status"
-                )),
-                Err(e) => {
-                    log::warn!(
-                        error = e.to_string().as_str();
-                        "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
-                    );
-                    None
-                }
-            };
-            if let Some(why) = refused {
-                let _ = check_tx.send(StartError::Refused(why));
-                return;
-            }
-            // Checked: this task has nothing more to do.
-            std::future::pending::<()>().await;
-        });
-    }
-
-    let (snap_tx, snap_rx) = watch::channel(None);
-    let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let (node_tx, node_rx) = watch::channel::<Option<Arc<Node>>>(None);
+            check_tx,
+        ),
+    );
 
     let (views, watches) = api::watch::start(
         client.clone(),
@@ -154,121 +265,55 @@ pub async fn run<S: Source>(
         bound: crate::core::pod_view::bound(requests.timeout()),
     });
 
-    // The Node's UID from the watch, for owner references and events.
-    let mut uid_follow = node_rx.clone();
-    tasks.spawn("node UID follower", async move {
-        while uid_follow.changed().await.is_ok() {
-            let uid = uid_follow
-                .borrow_and_update()
-                .as_ref()
-                .and_then(|n| n.metadata.uid.clone());
-            if uid.is_some() {
-                uid_tx.send_if_modified(|cur| {
-                    let changed = *cur != uid;
-                    *cur = uid.clone();
-                    changed
-                });
-            }
-        }
-    });
+    tasks.spawn("node UID follower", follow_uid(node_rx.clone(), uid_tx));
 
-    // Read once: the fence task resumes from it, the reporter first sends the Events it holds.
-    let persisted = fence_task::load_state(&config.state_directory, &node);
-    let held: Vec<_> = persisted
-        .iter()
-        .flat_map(|s| &s.condition_events)
-        .filter_map(crate::state::StoredEvent::to_pending)
-        .collect();
-    let conditions = |stored: &mut dyn Iterator<Item = &crate::state::StoredCondition>| {
-        stored
-            .filter_map(crate::state::StoredCondition::to_condition)
-            .collect::<Vec<NodeCondition>>()
-    };
-    let seen = conditions(
-        &mut persisted
-            .iter()
-            .flat_map(|s| s.node_status.iter())
-            .flat_map(|n| &n.conditions),
-    );
-    let decided = conditions(&mut persisted.iter().flat_map(|s| &s.decided));
-    let resume_from = crate::core::condition::resume_point(&seen, &decided);
-    let (journal_tx, journal_rx) = watch::channel(reporter::Journal {
-        generation: 0,
-        events: held.clone(),
-        decided,
-    });
-    let (durable_tx, durable_rx) = watch::channel(0u64);
-
-    // The peer quorum: zone and peers as a previous run left them until the Node and the peer
-    // source say otherwise, and the verdict of a partition that outlived that run.
-    let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref(), &clock));
-    // The fence's judgement of contact, which the quorum task follows.
-    let (cut_off_tx, cut_off_rx) = watch::channel(None);
-    let contact_before = quorum::contact_before(persisted.as_ref(), &clock);
-    let started = tokio::time::Instant::now();
-    let key = match &config.peers.key_file {
-        Some(path) => Some(Arc::new(
-            crate::peer::Key::load(path).map_err(|e| StartError::Config(e.to_string()))?,
-        )),
-        None => None,
-    };
-    let counters = Arc::new(crate::peer::PeerCounters::default());
-    if let (Some(addr), Some(key)) = (config.peers.listen, key.clone()) {
+    if let (Some(addr), Some(key)) = (peers.listen, peers.key.clone()) {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
             StartError::Config(format!("peers.listen: cannot listen on {addr}: {e}"))
         })?;
         let answer = peer_answer(
-            config,
             &node,
+            peers.unreachable_after,
             reach.clone(),
             quorum_rx.clone(),
             contact_before,
         );
-        let counters = counters.clone();
         log::info!(address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
         tasks.spawn(
             "peer endpoint",
-            crate::peer::serve(listener, key, answer, counters),
+            crate::peer::serve(listener, key, answer, counters.clone()),
         );
     }
-    health.metrics.set_peer_counters(counters.clone());
-    {
-        let known = api::peers::from_static(&config.peers.static_peers, &node);
-        let (peers_tx, mut peers_rx) = watch::channel(known);
-        // A static list is known at once; a discovered one replaces the persisted list only
-        // once listed.
-        if config.peers.service.is_none() {
-            peers_rx.mark_changed();
+    match peers.service {
+        Some(((namespace, service), port)) => {
+            let (client, me) = (client.clone(), node.clone());
+            tasks.spawn("peer discovery", async move {
+                api::peers::discover(client, &namespace, &service, &port, &me, peers_tx).await;
+            });
         }
+        None => {
+            tasks.spawn("static peers", async move {
+                // Kept open as long as the agent runs: a closed channel reads as no change.
+                let _static = peers_tx;
+                std::future::pending::<()>().await;
+            });
+        }
+    }
+    {
         let inputs = quorum::QuorumInputs {
             peers: peers_rx,
             node: node_rx.clone(),
             reach: reach.clone(),
-            ask: key.map(|key| asker(&node, key, config.peers.timeout, counters)),
+            ask: peers
+                .key
+                .map(|key| asker(&node, key, peers.timeout, counters)),
             contact_before,
             started,
             cut_off: cut_off_rx,
         };
-        let settings = quorum::QuorumSettings::new(config, requests.timeout());
         let (node, health) = (node.clone(), health.clone());
-        match config.peers.service.clone() {
-            Some((namespace, service)) => {
-                let (client, port, me) =
-                    (client.clone(), config.peers.port_name.clone(), node.clone());
-                tasks.spawn("peer discovery", async move {
-                    api::peers::discover(client, &namespace, &service, &port, &me, peers_tx).await;
-                });
-            }
-            None => {
-                tasks.spawn("static peers", async move {
-                    // Kept open as long as the agent runs: a closed channel reads as no change.
-                    let _static = peers_tx;
-                    std::future::pending::<()>().await;
-                });
-            }
-        }
         tasks.spawn("quorum", async move {
-            quorum::run(settings, node, inputs, quorum_tx, health, clock).await;
+            quorum::run(quorum_settings, node, inputs, quorum_tx, health, clock).await;
         });
     }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
@@ -289,63 +334,53 @@ pub async fn run<S: Source>(
             kube: client.clone(),
             requests: requests.clone(),
         };
-        let settings = fence_task::FenceSettings::new(config);
         let (node, health) = (node.clone(), health.clone());
         let stop = stop.clone();
         stateful.spawn("fence", async move {
-            fence_task::run(api, settings, node, inputs, health, clock, stop).await;
+            fence_task::run(api, fence_settings, node, inputs, health, clock, stop).await;
         });
     }
-
-    let keeper = LeaseKeeper::new(
-        client.clone(),
-        &requests,
-        &lease_ns,
-        &lease_name,
-        &node,
-        config.node_lease_duration_seconds,
-        &node,
-    )
-    .with_timeout(requests.timeout().min(renew));
     {
+        let keeper = LeaseKeeper::new(
+            client.clone(),
+            &requests,
+            &lease_ns,
+            &lease_name,
+            &node,
+            lease_duration_seconds,
+            &node,
+        )
+        .with_timeout(requests.timeout().min(renew));
         let (uid, reach, health) = (uid_rx.clone(), reach.clone(), health.clone());
         tasks.spawn("heartbeat", async move {
             heartbeat::run(keeper, renew, uid, reach, health, clock).await;
         });
     }
-
-    let owned_taints: Vec<TaintSpec> = config
-        .conditions
-        .iter()
-        .filter_map(|c| c.taint.clone())
-        .collect();
-    let settings = reporter::ReporterSettings {
-        node: node.clone(),
-        report_frequency: config.node_status_report_frequency,
-        owned_taints,
-        // Capped at the renew interval: after the API returns, every pending write is retried
-        // within one renew interval.
-        backoff: Backoff {
-            base: std::time::Duration::from_millis(200),
-            cap: renew.max(std::time::Duration::from_secs(1)),
-        },
-        clock,
-    };
-    let inputs = reporter::ReporterInputs {
-        snapshots: snap_rx,
-        node: node_rx,
-        events: event_rx,
-        held,
-        journal: journal_tx,
-        durable: durable_rx,
-    };
     {
+        let inputs = reporter::ReporterInputs {
+            snapshots: snap_rx,
+            node: node_rx,
+            events: event_rx,
+            held,
+            journal: journal_tx,
+            durable: durable_rx,
+        };
         let (reach, health) = (reach.clone(), health.clone());
         tasks.spawn("reporter", async move {
-            reporter::run(client, requests, settings, inputs, reach, health, uid_rx).await;
+            reporter::run(
+                client,
+                requests,
+                reporter_settings,
+                inputs,
+                reach,
+                health,
+                uid_rx,
+            )
+            .await;
         });
     }
 
+    // The sampling loop, in this task.
     let publisher = Publisher {
         snapshots: snap_tx,
         events: event_tx,
@@ -368,6 +403,104 @@ pub async fn run<S: Source>(
     outcome
 }
 
+/// What the reporter and the sampling loop take from the state a previous run left.
+struct Resumed {
+    /// Condition Events not yet delivered.
+    held: Vec<PendingEvent>,
+    /// Our conditions as last decided.
+    decided: Vec<NodeCondition>,
+    /// Where the sampling loop's decisions resume (`core::condition::resume_point`).
+    resume_from: Vec<NodeCondition>,
+}
+
+fn resumed(persisted: Option<&State>) -> Resumed {
+    let held = persisted
+        .map(|s| s.condition_events.clone())
+        .unwrap_or_default();
+    let conditions = |stored: &mut dyn Iterator<Item = &crate::state::StoredCondition>| {
+        stored
+            .filter_map(crate::state::StoredCondition::to_condition)
+            .collect::<Vec<NodeCondition>>()
+    };
+    let seen = conditions(
+        &mut persisted
+            .iter()
+            .flat_map(|s| s.node_status.iter())
+            .flat_map(|n| &n.conditions),
+    );
+    let decided = conditions(&mut persisted.iter().flat_map(|s| &s.decided));
+    let resume_from = crate::core::condition::resume_point(&seen, &decided);
+    Resumed {
+        held,
+        decided,
+        resume_from,
+    }
+}
+
+/// The start-up check: reads our Node once. A missing Node or denied access is sent on `refuse`
+/// (fatal); any other failure is logged and left to the tasks that write, which retry. Then it
+/// waits: it has nothing more to do, and a task that ends is fatal.
+async fn check_node(
+    nodes: Api<Node>,
+    node: String,
+    requests: api::Requests,
+    reach: Arc<Reachability>,
+    health: Arc<Health>,
+    uid_tx: watch::Sender<Option<String>>,
+    refuse: tokio::sync::oneshot::Sender<StartError>,
+) {
+    let sent = tokio::time::Instant::now();
+    let first = requests
+        .call("get", format!("nodes/{node}"), nodes.get(&node))
+        .await;
+    reach.record(&first, crate::core::contact::Request::Other, sent);
+    let refused = match first {
+        Ok(n) => {
+            health.set_api_ok();
+            uid_tx.send_replace(n.metadata.uid.clone());
+            None
+        }
+        Err(e) if e.is_not_found() => Some(format!(
+            "node {node} does not exist ({e}); register it first or set nodeName"
+        )),
+        Err(e) if matches!(e.code(), Some(401) | Some(403)) => Some(format!(
+            "access denied: {e}; grant this identity get/watch/patch on nodes and nodes/status"
+        )),
+        Err(e) => {
+            log::warn!(
+                error = e.to_string().as_str();
+                "cannot reach the API server at start ({e}); sampling goes on and writes follow when it answers"
+            );
+            None
+        }
+    };
+    if let Some(why) = refused {
+        let _ = refuse.send(StartError::Refused(why));
+        return;
+    }
+    std::future::pending::<()>().await;
+}
+
+/// The Node's UID from the watch, for owner references and events.
+async fn follow_uid(
+    mut node: watch::Receiver<Option<Arc<Node>>>,
+    uid_tx: watch::Sender<Option<String>>,
+) {
+    while node.changed().await.is_ok() {
+        let uid = node
+            .borrow_and_update()
+            .as_ref()
+            .and_then(|n| n.metadata.uid.clone());
+        if uid.is_some() {
+            uid_tx.send_if_modified(|cur| {
+                let changed = *cur != uid;
+                *cur = uid.clone();
+                changed
+            });
+        }
+    }
+}
+
 /// A task that ended, which none should while the agent runs; logged.
 fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartError {
     let what = match how {
@@ -381,13 +514,13 @@ fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartE
 /// What this agent tells a peer: whether it reaches the API server by the fence's own rule (a
 /// contact within `unreachableAfter`) and how long ago its last contact was.
 fn peer_answer(
-    config: &Config,
     node: &str,
+    after: Duration,
     reach: Arc<Reachability>,
     view: watch::Receiver<quorum::QuorumView>,
     contact_before: Option<tokio::time::Instant>,
 ) -> crate::peer::AnswerFn {
-    let (node, after) = (node.to_string(), config.fence.unreachable_after);
+    let node = node.to_string();
     Arc::new(move || {
         let now = tokio::time::Instant::now();
         let age = reach

@@ -48,9 +48,7 @@ use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
 use crate::core::taint::{Effect, Operator, Toleration};
 use crate::observe::http::Health;
-use crate::state::{
-    self, Loaded, State, StoredCondition, StoredEvent, StoredNode, StoredPeer, StoredPod,
-};
+use crate::state::{self, Loaded, State, StoredCondition, StoredNode, StoredPeer};
 use crate::terminate::{CgroupLayout, Fence, Terminator};
 
 /// The least time between a tick and the next one that an input's change or work due at once
@@ -230,9 +228,9 @@ struct Kept {
     /// The Node as last seen.
     node_status: Option<StoredNode>,
     /// The fence's own Events not yet delivered.
-    fence_events: Vec<StoredEvent>,
+    fence_events: Vec<PendingEvent>,
     /// The reporter's undelivered condition Events and our conditions as decided.
-    condition_events: Vec<StoredEvent>,
+    condition_events: Vec<PendingEvent>,
     decided: Vec<StoredCondition>,
     /// Pods stopped and kept dead until the API server answers.
     fenced: BTreeSet<String>,
@@ -245,10 +243,10 @@ impl Kept {
         };
         Kept {
             converted: Converted::from_disk(
-                s.pods.iter().filter_map(StoredPod::to_pod).collect(),
+                s.pods.iter().map(|p| p.pod.clone()).collect(),
                 s.pods
                     .iter()
-                    .map(|p| (p.uid.clone(), p.resources()))
+                    .map(|p| (p.pod.uid.clone(), p.resources.clone()))
                     .collect(),
             ),
             node_status: s.node_status.clone(),
@@ -549,11 +547,7 @@ impl Task {
         }
         if inputs.journal.has_changed().unwrap_or(false) {
             let journal = inputs.journal.borrow_and_update();
-            self.kept.condition_events = journal
-                .events
-                .iter()
-                .map(StoredEvent::from_pending)
-                .collect();
+            self.kept.condition_events = journal.events.clone();
             self.kept.decided = journal
                 .decided
                 .iter()
@@ -685,11 +679,11 @@ impl Task {
                     // Each outcome is an Event too, sent with the held ones below.
                     self.kept
                         .fence_events
-                        .extend(outcomes.into_iter().map(|(reason, message)| StoredEvent {
+                        .extend(outcomes.into_iter().map(|(reason, message)| PendingEvent {
                             reason,
                             message,
                             warning: false,
-                            at: state::format_time(now.wall),
+                            at: now.wall,
                         }));
                     self.durability.changed();
                 }
@@ -712,15 +706,9 @@ impl Task {
             let mut kept = Vec::new();
             let before = self.kept.fence_events.len();
             for e in std::mem::take(&mut self.kept.fence_events) {
-                let ev = PendingEvent {
-                    reason: e.reason.clone(),
-                    message: e.message.clone(),
-                    warning: e.warning,
-                    at: state::parse_time(&e.at).unwrap_or(now.wall),
-                };
                 let sent = tokio::time::Instant::now();
                 let result =
-                    events::send(&self.requests, &self.event_api, &node, uid.as_deref(), &ev).await;
+                    events::send(&self.requests, &self.event_api, &node, uid.as_deref(), &e).await;
                 inputs.reach.record(&result, contact::Request::Other, sent);
                 if let Err(err) = result
                     && err.is_transient()
@@ -867,11 +855,11 @@ impl Task {
                     "pod {id} stopped ({} process(es) killed) {late}ms after plan; fenced until the API server answers", r.signalled);
                 metrics.record_fence("kill");
                 metrics.record_lateness("kill", due.late);
-                self.kept.fence_events.push(StoredEvent {
+                self.kept.fence_events.push(PendingEvent {
                     reason: "NodewardenFenced".into(),
                     message: format!("Pod {id} stopped on node {node}: the control plane could delete it from {}", crate::core::clock::rfc3339(now.wall_at(due.eviction_time))),
                     warning: true,
-                    at: state::format_time(now.wall),
+                    at: now.wall,
                 });
             }
             // No cgroups found (logged once): nothing can be stopped.
@@ -1108,8 +1096,8 @@ impl WriteErrors {
 
 /// What the state keeps for later delivery and for the decisions to resume from.
 pub struct Held<'a> {
-    pub fence_events: &'a [StoredEvent],
-    pub condition_events: &'a [StoredEvent],
+    pub fence_events: &'a [PendingEvent],
+    pub condition_events: &'a [PendingEvent],
     pub decided: &'a [StoredCondition],
     /// The zone, the peers and the quorum of the current partition.
     pub quorum: &'a QuorumView,

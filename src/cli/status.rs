@@ -15,7 +15,7 @@ use crate::core::clock::Moment;
 use crate::core::fence_plan::{self, Plan, QuorumVerdict};
 use crate::core::quantity::Quantity;
 use crate::core::resources::{self, ResourceList};
-use crate::state::{self, Loaded, StoredNode, StoredPod};
+use crate::state::{self, Loaded, StoredNode};
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -208,7 +208,7 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     };
     let contact_mono = contact_wall.map_or(moment.mono, |c| moment.mono_at(c));
     let to_wall = |d: Duration| humantime::format_rfc3339_millis(moment.wall_at(d)).to_string();
-    let pods: Vec<_> = state.pods.iter().filter_map(StoredPod::to_pod).collect();
+    let pods: Vec<_> = state.pods.iter().map(|p| p.pod.clone()).collect();
     // The verdict the fence acts on, as the state file last recorded it.
     let stored = state.quorum.as_ref().filter(|_| cut_off);
     let held_at = stored
@@ -286,18 +286,10 @@ pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusRepo
     let running: Vec<_> = state
         .pods
         .iter()
-        .filter(|p| !p.terminal)
-        .filter_map(|p| {
-            Some((
-                crate::core::qos::QosClass::parse(&p.qos_class)?,
-                p.resources(),
-            ))
-        })
+        .filter(|p| !p.pod.terminal)
+        .map(|p| (p.pod.qos, &p.resources))
         .collect();
-    let sums = resources::allocated(
-        &running.iter().map(|(q, e)| (*q, e)).collect::<Vec<_>>(),
-        &allocatable,
-    );
+    let sums = resources::allocated(&running, &allocatable);
     Ok(StatusReport {
         machine: None,
         conditions: conditions(config, &node_status, now),

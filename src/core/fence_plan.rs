@@ -13,6 +13,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::core::qos::QosClass;
 use crate::core::taint::{NoExecuteOutcome, Toleration, unreachable_delay};
 
@@ -25,18 +27,28 @@ pub const MONO_BASE: Duration = Duration::from_secs(400 * 24 * 3600);
 pub const OPT_OUT_ANNOTATION: &str = "nodewarden.io/fence";
 
 /// What the planner knows of a pod bound to this node.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Also the one definition of a pod in the state file (`state`: the pods the fence resumes from
+/// after a restart), through the serde attributes here, so the planner's view and what is kept
+/// of it cannot drift apart. Serde is a crate that describes data, not a layer of ours: no I/O
+/// comes with it, and the file itself (its other fields, versions, writing) stays in `state`.
+/// The names on disk are the API's, as earlier builds wrote them; renaming a field here needs a
+/// `rename` to keep them (tests/state.rs loads a file an earlier build wrote).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FencePod {
     pub uid: String,
     pub namespace: String,
     pub name: String,
     pub tolerations: Vec<Toleration>,
     /// `spec.terminationGracePeriodSeconds` (the API defaults it to 30).
+    #[serde(rename = "terminationGracePeriodSeconds")]
     pub termination_grace_seconds: i64,
     /// The controller owner's kind, e.g. `ReplicaSet`, `DaemonSet`.
     pub owner_kind: Option<String>,
     /// A mirror of a static pod (`kubernetes.io/config.mirror`) or otherwise not from the API.
     pub static_or_mirror: bool,
+    #[serde(rename = "qosClass")]
     pub qos: QosClass,
     pub opted_out: bool,
     /// Succeeded or Failed: nothing runs.

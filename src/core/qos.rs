@@ -5,8 +5,11 @@
 
 use std::fmt;
 
-/// A pod's QoS class (`status.qosClass`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+use serde::{Deserialize, Serialize};
+
+/// A pod's QoS class (`status.qosClass`). Kept in the state file as part of a
+/// `fence_plan::FencePod` (which says why serde is here), spelled as [`QosClass::as_str`] does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum QosClass {
     /// Every container has equal, non-zero cpu and memory requests and limits.
     Guaranteed,

@@ -3,8 +3,13 @@
 
 use std::fmt;
 
+// Tolerations, their operators and effects are kept in the state file as part of a
+// `fence_plan::FencePod` (which says why serde is here); each word is the API's spelling, the
+// same as `as_str`, and a word no variant spells is refused.
+use serde::{Deserialize, Serialize};
+
 /// A taint effect (docs/semantics.md §1). Required on node taints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Effect {
     /// The scheduler does not place pods that do not tolerate it (§3).
     NoSchedule,
@@ -75,7 +80,7 @@ impl fmt::Display for Taint {
 /// `pkg/api/pod/util.go`). The matcher here compares them as the gate-on code does; the gate-off
 /// answer differs only for a taint whose value is a canonical integer, never for the fence's
 /// `unreachable` taint, whose value is empty and never parses (see [`Toleration::tolerates`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Operator {
     /// Values must be byte-for-byte equal (also what an empty operator means).
     Equal,
@@ -136,7 +141,8 @@ pub fn comparison_value(value: &str) -> Option<i64> {
 }
 
 /// A pod toleration, after validation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Toleration {
     /// Empty means every key.
     pub key: String,
