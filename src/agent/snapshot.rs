@@ -6,7 +6,9 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::api::slim::{ResourceAmounts, SlimContainer, SlimPod, SlimResources};
 use crate::core::quantity::Quantity;
-use crate::core::resources::{self, ContainerAmounts, Effective, PodAmounts, ResourceList};
+use crate::core::resources::{
+    self, ContainerAmounts, Effective, PodAmounts, ResourceList, StatusAmounts,
+};
 use crate::state::{StoredCondition, StoredNode, StoredTaint};
 
 /// The parts of our Node that `status` shows.
@@ -51,9 +53,11 @@ pub fn node(n: &Node) -> StoredNode {
 /// (`api::slim`); an error names the container and resource whose quantity does not parse (the
 /// API server would not have stored it).
 ///
-/// The cache keeps no container statuses nor pod conditions, so an in-place resize in progress
-/// (`status.containerStatuses[].resources`, the `PodResizePending` condition) is counted from
-/// the spec, as `core::resources` counts a container without a status.
+/// An in-place resize counts as upstream's `PodRequests` / `PodLimits` with
+/// `UseStatusResources` count it (`core::resources`): each app container and sidecar with its
+/// status, matched by name, and the `PodResizePending` condition's Infeasible. The cache keeps
+/// only the statuses that change the count (`api::slim::SlimResize`); the others would give
+/// the spec's amounts anyway.
 pub fn pod_resources(pod: &SlimPod) -> Result<Effective, String> {
     let Some(spec) = pod.spec.as_ref() else {
         return Ok(Effective::default());
@@ -73,6 +77,19 @@ pub fn pod_resources(pod: &SlimPod) -> Result<Effective, String> {
             list(r.and_then(|r| r.limits.as_ref()), whose)?,
         ))
     };
+    let resize = pod.status.as_ref().and_then(|s| s.resize.as_deref());
+    let status_of = |c: &SlimContainer| -> Result<Option<StatusAmounts>, String> {
+        let Some(s) = resize.and_then(|r| r.containers.iter().find(|s| *s.name == *c.name)) else {
+            return Ok(None);
+        };
+        let whose = format!("status of container {}", c.name);
+        let (requests, limits) = requirements(Some(&s.resources), &whose)?;
+        Ok(Some(StatusAmounts {
+            requests,
+            limits,
+            allocated: list(s.allocated_resources.as_ref(), &whose)?,
+        }))
+    };
     let container = |c: &SlimContainer| {
         let (requests, limits) =
             requirements(c.resources.as_ref(), &format!("container {}", c.name))?;
@@ -80,7 +97,7 @@ pub fn pod_resources(pod: &SlimPod) -> Result<Effective, String> {
             requests,
             limits,
             sidecar: c.restart_policy.as_deref() == Some("Always"),
-            status: None,
+            status: status_of(c)?,
         })
     };
     let (pod_requests, pod_limits) = requirements(spec.resources.as_ref(), "spec.resources")?;
@@ -99,7 +116,7 @@ pub fn pod_resources(pod: &SlimPod) -> Result<Effective, String> {
         overhead: list(spec.overhead.as_ref(), "spec.overhead")?,
         pod_requests,
         pod_limits,
-        resize_infeasible: false,
+        resize_infeasible: resize.is_some_and(|r| r.infeasible),
     };
     Ok(resources::effective(&amounts))
 }

@@ -54,16 +54,42 @@ pub const POD_ANNOTATIONS: &[&str] = &[
 pub const NODE_LABELS: &[&str] = crate::core::zone::LABELS;
 
 /// A Pod as the watch cache keeps it (see the module doc for what is kept and why).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SlimPod {
     /// name, namespace, uid, resourceVersion, the kept annotations and the controller owner
     /// reference (its `kind` and `controller` only: the rest of it is read by nobody).
-    #[serde(default, deserialize_with = "pod_meta")]
     pub metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<SlimPodSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<SlimPodStatus>,
+}
+
+impl<'de> Deserialize<'de> for SlimPod {
+    /// The pod as served, then its container statuses reduced to those that change the pod's
+    /// count (which needs the spec and the whole status at hand, in whatever order they come).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct WirePod {
+            #[serde(default, deserialize_with = "pod_meta")]
+            metadata: ObjectMeta,
+            #[serde(default)]
+            spec: Option<SlimPodSpec>,
+            #[serde(default)]
+            status: Option<WirePodStatus>,
+        }
+        let pod = WirePod::deserialize(d)?;
+        let status = pod.status.map(|s| SlimPodStatus {
+            resize: kept_resize(pod.spec.as_ref(), &s),
+            phase: s.phase,
+            qos_class: s.qos_class,
+        });
+        Ok(SlimPod {
+            metadata: pod.metadata,
+            spec: pod.spec,
+            status,
+        })
+    }
 }
 
 /// The parts of a PodSpec the fence and `status` read.
@@ -164,23 +190,205 @@ impl<'de> Deserialize<'de> for ResourceAmounts {
     }
 }
 
-/// The pod's phase (terminal pods are not fenced) and the QoS class the API server set; the
-/// values the API defines are not allocated.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+/// The pod's phase (terminal pods are not fenced), the QoS class the API server set (fixed at
+/// creation: a resize that would change it is refused), and the container statuses that change
+/// the pod's count; the values the API defines are not allocated.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SlimPodStatus {
-    #[serde(
-        default,
-        deserialize_with = "phase",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<Cow<'static, str>>,
-    #[serde(
-        default,
-        deserialize_with = "qos_class",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub qos_class: Option<Cow<'static, str>>,
+    /// `None` unless a container is being resized in place in a way that changes the count
+    /// (see [`SlimResize`]): 8 bytes for a pod that is not.
+    #[serde(flatten)]
+    pub resize: Option<Box<SlimResize>>,
+}
+
+/// What an in-place resize (GA in 1.35) changes in a pod's count, as upstream's `PodRequests`
+/// / `PodLimits` with `UseStatusResources` read it (docs/semantics.md §16): the statuses of the
+/// app containers and sidecars whose `resources` / `allocatedResources` change what they count
+/// for, and whether the resize is Infeasible. A kubelet of 1.35+ reports `resources` for every
+/// running container, equal to the spec outside a resize: such statuses are dropped while
+/// decoding (`core::resources::status_changes_count`), so that every pod does not pay for them.
+/// Serialised as the pod status fields it came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SlimResize {
+    /// The `PodResizePending` condition has reason `Infeasible` (`IsPodResizeInfeasible`).
+    pub infeasible: bool,
+    /// The kept statuses, in the order of the spec's containers then init containers.
+    pub containers: Box<[SlimContainerStatus]>,
+}
+
+/// One kept container status: the container's name (statuses are matched to containers by name,
+/// as upstream does), what the runtime reports as applied, and what the kubelet admitted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimContainerStatus {
+    pub name: Box<str>,
+    /// Reported under `initContainerStatuses` (a sidecar's status).
+    #[serde(skip)]
+    pub init: bool,
+    /// `resources` (requests and limits).
+    pub resources: SlimResources,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocated_resources: Option<ResourceAmounts>,
+}
+
+impl Serialize for SlimResize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        if self.infeasible {
+            map.serialize_entry(
+                "conditions",
+                &[BTreeMap::from([
+                    ("type", RESIZE_PENDING),
+                    ("status", "True"),
+                    ("reason", INFEASIBLE),
+                ])],
+            )?;
+        }
+        let of = |init: bool| -> Vec<&SlimContainerStatus> {
+            self.containers.iter().filter(|c| c.init == init).collect()
+        };
+        for (key, init) in [("containerStatuses", false), ("initContainerStatuses", true)] {
+            let list = of(init);
+            if !list.is_empty() {
+                map.serialize_entry(key, &list)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// `v1.PodResizePending` and `v1.PodReasonInfeasible`.
+const RESIZE_PENDING: &str = "PodResizePending";
+const INFEASIBLE: &str = "Infeasible";
+
+/// A pod status as served, decoded into what [`SlimPodStatus`] keeps and what it is computed
+/// from; the rest (the conditions' times and messages, container states, image IDs, …) is
+/// skipped unread.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WirePodStatus {
+    #[serde(default, deserialize_with = "phase")]
+    phase: Option<Cow<'static, str>>,
+    #[serde(default, deserialize_with = "qos_class")]
+    qos_class: Option<Cow<'static, str>>,
+    #[serde(default, rename = "conditions", deserialize_with = "resize_infeasible")]
+    infeasible: bool,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    container_statuses: Vec<WireContainerStatus>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    init_container_statuses: Vec<WireContainerStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireContainerStatus {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    resources: Option<SlimResources>,
+    #[serde(default)]
+    allocated_resources: Option<ResourceAmounts>,
+}
+
+/// `IsPodResizeInfeasible`: the first `PodResizePending` condition decides.
+fn resize_infeasible<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    struct Condition {
+        #[serde(default, rename = "type")]
+        type_: String,
+        #[serde(default)]
+        reason: Option<String>,
+    }
+    let conditions: Vec<Condition> = null_as_empty(d)?;
+    Ok(conditions
+        .iter()
+        .find(|c| c.type_ == RESIZE_PENDING)
+        .is_some_and(|c| c.reason.as_deref() == Some(INFEASIBLE)))
+}
+
+/// The statuses of `status` that change the pod's count (see [`SlimResize`]); `None` when
+/// there are none. A status is matched to its container by name, an init container's status
+/// winning over an app container's of the same name as in upstream's map (the API server
+/// refuses a pod whose containers share a name). A status whose quantities do not parse is
+/// kept, so that the conversion reports it.
+fn kept_resize(spec: Option<&SlimPodSpec>, status: &WirePodStatus) -> Option<Box<SlimResize>> {
+    let spec = spec?;
+    let find = |name: &str| {
+        let named = |s: &&WireContainerStatus| s.name == name;
+        match status.init_container_statuses.iter().rev().find(named) {
+            Some(s) => Some((s, true)),
+            None => status.container_statuses.iter().rev().find(named).map(|s| (s, false)),
+        }
+    };
+    // A regular init container's status is never read (only sidecars': `restartPolicy: Always`).
+    let read = spec.containers.iter().chain(
+        spec.init_containers
+            .iter()
+            .flatten()
+            .filter(|c| c.restart_policy.as_deref() == Some("Always")),
+    );
+    let mut kept = Vec::new();
+    for c in read {
+        let Some((s, init)) = find(&c.name) else {
+            continue;
+        };
+        // `cs.Resources != nil`: without it the status is not read at all.
+        let Some(resources) = s.resources.as_ref() else {
+            continue;
+        };
+        if changes_count(c, resources, s.allocated_resources.as_ref(), status.infeasible) {
+            kept.push(SlimContainerStatus {
+                name: c.name.as_str().into(),
+                init,
+                resources: resources.clone(),
+                allocated_resources: s.allocated_resources.clone(),
+            });
+        }
+    }
+    (!kept.is_empty()).then(|| {
+        Box::new(SlimResize {
+            infeasible: status.infeasible,
+            containers: kept.into_boxed_slice(),
+        })
+    })
+}
+
+/// `core::resources::status_changes_count` on the text of the quantities; true (keep) when one
+/// does not parse.
+fn changes_count(
+    c: &SlimContainer,
+    actual: &SlimResources,
+    allocated: Option<&ResourceAmounts>,
+    infeasible: bool,
+) -> bool {
+    use crate::core::resources::{status_changes_count, ResourceList, StatusAmounts};
+    let list = |m: Option<&ResourceAmounts>| -> Option<ResourceList> {
+        m.into_iter()
+            .flat_map(|m| m.0.iter())
+            .map(|(k, q)| Some((k.to_string(), q.parse().ok()?)))
+            .collect()
+    };
+    let spec = c.resources.as_ref();
+    let parsed = (|| {
+        let status = StatusAmounts {
+            requests: list(actual.requests.as_ref())?,
+            limits: list(actual.limits.as_ref())?,
+            allocated: list(allocated)?,
+        };
+        Some(status_changes_count(
+            &list(spec.and_then(|r| r.requests.as_ref()))?,
+            &list(spec.and_then(|r| r.limits.as_ref()))?,
+            &status,
+            infeasible,
+        ))
+    })();
+    parsed.unwrap_or(true)
 }
 
 /// A toleration as kept: the same fields as the API's, decoded by the API type (so the same
