@@ -62,13 +62,53 @@ const POD_ALLOWED: &[Pattern] = &[
     &["status", "conditions", "[]", "status"],
     &["status", "conditions", "[]", "reason"],
     &["status", "containerStatuses", "[]", "name"],
-    &["status", "containerStatuses", "[]", "resources", "requests", "*"],
-    &["status", "containerStatuses", "[]", "resources", "limits", "*"],
-    &["status", "containerStatuses", "[]", "allocatedResources", "*"],
+    &[
+        "status",
+        "containerStatuses",
+        "[]",
+        "resources",
+        "requests",
+        "*",
+    ],
+    &[
+        "status",
+        "containerStatuses",
+        "[]",
+        "resources",
+        "limits",
+        "*",
+    ],
+    &[
+        "status",
+        "containerStatuses",
+        "[]",
+        "allocatedResources",
+        "*",
+    ],
     &["status", "initContainerStatuses", "[]", "name"],
-    &["status", "initContainerStatuses", "[]", "resources", "requests", "*"],
-    &["status", "initContainerStatuses", "[]", "resources", "limits", "*"],
-    &["status", "initContainerStatuses", "[]", "allocatedResources", "*"],
+    &[
+        "status",
+        "initContainerStatuses",
+        "[]",
+        "resources",
+        "requests",
+        "*",
+    ],
+    &[
+        "status",
+        "initContainerStatuses",
+        "[]",
+        "resources",
+        "limits",
+        "*",
+    ],
+    &[
+        "status",
+        "initContainerStatuses",
+        "[]",
+        "allocatedResources",
+        "*",
+    ],
 ];
 
 const NODE_ALLOWED: &[Pattern] = &[
@@ -351,9 +391,9 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
 fn the_fence_and_status_see_the_same_pod_stripped() {
     let mut fenced = 0;
     // Four of each shape: `resizing` varies with the pod's index.
-    let heavy = realistic::SHAPES.iter().flat_map(|s| {
-        (8..12).map(move |i| (*s, realistic::shaped_pod(s, i, NODE).expect(s)))
-    });
+    let heavy = realistic::SHAPES
+        .iter()
+        .flat_map(|s| (8..12).map(move |i| (*s, realistic::shaped_pod(s, i, NODE).expect(s))));
     for (shape, full_json) in realistic::pod_shapes(NODE).into_iter().chain(heavy) {
         let (want_pod, want_resources) = read_whole(&full_json);
         let slim: SlimPod = serde_json::from_value(full_json).expect(shape);
@@ -366,7 +406,11 @@ fn the_fence_and_status_see_the_same_pod_stripped() {
             "{shape}"
         );
     }
-    assert_eq!(fenced, 6 + 4 * realistic::SHAPES.len(), "every shape converts");
+    assert_eq!(
+        fenced,
+        6 + 4 * realistic::SHAPES.len(),
+        "every shape converts"
+    );
 }
 
 /// Since 1.35 every running container reports `resources` and `allocatedResources`; the cache
@@ -381,7 +425,13 @@ fn only_a_resize_that_changes_the_count_keeps_container_statuses() {
         );
         serde_json::from_value(full).expect(shape)
     };
-    for shape in ["realistic", "heavy", "sidecars", "last-applied", "tolerations"] {
+    for shape in [
+        "realistic",
+        "heavy",
+        "sidecars",
+        "last-applied",
+        "tolerations",
+    ] {
         for i in 0..4 {
             let slim = decode(shape, i);
             let status = slim.status.as_ref().expect("status");
@@ -403,7 +453,10 @@ fn only_a_resize_that_changes_the_count_keeps_container_statuses() {
         let json = serde_json::to_value(&slim).expect("serialise");
         assert_eq!(outside(&json, POD_ALLOWED), Vec::<String>::new(), "{i}");
         let again: SlimPod = serde_json::from_value(json).expect("decode again");
-        assert_eq!(again, slim, "resizing {i}: what is kept reads back the same");
+        assert_eq!(
+            again, slim,
+            "resizing {i}: what is kept reads back the same"
+        );
         let resize = slim.status.as_ref().and_then(|s| s.resize.as_deref());
         assert_eq!(resize.is_some(), kept, "resizing {i}");
         if let Some(r) = resize {
@@ -416,7 +469,11 @@ fn only_a_resize_that_changes_the_count_keeps_container_statuses() {
         if let Some(s) = without.status.as_mut() {
             s.resize = None;
         }
-        assert_eq!(cpu(&without), spec_only, "resizing {i}: counted from the spec");
+        assert_eq!(
+            cpu(&without),
+            spec_only,
+            "resizing {i}: counted from the spec"
+        );
     }
 }
 

@@ -120,3 +120,138 @@ pub fn pod_resources(pod: &SlimPod) -> Result<Effective, String> {
     };
     Ok(resources::effective(&amounts))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// A pod with an app container `app` (cpu 1) and a sidecar `proxy` (cpu 1) after a
+    /// regular init container `init` (cpu 1), and the given status: cpu 2 from the spec.
+    fn pod(status: Value) -> SlimPod {
+        let pod = json!({
+            "metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+            "spec": {
+                "initContainers": [
+                    {"name": "init", "resources": {"requests": {"cpu": "1"}}},
+                    {"name": "proxy", "restartPolicy": "Always",
+                     "resources": {"requests": {"cpu": "1"}}}
+                ],
+                "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}]
+            },
+            "status": status
+        });
+        match serde_json::from_value(pod) {
+            Ok(p) => p,
+            Err(e) => panic!("decode: {e}"),
+        }
+    }
+
+    fn cpu(p: &SlimPod) -> String {
+        match pod_resources(p) {
+            Ok(e) => e
+                .requests
+                .get("cpu")
+                .map(|q| q.to_string())
+                .unwrap_or_default(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    fn status(name: &str, actual: &str, allocated: &str) -> Value {
+        json!({"name": name, "resources": {"requests": {"cpu": actual}},
+               "allocatedResources": {"cpu": allocated}})
+    }
+
+    fn pending(reason: &str) -> Value {
+        json!({"type": "PodResizePending", "status": "True", "reason": reason})
+    }
+
+    /// `PodRequests` with `UseStatusResources` of 1.35 (`AggregateContainerRequests`,
+    /// `determineContainerReqs`, `IsPodResizeInfeasible` in
+    /// `staging/src/k8s.io/component-helpers/resource/helpers.go`).
+    #[test]
+    fn statuses_are_matched_by_name_and_read_as_upstream_reads_them() {
+        type Row<'a> = (&'a str, Value, &'a str);
+        let rows: Vec<Row> = vec![
+            ("no status: the spec", json!({}), "2"),
+            (
+                "statuses in another order than the spec's containers",
+                json!({"containerStatuses": [status("other", "9", "9"), status("app", "5", "1")],
+                       "initContainerStatuses": [status("proxy", "1", "1")]}),
+                "6",
+            ),
+            (
+                "a sidecar's status is read from initContainerStatuses",
+                json!({"initContainerStatuses": [status("proxy", "6", "1")]}),
+                "7",
+            ),
+            (
+                "a regular init container's status is never read",
+                json!({"initContainerStatuses": [status("init", "9", "9")]}),
+                "2",
+            ),
+            (
+                "a status without resources is not read (allocatedResources alone)",
+                json!({"containerStatuses": [{"name": "app", "allocatedResources": {"cpu": "7"}}]}),
+                "2",
+            ),
+            (
+                "Infeasible: the spec is not counted, the actual and allocated are",
+                json!({"conditions": [pending("Infeasible")],
+                       "containerStatuses": [{"name": "app", "resources": {}}]}),
+                "1",
+            ),
+            (
+                "Infeasible downsize not applied: max(actual, allocated)",
+                json!({"conditions": [pending("Infeasible")],
+                       "containerStatuses": [status("app", "5", "2")]}),
+                "6",
+            ),
+            (
+                "Deferred is not Infeasible: the spec still counts",
+                json!({"conditions": [pending("Deferred")],
+                       "containerStatuses": [status("app", "500m", "500m")]}),
+                "2",
+            ),
+        ];
+        for (rule, s, want) in rows {
+            assert_eq!(cpu(&pod(s)), want, "{rule}");
+        }
+    }
+
+    /// `IsPodResizeInfeasible` reads the first `PodResizePending` condition only. The flag is
+    /// kept with the statuses that change the count (here the app's, actual 3 against 1).
+    #[test]
+    fn the_first_resize_pending_condition_decides() {
+        let infeasible = |conditions: Value| {
+            let p = pod(json!({"conditions": conditions,
+                               "containerStatuses": [status("app", "3", "1")]}));
+            p.status.and_then(|s| s.resize).map(|r| r.infeasible)
+        };
+        let ready = json!({"type": "Ready", "status": "True"});
+        assert_eq!(
+            infeasible(json!([ready, pending("Infeasible")])),
+            Some(true)
+        );
+        assert_eq!(
+            infeasible(json!([pending("Deferred"), pending("Infeasible")])),
+            Some(false)
+        );
+        assert_eq!(
+            infeasible(json!([{"type": "PodResizeInProgress", "status": "True"}])),
+            Some(false)
+        );
+        assert_eq!(infeasible(Value::Null), Some(false));
+    }
+
+    #[test]
+    fn a_status_quantity_that_does_not_parse_is_kept_and_reported() {
+        let p = pod(json!({"containerStatuses": [status("app", "lots", "1")]}));
+        assert!(
+            cpu(&p).starts_with("error: status of container app: cpu:"),
+            "{}",
+            cpu(&p)
+        );
+    }
+}

@@ -253,7 +253,10 @@ impl Serialize for SlimResize {
         let of = |init: bool| -> Vec<&SlimContainerStatus> {
             self.containers.iter().filter(|c| c.init == init).collect()
         };
-        for (key, init) in [("containerStatuses", false), ("initContainerStatuses", true)] {
+        for (key, init) in [
+            ("containerStatuses", false),
+            ("initContainerStatuses", true),
+        ] {
             let list = of(init);
             if !list.is_empty() {
                 map.serialize_entry(key, &list)?;
@@ -323,7 +326,12 @@ fn kept_resize(spec: Option<&SlimPodSpec>, status: &WirePodStatus) -> Option<Box
         let named = |s: &&WireContainerStatus| s.name == name;
         match status.init_container_statuses.iter().rev().find(named) {
             Some(s) => Some((s, true)),
-            None => status.container_statuses.iter().rev().find(named).map(|s| (s, false)),
+            None => status
+                .container_statuses
+                .iter()
+                .rev()
+                .find(named)
+                .map(|s| (s, false)),
         }
     };
     // A regular init container's status is never read (only sidecars': `restartPolicy: Always`).
@@ -342,7 +350,12 @@ fn kept_resize(spec: Option<&SlimPodSpec>, status: &WirePodStatus) -> Option<Box
         let Some(resources) = s.resources.as_ref() else {
             continue;
         };
-        if changes_count(c, resources, s.allocated_resources.as_ref(), status.infeasible) {
+        if changes_count(
+            c,
+            resources,
+            s.allocated_resources.as_ref(),
+            status.infeasible,
+        ) {
             kept.push(SlimContainerStatus {
                 name: c.name.as_str().into(),
                 init,
@@ -367,7 +380,7 @@ fn changes_count(
     allocated: Option<&ResourceAmounts>,
     infeasible: bool,
 ) -> bool {
-    use crate::core::resources::{status_changes_count, ResourceList, StatusAmounts};
+    use crate::core::resources::{ResourceList, StatusAmounts, status_changes_count};
     let list = |m: Option<&ResourceAmounts>| -> Option<ResourceList> {
         m.into_iter()
             .flat_map(|m| m.0.iter())

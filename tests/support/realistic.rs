@@ -333,8 +333,7 @@ pub fn shaped_pod(shape: &str, i: usize, node: &str) -> Option<Value> {
                 0 => {
                     // A downsize always fits: allocated at once, applied by the runtime later.
                     *app = json!("50m");
-                    p["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] =
-                        json!("50m");
+                    p["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] = json!("50m");
                 }
                 1 => {
                     *app = json!("64");
