@@ -19,6 +19,10 @@
 //! - each container's and init container's name, resources and restartPolicy (sidecars), the
 //!   pod-level `spec.resources`, `spec.overhead` and `status.qosClass`: QoS and the effective
 //!   requests `status` shows.
+//! - of a pod resized in place, the container statuses (`resources`, `allocatedResources`) that
+//!   change its effective requests or limits, and whether the `PodResizePending` condition says
+//!   Infeasible ([`SlimResize`]): nothing for the other pods, although a 1.35+ kubelet reports
+//!   `resources` for every running container.
 //! - Node: name, uid, resourceVersion (the reporter's writes), the zone label (quorum), the
 //!   condition types each writer of the `status` subresource owns (the reporter's other-writer
 //!   check, from managedFields), taints, conditions and allocatable.
@@ -191,7 +195,8 @@ impl<'de> Deserialize<'de> for ResourceAmounts {
 }
 
 /// The pod's phase (terminal pods are not fenced), the QoS class the API server set (fixed at
-/// creation: a resize that would change it is refused), and the container statuses that change
+/// creation: `ValidatePodResize` refuses a resize that would change it, docs/semantics.md §11),
+/// and the container statuses that change
 /// the pod's count; the values the API defines are not allocated.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -207,7 +212,8 @@ pub struct SlimPodStatus {
 }
 
 /// What an in-place resize (GA in 1.35) changes in a pod's count, as upstream's `PodRequests`
-/// / `PodLimits` with `UseStatusResources` read it (docs/semantics.md §16): the statuses of the
+/// / `PodLimits` with `UseStatusResources` read it (`core::resources`; upstream
+/// `staging/src/k8s.io/component-helpers/resource/helpers.go`): the statuses of the
 /// app containers and sidecars whose `resources` / `allocatedResources` change what they count
 /// for, and whether the resize is Infeasible. A kubelet of 1.35+ reports `resources` for every
 /// running container, equal to the spec outside a resize: such statuses are dropped while
