@@ -245,6 +245,48 @@ mod tests {
         assert_eq!(infeasible(Value::Null), Some(false));
     }
 
+    /// The cache keeps a status only when it changes the count (`api::slim`), deciding on the
+    /// text where it repeats the spec's and on the parsed amounts otherwise.
+    #[test]
+    fn a_status_that_repeats_the_spec_is_not_kept() {
+        let kept = |s: Value| {
+            pod(s)
+                .status
+                .and_then(|s| s.resize)
+                .map(|r| r.containers.len())
+                .unwrap_or(0)
+        };
+        let same = json!({"containerStatuses": [status("app", "1", "1")]});
+        assert_eq!(kept(same.clone()), 0, "the spec's text");
+        let mut infeasible = same;
+        infeasible["conditions"] = json!([pending("Infeasible")]);
+        assert_eq!(kept(infeasible), 0, "the spec's text, Infeasible");
+        assert_eq!(
+            kept(json!({"containerStatuses": [status("app", "1000m", "1")]})),
+            0,
+            "the same amount written otherwise"
+        );
+        assert_eq!(
+            kept(json!({"containerStatuses": [{"name": "app",
+                "resources": {"requests": {"cpu": "1"}}}]})),
+            0,
+            "no allocatedResources (an older kubelet)"
+        );
+        assert_eq!(
+            kept(json!({"containerStatuses": [status("app", "1", "1")],
+                        "initContainerStatuses": [status("proxy", "2", "1")]})),
+            1,
+            "only the sidecar that differs"
+        );
+        assert_eq!(
+            kept(json!({"containerStatuses": [{"name": "app",
+                "resources": {"requests": {"cpu": "1", "memory": "0"}},
+                "allocatedResources": {"cpu": "1"}}]})),
+            1,
+            "a resource the spec does not name"
+        );
+    }
+
     #[test]
     fn a_status_quantity_that_does_not_parse_is_kept_and_reported() {
         let p = pod(json!({"containerStatuses": [status("app", "lots", "1")]}));

@@ -74,13 +74,13 @@ impl<'de> Deserialize<'de> for SlimPod {
     /// count (which needs the spec and the whole status at hand, in whatever order they come).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
-        struct WirePod {
+        struct WirePod<'a> {
             #[serde(default, deserialize_with = "pod_meta")]
             metadata: ObjectMeta,
             #[serde(default)]
             spec: Option<SlimPodSpec>,
-            #[serde(default)]
-            status: Option<WirePodStatus>,
+            #[serde(default, borrow)]
+            status: Option<WirePodStatus<'a>>,
         }
         let pod = WirePod::deserialize(d)?;
         let status = pod.status.map(|s| SlimPodStatus {
@@ -278,47 +278,135 @@ const INFEASIBLE: &str = "Infeasible";
 
 /// A pod status as served, decoded into what [`SlimPodStatus`] keeps and what it is computed
 /// from; the rest (the conditions' times and messages, container states, image IDs, …) is
-/// skipped unread.
+/// skipped unread. The statuses' names and quantities borrow the served text where they can:
+/// every pod's are read, few are kept.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct WirePodStatus {
+struct WirePodStatus<'a> {
     #[serde(default, deserialize_with = "phase")]
     phase: Option<Cow<'static, str>>,
     #[serde(default, deserialize_with = "qos_class")]
     qos_class: Option<Cow<'static, str>>,
     #[serde(default, rename = "conditions", deserialize_with = "resize_infeasible")]
     infeasible: bool,
-    #[serde(default, deserialize_with = "null_as_empty")]
-    container_statuses: Vec<WireContainerStatus>,
-    #[serde(default, deserialize_with = "null_as_empty")]
-    init_container_statuses: Vec<WireContainerStatus>,
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    container_statuses: Vec<WireContainerStatus<'a>>,
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    init_container_statuses: Vec<WireContainerStatus<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct WireContainerStatus {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    resources: Option<SlimResources>,
-    #[serde(default)]
-    allocated_resources: Option<ResourceAmounts>,
+struct WireContainerStatus<'a> {
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    resources: Option<WireResources<'a>>,
+    #[serde(default, borrow)]
+    allocated_resources: Option<WireAmounts<'a>>,
 }
 
-/// `IsPodResizeInfeasible`: the first `PodResizePending` condition decides.
+#[derive(Deserialize)]
+struct WireResources<'a> {
+    #[serde(default, borrow)]
+    requests: Option<WireAmounts<'a>>,
+    #[serde(default, borrow)]
+    limits: Option<WireAmounts<'a>>,
+}
+
+/// A resource list as served, in order, borrowing its text where it can.
+struct WireAmounts<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for WireAmounts<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+        struct Pairs<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Pairs<'a> {
+            type Value = WireAmounts<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of resource names to quantities")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(2).min(16));
+                while let Some((Text(k), Text(v))) = map.next_entry::<Text, Text>()? {
+                    pairs.push((k, v));
+                }
+                Ok(WireAmounts(pairs))
+            }
+        }
+        d.deserialize_map(Pairs(std::marker::PhantomData))
+    }
+}
+
+impl WireAmounts<'_> {
+    /// The value of `name`, the last one when named twice (as a decoded map keeps it).
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_ref())
+    }
+
+    /// The same names with the same quantity texts as `other` (absent = empty).
+    fn same_text(this: Option<&Self>, other: Option<&ResourceAmounts>) -> bool {
+        let ours = this.map_or(&[][..], |a| &a.0[..]);
+        let theirs = other.map_or(&[][..], |a| &a.0[..]);
+        ours.iter()
+            .all(|(k, _)| this.and_then(|a| a.get(k)) == other.and_then(|o| o.get(k)))
+            && theirs
+                .iter()
+                .all(|(k, _)| this.and_then(|a| a.get(k)) == other.and_then(|o| o.get(k)))
+    }
+
+    /// As kept: the common names not allocated, each quantity's text in a box of its own.
+    fn kept(&self) -> ResourceAmounts {
+        ResourceAmounts(
+            self.0
+                .iter()
+                .map(|(k, v)| (intern(k.to_string(), &COMMON_RESOURCES), v.as_ref().into()))
+                .collect(),
+        )
+    }
+}
+
+/// `IsPodResizeInfeasible`: the first `PodResizePending` condition decides. The conditions are
+/// read one by one, none kept.
 fn resize_infeasible<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     #[derive(Deserialize)]
-    struct Condition {
-        #[serde(default, rename = "type")]
-        type_: String,
-        #[serde(default)]
-        reason: Option<String>,
+    struct Condition<'a> {
+        #[serde(default, borrow, rename = "type")]
+        type_: Cow<'a, str>,
+        #[serde(default, borrow)]
+        reason: Option<Cow<'a, str>>,
     }
-    let conditions: Vec<Condition> = null_as_empty(d)?;
-    Ok(conditions
-        .iter()
-        .find(|c| c.type_ == RESIZE_PENDING)
-        .is_some_and(|c| c.reason.as_deref() == Some(INFEASIBLE)))
+    struct FirstResizePending;
+    impl<'de> Visitor<'de> for FirstResizePending {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of pod conditions")
+        }
+        fn visit_none<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_seq(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+            let mut found = None;
+            while let Some(c) = seq.next_element::<Condition>()? {
+                if found.is_none() && c.type_ == RESIZE_PENDING {
+                    found = Some(c.reason.as_deref() == Some(INFEASIBLE));
+                }
+            }
+            Ok(found.unwrap_or(false))
+        }
+    }
+    d.deserialize_option(FirstResizePending)
 }
 
 /// The statuses of `status` that change the pod's count (see [`SlimResize`]); `None` when
@@ -365,8 +453,11 @@ fn kept_resize(spec: Option<&SlimPodSpec>, status: &WirePodStatus) -> Option<Box
             kept.push(SlimContainerStatus {
                 name: c.name.as_str().into(),
                 init,
-                resources: resources.clone(),
-                allocated_resources: s.allocated_resources.clone(),
+                resources: SlimResources {
+                    requests: resources.requests.as_ref().map(WireAmounts::kept),
+                    limits: resources.limits.as_ref().map(WireAmounts::kept),
+                },
+                allocated_resources: s.allocated_resources.as_ref().map(WireAmounts::kept),
             });
         }
     }
@@ -379,30 +470,49 @@ fn kept_resize(spec: Option<&SlimPodSpec>, status: &WirePodStatus) -> Option<Box
 }
 
 /// `core::resources::status_changes_count` on the text of the quantities; true (keep) when one
-/// does not parse.
+/// does not parse. A status that repeats the spec's text (what a kubelet reports outside a
+/// resize) changes nothing whatever the resize's state, and is settled without parsing.
 fn changes_count(
     c: &SlimContainer,
-    actual: &SlimResources,
-    allocated: Option<&ResourceAmounts>,
+    actual: &WireResources,
+    allocated: Option<&WireAmounts>,
     infeasible: bool,
 ) -> bool {
     use crate::core::resources::{ResourceList, StatusAmounts, status_changes_count};
-    let list = |m: Option<&ResourceAmounts>| -> Option<ResourceList> {
+    let spec = c.resources.as_ref();
+    let (spec_requests, spec_limits) = (
+        spec.and_then(|r| r.requests.as_ref()),
+        spec.and_then(|r| r.limits.as_ref()),
+    );
+    // max(spec, spec, spec) and, while Infeasible, max(actual = spec, allocated = spec): the
+    // spec's own amounts. No allocatedResources (an older kubelet) counts as empty.
+    if WireAmounts::same_text(actual.requests.as_ref(), spec_requests)
+        && WireAmounts::same_text(actual.limits.as_ref(), spec_limits)
+        && (allocated.is_none() || WireAmounts::same_text(allocated, spec_requests))
+    {
+        return false;
+    }
+    let ours = |m: Option<&WireAmounts>| -> Option<ResourceList> {
         m.into_iter()
             .flat_map(|m| m.0.iter())
             .map(|(k, q)| Some((k.to_string(), q.parse().ok()?)))
             .collect()
     };
-    let spec = c.resources.as_ref();
+    let theirs = |m: Option<&ResourceAmounts>| -> Option<ResourceList> {
+        m.into_iter()
+            .flat_map(|m| m.0.iter())
+            .map(|(k, q)| Some((k.to_string(), q.parse().ok()?)))
+            .collect()
+    };
     let parsed = (|| {
         let status = StatusAmounts {
-            requests: list(actual.requests.as_ref())?,
-            limits: list(actual.limits.as_ref())?,
-            allocated: list(allocated)?,
+            requests: ours(actual.requests.as_ref())?,
+            limits: ours(actual.limits.as_ref())?,
+            allocated: ours(allocated)?,
         };
         Some(status_changes_count(
-            &list(spec.and_then(|r| r.requests.as_ref()))?,
-            &list(spec.and_then(|r| r.limits.as_ref()))?,
+            &theirs(spec_requests)?,
+            &theirs(spec_limits)?,
             &status,
             infeasible,
         ))
