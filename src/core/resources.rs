@@ -10,7 +10,8 @@
 //! - the pod needs the larger of the two, resource by resource;
 //! - pod-level `spec.resources` (PodLevelResources), where it sets cpu or memory, replaces the
 //!   containers' figure for that resource;
-//! - `spec.overhead` is added to every request, and to a limit only where a limit is set;
+//! - `spec.overhead` is added to every request, and to a limit only where a non-zero limit is
+//!   set;
 //! - in-place resize (GA in 1.35): a container (or sidecar) whose status reports `resources`
 //!   counts as upstream's `PodRequests`/`PodLimits` with `UseStatusResources` (what the 1.35+
 //!   scheduler and kubelet admission use): requests are the larger, resource by resource, of the
@@ -241,8 +242,9 @@ pub fn effective(pod: &PodAmounts) -> Effective {
         }
     }
     add_into(&mut requests, &pod.overhead);
+    // `PodLimits`: overhead goes only to a limit that is set and not zero.
     for (name, q) in &pod.overhead {
-        if let Some(l) = limits.get_mut(name) {
+        if let Some(l) = limits.get_mut(name).filter(|l| !l.is_zero()) {
             *l = l.plus(*q);
         }
     }
@@ -811,6 +813,16 @@ mod tests {
         let e = effective(&pod);
         assert_eq!(e.requests, amounts(&[("cpu", "350m"), ("memory", "120Mi")]));
         assert_eq!(e.limits, amounts(&[("cpu", "450m")]));
+        // A zero limit gets none (`PodLimits`: `ok && !value.IsZero()`).
+        let pod = PodAmounts {
+            containers: vec![container(&[], &[("cpu", "0"), ("memory", "1Gi")])],
+            overhead: list(&[("cpu", "250m"), ("memory", "120Mi")]),
+            ..Default::default()
+        };
+        assert_eq!(
+            effective(&pod).limits,
+            amounts(&[("cpu", "0"), ("memory", "1144Mi")])
+        );
     }
 
     #[test]
