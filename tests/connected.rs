@@ -936,6 +936,157 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
     agent.await.expect("agent task");
 }
 
+/// Issue 27 item 3: a pod resized in place (GA in 1.35) counts as the 1.35+ scheduler counts it
+/// (`PodRequests` with `UseStatusResources`): the larger of the spec and what the kubelet
+/// allocated or applied, and not the spec while the resize is Infeasible; its QoS class stays
+/// the one the API server fixed.
+#[tokio::test(start_paused = true)]
+async fn status_counts_a_pod_resized_in_place_as_the_scheduler_does() {
+    let server = ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": NODE},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+    }));
+    // `web` (Burstable) was resized from 2 cpu down to 500m: the kubelet allocated the 500m at
+    // once, the runtime still applies 2. `batch` (Guaranteed) asked for 16 cpu, which this
+    // 4-cpu node can never give: Infeasible, so it keeps its 1 cpu.
+    server.create_pod(resource_pod(
+        "web",
+        NODE,
+        json!({"containers": [{"name": "app", "image": "a", "resources": {
+            "requests": {"cpu": "500m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}}}]}),
+        json!({"phase": "Running", "qosClass": "Burstable"}),
+    ));
+    let guaranteed = |cpu: &str| json!({"cpu": cpu, "memory": "1Gi"});
+    server.create_pod(resource_pod(
+        "batch",
+        NODE,
+        json!({"containers": [{"name": "worker", "image": "w", "resources": {
+            "requests": guaranteed("16"), "limits": guaranteed("16")}}]}),
+        json!({"phase": "Running", "qosClass": "Guaranteed"}),
+    ));
+    let kubelet = |name: &str, status: Value| {
+        server
+            .update_pod_status_as("kubelet", "shop", name, |p| {
+                for (k, v) in status.as_object().into_iter().flatten() {
+                    p["status"][k] = v.clone();
+                }
+            })
+            .unwrap_or_else(|e| panic!("kubelet status of {name}: {e}"))
+    };
+    let web_actual = |cpu: &str| {
+        json!({"containerStatuses": [{"name": "app", "image": "a", "imageID": "", "ready": true,
+            "restartCount": 0, "state": {"running": {"startedAt": "2026-11-30T10:00:00Z"}},
+            "allocatedResources": {"cpu": "500m", "memory": "256Mi"},
+            "resources": {"requests": {"cpu": cpu, "memory": "256Mi"},
+                          "limits": {"memory": "512Mi"}}}]})
+    };
+    kubelet("web", web_actual("2"));
+    kubelet(
+        "batch",
+        json!({
+            "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible",
+                "message": "Node didn't have enough capacity: cpu, requested: 16000, capacity: 4000",
+                "lastProbeTime": null, "lastTransitionTime": "2026-11-30T11:00:00Z"}],
+            "containerStatuses": [{"name": "worker", "image": "w", "imageID": "", "ready": true,
+                "restartCount": 0, "state": {"running": {"startedAt": "2026-11-30T10:00:00Z"}},
+                "allocatedResources": guaranteed("1"),
+                "resources": {"requests": guaranteed("1"), "limits": guaranteed("1")}}]
+        }),
+    );
+
+    let mut cfg = config(
+        Duration::from_secs(1),
+        Duration::from_secs(60),
+        Duration::ZERO,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    cfg.state_directory = dir.path().join("state");
+    let status_cfg = cfg.clone();
+    let agent = tokio::spawn({
+        let server = server.clone();
+        async move {
+            let health = Arc::new(Health::new(Duration::from_secs(30)));
+            run_for(
+                &server,
+                cfg,
+                Switch(Arc::new(AtomicBool::new(false))),
+                health,
+                Duration::from_secs(30),
+            )
+            .await
+        }
+    });
+    let read = || {
+        nodewarden::cli::status::report(&status_cfg, NODE, std::time::SystemTime::now())
+            .expect("state readable")
+    };
+    // (requests, requests %, limits, Guaranteed requests, Burstable requests) of cpu.
+    let cpu = |r: &nodewarden::cli::status::StatusReport| {
+        r.resources
+            .iter()
+            .find(|row| row.resource == "cpu")
+            .map(|c| {
+                (
+                    c.requests.clone(),
+                    c.requests_percent,
+                    c.limits.clone(),
+                    c.by_qos[0].requests.clone(),
+                    c.by_qos[1].requests.clone(),
+                )
+            })
+    };
+    let wait_for = |want: &'static str| async move {
+        let mut report = read();
+        for _ in 0..100 {
+            if cpu(&report).is_some_and(|c| c.0 == want) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            report = read();
+        }
+        report
+    };
+    // web: max(spec 500m, allocated 500m, actual 2) = 2; batch: the actual 1, not the spec's
+    // 16. From the specs alone: 16500m requested and 16 cpu of limits.
+    let report = wait_for("3").await;
+    assert_eq!(
+        cpu(&report),
+        Some((
+            "3".to_string(),
+            Some(75),
+            "1".to_string(),
+            "1".to_string(),
+            "2".to_string()
+        )),
+        "{:?}",
+        report.resources
+    );
+    let memory = report
+        .resources
+        .iter()
+        .find(|r| r.resource == "memory")
+        .expect("memory row");
+    assert_eq!(
+        (memory.requests.as_str(), memory.limits.as_str()),
+        ("1280Mi", "1536Mi")
+    );
+    assert_eq!(report.pod_count, 2);
+
+    // The runtime applies the downsize: web's status now equals its spec and counts 500m.
+    kubelet("web", web_actual("500m"));
+    let report = wait_for("1500m").await;
+    assert_eq!(
+        cpu(&report).map(|c| (c.0, c.4)),
+        Some(("1500m".to_string(), "500m".to_string())),
+        "{:?}",
+        report.resources
+    );
+    agent.await.expect("agent task");
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_once() {
     const EVENTS_PATH: &str = "/api/v1/namespaces/default/events";

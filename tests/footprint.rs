@@ -57,6 +57,58 @@ const POD_ALLOWED: &[Pattern] = &[
     &["spec", "overhead", "*"],
     &["status", "phase"],
     &["status", "qosClass"],
+    // Only for a pod resized in place, and only the statuses that change its count.
+    &["status", "conditions", "[]", "type"],
+    &["status", "conditions", "[]", "status"],
+    &["status", "conditions", "[]", "reason"],
+    &["status", "containerStatuses", "[]", "name"],
+    &[
+        "status",
+        "containerStatuses",
+        "[]",
+        "resources",
+        "requests",
+        "*",
+    ],
+    &[
+        "status",
+        "containerStatuses",
+        "[]",
+        "resources",
+        "limits",
+        "*",
+    ],
+    &[
+        "status",
+        "containerStatuses",
+        "[]",
+        "allocatedResources",
+        "*",
+    ],
+    &["status", "initContainerStatuses", "[]", "name"],
+    &[
+        "status",
+        "initContainerStatuses",
+        "[]",
+        "resources",
+        "requests",
+        "*",
+    ],
+    &[
+        "status",
+        "initContainerStatuses",
+        "[]",
+        "resources",
+        "limits",
+        "*",
+    ],
+    &[
+        "status",
+        "initContainerStatuses",
+        "[]",
+        "allocatedResources",
+        "*",
+    ],
 ];
 
 const NODE_ALLOWED: &[Pattern] = &[
@@ -218,7 +270,9 @@ fn the_allow_list_guard_catches_a_kept_field() {
 fn read_whole(v: &Value) -> (FencePod, Effective) {
     use nodewarden::core::qos::{self, QosClass};
     use nodewarden::core::quantity::Quantity;
-    use nodewarden::core::resources::{self, ContainerAmounts, PodAmounts, ResourceList};
+    use nodewarden::core::resources::{
+        self, ContainerAmounts, PodAmounts, ResourceList, StatusAmounts,
+    };
     use nodewarden::core::taint::{Effect, Operator, Toleration};
 
     let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
@@ -244,17 +298,30 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
             .map(|(k, q)| (k.clone(), text(q).parse::<Quantity>().expect("quantity")))
             .collect()
     };
-    for cs in ["containerStatuses", "initContainerStatuses"] {
-        for s in items(&v["status"][cs]) {
-            assert!(s.get("resources").is_none(), "no shape resizes in place");
-        }
-    }
+    // Every status, as upstream's `PodRequests` with `UseStatusResources` reads them: matched
+    // to its container by name, read where it reports `resources`.
+    let statuses: Vec<Value> = items(&v["status"]["containerStatuses"])
+        .into_iter()
+        .chain(items(&v["status"]["initContainerStatuses"]))
+        .collect();
     let container = |c: &Value| ContainerAmounts {
         requests: list(&c["resources"]["requests"]),
         limits: list(&c["resources"]["limits"]),
         sidecar: c["restartPolicy"] == "Always",
-        status: None,
+        status: statuses
+            .iter()
+            .rev()
+            .find(|s| s["name"] == c["name"] && s.get("resources").is_some())
+            .map(|s| StatusAmounts {
+                requests: list(&s["resources"]["requests"]),
+                limits: list(&s["resources"]["limits"]),
+                allocated: list(&s["allocatedResources"]),
+            }),
     };
+    let resize_infeasible = items(&v["status"]["conditions"])
+        .iter()
+        .find(|c| c["type"] == "PodResizePending")
+        .is_some_and(|c| c["reason"] == "Infeasible");
     let nanos = |l: &ResourceList, k: &str| l.get(k).map_or(0, |q| q.as_nanos());
     let all: Vec<Value> = items(&v["spec"]["initContainers"])
         .into_iter()
@@ -315,7 +382,7 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
         overhead: list(&v["spec"]["overhead"]),
         pod_requests: list(&v["spec"]["resources"]["requests"]),
         pod_limits: list(&v["spec"]["resources"]["limits"]),
-        resize_infeasible: false,
+        resize_infeasible,
     };
     (pod, resources::effective(&amounts))
 }
@@ -323,9 +390,10 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
 #[test]
 fn the_fence_and_status_see_the_same_pod_stripped() {
     let mut fenced = 0;
+    // Four of each shape: `resizing` varies with the pod's index.
     let heavy = realistic::SHAPES
         .iter()
-        .map(|s| (*s, realistic::shaped_pod(s, 8, NODE).expect(s)));
+        .flat_map(|s| (8..12).map(move |i| (*s, realistic::shaped_pod(s, i, NODE).expect(s))));
     for (shape, full_json) in realistic::pod_shapes(NODE).into_iter().chain(heavy) {
         let (want_pod, want_resources) = read_whole(&full_json);
         let slim: SlimPod = serde_json::from_value(full_json).expect(shape);
@@ -338,7 +406,75 @@ fn the_fence_and_status_see_the_same_pod_stripped() {
             "{shape}"
         );
     }
-    assert_eq!(fenced, 6 + realistic::SHAPES.len(), "every shape converts");
+    assert_eq!(
+        fenced,
+        6 + 4 * realistic::SHAPES.len(),
+        "every shape converts"
+    );
+}
+
+/// Since 1.35 every running container reports `resources` and `allocatedResources`; the cache
+/// keeps a status only where it changes the pod's count (issue 27 item 3, issue 25's memory).
+#[test]
+fn only_a_resize_that_changes_the_count_keeps_container_statuses() {
+    let decode = |shape: &str, i: usize| -> SlimPod {
+        let full = realistic::shaped_pod(shape, i, NODE).expect(shape);
+        assert!(
+            full["status"]["containerStatuses"][0]["resources"].is_object(),
+            "{shape} {i}: the kubelet reports resources"
+        );
+        serde_json::from_value(full).expect(shape)
+    };
+    for shape in [
+        "realistic",
+        "heavy",
+        "sidecars",
+        "last-applied",
+        "tolerations",
+    ] {
+        for i in 0..4 {
+            let slim = decode(shape, i);
+            let status = slim.status.as_ref().expect("status");
+            assert_eq!(status.resize, None, "{shape} {i}: equal to the spec");
+        }
+    }
+    let cpu = |slim: &SlimPod| {
+        snapshot::pod_resources(slim).expect("resources").requests["cpu"].to_string()
+    };
+    // app 100m resized (spec below), proxy 100m.
+    for (i, kept, infeasible, count, spec_only) in [
+        (0, true, false, "200m", "150m"), // downsize not applied: the actual 100m counts
+        (1, true, true, "200m", "64100m"), // Infeasible: the spec's 64 is not counted
+        (2, false, false, "1100m", "1100m"), // Deferred upsize: the spec is the larger
+        (3, false, false, "200m", "200m"),
+    ] {
+        let slim = decode("resizing", i);
+        // Kept as the status fields it came from, and nothing else of them.
+        let json = serde_json::to_value(&slim).expect("serialise");
+        assert_eq!(outside(&json, POD_ALLOWED), Vec::<String>::new(), "{i}");
+        let again: SlimPod = serde_json::from_value(json).expect("decode again");
+        assert_eq!(
+            again, slim,
+            "resizing {i}: what is kept reads back the same"
+        );
+        let resize = slim.status.as_ref().and_then(|s| s.resize.as_deref());
+        assert_eq!(resize.is_some(), kept, "resizing {i}");
+        if let Some(r) = resize {
+            assert_eq!(r.infeasible, infeasible, "resizing {i}");
+            let names: Vec<&str> = r.containers.iter().map(|c| &*c.name).collect();
+            assert_eq!(names, ["app"], "resizing {i}: the proxy is not resized");
+        }
+        assert_eq!(cpu(&slim), count, "resizing {i}");
+        let mut without = slim.clone();
+        if let Some(s) = without.status.as_mut() {
+            s.resize = None;
+        }
+        assert_eq!(
+            cpu(&without),
+            spec_only,
+            "resizing {i}: counted from the spec"
+        );
+    }
 }
 
 #[test]

@@ -19,6 +19,10 @@
 //! - each container's and init container's name, resources and restartPolicy (sidecars), the
 //!   pod-level `spec.resources`, `spec.overhead` and `status.qosClass`: QoS and the effective
 //!   requests `status` shows.
+//! - of a pod resized in place, the container statuses (`resources`, `allocatedResources`) that
+//!   change its effective requests or limits, and whether the `PodResizePending` condition says
+//!   Infeasible ([`SlimResize`]): nothing for the other pods, although a 1.35+ kubelet reports
+//!   `resources` for every running container.
 //! - Node: name, uid, resourceVersion (the reporter's writes), the zone label (quorum), the
 //!   condition types each writer of the `status` subresource owns (the reporter's other-writer
 //!   check, from managedFields), taints, conditions and allocatable.
@@ -54,16 +58,42 @@ pub const POD_ANNOTATIONS: &[&str] = &[
 pub const NODE_LABELS: &[&str] = crate::core::zone::LABELS;
 
 /// A Pod as the watch cache keeps it (see the module doc for what is kept and why).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SlimPod {
     /// name, namespace, uid, resourceVersion, the kept annotations and the controller owner
     /// reference (its `kind` and `controller` only: the rest of it is read by nobody).
-    #[serde(default, deserialize_with = "pod_meta")]
     pub metadata: ObjectMeta,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<SlimPodSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<SlimPodStatus>,
+}
+
+impl<'de> Deserialize<'de> for SlimPod {
+    /// The pod as served, then its container statuses reduced to those that change the pod's
+    /// count (which needs the spec and the whole status at hand, in whatever order they come).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct WirePod<'a> {
+            #[serde(default, deserialize_with = "pod_meta")]
+            metadata: ObjectMeta,
+            #[serde(default)]
+            spec: Option<SlimPodSpec>,
+            #[serde(default, borrow)]
+            status: Option<WirePodStatus<'a>>,
+        }
+        let pod = WirePod::deserialize(d)?;
+        let status = pod.status.map(|s| SlimPodStatus {
+            resize: kept_resize(pod.spec.as_ref(), &s),
+            phase: s.phase,
+            qos_class: s.qos_class,
+        });
+        Ok(SlimPod {
+            metadata: pod.metadata,
+            spec: pod.spec,
+            status,
+        })
+    }
 }
 
 /// The parts of a PodSpec the fence and `status` read.
@@ -164,23 +194,330 @@ impl<'de> Deserialize<'de> for ResourceAmounts {
     }
 }
 
-/// The pod's phase (terminal pods are not fenced) and the QoS class the API server set; the
-/// values the API defines are not allocated.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+/// The pod's phase (terminal pods are not fenced), the QoS class the API server set (fixed at
+/// creation: `ValidatePodResize` refuses a resize that would change it, docs/semantics.md §11),
+/// and the container statuses that change
+/// the pod's count; the values the API defines are not allocated.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SlimPodStatus {
-    #[serde(
-        default,
-        deserialize_with = "phase",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<Cow<'static, str>>,
-    #[serde(
-        default,
-        deserialize_with = "qos_class",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub qos_class: Option<Cow<'static, str>>,
+    /// `None` unless a container is being resized in place in a way that changes the count
+    /// (see [`SlimResize`]): 8 bytes for a pod that is not.
+    #[serde(flatten)]
+    pub resize: Option<Box<SlimResize>>,
+}
+
+/// What an in-place resize (GA in 1.35) changes in a pod's count, as upstream's `PodRequests`
+/// / `PodLimits` with `UseStatusResources` read it (`core::resources`; upstream
+/// `staging/src/k8s.io/component-helpers/resource/helpers.go`): the statuses of the
+/// app containers and sidecars whose `resources` / `allocatedResources` change what they count
+/// for, and whether the resize is Infeasible. A kubelet of 1.35+ reports `resources` for every
+/// running container, equal to the spec outside a resize: such statuses are dropped while
+/// decoding (`core::resources::status_changes_count`), so that every pod does not pay for them.
+/// Serialised as the pod status fields it came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SlimResize {
+    /// The `PodResizePending` condition has reason `Infeasible` (`IsPodResizeInfeasible`).
+    pub infeasible: bool,
+    /// The kept statuses, in the order of the spec's containers then init containers.
+    pub containers: Box<[SlimContainerStatus]>,
+}
+
+/// One kept container status: the container's name (statuses are matched to containers by name,
+/// as upstream does), what the runtime reports as applied, and what the kubelet admitted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimContainerStatus {
+    pub name: Box<str>,
+    /// Reported under `initContainerStatuses` (a sidecar's status).
+    #[serde(skip)]
+    pub init: bool,
+    /// `resources` (requests and limits).
+    pub resources: SlimResources,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocated_resources: Option<ResourceAmounts>,
+}
+
+impl Serialize for SlimResize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        if self.infeasible {
+            map.serialize_entry(
+                "conditions",
+                &[BTreeMap::from([
+                    ("type", RESIZE_PENDING),
+                    ("status", "True"),
+                    ("reason", INFEASIBLE),
+                ])],
+            )?;
+        }
+        let of = |init: bool| -> Vec<&SlimContainerStatus> {
+            self.containers.iter().filter(|c| c.init == init).collect()
+        };
+        for (key, init) in [
+            ("containerStatuses", false),
+            ("initContainerStatuses", true),
+        ] {
+            let list = of(init);
+            if !list.is_empty() {
+                map.serialize_entry(key, &list)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// `v1.PodResizePending` and `v1.PodReasonInfeasible`.
+const RESIZE_PENDING: &str = "PodResizePending";
+const INFEASIBLE: &str = "Infeasible";
+
+/// A pod status as served, decoded into what [`SlimPodStatus`] keeps and what it is computed
+/// from; the rest (the conditions' times and messages, container states, image IDs, …) is
+/// skipped unread. The statuses' names and quantities borrow the served text where they can:
+/// every pod's are read, few are kept.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WirePodStatus<'a> {
+    #[serde(default, deserialize_with = "phase")]
+    phase: Option<Cow<'static, str>>,
+    #[serde(default, deserialize_with = "qos_class")]
+    qos_class: Option<Cow<'static, str>>,
+    #[serde(default, rename = "conditions", deserialize_with = "resize_infeasible")]
+    infeasible: bool,
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    container_statuses: Vec<WireContainerStatus<'a>>,
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    init_container_statuses: Vec<WireContainerStatus<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireContainerStatus<'a> {
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    resources: Option<WireResources<'a>>,
+    #[serde(default, borrow)]
+    allocated_resources: Option<WireAmounts<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireResources<'a> {
+    #[serde(default, borrow)]
+    requests: Option<WireAmounts<'a>>,
+    #[serde(default, borrow)]
+    limits: Option<WireAmounts<'a>>,
+}
+
+/// A resource list as served, in order, borrowing its text where it can.
+struct WireAmounts<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for WireAmounts<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+        struct Pairs<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Pairs<'a> {
+            type Value = WireAmounts<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of resource names to quantities")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(2).min(16));
+                while let Some((Text(k), Text(v))) = map.next_entry::<Text, Text>()? {
+                    pairs.push((k, v));
+                }
+                Ok(WireAmounts(pairs))
+            }
+        }
+        d.deserialize_map(Pairs(std::marker::PhantomData))
+    }
+}
+
+impl WireAmounts<'_> {
+    /// The value of `name`, the last one when named twice (as a decoded map keeps it).
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_ref())
+    }
+
+    /// The same names with the same quantity texts as `other` (absent = empty).
+    fn same_text(this: Option<&Self>, other: Option<&ResourceAmounts>) -> bool {
+        let ours = this.map_or(&[][..], |a| &a.0[..]);
+        let theirs = other.map_or(&[][..], |a| &a.0[..]);
+        ours.iter()
+            .all(|(k, _)| this.and_then(|a| a.get(k)) == other.and_then(|o| o.get(k)))
+            && theirs
+                .iter()
+                .all(|(k, _)| this.and_then(|a| a.get(k)) == other.and_then(|o| o.get(k)))
+    }
+
+    /// As kept: the common names not allocated, each quantity's text in a box of its own.
+    fn kept(&self) -> ResourceAmounts {
+        ResourceAmounts(
+            self.0
+                .iter()
+                .map(|(k, v)| (intern(k.to_string(), &COMMON_RESOURCES), v.as_ref().into()))
+                .collect(),
+        )
+    }
+}
+
+/// `IsPodResizeInfeasible`: the first `PodResizePending` condition decides. The conditions are
+/// read one by one, none kept.
+fn resize_infeasible<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    struct Condition<'a> {
+        #[serde(default, borrow, rename = "type")]
+        type_: Cow<'a, str>,
+        #[serde(default, borrow)]
+        reason: Option<Cow<'a, str>>,
+    }
+    struct FirstResizePending;
+    impl<'de> Visitor<'de> for FirstResizePending {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of pod conditions")
+        }
+        fn visit_none<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_seq(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+            let mut found = None;
+            while let Some(c) = seq.next_element::<Condition>()? {
+                if found.is_none() && c.type_ == RESIZE_PENDING {
+                    found = Some(c.reason.as_deref() == Some(INFEASIBLE));
+                }
+            }
+            Ok(found.unwrap_or(false))
+        }
+    }
+    d.deserialize_option(FirstResizePending)
+}
+
+/// The statuses of `status` that change the pod's count (see [`SlimResize`]); `None` when
+/// there are none. A status is matched to its container by name, an init container's status
+/// winning over an app container's of the same name as in upstream's map (the API server
+/// refuses a pod whose containers share a name). A status whose quantities do not parse is
+/// kept, so that the conversion reports it.
+fn kept_resize(spec: Option<&SlimPodSpec>, status: &WirePodStatus) -> Option<Box<SlimResize>> {
+    let spec = spec?;
+    let find = |name: &str| {
+        let named = |s: &&WireContainerStatus| s.name == name;
+        match status.init_container_statuses.iter().rev().find(named) {
+            Some(s) => Some((s, true)),
+            None => status
+                .container_statuses
+                .iter()
+                .rev()
+                .find(named)
+                .map(|s| (s, false)),
+        }
+    };
+    // A regular init container's status is never read (only sidecars': `restartPolicy: Always`).
+    let read = spec.containers.iter().chain(
+        spec.init_containers
+            .iter()
+            .flatten()
+            .filter(|c| c.restart_policy.as_deref() == Some("Always")),
+    );
+    let mut kept = Vec::new();
+    for c in read {
+        let Some((s, init)) = find(&c.name) else {
+            continue;
+        };
+        // `cs.Resources != nil`: without it the status is not read at all.
+        let Some(resources) = s.resources.as_ref() else {
+            continue;
+        };
+        if changes_count(
+            c,
+            resources,
+            s.allocated_resources.as_ref(),
+            status.infeasible,
+        ) {
+            kept.push(SlimContainerStatus {
+                name: c.name.as_str().into(),
+                init,
+                resources: SlimResources {
+                    requests: resources.requests.as_ref().map(WireAmounts::kept),
+                    limits: resources.limits.as_ref().map(WireAmounts::kept),
+                },
+                allocated_resources: s.allocated_resources.as_ref().map(WireAmounts::kept),
+            });
+        }
+    }
+    (!kept.is_empty()).then(|| {
+        Box::new(SlimResize {
+            infeasible: status.infeasible,
+            containers: kept.into_boxed_slice(),
+        })
+    })
+}
+
+/// `core::resources::status_changes_count` on the text of the quantities; true (keep) when one
+/// does not parse. A status that repeats the spec's text (what a kubelet reports outside a
+/// resize) changes nothing whatever the resize's state, and is settled without parsing.
+fn changes_count(
+    c: &SlimContainer,
+    actual: &WireResources,
+    allocated: Option<&WireAmounts>,
+    infeasible: bool,
+) -> bool {
+    use crate::core::resources::{ResourceList, StatusAmounts, status_changes_count};
+    let spec = c.resources.as_ref();
+    let (spec_requests, spec_limits) = (
+        spec.and_then(|r| r.requests.as_ref()),
+        spec.and_then(|r| r.limits.as_ref()),
+    );
+    // max(spec, spec, spec) and, while Infeasible, max(actual = spec, allocated = spec): the
+    // spec's own amounts. No allocatedResources (an older kubelet) counts as empty.
+    if WireAmounts::same_text(actual.requests.as_ref(), spec_requests)
+        && WireAmounts::same_text(actual.limits.as_ref(), spec_limits)
+        && (allocated.is_none() || WireAmounts::same_text(allocated, spec_requests))
+    {
+        return false;
+    }
+    let ours = |m: Option<&WireAmounts>| -> Option<ResourceList> {
+        m.into_iter()
+            .flat_map(|m| m.0.iter())
+            .map(|(k, q)| Some((k.to_string(), q.parse().ok()?)))
+            .collect()
+    };
+    let theirs = |m: Option<&ResourceAmounts>| -> Option<ResourceList> {
+        m.into_iter()
+            .flat_map(|m| m.0.iter())
+            .map(|(k, q)| Some((k.to_string(), q.parse().ok()?)))
+            .collect()
+    };
+    let parsed = (|| {
+        let status = StatusAmounts {
+            requests: ours(actual.requests.as_ref())?,
+            limits: ours(actual.limits.as_ref())?,
+            allocated: ours(allocated)?,
+        };
+        Some(status_changes_count(
+            &theirs(spec_requests)?,
+            &theirs(spec_limits)?,
+            &status,
+            infeasible,
+        ))
+    })();
+    parsed.unwrap_or(true)
 }
 
 /// A toleration as kept: the same fields as the API's, decoded by the API type (so the same

@@ -10,7 +10,8 @@
 //! - the pod needs the larger of the two, resource by resource;
 //! - pod-level `spec.resources` (PodLevelResources), where it sets cpu or memory, replaces the
 //!   containers' figure for that resource;
-//! - `spec.overhead` is added to every request, and to a limit only where a limit is set;
+//! - `spec.overhead` is added to every request, and to a limit only where a non-zero limit is
+//!   set;
 //! - in-place resize (GA in 1.35): a container (or sidecar) whose status reports `resources`
 //!   counts as upstream's `PodRequests`/`PodLimits` with `UseStatusResources` (what the 1.35+
 //!   scheduler and kubelet admission use): requests are the larger, resource by resource, of the
@@ -66,15 +67,7 @@ impl ContainerAmounts {
     ) -> Cow<'_, ResourceList> {
         match &self.status {
             Some(s) if !regular_init => {
-                let mut out = if resize_infeasible {
-                    s.requests.clone()
-                } else {
-                    let mut spec = self.requests.clone();
-                    max_into(&mut spec, &s.requests);
-                    spec
-                };
-                max_into(&mut out, &s.allocated);
-                Cow::Owned(out)
+                Cow::Owned(requests_with_status(&self.requests, s, resize_infeasible))
             }
             _ => Cow::Borrowed(&self.requests),
         }
@@ -84,14 +77,60 @@ impl ContainerAmounts {
     fn counted_limits(&self, resize_infeasible: bool, regular_init: bool) -> Cow<'_, ResourceList> {
         match &self.status {
             Some(s) if !regular_init && resize_infeasible => Cow::Borrowed(&s.limits),
-            Some(s) if !regular_init => {
-                let mut out = self.limits.clone();
-                max_into(&mut out, &s.limits);
-                Cow::Owned(out)
-            }
+            Some(s) if !regular_init => Cow::Owned(limits_with_status(&self.limits, s, false)),
             _ => Cow::Borrowed(&self.limits),
         }
     }
+}
+
+/// `determineContainerReqs`: while the resize is Infeasible, max(actual, allocated); otherwise
+/// max(spec, actual, allocated), resource by resource.
+fn requests_with_status(
+    spec: &ResourceList,
+    status: &StatusAmounts,
+    resize_infeasible: bool,
+) -> ResourceList {
+    let mut out = if resize_infeasible {
+        status.requests.clone()
+    } else {
+        let mut out = spec.clone();
+        max_into(&mut out, &status.requests);
+        out
+    };
+    max_into(&mut out, &status.allocated);
+    out
+}
+
+/// `determineContainerLimits`: while the resize is Infeasible, the actual limits; otherwise
+/// max(spec, actual).
+fn limits_with_status(
+    spec: &ResourceList,
+    status: &StatusAmounts,
+    resize_infeasible: bool,
+) -> ResourceList {
+    if resize_infeasible {
+        return status.limits.clone();
+    }
+    let mut out = spec.clone();
+    max_into(&mut out, &status.limits);
+    out
+}
+
+/// Whether an app container's or a sidecar's status changes what the container counts for,
+/// given its spec's requests and limits: false when the counted amounts equal the spec's (a
+/// kubelet of 1.35+ reports `resources` and `allocatedResources` for every running container,
+/// equal to the spec outside a resize; so does a pending upsize, whose spec is the larger).
+/// A status for which this is false can be dropped without changing [`effective`]: the
+/// aggregation reads each container only through its counted amounts. A regular init
+/// container's status is never read, so it never matters.
+pub fn status_changes_count(
+    spec_requests: &ResourceList,
+    spec_limits: &ResourceList,
+    status: &StatusAmounts,
+    resize_infeasible: bool,
+) -> bool {
+    requests_with_status(spec_requests, status, resize_infeasible) != *spec_requests
+        || limits_with_status(spec_limits, status, resize_infeasible) != *spec_limits
 }
 
 /// What a pod spec says about resources.
@@ -203,8 +242,9 @@ pub fn effective(pod: &PodAmounts) -> Effective {
         }
     }
     add_into(&mut requests, &pod.overhead);
+    // `PodLimits`: overhead goes only to a limit that is set and not zero.
     for (name, q) in &pod.overhead {
-        if let Some(l) = limits.get_mut(name) {
+        if let Some(l) = limits.get_mut(name).filter(|l| !l.is_zero()) {
             *l = l.plus(*q);
         }
     }
@@ -483,6 +523,185 @@ mod tests {
         assert_eq!(effective(&pod).requests, amounts(&[("cpu", "4")]));
     }
 
+    /// Which statuses the watch cache may drop (`api::slim`): only those whose counted amounts
+    /// equal the spec's. Since 1.35 every running container reports `resources` (the
+    /// kubelet's `convertContainerStatusResources`) and `allocatedResources`, equal to the
+    /// spec outside a resize.
+    #[test]
+    fn only_a_status_that_differs_from_the_spec_changes_the_count() {
+        type Row<'a> = (&'a str, ContainerAmounts, bool, bool);
+        let cpu = |v| vec![("cpu", v)];
+        let rows: Vec<Row> = vec![
+            (
+                "not resizing: actual and allocated equal the spec",
+                resized(&cpu("1"), &cpu("2"), &cpu("1"), &cpu("2"), &cpu("1")),
+                false,
+                false,
+            ),
+            (
+                "equal amounts written differently",
+                resized(&cpu("1"), &[], &cpu("1000m"), &[], &cpu("1")),
+                false,
+                false,
+            ),
+            (
+                "a pending upsize: the spec is already the larger",
+                resized(&cpu("2"), &cpu("4"), &cpu("1"), &cpu("2"), &cpu("1")),
+                false,
+                false,
+            ),
+            (
+                "a downsize not yet actuated: the actual is larger",
+                resized(&cpu("1"), &[], &cpu("2"), &[], &cpu("1")),
+                false,
+                true,
+            ),
+            (
+                "allocated larger than spec and actual",
+                resized(&cpu("1"), &[], &cpu("1"), &[], &cpu("2")),
+                false,
+                true,
+            ),
+            (
+                "actual limits larger",
+                resized(&[], &cpu("1"), &[], &cpu("2"), &[]),
+                false,
+                true,
+            ),
+            (
+                "a resource only the status names",
+                resized(&[], &[], &[("memory", "64Mi")], &[], &[]),
+                false,
+                true,
+            ),
+            (
+                "infeasible, status equal to the spec",
+                resized(&cpu("1"), &cpu("2"), &cpu("1"), &cpu("2"), &cpu("1")),
+                true,
+                false,
+            ),
+            (
+                "infeasible upsize: the spec's 8 is not counted",
+                resized(&cpu("8"), &cpu("8"), &cpu("1"), &cpu("1"), &cpu("1")),
+                true,
+                true,
+            ),
+            (
+                "infeasible: a spec request the status does not report is not counted",
+                resized(&[("memory", "1Gi")], &[], &[], &[], &[]),
+                true,
+                true,
+            ),
+        ];
+        for (rule, c, infeasible, changes) in rows {
+            let s = c.status.as_ref().expect("a status");
+            assert_eq!(
+                status_changes_count(&c.requests, &c.limits, s, infeasible),
+                changes,
+                "{rule}"
+            );
+            // And it means what it says: the pod's count with the status against without it.
+            let with = |c: ContainerAmounts| {
+                effective(&PodAmounts {
+                    containers: vec![c],
+                    resize_infeasible: infeasible,
+                    ..Default::default()
+                })
+            };
+            let without = ContainerAmounts {
+                status: None,
+                ..c.clone()
+            };
+            assert_eq!(with(c) != with(without), changes, "{rule}");
+        }
+    }
+
+    mod compaction {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Few values, so that spec, actual and allocated often coincide.
+        fn amounts() -> impl Strategy<Value = ResourceList> {
+            proptest::collection::btree_map(
+                prop_oneof![Just("cpu".to_string()), Just("memory".to_string())],
+                prop_oneof![Just("0"), Just("1"), Just("1000m"), Just("2")]
+                    .prop_map(|v| v.parse::<Quantity>().unwrap_or_default()),
+                0..=2,
+            )
+        }
+
+        fn container() -> impl Strategy<Value = ContainerAmounts> {
+            (
+                amounts(),
+                amounts(),
+                any::<bool>(),
+                proptest::option::of((amounts(), amounts(), amounts())),
+                any::<bool>(),
+            )
+                .prop_map(|(requests, limits, sidecar, status, like_spec)| {
+                    // Half the statuses repeat the spec (what a kubelet reports outside a
+                    // resize), so both branches of the compaction are exercised.
+                    let status = status.map(|(r, l, a)| {
+                        if like_spec {
+                            StatusAmounts {
+                                requests: requests.clone(),
+                                limits: limits.clone(),
+                                allocated: requests.clone(),
+                            }
+                        } else {
+                            StatusAmounts {
+                                requests: r,
+                                limits: l,
+                                allocated: a,
+                            }
+                        }
+                    });
+                    ContainerAmounts {
+                        requests,
+                        limits,
+                        sidecar,
+                        status,
+                    }
+                })
+        }
+
+        /// What the watch cache keeps: a status only where it changes the container's count
+        /// (never a regular init container's, which is not read).
+        fn compacted(pod: &PodAmounts) -> PodAmounts {
+            let keep = |c: &ContainerAmounts, app: bool| ContainerAmounts {
+                status: c.status.clone().filter(|s| {
+                    (app || c.sidecar)
+                        && status_changes_count(&c.requests, &c.limits, s, pod.resize_infeasible)
+                }),
+                ..c.clone()
+            };
+            PodAmounts {
+                containers: pod.containers.iter().map(|c| keep(c, true)).collect(),
+                init_containers: pod.init_containers.iter().map(|c| keep(c, false)).collect(),
+                ..pod.clone()
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn dropping_the_statuses_that_change_nothing_keeps_the_count(
+                containers in proptest::collection::vec(container(), 1..4),
+                init_containers in proptest::collection::vec(container(), 0..4),
+                resize_infeasible in any::<bool>(),
+                pod_requests in amounts(),
+            ) {
+                let pod = PodAmounts {
+                    containers,
+                    init_containers,
+                    resize_infeasible,
+                    pod_requests,
+                    ..Default::default()
+                };
+                prop_assert_eq!(effective(&compacted(&pod)), effective(&pod));
+            }
+        }
+    }
+
     /// Pod-level resources (beta in 1.34) still replace the containers' figure for cpu and
     /// memory during a resize (`PodRequests` applies them after aggregating).
     #[test]
@@ -594,6 +813,16 @@ mod tests {
         let e = effective(&pod);
         assert_eq!(e.requests, amounts(&[("cpu", "350m"), ("memory", "120Mi")]));
         assert_eq!(e.limits, amounts(&[("cpu", "450m")]));
+        // A zero limit gets none (`PodLimits`: `ok && !value.IsZero()`).
+        let pod = PodAmounts {
+            containers: vec![container(&[], &[("cpu", "0"), ("memory", "1Gi")])],
+            overhead: list(&[("cpu", "250m"), ("memory", "120Mi")]),
+            ..Default::default()
+        };
+        assert_eq!(
+            effective(&pod).limits,
+            amounts(&[("cpu", "0"), ("memory", "1144Mi")])
+        );
     }
 
     #[test]

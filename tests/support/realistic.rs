@@ -109,6 +109,27 @@ fn container_status(name: &str, image: &str, i: usize) -> Value {
     })
 }
 
+/// What a kubelet of 1.35+ (in-place resize GA) reports of each container outside a resize:
+/// `resources` as applied and `allocatedResources` (the requests it admitted), both the spec's.
+fn report_resources(pod: &mut Value) {
+    let spec: Vec<Value> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|k| pod["spec"][*k].as_array().cloned().unwrap_or_default())
+        .collect();
+    for list in ["containerStatuses", "initContainerStatuses"] {
+        for status in pod["status"][list].as_array_mut().into_iter().flatten() {
+            let Some(c) = spec.iter().find(|c| c["name"] == status["name"]) else {
+                continue;
+            };
+            let r = &c["resources"];
+            status["resources"] = r.clone();
+            if r.get("requests").is_some() {
+                status["allocatedResources"] = r["requests"].clone();
+            }
+        }
+    }
+}
+
 /// The kubelet's fieldsV1 for a pod's status: `containerStatuses` is an atomic list.
 fn kubelet_pod_status_fields(status: &Value) -> Value {
     let mut owned = status.clone();
@@ -174,6 +195,12 @@ pub fn pod(i: usize, node: &str) -> Value {
         "containerStatuses": images.iter().map(|(n, img, _)| container_status(n, img, i)).collect::<Vec<_>>(),
         "qosClass": "Burstable"
     });
+    let mut status = status;
+    {
+        let mut both = json!({"spec": spec, "status": status});
+        report_resources(&mut both);
+        status = both["status"].take();
+    }
     let owner = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-7d4b9c6f5"),
         "uid": uid(0x0e5, i % 7), "controller": true, "blockOwnerDeletion": true}]);
     let managed = json!([
@@ -235,13 +262,19 @@ fn long_env(app: &str, c: &str, i: usize) -> Value {
 /// - `last-applied`: `heavy` with a `kubectl.kubernetes.io/last-applied-configuration` holding
 ///   the whole applied object, env included (what `kubectl apply` of a full manifest leaves);
 /// - `tolerations`: `heavy` with 32 tolerations (a DaemonSet-like pod tolerating every taint
-///   of a mixed fleet), half of them NoExecute with a delay.
+///   of a mixed fleet), half of them NoExecute with a delay;
+/// - `resizing`: `heavy` with three pods in four resized in place (1.35): by `i % 4`, a
+///   downsize allocated but not yet applied, an Infeasible upsize, a Deferred upsize, none.
+///
+/// Every container status reports `resources` and `allocatedResources`, as a 1.35+ kubelet
+/// does for running containers.
 pub const SHAPES: &[&str] = &[
     "realistic",
     "heavy",
     "sidecars",
     "last-applied",
     "tolerations",
+    "resizing",
 ];
 
 /// The `i`th pod of `shape` (one of [`SHAPES`]) on `node`, as served; `None` for another name.
@@ -284,6 +317,38 @@ pub fn shaped_pod(shape: &str, i: usize, node: &str) -> Option<Value> {
                 ),
                 container_status("vault-agent", "registry.example.com/sec/vault:1.18.0", i)
             ]);
+            report_resources(&mut p);
+        }
+        "resizing" => {
+            // The app container's cpu request is resized through the `resize` subresource
+            // (the spec is the desired amount); the statuses still say 100m, as the kubelet
+            // reported them before.
+            let pending = |reason: &str| {
+                json!({"type": "PodResizePending", "status": "True", "reason": reason,
+                       "message": "Node didn't have enough capacity: cpu, requested: 64000, capacity: 8000",
+                       "lastProbeTime": null, "lastTransitionTime": "2026-11-30T11:00:00Z"})
+            };
+            let app = &mut p["spec"]["containers"][0]["resources"]["requests"]["cpu"];
+            match i % 4 {
+                0 => {
+                    // A downsize always fits: allocated at once, applied by the runtime later.
+                    *app = json!("50m");
+                    p["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] = json!("50m");
+                }
+                1 => {
+                    *app = json!("64");
+                    if let Some(cs) = p["status"]["conditions"].as_array_mut() {
+                        cs.push(pending("Infeasible"));
+                    }
+                }
+                2 => {
+                    *app = json!("1");
+                    if let Some(cs) = p["status"]["conditions"].as_array_mut() {
+                        cs.push(pending("Deferred"));
+                    }
+                }
+                _ => {}
+            }
         }
         "last-applied" => {
             let applied = json!({"apiVersion": "v1", "kind": "Pod",
