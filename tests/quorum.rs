@@ -8,7 +8,8 @@ use std::time::Duration;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, next_round,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,
+    needs_other_zones, next_round, select, unasked_elsewhere,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -467,7 +468,7 @@ fn labelled_peer(
 
 fn zone_round(me: &BTreeMap<String, String>, fleet: Vec<(Peer, Heard)>) -> Round {
     let peers: Vec<Peer> = fleet.iter().map(|(p, _)| p.clone()).collect();
-    zone::round(&NodeZone::of(Some(me)), &peers, fleet, OWN_AGE)
+    zone::round(&NodeZone::of(Some(me)), &peers, &fleet, OWN_AGE)
 }
 
 #[test]
@@ -1078,4 +1079,93 @@ fn a_round_is_due_at_once_when_cut_off_then_every_interval_and_never_while_conne
             "{rule}"
         );
     }
+}
+
+#[test]
+fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
+    // Seed 0x11d of the simulator: a zone of two nodes cut off whole, three of the other zone's
+    // six cut off too. The round asks two of the other zone; both are cut off. Upstream stops
+    // evicting only when every zone is fully disrupted, and three nodes of that zone reach the
+    // API server: the cut-off zone is evicted. Holding on the two asked ran a pod 138 s twice.
+    let node = |n: &str, z: &str| Peer {
+        node: n.into(),
+        address: "10.0.0.1:9843".parse().expect("address"),
+        zone: z.into(),
+    };
+    let answer = |p: &Peer, reachable: bool| {
+        let age = if reachable { 3 } else { OWN_AGE.as_secs() };
+        Heard::Report(PeerReport {
+            node: p.node.clone(),
+            zone: p.zone.clone(),
+            excluded: false,
+            reachable,
+            last_contact_age: Some(Duration::from_secs(age)),
+        })
+    };
+    let mut peers = vec![node("a1", "a")];
+    peers.extend((0..6).map(|i| node(&format!("b{i}"), "b")));
+    // b0, b1 and b2 are cut off; b3, b4, b5 reach the API server.
+    let hears = |p: &Peer| answer(p, p.zone == "b" && p.node.as_str() >= "b3");
+    let me = NodeZone::from_key("a", false);
+    let asked = select(&peers, "a", 50);
+    assert_eq!(
+        asked.len(),
+        3,
+        "one of this zone, two of the other: {asked:?}"
+    );
+    let mut heard: Vec<(Peer, Heard)> = asked.iter().map(|p| (p.clone(), hears(p))).collect();
+    let round = zone::round(&me, &peers, &heard, OWN_AGE);
+    assert!(decide(&round, &policy(), true).is_hold());
+    assert!(needs_other_zones(&round, &policy(), true));
+    // The rest of the other zone, asked: one reaches the API server, and the zone is evicted.
+    let rest = unasked_elsewhere(&peers, "a", &heard);
+    let names: Vec<&str> = rest.iter().map(|p| p.node.as_str()).collect();
+    assert_eq!(names, ["b2", "b3", "b4", "b5"]);
+    heard.extend(rest.iter().map(|p| (p.clone(), hears(p))));
+    let round = zone::round(&me, &peers, &heard, OWN_AGE);
+    let v = decide(&round, &policy(), true);
+    assert!(v.is_enforce(), "{v:?}");
+    assert!(!needs_other_zones(&round, &policy(), true));
+    // Were they all cut off, the hold stands on every answer, and nothing more is asked.
+    let all_cut: Vec<(Peer, Heard)> = peers
+        .iter()
+        .map(|p| (p.clone(), answer(p, false)))
+        .collect();
+    let round = zone::round(&me, &peers, &all_cut, OWN_AGE);
+    assert!(decide(&round, &policy(), true).is_hold());
+    assert!(unasked_elsewhere(&peers, "a", &all_cut).is_empty());
+    // A round with no other zone never asks more.
+    let alone = zone::round(&me, &peers[..1], &all_cut[..1], OWN_AGE);
+    assert!(!needs_other_zones(&alone, &policy(), true));
+}
+
+#[test]
+fn a_pending_round_leaves_an_enforce_standing_and_a_hold_replaces_it() {
+    // Seed 0x11d again: the agent restarted mid-partition and resumed its settled enforce from
+    // the state file; its first rounds, counting its peers from its start, were not settled
+    // (pending) and held its pods 12 s past their deletion.
+    let enforce = Verdict::Enforce {
+        reason: "resumed".into(),
+    };
+    let pending = Verdict::Pending {
+        reason: "not settled yet".into(),
+    };
+    let mut gate = Gate {
+        verdict: Some(enforce.clone()),
+        held_at: None,
+    };
+    assert!(!gate.record(Duration::from_secs(1), pending.clone()));
+    assert_eq!(gate.verdict, Some(enforce.clone()));
+    let hold = Verdict::Hold {
+        reason: "every node known is cut off".into(),
+    };
+    assert!(gate.record(Duration::from_secs(2), hold.clone()));
+    assert_eq!(gate.verdict, Some(hold));
+    assert_eq!(gate.held_at, Some(Duration::from_secs(2)));
+    // Pending after a hold (or after nothing) is recorded as it is: it stops nothing.
+    assert!(gate.record(Duration::from_secs(3), pending.clone()));
+    assert_eq!(gate.verdict, Some(pending.clone()));
+    let mut fresh = Gate::default();
+    assert!(fresh.record(Duration::from_secs(1), pending.clone()));
+    assert_eq!(fresh.verdict, Some(pending));
 }

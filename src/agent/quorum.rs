@@ -20,7 +20,10 @@ use crate::api::reachability::Reachability;
 pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
-use crate::core::quorum::{Gate, Heard, Peer, QuorumPolicy, Verdict, decide, next_round};
+use crate::core::quorum::{
+    Gate, Heard, Peer, QuorumPolicy, Verdict, decide, needs_other_zones, next_round,
+    unasked_elsewhere,
+};
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
@@ -281,17 +284,31 @@ pub async fn run(
         let sent = (now, clock.at(now).wall);
         // The list names each peer's zone label only (an EndpointSlice carries no region):
         // whom to ask is chosen by label, and each answer places its peer by its zone key.
-        let heard = match (&inputs.ask, peers.is_empty()) {
+        let mut heard = match (&inputs.ask, peers.is_empty()) {
             (Some(ask), false) => {
                 ask(select(&peers, &zone.listed, ask_at_most), zone.key.clone()).await
             }
             _ => Vec::new(),
         };
-        let round = crate::core::zone::round(&zone, &peers, heard, own_contact_age);
+        let mut round = crate::core::zone::round(&zone, &peers, &heard, own_contact_age);
         let known = inputs.ask.is_some() && !peers.is_empty();
-        let verdict = decide(&round, &policy, known);
+        // Every zone down on the word of two peers of each other zone: the rest of those zones
+        // are asked before this node holds (`core::quorum::needs_other_zones`).
+        if let Some(ask) = &inputs.ask
+            && needs_other_zones(&round, &policy, known)
+        {
+            let rest = unasked_elsewhere(&peers, &zone.listed, &heard);
+            if !rest.is_empty() {
+                heard.extend(ask(rest, zone.key.clone()).await);
+                round = crate::core::zone::round(&zone, &peers, &heard, own_contact_age);
+            }
+        }
+        let decided = decide(&round, &policy, known);
+        let changed = gate.record(mono(sent.0), decided.clone());
+        // The verdict in force: a pending one leaves a resumed enforce standing (`Gate::record`).
+        let verdict = gate.verdict.clone().unwrap_or(decided);
         let word = verdict.word();
-        if gate.record(mono(sent.0), verdict.clone()) {
+        if changed {
             let answered = round
                 .heard
                 .iter()

@@ -97,6 +97,18 @@ pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
     chosen
 }
 
+/// The peers listed outside `zone` that `heard` does not hold: the rest of the other zones, which
+/// a round asks when [`needs_other_zones`] says so.
+pub fn unasked_elsewhere(peers: &[Peer], zone: &str, heard: &[(Peer, Heard)]) -> Vec<Peer> {
+    let asked: std::collections::BTreeSet<&str> =
+        heard.iter().map(|(p, _)| p.node.as_str()).collect();
+    peers
+        .iter()
+        .filter(|p| p.zone != zone && !asked.contains(p.node.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// One round as this node knows it: its zone, the zone of every peer listed (never this node),
 /// what each asked peer said, already placed in its zone (`core::zone::round` places them: a peer
 /// that answered in the zone it names, a silent one in the zone the list gives it), and the age
@@ -189,6 +201,12 @@ pub struct Fixes {
     /// predates its restart (issue 22). The agent's shell applies it; only the simulator reads
     /// this switch.
     pub restart_heard: bool,
+    /// Every other zone counts as down only once every peer of it was asked: the round asks two
+    /// of each, and when those say "cut off" the rest are asked before this node holds
+    /// ([`needs_other_zones`]; issue 22: the two asked of a six-node zone were cut off, the
+    /// others reached the API server, and the controller evicted the cut-off zone). The agent's
+    /// shell applies it; only the simulator reads this switch.
+    pub other_zones_asked: bool,
 }
 
 impl Fixes {
@@ -198,6 +216,7 @@ impl Fixes {
         staggered_expiry: true,
         silent_peer_ignored: true,
         restart_heard: true,
+        other_zones_asked: true,
     };
 }
 
@@ -365,12 +384,36 @@ fn undecided(choice: Undecided, reason: String) -> Verdict {
 ///
 /// `peers_known` is false when the peer list is empty: `without_peers` decides.
 pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
-    let verdict = decide_counted(round, policy, peers_known);
+    let (verdict, _) = decide_counted(round, policy, peers_known);
     rests_on_silence(verdict, round, policy, peers_known)
 }
 
-/// [`decide`] by the counts alone, silent peers counted as reaching the API server.
-fn decide_counted(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
+/// Whether [`decide`] holds because every node known is cut off, on the answers of only some
+/// peers of the other zones (the round asks two of each, [`select`]). The control plane stops
+/// evicting only when every zone is fully disrupted: one node of another zone that reaches the
+/// API server keeps this zone evicted. The caller then asks every peer of the other zones not
+/// asked yet and decides again on all the answers.
+pub fn needs_other_zones(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> bool {
+    let (_, everyone) = decide_counted(round, policy, peers_known);
+    everyone && round.other_zones > 0
+}
+
+/// [`decide`] by the counts alone, silent peers counted as reaching the API server; and whether
+/// it holds because every node known is cut off.
+fn decide_counted(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> (Verdict, bool) {
+    let mut everyone = false;
+    let verdict = counted(round, policy, peers_known, &mut everyone);
+    (verdict, everyone)
+}
+
+/// [`decide_counted`]'s verdict; `everyone` is set when it holds because every node known is cut
+/// off.
+fn counted(
+    round: &Round,
+    policy: &QuorumPolicy,
+    peers_known: bool,
+    everyone: &mut bool,
+) -> Verdict {
     if !peers_known {
         return undecided(
             policy.without_peers,
@@ -488,6 +531,7 @@ fn decide_counted(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Ve
             !others.is_empty() && others.iter().all(|h| cut_off(h))
         };
         if round.other_zones == 0 || others_down {
+            *everyone = true;
             return Verdict::Hold {
                 reason: format!(
                     "every node known ({size} in zone {z}{}) is cut off: the control plane is down or sees every zone down, and then evicts nothing",
@@ -593,7 +637,7 @@ fn rests_on_silence(
             });
         }
     }
-    if !decide_counted(&all_cut, policy, peers_known).is_hold() {
+    if !decide_counted(&all_cut, policy, peers_known).0.is_hold() {
         return verdict;
     }
     let note = format!(
@@ -621,8 +665,20 @@ pub struct Gate {
 
 impl Gate {
     /// Records the verdict of a round sent at `sent_at`; true when it differs from the last one
-    /// (in word or reason), so the caller logs it once.
+    /// (in word or reason), so the caller logs it once. The verdict in force is then
+    /// [`Gate::verdict`].
+    ///
+    /// A pending verdict does not replace an enforce: pending is an enforce not yet settled, and
+    /// a round becomes unsettled after an enforce only when the agent restarts (it then counts
+    /// its peers from its start, [`heard_until`]) — the enforce it resumed from its state file
+    /// was settled (issue 22, seed 0x11d: a restart mid-partition held the node's pods until its
+    /// rounds settled again, 12 s past their deletion). A hold replaces it at once.
     pub fn record(&mut self, sent_at: Duration, verdict: Verdict) -> bool {
+        if matches!(verdict, Verdict::Pending { .. })
+            && self.verdict.as_ref().is_some_and(Verdict::is_enforce)
+        {
+            return false;
+        }
         if verdict.is_hold() {
             self.held_at = Some(self.held_at.map_or(sent_at, |h| h.max(sent_at)));
         }

@@ -134,7 +134,7 @@ impl NodeZone {
 pub fn round(
     me: &NodeZone,
     peers: &[Peer],
-    heard: Vec<(Peer, Heard)>,
+    heard: &[(Peer, Heard)],
     own_contact_age: Duration,
 ) -> Round {
     let answered: BTreeMap<&str, (&str, bool)> = heard

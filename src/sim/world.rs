@@ -1384,32 +1384,36 @@ impl World<'_> {
         let set = self.set;
         // Every node but this one, as the agent's peer list gives them (the same all run long).
         let mine = &self.peer_lists[i];
+        // What the peers named answer, as the agent's asker hears them.
+        let ask = |peers: &[Peer]| -> Vec<(Peer, Heard)> {
+            peers
+                .iter()
+                .cloned()
+                .map(|p| {
+                    let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
+                    let answer = self
+                        .agents
+                        .get(j)
+                        .and_then(|x| x.as_ref())
+                        .filter(|_| self.peer_link[i] && self.peer_link[j]);
+                    let h = match answer {
+                        Some(b) => {
+                            let last = b.contact.last_contact.max(b.contact_before);
+                            Heard::Report(quorum::answer(
+                                &p.node,
+                                &p.zone,
+                                last.map(|c| now.saturating_sub(c)),
+                                set.unreachable_after,
+                            ))
+                        }
+                        None => Heard::Silent,
+                    };
+                    (p, h)
+                })
+                .collect()
+        };
         // `quorum::select` of that list, as the agent asks each round (the same each round).
-        let heard: Vec<(Peer, Heard)> = self.asked_lists[i]
-            .iter()
-            .cloned()
-            .map(|p| {
-                let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
-                let answer = self
-                    .agents
-                    .get(j)
-                    .and_then(|x| x.as_ref())
-                    .filter(|_| self.peer_link[i] && self.peer_link[j]);
-                let h = match answer {
-                    Some(b) => {
-                        let last = b.contact.last_contact.max(b.contact_before);
-                        Heard::Report(quorum::answer(
-                            &p.node,
-                            &p.zone,
-                            last.map(|c| now.saturating_sub(c)),
-                            set.unreachable_after,
-                        ))
-                    }
-                    None => Heard::Silent,
-                };
-                (p, h)
-            })
-            .collect();
+        let mut heard = ask(&self.asked_lists[i]);
         let own = a.contact.last_contact.max(a.contact_before);
         let heard_at = if set.fixes.restart_heard {
             quorum::heard_until(a.contact.last_contact, a.contact_before, a.started)
@@ -1417,8 +1421,19 @@ impl World<'_> {
             own.unwrap_or(a.started)
         };
         let own_age = own.map_or(Duration::MAX, |_| now.saturating_sub(heard_at));
-        // As the agent's quorum task builds it (zones as the controller counts them).
-        let round = crate::core::zone::round(&self.node_zones[i], mine, heard, own_age);
+        // As the agent's quorum task builds it (zones as the controller counts them), and asks
+        // the rest of the other zones before holding on two peers of each.
+        let zone = &self.node_zones[i];
+        let mut round = crate::core::zone::round(zone, mine, &heard, own_age);
+        if set.fixes.other_zones_asked
+            && quorum::needs_other_zones(&round, &self.quorum_policy, !mine.is_empty())
+        {
+            let rest = quorum::unasked_elsewhere(mine, &zone.listed, &heard);
+            if !rest.is_empty() {
+                heard.extend(ask(&rest));
+                round = crate::core::zone::round(zone, mine, &heard, own_age);
+            }
+        }
         let verdict = quorum::decide(&round, &self.quorum_policy, !mine.is_empty());
         let answered = round
             .heard
