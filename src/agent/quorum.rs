@@ -21,7 +21,7 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, QuorumPolicy, Verdict, decide, needs_other_zones, next_round,
+    Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide, needs_other_zones, next_round,
     unasked_elsewhere,
 };
 use crate::core::zone::NodeZone;
@@ -168,6 +168,35 @@ fn zone_of(node: &Node) -> NodeZone {
     NodeZone::of(node.metadata.labels.as_ref())
 }
 
+/// One round's questions and the round they make. The list names each peer's zone label only (an
+/// EndpointSlice carries no region): whom to ask is chosen by label (`core::quorum::select`), and
+/// each answer places its peer by its zone key. When those answers would make every zone down on
+/// the word of two peers of each other zone, the rest of those zones are asked too before this
+/// node holds (`core::quorum::needs_other_zones`).
+async fn ask_round(
+    ask: Option<&Asker>,
+    peers: &[Peer],
+    zone: &NodeZone,
+    ask_at_most: usize,
+    (policy, known): (&QuorumPolicy, bool),
+    own_contact_age: Duration,
+) -> Round {
+    let mut heard = match (ask, peers.is_empty()) {
+        (Some(ask), false) => ask(select(peers, &zone.listed, ask_at_most), zone.key.clone()).await,
+        _ => Vec::new(),
+    };
+    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age);
+    let Some(ask) = ask.filter(|_| needs_other_zones(&round, policy, known)) else {
+        return round;
+    };
+    let rest = unasked_elsewhere(peers, &zone.listed, &heard);
+    if rest.is_empty() {
+        return round;
+    }
+    heard.extend(ask(rest, zone.key.clone()).await);
+    crate::core::zone::round(zone, peers, &heard, own_contact_age)
+}
+
 /// The quorum task. Runs until dropped.
 pub async fn run(
     settings: QuorumSettings,
@@ -282,27 +311,16 @@ pub async fn run(
             now.saturating_duration_since(heard_until)
         });
         let sent = (now, clock.at(now).wall);
-        // The list names each peer's zone label only (an EndpointSlice carries no region):
-        // whom to ask is chosen by label, and each answer places its peer by its zone key.
-        let mut heard = match (&inputs.ask, peers.is_empty()) {
-            (Some(ask), false) => {
-                ask(select(&peers, &zone.listed, ask_at_most), zone.key.clone()).await
-            }
-            _ => Vec::new(),
-        };
-        let mut round = crate::core::zone::round(&zone, &peers, &heard, own_contact_age);
         let known = inputs.ask.is_some() && !peers.is_empty();
-        // Every zone down on the word of two peers of each other zone: the rest of those zones
-        // are asked before this node holds (`core::quorum::needs_other_zones`).
-        if let Some(ask) = &inputs.ask
-            && needs_other_zones(&round, &policy, known)
-        {
-            let rest = unasked_elsewhere(&peers, &zone.listed, &heard);
-            if !rest.is_empty() {
-                heard.extend(ask(rest, zone.key.clone()).await);
-                round = crate::core::zone::round(&zone, &peers, &heard, own_contact_age);
-            }
-        }
+        let round = ask_round(
+            inputs.ask.as_ref(),
+            &peers,
+            &zone,
+            ask_at_most,
+            (&policy, known),
+            own_contact_age,
+        )
+        .await;
         let decided = decide(&round, &policy, known);
         let changed = gate.record(mono(sent.0), decided.clone());
         // The verdict in force: a pending one leaves a resumed enforce standing (`Gate::record`).
@@ -346,6 +364,75 @@ mod tests {
             address: "10.0.0.1:9843".parse().expect("address"),
             zone: zone.into(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_round_asks_the_rest_of_the_other_zones_before_holding_on_two_of_each() {
+        use crate::core::quorum::PeerReport;
+        use std::sync::Mutex;
+        // Zone a: this node and a1, both cut off. Zone b: b0-b5, of which b3-b5 reach the API
+        // server; the first two asked, b0 and b1, are cut off.
+        let own_age = Duration::from_secs(40);
+        let mut peers = vec![peer("a1", "a")];
+        peers.extend((0..6).map(|i| peer(&format!("b{i}"), "b")));
+        let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+        let asker = |reaching: &'static [&'static str]| -> Asker {
+            let calls = calls.clone();
+            Arc::new(move |asked: Vec<Peer>, _zone: String| -> AskFuture {
+                calls
+                    .lock()
+                    .expect("calls")
+                    .push(asked.iter().map(|p| p.node.clone()).collect());
+                let heard = asked
+                    .into_iter()
+                    .map(|p| {
+                        let up = reaching.contains(&p.node.as_str());
+                        let report = PeerReport {
+                            node: p.node.clone(),
+                            zone: p.zone.clone(),
+                            excluded: false,
+                            reachable: up,
+                            last_contact_age: Some(if up {
+                                Duration::from_secs(2)
+                            } else {
+                                own_age
+                            }),
+                        };
+                        (p, Heard::Report(report))
+                    })
+                    .collect();
+                Box::pin(std::future::ready(heard))
+            })
+        };
+        let policy = QuorumPolicy::new(
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+            Duration::from_secs(15),
+            Duration::from_secs(10),
+            crate::core::quorum::Undecided::Hold,
+            crate::core::quorum::Undecided::Enforce,
+        );
+        let zone = NodeZone::from_key("a", false);
+        let ask = asker(&["b3", "b4", "b5"]);
+        let round = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        assert_eq!(
+            *calls.lock().expect("calls"),
+            [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
+        );
+        let v = decide(&round, &policy, true);
+        assert!(v.is_enforce(), "{v:?}");
+        // Every node of zone b cut off: the same two rounds of questions, and a hold.
+        calls.lock().expect("calls").clear();
+        let ask = asker(&[]);
+        let round = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        assert_eq!(calls.lock().expect("calls").len(), 2);
+        assert!(decide(&round, &policy, true).is_hold());
+        // b0 reaches the API server: one round of questions settles it.
+        calls.lock().expect("calls").clear();
+        let ask = asker(&["b0"]);
+        let round = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        assert_eq!(calls.lock().expect("calls").len(), 1);
+        assert!(!decide(&round, &policy, true).is_hold());
     }
 
     #[test]
