@@ -9,7 +9,7 @@ use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerd
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,
-    needs_other_zones, next_round, select, unasked_elsewhere,
+    needs_other_zones, next_round, resumed_heard_bound, select, unasked_elsewhere,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -1168,4 +1168,23 @@ fn a_pending_round_leaves_an_enforce_standing_and_a_hold_replaces_it() {
     let mut fresh = Gate::default();
     assert!(fresh.record(Duration::from_secs(1), pending.clone()));
     assert_eq!(fresh.verdict, Some(pending));
+}
+
+#[test]
+fn a_restart_counts_itself_heard_until_its_start_unless_it_stopped_cut_off() {
+    let (started, contact) = (Duration::from_secs(100), Some(Duration::from_secs(60)));
+    // Connected when it stopped: the kubelet may have renewed until this run started.
+    assert_eq!(resumed_heard_bound(started, contact, false), started);
+    // Cut off when it stopped: the kubelet shares the link; the contact on disk is the bound.
+    assert_eq!(
+        resumed_heard_bound(started, contact, true),
+        Duration::from_secs(60)
+    );
+    // No contact on disk: the start.
+    assert_eq!(resumed_heard_bound(started, None, true), started);
+    // A contact on disk later than the start (a clock that stepped back) is no later bound.
+    assert_eq!(
+        resumed_heard_bound(started, Some(Duration::from_secs(120)), true),
+        started
+    );
 }

@@ -226,7 +226,14 @@ pub async fn run<S: Source>(
         peers_rx.mark_changed();
     }
     let contact_before = quorum::contact_before(persisted.as_ref(), &clock);
-    let started = tokio::time::Instant::now();
+    let stopped_cut_off = persisted
+        .as_ref()
+        .is_some_and(|s| s.cut_off_since.is_some());
+    let started = crate::core::quorum::resumed_heard_bound(
+        tokio::time::Instant::now(),
+        contact_before,
+        stopped_cut_off,
+    );
 
     // The tasks that write state (the fence: pods, contact, held Events) finish their step and
     // write it on shutdown; the others hold nothing that is not on disk or in the API server

@@ -75,8 +75,10 @@ pub struct QuorumInputs {
     /// The last contact a previous run persisted, on this run's monotonic clock: a restart in
     /// the middle of a partition counts from it until the API server answers again.
     pub contact_before: Option<Instant>,
-    /// When this run started: with no contact of its own yet, the node may have been heard until
-    /// then (`core::quorum::heard_until`).
+    /// The latest moment the node may have been heard before this run's own contacts, which
+    /// `core::quorum::heard_until` counts from while this run has none: when this run started
+    /// (the kubelet kept renewing while no agent ran); or, when the previous run stopped while
+    /// cut off, the contact it persisted (`core::quorum::resumed_heard_bound`).
     pub started: Instant,
     /// Whether the fence judges this node cut off (`core::fencing::Link`): the quorum is asked
     /// exactly while the fence needs it, by the one rule. `None` until the fence's first

@@ -207,6 +207,12 @@ pub struct Fixes {
     /// others reached the API server, and the controller evicted the cut-off zone). The agent's
     /// shell applies it; only the simulator reads this switch.
     pub other_zones_asked: bool,
+    /// An agent whose previous run stopped while cut off counts itself heard until the contact
+    /// that run persisted, not until its own start ([`resumed_heard_bound`]; issue 22: restarted
+    /// mid-partition, an agent waited for its rounds to settle from its start and stopped its
+    /// pods 30 s after their deletion). The agent's shell applies it; only the simulator reads
+    /// this switch.
+    pub resumed_cut_off: bool,
 }
 
 impl Fixes {
@@ -217,6 +223,7 @@ impl Fixes {
         silent_peer_ignored: true,
         restart_heard: true,
         other_zones_asked: true,
+        resumed_cut_off: true,
     };
 }
 
@@ -296,6 +303,22 @@ pub fn heard_until<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, sta
     match this_run {
         Some(c) => c.max(persisted.unwrap_or(c)),
         None => persisted.map_or(started, |p| p.max(started)),
+    }
+}
+
+/// The `started` bound [`heard_until`] takes for a run that started at `started`: that instant,
+/// while no agent ran the kubelet kept renewing the node's Lease; but when the previous run
+/// stopped while cut off, the kubelet (which shares the node's link) was not heard after that
+/// run's last contact either, and the contact it persisted is the bound (unless the link came
+/// back and went again while no agent ran: then this run's first contact comes soon).
+pub fn resumed_heard_bound<T: Ord + Copy>(
+    started: T,
+    persisted: Option<T>,
+    stopped_cut_off: bool,
+) -> T {
+    match persisted {
+        Some(contact) if stopped_cut_off => contact.min(started),
+        _ => started,
     }
 }
 

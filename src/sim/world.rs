@@ -252,7 +252,8 @@ struct Agent {
     run: u32,
     contact: Contact,
     contact_before: Option<Duration>,
-    /// When this run started.
+    /// When this run started, or the contact on disk when the previous run stopped cut off
+    /// (`quorum::resumed_heard_bound`): what `quorum::heard_until` counts from.
     started: Duration,
     link: Link,
     gate: Gate,
@@ -670,7 +671,15 @@ impl World<'_> {
             run,
             contact: Contact::default(),
             contact_before: disk.last_contact,
-            started: self.now,
+            started: if self.set.fixes.resumed_cut_off {
+                quorum::resumed_heard_bound(
+                    self.now,
+                    disk.last_contact,
+                    disk.cut_off_since.is_some(),
+                )
+            } else {
+                self.now
+            },
             link: Link::resume(disk.last_contact.map(wall), disk.cut_off_since, now),
             gate,
             steps: Steps::default(),
