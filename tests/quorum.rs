@@ -1188,3 +1188,17 @@ fn a_restart_counts_itself_heard_until_its_start_unless_it_stopped_cut_off() {
         started
     );
 }
+
+#[test]
+fn a_node_with_no_contact_known_is_decided_without_overflow() {
+    // Seed 0x1261 of the simulator: an agent whose contact on disk read as later than now (its
+    // clock stepped back) had no contact known, its age `Duration::MAX`; a silent peer beside a
+    // cut-off one made `decide` add to that age, and the quorum task panicked.
+    let mut r = zone(4, 1);
+    r.own_contact_age = Duration::MAX;
+    r.heard.push(silent());
+    r.heard
+        .push((ZONE.into(), report("far", false, Some(u64::MAX))));
+    let v = decide(&r, &policy(), true);
+    assert!(!v.reason().is_empty());
+}

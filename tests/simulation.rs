@@ -172,6 +172,18 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // short-tolerating pods ran 12-15 s past their deletion. Its previous run had stopped cut
     // off: it now counts from the contact on its disk.
     assert!(!kinds(0xa0b).contains(&"running-twice"));
+    // Fixed (found once the scenarios step the nodes' wall clocks): a node's clock stepped back
+    // 109 s, its agent restarted, and the contact on its disk read as later than now was taken
+    // for now, so it told its peers it reached the API server in an outage of everyone, and they
+    // enforced. Such a contact is now unknown. Seed 0x1261 (the same, with a silent peer) made
+    // the quorum overflow adding to the age of an unknown contact.
+    assert!(!kinds(0xd9d).contains(&"enforce-in-outage"));
+    assert!(kinds(0x1261).iter().all(|k| !k.is_empty()));
+    // Open: the fence's own deadlines after the same step back and restart start from the
+    // restart (the contact on disk reads as later than now), 47 s late: a pod ran 25 s twice.
+    // Needs a clock a wall step cannot move that survives the restart (boot-relative time with
+    // the boot's id), not built yet.
+    assert!(kinds(0x14e8).contains(&"running-twice"));
 }
 
 #[test]

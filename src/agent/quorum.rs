@@ -92,13 +92,16 @@ fn instant_of(clock: &Clock, wall: SystemTime) -> Instant {
     clock.instant_of(clock.now().mono_at(wall))
 }
 
-/// The persisted last contact on the agent's clock.
+/// The persisted last contact on the agent's clock; none when it reads as later than now (the
+/// wall clock was stepped back since it was written): its age is not known, and taken for now it
+/// would have this agent tell its peers it reaches the API server (issue 22, seed 0xd9d).
 pub fn contact_before(persisted: Option<&State>, clock: &Clock) -> Option<Instant> {
     persisted?
         .last_contact
         .as_deref()
         .and_then(crate::state::parse_time)
-        .map(|wall| instant_of(clock, wall))
+        .and_then(|wall| clock.now().mono_of_past(wall))
+        .map(|mono| clock.instant_of(mono))
 }
 
 /// The quorum view a previous run left in the state directory: zone, peers, and the verdict of a

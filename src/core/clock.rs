@@ -37,6 +37,13 @@ impl Moment {
         }
     }
 
+    /// The monotonic instant of a wall-clock time written before this moment (by a previous run,
+    /// say): `None` when it reads as later than this moment — the wall clock was stepped back
+    /// since, and how long ago it was written is not known.
+    pub fn mono_of_past(&self, wall: SystemTime) -> Option<Duration> {
+        (wall <= self.wall).then(|| self.mono_at(wall))
+    }
+
     /// The moment `d` later on both clocks.
     pub fn plus(&self, d: Duration) -> Moment {
         Moment {
@@ -76,6 +83,19 @@ mod tests {
             mono: Duration::from_secs(100),
             wall: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000),
         }
+    }
+
+    #[test]
+    fn a_wall_time_written_later_than_now_is_of_unknown_age() {
+        // The wall clock stepped back since it was written: `mono_at` takes it for now (the
+        // freshest), which a contact must never be taken for.
+        let n = now();
+        let ago = n.wall - Duration::from_secs(30);
+        assert_eq!(n.mono_of_past(ago), Some(Duration::from_secs(70)));
+        assert_eq!(n.mono_of_past(n.wall), Some(n.mono));
+        let later = n.wall + Duration::from_secs(5);
+        assert_eq!(n.mono_at(later), n.mono);
+        assert_eq!(n.mono_of_past(later), None);
     }
 
     #[test]

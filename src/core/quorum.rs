@@ -446,7 +446,8 @@ fn counted(
     let cut_off = |h: &Heard| match h {
         Heard::Report(r) if !r.reachable => match r.last_contact_age {
             // Its last contact is at most `lost_together` after ours.
-            Some(age) => age + policy.lost_together >= round.own_contact_age,
+            // Saturating: an age may be `Duration::MAX` (no contact known).
+            Some(age) => age.saturating_add(policy.lost_together) >= round.own_contact_age,
             None => true,
         },
         _ => false,
@@ -590,7 +591,7 @@ fn counted(
                 .filter(|h| match h {
                     Heard::Report(r) if cut_off(h) => r
                         .last_contact_age
-                        .is_none_or(|a| a > round.own_contact_age + policy.order_tie),
+                        .is_none_or(|a| a > round.own_contact_age.saturating_add(policy.order_tie)),
                     _ => false,
                 })
                 .count()

@@ -36,6 +36,13 @@ pub enum Event {
     /// A pod is created (bound to its node) or deleted by a user.
     Create(PodSpec),
     Delete(usize),
+    /// The node's system clock is stepped by this many milliseconds (back when negative). An
+    /// agent reads it when it starts and counts monotonic time from there, so only a run that
+    /// starts after the step sees it: through the wall times on its disk.
+    ClockStep {
+        node: usize,
+        by_ms: i64,
+    },
 }
 
 /// One run's input.
@@ -181,6 +188,14 @@ impl Scenario {
             } else if !pods.is_empty() {
                 events.push((when, Event::Delete(r.below(pods.len() as u64) as usize)));
             }
+        }
+        // Drawn last, so that every draw above (and every seed kept in the tests) is as before.
+        if r.chance(15) {
+            let node = r.below(n as u64) as usize;
+            let when = at(&mut r, 5_000, 350_000);
+            let by = 1_000 + r.below(300_000) as i64;
+            let by_ms = if r.chance(50) { -by } else { by };
+            events.push((when, Event::ClockStep { node, by_ms }));
         }
         events.sort_by_key(|(t, _)| *t);
         Scenario {

@@ -236,13 +236,13 @@ struct Pod {
     fence_kill: Option<Duration>,
 }
 
-/// What an agent left on disk.
+/// What an agent left on disk: times as the agent's wall clock wrote them.
 #[derive(Clone, Debug, Default)]
 struct Disk {
-    last_contact: Option<Duration>,
+    last_contact: Option<SystemTime>,
     cut_off_since: Option<SystemTime>,
     verdict: Option<Verdict>,
-    held_at: Option<Duration>,
+    held_at: Option<SystemTime>,
     pods: Vec<FencePod>,
     fenced: BTreeSet<String>,
 }
@@ -250,6 +250,9 @@ struct Disk {
 #[derive(Clone, Debug)]
 struct Agent {
     run: u32,
+    /// How far the node's system clock was from true time when this run started (ms): the
+    /// agent's wall clock is that reading plus monotonic time since.
+    wall_offset: i64,
     contact: Contact,
     contact_before: Option<Duration>,
     /// When this run started, or the contact on disk when the previous run stopped cut off
@@ -326,6 +329,8 @@ struct World<'a> {
     node_zones: Vec<crate::core::zone::NodeZone>,
     /// Per node: the agent's earliest pending wake-up and the run it is for (see `wake`).
     wake_at: Vec<Option<(Duration, u32)>>,
+    /// Per node: how far its system clock is from true time (ms), after the steps so far.
+    clock_offset: Vec<i64>,
 }
 
 /// A stop judged while the API server was down for everyone on a node already tainted.
@@ -452,10 +457,17 @@ fn wall(mono: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + mono
 }
 
-fn moment(mono: Duration) -> Moment {
+/// An instant as an agent whose wall clock is `offset_ms` from true time sees it.
+fn moment_off(mono: Duration, offset_ms: i64) -> Moment {
+    let true_wall = wall(mono);
+    let step = Duration::from_millis(offset_ms.unsigned_abs());
     Moment {
         mono,
-        wall: wall(mono),
+        wall: if offset_ms >= 0 {
+            true_wall + step
+        } else {
+            true_wall - step
+        },
     }
 }
 
@@ -520,6 +532,7 @@ fn run_as(
         deferred: Vec::new(),
         kubelet_chain: vec![0; n],
         wake_at: vec![None; n],
+        clock_offset: vec![0; n],
         peer_lists: Vec::new(),
         asked_lists: Vec::new(),
         node_zones: Vec::new(),
@@ -658,29 +671,31 @@ impl World<'_> {
         self.runs[i] += 1;
         let run = self.runs[i];
         let disk = self.disks[i].clone();
-        let now = moment(self.now);
+        // The agent reads the node's system clock as it starts; the wall times on its disk
+        // enter its monotonic scale through that reading, as `agent::clock` does.
+        let wall_offset = self.clock_offset[i];
+        let now = moment_off(self.now, wall_offset);
+        // As `agent::quorum::contact_before` reads it: none once the clock stepped back past it.
+        let contact_before = disk.last_contact.and_then(|w| now.mono_of_past(w));
         let mut gate = Gate::default();
         if let Some(v) = &disk.verdict
             && disk.cut_off_since.is_some()
         {
             gate.verdict = Some(v.clone());
-            gate.held_at = disk.held_at;
+            gate.held_at = disk.held_at.map(|w| now.mono_at(w));
         }
         let list_blocked_until = (!self.reaches_api(i)).then_some(self.now + self.set.list_hang);
         let agent = Agent {
             run,
+            wall_offset,
             contact: Contact::default(),
-            contact_before: disk.last_contact,
+            contact_before,
             started: if self.set.fixes.resumed_cut_off {
-                quorum::resumed_heard_bound(
-                    self.now,
-                    disk.last_contact,
-                    disk.cut_off_since.is_some(),
-                )
+                quorum::resumed_heard_bound(self.now, contact_before, disk.cut_off_since.is_some())
             } else {
                 self.now
             },
-            link: Link::resume(disk.last_contact.map(wall), disk.cut_off_since, now),
+            link: Link::resume(disk.last_contact, disk.cut_off_since, now),
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
@@ -1214,6 +1229,9 @@ impl World<'_> {
                 self.add_pod(spec);
                 self.refresh_views();
             }
+            Event::ClockStep { node, by_ms } => {
+                self.clock_offset[node] = self.clock_offset[node].saturating_add(by_ms);
+            }
             Event::Delete(p) => {
                 self.pods_version += 1;
                 if let Some(pod) = self.pods.get_mut(p) {
@@ -1300,7 +1318,9 @@ impl World<'_> {
             heartbeat: None,
             failed: a.contact.reach == Reach::Unreachable,
         };
-        let judged = a.link.judge(&seen, moment(now), set.unreachable_after);
+        let judged = a
+            .link
+            .judge(&seen, moment_off(now, a.wall_offset), set.unreachable_after);
         if judged.moved {
             a.durability.contact_moved();
         }
@@ -1357,14 +1377,12 @@ impl World<'_> {
         let what = a.durability.due(a.cut_off, now, cadence);
         if what != Write::Nothing {
             let disk = &mut self.disks[i];
-            disk.last_contact = a
-                .link
-                .last_contact_wall(moment(now))
-                .map(|w| moment(now).mono_at(w));
+            let m = moment_off(now, a.wall_offset);
+            disk.last_contact = a.link.last_contact_wall(m);
             if what == Write::State {
                 disk.cut_off_since = a.link.cut_off_since();
                 disk.verdict = a.gate.verdict.clone();
-                disk.held_at = a.gate.held_at;
+                disk.held_at = a.gate.held_at.map(|h| m.wall_at(h));
                 disk.pods = a.known.clone();
                 disk.fenced = a.fenced.clone();
             }
