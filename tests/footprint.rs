@@ -657,6 +657,91 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
     assert!(lists[1..].iter().all(|r| r.param("continue").is_some()));
 }
 
+/// The agent's client bounds its read buffers to `api::READ_BUFFER_MAX` (issue 25): list pages
+/// and a watch event many times that size still arrive whole, over real HTTP on loopback.
+#[tokio::test(flavor = "current_thread")]
+async fn responses_larger_than_the_read_buffer_arrive_whole() {
+    let server = apiserver::ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(realistic::for_create(realistic::node(NODE)));
+    let n = 30;
+    let blob = |len: usize| Value::from("x".repeat(len));
+    let mut names = Vec::new();
+    for i in 0..n {
+        let mut pod = realistic::shaped_pod("heavy", i, NODE).expect("heavy");
+        if i == 7 {
+            // One pod alone larger than the buffer many times over.
+            pod["metadata"]["annotations"]["example.com/blob"] = blob(300_000);
+        }
+        names.push(
+            pod["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+        server.create_pod(realistic::for_create(pod));
+    }
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let client = nodewarden::api::connect(Some(&lb.write_kubeconfig(dir.path())))
+        .await
+        .expect("client");
+    let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
+    let (_, contact) = tokio::sync::watch::channel(nodewarden::api::reachability::State::Unknown);
+    let (views, run) = nodewarden::api::watch::start(
+        client,
+        nodewarden::api::DEFAULT_REQUEST_TIMEOUT,
+        NODE.into(),
+        node_tx,
+        contact,
+    );
+    let task = tokio::spawn(run);
+    poll_until("the store never filled", || views.pods.state().len() == n).await;
+    let sizes: Vec<usize> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods" && r.param("watch").is_none())
+        .filter_map(|r| r.response_size)
+        .collect();
+    let buffer = nodewarden::api::READ_BUFFER_MAX;
+    assert_eq!(sizes.len(), 2, "two pages: {sizes:?}");
+    // The first page is also larger than hyper's default buffer (about 400 KB).
+    assert!(sizes.iter().all(|s| *s > 3 * buffer), "{sizes:?}");
+    assert!(sizes[0] > 500_000, "{sizes:?}");
+    // A watch event of the same size: the pod gains a toleration the fence keeps.
+    let tolerations = |name: &str| {
+        views
+            .pods
+            .state()
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some(name))
+            .and_then(|p| p.spec.as_ref()?.tolerations.as_ref().map(Vec::len))
+    };
+    let before = tolerations(&names[7]).expect("pod 7 and its tolerations");
+    server
+        .update_pod_as("kube-controller-manager", "shop", &names[7], |o| {
+            o["metadata"]["annotations"]["example.com/blob"] = blob(350_000);
+            if let Some(ts) = o["spec"]["tolerations"].as_array_mut() {
+                ts.push(serde_json::json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 900}));
+            }
+        })
+        .expect("update");
+    poll_until("the watch event never arrived", || {
+        tolerations(&names[7]) == Some(before + 1)
+    })
+    .await;
+    task.abort();
+}
+
+/// Polls `done` every 20 ms; fails with `what` after 30 s.
+async fn poll_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The fence writes its state from borrowed data, streamed into the file (issue 12): the file
 /// must be byte for byte the one the owned [`State`] gives through `state::save`, for realistic
 /// pods of every shape and every other field set.
