@@ -711,9 +711,9 @@ fn connected(
     }
 }
 
-/// One pod changed (a toleration added, so the fence's view and the state file change) while
-/// the watches are down and the change history compacted: the agent's watch resumes at a
-/// resourceVersion the server no longer has (410) and lists every pod again. Returns once the
+/// One pod changed (a toleration of the unreachable taint added, so the fence's view and the
+/// state file change) while the watches are down and the change history compacted: the agent's
+/// watch resumes at a resourceVersion the server no longer has (410) and lists every pod again. Returns once the
 /// list was served and 5 s more passed (bounded: 60 s for the list).
 fn relist(server: &apiserver::ApiServer, n: usize) {
     let name = shaped("realistic", n - 1)["metadata"]["name"]
@@ -730,7 +730,9 @@ fn relist(server: &apiserver::ApiServer, n: usize) {
     server
         .update_pod_as("kube-controller-manager", "shop", &name, |o| {
             if let Some(ts) = o["spec"]["tolerations"].as_array_mut() {
-                ts.push(serde_json::json!({"key": format!("relist.example.com/{}", ts.len()), "operator": "Exists"}));
+                // One the fence keeps (it may tolerate the unreachable taint), so the state
+                // file is written again; a later one never decides the plan.
+                ts.push(serde_json::json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 1000 + ts.len()}));
             }
         })
         .unwrap_or_else(|e| panic!("changing pod {name}: {e}"));

@@ -264,22 +264,20 @@ fn the_allow_list_guard_catches_a_kept_field() {
     }
 }
 
-/// What the fence and `status` must see of a pod, read from its whole JSON by this test's own
-/// code: an oracle that shares no reading code with the agent's conversions (the QoS and
-/// effective-resource arithmetic are the core's, tested on their own).
-fn read_whole(v: &Value) -> (FencePod, Effective) {
-    use nodewarden::core::qos::{self, QosClass};
-    use nodewarden::core::quantity::Quantity;
-    use nodewarden::core::resources::{
-        self, ContainerAmounts, PodAmounts, ResourceList, StatusAmounts,
-    };
-    use nodewarden::core::taint::{Effect, Operator, Toleration};
+/// `node.kubernetes.io/unreachable:NoExecute`, the one taint the fence plans for.
+fn unreachable() -> nodewarden::core::taint::Taint {
+    use nodewarden::core::taint::{Effect, Taint, keys};
+    Taint::new(keys::UNREACHABLE, "", Effect::NoExecute)
+}
 
-    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+/// Every toleration of a pod's whole JSON, read by this test's own code.
+fn all_tolerations(v: &Value) -> Vec<nodewarden::core::taint::Toleration> {
+    use nodewarden::core::taint::{Effect, Operator, Toleration};
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let annotation = |k: &str| v["metadata"]["annotations"][k].as_str();
-    let tolerations = items(&v["spec"]["tolerations"])
-        .iter()
+    v["spec"]["tolerations"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .map(|t| Toleration {
             key: text(&t["key"]),
             operator: Operator::parse(t["operator"].as_str().unwrap_or("")).expect("operator"),
@@ -290,6 +288,26 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
                 .map(|e| Effect::parse(e).expect("effect")),
             toleration_seconds: t["tolerationSeconds"].as_i64(),
         })
+        .collect()
+}
+
+/// What the fence and `status` must see of a pod, read from its whole JSON by this test's own
+/// code: an oracle that shares no reading code with the agent's conversions (the QoS and
+/// effective-resource arithmetic are the core's, tested on their own).
+fn read_whole(v: &Value) -> (FencePod, Effective) {
+    use nodewarden::core::qos::{self, QosClass};
+    use nodewarden::core::quantity::Quantity;
+    use nodewarden::core::resources::{
+        self, ContainerAmounts, PodAmounts, ResourceList, StatusAmounts,
+    };
+    let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let annotation = |k: &str| v["metadata"]["annotations"][k].as_str();
+    // The fence keeps, in order, the tolerations that tolerate the unreachable taint (the
+    // core's matcher, tested on its own): the others can change no plan.
+    let tolerations = all_tolerations(v)
+        .into_iter()
+        .filter(|t| t.tolerates(&unreachable()))
         .collect();
     let list = |m: &Value| -> ResourceList {
         m.as_object()
@@ -503,8 +521,124 @@ fn the_shapes_differ_where_the_fence_looks() {
     assert!(mirror.0.static_or_mirror);
     assert_eq!(daemon.0.owner_kind.as_deref(), Some("DaemonSet"));
     assert!(daemon.0.opted_out && daemon.0.terminal);
-    assert_eq!(tolerant.0.tolerations.len(), 7);
+    // Of its seven tolerations, the two that tolerate the unreachable taint (`Exists` with no
+    // key, and the unreachable key's own), in order: the first decides.
+    let kept: Vec<_> = tolerant.0.tolerations.iter().map(|t| &t.key[..]).collect();
+    assert_eq!(kept, ["", "node.kubernetes.io/unreachable"]);
     assert_eq!(tolerant.0.termination_grace_seconds, 120);
+}
+
+/// Only the tolerations that may tolerate `node.kubernetes.io/unreachable:NoExecute` are kept
+/// (issue 25: about 300 B each between the cache and the fence's view), so the fence's plan is
+/// the one all of them give.
+#[test]
+fn only_tolerations_of_the_unreachable_taint_are_kept() {
+    use nodewarden::core::taint::unreachable_delay;
+    let unreachable = "node.kubernetes.io/unreachable";
+    let cases = [
+        (serde_json::json!({"operator": "Exists"}), true),
+        (
+            serde_json::json!({"operator": "Exists", "effect": "NoExecute"}),
+            true,
+        ),
+        (
+            serde_json::json!({"key": unreachable, "operator": "Exists"}),
+            true,
+        ),
+        (
+            serde_json::json!({"key": unreachable, "effect": "NoExecute"}),
+            true,
+        ),
+        (
+            serde_json::json!({"key": unreachable, "operator": "Equal", "value": "", "effect": "NoExecute", "tolerationSeconds": 5}),
+            true,
+        ),
+        (
+            serde_json::json!({"key": unreachable, "value": "x", "effect": "NoExecute"}),
+            false,
+        ),
+        (
+            serde_json::json!({"key": unreachable, "operator": "Exists", "effect": "NoSchedule"}),
+            false,
+        ),
+        (
+            serde_json::json!({"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}),
+            false,
+        ),
+        (
+            serde_json::json!({"key": unreachable, "operator": "Lt", "value": "5", "effect": "NoExecute"}),
+            false,
+        ),
+        (
+            serde_json::json!({"operator": "Exists", "effect": "PreferNoSchedule"}),
+            false,
+        ),
+    ];
+    for (toleration, kept) in &cases {
+        let mut pod = realistic::pod(1, NODE);
+        pod["spec"]["tolerations"] = serde_json::json!([toleration]);
+        let slim: SlimPod = serde_json::from_value(pod).expect("decode");
+        let n = slim
+            .spec
+            .as_ref()
+            .and_then(|s| s.tolerations.as_ref())
+            .map(Vec::len);
+        assert_eq!(n, Some(usize::from(*kept)), "{toleration}");
+    }
+    // Unreadable ones stay, so the fence still leaves such a pod out.
+    for unreadable in [
+        serde_json::json!({"key": "k", "operator": "Sometimes"}),
+        serde_json::json!({"key": "k", "operator": "Exists", "effect": "NoRun"}),
+    ] {
+        let mut pod = realistic::pod(1, NODE);
+        pod["spec"]["tolerations"] =
+            serde_json::json!([{"key": "a", "effect": "NoSchedule"}, unreadable]);
+        let slim: SlimPod = serde_json::from_value(pod).expect("decode");
+        let n = slim
+            .spec
+            .as_ref()
+            .and_then(|s| s.tolerations.as_ref())
+            .map(Vec::len);
+        assert_eq!(n, Some(1), "{unreadable}");
+        assert_eq!(fence_task::fence_pod(&slim), None, "{unreadable}");
+    }
+    // Every shape, and all the cases in one pod in either order: the plan is the one all the
+    // tolerations give.
+    let mut all_cases = realistic::pod(2, NODE);
+    all_cases["spec"]["tolerations"] = cases.iter().map(|(t, _)| t.clone()).collect();
+    let mut reversed = all_cases.clone();
+    reversed["spec"]["tolerations"] = cases.iter().rev().map(|(t, _)| t.clone()).collect();
+    let shaped = realistic::SHAPES
+        .iter()
+        .map(|s| (*s, realistic::shaped_pod(s, 4, NODE).expect(s)));
+    let mut delays = Vec::new();
+    for (shape, full) in realistic::pod_shapes(NODE)
+        .into_iter()
+        .chain(shaped)
+        .chain([("all cases", all_cases), ("all cases reversed", reversed)])
+    {
+        let all = all_tolerations(&full);
+        let slim: SlimPod = serde_json::from_value(full).expect(shape);
+        let fenced = fence_task::fence_pod(&slim).expect(shape);
+        assert!(fenced.tolerations.len() <= all.len(), "{shape}");
+        assert_eq!(
+            unreachable_delay(&fenced.tolerations),
+            unreachable_delay(&all),
+            "{shape}"
+        );
+        delays.push(unreachable_delay(&all));
+    }
+    // The comparison can fail: the two orders of the cases plan differently.
+    let [.., forward, backward] = &delays[..] else {
+        panic!("two at least");
+    };
+    assert_ne!(forward, backward);
+    // The 32-toleration shape keeps the one admission added.
+    let slim: SlimPod =
+        serde_json::from_value(realistic::shaped_pod("tolerations", 0, NODE).expect("shape"))
+            .expect("decode");
+    let kept = slim.spec.and_then(|s| s.tolerations).unwrap_or_default();
+    assert_eq!(kept.len(), 1, "{kept:?}");
 }
 
 #[test]
@@ -655,6 +789,91 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
     );
     assert!(lists[0].param("continue").is_none());
     assert!(lists[1..].iter().all(|r| r.param("continue").is_some()));
+}
+
+/// The agent's client bounds its read buffers to `api::READ_BUFFER_MAX` (issue 25): list pages
+/// and a watch event many times that size still arrive whole, over real HTTP on loopback.
+#[tokio::test(flavor = "current_thread")]
+async fn responses_larger_than_the_read_buffer_arrive_whole() {
+    let server = apiserver::ApiServer::new();
+    server.create_namespace("shop");
+    server.create_node(realistic::for_create(realistic::node(NODE)));
+    let n = 30;
+    let blob = |len: usize| Value::from("x".repeat(len));
+    let mut names = Vec::new();
+    for i in 0..n {
+        let mut pod = realistic::shaped_pod("heavy", i, NODE).expect("heavy");
+        if i == 7 {
+            // One pod alone larger than the buffer many times over.
+            pod["metadata"]["annotations"]["example.com/blob"] = blob(300_000);
+        }
+        names.push(
+            pod["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+        server.create_pod(realistic::for_create(pod));
+    }
+    let lb = server.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let client = nodewarden::api::connect(Some(&lb.write_kubeconfig(dir.path())))
+        .await
+        .expect("client");
+    let (node_tx, _node_rx) = tokio::sync::watch::channel::<Option<Arc<Node>>>(None);
+    let (_, contact) = tokio::sync::watch::channel(nodewarden::api::reachability::State::Unknown);
+    let (views, run) = nodewarden::api::watch::start(
+        client,
+        nodewarden::api::DEFAULT_REQUEST_TIMEOUT,
+        NODE.into(),
+        node_tx,
+        contact,
+    );
+    let task = tokio::spawn(run);
+    poll_until("the store never filled", || views.pods.state().len() == n).await;
+    let sizes: Vec<usize> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods" && r.param("watch").is_none())
+        .filter_map(|r| r.response_size)
+        .collect();
+    let buffer = nodewarden::api::READ_BUFFER_MAX;
+    assert_eq!(sizes.len(), 2, "two pages: {sizes:?}");
+    // The first page is also larger than hyper's default buffer (about 400 KB).
+    assert!(sizes.iter().all(|s| *s > 3 * buffer), "{sizes:?}");
+    assert!(sizes[0] > 500_000, "{sizes:?}");
+    // A watch event of the same size: the pod gains a toleration the fence keeps.
+    let tolerations = |name: &str| {
+        views
+            .pods
+            .state()
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some(name))
+            .and_then(|p| p.spec.as_ref()?.tolerations.as_ref().map(Vec::len))
+    };
+    let before = tolerations(&names[7]).expect("pod 7 and its tolerations");
+    server
+        .update_pod_as("kube-controller-manager", "shop", &names[7], |o| {
+            o["metadata"]["annotations"]["example.com/blob"] = blob(350_000);
+            if let Some(ts) = o["spec"]["tolerations"].as_array_mut() {
+                ts.push(serde_json::json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 900}));
+            }
+        })
+        .expect("update");
+    poll_until("the watch event never arrived", || {
+        tolerations(&names[7]) == Some(before + 1)
+    })
+    .await;
+    task.abort();
+}
+
+/// Polls `done` every 20 ms; fails with `what` after 30 s.
+async fn poll_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The fence writes its state from borrowed data, streamed into the file (issue 12): the file
@@ -906,9 +1125,15 @@ fn a_refresh_converts_only_replaced_pods_and_matches_a_whole_conversion() {
         v["metadata"]["resourceVersion"] = Value::from("999999")
     });
     step(&mut c, "a new version that changes nothing kept", false, 1);
-    edit(7, &|v| {
+    edit(6, &|v| {
         if let Some(ts) = v["spec"]["tolerations"].as_array_mut() {
             ts.push(serde_json::json!({"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 17}));
+        }
+    });
+    step(&mut c, "a toleration the fence cannot use", false, 1);
+    edit(7, &|v| {
+        if let Some(ts) = v["spec"]["tolerations"].as_array_mut() {
+            ts.push(serde_json::json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 17}));
         }
     });
     edit(11, &|v| {

@@ -33,7 +33,7 @@ use crate::agent::snapshot;
 use crate::agent::wake::Wake;
 use crate::api::events::{self, EVENT_NAMESPACE, PendingEvent};
 use crate::api::reachability::Reachability;
-use crate::api::slim::{ResourceAmounts, SlimPod, SlimPodSpec};
+use crate::api::slim::{ResourceAmounts, SlimPod, SlimPodSpec, SlimToleration};
 use crate::api::{ApiClient, Requests};
 use crate::config::Config;
 use crate::core::backoff::{Backoff, Jitter};
@@ -46,7 +46,6 @@ use crate::core::fencing::{
 };
 use crate::core::qos::{self, QosClass};
 use crate::core::resources::Effective;
-use crate::core::taint::{Effect, Operator, Toleration};
 use crate::observe::http::Health;
 use crate::state::{self, Loaded, State, StoredCondition, StoredNode, StoredPeer};
 use crate::terminate::{CgroupLayout, Fence, Terminator};
@@ -80,26 +79,14 @@ pub fn fence_pod(pod: &SlimPod) -> Option<FencePod> {
             .and_then(|a| a.get(key))
             .map(String::as_str)
     };
+    // The cache keeps only the tolerations that may tolerate the unreachable taint (`api::slim`),
+    // and those that cannot be read: one of these leaves the pod out.
     let tolerations = spec
         .tolerations
         .as_deref()
         .unwrap_or_default()
         .iter()
-        .map(|t| {
-            Some(Toleration {
-                key: t.key.as_deref().unwrap_or_default().to_string(),
-                // `Lt`/`Gt` are read whatever the comparison gate: they never tolerate the
-                // unreachable taint (its empty value is no integer), so the fence plans such a
-                // pod as the taint-eviction controller does with the gate on or off.
-                operator: Operator::parse(t.operator.as_deref().unwrap_or(""))?,
-                value: t.value.as_deref().unwrap_or_default().to_string(),
-                effect: match t.effect.as_deref() {
-                    None | Some("") => None,
-                    Some(e) => Some(Effect::parse(e)?),
-                },
-                toleration_seconds: t.toleration_seconds,
-            })
-        })
+        .map(SlimToleration::to_core)
         .collect::<Option<Vec<_>>>()?;
     let status = pod.status.as_ref();
     let qos = status

@@ -316,8 +316,63 @@ pub async fn connect_with(
     config.reset_reader_on_write = true;
     // Building the client runs an exec credential plugin, whose failure message quotes the
     // plugin's output: that can be a credential.
-    kube::Client::try_from(config)
-        .map_err(|e| ConnectError::Client(kubeconfig::redact_quoted(&e.to_string())))
+    agent_client(config)
+}
+
+/// The most a pooled connection's read buffer grows to. hyper's adaptive buffer doubles while
+/// reads fill it, up to about 400 KB by default, and never shrinks its allocation: every
+/// connection that once carried a list page (25 pods, about 300 KB of JSON) kept that much for
+/// good (issue 25: 1.2–1.4 MiB of the agent's heap at 1,000 pods). A TLS record carries 16 KiB
+/// of data at most, so a larger buffer saves few reads from a real API server. A response
+/// larger than the buffer is read through it in parts; only a response's head must fit
+/// (an API server's are well under 1 KiB).
+pub const READ_BUFFER_MAX: usize = 16 * 1024;
+
+/// The agent's client: kube's default stack (`kube::client::ClientBuilder::try_from`, kube
+/// 5.0: TLS, the connection timeouts, kube's retry of 429/503/504, credentials, extra headers)
+/// over a hyper client whose read buffers are bounded by [`READ_BUFFER_MAX`], which that
+/// builder does not expose. Left out: kube's tracing layer (its records repeat the errors this
+/// module reports) and a client certificate's expiry from an exec plugin (nothing reads it);
+/// a `proxy-url` is refused, as kube built without its proxy features refuses it.
+fn agent_client(config: kube::Config) -> Result<kube::Client, ConnectError> {
+    use hyper_util::client::legacy::connect::HttpConnector;
+    use kube::client::ConfigExt;
+    use tower::ServiceBuilder;
+
+    // The URL is not quoted: it may carry a password.
+    if config.proxy_url.is_some() {
+        return Err(ConnectError::Client(
+            "the kubeconfig names a proxy-url; this build connects without a proxy".into(),
+        ));
+    }
+    let fail = |e: kube::Error| ConnectError::Client(kubeconfig::redact_quoted(&e.to_string()));
+    let mut http = HttpConnector::new();
+    // The URL's scheme decides: https through rustls, http (tests on loopback) as it is.
+    http.enforce_http(false);
+    let mut connector = hyper_timeout::TimeoutConnector::new(
+        config
+            .rustls_https_connector_with_connector(http)
+            .map_err(fail)?,
+    );
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    connector.set_reset_reader_on_write(config.reset_reader_on_write);
+    let hyper_client =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .http1_max_buf_size(READ_BUFFER_MAX)
+            .build(connector);
+    let retry = config
+        .default_retry
+        .then(|| tower::retry::RetryLayer::new(kube::client::retry::RetryPolicy::server_retry()));
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(retry)
+        .option_layer(config.auth_layer().map_err(fail)?)
+        .layer(config.extra_headers_layer().map_err(fail)?)
+        .map_err(tower::BoxError::from)
+        .service(hyper_client);
+    Ok(kube::Client::new(service, config.default_namespace))
 }
 
 #[cfg(test)]

@@ -15,7 +15,13 @@
 //! - Pod identity (name, namespace, uid, resourceVersion): the store's keys, the fence, `status`.
 //! - the controller owner's kind: the fence (DaemonSet pods, docs/semantics.md §11).
 //! - the annotations in [`POD_ANNOTATIONS`]: mirror/static pods and the opt-out (fence).
-//! - tolerations, terminationGracePeriodSeconds, phase: the fence's plan.
+//! - the tolerations that may tolerate `node.kubernetes.io/unreachable:NoExecute` (in their
+//!   order), terminationGracePeriodSeconds, phase: the fence's plan. The first toleration that
+//!   tolerates that taint decides when the pod is evicted (docs/semantics.md §4.1), so the others
+//!   (a DaemonSet-like pod carries dozens) can change no plan and are not kept, neither here nor
+//!   in the fence's view and the state file; `explain` reads the pod from the API server and
+//!   shows them all. A toleration this agent cannot read is kept, so the fence leaves that pod
+//!   out as before.
 //! - each container's and init container's name, resources and restartPolicy (sidecars), the
 //!   pod-level `spec.resources`, `spec.overhead` and `status.qosClass`: QoS and the effective
 //!   requests `status` shows.
@@ -42,6 +48,7 @@ use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::core::fence_plan::OPT_OUT_ANNOTATION;
+use crate::core::taint;
 
 /// The GA zone label (`core::zone` forms the controller's zone key from it and the region).
 pub const ZONE_LABEL: &str = crate::core::zone::ZONE_LABEL;
@@ -100,9 +107,10 @@ impl<'de> Deserialize<'de> for SlimPod {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SlimPodSpec {
+    /// Only the fence's: see [`SlimToleration::may_tolerate_unreachable`].
     #[serde(
         default,
-        deserialize_with = "shrunk",
+        deserialize_with = "unreachable_tolerations",
         skip_serializing_if = "Option::is_none"
     )]
     pub tolerations: Option<Vec<SlimToleration>>,
@@ -581,6 +589,49 @@ impl<'de> Deserialize<'de> for SlimToleration {
             toleration_seconds: t.toleration_seconds,
         })
     }
+}
+
+impl SlimToleration {
+    /// The toleration in the core's terms; `None` when its operator or effect is not one this
+    /// agent knows. `Lt`/`Gt` are read whatever the comparison gate: they never tolerate the
+    /// unreachable taint (its empty value is no integer), so the fence plans such a pod as the
+    /// taint-eviction controller does with the gate on or off.
+    pub fn to_core(&self) -> Option<taint::Toleration> {
+        Some(taint::Toleration {
+            key: self.key.as_deref().unwrap_or_default().to_string(),
+            operator: taint::Operator::parse(self.operator.as_deref().unwrap_or(""))?,
+            value: self.value.as_deref().unwrap_or_default().to_string(),
+            effect: match self.effect.as_deref() {
+                None | Some("") => None,
+                Some(e) => Some(taint::Effect::parse(e)?),
+            },
+            toleration_seconds: self.toleration_seconds,
+        })
+    }
+
+    /// Whether the cache keeps this toleration: it tolerates
+    /// `node.kubernetes.io/unreachable:NoExecute` (the core's matcher, docs/semantics.md §2.1),
+    /// or it cannot be read (the fence refuses such a pod, and must still see why). Dropping the
+    /// others leaves the first tolerating one first, which is all `taint::unreachable_delay`
+    /// reads.
+    pub fn may_tolerate_unreachable(&self) -> bool {
+        static UNREACHABLE: std::sync::LazyLock<taint::Taint> = std::sync::LazyLock::new(|| {
+            taint::Taint::new(taint::keys::UNREACHABLE, "", taint::Effect::NoExecute)
+        });
+        self.to_core().is_none_or(|t| t.tolerates(&UNREACHABLE))
+    }
+}
+
+/// `spec.tolerations` as kept: those [`SlimToleration::may_tolerate_unreachable`], in order.
+fn unreachable_tolerations<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<SlimToleration>>, D::Error> {
+    let mut list = shrunk::<D, SlimToleration>(d)?;
+    if let Some(l) = list.as_mut() {
+        l.retain(SlimToleration::may_tolerate_unreachable);
+        l.shrink_to_fit();
+    }
+    Ok(list)
 }
 
 impl k8s_openapi::Resource for SlimPod {
