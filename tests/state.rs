@@ -195,16 +195,21 @@ fn a_corrupt_file_is_moved_aside_and_nothing_is_loaded() {
     }
 }
 
+/// The sample state saved in `dir`, its file's path, and the file as JSON to edit.
+fn saved_as_json(dir: &Path) -> (State, std::path::PathBuf, serde_json::Value) {
+    let state = sample_state();
+    save(dir, &state).expect("save");
+    let path = dir.join(STATE_FILE);
+    let file = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    (state, path, file)
+}
+
 /// An entry no build writes is refused on its own: that pod is not used (so never fenced), and
 /// the rest of the file stands.
 #[test]
 fn a_stored_pod_this_build_could_not_have_written_is_not_used() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let state = sample_state();
-    save(dir.path(), &state).expect("save");
-    let path = dir.path().join(STATE_FILE);
-    let mut file: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let (state, path, mut file) = saved_as_json(dir.path());
     let good = file["pods"][0].clone();
     let unreadable = |uid: &str, at: &str, word: serde_json::Value| {
         let mut p = good.clone();
@@ -259,11 +264,7 @@ fn a_stored_pod_this_build_could_not_have_written_is_not_used() {
 #[test]
 fn a_held_event_with_a_time_this_build_does_not_write_is_left_out() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let state = sample_state();
-    save(dir.path(), &state).expect("save");
-    let path = dir.path().join(STATE_FILE);
-    let mut file: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let (state, path, mut file) = saved_as_json(dir.path());
     let mut late = file["conditionEvents"][0].clone();
     late["at"] = "yesterday".into();
     file["conditionEvents"]
