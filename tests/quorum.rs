@@ -8,8 +8,8 @@ use std::time::Duration;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide,
-    needs_other_zones, next_round, resumed_heard_bound, select, unasked_elsewhere,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, decide_or_ask,
+    next_round, resumed_heard_bound, select, unasked_elsewhere,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -1116,7 +1116,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
     let mut heard: Vec<(Peer, Heard)> = asked.iter().map(|p| (p.clone(), hears(p))).collect();
     let round = zone::round(&me, &peers, &heard, OWN_AGE);
     assert!(decide(&round, &policy(), true).is_hold());
-    assert!(needs_other_zones(&round, &policy(), true));
+    assert!(decide_or_ask(&round, &policy(), true).1);
     // The rest of the other zone, asked: one reaches the API server, and the zone is evicted.
     let rest = unasked_elsewhere(&peers, "a", &heard);
     let names: Vec<&str> = rest.iter().map(|p| p.node.as_str()).collect();
@@ -1125,7 +1125,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
     let round = zone::round(&me, &peers, &heard, OWN_AGE);
     let v = decide(&round, &policy(), true);
     assert!(v.is_enforce(), "{v:?}");
-    assert!(!needs_other_zones(&round, &policy(), true));
+    assert!(!decide_or_ask(&round, &policy(), true).1);
     // Were they all cut off, the hold stands on every answer, and nothing more is asked.
     let all_cut: Vec<(Peer, Heard)> = peers
         .iter()
@@ -1136,7 +1136,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
     assert!(unasked_elsewhere(&peers, "a", &all_cut).is_empty());
     // A round with no other zone never asks more.
     let alone = zone::round(&me, &peers[..1], &all_cut[..1], OWN_AGE);
-    assert!(!needs_other_zones(&alone, &policy(), true));
+    assert!(!decide_or_ask(&alone, &policy(), true).1);
 }
 
 #[test]

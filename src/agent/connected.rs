@@ -229,7 +229,7 @@ pub async fn run<S: Source>(
     let stopped_cut_off = persisted
         .as_ref()
         .is_some_and(|s| s.cut_off_since.is_some());
-    let started = crate::core::quorum::resumed_heard_bound(
+    let heard_bound = crate::core::quorum::resumed_heard_bound(
         tokio::time::Instant::now(),
         contact_before,
         stopped_cut_off,
@@ -315,7 +315,7 @@ pub async fn run<S: Source>(
                 .key
                 .map(|key| asker(&node, key, peers.timeout, counters)),
             contact_before,
-            started,
+            heard_bound,
             cut_off: cut_off_rx,
         };
         let (node, health) = (node.clone(), health.clone());

@@ -21,8 +21,7 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide, needs_other_zones, next_round,
-    unasked_elsewhere,
+    Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide_or_ask, next_round, unasked_elsewhere,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -79,7 +78,7 @@ pub struct QuorumInputs {
     /// `core::quorum::heard_until` counts from while this run has none: when this run started
     /// (the kubelet kept renewing while no agent ran); or, when the previous run stopped while
     /// cut off, the contact it persisted (`core::quorum::resumed_heard_bound`).
-    pub started: Instant,
+    pub heard_bound: Instant,
     /// Whether the fence judges this node cut off (`core::fencing::Link`): the quorum is asked
     /// exactly while the fence needs it, by the one rule. `None` until the fence's first
     /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
@@ -173,11 +172,11 @@ fn zone_of(node: &Node) -> NodeZone {
     NodeZone::of(node.metadata.labels.as_ref())
 }
 
-/// One round's questions and the round they make. The list names each peer's zone label only (an
+/// One round's questions, the round they make and its verdict. The list names each peer's zone label only (an
 /// EndpointSlice carries no region): whom to ask is chosen by label (`core::quorum::select`), and
 /// each answer places its peer by its zone key. When those answers would make every zone down on
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
-/// node holds (`core::quorum::needs_other_zones`).
+/// node holds (`core::quorum::decide_or_ask`).
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
@@ -185,21 +184,24 @@ async fn ask_round(
     ask_at_most: usize,
     (policy, known): (&QuorumPolicy, bool),
     own_contact_age: Duration,
-) -> Round {
+) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => ask(select(peers, &zone.listed, ask_at_most), zone.key.clone()).await,
         _ => Vec::new(),
     };
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age);
-    let Some(ask) = ask.filter(|_| needs_other_zones(&round, policy, known)) else {
-        return round;
+    let (verdict, ask_more) = decide_or_ask(&round, policy, known);
+    let Some(ask) = ask.filter(|_| ask_more) else {
+        return (round, verdict);
     };
     let rest = unasked_elsewhere(peers, &zone.listed, &heard);
     if rest.is_empty() {
-        return round;
+        return (round, verdict);
     }
     heard.extend(ask(rest, zone.key.clone()).await);
-    crate::core::zone::round(zone, peers, &heard, own_contact_age)
+    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age);
+    let verdict = decide_or_ask(&round, policy, known).0;
+    (round, verdict)
 }
 
 /// The quorum task. Runs until dropped.
@@ -310,14 +312,14 @@ pub async fn run(
         let heard_until = crate::core::quorum::heard_until(
             inputs.reach.last_contact(),
             inputs.contact_before,
-            inputs.started,
+            inputs.heard_bound,
         );
         let own_contact_age = own.map_or(Duration::MAX, |_| {
             now.saturating_duration_since(heard_until)
         });
         let sent = (now, clock.at(now).wall);
         let known = inputs.ask.is_some() && !peers.is_empty();
-        let round = ask_round(
+        let (round, decided) = ask_round(
             inputs.ask.as_ref(),
             &peers,
             &zone,
@@ -326,7 +328,6 @@ pub async fn run(
             own_contact_age,
         )
         .await;
-        let decided = decide(&round, &policy, known);
         let changed = gate.record(mono(sent.0), decided.clone());
         // The verdict in force: a pending one leaves a resumed enforce standing (`Gate::record`).
         let verdict = gate.verdict.clone().unwrap_or(decided);
@@ -419,25 +420,25 @@ mod tests {
         );
         let zone = NodeZone::from_key("a", false);
         let ask = asker(&["b3", "b4", "b5"]);
-        let round = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        let (round, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
         assert_eq!(
             *calls.lock().expect("calls"),
             [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
         );
-        let v = decide(&round, &policy, true);
         assert!(v.is_enforce(), "{v:?}");
+        assert_eq!(crate::core::quorum::decide(&round, &policy, true), v);
         // Every node of zone b cut off: the same two rounds of questions, and a hold.
         calls.lock().expect("calls").clear();
         let ask = asker(&[]);
-        let round = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
         assert_eq!(calls.lock().expect("calls").len(), 2);
-        assert!(decide(&round, &policy, true).is_hold());
+        assert!(v.is_hold(), "{v:?}");
         // b0 reaches the API server: one round of questions settles it.
         calls.lock().expect("calls").clear();
         let ask = asker(&["b0"]);
-        let round = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
         assert_eq!(calls.lock().expect("calls").len(), 1);
-        assert!(!decide(&round, &policy, true).is_hold());
+        assert!(!v.is_hold(), "{v:?}");
     }
 
     #[test]

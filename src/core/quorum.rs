@@ -98,7 +98,7 @@ pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
 }
 
 /// The peers listed outside `zone` that `heard` does not hold: the rest of the other zones, which
-/// a round asks when [`needs_other_zones`] says so.
+/// a round asks when [`decide_or_ask`] says so.
 pub fn unasked_elsewhere(peers: &[Peer], zone: &str, heard: &[(Peer, Heard)]) -> Vec<Peer> {
     let asked: std::collections::BTreeSet<&str> =
         heard.iter().map(|(p, _)| p.node.as_str()).collect();
@@ -203,7 +203,7 @@ pub struct Fixes {
     pub restart_heard: bool,
     /// Every other zone counts as down only once every peer of it was asked: the round asks two
     /// of each, and when those say "cut off" the rest are asked before this node holds
-    /// ([`needs_other_zones`]; issue 22: the two asked of a six-node zone were cut off, the
+    /// ([`decide_or_ask`]; issue 22: the two asked of a six-node zone were cut off, the
     /// others reached the API server, and the controller evicted the cut-off zone). The agent's
     /// shell applies it; only the simulator reads this switch.
     pub other_zones_asked: bool,
@@ -407,18 +407,20 @@ fn undecided(choice: Undecided, reason: String) -> Verdict {
 ///
 /// `peers_known` is false when the peer list is empty: `without_peers` decides.
 pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdict {
-    let (verdict, _) = decide_counted(round, policy, peers_known);
-    rests_on_silence(verdict, round, policy, peers_known)
+    decide_or_ask(round, policy, peers_known).0
 }
 
-/// Whether [`decide`] holds because every node known is cut off, on the answers of only some
-/// peers of the other zones (the round asks two of each, [`select`]). The control plane stops
-/// evicting only when every zone is fully disrupted: one node of another zone that reaches the
-/// API server keeps this zone evicted. The caller then asks every peer of the other zones not
-/// asked yet and decides again on all the answers.
-pub fn needs_other_zones(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> bool {
-    let (_, everyone) = decide_counted(round, policy, peers_known);
-    everyone && round.other_zones > 0
+/// [`decide`], and whether that verdict holds because every node known is cut off, on the answers
+/// of only some peers of the other zones (the round asks two of each, [`select`]). The control
+/// plane stops evicting only when every zone is fully disrupted: one node of another zone that
+/// reaches the API server keeps this zone evicted. When it says so, the caller asks every peer of
+/// the other zones not asked yet ([`unasked_elsewhere`]) and decides again on all the answers.
+pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> (Verdict, bool) {
+    let (verdict, everyone) = decide_counted(round, policy, peers_known);
+    (
+        rests_on_silence(verdict, round, policy, peers_known),
+        everyone && round.other_zones > 0,
+    )
 }
 
 /// [`decide`] by the counts alone, silent peers counted as reaching the API server; and whether

@@ -257,7 +257,7 @@ struct Agent {
     contact_before: Option<Duration>,
     /// When this run started, or the contact on disk when the previous run stopped cut off
     /// (`quorum::resumed_heard_bound`): what `quorum::heard_until` counts from.
-    started: Duration,
+    heard_bound: Duration,
     link: Link,
     gate: Gate,
     steps: Steps,
@@ -371,20 +371,27 @@ enum Variant {
     OthersBackWithServer(usize),
 }
 
+/// Each node's link to the API server as `events` (in time order) leave it at `upto`.
+fn links_at(w: &Scenario, events: &[(Duration, Event)], upto: Duration) -> Vec<bool> {
+    let mut up = vec![true; w.nodes()];
+    for (t, e) in events {
+        match e {
+            _ if *t > upto => break,
+            Event::CutApi(n) => up[*n] = false,
+            Event::HealApi(n) => up[*n] = true,
+            _ => {}
+        }
+    }
+    up
+}
+
 /// Heals, when the API server comes back at event `up`, the link of every node but `node` that
 /// is down then.
 fn others_back_with_server(w: &mut Scenario, up: usize, node: usize) {
     let Some(&(at, Event::ApiUp)) = w.events.get(up) else {
         return;
     };
-    let mut link = vec![true; w.zones.iter().sum()];
-    for (_, e) in &w.events[..up] {
-        match e {
-            Event::CutApi(n) => link[*n] = false,
-            Event::HealApi(n) => link[*n] = true,
-            _ => {}
-        }
-    }
+    let link = links_at(w, &w.events[..up], Duration::MAX);
     let heals = (0..link.len())
         .filter(|&n| n != node && !link[n])
         .map(|n| (at, Event::HealApi(n)));
@@ -405,21 +412,8 @@ fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
         .iter()
         .find(|(_, e)| matches!(e, Event::ApiUp))
         .map(|(t, _)| *t);
-    // Each node's link as the events leave it at an instant.
-    let links_at = |upto: Duration, events: &[(Duration, Event)]| {
-        let mut up = vec![true; w.zones.iter().sum()];
-        for (t, e) in events {
-            match e {
-                _ if *t > upto => break,
-                Event::CutApi(n) => up[*n] = false,
-                Event::HealApi(n) => up[*n] = true,
-                _ => {}
-            }
-        }
-        up
-    };
-    let up_then = links_at(start, &w.events[..down]);
-    let up_after = end.map(|t| links_at(t, &w.events));
+    let up_then = links_at(w, &w.events[..down], start);
+    let up_after = end.map(|t| links_at(w, &w.events, t));
     let mut events = w.events.clone();
     events.remove(down);
     for (n, up) in up_then.iter().enumerate() {
@@ -690,7 +684,7 @@ impl World<'_> {
             wall_offset,
             contact: Contact::default(),
             contact_before,
-            started: if self.set.fixes.resumed_cut_off {
+            heard_bound: if self.set.fixes.resumed_cut_off {
                 quorum::resumed_heard_bound(self.now, contact_before, disk.cut_off_since.is_some())
             } else {
                 self.now
@@ -998,14 +992,15 @@ impl World<'_> {
             up.map(Variant::OthersBackWithServer),
             down.map(Variant::LiveUntilJudged),
         ];
-        let found = variants.into_iter().flatten().find_map(|v| {
-            let judged = Judged {
-                stop: sigterm,
-                now,
-                api_down,
-            };
-            Some((self.witness_for(pod, v, judged)?, v))
-        });
+        let judged = Judged {
+            stop: sigterm,
+            now,
+            api_down,
+        };
+        let found = variants
+            .into_iter()
+            .flatten()
+            .find_map(|v| Some((self.witness_for(pod, v, judged)?, v)));
         if let Some((last, variant)) = found {
             self.out.indistinguishable.push((pod, last));
             let how = match variant {
@@ -1063,6 +1058,9 @@ impl World<'_> {
             now,
             api_down,
         } = judged;
+        // The agents decide the same there as here up to the stop, by construction, but when
+        // other nodes' links come back: then they are run, to check (below).
+        let agents = matches!(variant, Variant::OthersBackWithServer(_));
         // A witness run goes a minute past the stop it judges (not to the end of the scenario);
         // later stops on the node within that minute are judged by the same runs.
         let key = (node, variant, self.last_cut(node, stop));
@@ -1094,9 +1092,6 @@ impl World<'_> {
                     }
                 }
             }
-            // The agents decide the same there as here up to the stop, by construction, but
-            // when other nodes' links come back: then they are run, to check (below).
-            let agents = matches!(variant, Variant::OthersBackWithServer(_));
             let runs = worlds
                 .into_iter()
                 .map(|(last, w)| {
@@ -1107,12 +1102,11 @@ impl World<'_> {
                 .collect();
             self.witnesses.insert(key, (until, runs));
         }
-        // Deleted there by now; or, while the API server is down for everyone (as it is there:
-        // the worlds differ in no outage), deleted once it is back for a taint added by now — the
-        // same test `judge` applies to this world (`deferred`).
-        // And there the fence stopped the pod no later than here (the agent decided the same
-        // in both, whatever differs later), or the control plane deleted it first.
-        let agents = matches!(variant, Variant::OthersBackWithServer(_));
+        // Deleted there by now; or, while the API server is down for everyone here, deleted once
+        // it is back for a taint added by now — the test `judge` applies to this world
+        // (`deferred`). And there the fence stopped the pod no later than here (the agent
+        // decided the same in both, whatever differs later), or the control plane deleted it
+        // first.
         self.witnesses[&key].1.iter().find_map(|(last, pods)| {
             let (Some((deleted, taint)), stopped) = pods.get(pod).copied()? else {
                 return None;
@@ -1443,25 +1437,25 @@ impl World<'_> {
         let mut heard = ask(&self.asked_lists[i]);
         let own = a.contact.last_contact.max(a.contact_before);
         let heard_at = if set.fixes.restart_heard {
-            quorum::heard_until(a.contact.last_contact, a.contact_before, a.started)
+            quorum::heard_until(a.contact.last_contact, a.contact_before, a.heard_bound)
         } else {
-            own.unwrap_or(a.started)
+            own.unwrap_or(a.heard_bound)
         };
         let own_age = own.map_or(Duration::MAX, |_| now.saturating_sub(heard_at));
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let zone = &self.node_zones[i];
+        let known = !mine.is_empty();
         let mut round = crate::core::zone::round(zone, mine, &heard, own_age);
-        if set.fixes.other_zones_asked
-            && quorum::needs_other_zones(&round, &self.quorum_policy, !mine.is_empty())
-        {
+        let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
+        if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked_elsewhere(mine, &zone.listed, &heard);
             if !rest.is_empty() {
                 heard.extend(ask(&rest));
                 round = crate::core::zone::round(zone, mine, &heard, own_age);
+                verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
-        let verdict = quorum::decide(&round, &self.quorum_policy, !mine.is_empty());
         let answered = round
             .heard
             .iter()
