@@ -555,6 +555,7 @@ fn where_bytes_go(n: usize, shape: &str) {
             decided: &[],
             quorum: &quorum,
             cut_off_since: None,
+            wall_scale: None,
         },
     );
     let write_peak = Counting::peak() - base;

@@ -232,10 +232,12 @@ fn status(source: &ConfigSource, output: Output) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let now = SystemTime::now();
     let mut report = match nodewarden::cli::status::report(
         &config,
         &agent::node_name(&config),
-        SystemTime::now(),
+        now,
+        agent::clock::scale_at(now),
     ) {
         Ok(r) => r,
         Err(e) => {

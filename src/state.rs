@@ -12,6 +12,12 @@
 //! saved while it is there, so going back to that release after a rollback loses nothing.
 //! Within a file this build reads, an entry it could not have written (a pod, a held Event) is
 //! left out on its own, and logged.
+//!
+//! Every wall time in these files is on the scale of the run that wrote it: the wall clock read
+//! at its start plus monotonic time since (`agent::clock`). Each file also names that scale
+//! against the node's boot clock (`core::clock::Scale`), and [`load`] carries its times onto the
+//! reading run's scale, so a wall-clock step between two runs moves no deadline (issue 22, seed
+//! 0x14e8). Across a reboot nothing relates the two, and the times are taken as they read.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,6 +30,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::bounded;
+use crate::core::clock::{Scale, carried};
 use crate::core::condition::{ConditionStatus, NodeCondition};
 use crate::core::event::PendingEvent;
 use crate::core::fence_plan::FencePod;
@@ -32,7 +39,8 @@ use crate::core::resources::{Amounts, Effective};
 
 /// The file name inside the state directory.
 pub const STATE_FILE: &str = "state.json";
-/// The last contact alone (one RFC 3339 line). It advances with every Lease renewal, so it is
+/// The last contact alone: one line, the RFC 3339 time, then the writer's scale
+/// (`core::clock::Scale::to_text`; earlier builds wrote the time alone). It advances with every Lease renewal, so it is
 /// written on its own: rewriting the whole state (every pod) that often would wear the flash
 /// storage of edge nodes for nothing. `load` takes the later of the two.
 pub const CONTACT_FILE: &str = "last-contact";
@@ -41,10 +49,11 @@ pub const CONTACT_FILE: &str = "last-contact";
 /// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
 pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
-/// the conditions as decided, version 3 the peers and the quorum; all then read as empty.
-const READS: [u32; 4] = [1, 2, 3, VERSION];
+/// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale; all
+/// then read as empty.
+const READS: [u32; 5] = [1, 2, 3, 4, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,6 +100,11 @@ pub struct State {
     /// running, and the control plane hears the kubelet, not us.
     #[serde(default)]
     pub cut_off_since: Option<String>,
+    /// The scale of the run that wrote the file's times (`core::clock::Scale::to_text`; since
+    /// version 5). Absent when that run could not read the boot clock, and in older files, whose
+    /// bytes are then written back as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_scale: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -360,6 +374,8 @@ pub struct StateView<'a> {
     pub peers: Vec<StoredPeer>,
     pub quorum: Option<StoredQuorum>,
     pub cut_off_since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_scale: Option<String>,
 }
 
 /// The pods as [`StoredPod`]s of the same pods and resources are written: each with its requests
@@ -482,9 +498,16 @@ fn save_serialized<T: Serialize>(dir: &Path, state: &T) -> Result<(), StateError
 
 /// Writes the last contact alone, atomically (see [`CONTACT_FILE`]). Refuses like [`save`]: a
 /// newer release reads this file too, and a contact moved later would move its deadlines later.
-pub fn save_contact(dir: &Path, last_contact: SystemTime) -> Result<(), StateError> {
+pub fn save_contact(
+    dir: &Path,
+    last_contact: SystemTime,
+    scale: Option<Scale>,
+) -> Result<(), StateError> {
     refuse_if_newer(dir)?;
-    let line = format!("{}\n", format_time(last_contact));
+    let line = match scale {
+        Some(scale) => format!("{} {}\n", format_time(last_contact), scale.to_text()),
+        None => format!("{}\n", format_time(last_contact)),
+    };
     write_atomically(dir, CONTACT_FILE, |f| {
         f.write_all(line.as_bytes()).map_err(Body::Io)
     })
@@ -566,7 +589,7 @@ fn version_in_head(head: &[u8]) -> Option<u32> {
 /// file's own, older, last contact stands: the fence can only act earlier, never later).
 /// One that exists but cannot be read or is not such a time is logged: it is ignored, and an
 /// operator should know why a restart counts from an older contact.
-fn load_contact(dir: &Path) -> Option<SystemTime> {
+fn load_contact(dir: &Path, to: Option<Scale>) -> Option<SystemTime> {
     let path = dir.join(CONTACT_FILE);
     let text = match bounded::read_to_string(&path, bounded::CONTACT) {
         Ok(text) => text,
@@ -576,7 +599,11 @@ fn load_contact(dir: &Path) -> Option<SystemTime> {
             return None;
         }
     };
-    let time = parse_time(text.trim());
+    let (time, scale) = match text.trim().split_once(' ') {
+        Some((time, scale)) => (time, Scale::from_text(scale).map(Some)),
+        None => (text.trim(), Some(None)),
+    };
+    let time = scale.and_then(|scale| Some(carried(parse_time(time)?, scale, to)));
     if time.is_none() {
         let shown = crate::bounded::excerpt(text.trim());
         log::warn!(file = path.display().to_string().as_str(); "{} does not hold a time this build writes ({shown:?}); ignored, the state file's last contact stands", path.display());
@@ -673,9 +700,40 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     fs::set_permissions(dir, Permissions::from_mode(0o700))
 }
 
+/// The state's times carried onto the scale `to` ([`carried`]): the last contact, the start of
+/// the partition and the quorum's hold, from which the fence counts.
+fn carry_times(s: &mut State, to: Option<Scale>) {
+    let Some(to) = to else { return };
+    let from = match s.wall_scale.as_deref().map(|t| (t, Scale::from_text(t))) {
+        None => return,
+        Some((_, Some(from))) => from,
+        Some((text, None)) => {
+            let shown = crate::bounded::excerpt(text);
+            log::warn!(
+                "the state file's wallScale ({shown:?}) is not one this build writes; its times are taken as they read"
+            );
+            return;
+        }
+    };
+    let carry = |t: &mut Option<String>| {
+        if let Some(wall) = t.as_deref().and_then(parse_time) {
+            *t = Some(format_time(carried(wall, Some(from), Some(to))));
+        }
+    };
+    carry(&mut s.last_contact);
+    carry(&mut s.cut_off_since);
+    if let Some(q) = s.quorum.as_mut() {
+        carry(&mut q.held_at);
+    }
+    if from.boot == to.boot {
+        s.wall_scale = Some(to.to_text());
+    }
+}
+
 /// Reads the state file; a corrupt one is moved aside (`state.json.corrupt-<unix seconds>`), a
-/// newer release's is left untouched ([`Loaded::Newer`]).
-pub fn load(dir: &Path) -> Loaded {
+/// newer release's is left untouched ([`Loaded::Newer`]). Its times are carried onto the scale
+/// `to` (the reading run's, `agent::clock::Clock::scale`; `None`: taken as they read).
+pub fn load(dir: &Path, to: Option<Scale>) -> Loaded {
     let path = dir.join(STATE_FILE);
     let bytes = match bounded::read(&path, bounded::STATE) {
         Ok(b) => b,
@@ -696,8 +754,10 @@ pub fn load(dir: &Path) -> Loaded {
     }
     match serde_json::from_slice::<State>(&bytes) {
         Ok(mut s) if READS.contains(&s.version) => {
+            carry_times(&mut s, to);
             let from_state = s.last_contact.as_deref().and_then(parse_time);
-            if let Some(later) = load_contact(dir).filter(|c| from_state.is_none_or(|s| *c > s)) {
+            if let Some(later) = load_contact(dir, to).filter(|c| from_state.is_none_or(|s| *c > s))
+            {
                 s.last_contact = Some(format_time(later));
             }
             Loaded::Found(Box::new(s))
@@ -746,6 +806,7 @@ mod tests {
             peers: vec![],
             quorum: None,
             cut_off_since: None,
+            wall_scale: None,
         };
         let bytes = serde_json::to_vec_pretty(&state).expect("encode");
         assert_eq!(version_in_head(&bytes[..32]), Some(VERSION));

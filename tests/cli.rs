@@ -608,6 +608,7 @@ fn save_edge_state(
                 held_at: None,
             }),
             cut_off_since: None,
+            wall_scale: None,
         },
     )
     .expect("save state");
@@ -937,7 +938,7 @@ fn golden_status_of_a_cut_off_node() {
     )
     .expect("config");
     let mut report =
-        nodewarden::cli::status::report(&config, "edge-1", now).expect("status report");
+        nodewarden::cli::status::report(&config, "edge-1", now, None).expect("status report");
     report.machine = Some(golden_machine());
     let text = nodewarden::cli::status::text(&report)
         .replace(&proc.display().to_string(), "<fixture>/proc");

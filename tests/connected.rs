@@ -825,7 +825,7 @@ async fn status_shows_the_nodes_conditions_and_taints_and_the_pods_requests_agai
             .map(|row| row.requests.clone())
     };
     let read = || {
-        nodewarden::cli::status::report(&status_cfg, NODE, std::time::SystemTime::now())
+        nodewarden::cli::status::report(&status_cfg, NODE, std::time::SystemTime::now(), None)
             .expect("state readable")
     };
     // Written on change, at most every 5 s while connected: wait for the tainted Node.
@@ -1020,7 +1020,7 @@ async fn status_counts_a_pod_resized_in_place_as_the_scheduler_does() {
         }
     });
     let read = || {
-        nodewarden::cli::status::report(&status_cfg, NODE, std::time::SystemTime::now())
+        nodewarden::cli::status::report(&status_cfg, NODE, std::time::SystemTime::now(), None)
             .expect("state readable")
     };
     // (requests, requests %, limits, Guaranteed requests, Burstable requests) of cpu.
@@ -1121,7 +1121,7 @@ async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_onc
     tokio::time::sleep(Duration::from_secs(5)).await;
     pressure.store(true, Ordering::SeqCst);
     first.await.expect("first run");
-    let held = match nodewarden::state::load(&cfg.state_directory) {
+    let held = match nodewarden::state::load(&cfg.state_directory, None) {
         nodewarden::state::Loaded::Found(s) => s.condition_events,
         other => panic!("no state after the first run: {other:?}"),
     };
@@ -1178,7 +1178,7 @@ async fn a_condition_event_held_while_cut_off_survives_a_restart_and_is_sent_onc
         json!(nodewarden::core::clock::rfc3339(at)),
         "with the time of the transition, not of the restart"
     );
-    match nodewarden::state::load(&cfg.state_directory) {
+    match nodewarden::state::load(&cfg.state_directory, None) {
         nodewarden::state::Loaded::Found(s) => assert!(
             s.condition_events.is_empty(),
             "delivered Events leave the state file: {:?}",
@@ -1293,7 +1293,7 @@ async fn idle_only_the_small_contact_file_is_rewritten() {
 
 /// The last contact the fence keeps on disk (the later of the state file and the contact file).
 fn saved_contact(cfg: &Config) -> Option<std::time::SystemTime> {
-    match nodewarden::state::load(&cfg.state_directory) {
+    match nodewarden::state::load(&cfg.state_directory, None) {
         nodewarden::state::Loaded::Found(s) => s
             .last_contact
             .as_deref()

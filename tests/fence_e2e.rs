@@ -249,10 +249,7 @@ fn parse_wall(s: &str) -> SystemTime {
 }
 
 /// The plan records of one agent run: pod name → (sigterm_at, kill_at, eviction_time).
-fn plans(
-    agent: &mut Agent,
-    n: usize,
-) -> std::collections::BTreeMap<String, Option<(SystemTime, SystemTime, SystemTime)>> {
+fn plans(agent: &mut Agent, n: usize) -> Plans {
     let mut out = std::collections::BTreeMap::new();
     let deadline = Instant::now() + Duration::from_secs(15);
     while out.len() < n {
@@ -473,12 +470,34 @@ fn a_restart_mid_partition_keeps_every_deadline() {
     agent.kill_hard();
     let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
     let after = plans(&mut again, 6);
-    for (name, plan) in &before {
+    same_plans(&before, &after, Duration::ZERO, &mut again);
+    // And the restarted agent still acts on them: the zero-seconds pod stops.
+    let zero = s.pods.iter().find(|p| p.name == "zero").expect("zero pod");
+    let deadline = Instant::now() + GRACE + Duration::from_secs(3);
+    while pod_processes(&zero.dir) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the zero-seconds pod was not stopped after the restart:\n{}",
+            again.dump()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = &s.server;
+    again.kill_hard();
+}
+
+type Plans = std::collections::BTreeMap<String, Option<(SystemTime, SystemTime, SystemTime)>>;
+
+/// Every plan of `before` is in `after` with each instant within 200 ms, once `after`'s wall
+/// clock, `behind` behind `before`'s, is put back.
+fn same_plans(before: &Plans, after: &Plans, behind: Duration, again: &mut Agent) {
+    for (name, plan) in before {
         let other = after.get(name).copied().flatten();
         match (plan, other) {
             (None, None) => {}
             (Some((t1, k1, e1)), Some((t2, k2, e2))) => {
                 for (a, b, what) in [(t1, t2, "sigterm"), (k1, k2, "kill"), (e1, e2, "eviction")] {
+                    let b = b + behind;
                     let diff = a
                         .duration_since(b)
                         .or_else(|_| b.duration_since(*a))
@@ -493,17 +512,46 @@ fn a_restart_mid_partition_keeps_every_deadline() {
             other => panic!("{name}: plan changed across the restart: {other:?}"),
         }
     }
-    // And the restarted agent still acts on them: the zero-seconds pod stops.
-    let zero = s.pods.iter().find(|p| p.name == "zero").expect("zero pod");
-    let deadline = Instant::now() + GRACE + Duration::from_secs(3);
-    while pod_processes(&zero.dir) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the zero-seconds pod was not stopped after the restart:\n{}",
-            again.dump()
-        );
-        std::thread::sleep(Duration::from_millis(20));
+}
+
+/// libfaketime, which moves the wall clock of the process it is preloaded into, and with
+/// `FAKETIME_DONT_FAKE_MONOTONIC` neither its monotonic nor its boot clock (Debian's
+/// `faketime` package; `.ci/run` installs it).
+const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+#[test]
+fn a_wall_step_back_while_the_agent_is_down_moves_no_deadline() {
+    // Issue 22, seed 0x14e8: the node's wall clock stepped back while the agent was down, and
+    // the contact on disk read as later than now. The restarted fence took it for now and
+    // counted every deadline from its own start. The files now say where their writer stood
+    // against the boot clock, and the restart carries their times onto its own clock.
+    if !require(
+        Path::new(LIBFAKETIME).exists(),
+        "libfaketime (Debian package faketime)",
+    ) {
+        return;
     }
+    let Some(s) = scene("enforce", 20, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    s.netns.cut();
+    let before = plans(&mut agent, 6);
+    agent.kill_hard();
+    // Long enough after the cut that deadlines counted from the restart would be seconds late.
+    std::thread::sleep(Duration::from_secs(2));
+    let hour = Duration::from_secs(3_600);
+    let mut again = Agent::start_in(
+        &s.netns.enter(),
+        &s.config,
+        &[
+            ("LD_PRELOAD", LIBFAKETIME),
+            ("FAKETIME", "-3600"),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ],
+    );
+    let after = plans(&mut again, 6);
+    same_plans(&before, &after, hour, &mut again);
     let _ = &s.server;
     again.kill_hard();
 }
@@ -681,7 +729,7 @@ fn two_hundred_sigkills_across_a_partition_stop_every_pod_on_time_and_announce_e
     }
     let cut_at = SystemTime::now();
     // The last contact the killed agents left on disk: what every later plan counts from.
-    let on_disk = match nodewarden::state::load(&s.dir.path().join("state")) {
+    let on_disk = match nodewarden::state::load(&s.dir.path().join("state"), None) {
         nodewarden::state::Loaded::Found(state) => state
             .last_contact
             .as_deref()

@@ -955,6 +955,10 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     };
     let contact = SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789);
     let cut_off = contact + Duration::from_secs(15);
+    let scale = nodewarden::core::clock::Scale {
+        boot: 0x6b0f_d2c0_a1b2_4e6f_9c3d_2e1f_00aa_11bb,
+        wall_minus_boot_ns: 1_799_990_000_000_000_000,
+    };
 
     let streamed = tempfile::tempdir().expect("tempdir");
     fence_task::persist(
@@ -970,6 +974,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
             decided: &decided,
             quorum: &quorum,
             cut_off_since: Some(cut_off),
+            wall_scale: Some(scale),
         },
     )
     .expect("the streamed write");
@@ -994,6 +999,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         peers: quorum.peers.iter().map(StoredPeer::from_peer).collect(),
         quorum: quorum.stored(),
         cut_off_since: Some(state::format_time(cut_off)),
+        wall_scale: Some(scale.to_text()),
     };
     let copied = tempfile::tempdir().expect("tempdir");
     state::save(copied.path(), &owned).expect("the owned write");
@@ -1010,7 +1016,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
     );
     // And both are what format 4 always was: the pretty JSON of the owned state.
     assert_eq!(b, serde_json::to_vec_pretty(&owned).expect("encode"));
-    match state::load(streamed.path()) {
+    match state::load(streamed.path(), None) {
         state::Loaded::Found(s) => assert_eq!(*s, owned),
         other => panic!("the streamed file does not load: {other:?}"),
     }

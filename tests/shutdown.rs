@@ -200,7 +200,7 @@ fn sigterm_mid_write_keeps_every_seen_pod_and_exits_within_a_second() {
         if !temps.is_empty() {
             found.other.push(format!("temporary files left: {temps:?}"));
         }
-        match state::load(&state_dir) {
+        match state::load(&state_dir, None) {
             Loaded::Found(s) => {
                 let stored: BTreeSet<&str> = s.pods.iter().map(|p| p.pod.uid.as_str()).collect();
                 let known: BTreeSet<&str> = uids.iter().map(String::as_str).collect();

@@ -132,6 +132,15 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     resumed.fixes.resumed_cut_off = false;
     assert!(!found(0x90, &resumed, "running-twice").is_empty());
     assert!(!found(0xa0b, &resumed, "running-twice").is_empty());
+    // A wall step back between two runs: the restarted fence took the contact on its disk,
+    // which read as later than now, for now, and counted its deadlines from its start (scenario
+    // 2,279 of the search, 0x8e7: 45 s running twice; 0x14e8, open until now, 25 s).
+    let mut unscaled = Settings::default();
+    unscaled.fixes.wall_scale_carried = false;
+    assert!(!found(0x8e7, &unscaled, "running-twice").is_empty());
+    assert!(!found(0x14e8, &unscaled, "running-twice").is_empty());
+    let fixed = sim::run(&Scenario::generate(0x8e7), &Settings::default(), false);
+    assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
 }
 
 #[test]
@@ -179,11 +188,11 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // the quorum overflow adding to the age of an unknown contact.
     assert!(!kinds(0xd9d).contains(&"enforce-in-outage"));
     assert!(kinds(0x1261).iter().all(|k| !k.is_empty()));
-    // Open: the fence's own deadlines after the same step back and restart start from the
-    // restart (the contact on disk reads as later than now), 47 s late: a pod ran 25 s twice.
-    // Needs a clock a wall step cannot move that survives the restart (boot-relative time with
-    // the boot's id), not built yet.
-    assert!(kinds(0x14e8).contains(&"running-twice"));
+    // Fixed: the fence's own deadlines after the same step back and restart started from the
+    // restart (the contact on disk read as later than now), 47 s late: a pod ran 25 s twice.
+    // Each file now names its writer's place on the boot clock, and a restart carries the
+    // times onto its own scale (`core::clock::Scale`).
+    assert!(!kinds(0x14e8).contains(&"running-twice"));
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
+use nodewarden::core::clock::Scale;
 use nodewarden::core::event::PendingEvent;
 use nodewarden::core::fence_plan::FencePod;
 use nodewarden::core::qos::QosClass;
@@ -98,6 +99,7 @@ fn sample_state() -> State {
             held_at: Some("2027-01-15T08:02:00.5Z".into()),
         }),
         cut_off_since: None,
+        wall_scale: None,
     }
 }
 
@@ -114,7 +116,7 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
         0o700,
         "state dir is private"
     );
-    match load(&state_dir) {
+    match load(&state_dir, None) {
         Loaded::Found(back) => {
             assert_eq!(*back, state);
             let pod = &back.pods[0].pod;
@@ -150,7 +152,7 @@ fn a_version_1_file_is_read_with_no_node_and_no_resources() {
                   "terminal": false}],
         "fenced": ["u1"], "pendingEvents": []}"#;
     std::fs::write(dir.path().join(STATE_FILE), v1).expect("write");
-    match load(dir.path()) {
+    match load(dir.path(), None) {
         Loaded::Found(s) => {
             assert_eq!(s.version, 1);
             assert_eq!(s.fenced, vec!["u1".to_string()]);
@@ -167,7 +169,7 @@ fn a_version_1_file_is_read_with_no_node_and_no_resources() {
 #[test]
 fn a_missing_file_is_a_first_start() {
     let dir = tempfile::tempdir().expect("tempdir");
-    assert!(matches!(load(dir.path()), Loaded::Missing));
+    assert!(matches!(load(dir.path(), None), Loaded::Missing));
 }
 
 #[test]
@@ -183,7 +185,7 @@ fn a_corrupt_file_is_moved_aside_and_nothing_is_loaded() {
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join(STATE_FILE), garbage).expect("write");
-        match load(dir.path()) {
+        match load(dir.path(), None) {
             Loaded::Corrupt { error, moved_to } => {
                 assert!(error.contains(STATE_FILE), "{error}");
                 let aside = moved_to.expect("moved aside");
@@ -243,7 +245,7 @@ fn a_stored_pod_this_build_could_not_have_written_is_not_used() {
     pods.push(extra);
     file["fenced"] = serde_json::json!(["9d3c", "u-between", "u-qos"]);
     std::fs::write(&path, serde_json::to_vec_pretty(&file).expect("encode")).expect("write");
-    match load(dir.path()) {
+    match load(dir.path(), None) {
         Loaded::Found(back) => {
             let uids: Vec<&str> = back.pods.iter().map(|p| p.pod.uid.as_str()).collect();
             assert_eq!(uids, ["9d3c"], "only the pod this build wrote is used");
@@ -273,7 +275,7 @@ fn a_held_event_with_a_time_this_build_does_not_write_is_left_out() {
         .insert(0, late);
     file["pendingEvents"][0]["at"] = "2027-13-45T08:00:00Z".into();
     std::fs::write(&path, serde_json::to_vec_pretty(&file).expect("encode")).expect("write");
-    match load(dir.path()) {
+    match load(dir.path(), None) {
         Loaded::Found(back) => {
             assert_eq!(back.condition_events, state.condition_events);
             assert!(back.pending_events.is_empty(), "{:?}", back.pending_events);
@@ -290,7 +292,7 @@ fn saving_replaces_the_previous_state_whole() {
     state.fenced.clear();
     state.pods.clear();
     save(dir.path(), &state).expect("save again");
-    match load(dir.path()) {
+    match load(dir.path(), None) {
         Loaded::Found(back) => assert_eq!(*back, state),
         other => panic!("{other:?}"),
     }
@@ -306,20 +308,110 @@ fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
         .and_then(parse_time)
         .expect("contact");
     save(dir.path(), &state).expect("save");
-    let contact_of = |dir: &std::path::Path| match load(dir) {
+    let contact_of = |dir: &std::path::Path| match load(dir, None) {
         Loaded::Found(s) => s.last_contact.as_deref().and_then(parse_time),
         other => panic!("{other:?}"),
     };
     // Renewals since the last full write: the small file is later and wins, to the nanosecond.
     let later = in_state + Duration::new(12, 345);
-    save_contact(dir.path(), later).expect("save contact");
+    save_contact(dir.path(), later, None).expect("save contact");
     assert_eq!(contact_of(dir.path()), Some(later));
     // An older contact file (the full state was written after it) changes nothing.
-    save_contact(dir.path(), in_state - Duration::from_secs(60)).expect("save contact");
+    save_contact(dir.path(), in_state - Duration::from_secs(60), None).expect("save contact");
     assert_eq!(contact_of(dir.path()), Some(in_state));
     // Nor does one that is not a time: the state file's own stands.
     std::fs::write(dir.path().join(CONTACT_FILE), "yesterday\n").expect("write");
     assert_eq!(contact_of(dir.path()), Some(in_state));
+}
+
+/// The wall clock stepped back an hour between two runs of the same boot: every time a file holds
+/// reads as an hour later than it was, on the new run's clock. Carried through the boot clock
+/// (`core::clock::Scale`), each comes back to the instant it named; from another boot, or from a
+/// file written without a scale, each is taken as it reads (issue 22, seed 0x14e8).
+#[test]
+fn the_times_of_an_earlier_run_are_carried_past_a_wall_step_between_the_runs() {
+    let boot = 0x6b0f_d2c0_a1b2_4e6f_9c3d_2e1f_00aa_11bb;
+    let hour = Duration::from_secs(3_600);
+    let mut state = sample_state();
+    let written = state
+        .last_contact
+        .as_deref()
+        .and_then(parse_time)
+        .expect("contact");
+    state.cut_off_since = Some(format_time(written + Duration::from_secs(20)));
+    state.quorum = Some(StoredQuorum {
+        verdict: "hold".into(),
+        reason: "peers reach the API server".into(),
+        held_at: Some(format_time(written + Duration::from_secs(25))),
+    });
+    // The writing run: booted 1,000 s before `written` (on its own wall scale).
+    let then = Scale::of(boot, written, Duration::from_secs(1_000)).expect("scale");
+    state.wall_scale = Some(then.to_text());
+    let dir = tempfile::tempdir().expect("tempdir");
+    save(dir.path(), &state).expect("save");
+    let contact = written + Duration::from_secs(30);
+    save_contact(dir.path(), contact, Some(then)).expect("save contact");
+    let head = std::fs::read_to_string(dir.path().join(CONTACT_FILE)).expect("contact file");
+    assert_eq!(
+        head,
+        format!("{} {}\n", format_time(contact), then.to_text())
+    );
+
+    // This run reads its wall clock an hour behind the true time.
+    let now = Scale {
+        wall_minus_boot_ns: then.wall_minus_boot_ns - 3_600_000_000_000,
+        ..then
+    };
+    let times = |to: Option<Scale>| match load(dir.path(), to) {
+        Loaded::Found(s) => (
+            s.last_contact.as_deref().and_then(parse_time),
+            s.cut_off_since.as_deref().and_then(parse_time),
+            s.quorum
+                .and_then(|q| q.held_at)
+                .as_deref()
+                .and_then(parse_time),
+            s.wall_scale,
+        ),
+        other => panic!("{other:?}"),
+    };
+    let (contact_now, since, held, scale) = times(Some(now));
+    assert_eq!(
+        contact_now,
+        Some(contact - hour),
+        "the contact file's time, carried"
+    );
+    assert_eq!(since, Some(written + Duration::from_secs(20) - hour));
+    assert_eq!(held, Some(written + Duration::from_secs(25) - hour));
+    assert_eq!(
+        scale,
+        Some(now.to_text()),
+        "the loaded times are on this run's scale"
+    );
+
+    // Another boot: nothing relates the clocks, the times read as written.
+    let other_boot = Scale { boot: 7, ..now };
+    let (contact_now, since, held, _) = times(Some(other_boot));
+    assert_eq!(contact_now, Some(contact));
+    assert_eq!(since, Some(written + Duration::from_secs(20)));
+    assert_eq!(held, Some(written + Duration::from_secs(25)));
+    // A reader that cannot read its boot clock takes them as they read too.
+    assert_eq!(times(None).0, Some(contact));
+
+    // A contact file of an earlier build (the time alone) is still read, as it reads.
+    std::fs::write(
+        dir.path().join(CONTACT_FILE),
+        format!("{}\n", format_time(contact)),
+    )
+    .expect("write");
+    assert_eq!(times(Some(now)).0, Some(contact));
+    // One whose scale is not this build's is ignored (and logged): the state file's contact,
+    // carried, stands.
+    std::fs::write(
+        dir.path().join(CONTACT_FILE),
+        format!("{} 6b0fd2c0 12\n", format_time(contact)),
+    )
+    .expect("write");
+    assert_eq!(times(Some(now)).0, Some(written - hour));
 }
 
 /// What a newer release might write: a version this build does not know, fields it has never
@@ -358,7 +450,7 @@ fn a_newer_releases_state_is_kept_byte_for_byte_and_nothing_overwrites_it() {
         );
     };
 
-    match load(dir.path()) {
+    match load(dir.path(), None) {
         Loaded::Newer { path, version } => {
             assert_eq!((path, version), (state_path.clone(), 99));
         }
@@ -367,7 +459,7 @@ fn a_newer_releases_state_is_kept_byte_for_byte_and_nothing_overwrites_it() {
     untouched();
 
     // The agent's start-up: nothing is resumed from it, and it stays.
-    assert!(nodewarden::agent::fence_task::load_state(dir.path(), "edge-1").is_none());
+    assert!(nodewarden::agent::fence_task::load_state(dir.path(), "edge-1", None).is_none());
     untouched();
 
     // Saving the state or the contact is refused, with a message that says why.
@@ -383,7 +475,7 @@ fn a_newer_releases_state_is_kept_byte_for_byte_and_nothing_overwrites_it() {
     );
     let later = SystemTime::now();
     assert!(matches!(
-        save_contact(dir.path(), later),
+        save_contact(dir.path(), later, None),
         Err(StateError::Newer { .. })
     ));
     untouched();
@@ -408,7 +500,10 @@ fn a_newer_version_is_refused_whatever_the_files_layout() {
             ),
             "{text}"
         );
-        assert!(matches!(load(dir.path()), Loaded::Newer { .. }), "{text}");
+        assert!(
+            matches!(load(dir.path(), None), Loaded::Newer { .. }),
+            "{text}"
+        );
         assert_eq!(
             std::fs::read_to_string(dir.path().join(STATE_FILE)).expect("kept"),
             text
@@ -427,8 +522,8 @@ fn an_older_or_current_version_is_overwritten_as_before() {
     let state = sample_state();
     save(dir.path(), &state).expect("an upgrade rewrites a version 1 file");
     save(dir.path(), &state).expect("and its own");
-    save_contact(dir.path(), SystemTime::now()).expect("contact");
-    assert!(matches!(load(dir.path()), Loaded::Found(_)));
+    save_contact(dir.path(), SystemTime::now(), None).expect("contact");
+    assert!(matches!(load(dir.path(), None), Loaded::Found(_)));
 }
 
 /// `nodewarden status` on a newer release's state says so, fails, and leaves every file as it
@@ -520,7 +615,7 @@ fn state_files_are_private_whatever_the_umask() {
         let before = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
         assert_eq!(before.bits(), 0, "the child runs under umask 000");
         save(&root.join("fresh"), &sample_state()).expect("save");
-        save_contact(&root.join("fresh"), SystemTime::now()).expect("save contact");
+        save_contact(&root.join("fresh"), SystemTime::now(), None).expect("save contact");
         let stale = root.join("stale");
         std::fs::write(
             stale.join(format!(".{STATE_FILE}.tmp-{}", std::process::id())),
@@ -570,7 +665,7 @@ fn a_file_an_earlier_build_wrote_loads_and_is_written_back_byte_for_byte() {
     let bytes = std::fs::read(&fixture).expect("fixture");
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join(STATE_FILE), &bytes).expect("write");
-    let Loaded::Found(state) = load(dir.path()) else {
+    let Loaded::Found(state) = load(dir.path(), None) else {
         panic!("{} does not load", fixture.display());
     };
     assert_eq!(state.pods.len(), 3, "every pod is read");

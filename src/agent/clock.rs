@@ -4,13 +4,16 @@
 //! clock as read once at the start plus the monotonic time since. A step of the system clock while
 //! the agent runs therefore moves no deadline, no report and no contact; the wall times the API
 //! server stamps (a Node heartbeat) and those persisted by an earlier run enter through
-//! `Moment::mono_at`, which never places them after now.
+//! `Moment::mono_at`, which never places them after now. The clock also reads its place on the
+//! node's boot clock at the start (`core::clock::Scale`): wall times a previous run wrote are
+//! carried onto this run's scale with it, so a step of the wall clock between two runs moves no
+//! deadline either.
 
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use crate::core::clock::Moment;
+use crate::core::clock::{Moment, Scale};
 pub use crate::core::fence_plan::MONO_BASE;
 
 /// Both clocks, anchored at one instant.
@@ -18,12 +21,22 @@ pub use crate::core::fence_plan::MONO_BASE;
 pub struct Clock {
     origin: Instant,
     wall_at_origin: SystemTime,
+    /// This run's scale; `None` when the boot clock or the boot's id could not be read (then a
+    /// previous run's wall times are taken as they read).
+    scale: Option<Scale>,
 }
 
 impl Clock {
     /// Reads both clocks now.
     pub fn start() -> Clock {
-        Clock::starting_at(SystemTime::now())
+        let clock = Clock::starting_at(SystemTime::now());
+        let scale = scale_at(clock.wall_at_origin);
+        if scale.is_none() {
+            log::warn!(
+                "cannot read the boot clock or the boot's id (/proc/sys/kernel/random/boot_id): wall times persisted by a previous run are taken as they read, so a wall-clock step between two runs moves the fence's deadlines"
+            );
+        }
+        clock.with_scale(scale)
     }
 
     /// A clock whose wall time at this instant is `wall` (tests inject any wall time; the
@@ -32,7 +45,18 @@ impl Clock {
         Clock {
             origin: Instant::now(),
             wall_at_origin: wall,
+            scale: None,
         }
+    }
+
+    /// This clock placed on the boot clock by `scale` (tests inject one).
+    pub fn with_scale(self, scale: Option<Scale>) -> Clock {
+        Clock { scale, ..self }
+    }
+
+    /// This run's place on the node's boot clock.
+    pub fn scale(&self) -> Option<Scale> {
+        self.scale
     }
 
     /// The present on both clocks.
@@ -75,6 +99,24 @@ impl Clock {
     }
 }
 
+/// The scale of a wall time read just now (`wall`) against the boot clock read here; `None`
+/// when the boot clock or the boot's id cannot be read.
+pub fn scale_at(wall: SystemTime) -> Option<Scale> {
+    boot_clock().and_then(|(boot, since_boot)| Scale::of(boot, wall, since_boot))
+}
+
+/// The boot's id and the boot clock (`CLOCK_BOOTTIME`) now.
+fn boot_clock() -> Option<(u128, Duration)> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let boot = crate::core::clock::parse_boot_id(&id)?;
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let since_boot = Duration::new(
+        u64::try_from(t.tv_sec()).ok()?,
+        u32::try_from(t.tv_nsec()).ok()?,
+    );
+    Some((boot, since_boot))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +134,24 @@ mod tests {
         assert_eq!(t1.wall, wall + Duration::from_secs(90));
         assert_eq!(clock.instant_of(t1.mono), Instant::now());
         assert_eq!(clock.mono_of(clock.instant_of(t0.mono)), t0.mono);
+    }
+
+    #[test]
+    fn a_started_clock_knows_its_place_on_the_boot_clock() {
+        // Linux always has both; the scale is wall time minus time since boot, so it lies
+        // between the boot's wall time read just before and just after.
+        let before = SystemTime::now();
+        let clock = Clock::start();
+        let scale = clock
+            .scale()
+            .expect("boot clock and boot id readable on Linux");
+        let (boot, since_boot) = boot_clock().expect("boot clock");
+        assert_eq!(scale.boot, boot);
+        let booted_at = SystemTime::UNIX_EPOCH
+            + Duration::from_nanos(u64::try_from(scale.wall_minus_boot_ns).expect("after 1970"));
+        assert!(
+            booted_at <= before.checked_sub(since_boot).expect("boot") + Duration::from_secs(1)
+        );
+        assert!(booted_at + Duration::from_secs(1) >= before - since_boot);
     }
 }

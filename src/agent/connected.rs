@@ -188,7 +188,7 @@ pub async fn run<S: Source>(
 
     // The state a previous run left, read once: the fence task resumes from it, the reporter
     // first sends the Events it holds, the sampling loop resumes from the conditions decided.
-    let persisted = fence_task::load_state(&fence_settings.state_directory, &node);
+    let persisted = fence_task::load_state(&fence_settings.state_directory, &node, clock.scale());
     let Resumed {
         held,
         decided,

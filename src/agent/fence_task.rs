@@ -150,11 +150,16 @@ fn qos_from_spec(spec: &SlimPodSpec) -> QosClass {
 
 /// Reads the state a previous run left for `node`; anything unusable is logged and ignored.
 /// Read once at start-up: the fence task and the reporter (its held Events) share it.
-pub fn load_state(dir: &std::path::Path, node: &str) -> Option<State> {
+/// Its times are carried onto `scale`, this run's (`state::load`).
+pub fn load_state(
+    dir: &std::path::Path,
+    node: &str,
+    scale: Option<crate::core::clock::Scale>,
+) -> Option<State> {
     if let Some(problem) = state::directory_problem(dir) {
         log::warn!("{problem}");
     }
-    match state::load(dir) {
+    match state::load(dir, scale) {
         Loaded::Found(s) if s.node == node => Some(*s),
         Loaded::Found(s) => {
             log::warn!(
@@ -873,6 +878,7 @@ impl Task {
                         decided: &self.kept.decided,
                         quorum: &self.quorum_view,
                         cut_off_since: self.link.cut_off_since(),
+                        wall_scale: self.clock.scale(),
                     },
                 ));
                 let generation = self.journal_gen;
@@ -882,9 +888,11 @@ impl Task {
                 ok
             }
             Write::Contact => match self.link.last_contact_wall(now) {
-                Some(contact) => self
-                    .contact_errors
-                    .note(state::save_contact(&self.settings.state_directory, contact)),
+                Some(contact) => self.contact_errors.note(state::save_contact(
+                    &self.settings.state_directory,
+                    contact,
+                    self.clock.scale(),
+                )),
                 None => true,
             },
         };
@@ -1089,6 +1097,8 @@ pub struct Held<'a> {
     /// The zone, the peers and the quorum of the current partition.
     pub quorum: &'a QuorumView,
     pub cut_off_since: Option<SystemTime>,
+    /// The scale the times are on: this run's (`agent::clock::Clock::scale`).
+    pub wall_scale: Option<crate::core::clock::Scale>,
 }
 
 /// Writes the durable state, serialised from what it is given (see [`state::StateView`]).
@@ -1121,6 +1131,7 @@ pub fn persist(
             .collect(),
         quorum: held.quorum.stored(),
         cut_off_since: held.cut_off_since.map(state::format_time),
+        wall_scale: held.wall_scale.map(|s| s.to_text()),
     };
     state::save_view(dir, &s)
 }

@@ -506,6 +506,7 @@ mod tests {
                 held_at: Some(crate::state::format_time(held)),
             }),
             cut_off_since: None,
+            wall_scale: None,
         };
         let clock = Clock::start();
         let v = resume(Some(&state), &clock);

@@ -142,10 +142,16 @@ pub enum StatusError {
     Newer { path: String, version: u32 },
 }
 
-/// Builds the report from the state directory at wall time `now`.
-pub fn report(config: &Config, node: &str, now: SystemTime) -> Result<StatusReport, StatusError> {
+/// Builds the report from the state directory at wall time `now`, whose place on the boot clock
+/// is `scale` (`agent::clock::scale_at`; the agent's times are carried onto it, `state::load`).
+pub fn report(
+    config: &Config,
+    node: &str,
+    now: SystemTime,
+    scale: Option<crate::core::clock::Scale>,
+) -> Result<StatusReport, StatusError> {
     let dir = &config.state_directory;
-    let state = match state::load(dir) {
+    let state = match state::load(dir, scale) {
         Loaded::Found(s) => Some(*s),
         Loaded::Missing => None,
         Loaded::Newer { path, version } => {

@@ -53,6 +53,93 @@ impl Moment {
     }
 }
 
+/// How one run of the agent places its wall times against the node's boot clock
+/// (`CLOCK_BOOTTIME`, which no step of the wall clock moves and which goes on through a
+/// suspend). The agent's wall time is the wall clock read at its start plus monotonic time since
+/// (`agent::clock`), so the wall time minus the boot clock is one constant for a whole run. A
+/// wall time a previous run wrote to disk is carried onto this run's scale with the two
+/// constants ([`Scale::carry`]): a wall-clock step between the two runs (or before the previous
+/// one started) then moves none of the fence's deadlines (issue 22, seed 0x14e8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// The boot's id (`/proc/sys/kernel/random/boot_id`): the boot clock restarts at a reboot.
+    pub boot: u128,
+    /// The run's wall time minus the boot clock, in nanoseconds.
+    pub wall_minus_boot_ns: i64,
+}
+
+impl Scale {
+    /// The scale of a run that read `wall` and `since_boot` at the same instant.
+    pub fn of(boot: u128, wall: SystemTime, since_boot: Duration) -> Option<Scale> {
+        let wall =
+            i64::try_from(wall.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_nanos()).ok()?;
+        let boot_ns = i64::try_from(since_boot.as_nanos()).ok()?;
+        Some(Scale {
+            boot,
+            wall_minus_boot_ns: wall.checked_sub(boot_ns)?,
+        })
+    }
+
+    /// `wall`, written by a run whose scale was `from`, as the same instant on this scale.
+    /// `None` when `from` belongs to another boot: nothing relates the two boot clocks, and the
+    /// written time is then taken as it reads (`Moment::mono_of_past`).
+    pub fn carry(&self, wall: SystemTime, from: Scale) -> Option<SystemTime> {
+        if from.boot != self.boot {
+            return None;
+        }
+        let shift = i128::from(self.wall_minus_boot_ns) - i128::from(from.wall_minus_boot_ns);
+        let by = Duration::from_nanos(u64::try_from(shift.unsigned_abs()).ok()?);
+        if shift >= 0 {
+            wall.checked_add(by)
+        } else {
+            wall.checked_sub(by)
+        }
+    }
+
+    /// The form written to disk: the boot's id as the kernel prints it, a space, the constant.
+    pub fn to_text(self) -> String {
+        let h = format!("{:032x}", self.boot);
+        format!(
+            "{}-{}-{}-{}-{} {}",
+            &h[..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..],
+            self.wall_minus_boot_ns
+        )
+    }
+
+    /// Reads [`Scale::to_text`]'s form; `None` for anything else.
+    pub fn from_text(text: &str) -> Option<Scale> {
+        let (id, ns) = text.trim().split_once(' ')?;
+        Some(Scale {
+            boot: parse_boot_id(id)?,
+            wall_minus_boot_ns: ns.trim().parse().ok()?,
+        })
+    }
+}
+
+/// `wall`, written on the scale `from`, on the scale `to` ([`Scale::carry`]); as it reads when
+/// either scale is unknown or they belong to different boots.
+pub fn carried(wall: SystemTime, from: Option<Scale>, to: Option<Scale>) -> SystemTime {
+    match (from, to) {
+        (Some(from), Some(to)) => to.carry(wall, from).unwrap_or(wall),
+        _ => wall,
+    }
+}
+
+/// A boot id as `/proc/sys/kernel/random/boot_id` holds it (a UUID in its 8-4-4-4-12 form).
+pub fn parse_boot_id(text: &str) -> Option<u128> {
+    let text = text.trim();
+    let groups: Vec<&str> = text.split('-').collect();
+    let shape = groups.iter().map(|g| g.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12];
+    if !shape || !text.chars().all(|c| c == '-' || c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u128::from_str_radix(&groups.concat(), 16).ok()
+}
+
 /// How far the system's wall clock is from the agent's (system − agent), in milliseconds. The
 /// agent's wall time is the clock read at start plus monotonic time since, so this moves only
 /// when the system clock is stepped (or slewed) while the agent runs.
@@ -114,6 +201,55 @@ mod tests {
             n.wall_at(Duration::from_secs(40)),
             n.wall - Duration::from_secs(60)
         );
+    }
+
+    #[test]
+    fn a_wall_time_of_an_earlier_run_is_carried_past_the_steps_since() {
+        let boot = 0x0123_4567_89ab_cdef_0123_4567_89ab_cdef;
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        // The earlier run started 100 s after boot with the wall clock at 1,000,000 s; it wrote
+        // its contact at 1,000,050 (150 s after boot).
+        let before = Scale::of(boot, at(1_000_000), Duration::from_secs(100)).expect("scale");
+        // The wall clock was then stepped back an hour; this run starts 200 s after boot.
+        let now = Scale::of(boot, at(1_000_100 - 3_600), Duration::from_secs(200)).expect("scale");
+        // 150 s after boot is 50 s before this start, on this run's scale.
+        assert_eq!(
+            now.carry(at(1_000_050), before),
+            Some(at(1_000_050 - 3_600))
+        );
+        // Stepped forward instead: the same instant moves later.
+        let ahead = Scale::of(boot, at(1_000_100 + 60), Duration::from_secs(200)).expect("scale");
+        assert_eq!(ahead.carry(at(1_000_050), before), Some(at(1_000_110)));
+        // No step: unchanged.
+        let same = Scale::of(boot, at(1_000_100), Duration::from_secs(200)).expect("scale");
+        assert_eq!(same.carry(at(1_000_050), before), Some(at(1_000_050)));
+        // Another boot: nothing relates the clocks.
+        let rebooted = Scale { boot: 7, ..same };
+        assert_eq!(rebooted.carry(at(1_000_050), before), None);
+    }
+
+    #[test]
+    fn a_scale_reads_back_what_it_writes_and_nothing_else() {
+        let s = Scale {
+            boot: u128::from_str_radix("6b0fd2c0a1b24e6f9c3d2e1f00aa11bb", 16).expect("hex"),
+            wall_minus_boot_ns: -42,
+        };
+        assert_eq!(s.to_text(), "6b0fd2c0-a1b2-4e6f-9c3d-2e1f00aa11bb -42");
+        assert_eq!(Scale::from_text(&s.to_text()), Some(s));
+        assert_eq!(
+            parse_boot_id("6b0fd2c0-a1b2-4e6f-9c3d-2e1f00aa11bb\n"),
+            Some(s.boot)
+        );
+        for bad in [
+            "",
+            "6b0fd2c0-a1b2-4e6f-9c3d-2e1f00aa11bb",
+            "6b0fd2c0a1b24e6f9c3d2e1f00aa11bb 1",
+            "6b0fd2c0-a1b2-4e6f-9c3d-2e1f00aa11bg 1",
+            "+b0fd2c0-a1b2-4e6f-9c3d-2e1f00aa11bb 1",
+            "6b0fd2c0-a1b2-4e6f-9c3d-2e1f00aa11bb x",
+        ] {
+            assert_eq!(Scale::from_text(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

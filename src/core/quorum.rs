@@ -213,6 +213,12 @@ pub struct Fixes {
     /// pods 30 s after their deletion). The agent's shell applies it; only the simulator reads
     /// this switch.
     pub resumed_cut_off: bool,
+    /// A restarted agent carries the wall times its previous run wrote onto its own wall scale
+    /// through the boot clock (`core::clock::Scale`, `state::load`; issue 22: after a step of
+    /// the wall clock back and a restart, the contact on disk read as later than now, and the
+    /// fence counted its deadlines from the restart, 47 s late). The agent's shell applies it;
+    /// only the simulator reads this switch.
+    pub wall_scale_carried: bool,
 }
 
 impl Fixes {
@@ -224,6 +230,7 @@ impl Fixes {
         restart_heard: true,
         other_zones_asked: true,
         resumed_cut_off: true,
+        wall_scale_carried: true,
     };
 }
 

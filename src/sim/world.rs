@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime};
 
 use super::control::{ControlPlane, ControllerSettings};
 use super::scenario::{Event, PodSpec, Scenario};
-use crate::core::clock::Moment;
+use crate::core::clock::{self, Moment, Scale};
 use crate::core::contact::{Contact, Evidence, Reach};
 use crate::core::fence_plan::{self, FencePod, FencePolicy, Mode};
 use crate::core::fencing::{Cadence, Durability, Link, Seen, Step, Steps, Transition, Write};
@@ -236,10 +236,13 @@ struct Pod {
     fence_kill: Option<Duration>,
 }
 
-/// What an agent left on disk: times as the agent's wall clock wrote them.
+/// What an agent left on disk: times as the agent's wall clock wrote them, with the scale each
+/// file was written on (`core::clock::Scale`: the contact file's, the state file's).
 #[derive(Clone, Debug, Default)]
 struct Disk {
     last_contact: Option<SystemTime>,
+    contact_scale: Option<Scale>,
+    state_scale: Option<Scale>,
     cut_off_since: Option<SystemTime>,
     verdict: Option<Verdict>,
     held_at: Option<SystemTime>,
@@ -452,6 +455,16 @@ fn wall(mono: Duration) -> SystemTime {
 }
 
 /// An instant as an agent whose wall clock is `offset_ms` from true time sees it.
+/// The scale of an agent run of node `node` whose wall clock is `offset_ms` from true time: the
+/// simulated boot clock is the virtual time, one boot per node (no reboot is simulated).
+fn scale_of(node: usize, offset_ms: i64) -> Option<Scale> {
+    Scale::of(
+        node as u128 + 1,
+        moment_off(Duration::ZERO, offset_ms).wall,
+        Duration::ZERO,
+    )
+}
+
 fn moment_off(mono: Duration, offset_ms: i64) -> Moment {
     let true_wall = wall(mono);
     let step = Duration::from_millis(offset_ms.unsigned_abs());
@@ -669,14 +682,20 @@ impl World<'_> {
         // enter its monotonic scale through that reading, as `agent::clock` does.
         let wall_offset = self.clock_offset[i];
         let now = moment_off(self.now, wall_offset);
+        // As `state::load` reads the disk: each file's times carried onto this run's scale.
+        let scale = scale_of(i, wall_offset).filter(|_| self.set.fixes.wall_scale_carried);
+        let carry = |w: Option<SystemTime>, from| w.map(|w| clock::carried(w, from, scale));
+        let last_contact = carry(disk.last_contact, disk.contact_scale);
+        let cut_off_since = carry(disk.cut_off_since, disk.state_scale);
+        let held_at = carry(disk.held_at, disk.state_scale);
         // As `agent::quorum::contact_before` reads it: none once the clock stepped back past it.
-        let contact_before = disk.last_contact.and_then(|w| now.mono_of_past(w));
+        let contact_before = last_contact.and_then(|w| now.mono_of_past(w));
         let mut gate = Gate::default();
         if let Some(v) = &disk.verdict
             && disk.cut_off_since.is_some()
         {
             gate.verdict = Some(v.clone());
-            gate.held_at = disk.held_at.map(|w| now.mono_at(w));
+            gate.held_at = held_at.map(|w| now.mono_at(w));
         }
         let list_blocked_until = (!self.reaches_api(i)).then_some(self.now + self.set.list_hang);
         let agent = Agent {
@@ -689,7 +708,7 @@ impl World<'_> {
             } else {
                 self.now
             },
-            link: Link::resume(disk.last_contact, disk.cut_off_since, now),
+            link: Link::resume(last_contact, cut_off_since, now),
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
@@ -1373,7 +1392,9 @@ impl World<'_> {
             let disk = &mut self.disks[i];
             let m = moment_off(now, a.wall_offset);
             disk.last_contact = a.link.last_contact_wall(m);
+            disk.contact_scale = scale_of(i, a.wall_offset);
             if what == Write::State {
+                disk.state_scale = disk.contact_scale;
                 disk.cut_off_since = a.link.cut_off_since();
                 disk.verdict = a.gate.verdict.clone();
                 disk.held_at = a.gate.held_at.map(|h| m.wall_at(h));
