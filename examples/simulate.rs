@@ -58,6 +58,7 @@ fn main() {
                 "other-zones-asked" => settings.fixes.other_zones_asked = false,
                 "resumed-cut-off" => settings.fixes.resumed_cut_off = false,
                 "wall-scale" => settings.fixes.wall_scale_carried = false,
+                "kubelet-after-return" => settings.fixes.kubelet_after_return = false,
                 "kubelet-lag" => settings.kubelet_lag = Duration::ZERO,
                 "list-hang" => settings.list_hang = Duration::from_secs(180),
                 other => usage(&format!("unknown fix {other:?}")),
@@ -233,7 +234,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-lag|list-hang]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|kubelet-lag|list-hang]"
     );
     std::process::exit(2)
 }

@@ -10,7 +10,7 @@ use nodewarden::core::clock::Moment;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::fencing::{
     Cadence, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Waiting,
-    Write, next_wake,
+    Write, next_renewal, next_wake,
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
@@ -729,6 +729,7 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
     let quiet = Seen::default();
     let judged = |reachable: bool, cut_off: bool| Judged {
         last_contact: None,
+        counted: None,
         moved: false,
         reachable,
         cut_off,
@@ -871,4 +872,79 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
     for (rule, waiting, want) in rows {
         assert_eq!(next_wake(&waiting), want, "{rule}");
     }
+}
+
+/// The control plane judges the node by the kubelet's renewals, which come every kubelet's lag
+/// while its link is up; after a failure, the link may have been down, and a contact proves a
+/// renewal of the kubelet only once it comes that lag after the first contact past the failure
+/// (issue 22, seed 0xd0: a link back for 5.5 s between two cuts).
+#[test]
+fn after_a_failure_deadlines_count_from_a_contact_only_once_the_kubelet_must_have_renewed() {
+    let lag = Duration::from_millis(10_400);
+    let seen = |own_at: Option<u64>, failed: bool| Seen {
+        own: own_at.map(|t| BASE + s(t)),
+        heartbeat: None,
+        failed,
+    };
+    let mut link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+    // Steady: every contact counts.
+    for t in [0, 10, 20] {
+        let j = link.judge(&seen(Some(t), false), at(t, 0), AFTER);
+        assert_eq!(j.counted, Some(BASE + s(t)));
+    }
+    // A renewal fails at 30 s; the link is back for the one at 31 s.
+    link.judge(&seen(Some(20), true), at(30, 0), AFTER);
+    let back = link.judge(&seen(Some(31), false), at(31, 0), AFTER);
+    assert_eq!(back.last_contact, Some(BASE + s(31)));
+    assert_eq!(
+        back.counted,
+        Some(BASE + s(20)),
+        "the kubelet may not have renewed yet"
+    );
+    // 41 s: less than the lag after 31 s, still the contact before the failure.
+    let j = link.judge(&seen(Some(41), false), at(41, 0), AFTER);
+    assert_eq!(j.counted, Some(BASE + s(20)));
+    // Another failure before the lag passed: the count still rests on 20 s.
+    link.judge(&seen(Some(41), true), at(45, 0), AFTER);
+    let j = link.judge(&seen(Some(46), false), at(46, 0), AFTER);
+    assert_eq!(j.counted, Some(BASE + s(20)));
+    // 56.4 s = 46 s + the lag: the kubelet renewed since 46 s; the contact counts again.
+    let later = BASE + Duration::from_millis(56_400);
+    let j = link.judge(
+        &Seen {
+            own: Some(later),
+            heartbeat: None,
+            failed: false,
+        },
+        at(57, 0),
+        AFTER,
+    );
+    assert_eq!(j.counted, Some(later));
+
+    // When the agent renews the node's Lease itself (no kubelet), every contact counts.
+    let mut own_lease = Link::resume(None, None, at(0, 0));
+    own_lease.judge(&seen(Some(20), true), at(30, 0), AFTER);
+    let j = own_lease.judge(&seen(Some(31), false), at(31, 0), AFTER);
+    assert_eq!(j.counted, Some(BASE + s(31)));
+
+    // A partition on record counts as a failure, whether or not a request failed (one that hung
+    // for its whole timeout cut the node off first).
+    let mut partitioned =
+        Link::resume(Some(wall(0)), Some(wall(40)), at(60, 0)).with_kubelet_lag(lag);
+    let j = partitioned.judge(&seen(Some(60), false), at(60, 0), AFTER);
+    assert!(matches!(j.transition, Some(Transition::Reconnected { .. })));
+    assert_eq!(
+        j.counted,
+        Some(BASE),
+        "the contact on disk, from before the partition"
+    );
+}
+
+#[test]
+fn the_first_renewal_after_a_failure_is_followed_by_one_that_proves_the_kubelet_renewed() {
+    let (renew, lag) = (s(10), Duration::from_millis(10_400));
+    assert_eq!(next_renewal(renew, lag, false), renew);
+    assert_eq!(next_renewal(renew, lag, true), lag);
+    // An agent that renews the node's Lease itself has no lag to wait for.
+    assert_eq!(next_renewal(renew, Duration::ZERO, true), renew);
 }

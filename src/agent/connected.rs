@@ -188,6 +188,7 @@ pub async fn run<S: Source>(
 
     // The state a previous run left, read once: the fence task resumes from it, the reporter
     // first sends the Events it holds, the sampling loop resumes from the conditions decided.
+    let kubelet_lag = fence_settings.policy.kubelet_lag;
     let persisted = fence_task::load_state(&fence_settings.state_directory, &node, clock.scale());
     let Resumed {
         held,
@@ -360,7 +361,7 @@ pub async fn run<S: Source>(
         .with_timeout(requests.timeout().min(renew));
         let (uid, reach, health) = (uid_rx.clone(), reach.clone(), health.clone());
         tasks.spawn("heartbeat", async move {
-            heartbeat::run(keeper, renew, uid, reach, health, clock).await;
+            heartbeat::run(keeper, renew, kubelet_lag, uid, reach, health, clock).await;
         });
     }
     {

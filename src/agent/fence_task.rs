@@ -317,7 +317,8 @@ pub async fn run(
             .and_then(|s| s.cut_off_since.as_deref())
             .and_then(state::parse_time),
         start,
-    );
+    )
+    .with_kubelet_lag(settings.policy.kubelet_lag);
     if let Some(since) = link.cut_off_since() {
         inputs.reach.set_cut_off(Some(since));
         log::warn!(
@@ -432,7 +433,7 @@ pub async fn run(
         if judged.reachable {
             task.connected(&mut inputs, now).await;
         } else if judged.cut_off {
-            task.fence(now, judged.last_contact);
+            task.fence(now, judged.counted);
         }
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);
@@ -719,8 +720,9 @@ impl Task {
     }
 
     /// Cut off: plan every pod from the last contact and take the steps due.
-    fn fence(&mut self, now: Moment, last_contact: Option<Duration>) {
-        let Some(contact) = last_contact else {
+    /// `counted`: the contact the deadlines count from (`Judged::counted`).
+    fn fence(&mut self, now: Moment, counted: Option<Duration>) {
+        let Some(contact) = counted else {
             return;
         };
         let verdict = crate::core::quorum::planning(

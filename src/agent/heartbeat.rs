@@ -2,6 +2,8 @@
 //! §13), whatever else is going on. A failed renewal is retried at the next tick; reachability
 //! records every outcome (a renewal stored is the agent's main proof of contact). Each renewal is
 //! bounded by one renew interval, so a hung request never pushes the next renewal later than that.
+//! The first renewal stored after a failure is followed by the next one no sooner than the
+//! kubelet's lag (`core::fencing::next_renewal`): that one proves the kubelet renewed too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,10 +22,11 @@ pub fn renew_interval(lease_duration_seconds: u32) -> Duration {
     Duration::from_secs(u64::from(lease_duration_seconds)) / 4
 }
 
-/// Runs until the task is dropped.
+/// Runs until the task is dropped. `kubelet_lag`: `FencePolicy::kubelet_lag`.
 pub async fn run(
     mut keeper: LeaseKeeper,
     interval: Duration,
+    kubelet_lag: Duration,
     uid: watch::Receiver<Option<String>>,
     reach: Arc<Reachability>,
     health: Arc<Health>,
@@ -47,6 +50,11 @@ pub async fn run(
                 if failing {
                     log::info!("lease renewed again");
                     failing = false;
+                    ticker.reset_after(crate::core::fencing::next_renewal(
+                        interval,
+                        kubelet_lag,
+                        true,
+                    ));
                 }
             }
             Err(e) => {

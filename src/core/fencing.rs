@@ -59,6 +59,10 @@ pub enum Transition {
 pub struct Judged {
     /// The last contact, on the monotonic scale.
     pub last_contact: Option<Duration>,
+    /// The contact the fence's deadlines count from (`fence_plan::plan` takes the kubelet's lag
+    /// off it): the last contact, or, while contact has not yet lasted the kubelet's lag since it
+    /// came back after a failure, the one counted before that failure ([`Link::counted`]).
+    pub counted: Option<Duration>,
     /// It moved on this tick (to be written down).
     pub moved: bool,
     /// Our own write was stored within `unreachableAfter`.
@@ -77,6 +81,13 @@ pub struct Link {
     started: Option<Duration>,
     /// The wall time the current partition began.
     cut_off_since: Option<SystemTime>,
+    /// How long the kubelet may take to renew the node's Lease once its link is back
+    /// (`FencePolicy::kubelet_lag`; zero when the agent renews it itself).
+    kubelet_lag: Duration,
+    /// A request failed since the last contact.
+    failed: bool,
+    /// The first contact after the latest failure, and the contact counted just before it.
+    resumed: Option<(Duration, Option<Duration>)>,
 }
 
 impl Link {
@@ -91,6 +102,34 @@ impl Link {
             last_contact: last_contact.map(|wall| now.mono_at(wall)),
             started: cut_off_since.is_none().then_some(now.mono),
             cut_off_since,
+            kubelet_lag: Duration::ZERO,
+            failed: false,
+            resumed: None,
+        }
+    }
+
+    /// The same link, counting the fence's deadlines with the kubelet's `lag` in mind
+    /// ([`Link::counted`]).
+    pub fn with_kubelet_lag(self, lag: Duration) -> Link {
+        Link {
+            kubelet_lag: lag,
+            ..self
+        }
+    }
+
+    /// The contact the fence's deadlines count from. The control plane judges the node by the
+    /// kubelet's renewals of the node's Lease, which come every `kubelet_lag` at most while its
+    /// link is up: the last one stored is no older than the last contact minus that lag, which
+    /// the plan takes off. After a failure, though, the link may have been down, and the kubelet
+    /// renews again only on its next try, up to `kubelet_lag` after the link came back: a contact
+    /// less than that after the first one past the failure proves nothing of the kubelet, and the
+    /// contact counted before the failure stands (issue 22, seed 0xd0: a link back for 5.5 s
+    /// between two cuts, no renewal of the kubelet stored in it, a pod stopped 14 s after its
+    /// deletion).
+    pub fn counted(&self) -> Option<Duration> {
+        match self.resumed {
+            Some((first, before)) if self.last_contact < Some(first + self.kubelet_lag) => before,
+            _ => self.last_contact,
         }
     }
 
@@ -99,8 +138,17 @@ impl Link {
         let contact = seen.own.max(seen.heartbeat.map(|h| h.contact(now)));
         let moved = contact > self.last_contact;
         if moved {
+            // A partition on record counts as a failure too: a request that hangs for its
+            // whole timeout may cut the node off before any has failed.
+            let failed = std::mem::take(&mut self.failed) || self.cut_off_since.is_some();
+            if failed && !self.kubelet_lag.is_zero() {
+                let before = self.counted();
+                self.resumed = contact.map(|first| (first, before));
+            }
             self.last_contact = contact;
         }
+        // After the contact it may have proved: the latest request failed.
+        self.failed |= seen.failed;
         let reachable = seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
         let cut_off = contact::cut_off(
             seen.own,
@@ -123,6 +171,7 @@ impl Link {
         };
         Judged {
             last_contact: self.last_contact,
+            counted: self.counted(),
             moved,
             reachable,
             cut_off,
@@ -165,6 +214,18 @@ impl Link {
     /// When the current partition began, if cut off.
     pub fn cut_off_since(&self) -> Option<SystemTime> {
         self.cut_off_since
+    }
+}
+
+/// How long after a renewal of our Lease the next one goes out: every `renew`, but after the
+/// first one stored since a failure, no sooner than `kubelet_lag`. That next contact is the first
+/// that proves the kubelet renewed too ([`Link::counted`]), and with the kubelet's cadence a
+/// little longer than ours (`renew` × 1.04), it would otherwise come a whole interval later.
+pub fn next_renewal(renew: Duration, kubelet_lag: Duration, first_after_failure: bool) -> Duration {
+    if first_after_failure {
+        renew.max(kubelet_lag)
+    } else {
+        renew
     }
 }
 

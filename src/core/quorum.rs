@@ -219,6 +219,12 @@ pub struct Fixes {
     /// fence counted its deadlines from the restart, 47 s late). The agent's shell applies it;
     /// only the simulator reads this switch.
     pub wall_scale_carried: bool,
+    /// The fence counts its deadlines from a contact only once contact has lasted the kubelet's
+    /// lag since it came back after a failure (`fencing::Link::counted`; issue 22: a link back
+    /// for 5.5 s between two cuts stored no renewal of the kubelet, and the fence counted from
+    /// the contact it made then, 14 s late). The agent's shell applies it; only the simulator
+    /// reads this switch.
+    pub kubelet_after_return: bool,
 }
 
 impl Fixes {
@@ -231,6 +237,7 @@ impl Fixes {
         other_zones_asked: true,
         resumed_cut_off: true,
         wall_scale_carried: true,
+        kubelet_after_return: true,
     };
 }
 

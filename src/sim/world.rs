@@ -20,7 +20,7 @@ use super::scenario::{Event, PodSpec, Scenario};
 use crate::core::clock::{self, Moment, Scale};
 use crate::core::contact::{Contact, Evidence, Reach};
 use crate::core::fence_plan::{self, FencePod, FencePolicy, Mode};
-use crate::core::fencing::{Cadence, Durability, Link, Seen, Step, Steps, Transition, Write};
+use crate::core::fencing::{self, Cadence, Durability, Link, Seen, Step, Steps, Transition, Write};
 use crate::core::qos::QosClass;
 use crate::core::quorum::{self, Fixes, Gate, Heard, Peer, QuorumPolicy, Undecided, Verdict};
 use crate::core::taint::{Effect, Toleration};
@@ -708,7 +708,13 @@ impl World<'_> {
             } else {
                 self.now
             },
-            link: Link::resume(last_contact, cut_off_since, now),
+            link: Link::resume(last_contact, cut_off_since, now).with_kubelet_lag(
+                if self.set.fixes.kubelet_after_return {
+                    self.set.kubelet_lag
+                } else {
+                    Duration::ZERO
+                },
+            ),
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
@@ -794,17 +800,26 @@ impl World<'_> {
                     return;
                 }
                 let now = self.now;
+                let mut first_after_failure = false;
                 if let Some(a) = self.agents[node].as_mut() {
                     let evidence = if ok {
                         Evidence::Contact
                     } else {
                         Evidence::Failure
                     };
+                    first_after_failure = ok && a.contact.reach == Reach::Unreachable;
                     a.contact.observe(evidence, sent, now);
                 }
-                // Renewals every renew interval; after a failure the next goes out soon.
+                // Renewals every renew interval (the first after a failure no sooner than the
+                // kubelet's lag, as `agent::heartbeat` does); after a failure the next goes out
+                // soon.
+                let lag = if self.set.fixes.kubelet_after_return {
+                    self.set.kubelet_lag
+                } else {
+                    Duration::ZERO
+                };
                 let next = if ok {
-                    sent + self.set.renew
+                    sent + fencing::next_renewal(self.set.renew, lag, first_after_failure)
                 } else {
                     now + Duration::from_secs(1)
                 };
@@ -1360,7 +1375,7 @@ impl World<'_> {
             a.durability.changed();
         }
         if judged.cut_off
-            && let Some(contact) = judged.last_contact
+            && let Some(contact) = judged.counted
         {
             if a.next_round.is_none_or(|t| now >= t) {
                 self.round(i, &mut a);
