@@ -63,7 +63,7 @@ const IDLE_TICK: Duration = Duration::from_secs(10);
 /// The longest the task sleeps while cut off with nothing due: finding the pods' cgroups again
 /// after a failure, say, is retried this often.
 const CUT_OFF_IDLE_TICK: Duration = Duration::from_secs(1);
-/// The most pages of pods a reconciliation reads (`api::watch::PAGE_SIZE` each: 250,000 pods).
+/// The most pages of pods a reconciliation reads (`api::watch::PAGE_SIZE` each: 100,000 pods).
 const MAX_RECONCILE_PAGES: u32 = 10_000;
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);

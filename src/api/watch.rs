@@ -30,11 +30,13 @@ use crate::core::resource_version::{self, Watermark};
 
 /// Objects per page of the initial list (and of every relist). kube's default is 500: a page of
 /// 500 realistic pods is 3–5 MB of JSON, which kube-client holds twice (bytes and text) while it
-/// decodes it. That page is the agent's largest transient allocation (issue 12: at 100 a page
-/// it was still the peak, about 1.3 MB above the steady state with 110 pods known); 25 keeps
-/// it near a quarter of a megabyte, for one more list request per 25 pods at start and relist
-/// (five for the kubelet's default 110 pods).
-pub const PAGE_SIZE: u32 = 25;
+/// decodes it. That page is the agent's largest transient allocation, and during a relist it
+/// comes on top of every pod already known (issue 25: at 25 a page of heavy pods, about 280 KB
+/// of JSON held twice, VmHWM rose 0.5–0.7 MiB above the start's during a relist at 1,000
+/// pods; at 10, 0.2–0.3 MiB, the same as at 5, BENCHMARKS.md). 10 costs one list request per
+/// 10 pods at start and relist (eleven for the kubelet's default 110 pods) and 10–40 % more
+/// time to know 1,000 pods on loopback.
+pub const PAGE_SIZE: u32 = 10;
 
 /// The shortest and (exclusive) longest time a watch request asks to last (`timeoutSeconds`).
 /// Each watch draws its own in between once, at start (client-go's reflector draws one in
