@@ -1,13 +1,15 @@
 //! The real binary's API client as a user meets it, against the API test server on loopback:
 //! kubeconfig tokens written as YAML block scalars or in token files, tokens that cannot be sent,
 //! secrets (token, URL password) never printed even at trace level or when the kubeconfig is
-//! malformed on the token line, and a wrong server answering megabytes of garbage without
-//! flooding the log.
+//! malformed on the token line, a wrong server answering megabytes of garbage without
+//! flooding the log, and the API server behind TLS, as every real one is: the agent trusts the
+//! kubeconfig's certificate authority (as a file or inline) and no other.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::apiserver::{ApiServer, Fault, TOKEN};
@@ -468,4 +470,216 @@ fn excerpt(text: &str) -> String {
         text.len(),
         &text[tail..]
     )
+}
+
+/// A certificate authority and a server certificate for 127.0.0.1 it signed, made by the
+/// `openssl` command (PEM files in `dir`: `ca.crt`, `server.crt`, `server.key`).
+fn certificates(dir: &Path, ca_name: &str) -> PathBuf {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("run openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let subject = format!("/CN={ca_name}");
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "1",
+        "-subj",
+        &subject,
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ]);
+    run(&ca);
+    let mut csr = vec!["req"];
+    csr.extend(ec);
+    csr.extend([
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=apiserver",
+    ]);
+    run(&csr);
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("write extensions");
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "1",
+        "-extfile",
+        "server.ext",
+    ]);
+    dir.join("ca.crt")
+}
+
+/// A TLS front on loopback for the plain-HTTP server at `backend`, with the certificate in
+/// `dir`: each connection's TLS ends here and its bytes go on to `backend`. Runs until the test's
+/// runtime ends.
+async fn tls_front(dir: &Path, backend: std::net::SocketAddr) -> String {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let read = |name: &str| std::fs::read(dir.join(name)).expect("read PEM");
+    let chain = vec![CertificateDer::from_pem_slice(&read("server.crt")).expect("certificate")];
+    let key = PrivateKeyDer::from_pem_slice(&read("server.key")).expect("key");
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                // A client that refuses our certificate ends here, as it should.
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                if let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await {
+                    let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+                }
+            });
+        }
+    });
+    format!("https://{addr}")
+}
+
+/// A kubeconfig for an HTTPS `server` whose cluster entry has the YAML line `ca` (the
+/// certificate authority, as a file or inline), authenticating with the test token.
+fn tls_kubeconfig(dir: &Path, server: &str, ca: &str) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n    {ca}\n\
+         contexts:\n- name: ctx\n  context:\n    cluster: c\n    user: agent\n\
+         current-context: ctx\nusers:\n- name: agent\n  user:\n    token: {TOKEN}\n"
+    );
+    std::fs::write(&path, text).expect("write kubeconfig");
+    path
+}
+
+#[tokio::test]
+async fn behind_tls_the_agent_trusts_the_kubeconfigs_authority_as_a_file_or_inline_and_no_other() {
+    if !support::require(
+        Command::new("openssl").arg("version").output().is_ok(),
+        "the openssl command (Debian package openssl)",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = certificates(dir.path(), "nodewarden-test-ca");
+    let ca_data = {
+        let out = Command::new("openssl")
+            .args(["base64", "-A", "-in"])
+            .arg(&ca)
+            .output()
+            .expect("openssl base64");
+        String::from_utf8(out.stdout).expect("base64 is ASCII")
+    };
+    for (case, line) in [
+        ("file", format!("certificate-authority: {}", ca.display())),
+        ("inline", format!("certificate-authority-data: {ca_data}")),
+    ] {
+        let server = seeded();
+        server.require_bearer(Some(TOKEN));
+        let lb = server.serve_loopback();
+        let url = tls_front(dir.path(), lb.addr()).await;
+        let run = tempfile::tempdir().expect("tempdir");
+        let kc = tls_kubeconfig(run.path(), &url, &line);
+        let config = agent_config(run.path(), &kc, "info");
+        let mut agent = Running::start(&config, run.path());
+        let created = wait_for_lease(&server, &mut agent, Duration::from_secs(20)).await;
+        let status = agent.exited();
+        agent.stop().await;
+        let (_, stderr) = agent.output();
+        assert!(
+            created,
+            "{case}: the agent never wrote its Lease through TLS (exit {status:?}):\n{stderr}"
+        );
+        all_authenticated(&server);
+    }
+
+    // Another authority in the kubeconfig: not one request reaches the server, and the log says
+    // why. Its own directory: a certificate the front does not present.
+    let other = tempfile::tempdir().expect("tempdir");
+    let wrong = certificates(other.path(), "some-other-ca");
+    let server = seeded();
+    let lb = server.serve_loopback();
+    let url = tls_front(dir.path(), lb.addr()).await;
+    let run = tempfile::tempdir().expect("tempdir");
+    let kc = tls_kubeconfig(
+        run.path(),
+        &url,
+        &format!("certificate-authority: {}", wrong.display()),
+    );
+    let config = agent_config(run.path(), &kc, "info");
+    let mut agent = Running::start(&config, run.path());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline
+        && agent.exited().is_none()
+        && !agent.output().1.contains("API server unreachable")
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Some seconds of an outage like this one (every connection refused at once) tell one
+    // story: the pod watch's list is retried with a growing backoff, not every second, and
+    // never said to recover.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    agent.stop().await;
+    let said = agent.output().1;
+    assert!(
+        server.requests().is_empty(),
+        "a request passed a certificate the kubeconfig's authority did not sign: {:?}",
+        server.requests()
+    );
+    let lower = said.to_lowercase();
+    assert!(
+        lower.contains("certificate") && lower.contains("unknownissuer"),
+        "the log does not say the certificate is the problem:\n{said}"
+    );
+    let count = |needle: &str| said.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("pod watch failed"), 1, "{said}");
+    assert_eq!(count("pod watch recovered"), 0, "{said}");
 }

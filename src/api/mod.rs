@@ -259,9 +259,29 @@ async fn call_inner<T>(
         Ok(Err(e)) => Err(ApiError::Transport {
             verb,
             resource,
-            detail: excerpt(&e.to_string()),
+            detail: excerpt(&with_causes(&e)),
         }),
     }
+}
+
+/// An error with the causes beneath it, each that its own text does not already say: kube and
+/// hyper say only "client error (Connect)" for a connection that failed, and the cause an
+/// operator needs (a certificate no authority of the kubeconfig signed, a refused connection, a
+/// name that does not resolve) is further down.
+pub fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    // Bounded: a chain is a handful of errors deep; a cycle would be a bug elsewhere.
+    for _ in 0..16 {
+        let Some(c) = cause else { break };
+        let said = c.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Why a client could not be built.
@@ -378,6 +398,37 @@ fn agent_client(config: kube::Config) -> Result<kube::Client, ConnectError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_told_with_the_causes_its_own_text_does_not_say() {
+        #[derive(Debug)]
+        struct Layer(&'static str, Option<Box<Layer>>);
+        impl std::fmt::Display for Layer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Layer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|l| l as _)
+            }
+        }
+        let chain = Layer(
+            "client error (Connect)",
+            Some(Box::new(Layer(
+                "Connect",
+                Some(Box::new(Layer(
+                    "invalid peer certificate: UnknownIssuer",
+                    None,
+                ))),
+            ))),
+        );
+        assert_eq!(
+            with_causes(&chain),
+            "client error (Connect): invalid peer certificate: UnknownIssuer"
+        );
+        assert_eq!(with_causes(&Layer("alone", None)), "alone");
+    }
 
     #[test]
     fn a_long_detail_is_cut_at_a_char_boundary_with_its_size() {

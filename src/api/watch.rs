@@ -256,13 +256,17 @@ async fn run(
                     node_retry.failed(&mut jitter);
                     if !node_failing {
                         // Bounded: a decoding error can quote what the server sent.
-                        let e = crate::api::excerpt(&e.to_string());
+                        let e = crate::api::excerpt(&crate::api::with_causes(&e));
                         log::warn!(error = e.as_str(); "node watch failed: {e}; retrying with backoff (at once when contact returns)");
                         node_failing = true;
                     }
                 }
             },
             Some(item) = pod_stream.next(), if pod_retry.at.is_none() => match item {
+                // A list begins: it proves nothing yet. Taken for a recovery, it reset the
+                // backoff and logged "recovered" before every failed retry (once a second while
+                // the API server refused connections).
+                Ok(watcher::Event::Init) => {}
                 Ok(_) => {
                     pod_retry.succeeded();
                     // The reflector applied the event to the store before yielding it.
@@ -276,7 +280,7 @@ async fn run(
                     pod_retry.failed(&mut jitter);
                     if !pods_failing {
                         // Bounded: a decoding error can quote what the server sent.
-                        let e = crate::api::excerpt(&e.to_string());
+                        let e = crate::api::excerpt(&crate::api::with_causes(&e));
                         log::warn!(error = e.as_str(); "pod watch failed: {e}; retrying with backoff (at once when contact returns)");
                         pods_failing = true;
                     }
