@@ -178,18 +178,23 @@ async fn a_token_with_a_trailing_newline_inline_or_in_a_token_file_authenticates
             format!("    tokenFile: {}\n", file.display())
         };
         let kc = kubeconfig(dir.path(), &lb.url(), "agent", &auth);
-        let config = agent_config(dir.path(), &kc, "info");
-        let mut agent = Running::start(&config, dir.path());
-        let created = wait_for_lease(&server, &mut agent, Duration::from_secs(20)).await;
-        let status = agent.exited();
-        agent.stop().await;
-        let (_, stderr) = agent.output();
-        assert!(
-            created,
-            "{case}: the agent never wrote its Lease (exit {status:?}):\n{stderr}"
-        );
-        all_authenticated(&server);
+        connects_with(&server, dir.path(), &kc, case).await;
     }
+}
+
+/// An agent with `kubeconfig` writes its Lease to `server`, every request with the test token.
+async fn connects_with(server: &ApiServer, dir: &Path, kubeconfig: &Path, case: &str) {
+    let config = agent_config(dir, kubeconfig, "info");
+    let mut agent = Running::start(&config, dir);
+    let created = wait_for_lease(server, &mut agent, Duration::from_secs(20)).await;
+    let status = agent.exited();
+    agent.stop().await;
+    let (_, stderr) = agent.output();
+    assert!(
+        created,
+        "{case}: the agent never wrote its Lease (exit {status:?}):\n{stderr}"
+    );
+    all_authenticated(server);
 }
 
 #[tokio::test]
@@ -628,17 +633,7 @@ async fn behind_tls_the_agent_trusts_the_kubeconfigs_authority_as_a_file_or_inli
         let url = tls_front(dir.path(), lb.addr()).await;
         let run = tempfile::tempdir().expect("tempdir");
         let kc = tls_kubeconfig(run.path(), &url, &line);
-        let config = agent_config(run.path(), &kc, "info");
-        let mut agent = Running::start(&config, run.path());
-        let created = wait_for_lease(&server, &mut agent, Duration::from_secs(20)).await;
-        let status = agent.exited();
-        agent.stop().await;
-        let (_, stderr) = agent.output();
-        assert!(
-            created,
-            "{case}: the agent never wrote its Lease through TLS (exit {status:?}):\n{stderr}"
-        );
-        all_authenticated(&server);
+        connects_with(&server, run.path(), &kc, &format!("TLS, authority {case}")).await;
     }
 
     // Another authority in the kubeconfig: not one request reaches the server, and the log says

@@ -459,17 +459,29 @@ fn healing_before_any_deadline_kills_nothing() {
     agent.kill_hard();
 }
 
+/// The six plans of an agent cut off in `s`, and those of the same agent after a SIGKILL,
+/// `down` of waiting and a restart with `env`; the restarted agent comes back with them.
+fn plans_across_a_restart(
+    s: &Scene,
+    down: Duration,
+    env: &[(&str, &str)],
+) -> (Plans, Plans, Agent) {
+    let mut agent = start_agent(s);
+    s.netns.cut();
+    let before = plans(&mut agent, 6);
+    agent.kill_hard();
+    std::thread::sleep(down);
+    let mut again = Agent::start_in(&s.netns.enter(), &s.config, env);
+    let after = plans(&mut again, 6);
+    (before, after, again)
+}
+
 #[test]
 fn a_restart_mid_partition_keeps_every_deadline() {
     let Some(s) = scene("enforce", 20, GRACE) else {
         return;
     };
-    let mut agent = start_agent(&s);
-    s.netns.cut();
-    let before = plans(&mut agent, 6);
-    agent.kill_hard();
-    let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
-    let after = plans(&mut again, 6);
+    let (before, after, mut again) = plans_across_a_restart(&s, Duration::ZERO, &[]);
     same_plans(&before, &after, Duration::ZERO, &mut again);
     // And the restarted agent still acts on them: the zero-seconds pod stops.
     let zero = s.pods.iter().find(|p| p.name == "zero").expect("zero pod");
@@ -534,24 +546,18 @@ fn a_wall_step_back_while_the_agent_is_down_moves_no_deadline() {
     let Some(s) = scene("enforce", 20, GRACE) else {
         return;
     };
-    let mut agent = start_agent(&s);
-    s.netns.cut();
-    let before = plans(&mut agent, 6);
-    agent.kill_hard();
-    // Long enough after the cut that deadlines counted from the restart would be seconds late.
-    std::thread::sleep(Duration::from_secs(2));
-    let hour = Duration::from_secs(3_600);
-    let mut again = Agent::start_in(
-        &s.netns.enter(),
-        &s.config,
+    // Down long enough after the cut that deadlines counted from the restart would be seconds
+    // late.
+    let (before, after, mut again) = plans_across_a_restart(
+        &s,
+        Duration::from_secs(2),
         &[
             ("LD_PRELOAD", LIBFAKETIME),
             ("FAKETIME", "-3600"),
             ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
         ],
     );
-    let after = plans(&mut again, 6);
-    same_plans(&before, &after, hour, &mut again);
+    same_plans(&before, &after, Duration::from_secs(3_600), &mut again);
     let _ = &s.server;
     again.kill_hard();
 }

@@ -921,6 +921,12 @@ fn after_a_failure_deadlines_count_from_a_contact_only_once_the_kubelet_must_hav
     );
     assert_eq!(j.counted, Some(later));
 
+    // A start into an outage: nothing counted before the first contact, which counts then.
+    let mut fresh = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+    fresh.judge(&seen(None, true), at(5, 0), AFTER);
+    let j = fresh.judge(&seen(Some(8), false), at(8, 0), AFTER);
+    assert_eq!(j.counted, Some(BASE + s(8)));
+
     // When the agent renews the node's Lease itself (no kubelet), every contact counts.
     let mut own_lease = Link::resume(None, None, at(0, 0));
     own_lease.judge(&seen(Some(20), true), at(30, 0), AFTER);

@@ -125,10 +125,13 @@ impl Link {
     /// less than that after the first one past the failure proves nothing of the kubelet, and the
     /// contact counted before the failure stands (issue 22, seed 0xd0: a link back for 5.5 s
     /// between two cuts, no renewal of the kubelet stored in it, a pod stopped 14 s after its
-    /// deletion).
+    /// deletion). With no contact counted before the failure (a start into an outage), the
+    /// last contact counts, as it always did: nothing else is known to count from.
     pub fn counted(&self) -> Option<Duration> {
         match self.resumed {
-            Some((first, before)) if self.last_contact < Some(first + self.kubelet_lag) => before,
+            Some((first, before)) if self.last_contact < Some(first + self.kubelet_lag) => {
+                before.or(self.last_contact)
+            }
             _ => self.last_contact,
         }
     }
