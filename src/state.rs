@@ -40,9 +40,9 @@ use crate::core::resources::{Amounts, Effective};
 /// The file name inside the state directory.
 pub const STATE_FILE: &str = "state.json";
 /// The last contact alone: one line, the RFC 3339 time, then the writer's scale
-/// (`core::clock::Scale::to_text`; earlier builds wrote the time alone). It advances with every Lease renewal, so it is
-/// written on its own: rewriting the whole state (every pod) that often would wear the flash
-/// storage of edge nodes for nothing. `load` takes the later of the two.
+/// (`core::clock::Scale::to_text`; earlier builds wrote the time alone). It advances with every
+/// Lease renewal, so it is written on its own: rewriting the whole state (every pod) that often
+/// would wear the flash storage of edge nodes for nothing. `load` takes the later of the two.
 pub const CONTACT_FILE: &str = "last-contact";
 /// How current the fence's pod view was at its last change (`core::pod_view`): one line,
 /// `current` or `stale since <RFC 3339>`, written by the fence when that changes, for `status`.

@@ -454,7 +454,6 @@ fn wall(mono: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + mono
 }
 
-/// An instant as an agent whose wall clock is `offset_ms` from true time sees it.
 /// The scale of an agent run of node `node` whose wall clock is `offset_ms` from true time: the
 /// simulated boot clock is the virtual time, one boot per node (no reboot is simulated).
 fn scale_of(node: usize, offset_ms: i64) -> Option<Scale> {
@@ -465,6 +464,7 @@ fn scale_of(node: usize, offset_ms: i64) -> Option<Scale> {
     )
 }
 
+/// An instant as an agent whose wall clock is `offset_ms` from true time sees it.
 fn moment_off(mono: Duration, offset_ms: i64) -> Moment {
     let true_wall = wall(mono);
     let step = Duration::from_millis(offset_ms.unsigned_abs());
