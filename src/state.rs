@@ -599,16 +599,21 @@ fn load_contact(dir: &Path, to: Option<Scale>) -> Option<SystemTime> {
             return None;
         }
     };
-    let (time, scale) = match text.trim().split_once(' ') {
-        Some((time, scale)) => (time, Scale::from_text(scale).map(Some)),
-        None => (text.trim(), Some(None)),
-    };
-    let time = scale.and_then(|scale| Some(carried(parse_time(time)?, scale, to)));
+    let time = contact_line(text.trim()).map(|(time, from)| carried(time, from, to));
     if time.is_none() {
         let shown = crate::bounded::excerpt(text.trim());
         log::warn!(file = path.display().to_string().as_str(); "{} does not hold a time this build writes ({shown:?}); ignored, the state file's last contact stands", path.display());
     }
     time
+}
+
+/// The contact file's line: its time and the writer's scale (none in an earlier build's line,
+/// the time alone); `None` when either part does not parse.
+fn contact_line(line: &str) -> Option<(SystemTime, Option<Scale>)> {
+    match line.split_once(' ') {
+        Some((time, scale)) => Some((parse_time(time)?, Some(Scale::from_text(scale)?))),
+        None => Some((parse_time(line)?, None)),
+    }
 }
 
 /// A problem with the state directory's permissions, if any: one that others may write to lets

@@ -172,9 +172,9 @@ fn zone_of(node: &Node) -> NodeZone {
     NodeZone::of(node.metadata.labels.as_ref())
 }
 
-/// One round's questions, the round they make and its verdict. The list names each peer's zone label only (an
-/// EndpointSlice carries no region): whom to ask is chosen by label (`core::quorum::select`), and
-/// each answer places its peer by its zone key. When those answers would make every zone down on
+/// One round's questions, the round they make and its verdict. The list names each peer's zone
+/// label only (an EndpointSlice carries no region): whom to ask is chosen by label
+/// (`core::quorum::select`), and each answer places its peer by its zone key. When those answers would make every zone down on
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
 /// node holds (`core::quorum::decide_or_ask`).
 async fn ask_round(

@@ -49,6 +49,19 @@ pub struct Settings {
     pub tolerance: Duration,
 }
 
+impl Settings {
+    /// The kubelet's lag the agents wait out after a failure before a contact counts and before
+    /// their next renewal (`fencing::Link::with_kubelet_lag`, `fencing::next_renewal`); zero with
+    /// that fix reverted.
+    fn lag_after_return(&self) -> Duration {
+        if self.fixes.kubelet_after_return {
+            self.kubelet_lag
+        } else {
+            Duration::ZERO
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         let renew = Duration::from_secs(10);
@@ -708,13 +721,8 @@ impl World<'_> {
             } else {
                 self.now
             },
-            link: Link::resume(last_contact, cut_off_since, now).with_kubelet_lag(
-                if self.set.fixes.kubelet_after_return {
-                    self.set.kubelet_lag
-                } else {
-                    Duration::ZERO
-                },
-            ),
+            link: Link::resume(last_contact, cut_off_since, now)
+                .with_kubelet_lag(self.set.lag_after_return()),
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
@@ -813,11 +821,7 @@ impl World<'_> {
                 // Renewals every renew interval (the first after a failure no sooner than the
                 // kubelet's lag, as `agent::heartbeat` does); after a failure the next goes out
                 // soon.
-                let lag = if self.set.fixes.kubelet_after_return {
-                    self.set.kubelet_lag
-                } else {
-                    Duration::ZERO
-                };
+                let lag = self.set.lag_after_return();
                 let next = if ok {
                     sent + fencing::next_renewal(self.set.renew, lag, first_after_failure)
                 } else {
