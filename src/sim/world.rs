@@ -289,13 +289,18 @@ struct Agent {
     view_version: u64,
 }
 
-/// When a witness world's kubelet last renewed before the node's cut, and each pod's deletion
-/// there.
-/// Per pod: its deletion there, the taint it was for, and when the fence first stopped it there.
-type Witness = (
-    Duration,
-    Vec<(Option<(Duration, Duration)>, Option<Duration>)>,
-);
+/// A witness world's run: per pod, its deletion there with the taint it was for, and when the
+/// fence first stopped it there.
+type WitnessRun = Vec<(Option<(Duration, Duration)>, Option<Duration>)>;
+
+/// The witness worlds of one node and variant (`World::witness_for`): the instant their runs go
+/// until, and per world when its kubelet last renewed before the node's cut, the world, and its
+/// run once a stop needed it. A world is run only when every world before it gave no witness:
+/// the first is built to be the likeliest, and a run is the judge's whole cost.
+struct WitnessWorlds {
+    until: Duration,
+    worlds: Vec<(Duration, Scenario, Option<WitnessRun>)>,
+}
 
 struct World<'a> {
     s: &'a Scenario,
@@ -324,12 +329,10 @@ struct World<'a> {
     transient: BTreeSet<(usize, Duration)>,
     /// A witness run (see `judge`) searches for no witnesses of its own.
     witness: bool,
-    /// The witness worlds' deletions, per node and the heal of its link they leave out (see
-    /// `witness_for`), once run: the instant they ran until, and per world `(its kubelet's last
-    /// renewal there, each pod's deletion)`.
-    #[allow(clippy::type_complexity)]
-    witnesses:
-        std::collections::HashMap<(usize, Variant, Option<Duration>), (Duration, Vec<Witness>)>,
+    /// The witness worlds, per node and the heal of its link they leave out (see `witness_for`):
+    /// the instant they run until, and each world as it was built, with its run once one was
+    /// needed.
+    witnesses: std::collections::HashMap<(usize, Variant, Option<Duration>), WitnessWorlds>,
     /// Stops judged while the API server was down for everyone on a node already tainted,
     /// dropped at the end when the controller deleted the pod for that taint once the API server
     /// returned (see `judge`).
@@ -347,6 +350,8 @@ struct World<'a> {
     wake_at: Vec<Option<(Duration, u32)>>,
     /// Per node: how far its system clock is from true time (ms), after the steps so far.
     clock_offset: Vec<i64>,
+    /// When passes of the tainting worker are due (`taint_pass_at`).
+    taint_passes: BTreeSet<Duration>,
 }
 
 /// A stop judged while the API server was down for everyone on a node already tainted.
@@ -553,6 +558,7 @@ fn run_as(
         kubelet_chain: vec![0; n],
         wake_at: vec![None; n],
         clock_offset: vec![0; n],
+        taint_passes: BTreeSet::new(),
         peer_lists: Vec::new(),
         asked_lists: Vec::new(),
         node_zones: Vec::new(),
@@ -619,6 +625,17 @@ impl World<'_> {
         }
         self.wake_at[i] = Some((t, run));
         self.at(t, Ev::Wake(i, run));
+    }
+
+    /// A pass of the tainting worker at `t`, unless one is already due then. Each monitor pass
+    /// that finds a node queued starts one, and each pass the next 100 ms later while any node
+    /// waits; on the monitor's grid they fall at the same instants, and a second pass at an
+    /// instant finds nothing left to do (the limiters refill nothing in no time). Without this
+    /// the passes of a zone held for minutes multiplied with every monitor pass.
+    fn taint_pass_at(&mut self, t: Duration) {
+        if self.taint_passes.insert(t) {
+            self.at(t, Ev::TaintPass);
+        }
     }
 
     fn at(&mut self, t: Duration, ev: Ev) {
@@ -844,16 +861,17 @@ impl World<'_> {
                 let changes = self.cp.monitor(self.now);
                 self.apply(changes);
                 if self.cp.queued() {
-                    self.at(self.now, Ev::TaintPass);
+                    self.taint_pass_at(self.now);
                 }
                 self.at(self.now + self.set.controller.monitor_period, Ev::Monitor);
             }
             Ev::TaintPass => {
+                self.taint_passes.remove(&self.now);
                 self.cp.api_up = self.api_up;
                 let changes = self.cp.taint_pass(self.now);
                 self.apply(changes);
                 if self.cp.queued() {
-                    self.at(self.now + Duration::from_millis(100), Ev::TaintPass);
+                    self.taint_pass_at(self.now + Duration::from_millis(100));
                 }
             }
             Ev::Evict { pod, tainted } => self.evict(pod, tainted),
@@ -1105,7 +1123,7 @@ impl World<'_> {
         if self
             .witnesses
             .get(&key)
-            .is_none_or(|(until, _)| *until < now)
+            .is_none_or(|entry| entry.until < now)
         {
             let until = now + Duration::from_secs(60);
             let mut worlds = self.witness_worlds(node, stop, now);
@@ -1130,22 +1148,26 @@ impl World<'_> {
                     }
                 }
             }
-            let runs = worlds
+            let worlds = worlds
                 .into_iter()
-                .map(|(last, w)| {
-                    let o = run_as(&w, &self.set, false, Some(until), agents);
-                    let deleted = o.deleted.iter().zip(&o.deleted_for).zip(&o.stopped);
-                    (last, deleted.map(|((d, f), s)| (d.zip(*f), *s)).collect())
-                })
+                .map(|(last, w)| (last, w, None))
                 .collect();
-            self.witnesses.insert(key, (until, runs));
+            self.witnesses.insert(key, WitnessWorlds { until, worlds });
         }
+        let set = self.set;
+        let entry = self.witnesses.get_mut(&key)?;
+        let until = entry.until;
         // Deleted there by now; or, while the API server is down for everyone here, deleted once
         // it is back for a taint added by now — the test `judge` applies to this world
         // (`deferred`). And there the fence stopped the pod no later than here (the agent
         // decided the same in both, whatever differs later), or the control plane deleted it
         // first.
-        self.witnesses[&key].1.iter().find_map(|(last, pods)| {
+        entry.worlds.iter_mut().find_map(|(last, w, run)| {
+            let pods = run.get_or_insert_with(|| {
+                let o = run_as(w, &set, false, Some(until), agents);
+                let deleted = o.deleted.iter().zip(&o.deleted_for).zip(&o.stopped);
+                deleted.map(|((d, f), s)| (d.zip(*f), *s)).collect()
+            });
             let (Some((deleted, taint)), stopped) = pods.get(pod).copied()? else {
                 return None;
             };
