@@ -61,6 +61,12 @@ pub struct Scenario {
     /// When the controller's first monitor pass falls (then every monitor period): 1.234 s
     /// unless a witness world moves it, as no agent sees it.
     pub monitor_phase: Duration,
+    /// Per node: how long after a change of its pods in the API the agent's pod watch delivers
+    /// it, and how long the kubelet's takes to start a pod created for it. The two watches are
+    /// separate streams of the same API server; most of the time both deliver within tens of
+    /// milliseconds, but a loaded server or a congested link delays one of them by seconds.
+    pub agent_watch_lag: Vec<Duration>,
+    pub kubelet_watch_lag: Vec<Duration>,
     /// The pods there at the start.
     pub pods: Vec<PodSpec>,
     /// What happens, in time order.
@@ -197,6 +203,37 @@ impl Scenario {
             let by_ms = if r.chance(50) { -by } else { by };
             events.push((when, Event::ClockStep { node, by_ms }));
         }
+        // Watches whose events arrive late, drawn after everything above for the same reason: in
+        // some scenarios each node's agent and kubelet hear of a change of its pods tens of
+        // milliseconds late, a few of them seconds late; and sometimes a pod is created on a node
+        // in the seconds before its link is cut, where a late watch matters.
+        let mut agent_watch_lag = vec![Duration::ZERO; n];
+        let mut kubelet_watch_lag = vec![Duration::ZERO; n];
+        if r.chance(30) {
+            let lag = |r: &mut Rng| {
+                Duration::from_millis(if r.chance(10) {
+                    1_000 + r.below(9_000)
+                } else {
+                    r.below(300)
+                })
+            };
+            for node in 0..n {
+                agent_watch_lag[node] = lag(&mut r);
+                kubelet_watch_lag[node] = lag(&mut r);
+            }
+            let cuts: Vec<(Duration, usize)> = events
+                .iter()
+                .filter_map(|(t, e)| match e {
+                    Event::CutApi(node) => Some((*t, *node)),
+                    _ => None,
+                })
+                .collect();
+            if !cuts.is_empty() && r.chance(50) {
+                let (cut, node) = cuts[r.below(cuts.len() as u64) as usize];
+                let when = cut.saturating_sub(Duration::from_millis(r.below(10_000)));
+                events.push((when, Event::Create(pod(&mut r, node))));
+            }
+        }
         events.sort_by_key(|(t, _)| *t);
         Scenario {
             seed,
@@ -205,6 +242,8 @@ impl Scenario {
             kubelet_anchor: vec![None; n],
             monitor_phase: Duration::from_millis(1_234),
             kubelet_phase,
+            agent_watch_lag,
+            kubelet_watch_lag,
             pods,
             events,
             length,
@@ -255,6 +294,17 @@ impl fmt::Display for Scenario {
             self.zones,
             self.length.as_secs()
         )?;
+        let lags = self.agent_watch_lag.iter().zip(&self.kubelet_watch_lag);
+        for (node, (agent, kubelet)) in lags.enumerate() {
+            if !agent.is_zero() || !kubelet.is_zero() {
+                writeln!(
+                    f,
+                    "  n{node}'s pod watches late by {} ms (agent), {} ms (kubelet)",
+                    agent.as_millis(),
+                    kubelet.as_millis()
+                )?;
+            }
+        }
         for (i, p) in self.pods.iter().enumerate() {
             writeln!(
                 f,

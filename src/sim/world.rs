@@ -6,10 +6,12 @@
 //! (answered at once through a live link, hanging for a request timeout through a dead one),
 //! what the peer endpoint answers, the rounds of the quorum task every `peers.interval` while cut
 //! off, the fence's plan and steps, and what it writes to disk when `Durability` says so — which
-//! a restart reads back (`Link::resume`, the stored verdict and hold). The pod view is the API's
-//! pods of the node whenever the agent can reach the API server; after a restart it holds the
-//! pods on disk until then. The kubelet renews the node's own Lease on its own phase, which is
-//! all the controller judges the node by.
+//! a restart reads back (`Link::resume`, the stored verdict and hold), and the sweep that kills
+//! again a fenced pod the kubelet restarted. The pod view is the API's pods of the node as they
+//! were the agent's watch lag ago, whenever the agent can reach the API server; after a restart it
+//! holds the pods on disk until then. The kubelet starts a pod its own watch lag after it was
+//! created, and renews the node's own Lease on its own phase, which is all the controller judges
+//! the node by.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -100,6 +102,9 @@ pub enum Violation {
         /// and the whole cluster followed within seconds): no agent can tell that from an outage
         /// of the API server, where it must hold. Counted apart ([`kind`]).
         transient_taint: bool,
+        /// The node's agent ran but did not know the pod: its pod watch had not delivered the
+        /// pod's creation when the link was cut, while the kubelet's had.
+        late_watch: bool,
     },
     /// The fence stopped a pod the control plane keeps.
     WrongfulStop {
@@ -124,6 +129,9 @@ pub fn kind(v: &Violation) -> &'static str {
             transient_taint: true,
             ..
         } => "running-twice-transient-taint",
+        Violation::RunningTwice {
+            late_watch: true, ..
+        } => "running-twice-late-watch",
         Violation::RunningTwice { .. } => "running-twice",
         Violation::WrongfulStop {
             by_policy: true, ..
@@ -214,6 +222,8 @@ enum Ev {
     KubeletRenew(usize, u32),
     /// A witness world's anchored renewal: a new chain from here.
     KubeletAnchor(usize),
+    /// The kubelet's watch delivers this pod, created its lag ago.
+    KubeletSees(usize),
     Wake(usize, u32),
     Start(usize),
     Monitor,
@@ -235,6 +245,9 @@ struct Pod {
     uid: String,
     spec: PodSpec,
     in_api: bool,
+    /// When it entered the API, and left it (deleted by a user or by the controller).
+    created: Duration,
+    left_api: Option<Duration>,
     /// Its processes run on the node.
     running: bool,
     deleted_by_controller: Option<Duration>,
@@ -285,8 +298,9 @@ struct Agent {
     next_round: Option<Duration>,
     cut_off: bool,
     plans: Vec<fence_plan::PodPlan>,
-    /// The world's pod version the view was last taken at.
-    view_version: u64,
+    /// The instant of the API whose pods the view shows (the agent's watch delivers each change
+    /// its lag later); `None` for a view read from disk, which is not current.
+    view_at: Option<Duration>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -317,8 +331,8 @@ struct World<'a> {
     disks: Vec<Disk>,
     runs: Vec<u32>,
     pods: Vec<Pod>,
-    /// Bumped at every change of the API's pods.
-    pods_version: u64,
+    /// Per node: when the API's pods of that node last changed.
+    pods_changed: Vec<Duration>,
     cp: ControlPlane,
     /// The agents' quorum policy, as `agent::quorum::policy` builds it, with the run's fixes.
     quorum_policy: QuorumPolicy,
@@ -529,7 +543,7 @@ fn run_as(
         disks: vec![Disk::default(); n],
         runs: vec![0; n],
         pods: Vec::new(),
-        pods_version: 0,
+        pods_changed: vec![ORIGIN; n],
         cp: ControlPlane::new(settings.controller, &zone_of, ORIGIN),
         quorum_policy: QuorumPolicy {
             fixes: settings.fixes,
@@ -655,14 +669,19 @@ impl World<'_> {
     }
 
     fn add_pod(&mut self, spec: PodSpec) {
-        self.pods_version += 1;
         let i = self.pods.len();
-        let running = self.reaches_api(spec.node);
+        let node = spec.node;
+        // The kubelet starts it once its watch delivers it, when its node reaches the API server
+        // then (otherwise when the link returns, `healed`).
+        let lag = self.s.kubelet_watch_lag.get(node).copied().unwrap_or_default();
+        let running = self.reaches_api(node) && lag.is_zero();
         self.pods.push(Pod {
-            node: spec.node,
+            node,
             uid: format!("pod-{i}"),
             spec,
             in_api: true,
+            created: self.now,
+            left_api: None,
             running,
             deleted_by_controller: None,
             deleted_for: None,
@@ -671,9 +690,22 @@ impl World<'_> {
             stopped_under: None,
             fence_kill: None,
         });
+        if !lag.is_zero() {
+            self.at(self.now + lag, Ev::KubeletSees(i));
+        }
+        self.pods_changed_on(node);
         // Tainted already: the taint eviction controller handles a new pod as well.
-        if let Some(tainted) = self.cp.taint(self.pods[i].node) {
+        if let Some(tainted) = self.cp.taint(node) {
             self.schedule_eviction(i, tainted);
+        }
+    }
+
+    /// The API's pods of `node` changed now: its agent's watch delivers that its lag later.
+    fn pods_changed_on(&mut self, node: usize) {
+        self.pods_changed[node] = self.now;
+        let lag = self.s.agent_watch_lag.get(node).copied().unwrap_or_default();
+        if let (false, Some(run)) = (lag.is_zero(), self.agents[node].as_ref().map(|a| a.run)) {
+            self.wake(node, run, self.now + lag);
         }
     }
 
@@ -695,13 +727,19 @@ impl World<'_> {
         }
     }
 
-    /// The API's pods of `node`, as a watch that is current delivers them.
-    fn api_view(&self, node: usize) -> Vec<FencePod> {
+    /// The API's pods of `node` at `at`, as a watch delivers them.
+    fn api_view(&self, node: usize, at: Duration) -> Vec<FencePod> {
         self.pods
             .iter()
-            .filter(|p| p.node == node && p.in_api)
+            .filter(|p| p.node == node && p.created <= at && p.left_api.is_none_or(|l| l > at))
             .map(|p| self.fence_pod(p))
             .collect()
+    }
+
+    /// The instant of the API whose pods the watch of `node`'s agent delivers now.
+    fn watched_at(&self, node: usize) -> Duration {
+        let lag = self.s.agent_watch_lag.get(node).copied().unwrap_or_default();
+        self.now.saturating_sub(lag).max(ORIGIN)
     }
 
     fn start_agent(&mut self, i: usize) {
@@ -745,7 +783,7 @@ impl World<'_> {
             durability: Durability::new(),
             fenced: disk.fenced.clone(),
             known: if self.reaches_api(i) {
-                self.api_view(i)
+                self.api_view(i, self.watched_at(i))
             } else {
                 disk.pods.clone()
             },
@@ -754,11 +792,7 @@ impl World<'_> {
             cut_off: false,
             plans: Vec::new(),
             // A view taken from the API at the start is current; one from disk is not.
-            view_version: if self.reaches_api(i) {
-                self.pods_version
-            } else {
-                u64::MAX
-            },
+            view_at: self.reaches_api(i).then(|| self.watched_at(i)),
         };
         self.agents[i] = Some(agent);
         let phase =
@@ -875,6 +909,11 @@ impl World<'_> {
                 }
             }
             Ev::Evict { pod, tainted } => self.evict(pod, tainted),
+            Ev::KubeletSees(p) => {
+                if self.pods[p].in_api && self.reaches_api(self.pods[p].node) {
+                    self.pods[p].running = true;
+                }
+            }
             Ev::Judge {
                 pod,
                 eviction,
@@ -939,10 +978,11 @@ impl World<'_> {
         p.in_api = false;
         p.deleted_by_controller = Some(now);
         p.deleted_for = Some(tainted);
-        self.pods_version += 1;
-        self.out.deletions += 1;
+        p.left_api = Some(now);
         let running = p.running;
         let kill = p.fence_kill;
+        self.pods_changed_on(node);
+        self.out.deletions += 1;
         if let Some(k) = kill {
             self.out
                 .earliness_ms
@@ -1287,13 +1327,18 @@ impl World<'_> {
                 self.clock_offset[node] = self.clock_offset[node].saturating_add(by_ms);
             }
             Event::Delete(p) => {
-                self.pods_version += 1;
-                if let Some(pod) = self.pods.get_mut(p) {
+                let now = self.now;
+                if let Some(pod) = self.pods.get_mut(p).filter(|pod| pod.in_api) {
                     pod.in_api = false;
+                    pod.left_api = Some(now);
                     let node = pod.node;
+                    // The kubelet's watch of a deletion is not delayed here: on a node that
+                    // reaches the API server the replacement and the old pod overlap for the
+                    // grace period anyway (graceful deletion), which no fence is about.
                     if self.reaches_api(node) {
                         self.pods[p].running = false;
                     }
+                    self.pods_changed_on(node);
                 }
                 self.refresh_views();
             }
@@ -1317,7 +1362,11 @@ impl World<'_> {
                 continue;
             }
             if self.pods[p].in_api {
-                self.pods[p].running = true;
+                // Once its watch has delivered the pod (`Ev::KubeletSees` otherwise).
+                let lag = self.s.kubelet_watch_lag.get(node).copied().unwrap_or_default();
+                if self.pods[p].created + lag <= self.now {
+                    self.pods[p].running = true;
+                }
             } else if self.pods[p].running {
                 self.pods[p].running = false;
                 if self.pods[p].deleted_by_controller.is_some() {
@@ -1336,22 +1385,24 @@ impl World<'_> {
         }
     }
 
-    /// Agent `i`'s view, when it reaches the API server and its list is not blocked.
+    /// Agent `i`'s view, when it reaches the API server and its list is not blocked: the API's
+    /// pods its lag ago.
     fn refresh_view(&mut self, i: usize) {
         let now = self.now;
-        let version = self.pods_version;
+        let changed = self.pods_changed[i];
         if !self.reaches_api(i)
             || self.agents[i].as_ref().is_none_or(|a| {
                 a.list_blocked_until.is_some_and(|t| now < t)
-                    || (a.list_blocked_until.is_none() && a.view_version == version)
+                    || (a.list_blocked_until.is_none() && a.view_at.is_some_and(|v| v >= changed))
             })
         {
             return;
         }
-        let view = self.api_view(i);
+        let at = self.watched_at(i);
+        let view = self.api_view(i, at);
         if let Some(a) = self.agents[i].as_mut() {
             a.list_blocked_until = None;
-            a.view_version = version;
+            a.view_at = Some(at);
             if a.known != view {
                 a.known = view;
                 a.durability.changed();
@@ -1427,6 +1478,21 @@ impl World<'_> {
                 next.push(t.max(now));
             }
         }
+        if judged.cut_off && !a.fenced.is_empty() {
+            // The fence task's sweep (`terminate::keep_dead`, every 250 ms while cut off): a
+            // fenced pod whose containers the kubelet started again (it reached the API server
+            // for a moment, too short to count as contact) is killed again.
+            for p in 0..self.pods.len() {
+                let pod = &self.pods[p];
+                if pod.node == i && pod.running && a.fenced.contains(&pod.uid) {
+                    self.pods[p].running = false;
+                    self.log(|| format!("n{i} sweeps pod {p} again"));
+                    if self.pods[p].deleted_by_controller.is_some() {
+                        self.ran_twice(p, true);
+                    }
+                }
+            }
+        }
         let cadence = Cadence::for_renew(set.renew);
         let what = a.durability.due(a.cut_off, now, cadence);
         if what != Write::Nothing {
@@ -1449,6 +1515,10 @@ impl World<'_> {
         }
         if let Some(t) = a.link.next_change(&seen, now, set.unreachable_after) {
             next.push(t);
+        }
+        // A change of the API's pods its watch has not delivered yet (`pods_changed_on`).
+        if self.reaches_api(i) && a.view_at.is_some_and(|v| v < self.pods_changed[i]) {
+            next.push(self.pods_changed[i] + self.s.agent_watch_lag[i]);
         }
         let run = a.run;
         self.agents[i] = Some(a);
@@ -1598,18 +1668,34 @@ impl World<'_> {
         let transient_taint = self.pods[p]
             .deleted_for
             .is_some_and(|t| self.transient.contains(&(self.pods[p].node, t)));
+        // The agent did not know the pod because its watch delivered the pod's creation only
+        // after the link was cut (not for a view that was blind for another reason).
+        let node = self.pods[p].node;
+        let lag = self.s.agent_watch_lag[node];
+        let created = self.pods[p].created - ORIGIN;
+        let late_watch = self.pods[p].fence_sigterm.is_none()
+            && self.last_cut(node, self.now).is_some_and(|cut| created <= cut && cut < created + lag)
+            && self.agents[node]
+                .as_ref()
+                .is_some_and(|a| a.known.iter().all(|k| k.uid != self.pods[p].uid));
         self.out.violations.push(Violation::RunningTwice {
             pod: p,
             deleted,
             ran_for,
             killed_late,
             transient_taint,
+            late_watch,
         });
         self.log(|| {
             format!(
-                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}",
+                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}{}",
                 ran_for.as_secs_f64(),
-                if killed_late { " (killed late)" } else { "" }
+                if killed_late { " (killed late)" } else { "" },
+                if late_watch {
+                    " (its agent's pod watch had not delivered it when the link was cut)"
+                } else {
+                    ""
+                }
             )
         });
     }
