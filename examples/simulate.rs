@@ -78,6 +78,9 @@ fn main() {
             "--jobs" => jobs = parse(&value()).clamp(1, 256) as usize,
             "--max-failing" => max_failing = parse(&value()),
             "--quiet" => quiet = true,
+            // The kubelet as the simulator modelled it until the fifth session: a failed Lease
+            // renewal tried again on the usual cadence, not with the lease controller's backoff.
+            "--kubelet-fixed-cadence" => settings.kubelet_backoff = false,
             "--revert" => match value().as_str() {
                 "settled-every-zone" => settings.fixes.settled_every_zone = false,
                 "unasked-counted" => settings.fixes.unasked_counted = false,

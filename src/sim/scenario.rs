@@ -79,6 +79,19 @@ impl Scenario {
         self.zones.iter().sum()
     }
 
+    /// How late `node`'s agent hears of a change of its pods (none for a node it does not name).
+    pub fn agent_lag(&self, node: usize) -> Duration {
+        self.agent_watch_lag.get(node).copied().unwrap_or_default()
+    }
+
+    /// How late `node`'s kubelet hears of a pod created for it.
+    pub fn kubelet_lag(&self, node: usize) -> Duration {
+        self.kubelet_watch_lag
+            .get(node)
+            .copied()
+            .unwrap_or_default()
+    }
+
     /// The zone of each node.
     pub fn zone_of(&self) -> Vec<usize> {
         self.zones

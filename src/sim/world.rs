@@ -49,6 +49,13 @@ pub struct Settings {
     /// A stop whose pod the control plane has neither deleted nor decided to keep this long after
     /// its planned eviction is judged by the controller's state then (monitor period and limiter).
     pub tolerance: Duration,
+    /// The kubelet retries a failed Lease renewal as its lease controller does (`Ev::KubeletRenew`);
+    /// false: it tries again on its usual cadence, as the simulator modelled it until the fifth
+    /// session.
+    pub kubelet_backoff: bool,
+    /// The kubelet's heartbeat client's timeout: `nodeStatusUpdateFrequency`, at most the Lease
+    /// duration (10 s by default). A request into a dead link hangs that long.
+    pub kubelet_timeout: Duration,
 }
 
 impl Settings {
@@ -81,6 +88,8 @@ impl Default for Settings {
             fixes: Fixes::ALL,
             list_hang: Duration::from_secs(10),
             tolerance: Duration::from_secs(15),
+            kubelet_backoff: true,
+            kubelet_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -353,6 +362,8 @@ struct World<'a> {
     deferred: Vec<Deferred>,
     /// Per node: the kubelet's current chain of renewals; an anchor starts a new one.
     kubelet_chain: Vec<u32>,
+    /// Per node: the kubelet's failed renewal attempts since its last renewal.
+    kubelet_failures: Vec<u32>,
     /// Per node: its peer list (every other node), built once.
     peer_lists: Vec<Vec<Peer>>,
     /// Per node: the peers its rounds ask (`quorum::select` of its list), built once.
@@ -570,6 +581,7 @@ fn run_as(
         witnesses: Default::default(),
         deferred: Vec::new(),
         kubelet_chain: vec![0; n],
+        kubelet_failures: vec![0; n],
         wake_at: vec![None; n],
         clock_offset: vec![0; n],
         taint_passes: BTreeSet::new(),
@@ -673,7 +685,7 @@ impl World<'_> {
         let node = spec.node;
         // The kubelet starts it once its watch delivers it, when its node reaches the API server
         // then (otherwise when the link returns, `healed`).
-        let lag = self.s.kubelet_watch_lag.get(node).copied().unwrap_or_default();
+        let lag = self.s.kubelet_lag(node);
         let running = self.reaches_api(node) && lag.is_zero();
         self.pods.push(Pod {
             node,
@@ -703,7 +715,7 @@ impl World<'_> {
     /// The API's pods of `node` changed now: its agent's watch delivers that its lag later.
     fn pods_changed_on(&mut self, node: usize) {
         self.pods_changed[node] = self.now;
-        let lag = self.s.agent_watch_lag.get(node).copied().unwrap_or_default();
+        let lag = self.s.agent_lag(node);
         if let (false, Some(run)) = (lag.is_zero(), self.agents[node].as_ref().map(|a| a.run)) {
             self.wake(node, run, self.now + lag);
         }
@@ -738,7 +750,7 @@ impl World<'_> {
 
     /// The instant of the API whose pods the watch of `node`'s agent delivers now.
     fn watched_at(&self, node: usize) -> Duration {
-        let lag = self.s.agent_watch_lag.get(node).copied().unwrap_or_default();
+        let lag = self.s.agent_lag(node);
         self.now.saturating_sub(lag).max(ORIGIN)
     }
 
@@ -807,15 +819,31 @@ impl World<'_> {
         match ev {
             Ev::World(k) => self.world(k),
             Ev::KubeletRenew(i, chain) if chain == self.kubelet_chain[i] => {
-                if self.reaches_api(i) {
-                    self.cp.kubelet_renewed(i, self.now);
-                }
                 // Every quarter of 40 s, with up to 4 % jitter (docs/semantics.md §13).
                 let jitter = Duration::from_millis(self.now.as_millis() as u64 * 7919 % 400);
-                self.at(
-                    self.now + self.set.renew + jitter,
-                    Ev::KubeletRenew(i, chain),
-                );
+                let next = if self.reaches_api(i) {
+                    self.cp.kubelet_renewed(i, self.now);
+                    self.kubelet_failures[i] = 0;
+                    self.now + self.set.renew + jitter
+                } else if self.set.kubelet_backoff {
+                    // The kubelet's lease controller (component-helpers, `lease/controller.go`):
+                    // each request into the dead link hangs for the heartbeat client's timeout;
+                    // five updates in a row, then reads of the Lease with a sleep between them
+                    // that doubles from 200 ms to at most 7 s, until one is answered, and the
+                    // renewal follows at once.
+                    self.kubelet_failures[i] += 1;
+                    let failures = self.kubelet_failures[i];
+                    let sleep = if failures <= 5 {
+                        Duration::ZERO
+                    } else {
+                        (Duration::from_millis(100) * (1 << (failures - 5).min(10)))
+                            .min(Duration::from_secs(7))
+                    };
+                    self.now + self.set.kubelet_timeout + sleep
+                } else {
+                    self.now + self.set.renew + jitter
+                };
+                self.at(next, Ev::KubeletRenew(i, chain));
             }
             Ev::KubeletRenew(..) => {}
             Ev::KubeletAnchor(i) => {
@@ -1363,7 +1391,7 @@ impl World<'_> {
             }
             if self.pods[p].in_api {
                 // Once its watch has delivered the pod (`Ev::KubeletSees` otherwise).
-                let lag = self.s.kubelet_watch_lag.get(node).copied().unwrap_or_default();
+                let lag = self.s.kubelet_lag(node);
                 if self.pods[p].created + lag <= self.now {
                     self.pods[p].running = true;
                 }
@@ -1518,7 +1546,7 @@ impl World<'_> {
         }
         // A change of the API's pods its watch has not delivered yet (`pods_changed_on`).
         if self.reaches_api(i) && a.view_at.is_some_and(|v| v < self.pods_changed[i]) {
-            next.push(self.pods_changed[i] + self.s.agent_watch_lag[i]);
+            next.push(self.pods_changed[i] + self.s.agent_lag(i));
         }
         let run = a.run;
         self.agents[i] = Some(a);
@@ -1671,10 +1699,12 @@ impl World<'_> {
         // The agent did not know the pod because its watch delivered the pod's creation only
         // after the link was cut (not for a view that was blind for another reason).
         let node = self.pods[p].node;
-        let lag = self.s.agent_watch_lag[node];
+        let lag = self.s.agent_lag(node);
         let created = self.pods[p].created - ORIGIN;
         let late_watch = self.pods[p].fence_sigterm.is_none()
-            && self.last_cut(node, self.now).is_some_and(|cut| created <= cut && cut < created + lag)
+            && self
+                .last_cut(node, self.now)
+                .is_some_and(|cut| created <= cut && cut < created + lag)
             && self.agents[node]
                 .as_ref()
                 .is_some_and(|a| a.known.iter().all(|k| k.uid != self.pods[p].uid));
