@@ -232,7 +232,8 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // Open (found with a pod created just before a cut): the controller tainted the node a
     // second after an outage of the API server; the agent reconnected, and the link was cut
     // again before the controller removed the taint. The controller deleted a pod tolerating
-    // 4 s for that taint, while the fence counted from its new contact: 32 s late.
+    // 4 s for that taint, while the fence counted its deadlines and its quorum's settling from
+    // its new contact: 32 s late.
     assert!(kinds(0x292).contains(&"running-twice"));
 }
 
