@@ -937,11 +937,7 @@ impl World<'_> {
                 }
             }
             Ev::Evict { pod, tainted } => self.evict(pod, tainted),
-            Ev::KubeletSees(p) => {
-                if self.pods[p].in_api && self.reaches_api(self.pods[p].node) {
-                    self.pods[p].running = true;
-                }
-            }
+            Ev::KubeletSees(p) => self.kubelet_starts(p),
             Ev::Judge {
                 pod,
                 eviction,
@@ -1379,6 +1375,18 @@ impl World<'_> {
         }
     }
 
+    /// The kubelet of pod `p`'s node starts it, if the pod is in the API, the node reaches the API
+    /// server, and the kubelet's watch has delivered the pod (`Ev::KubeletSees`, `healed`).
+    fn kubelet_starts(&mut self, p: usize) {
+        let pod = &self.pods[p];
+        if pod.in_api
+            && self.reaches_api(pod.node)
+            && pod.created + self.s.kubelet_lag(pod.node) <= self.now
+        {
+            self.pods[p].running = true;
+        }
+    }
+
     /// The kubelet of `node` reaches the API server again: it stops pods deleted meanwhile and
     /// starts those created meanwhile (and those the fence stopped, if still there).
     fn healed(&mut self, node: usize) {
@@ -1390,11 +1398,7 @@ impl World<'_> {
                 continue;
             }
             if self.pods[p].in_api {
-                // Once its watch has delivered the pod (`Ev::KubeletSees` otherwise).
-                let lag = self.s.kubelet_lag(node);
-                if self.pods[p].created + lag <= self.now {
-                    self.pods[p].running = true;
-                }
+                self.kubelet_starts(p);
             } else if self.pods[p].running {
                 self.pods[p].running = false;
                 if self.pods[p].deleted_by_controller.is_some() {
