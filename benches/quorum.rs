@@ -95,6 +95,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             whole_zone_cut_off: Undecided::Enforce,
             lost_together: Duration::from_secs(15),
             settled_after: Duration::from_secs(20),
+            unreachable_after: Duration::from_secs(15),
             order_tie: Duration::from_secs(5),
         };
         decide(&r, &policy, true).is_hold()

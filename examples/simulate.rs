@@ -91,6 +91,7 @@ fn main() {
                 "resumed-cut-off" => settings.fixes.resumed_cut_off = false,
                 "wall-scale" => settings.fixes.wall_scale_carried = false,
                 "kubelet-after-return" => settings.fixes.kubelet_after_return = false,
+                "settled-early" => settings.fixes.settled_early = false,
                 "kubelet-lag" => settings.kubelet_lag = Duration::ZERO,
                 "list-hang" => settings.list_hang = Duration::from_secs(180),
                 other => usage(&format!("unknown fix {other:?}")),
@@ -141,7 +142,8 @@ fn main() {
     let mut indistinguishable = 0usize;
     // Of those, how many needed the node's partition to go on past the stop, every other node's
     // link back with the API server, or the outage to be a partition from a live control plane.
-    let (mut went_on, mut back, mut as_partition) = (0usize, 0usize, 0usize);
+    let (mut went_on, mut back, mut as_partition, mut outage_later) =
+        (0usize, 0usize, 0usize, 0usize);
     let mut kinds = std::collections::BTreeMap::new();
     let mut ran = count;
     // Scenarios are independent: `jobs` threads run them, each taking the next index, and the
@@ -193,6 +195,7 @@ fn main() {
             went_on += outcome.ended_after_stop;
             back += outcome.others_back;
             as_partition += outcome.outage_as_partition;
+            outage_later += outcome.outage_after_stop;
             for v in &outcome.violations {
                 *kinds.entry(sim::world::kind(v)).or_insert(0usize) += 1;
             }
@@ -227,7 +230,7 @@ fn main() {
     let count = ran;
     let secs = began.elapsed().as_secs_f64();
     println!(
-        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane that failed after judging the node); violations by kind: {kinds:?}",
+        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane that failed after judging the node, {outage_later} had an outage of the API server begin after it); violations by kind: {kinds:?}",
         count as f64 / secs.max(1e-9),
         if earliest == i64::MAX { 0 } else { earliest },
         if latest == i64::MIN { 0 } else { latest },
@@ -266,7 +269,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|kubelet-lag|list-hang]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|kubelet-lag|list-hang]"
     );
     std::process::exit(2)
 }

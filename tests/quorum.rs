@@ -25,6 +25,7 @@ fn policy() -> QuorumPolicy {
         whole_zone_cut_off: Undecided::Enforce,
         lost_together: Duration::from_secs(15),
         settled_after: OWN_AGE,
+        unreachable_after: Duration::from_secs(15),
         order_tie: Duration::from_secs(5),
     }
 }
@@ -375,6 +376,70 @@ fn a_count_that_says_enforce_waits_until_peers_lost_together_show_it() {
         },
     );
     assert_eq!(gate.not_before(Duration::from_secs(10)), None);
+}
+
+#[test]
+fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it() {
+    // Settled 35 s after our last contact; a peer that says "reachable" is settled once its own
+    // contact came more than 35 - 15 = 20 s after ours. Our contact 25 s ago: a peer whose
+    // contact is 1 s old reached the API server after us; one whose contact is 8 s old may have
+    // lost it with us and not know yet.
+    let policy = QuorumPolicy {
+        settled_after: Duration::from_secs(35),
+        ..policy()
+    };
+    let fresh = |i: usize, zone: &str| (zone.to_string(), report(&format!("f{i}"), true, Some(1)));
+    let unsure =
+        |i: usize, zone: &str| (zone.to_string(), report(&format!("s{i}"), true, Some(12)));
+    let round = |heard: Vec<(String, Heard)>| Round {
+        zone: ZONE.into(),
+        zone_size: 6,
+        this_node_counted: true,
+        other_zones: 1,
+        own_contact_age: Duration::from_secs(25),
+        heard,
+    };
+    let decide_both = |r: &Round| {
+        let early = decide(r, &policy, true);
+        let mut reverted = policy;
+        reverted.fixes.settled_early = false;
+        (early, decide(r, &reverted, true))
+    };
+    // Three of this zone and two of the other reached the API server after us; two of this zone
+    // may not know yet. Cut off, they would make 3 of 6: still a healthy zone. Enforce now.
+    let mut heard: Vec<_> = (0..3).map(|i| fresh(i, ZONE)).collect();
+    heard.extend((0..2).map(|i| unsure(i, ZONE)));
+    heard.extend((3..5).map(|i| fresh(i, "zone-b")));
+    let (early, settled) = decide_both(&round(heard.clone()));
+    assert_eq!(settled.word(), "pending", "{}", settled.reason());
+    assert_eq!(early.word(), "enforce", "{}", early.reason());
+    assert!(
+        early
+            .reason()
+            .contains("settled before 35s: 2 peer(s) may not know yet"),
+        "{}",
+        early.reason()
+    );
+    // No peer of this zone settled, the other zone's settled: every one of them cut off makes
+    // this zone fully disrupted, which only `wholeZoneCutOff` decides. That is a bet: it waits.
+    let mut heard: Vec<_> = (0..5).map(|i| unsure(i, ZONE)).collect();
+    heard.extend((3..5).map(|i| fresh(i, "zone-b")));
+    let (early, _) = decide_both(&round(heard));
+    assert_eq!(early.word(), "pending", "{}", early.reason());
+    // An outage of everyone as this node lost it: no peer settled, in any zone. It waits.
+    let mut heard: Vec<_> = (0..3).map(|i| unsure(i, ZONE)).collect();
+    heard.extend((3..5).map(|i| unsure(i, "zone-b")));
+    heard.extend((5..7).map(|i| unsure(i, ZONE)));
+    let (early, _) = decide_both(&round(heard));
+    assert_eq!(early.word(), "pending", "{}", early.reason());
+    // A silent peer counts as cut off here (it may have lost the API with us): three settled and
+    // two silent in this zone make 3 of 6 at most, a healthy zone.
+    let mut heard: Vec<_> = (0..3).map(|i| fresh(i, ZONE)).collect();
+    heard.extend([silent(), silent()]);
+    heard.push(unsure(9, "zone-b"));
+    let (early, settled) = decide_both(&round(heard));
+    assert_eq!(settled.word(), "pending", "{}", settled.reason());
+    assert_eq!(early.word(), "enforce", "{}", early.reason());
 }
 
 #[test]
@@ -878,6 +943,7 @@ fn default_policy() -> (QuorumPolicy, Duration) {
         whole_zone_cut_off: Undecided::Enforce,
         lost_together,
         settled_after,
+        unreachable_after: after,
         order_tie: nodewarden::core::quorum::order_tie(
             Duration::from_secs(10),
             nodewarden::core::fence_plan::kubelet_lag(Duration::from_secs(40), false),

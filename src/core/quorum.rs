@@ -225,6 +225,12 @@ pub struct Fixes {
     /// the contact it made then, 14 s late). The agent's shell applies it; only the simulator
     /// reads this switch.
     pub kubelet_after_return: bool,
+    /// A pending enforce is settled before `settled_after` when every way the peers that may not
+    /// know the outage yet can answer gives enforce ([`settled_early`]; issue 22: after a short
+    /// return, or a restart just after the cut, the controller deleted a node's pods for the
+    /// renewal its kubelet made before, while the fence waited 35 s from the later contact or
+    /// start for its peers to settle, and stopped them 7-21 s late).
+    pub settled_early: bool,
 }
 
 impl Fixes {
@@ -238,6 +244,7 @@ impl Fixes {
         resumed_cut_off: true,
         wall_scale_carried: true,
         kubelet_after_return: true,
+        settled_early: true,
     };
 }
 
@@ -259,6 +266,11 @@ pub struct QuorumPolicy {
     /// enforce on the strength of peers' answers: a peer that still says "reachable", or a count
     /// that is not yet a disruption, may only not know the same outage yet.
     pub settled_after: Duration,
+    /// How long after its own last contact a peer still answers that it reaches the API server
+    /// (`unreachableAfter`, [`answer`]): once settled, a peer that says so reached it no earlier
+    /// than `settled_after` minus this after this node's last contact ([`settled_early`] asks as
+    /// much of a peer before then).
+    pub unreachable_after: Duration,
     /// How much later than another node's last contact this node's must be for the controller
     /// to have certainly judged that node first ([`order_tie`]).
     pub order_tie: Duration,
@@ -283,6 +295,7 @@ impl QuorumPolicy {
             whole_zone_cut_off,
             lost_together,
             settled_after,
+            unreachable_after,
             order_tie: order_tie(renew, kubelet_lag),
         }
     }
@@ -431,6 +444,12 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
 /// the other zones not asked yet ([`unasked_elsewhere`]) and decides again on all the answers.
 pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> (Verdict, bool) {
     let (verdict, everyone) = decide_counted(round, policy, peers_known);
+    let verdict = match verdict {
+        Verdict::Pending { .. } if policy.fixes.settled_early => {
+            settled_early(round, policy, peers_known).unwrap_or(verdict)
+        }
+        verdict => verdict,
+    };
     (
         rests_on_silence(verdict, round, policy, peers_known),
         everyone && round.other_zones > 0,
@@ -643,6 +662,120 @@ fn counted(
     enforce_when_settled(format!(
         "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
     ))
+}
+
+/// A pending enforce, decided before the answers settle (docs/fence.md §5): what a peer says
+/// can still change before then only for a peer that says it reaches the API server while its
+/// last contact came no later after this node's than a settled "reachable" proves
+/// (`settled_after` − `unreachable_after`, at least `lost_together`) — it may have lost the API
+/// together with this node and not know it yet. Every other answer is final: a peer whose
+/// contact is later than that reached the API server after any outage that began when this node
+/// lost it, as late as the settled rule would know, and one that says "cut off" stays so (a
+/// return only makes it count as ready). So the verdict is
+/// settled already when it says enforce whichever of those peers turn out cut off: counted as
+/// the settled rule counts, with every number of them in this zone (those that went silent
+/// before this node apart, as the staggered expiry tells them apart) and all or none of them in
+/// the other zones (the other zones count only through "one reaches the API server" and "all
+/// are down"). An outage of the whole control plane as this node lost it leaves no such peer
+/// answering after it, so "all cut off" holds and the verdict stays pending. Only an enforce is
+/// settled early: a hold would move the fence's deadlines (`Gate::not_before`).
+fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Option<Verdict> {
+    let own_age = round.own_contact_age;
+    // Not settled yet: "reachable", its last contact no later after ours than a peer's that says
+    // so once settled (at least `lost_together`).
+    let after = policy
+        .settled_after
+        .saturating_sub(policy.unreachable_after)
+        .max(policy.lost_together);
+    let unsure = |h: &Heard| {
+        matches!(h, Heard::Report(r) if r.reachable
+            && r.last_contact_age.is_none_or(|a| a.saturating_add(after) >= own_age))
+    };
+    // As `counted` tells a peer of this zone that went silent before this node.
+    let first = |h: &Heard| {
+        matches!(h, Heard::Report(r)
+            if r.last_contact_age.is_none_or(|a| a > own_age.saturating_add(policy.order_tie)))
+    };
+    let (mut own_first, mut own_rest, mut elsewhere) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, (zone, h)) in round.heard.iter().enumerate() {
+        if !unsure(h) {
+            continue;
+        }
+        match (*zone == round.zone, first(h)) {
+            (true, true) => own_first.push(i),
+            (true, false) => own_rest.push(i),
+            (false, _) => elsewhere.push(i),
+        }
+    }
+    if own_first.is_empty() && own_rest.is_empty() && elsewhere.is_empty() {
+        return None;
+    }
+    // The rules alone, with no bet: the two undecided cases hold, and a silent peer counts as
+    // cut off (it may have lost the API with this node too; the settled rule counts it as
+    // reaching the API server and says so, `rests_on_silence`).
+    let settled = QuorumPolicy {
+        settled_after: Duration::ZERO,
+        without_peers: Undecided::Hold,
+        whole_zone_cut_off: Undecided::Hold,
+        ..*policy
+    };
+    let mut base = round.clone();
+    for (_, h) in &mut base.heard {
+        if matches!(h, Heard::Silent) {
+            *h = Heard::Report(PeerReport {
+                node: String::new(),
+                zone: String::new(),
+                reachable: false,
+                last_contact_age: Some(own_age),
+                excluded: false,
+            });
+        }
+    }
+    // Each count of them cut off, on one copy of the round whose flags are set for each; every
+    // one of them cut off first, the count an outage of everyone gives.
+    let flip = |r: &mut Round, a: usize, b: usize, others_cut: bool| {
+        for (k, &i) in own_first.iter().enumerate() {
+            set_reachable(&mut r.heard[i].1, k >= a);
+        }
+        for (k, &i) in own_rest.iter().enumerate() {
+            set_reachable(&mut r.heard[i].1, k >= b);
+        }
+        for &i in &elsewhere {
+            set_reachable(&mut r.heard[i].1, !others_cut);
+        }
+        decide_counted(r, &settled, peers_known).0.is_enforce()
+    };
+    for a in (0..=own_first.len()).rev() {
+        for b in (0..=own_rest.len()).rev() {
+            for others_cut in [true, false] {
+                if !flip(&mut base, a, b, others_cut) {
+                    return None;
+                }
+            }
+        }
+    }
+    // The reason of the settled rule, on the answers as they are.
+    let as_settled = QuorumPolicy {
+        settled_after: Duration::ZERO,
+        ..*policy
+    };
+    let Verdict::Enforce { reason } = decide_counted(round, &as_settled, peers_known).0 else {
+        return None;
+    };
+    let unsure = own_first.len() + own_rest.len() + elsewhere.len();
+    Some(Verdict::Enforce {
+        reason: format!(
+            "{reason} — settled before {}s: {unsure} peer(s) may not know yet that they lost the API with this node, and this holds whichever way they answer",
+            policy.settled_after.as_secs()
+        ),
+    })
+}
+
+/// Sets what a peer's answer says of its reach (a silent peer stays silent).
+fn set_reachable(h: &mut Heard, reachable: bool) {
+    if let Heard::Report(report) = h {
+        report.reachable = reachable;
+    }
 }
 
 /// A silent peer counts as one that may reach the API server (never twice before never

@@ -213,6 +213,10 @@ pub struct Outcome {
     /// Of those, the stops whose witness brought every other node's link back with the API
     /// server: until their agents renew, their peers cannot tell.
     pub others_back: usize,
+    /// Of those, the stops whose witness left out an outage of the API server for everyone that
+    /// began after the stop, before the control plane deleted the pod: a future no agent sees
+    /// when it stops a pod, as a link's return is.
+    pub outage_after_stop: usize,
     /// A readable account of the run.
     pub timeline: Vec<String>,
 }
@@ -415,6 +419,9 @@ enum Variant {
     /// When the API server comes back at this event index, so does every other node's link: a
     /// peer whose agent has not renewed since says "cut off" either way.
     OthersBackWithServer(usize),
+    /// The outage of the API server for everyone at this event index, which began after the
+    /// stop, does not happen (nor its end).
+    NoLaterOutage(usize),
 }
 
 /// Each node's link to the API server as `events` (in time order) leave it at `upto`.
@@ -444,6 +451,20 @@ fn others_back_with_server(w: &mut Scenario, up: usize, node: usize) {
     let rest = w.events.split_off(up + 1);
     w.events.extend(heals);
     w.events.extend(rest);
+}
+
+/// Leaves out the outage of the API server for everyone that begins at event `down`, and its end.
+fn without_outage(w: &mut Scenario, down: usize) {
+    if !matches!(w.events.get(down), Some((_, Event::ApiDown))) {
+        return;
+    }
+    if let Some(up) = w.events[down..]
+        .iter()
+        .position(|(_, e)| matches!(e, Event::ApiUp))
+    {
+        w.events.remove(down + up);
+    }
+    w.events.remove(down);
 }
 
 /// Turns the outage of the API server for everyone that begins at event `down` into a partition
@@ -1106,11 +1127,16 @@ impl World<'_> {
             .events
             .iter()
             .rposition(|(t, e)| ORIGIN + *t <= sigterm && matches!(e, Event::ApiUp));
+        // The first outage of the API server for everyone that began after the stop, by now.
+        let later = self.s.events.iter().position(|(t, e)| {
+            ORIGIN + *t > sigterm && ORIGIN + *t <= now && matches!(e, Event::ApiDown)
+        });
         let variants = [
             Some(Variant::Plain),
             heal.map(Variant::PartitionGoesOn),
             up.map(Variant::OthersBackWithServer),
             down.map(Variant::LiveUntilJudged),
+            later.map(Variant::NoLaterOutage),
         ];
         let judged = Judged {
             stop: sigterm,
@@ -1136,6 +1162,10 @@ impl World<'_> {
                 Variant::OthersBackWithServer(_) => {
                     self.out.others_back += 1;
                     " and every other node's link back with the API server, its agent not heard yet"
+                }
+                Variant::NoLaterOutage(_) => {
+                    self.out.outage_after_stop += 1;
+                    " and without the outage of the API server that began after the stop"
                 }
             };
             self.log(|| format!("stop of pod {pod} kept here, but deleted by then had n{node}'s kubelet last renewed at {:.3}s before its cut{how}: no agent can tell", last.as_secs_f64()));
@@ -1202,6 +1232,7 @@ impl World<'_> {
                         });
                     }
                     Variant::OthersBackWithServer(up) => others_back_with_server(w, up, node),
+                    Variant::NoLaterOutage(down) => without_outage(w, down),
                     Variant::LiveUntilJudged(down) => {
                         // Judged once its grace period ran out after that renewal, on the
                         // monitor pass that follows, and tainted on the tainting pass after it.
@@ -1235,7 +1266,12 @@ impl World<'_> {
             let (Some((deleted, taint)), stopped) = pods.get(pod).copied()? else {
                 return None;
             };
-            let deleted_by_now = deleted <= now || (api_down && taint <= now);
+            // Without the later outage, the API server is up at `now` there, where a pod not
+            // deleted yet is not judged (`judge`): deleted within the run's minute, it was
+            // one the control plane deletes.
+            let deleted_by_now = deleted <= now
+                || (api_down && taint <= now)
+                || matches!(variant, Variant::NoLaterOutage(_));
             let same_stop = !agents || stopped.is_some_and(|s| s <= stop) || deleted <= stop;
             (deleted_by_now && same_stop).then_some(*last)
         })
