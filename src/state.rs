@@ -49,11 +49,11 @@ pub const CONTACT_FILE: &str = "last-contact";
 /// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
 pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
-/// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale; all
-/// then read as empty.
-const READS: [u32; 5] = [1, 2, 3, 4, VERSION];
+/// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale,
+/// version 5 when the quorum's first hold began; all then read as empty.
+const READS: [u32; 6] = [1, 2, 3, 4, 5, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -142,6 +142,11 @@ pub struct StoredQuorum {
     pub reason: String,
     /// RFC 3339: when the latest round that said hold was sent.
     pub held_at: Option<String>,
+    /// RFC 3339: when the first round of the partition that said hold was sent (since version
+    /// 6; absent before, and then a hold counts as having begun before this node could be
+    /// tainted, as earlier builds counted it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_from: Option<String>,
 }
 
 /// What `status` shows of the Node: every condition (ours and others'), every taint, allocatable.
@@ -729,6 +734,7 @@ fn carry_times(s: &mut State, to: Option<Scale>) {
     carry(&mut s.cut_off_since);
     if let Some(q) = s.quorum.as_mut() {
         carry(&mut q.held_at);
+        carry(&mut q.held_from);
     }
     if from.boot == to.boot {
         s.wall_scale = Some(to.to_text());

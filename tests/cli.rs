@@ -606,6 +606,7 @@ fn save_edge_state(
                 verdict: "enforce".into(),
                 reason: "1 of 3 node(s) in zone site-a cut off".into(),
                 held_at: None,
+                held_from: None,
             }),
             cut_off_since: None,
             wall_scale: None,

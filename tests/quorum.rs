@@ -9,7 +9,7 @@ use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerd
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, decide_or_ask,
-    next_round, resumed_heard_bound, select, unasked_elsewhere,
+    next_round, planning, resumed_heard_bound, select, unasked_elsewhere,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -800,8 +800,13 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     assert!(gate.record(s(1063), enforce.clone()));
     let not_before = gate.not_before(s(10));
     assert_eq!(not_before, Some(s(1050)));
+    assert_eq!(gate.held_from, Some(s(1030)));
+    let held_from = gate.held_from;
     assert_eq!(
-        eviction(&QuorumVerdict::Enforce { not_before }),
+        eviction(&QuorumVerdict::Enforce {
+            not_before,
+            held_from
+        }),
         Some(s(1080))
     );
     // Never earlier than the normal rule: a hold that ended before the grace period ran out
@@ -811,12 +816,16 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     early.record(s(1008), enforce);
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
-            not_before: early.not_before(s(10))
+            not_before: early.not_before(s(10)),
+            held_from: early.held_from,
         }),
         Some(s(1070))
     );
     assert_eq!(
-        eviction(&QuorumVerdict::Enforce { not_before: None }),
+        eviction(&QuorumVerdict::Enforce {
+            not_before: None,
+            held_from: None
+        }),
         eviction(&QuorumVerdict::NotConsulted)
     );
 }
@@ -833,8 +842,9 @@ fn leaving_an_outage_of_every_zone_counts_from_the_resumption_without_a_new_grac
     let every_zone = Verdict::Hold {
         reason: "every node known (3 in zone zone-a) is cut off".into(),
     };
+    // The hold began at 1030, before this node could be tainted (1000 + 40 s).
     let mut gate = Gate::default();
-    gate.record(s(1060), every_zone.clone());
+    gate.record(s(1030), every_zone.clone());
     gate.record(s(1100), every_zone);
     gate.record(
         s(1103),
@@ -846,8 +856,72 @@ fn leaving_an_outage_of_every_zone_counts_from_the_resumption_without_a_new_grac
     let not_before = gate.not_before(s(10));
     assert_eq!(not_before, Some(s(1090)));
     assert_eq!(
-        eviction(&QuorumVerdict::Enforce { not_before }),
+        eviction(&QuorumVerdict::Enforce {
+            not_before,
+            held_from: gate.held_from
+        }),
         Some(s(1120))
+    );
+}
+
+#[test]
+fn a_hold_that_began_after_the_node_could_be_tainted_does_not_move_its_deadlines() {
+    // Seed 0x591 of the simulator: a node tainted 9 s before an outage of the API server held
+    // through it (no peer reached the API server) and, once it enforced again, counted from the
+    // end of the hold; the taint added before the outage stayed on the Node, and the taint
+    // eviction controller deleted a pod for it 38 s before the fence stopped it. Neither an
+    // outage of the API server nor a partial disruption removes a taint; every zone fully
+    // disrupted does, and the control plane taints the node again when it resumes, so counting
+    // from the first possible taint is early there and never late anywhere.
+    let s = Duration::from_secs;
+    let hold = Verdict::Hold {
+        reason: "5 of 8 cut off".into(),
+    };
+    let mut gate = Gate::default();
+    // Contact at 1000: the node could be tainted from 1040. The first hold is at 1060.
+    gate.record(
+        s(1020),
+        Verdict::Enforce {
+            reason: "1 of 8".into(),
+        },
+    );
+    gate.record(s(1060), hold.clone());
+    gate.record(s(1090), hold);
+    assert!(gate.record(
+        s(1110),
+        Verdict::Enforce {
+            reason: "4 of 8".into(),
+        },
+    ));
+    assert_eq!(
+        (gate.held_from, gate.held_at),
+        (Some(s(1060)), Some(s(1090)))
+    );
+    // 1040 + 30 s, not the end of the hold (1080) + 30 s.
+    assert_eq!(
+        eviction(&QuorumVerdict::Enforce {
+            not_before: gate.not_before(s(10)),
+            held_from: gate.held_from
+        }),
+        Some(s(1070))
+    );
+    // Through `planning`, as the fence task and the simulator call it.
+    assert_eq!(
+        eviction(&planning(
+            gate.verdict.as_ref(),
+            gate.held_at,
+            gate.held_from,
+            s(10)
+        )),
+        Some(s(1070))
+    );
+    // A hold that began at 1040 exactly began before any taint: counted from its end.
+    assert_eq!(
+        eviction(&QuorumVerdict::Enforce {
+            not_before: gate.not_before(s(10)),
+            held_from: Some(s(1040))
+        }),
+        Some(s(1110))
     );
 }
 
@@ -1219,6 +1293,7 @@ fn a_pending_round_leaves_an_enforce_standing_and_a_hold_replaces_it() {
     let mut gate = Gate {
         verdict: Some(enforce.clone()),
         held_at: None,
+        held_from: None,
     };
     assert!(!gate.record(Duration::from_secs(1), pending.clone()));
     assert_eq!(gate.verdict, Some(enforce.clone()));

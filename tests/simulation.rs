@@ -173,6 +173,18 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     assert!(!found(0x20a, &waited, "running-twice").is_empty());
     let fixed = sim::run(&Scenario::generate(0x20a), &Settings::default(), false);
     assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
+    // A node the controller could taint before an outage of the API server held through it and,
+    // enforcing again after it, counted from the end of the hold; the taint added before the
+    // outage stayed, and the taint eviction controller deleted a pod for it (scenario 600 of the
+    // search, 0x258: 23.8 s running twice, 1.7 s with the fix, the agent's first round after
+    // the return; 0x591: 38 s, none with it). A hold that began after the node could be tainted
+    // no longer moves its deadlines.
+    let mut resumed_hold = Settings::default();
+    resumed_hold.fixes.taint_outlasts_hold = false;
+    assert!(!found(0x258, &resumed_hold, "running-twice").is_empty());
+    assert!(!found(0x591, &resumed_hold, "running-twice").is_empty());
+    let fixed = sim::run(&Scenario::generate(0x591), &Settings::default(), false);
+    assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
 }
 
 #[test]
@@ -307,10 +319,12 @@ fn the_judge_counts_no_stop_wrongful_that_a_world_it_cannot_see_would_need() {
     // Seed 0x56: stops a partial disruption leaves unexplained here are excused only through
     // witness worlds whose kubelet renewed early (anchored, so the renewals' jitter cannot move
     // it) with the monitor pass right after; before the anchors it showed wrongful stops. (Run
-    // with its verdicts settled only after 35 s, as when it was found: settled early, those
-    // nodes stop their pods before the controller deletes them, and no witness is needed.)
+    // as the agents decided when it was found, verdicts settled only after 35 s and deadlines
+    // counted from the end of a hold: with either fix, those nodes stop their pods before the
+    // controller deletes them, and no witness is needed.)
     let mut as_found = Settings::default();
     as_found.fixes.settled_early = false;
+    as_found.fixes.taint_outlasts_hold = false;
     let o = sim::run(&Scenario::generate(0x56), &as_found, false);
     assert!(!o.indistinguishable.is_empty());
     assert!(

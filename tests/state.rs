@@ -97,6 +97,7 @@ fn sample_state() -> State {
             verdict: "hold".into(),
             reason: "3 of 5 node(s) in zone site-a are cut off".into(),
             held_at: Some("2027-01-15T08:02:00.5Z".into()),
+            held_from: Some("2027-01-15T08:01:30.25Z".into()),
         }),
         cut_off_since: None,
         wall_scale: None,
@@ -343,6 +344,7 @@ fn the_times_of_an_earlier_run_are_carried_past_a_wall_step_between_the_runs() {
         verdict: "hold".into(),
         reason: "peers reach the API server".into(),
         held_at: Some(format_time(written + Duration::from_secs(25))),
+        held_from: Some(format_time(written + Duration::from_secs(22))),
     });
     // The writing run: booted 1,000 s before `written` (on its own wall scale).
     let then = Scale::of(boot, written, Duration::from_secs(1_000)).expect("scale");
@@ -367,14 +369,18 @@ fn the_times_of_an_earlier_run_are_carried_past_a_wall_step_between_the_runs() {
             s.last_contact.as_deref().and_then(parse_time),
             s.cut_off_since.as_deref().and_then(parse_time),
             s.quorum
-                .and_then(|q| q.held_at)
-                .as_deref()
+                .as_ref()
+                .and_then(|q| q.held_at.as_deref())
                 .and_then(parse_time),
             s.wall_scale,
+            s.quorum
+                .and_then(|q| q.held_from)
+                .as_deref()
+                .and_then(parse_time),
         ),
         other => panic!("{other:?}"),
     };
-    let (contact_now, since, held, scale) = times(Some(now));
+    let (contact_now, since, held, scale, held_from) = times(Some(now));
     assert_eq!(
         contact_now,
         Some(contact - hour),
@@ -382,6 +388,7 @@ fn the_times_of_an_earlier_run_are_carried_past_a_wall_step_between_the_runs() {
     );
     assert_eq!(since, Some(written + Duration::from_secs(20) - hour));
     assert_eq!(held, Some(written + Duration::from_secs(25) - hour));
+    assert_eq!(held_from, Some(written + Duration::from_secs(22) - hour));
     assert_eq!(
         scale,
         Some(now.to_text()),
@@ -390,7 +397,7 @@ fn the_times_of_an_earlier_run_are_carried_past_a_wall_step_between_the_runs() {
 
     // Another boot: nothing relates the clocks, the times read as written.
     let other_boot = Scale { boot: 7, ..now };
-    let (contact_now, since, held, _) = times(Some(other_boot));
+    let (contact_now, since, held, _, _) = times(Some(other_boot));
     assert_eq!(contact_now, Some(contact));
     assert_eq!(since, Some(written + Duration::from_secs(20)));
     assert_eq!(held, Some(written + Duration::from_secs(25)));

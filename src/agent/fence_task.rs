@@ -728,6 +728,9 @@ impl Task {
         let verdict = crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
+            self.quorum_view
+                .held_from
+                .map(|(t, _)| self.clock.mono_of(t)),
             self.requests.timeout(),
         );
         // Planned again only when what the plans depend on changed: while cut off, a tick

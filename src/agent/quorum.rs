@@ -47,6 +47,8 @@ pub struct QuorumView {
     pub verdict: Option<Verdict>,
     /// When the latest round that said hold was sent, on both clocks.
     pub held_at: Option<(Instant, SystemTime)>,
+    /// When the first round of this partition that said hold was sent, on both clocks.
+    pub held_from: Option<(Instant, SystemTime)>,
 }
 
 impl QuorumView {
@@ -58,6 +60,9 @@ impl QuorumView {
             reason: v.reason().to_string(),
             held_at: self
                 .held_at
+                .map(|(_, wall)| crate::state::format_time(wall)),
+            held_from: self
+                .held_from
                 .map(|(_, wall)| crate::state::format_time(wall)),
         })
     }
@@ -114,18 +119,19 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
     });
     // The hold's time survives the restart: a partition that turns from hold to enforce after
     // it counts from the latest hold, as it would have without the restart.
-    let held_at = s
-        .quorum
-        .as_ref()
-        .and_then(|q| q.held_at.as_deref())
-        .and_then(crate::state::parse_time)
-        .map(|wall| (instant_of(clock, wall), wall));
+    let read = |t: Option<&str>| {
+        t.and_then(crate::state::parse_time)
+            .map(|wall| (instant_of(clock, wall), wall))
+    };
+    let held_at = read(s.quorum.as_ref().and_then(|q| q.held_at.as_deref()));
+    let held_from = read(s.quorum.as_ref().and_then(|q| q.held_from.as_deref()));
     QuorumView {
         zone: s.zone.clone(),
         excluded: false,
         peers: s.peers.iter().filter_map(|p| p.to_peer()).collect(),
         verdict,
         held_at,
+        held_from,
     }
 }
 
@@ -225,6 +231,7 @@ pub async fn run(
         Gate {
             verdict: v.verdict.clone(),
             held_at: v.held_at.map(|(t, _)| mono(t)),
+            held_from: v.held_from.map(|(t, _)| mono(t)),
         }
     };
     if let Some(v) = &gate.verdict {
@@ -290,6 +297,7 @@ pub async fn run(
                 view.send_modify(|v| {
                     v.verdict = None;
                     v.held_at = None;
+                    v.held_from = None;
                 });
             }
             last_round = None;
@@ -351,10 +359,18 @@ pub async fn run(
         } else {
             view.borrow().held_at
         };
+        // The first hold of the partition (`Gate::held_from`), on both clocks.
+        let held_from = view
+            .borrow()
+            .held_from
+            .or(verdict.is_hold().then_some(sent));
         view.send_if_modified(|v| {
-            let changed = v.verdict.as_ref() != Some(&verdict) || v.held_at != held_at;
+            let changed = v.verdict.as_ref() != Some(&verdict)
+                || v.held_at != held_at
+                || v.held_from != held_from;
             v.verdict = Some(verdict.clone());
             v.held_at = held_at;
+            v.held_from = held_from;
             changed
         });
     }
@@ -504,6 +520,7 @@ mod tests {
                 verdict: "hold".into(),
                 reason: "3 of 5".into(),
                 held_at: Some(crate::state::format_time(held)),
+                held_from: Some(crate::state::format_time(held - Duration::from_secs(20))),
             }),
             cut_off_since: None,
             wall_scale: None,
@@ -519,6 +536,15 @@ mod tests {
         assert!(v.verdict.as_ref().is_some_and(Verdict::is_hold));
         let (at, wall) = v.held_at.expect("held at");
         assert_eq!(wall, held);
+        // And when the partition's first hold began (a taint from before it outlasts it).
+        let (from, from_wall) = v.held_from.expect("held from");
+        assert_eq!(from_wall, held - Duration::from_secs(20));
+        assert_eq!(at.saturating_duration_since(from), Duration::from_secs(20));
+        assert_eq!(
+            v.stored().and_then(|q| q.held_from),
+            Some(crate::state::format_time(from_wall)),
+            "written back as read"
+        );
         let ago = Instant::now().saturating_duration_since(at);
         assert!(
             ago >= Duration::from_secs(29) && ago <= Duration::from_secs(31),
@@ -529,6 +555,7 @@ mod tests {
         let gate = Gate {
             verdict: None,
             held_at: Some(clock.mono_of(at)),
+            held_from: None,
         };
         let rt = Duration::from_secs(10);
         assert_eq!(gate.not_before(rt), Some(clock.mono_of(at) - rt));

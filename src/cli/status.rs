@@ -220,12 +220,16 @@ pub fn report(
     let held_at = stored
         .and_then(|q| q.held_at.as_deref())
         .and_then(state::parse_time);
+    let held_from = stored
+        .and_then(|q| q.held_from.as_deref())
+        .and_then(state::parse_time);
     let verdict = if cut_off {
         crate::core::quorum::planning(
             stored
                 .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
                 .as_ref(),
             held_at.map(|h| moment.mono_at(h)),
+            held_from.map(|h| moment.mono_at(h)),
             config.request_timeout(),
         )
     } else {

@@ -70,9 +70,14 @@ pub enum Mode {
 pub enum QuorumVerdict {
     NotConsulted,
     /// The control plane evicts this node's pods: stop them on time. After a hold, the control
-    /// plane taints nothing before `not_before`, so eviction times count from there.
+    /// plane taints nothing before `not_before`, so eviction times count from there — unless the
+    /// hold began (`held_from`) after this node could first be tainted: a taint added before it
+    /// outlasts an outage of the API server and a partial disruption alike (only every zone
+    /// fully disrupted removes it, and the control plane then taints the node again when it
+    /// resumes: counting from the first taint is early there, never late).
     Enforce {
         not_before: Option<Duration>,
+        held_from: Option<Duration>,
     },
     /// The control plane keeps this node's pods: nothing may be killed.
     Hold {
@@ -334,12 +339,15 @@ fn plan_one(
     // node's Lease was last renewed (up to `kubelet_lag` before our last contact), and after a
     // hold no earlier than the control plane could resume tainting.
     let renewed = last_contact.saturating_sub(policy.kubelet_lag);
-    let tainted_from = match quorum {
+    let judged = renewed + policy.node_monitor_grace_period;
+    let resumed = match quorum {
         QuorumVerdict::Enforce {
             not_before: Some(t),
-        } => (renewed + policy.node_monitor_grace_period).max(*t),
-        _ => renewed + policy.node_monitor_grace_period,
+            held_from,
+        } if held_from.is_none_or(|b| b <= judged) => Some(*t),
+        _ => None,
     };
+    let tainted_from = resumed.map_or(judged, |t| judged.max(t));
     let eviction_time = tainted_from + delay;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
@@ -373,10 +381,14 @@ fn plan_one(
         },
         (QuorumVerdict::Enforce { .. } | QuorumVerdict::NotConsulted, _) => {
             let quorum_note = match quorum {
-                QuorumVerdict::Enforce {
-                    not_before: Some(t),
-                } if *t > renewed + policy.node_monitor_grace_period => {
+                QuorumVerdict::Enforce { .. } if resumed.is_some_and(|t| t > judged) => {
                     "the peers' quorum says the control plane evicts, counted from the end of its hold"
+                }
+                QuorumVerdict::Enforce {
+                    not_before: Some(_),
+                    ..
+                } if resumed.is_none() => {
+                    "the peers' quorum says the control plane evicts; its hold began after this node could be tainted, and a taint added before outlasts it"
                 }
                 QuorumVerdict::Enforce { .. } => "the peers' quorum says the control plane evicts",
                 _ => "peers not consulted",
@@ -454,12 +466,16 @@ mod tests {
                 "peers not consulted".to_string(),
             ),
             (
-                QuorumVerdict::Enforce { not_before: None },
+                QuorumVerdict::Enforce {
+                    not_before: None,
+                    held_from: None,
+                },
                 "the peers' quorum says the control plane evicts".to_string(),
             ),
             (
                 QuorumVerdict::Enforce {
                     not_before: Some(contact + Duration::from_secs(500)),
+                    held_from: None,
                 },
                 "the peers' quorum says the control plane evicts, counted from the end of its hold"
                     .to_string(),

@@ -231,6 +231,12 @@ pub struct Fixes {
     /// renewal its kubelet made before, while the fence waited 35 s from the later contact or
     /// start for its peers to settle, and stopped them 7-21 s late).
     pub settled_early: bool,
+    /// A hold that began after this node could first be tainted does not move its deadlines
+    /// (`fence_plan::QuorumVerdict::Enforce`; issue 22, seed 0x591: a node tainted 9 s before an
+    /// outage of the API server held through it, enforced again after it counting from its end,
+    /// and ran a pod 38 s past the deletion its old taint brought). The agent's shell applies it;
+    /// only the simulator reads this switch.
+    pub taint_outlasts_hold: bool,
 }
 
 impl Fixes {
@@ -245,6 +251,7 @@ impl Fixes {
         wall_scale_carried: true,
         kubelet_after_return: true,
         settled_early: true,
+        taint_outlasts_hold: true,
     };
 }
 
@@ -834,6 +841,9 @@ pub struct Gate {
     pub verdict: Option<Verdict>,
     /// When the latest round that said hold was sent, on the caller's monotonic scale.
     pub held_at: Option<Duration>,
+    /// When the first round of this partition that said hold was sent: a taint the control plane
+    /// could add before then may outlast the hold (`fence_plan::QuorumVerdict::Enforce`).
+    pub held_from: Option<Duration>,
 }
 
 impl Gate {
@@ -854,6 +864,7 @@ impl Gate {
         }
         if verdict.is_hold() {
             self.held_at = Some(self.held_at.map_or(sent_at, |h| h.max(sent_at)));
+            self.held_from = Some(self.held_from.map_or(sent_at, |h| h.min(sent_at)));
         }
         let changed = self.verdict.as_ref() != Some(&verdict);
         self.verdict = Some(verdict);
@@ -871,7 +882,9 @@ impl Gate {
     /// node whose stored Ready condition is still True; a node it already marked Unknown is
     /// queued for the NoExecute taint on its next monitor pass (`processTaintBaseEviction` acts
     /// on the stored condition) and tainted as soon as the zone's rate limiter allows. This node
-    /// cannot tell which, so it counts from the resumption: never late.
+    /// cannot tell which, so it counts from the resumption: never late — for a node the control
+    /// plane could not taint before the hold began. One it could is planned from that first
+    /// moment instead (`fence_plan::QuorumVerdict::Enforce`, [`Gate::held_from`]).
     pub fn not_before(&self, request_timeout: Duration) -> Option<Duration> {
         self.held_at.map(|h| h.saturating_sub(request_timeout))
     }
@@ -879,10 +892,12 @@ impl Gate {
 
 /// The verdict the fence plans with while cut off (docs/fence.md §5): nothing is stopped before
 /// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
-/// hold held at `held_at`, eviction times count from [`Gate::not_before`].
+/// hold held at `held_at`, eviction times count from [`Gate::not_before`], unless the hold began
+/// (`held_from`) after this node could be tainted.
 pub fn planning(
     verdict: Option<&Verdict>,
     held_at: Option<Duration>,
+    held_from: Option<Duration>,
     request_timeout: Duration,
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
@@ -894,8 +909,10 @@ pub fn planning(
             not_before: Gate {
                 verdict: None,
                 held_at,
+                held_from,
             }
             .not_before(request_timeout),
+            held_from,
         },
         Some(v) => QuorumVerdict::Hold {
             reason: format!("quorum {}: {}", v.word(), v.reason()),

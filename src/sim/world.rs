@@ -285,6 +285,7 @@ struct Disk {
     cut_off_since: Option<SystemTime>,
     verdict: Option<Verdict>,
     held_at: Option<SystemTime>,
+    held_from: Option<SystemTime>,
     pods: Vec<FencePod>,
     fenced: BTreeSet<String>,
 }
@@ -789,6 +790,7 @@ impl World<'_> {
         let last_contact = carry(disk.last_contact, disk.contact_scale);
         let cut_off_since = carry(disk.cut_off_since, disk.state_scale);
         let held_at = carry(disk.held_at, disk.state_scale);
+        let held_from = carry(disk.held_from, disk.state_scale);
         // As `agent::quorum::contact_before` reads it: none once the clock stepped back past it.
         let contact_before = last_contact.and_then(|w| now.mono_of_past(w));
         let mut gate = Gate::default();
@@ -797,6 +799,7 @@ impl World<'_> {
         {
             gate.verdict = Some(v.clone());
             gate.held_at = held_at.map(|w| now.mono_at(w));
+            gate.held_from = held_from.map(|w| now.mono_at(w));
         }
         let list_blocked_until = (!self.reaches_api(i)).then_some(self.now + self.set.list_hang);
         let agent = Agent {
@@ -1529,8 +1532,13 @@ impl World<'_> {
             if let Some(t) = a.next_round {
                 next.push(t);
             }
-            let verdict =
-                quorum::planning(a.gate.verdict.as_ref(), a.gate.held_at, set.request_timeout);
+            let held_from = a.gate.held_from.filter(|_| set.fixes.taint_outlasts_hold);
+            let verdict = quorum::planning(
+                a.gate.verdict.as_ref(),
+                a.gate.held_at,
+                held_from,
+                set.request_timeout,
+            );
             let policy = FencePolicy {
                 node_monitor_grace_period: set.grace,
                 safety_margin: set.safety_margin,
@@ -1573,6 +1581,7 @@ impl World<'_> {
                 disk.cut_off_since = a.link.cut_off_since();
                 disk.verdict = a.gate.verdict.clone();
                 disk.held_at = a.gate.held_at.map(|h| m.wall_at(h));
+                disk.held_from = a.gate.held_from.map(|h| m.wall_at(h));
                 disk.pods = a.known.clone();
                 disk.fenced = a.fenced.clone();
             }
