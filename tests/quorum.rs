@@ -420,6 +420,20 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         "{}",
         early.reason()
     );
+    // Every answer final (seed 0xfb6 of the simulator waited 35 s here, and ran a pod 31 s
+    // twice): the peers of this zone reached the API server after us, the other zone too.
+    let mut heard: Vec<_> = (0..5).map(|i| fresh(i, ZONE)).collect();
+    heard.extend((5..7).map(|i| fresh(i, "zone-b")));
+    let (early, settled) = decide_both(&round(heard));
+    assert_eq!(settled.word(), "pending", "{}", settled.reason());
+    assert_eq!(early.word(), "enforce", "{}", early.reason());
+    assert!(
+        early
+            .reason()
+            .contains("every peer that answers reached the API server"),
+        "{}",
+        early.reason()
+    );
     // No peer of this zone settled, the other zone's settled: every one of them cut off makes
     // this zone fully disrupted, which only `wholeZoneCutOff` decides. That is a bet: it waits.
     let mut heard: Vec<_> = (0..5).map(|i| unsure(i, ZONE)).collect();

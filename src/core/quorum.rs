@@ -714,9 +714,6 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
             (false, _) => elsewhere.push(i),
         }
     }
-    if own_first.is_empty() && own_rest.is_empty() && elsewhere.is_empty() {
-        return None;
-    }
     // The rules alone, with no bet: the two undecided cases hold, and a silent peer counts as
     // cut off (it may have lost the API with this node too; the settled rule counts it as
     // reaching the API server and says so, `rests_on_silence`).
@@ -770,11 +767,17 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
         return None;
     };
     let unsure = own_first.len() + own_rest.len() + elsewhere.len();
+    let settled_after = policy.settled_after.as_secs();
     Some(Verdict::Enforce {
-        reason: format!(
-            "{reason} — settled before {}s: {unsure} peer(s) may not know yet that they lost the API with this node, and this holds whichever way they answer",
-            policy.settled_after.as_secs()
-        ),
+        reason: if unsure == 0 {
+            format!(
+                "{reason} — settled before {settled_after}s: every peer that answers reached the API server after this node lost it, or says it is cut off"
+            )
+        } else {
+            format!(
+                "{reason} — settled before {settled_after}s: {unsure} peer(s) may not know yet that they lost the API with this node, and this holds whichever way they answer"
+            )
+        },
     })
 }
 
