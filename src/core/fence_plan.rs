@@ -481,6 +481,15 @@ mod tests {
                     .to_string(),
             ),
             (
+                // The same hold, begun after the node could be tainted (1000 + 40.5 s).
+                QuorumVerdict::Enforce {
+                    not_before: Some(contact + Duration::from_secs(500)),
+                    held_from: Some(contact + Duration::from_secs(100)),
+                },
+                "the peers' quorum says the control plane evicts; its hold began after this node could be tainted, and a taint added before outlasts it"
+                    .to_string(),
+            ),
+            (
                 QuorumVerdict::Hold {
                     reason: "zone partially disrupted".into(),
                 },

@@ -723,18 +723,7 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
         whole_zone_cut_off: Undecided::Hold,
         ..*policy
     };
-    let mut base = round.clone();
-    for (_, h) in &mut base.heard {
-        if matches!(h, Heard::Silent) {
-            *h = Heard::Report(PeerReport {
-                node: String::new(),
-                zone: String::new(),
-                reachable: false,
-                last_contact_age: Some(own_age),
-                excluded: false,
-            });
-        }
-    }
+    let mut base = silent_cut_off(round);
     // Each count of them cut off, on one copy of the round whose flags are set for each; every
     // one of them cut off first, the count an outage of everyone gives.
     let flip = |r: &mut Round, a: usize, b: usize, others_cut: bool| {
@@ -781,6 +770,23 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
     })
 }
 
+/// `round` with every silent peer counted as one that lost the API together with this node.
+fn silent_cut_off(round: &Round) -> Round {
+    let mut r = round.clone();
+    for (_, h) in &mut r.heard {
+        if matches!(h, Heard::Silent) {
+            *h = Heard::Report(PeerReport {
+                node: String::new(),
+                zone: String::new(),
+                reachable: false,
+                last_contact_age: Some(round.own_contact_age),
+                excluded: false,
+            });
+        }
+    }
+    r
+}
+
 /// Sets what a peer's answer says of its reach (a silent peer stays silent).
 fn set_reachable(h: &mut Heard, reachable: bool) {
     if let Heard::Report(report) = h {
@@ -808,18 +814,7 @@ fn rests_on_silence(
     if verdict.is_hold() || silent == 0 || answered == 0 {
         return verdict;
     }
-    let mut all_cut = round.clone();
-    for (_, h) in &mut all_cut.heard {
-        if matches!(h, Heard::Silent) {
-            *h = Heard::Report(PeerReport {
-                node: String::new(),
-                zone: String::new(),
-                reachable: false,
-                last_contact_age: Some(round.own_contact_age),
-                excluded: false,
-            });
-        }
-    }
+    let all_cut = silent_cut_off(round);
     if !decide_counted(&all_cut, policy, peers_known).0.is_hold() {
         return verdict;
     }
