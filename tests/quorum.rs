@@ -405,35 +405,24 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         reverted.fixes.settled_early = false;
         (early, decide(r, &reverted, true))
     };
+    // Settled only early, and saying why.
+    let enforced_early = |heard: Vec<(String, Heard)>, why: &str| {
+        let (early, settled) = decide_both(&round(heard));
+        assert_eq!(settled.word(), "pending", "{}", settled.reason());
+        assert_eq!(early.word(), "enforce", "{}", early.reason());
+        assert!(early.reason().contains(why), "{}", early.reason());
+    };
     // Three of this zone and two of the other reached the API server after us; two of this zone
     // may not know yet. Cut off, they would make 3 of 6: still a healthy zone. Enforce now.
     let mut heard: Vec<_> = (0..3).map(|i| fresh(i, ZONE)).collect();
     heard.extend((0..2).map(|i| unsure(i, ZONE)));
     heard.extend((3..5).map(|i| fresh(i, "zone-b")));
-    let (early, settled) = decide_both(&round(heard.clone()));
-    assert_eq!(settled.word(), "pending", "{}", settled.reason());
-    assert_eq!(early.word(), "enforce", "{}", early.reason());
-    assert!(
-        early
-            .reason()
-            .contains("settled before 35s: 2 peer(s) may not know yet"),
-        "{}",
-        early.reason()
-    );
+    enforced_early(heard, "settled before 35s: 2 peer(s) may not know yet");
     // Every answer final (seed 0xfb6 of the simulator waited 35 s here, and ran a pod 31 s
     // twice): the peers of this zone reached the API server after us, the other zone too.
     let mut heard: Vec<_> = (0..5).map(|i| fresh(i, ZONE)).collect();
     heard.extend((5..7).map(|i| fresh(i, "zone-b")));
-    let (early, settled) = decide_both(&round(heard));
-    assert_eq!(settled.word(), "pending", "{}", settled.reason());
-    assert_eq!(early.word(), "enforce", "{}", early.reason());
-    assert!(
-        early
-            .reason()
-            .contains("every peer that answers reached the API server"),
-        "{}",
-        early.reason()
-    );
+    enforced_early(heard, "every peer that answers reached the API server");
     // No peer of this zone settled, the other zone's settled: every one of them cut off makes
     // this zone fully disrupted, which only `wholeZoneCutOff` decides. That is a bet: it waits.
     let mut heard: Vec<_> = (0..5).map(|i| unsure(i, ZONE)).collect();
@@ -451,9 +440,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
     let mut heard: Vec<_> = (0..3).map(|i| fresh(i, ZONE)).collect();
     heard.extend([silent(), silent()]);
     heard.push(unsure(9, "zone-b"));
-    let (early, settled) = decide_both(&round(heard));
-    assert_eq!(settled.word(), "pending", "{}", settled.reason());
-    assert_eq!(early.word(), "enforce", "{}", early.reason());
+    enforced_early(heard, "settled before 35s: 1 peer(s) may not know yet");
 }
 
 #[test]

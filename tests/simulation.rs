@@ -21,6 +21,16 @@ fn found(seed: u64, reverted: &Settings, kind_name: &str) -> Vec<Violation> {
         .collect()
 }
 
+/// With every fix on, `seed` runs no pod twice (the guard a fixed defect's seed keeps).
+fn assert_runs_nothing_twice(seed: u64) {
+    let fixed = sim::run(&Scenario::generate(seed), &Settings::default(), false);
+    assert!(
+        fixed.violations.iter().all(|v| kind(v) != "running-twice"),
+        "seed {seed:#x}: {:?}",
+        fixed.violations
+    );
+}
+
 /// The first seed from 1 on which the search finds it, within `cap` scenarios.
 fn search(reverted: &Settings, kind_name: &str, cap: u64) -> Option<u64> {
     (1..=cap).find(|&seed| !found(seed, reverted, kind_name).is_empty())
@@ -151,8 +161,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     unscaled.fixes.wall_scale_carried = false;
     assert!(!found(0x8e7, &unscaled, "running-twice").is_empty());
     assert!(!found(0x14e8, &unscaled, "running-twice").is_empty());
-    let fixed = sim::run(&Scenario::generate(0x8e7), &Settings::default(), false);
-    assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
+    assert_runs_nothing_twice(0x8e7);
     // A link back for 5.5 s between two cuts, in which the kubelet's renewal did not fall:
     // the fence counted from the contact made then, and stopped a pod 14 s after its deletion
     // (scenario 208 of the search, 0xd0). A contact now counts only once it comes the kubelet's
@@ -160,8 +169,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     let mut returned = Settings::default();
     returned.fixes.kubelet_after_return = false;
     assert!(!found(0xd0, &returned, "running-twice").is_empty());
-    let fixed = sim::run(&Scenario::generate(0xd0), &Settings::default(), false);
-    assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
+    assert_runs_nothing_twice(0xd0);
     // An agent killed just after its link was cut, restarted 18 s later, counted itself heard
     // until its start and waited 35 s from there for its rounds to settle; the controller had
     // judged the node by its kubelet's renewal before the cut and deleted two pods 7-9 s before
@@ -171,8 +179,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     let mut waited = Settings::default();
     waited.fixes.settled_early = false;
     assert!(!found(0x20a, &waited, "running-twice").is_empty());
-    let fixed = sim::run(&Scenario::generate(0x20a), &Settings::default(), false);
-    assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
+    assert_runs_nothing_twice(0x20a);
     // A node the controller could taint before an outage of the API server held through it and,
     // enforcing again after it, counted from the end of the hold; the taint added before the
     // outage stayed, and the taint eviction controller deleted a pod for it (scenario 600 of the
@@ -183,8 +190,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     resumed_hold.fixes.taint_outlasts_hold = false;
     assert!(!found(0x258, &resumed_hold, "running-twice").is_empty());
     assert!(!found(0x591, &resumed_hold, "running-twice").is_empty());
-    let fixed = sim::run(&Scenario::generate(0x591), &Settings::default(), false);
-    assert!(fixed.violations.iter().all(|v| kind(v) != "running-twice"));
+    assert_runs_nothing_twice(0x591);
 }
 
 #[test]

@@ -72,9 +72,10 @@ pub enum QuorumVerdict {
     /// The control plane evicts this node's pods: stop them on time. After a hold, the control
     /// plane taints nothing before `not_before`, so eviction times count from there — unless the
     /// hold began (`held_from`) after this node could first be tainted: a taint added before it
-    /// outlasts an outage of the API server and a partial disruption alike (only every zone
-    /// fully disrupted removes it, and the control plane then taints the node again when it
-    /// resumes: counting from the first taint is early there, never late).
+    /// outlasts an outage of the API server and a partial disruption alike (docs/semantics.md
+    /// §5.3, §5.5: only Ready returning to True or every zone fully disrupted removes it, and in
+    /// the latter the control plane taints the node again when it resumes: counting from the
+    /// first taint is early there, never late).
     Enforce {
         not_before: Option<Duration>,
         held_from: Option<Duration>,
