@@ -965,6 +965,14 @@ impl Converted {
         let mut slims = store.state();
         slims.sort_unstable_by(|a, b| a.metadata.uid.cmp(&b.metadata.uid));
         let reuse = self.sources.len() == self.pods.len();
+        let same_pods = reuse
+            && slims.len() == self.pods.len()
+            && slims.iter().zip(&self.pods).all(|(slim, pod)| {
+                !pod.uid.is_empty() && slim.metadata.uid.as_deref() == Some(pod.uid.as_str())
+            });
+        if same_pods {
+            return self.refresh_in_place(slims, malformed);
+        }
         let mut old = std::mem::take(&mut self.pods)
             .into_iter()
             .zip(
@@ -1020,6 +1028,45 @@ impl Converted {
         changed |= old.next().is_some();
         // Sorted by UID as the store's objects were; two objects of one UID (never from one API
         // server) keep the order the sort gave them.
+        changed
+    }
+
+    /// [`Converted::refresh`] when the store holds the very pods kept, by UID and in order (a
+    /// relist, or a pod changed): each replaced object is converted again in its place. A
+    /// rebuild held the kept vector twice while it ran, on top of the list's own transient
+    /// memory (issue 25: the peak of a relist above the start's). A pod that no longer converts
+    /// is removed, as the rebuild leaves it out.
+    fn refresh_in_place(
+        &mut self,
+        slims: Vec<Arc<SlimPod>>,
+        malformed: &mut BTreeSet<String>,
+    ) -> bool {
+        let mut changed = false;
+        let mut left_out = Vec::new();
+        self.last_conversions = 0;
+        for (i, slim) in slims.into_iter().enumerate() {
+            if Arc::ptr_eq(&self.sources[i], &slim) {
+                continue;
+            }
+            self.last_conversions += 1;
+            let was_resources = self.resources.remove(&self.pods[i].uid);
+            match convert_one(&slim, malformed) {
+                Some((pod, resources)) => {
+                    changed |= self.pods[i] != pod || was_resources != resources;
+                    if let Some(r) = resources {
+                        self.resources.insert(pod.uid.clone(), r);
+                    }
+                    self.pods[i] = pod;
+                    self.sources[i] = slim;
+                }
+                None => left_out.push(i),
+            }
+        }
+        changed |= !left_out.is_empty();
+        for i in left_out.into_iter().rev() {
+            self.pods.remove(i);
+            self.sources.remove(i);
+        }
         changed
     }
 }
