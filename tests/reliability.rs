@@ -651,20 +651,35 @@ async fn soak(flapping: bool) {
     );
 }
 
+/// Both soaks at once, each with its own API server, proxy, tmpfs and agent: each is two minutes
+/// of waiting, and as two tests they held both of the suite's slots (one a core) for two minutes
+/// each.
 #[tokio::test]
-async fn a_proxy_answering_502_for_two_minutes_loses_nothing_and_stays_small() {
+async fn two_minutes_of_502_and_two_of_flapping_lose_nothing_and_stay_small() {
+    use futures_util::FutureExt;
+    use std::panic::AssertUnwindSafe;
     if !require(is_root(), "root (to mount a tmpfs)") {
         return;
     }
-    soak(false).await;
-}
-
-#[tokio::test]
-async fn a_server_flapping_every_3_seconds_for_two_minutes_loses_nothing_and_stays_small() {
-    if !require(is_root(), "root (to mount a tmpfs)") {
-        return;
+    // Interleaved on this test's thread; every wait in a soak is an await or a blocking task.
+    let (answering_502, flapping) = tokio::join!(
+        AssertUnwindSafe(soak(false)).catch_unwind(),
+        AssertUnwindSafe(soak(true)).catch_unwind()
+    );
+    // Each soak's own panic, named, whichever failed.
+    for (what, result) in [
+        ("502 for two minutes", answering_502),
+        ("flapping", flapping),
+    ] {
+        if let Err(p) = result {
+            let message = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            panic!("the soak with the proxy {what} failed: {message}");
+        }
     }
-    soak(true).await;
 }
 
 /// The pods in the state file as `(name, uid)`, sorted.
