@@ -661,7 +661,8 @@ async fn two_minutes_of_502_and_two_of_flapping_lose_nothing_and_stay_small() {
     if !require(is_root(), "root (to mount a tmpfs)") {
         return;
     }
-    // Interleaved on this test's thread; every wait in a soak is an await or a blocking task.
+    // Interleaved on this test's thread: every long wait in a soak is an await or a blocking
+    // task (what blocks the thread, a tmpfs write or a log read, takes milliseconds).
     let (answering_502, flapping) = tokio::join!(
         AssertUnwindSafe(soak(false)).catch_unwind(),
         AssertUnwindSafe(soak(true)).catch_unwind()

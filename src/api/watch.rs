@@ -33,7 +33,7 @@ use crate::core::resource_version::{self, Watermark};
 /// decodes it. That page is the agent's largest transient allocation, and during a relist it
 /// comes on top of every pod already known (issue 25: at 25 a page of heavy pods, about 280 KB
 /// of JSON held twice, VmHWM rose 0.5–0.7 MiB above the start's during a relist at 1,000
-/// pods; at 10, 0.1–0.25 MiB, one page of 10 heavy pods held twice, 116 KB a copy; at 5, about
+/// pods; at 10, 0.07–0.25 MiB, one page of 10 heavy pods held twice, 116 KB a copy; at 5, about
 /// 90 KiB less, for twice the list requests; BENCHMARKS.md). 10 costs one list request per 10
 /// pods at start and relist (eleven for the kubelet's default 110 pods) and 10–40 % more time to
 /// know 1,000 pods on loopback.
