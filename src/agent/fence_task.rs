@@ -1005,22 +1005,17 @@ impl Converted {
                     self.sources.push(source);
                 }
                 before => {
-                    let fresh = convert_one(&slim, malformed);
                     self.last_conversions += 1;
                     let was_resources = before
                         .as_ref()
                         .and_then(|(p, _)| old_resources.remove(&p.uid));
-                    match fresh {
-                        Some((pod, resources)) => {
-                            changed |= before.as_ref().is_none_or(|(p, _)| *p != pod)
-                                || was_resources != resources;
-                            if let Some(r) = resources {
-                                self.resources.insert(pod.uid.clone(), r);
-                            }
-                            self.pods.push(pod);
-                            self.sources.push(slim);
-                        }
-                        None => changed |= before.is_some(),
+                    let before = before.as_ref().map(|(p, _)| p);
+                    let (fresh, differs) =
+                        convert_again(&slim, before, was_resources, &mut self.resources, malformed);
+                    changed |= differs;
+                    if let Some(pod) = fresh {
+                        self.pods.push(pod);
+                        self.sources.push(slim);
                     }
                 }
             }
@@ -1050,24 +1045,50 @@ impl Converted {
             }
             self.last_conversions += 1;
             let was_resources = self.resources.remove(&self.pods[i].uid);
-            match convert_one(&slim, malformed) {
-                Some((pod, resources)) => {
-                    changed |= self.pods[i] != pod || was_resources != resources;
-                    if let Some(r) = resources {
-                        self.resources.insert(pod.uid.clone(), r);
-                    }
+            let (fresh, differs) = convert_again(
+                &slim,
+                Some(&self.pods[i]),
+                was_resources,
+                &mut self.resources,
+                malformed,
+            );
+            changed |= differs;
+            match fresh {
+                Some(pod) => {
                     self.pods[i] = pod;
                     self.sources[i] = slim;
                 }
                 None => left_out.push(i),
             }
         }
-        changed |= !left_out.is_empty();
         for i in left_out.into_iter().rev() {
             self.pods.remove(i);
             self.sources.remove(i);
         }
         changed
+    }
+}
+
+/// `slim` converted in place of `before` (the pod kept for its UID, if any, whose resources
+/// were `was_resources`), its resources entered in `resources`; and whether what is kept
+/// changes: a pod or resources that differ, a new pod, or one that no longer converts and is
+/// left out. One rule for [`Converted::refresh`]'s rebuild and its in-place refresh.
+fn convert_again(
+    slim: &SlimPod,
+    before: Option<&FencePod>,
+    was_resources: Option<Effective>,
+    resources: &mut BTreeMap<String, Effective>,
+    malformed: &mut BTreeSet<String>,
+) -> (Option<FencePod>, bool) {
+    match convert_one(slim, malformed) {
+        Some((pod, now)) => {
+            let differs = before.is_none_or(|p| *p != pod) || was_resources != now;
+            if let Some(r) = now {
+                resources.insert(pod.uid.clone(), r);
+            }
+            (Some(pod), differs)
+        }
+        None => (None, before.is_some()),
     }
 }
 
