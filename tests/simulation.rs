@@ -322,16 +322,16 @@ fn the_judge_counts_no_stop_wrongful_that_a_world_it_cannot_see_would_need() {
             .any(|l| l.contains("was early: the controller deleted it for that taint")),
         "the deferred judgement was never exercised"
     );
-    // Seed 0x56: stops a partial disruption leaves unexplained here are excused only through
-    // witness worlds whose kubelet renewed early (anchored, so the renewals' jitter cannot move
-    // it) with the monitor pass right after; before the anchors it showed wrongful stops. (Run
-    // as the agents decided when it was found, verdicts settled only after 35 s and deadlines
-    // counted from the end of a hold: with either fix, those nodes stop their pods before the
-    // controller deletes them, and no witness is needed.)
+    // Seed 0x5a, a zone of 40 (0x56 until restarted agents renewed at once in the simulation,
+    // as `agent::heartbeat` does: its agents then no longer stopped a pod that needed a
+    // witness): stops this run's own world leaves unexplained are excused through witness
+    // worlds (kubelets renewing at other instants before their cuts, anchored so the renewals'
+    // jitter cannot move them), and none is left wrongful. Run as the agents decided before
+    // verdicts settled early and deadlines outlasted a hold, as 0x56 was.
     let mut as_found = Settings::default();
     as_found.fixes.settled_early = false;
     as_found.fixes.taint_outlasts_hold = false;
-    let o = sim::run(&Scenario::generate(0x56), &as_found, false);
+    let o = sim::run(&Scenario::generate(0x5a), &as_found, false);
     assert!(!o.indistinguishable.is_empty());
     assert!(
         o.violations.iter().all(|v| kind(v) != "wrongful-stop"),

@@ -67,6 +67,10 @@ pub struct Scenario {
     /// milliseconds, but a loaded server or a congested link delays one of them by seconds.
     pub agent_watch_lag: Vec<Duration>,
     pub kubelet_watch_lag: Vec<Duration>,
+    /// Per node: its link to the API server, when down, refuses at once (a proxy in front of an
+    /// unreachable control plane answering 503, a reset) instead of hanging each request for its
+    /// timeout. Both the agent and the kubelet then learn of each failure at once.
+    pub refusing: Vec<bool>,
     /// The pods there at the start.
     pub pods: Vec<PodSpec>,
     /// What happens, in time order.
@@ -82,6 +86,11 @@ impl Scenario {
     /// How late `node`'s agent hears of a change of its pods (none for a node it does not name).
     pub fn agent_lag(&self, node: usize) -> Duration {
         self.agent_watch_lag.get(node).copied().unwrap_or_default()
+    }
+
+    /// Whether `node`'s dead link refuses at once rather than hanging.
+    pub fn refuses(&self, node: usize) -> bool {
+        self.refusing.get(node).copied().unwrap_or(false)
     }
 
     /// How late `node`'s kubelet hears of a pod created for it.
@@ -247,6 +256,14 @@ impl Scenario {
                 events.push((when, Event::Create(pod(&mut r, node))));
             }
         }
+        // Dead links that refuse rather than hang (the usual edge partition: a load balancer
+        // answering for an absent control plane), drawn last for the same reason.
+        let mut refusing = vec![false; n];
+        if r.chance(30) {
+            for slot in refusing.iter_mut() {
+                *slot = r.chance(50);
+            }
+        }
         events.sort_by_key(|(t, _)| *t);
         Scenario {
             seed,
@@ -257,6 +274,7 @@ impl Scenario {
             kubelet_phase,
             agent_watch_lag,
             kubelet_watch_lag,
+            refusing,
             pods,
             events,
             length,
@@ -317,6 +335,17 @@ impl fmt::Display for Scenario {
                     kubelet.as_millis()
                 )?;
             }
+        }
+        let refusing: Vec<String> = (0..self.nodes())
+            .filter(|&n| self.refuses(n))
+            .map(|n| format!("n{n}"))
+            .collect();
+        if !refusing.is_empty() {
+            writeln!(
+                f,
+                "  dead links to the API server refuse at once (not hang): {}",
+                refusing.join(", ")
+            )?;
         }
         for (i, p) in self.pods.iter().enumerate() {
             writeln!(

@@ -702,6 +702,17 @@ impl World<'_> {
         self.api_up && self.api_link[node]
     }
 
+    /// How long a request of `node`'s that the API server does not answer takes to fail: its
+    /// `timeout` through a link that hangs (and while the API server is down for everyone), a
+    /// moment through its own dead link when that link refuses.
+    fn request_time(&self, node: usize, timeout: Duration) -> Duration {
+        if !self.api_link[node] && self.s.refuses(node) {
+            Duration::from_millis(30)
+        } else {
+            timeout
+        }
+    }
+
     fn add_pod(&mut self, spec: PodSpec) {
         let i = self.pods.len();
         let node = spec.node;
@@ -831,8 +842,13 @@ impl World<'_> {
             view_at: self.reaches_api(i).then(|| self.watched_at(i)),
         };
         self.agents[i] = Some(agent);
-        let phase =
-            self.s.agent_phase[i].as_millis() as u64 % self.set.renew.as_millis().max(1) as u64;
+        // The agents' first start is spread over a renew interval, as a cluster's are; a
+        // restart renews at once (`agent::heartbeat`: the ticker's first tick is immediate).
+        let phase = if run == 1 {
+            self.s.agent_phase[i].as_millis() as u64 % self.set.renew.as_millis().max(1) as u64
+        } else {
+            0
+        };
         let first = self.now + Duration::from_millis(phase);
         self.at(first, Ev::AgentRenew(i, run));
         self.wake(i, run, self.now);
@@ -863,7 +879,7 @@ impl World<'_> {
                         (Duration::from_millis(100) * (1 << (failures - 5).min(10)))
                             .min(Duration::from_secs(7))
                     };
-                    self.now + self.set.kubelet_timeout + sleep
+                    self.now + self.request_time(i, self.set.kubelet_timeout) + sleep
                 } else {
                     self.now + self.set.renew + jitter
                 };
@@ -891,7 +907,7 @@ impl World<'_> {
                     );
                 } else {
                     self.at(
-                        sent + self.set.request_timeout,
+                        sent + self.request_time(i, self.set.request_timeout),
                         Ev::AgentAnswer {
                             node: i,
                             run,
