@@ -393,3 +393,50 @@ fn a_sweep_exercises_the_fence_and_the_control_plane() {
         "{early} of {earliness}"
     );
 }
+
+#[test]
+fn a_dead_link_may_refuse_at_once_and_a_restarted_agent_renews_at_once() {
+    // Drawn last too: about 30 % of the scenarios make about half of their nodes' dead links
+    // refuse at once (a proxy's 503) instead of hanging each request for its timeout.
+    let refusing = (1..=1_000u64)
+        .filter(|&seed| Scenario::generate(seed).refusing.iter().any(|r| *r))
+        .count();
+    assert!((200..=400).contains(&refusing), "{refusing} of 1,000");
+    // Seed 0xb: n1's link is cut at 90.588 s and its agent restarts at 114.304 s. Its first
+    // renewal goes out at its start (`agent::heartbeat`'s first tick) and is refused at once:
+    // cut off 30 ms later. Through a link that hangs, the same renewal fails only after the
+    // request timeout.
+    let cut_off_after_start = |s: &Scenario| {
+        let o = sim::run(s, &Settings::default(), true);
+        // The instants of the timeline's lines that say `needle`.
+        let times = |needle: &str| -> Vec<f64> {
+            o.timeline
+                .iter()
+                .filter(|l| l.contains(needle))
+                .filter_map(|l| {
+                    l.split_whitespace()
+                        .next()?
+                        .trim_end_matches('s')
+                        .parse()
+                        .ok()
+                })
+                .collect()
+        };
+        let started = *times("n1 agent starts (run 2)")
+            .first()
+            .expect("n1 restarts");
+        let cut = times("n1 cut off")
+            .into_iter()
+            .find(|t| *t >= started)
+            .expect("n1 cut off after its restart");
+        cut - started
+    };
+    let refused = Scenario::generate(0xb);
+    assert!(refused.refuses(1));
+    let after = cut_off_after_start(&refused);
+    assert!(after < 0.1, "cut off {after} s after the restart");
+    let mut hanging = refused.clone();
+    hanging.refusing = vec![false; hanging.nodes()];
+    let after = cut_off_after_start(&hanging);
+    assert!(after >= 10.0, "cut off {after} s after the restart");
+}

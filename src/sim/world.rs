@@ -2,8 +2,9 @@
 //! one agent per node made of `core`'s decisions, stepped from one due instant to the next in
 //! virtual time; and the checks.
 //!
-//! The agent's shell is modelled, its decisions are not: its Lease renewals every renew interval
-//! (answered at once through a live link, hanging for a request timeout through a dead one),
+//! The agent's shell is modelled, its decisions are not: its Lease renewals every renew interval,
+//! the first of a restarted run at its start (answered at once through a live link; through a
+//! dead one, hanging for a request timeout or, on a link that refuses, failing at once),
 //! what the peer endpoint answers, the rounds of the quorum task every `peers.interval` while cut
 //! off, the fence's plan and steps, and what it writes to disk when `Durability` says so — which
 //! a restart reads back (`Link::resume`, the stored verdict and hold), and the sweep that kills
