@@ -24,5 +24,5 @@ tools=()
 command -v cargo-deb >/dev/null || tools+=(cargo-deb)
 command -v cargo-generate-rpm >/dev/null || tools+=(cargo-generate-rpm)
 if [ "${#tools[@]}" -gt 0 ]; then
-  cargo install --locked "${tools[@]}"
+  "$(dirname "$0")/cargo-install" "${tools[@]}"
 fi
