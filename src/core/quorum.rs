@@ -120,12 +120,13 @@ pub fn round<'a>(
     own_contact_age: Duration,
 ) -> Round {
     let mut zone_size = 1;
-    let mut others = std::collections::BTreeSet::new();
+    // A cluster has a few zones: a scan of those seen beats a tree for every peer listed.
+    let mut others: Vec<&str> = Vec::new();
     for z in listed {
         if z == zone {
             zone_size += 1;
-        } else {
-            others.insert(z);
+        } else if !others.contains(&z) {
+            others.push(z);
         }
     }
     Round {

@@ -6,7 +6,8 @@
 //! `monitorNodeHealth` / `isNodeExcludedFromDisruptionChecks`
 //! (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use crate::core::quorum::{Heard, Peer, Round};
@@ -119,6 +120,32 @@ impl NodeZone {
     }
 }
 
+/// The answers of a round by peer, looked up once for every peer listed.
+type Answered<'a> = HashMap<&'a str, (&'a str, bool), BuildHasherDefault<Fnv>>;
+
+/// FNV-1a, for [`round`]'s lookups by node name: a round looks up every peer listed, every
+/// `peers.interval` while cut off (and the simulator runs thousands of agents' rounds), and
+/// SipHash's setup costs more than these short names. The names come from the peer list and
+/// signed answers, a few hundred at most: a keyed hash would defend against nothing here.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
 /// One quorum round's input as the controller counts zones (`monitorNodeHealth` and
 /// `handleDisruption`):
 ///
@@ -137,16 +164,16 @@ pub fn round(
     heard: &[(Peer, Heard)],
     own_contact_age: Duration,
 ) -> Round {
-    let answered: BTreeMap<&str, (&str, bool)> = heard
-        .iter()
-        .filter_map(|(p, h)| match h {
-            Heard::Report(r) => Some((p.node.as_str(), (r.zone.as_str(), r.excluded))),
-            Heard::Silent => None,
-        })
-        .collect();
+    let mut answered: Answered = HashMap::with_capacity_and_hasher(heard.len(), Default::default());
+    for (p, h) in heard {
+        if let Heard::Report(r) = h {
+            // The last answer of a peer asked twice wins.
+            answered.insert(p.node.as_str(), (r.zone.as_str(), r.excluded));
+        }
+    }
     // Each peer's zone key, borrowed; none when it answers that it is excluded.
     fn place<'a>(
-        answered: &BTreeMap<&str, (&'a str, bool)>,
+        answered: &Answered<'a>,
         me: &'a NodeZone,
         p: &'a Peer,
     ) -> Option<&'a str> {
