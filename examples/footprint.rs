@@ -15,7 +15,11 @@
 //!
 //! Usage: `footprint --bin PATH [--baseline PATH] [--exporter PATH] [--pods 0,110,1000]
 //!         [--peer-seconds 60] [--idle-seconds 20] [--heap-pods 1000] [--only-heap]
-//!         [--partition-pods 1000] [--partition-window 20] [--shape realistic] [--perf]`
+//!         [--partition-pods 1000] [--partition-window 20] [--shape realistic] [--perf]
+//!         [--no-watch-list]`
+//!
+//! `--no-watch-list` turns the API test server's WatchList gate off (as Kubernetes 1.33 ships
+//! it): the agent then lists the pods in pages instead of one streaming list.
 //!
 //! `--shape` picks the pods (`realistic::SHAPES`: `heavy` is issue 25's measurement, the others
 //! add sidecars, a long last-applied annotation or many tolerations to it).
@@ -116,6 +120,9 @@ struct Opts {
     shape: String,
     /// Also count the idle window with `perf stat` attached to the agent (`--perf`).
     perf: bool,
+    /// The API test server without streaming lists (`--no-watch-list`: the WatchList gate off,
+    /// as Kubernetes 1.33 ships it), so the pods are listed in pages.
+    no_watch_list: bool,
 }
 
 fn opts() -> Result<Opts, String> {
@@ -132,6 +139,7 @@ fn opts() -> Result<Opts, String> {
         partition_window: 20,
         shape: "realistic".into(),
         perf: false,
+        no_watch_list: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -155,6 +163,7 @@ fn opts() -> Result<Opts, String> {
             }
             "--only-heap" => o.only_heap = true,
             "--perf" => o.perf = true,
+            "--no-watch-list" => o.no_watch_list = true,
             "--partition-pods" => {
                 o.partition_pods = value()?.parse().map_err(|e| format!("{a}: {e}"))?
             }
@@ -714,8 +723,9 @@ fn connected(
 
 /// One pod changed (a toleration of the unreachable taint added, so the fence's view and the
 /// state file change) while the watches are down and the change history compacted: the agent's
-/// watch resumes at a resourceVersion the server no longer has (410) and lists every pod again. Returns once the
-/// list was served and 5 s more passed (bounded: 60 s for the list).
+/// watch resumes at a resourceVersion the server no longer has (410) and lists every pod again
+/// (in pages, or by a streaming list). Returns once the list was served and 5 s more passed
+/// (bounded: 60 s for the list).
 fn relist(server: &apiserver::ApiServer, n: usize) {
     let name = shaped("realistic", n - 1)["metadata"]["name"]
         .as_str()
@@ -743,10 +753,11 @@ fn relist(server: &apiserver::ApiServer, n: usize) {
         "the agent listing the pods again",
         Duration::from_secs(60),
         || {
+            // A list page, or a streaming list (a watch that sends every pod first).
             server.requests().iter().any(|r| {
                 r.method == "GET"
                     && r.path.ends_with("/pods")
-                    && r.param("watch").is_none()
+                    && (r.param("watch").is_none() || r.param("sendInitialEvents") == Some("true"))
                     && r.status == Some(200)
             })
         },
@@ -919,6 +930,7 @@ fn main() {
         .expect("runtime");
     // The server runs on its own thread so the measurements here may block.
     let server = apiserver::ApiServer::new();
+    server.set_watch_list(!o.no_watch_list);
     server.create_namespace("shop");
     let node = realistic::for_create(realistic::node(NODE));
     server

@@ -1241,6 +1241,74 @@ async fn watch_sends_bookmarks_only_when_allowed() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_streaming_list_sends_the_state_then_a_bookmark_that_ends_it_and_needs_the_gate() {
+    let s = seeded();
+    s.create_node(ApiServer::node_json("n2"));
+    let now = s.resource_version();
+    const LIST: &str = "/api/v1/nodes?watch=true&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
+    let (status, mut w) = Events::open(&s, &format!("{LIST}&resourceVersion=0")).await;
+    assert_eq!(status, 200);
+    let mut added = Vec::new();
+    let end = loop {
+        let e = w
+            .next(WAIT)
+            .await
+            .expect("an event before the end of the initial ones");
+        if e["type"] == "BOOKMARK" {
+            break e;
+        }
+        assert_eq!(e["type"], "ADDED", "{e}");
+        added.push(e["object"]["metadata"]["name"].as_str().map(String::from));
+    };
+    assert_eq!(added, [Some("n1".into()), Some("n2".into())]);
+    assert_eq!(
+        end["object"],
+        json!({ "kind": "Node", "apiVersion": "v1", "metadata": {
+            "resourceVersion": now.to_string(),
+            "annotations": { "k8s.io/initial-events-end": "true" } } })
+    );
+    // Then the changes, as any watch.
+    s.delete("nodes", "", "n2", None).expect("delete");
+    let e = w.next(WAIT).await.expect("event");
+    assert_eq!(e["type"], "DELETED");
+    // A revision the server has not reached is refused as a list refuses it.
+    let a = get(&s, &format!("{LIST}&resourceVersion={}", now + 100)).await;
+    assert_status(&a, 504, "Timeout");
+
+    // `validateWatchOptions`: each of the two parameters needs the other.
+    let a = get(&s, "/api/v1/nodes?watch=true&sendInitialEvents=true").await;
+    assert_status(&a, 422, "Invalid");
+    assert_eq!(
+        a.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+    );
+    let a = get(
+        &s,
+        "/api/v1/nodes?watch=true&resourceVersionMatch=NotOlderThan",
+    )
+    .await;
+    assert_status(&a, 422, "Invalid");
+    assert_eq!(
+        a.body["details"]["causes"][0]["message"],
+        "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+    );
+    // The WatchList gate off (Kubernetes 1.33's default): the streaming list is refused.
+    s.set_watch_list(false);
+    let a = get(&s, &format!("{LIST}&resourceVersion=0")).await;
+    assert_status(&a, 422, "Invalid");
+    assert_eq!(
+        a.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+    );
+    assert_eq!(a.body["details"]["kind"], "ListOptions");
+    assert_eq!(a.body["details"]["group"], "meta.k8s.io");
+    assert_eq!(
+        a.body["details"]["causes"][0]["reason"],
+        "FieldValueForbidden"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn watch_resumes_after_a_resource_version_and_a_compacted_one_is_410() {
     let s = ApiServer::with_history(3);
     s.create_node(ApiServer::node_json("n1"));

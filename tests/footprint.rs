@@ -734,7 +734,16 @@ fn malformed_kept_fields_are_errors_and_dropped_ones_are_not_read() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
+    for streaming in [true, false] {
+        lists_and_fills(streaming).await;
+    }
+}
+
+/// Against a server that serves streaming lists (`streaming`: one watch sends every pod) or not
+/// (Kubernetes 1.33: pages of `PAGE_SIZE`).
+async fn lists_and_fills(streaming: bool) {
     let server = apiserver::ApiServer::new();
+    server.set_watch_list(streaming);
     server.create_namespace("shop");
     server.create_node(realistic::for_create(realistic::node(NODE)));
     let n = 250;
@@ -776,6 +785,31 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
         .into_iter()
         .filter(|r| r.path == "/api/v1/pods" && r.param("watch").is_none())
         .collect();
+    let streamed: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/pods" && r.param("sendInitialEvents") == Some("true"))
+        .collect();
+    if streaming {
+        assert_eq!(
+            streamed.iter().map(|r| r.status).collect::<Vec<_>>(),
+            [Some(200)],
+            "one streaming list"
+        );
+        // A consistent read, as the pages are: no revision the API server's cache may lag.
+        assert_eq!(streamed[0].param("resourceVersion"), None, "{streamed:?}");
+        assert_eq!(
+            streamed[0].param("resourceVersionMatch"),
+            Some("NotOlderThan")
+        );
+        assert!(lists.is_empty(), "no page: {lists:?}");
+        return;
+    }
+    assert_eq!(
+        streamed.iter().map(|r| r.status).collect::<Vec<_>>(),
+        [Some(422)],
+        "asked once, refused, never again"
+    );
     let limits: Vec<_> = lists
         .iter()
         .map(|r| r.param("limit").map(str::to_string))
@@ -795,7 +829,15 @@ async fn the_pod_watch_lists_in_pages_and_fills_the_store() {
 /// and a watch event many times that size still arrive whole, over real HTTP on loopback.
 #[tokio::test(flavor = "current_thread")]
 async fn responses_larger_than_the_read_buffer_arrive_whole() {
+    for streaming in [true, false] {
+        larger_than_the_buffer(streaming).await;
+    }
+}
+
+/// The pods' initial state by one streaming list (`streaming`) or in pages.
+async fn larger_than_the_buffer(streaming: bool) {
     let server = apiserver::ApiServer::new();
+    server.set_watch_list(streaming);
     server.create_namespace("shop");
     server.create_node(realistic::for_create(realistic::node(NODE)));
     let n = 30;
@@ -839,10 +881,15 @@ async fn responses_larger_than_the_read_buffer_arrive_whole() {
         .collect();
     let buffer = nodewarden::api::READ_BUFFER_MAX;
     let page = nodewarden::api::watch::PAGE_SIZE as usize;
-    assert_eq!(sizes.len(), n.div_ceil(page), "pages: {sizes:?}");
-    // The first page is also larger than hyper's default buffer (about 400 KB).
-    assert!(sizes.iter().all(|s| *s > 3 * buffer), "{sizes:?}");
-    assert!(sizes[0] > 500_000, "{sizes:?}");
+    if streaming {
+        // Every pod came as an event of the watch, pod 7's alone many buffers long.
+        assert!(sizes.is_empty(), "pages: {sizes:?}");
+    } else {
+        assert_eq!(sizes.len(), n.div_ceil(page), "pages: {sizes:?}");
+        // The first page is also larger than hyper's default buffer (about 400 KB).
+        assert!(sizes.iter().all(|s| *s > 3 * buffer), "{sizes:?}");
+        assert!(sizes[0] > 500_000, "{sizes:?}");
+    }
     // A watch event of the same size: the pod gains a toleration the fence keeps.
     let tolerations = |name: &str| {
         views

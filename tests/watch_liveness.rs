@@ -1,7 +1,9 @@
 //! How long the agent's watches last and how a dead one is found, over real HTTP on loopback:
 //! each watch asks for 450–600 s (so no more re-opens an hour than the kubelet's), a watch kept
 //! alive by the API server's BOOKMARKs is never re-opened early, and a watch that falls silent
-//! is dropped after the client's read timeout and resumed where it was, without a re-list.
+//! is dropped after the client's read timeout and resumed where it was, without a re-list. Each
+//! runs against a server that serves streaming lists (the pods' initial state sent by the watch
+//! itself) and, where the two differ, one that does not (Kubernetes 1.33: the pods in pages).
 
 mod support;
 
@@ -15,13 +17,49 @@ use support::apiserver::{ApiServer, Recorded};
 
 const NODE: &str = "n1";
 
-/// The recorded GETs of `collection` (`/api/v1/pods`, `/api/v1/nodes`): (lists, watches).
+/// The recorded GETs of `collection` (`/api/v1/pods`, `/api/v1/nodes`): (the requests that list
+/// it — list pages and streaming lists —, every watch request, streaming lists included). A
+/// streaming list refused (422, a server without them) is neither.
 fn gets(server: &ApiServer, collection: &str) -> (Vec<Recorded>, Vec<Recorded>) {
-    server
+    let all: Vec<Recorded> = server
         .requests()
         .into_iter()
-        .filter(|r| r.method == "GET" && r.path == collection)
-        .partition(|r| r.param("watch") != Some("true"))
+        .filter(|r| r.method == "GET" && r.path == collection && r.status != Some(422))
+        .collect();
+    let watches: Vec<Recorded> = all
+        .iter()
+        .filter(|r| r.param("watch") == Some("true"))
+        .cloned()
+        .collect();
+    let lists = all
+        .into_iter()
+        .filter(|r| r.param("watch") != Some("true") || is_streaming_list(r))
+        .collect();
+    (lists, watches)
+}
+
+fn is_streaming_list(r: &Recorded) -> bool {
+    r.param("sendInitialEvents") == Some("true")
+}
+
+/// Whether the second watch of `watches` resumed the first where it was: from the
+/// resourceVersion the first was opened at, or, after a streaming list, from a revision (the one
+/// its BOOKMARK ended the initial events at) without listing again.
+fn resumed_where_it_was(watches: &[Recorded]) -> bool {
+    let rv = |r: &Recorded| r.param("resourceVersion").map(str::to_string);
+    if is_streaming_list(&watches[0]) {
+        !is_streaming_list(&watches[1])
+            && rv(&watches[1]).is_some_and(|v| !v.is_empty() && v != "0")
+    } else {
+        rv(&watches[0]).is_some() && rv(&watches[1]) == rv(&watches[0])
+    }
+}
+
+/// A server with the WatchList gate as `streaming` says (on: Kubernetes 1.34 and later).
+fn server_with(streaming: bool) -> ApiServer {
+    let server = ApiServer::new();
+    server.set_watch_list(streaming);
+    server
 }
 
 /// The agent's two watches against `server` over HTTP, its client dropping a connection silent
@@ -83,11 +121,17 @@ fn each_watch_draws_its_timeout_between_the_bounds_and_the_draws_differ() {
 #[tokio::test]
 async fn a_watch_kept_alive_by_bookmarks_lasts_and_a_silent_one_is_resumed_after_the_read_timeout()
 {
+    for streaming in [true, false] {
+        kept_alive_or_resumed(streaming).await;
+    }
+}
+
+async fn kept_alive_or_resumed(streaming: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
 
     // Alive: BOOKMARKs every 300 ms, a 2 s read timeout, 5 s watched. Each watch is opened once,
     // asking for its drawn timeout.
-    let server = ApiServer::new();
+    let server = server_with(streaming);
     server.set_bookmark_interval(Duration::from_millis(300));
     server.create_node(ApiServer::node_json(NODE));
     let (_lb, views, task) = start(&server, dir.path(), Duration::from_secs(2)).await;
@@ -121,7 +165,7 @@ async fn a_watch_kept_alive_by_bookmarks_lasts_and_a_silent_one_is_resumed_after
     // Silent: no BOOKMARK within the hour. The same client drops each watch after 2 s of silence
     // and opens it again from the resourceVersion it had, not from a new list; a pod created after
     // that reaches the store.
-    let server = ApiServer::new();
+    let server = server_with(streaming);
     server.set_bookmark_interval(Duration::from_secs(3600));
     server.create_node(ApiServer::node_json(NODE));
     let (_lb, views, task) = start(&server, dir.path(), Duration::from_secs(2)).await;
@@ -144,12 +188,14 @@ async fn a_watch_kept_alive_by_bookmarks_lasts_and_a_silent_one_is_resumed_after
     for collection in ["/api/v1/pods", "/api/v1/nodes"] {
         let (lists, watches) = gets(&server, collection);
         assert_eq!(lists.len(), 1, "{collection} re-listed: {lists:?}");
-        let listed_rv = watches[0].param("resourceVersion").map(str::to_string);
-        assert!(listed_rv.is_some(), "{watches:?}");
         assert_eq!(
-            watches[1].param("resourceVersion").map(str::to_string),
-            listed_rv,
-            "{collection} did not resume where it was"
+            is_streaming_list(&watches[0]),
+            streaming && collection == "/api/v1/pods",
+            "only the pods are listed by a streaming list, where the server serves one"
+        );
+        assert!(
+            resumed_where_it_was(&watches),
+            "{collection} did not resume where it was: {watches:?}"
         );
     }
     server.create_pod(serde_json::json!({
@@ -287,8 +333,14 @@ mod after_an_outage {
 
     #[tokio::test]
     async fn a_list_sent_into_a_hung_server_gives_way_when_contact_returns() {
+        for streaming in [true, false] {
+            hung_list_gives_way(streaming).await;
+        }
+    }
+
+    async fn hung_list_gives_way(streaming: bool) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let server = ApiServer::new();
+        let server = server_with(streaming);
         server.create_node(ApiServer::node_json(NODE));
         server.create_pod(pod("before"));
         hang(&server, true);
@@ -310,7 +362,8 @@ mod after_an_outage {
     #[tokio::test]
     async fn an_outage_starting_mid_list_is_caught_up_when_contact_returns() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let server = ApiServer::new();
+        // Pages: a server without streaming lists.
+        let server = server_with(false);
         server.create_node(ApiServer::node_json(NODE));
         // Two pages of 25, the first answered slowly, the second sent into the outage.
         let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
@@ -343,7 +396,8 @@ mod after_an_outage {
     #[tokio::test]
     async fn an_outage_starting_mid_relist_is_caught_up_when_contact_returns() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let server = ApiServer::new();
+        // Pages: a server without streaming lists.
+        let server = server_with(false);
         server.set_bookmark_interval(Duration::from_secs(3600));
         server.create_node(ApiServer::node_json(NODE));
         let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
@@ -379,8 +433,14 @@ mod after_an_outage {
 
     #[tokio::test]
     async fn a_silent_stream_is_resumed_at_once_when_contact_returns_not_after_the_read_timeout() {
+        for streaming in [true, false] {
+            silent_stream_resumed(streaming).await;
+        }
+    }
+
+    async fn silent_stream_resumed(streaming: bool) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let server = ApiServer::new();
+        let server = server_with(streaming);
         server.set_bookmark_interval(Duration::from_secs(3600));
         server.create_node(ApiServer::node_json(NODE));
         server.create_pod(pod("before"));
@@ -404,10 +464,61 @@ mod after_an_outage {
         );
         let (lists, watches) = gets(&server, "/api/v1/pods");
         assert_eq!(lists.len(), 1, "re-listed: {lists:?}");
-        assert_eq!(
-            watches[1].param("resourceVersion"),
-            watches[0].param("resourceVersion"),
-            "not resumed where it was"
+        assert!(
+            resumed_where_it_was(&watches),
+            "not resumed where it was: {watches:?}"
+        );
+        task.abort();
+    }
+
+    /// A streaming list whose connection hangs after some of its pods: the view is not current
+    /// meanwhile (the pods it has not sent are unknown), and the list is given up once no event
+    /// came for the request timeout — not after the client's 180 s read timeout — and sent again.
+    #[tokio::test]
+    async fn a_streaming_list_that_hangs_mid_way_is_not_current_and_is_given_up_after_the_request_timeout()
+     {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = server_with(true);
+        server.create_node(ApiServer::node_json(NODE));
+        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
+        for n in &want {
+            server.create_pod(pod(n));
+        }
+        server.faults().stall_next_initial_events(10);
+        let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
+        contact.send_replace(Reach::Reachable);
+        assert!(
+            wait_until(Duration::from_secs(5), || !gets(&server, "/api/v1/pods")
+                .0
+                .is_empty())
+            .await
+        );
+        let stalled = Instant::now();
+        tokio::time::sleep(REQUEST_TIMEOUT / 2).await;
+        assert!(
+            !views.pod_view.is_current(),
+            "current with 20 pods not sent yet"
+        );
+        // A first list fills the store only once it ends (kube's reflector), as with pages.
+        assert!(names(&views).is_empty(), "{:?}", names(&views));
+        let want: std::collections::BTreeSet<String> = want.into_iter().collect();
+        assert!(
+            wait_until(Duration::from_secs(10), || views.pod_view.is_current()
+                && names(&views) == want)
+            .await,
+            "not caught up: {} pods, requests {:?}",
+            names(&views).len(),
+            gets(&server, "/api/v1/pods")
+        );
+        let given_up = stalled.elapsed();
+        assert!(
+            given_up < REQUEST_TIMEOUT * 6,
+            "given up after {given_up:?}"
+        );
+        let (lists, _) = gets(&server, "/api/v1/pods");
+        assert!(
+            lists.len() >= 2 && lists.iter().all(is_streaming_list),
+            "{lists:?}"
         );
         task.abort();
     }

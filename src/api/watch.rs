@@ -2,8 +2,11 @@
 //! pods are kept in memory (a reflector store of [`SlimPod`]); the latest Node is published on a
 //! channel so the reporter can react to changes (a vanished owned taint, another writer's
 //! condition). Both are decoded into only the fields the agent reads (`api::slim`), and the
-//! initial list comes in pages of [`PAGE_SIZE`], so neither a whole-node list nor a whole Pod is
-//! ever held (issue 12).
+//! pods' initial state comes one pod at a time, as a streaming list (`sendInitialEvents`,
+//! docs/semantics.md §15: the watch itself sends every pod, then a BOOKMARK that marks the end), or, from an API
+//! server that refuses one (the WatchList gate off, as Kubernetes 1.33 ships), in pages of
+//! [`PAGE_SIZE`] for the rest of the run; so neither a whole-node list nor a whole Pod is ever
+//! held (issues 12 and 25).
 //!
 //! Every request of a watch is bounded by the request timeout (`api::watch_view`), and how
 //! current each view is is kept by its [`ViewTracker`] (`core::pod_view`). Failures are retried
@@ -28,7 +31,8 @@ use crate::api::watch_view::{ViewTracker, bounded_client};
 use crate::core::backoff::{Backoff, Jitter};
 use crate::core::resource_version::{self, Watermark};
 
-/// Objects per page of the initial list (and of every relist). kube's default is 500: a page of
+/// Objects per page of the initial list (and of every relist) when the API server does not serve
+/// streaming lists, and of the fence's reconciliation. kube's default is 500: a page of
 /// 500 realistic pods is 3–5 MB of JSON, which kube-client holds twice (bytes and text) while it
 /// decodes it. That page is the agent's largest transient allocation, and during a relist it
 /// comes on top of every pod already known (issue 25: at 25 a page of heavy pods, about 280 KB
@@ -166,12 +170,46 @@ async fn until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// The watcher settings of the pod watch: only pods bound to `node_name`, listed in pages.
-pub fn pod_config(node_name: &str) -> watcher::Config {
-    watcher::Config::default()
+/// The watcher settings of the pod watch: only pods bound to `node_name`, listed by a streaming
+/// list (`streaming`) or in pages.
+pub fn pod_config(node_name: &str, streaming: bool) -> watcher::Config {
+    let config = watcher::Config::default()
         .fields(&format!("spec.nodeName={node_name}"))
         .page_size(PAGE_SIZE)
-        .timeout(watch_timeout_secs())
+        .timeout(watch_timeout_secs());
+    if streaming {
+        config.streaming_lists()
+    } else {
+        config
+    }
+}
+
+/// Whether the API server refused a streaming list: the WatchList feature gate off (Kubernetes
+/// 1.33's default, and every release before 1.32) answers 422 Invalid naming `sendInitialEvents`;
+/// a server older than streaming lists names `resourceVersionMatch` instead.
+pub fn refuses_streaming_lists(e: &watcher::Error) -> bool {
+    match e {
+        watcher::Error::WatchStartFailed(kube::Error::Api(status)) => {
+            matches!(status.code, 400 | 422)
+                && (status.message.contains("sendInitialEvents")
+                    || status.message.contains("resourceVersionMatch"))
+        }
+        _ => false,
+    }
+}
+
+/// The pod watch's events, in order (`in_order`), the initial state by a streaming list or in
+/// pages.
+fn pod_events(
+    pods: &Api<SlimPod>,
+    node_name: &str,
+    streaming: bool,
+) -> futures_util::stream::BoxStream<'static, Result<watcher::Event<SlimPod>, watcher::Error>> {
+    in_order(
+        watcher(pods.clone(), pod_config(node_name, streaming)),
+        "pod",
+    )
+    .boxed()
 }
 
 /// The watcher settings of the Node watch: our Node only.
@@ -201,18 +239,13 @@ async fn run(
     ));
     let pods: Api<SlimPod> = Api::all(bounded_client(client, request_timeout, pod_view.clone()));
     let node_cfg = node_config(&node_name);
-    let pod_cfg = pod_config(&node_name);
     // The Node is not cached here: the channel holds its latest version.
     let node_stream = in_order(watcher(nodes, node_cfg), "node").applied_objects();
     let mut pod_writer = PodWriter::new(pod_writer);
-    // Applied before the event is yielded, as kube's `reflector` does.
-    let pod_stream = in_order(watcher(pods, pod_cfg), "pod").inspect(move |item| {
-        if let Ok(event) = item {
-            pod_writer.apply(event);
-        }
-    });
+    // A streaming list until the API server refuses one; then pages, for the rest of the run.
+    let mut streaming = true;
+    let mut pod_stream = pod_events(&pods, &node_name, streaming);
     tokio::pin!(node_stream);
-    tokio::pin!(pod_stream);
     let mut node_failing = false;
     let mut pods_failing = false;
     let (mut node_retry, mut pod_retry) = (Retry::new(), Retry::new());
@@ -267,8 +300,13 @@ async fn run(
                 // A list begins: it proves nothing yet. Taken for a recovery, it reset the
                 // backoff and logged "recovered" before every failed retry (once a second while
                 // the API server refused connections).
-                Ok(watcher::Event::Init) => {}
-                Ok(_) => {
+                Ok(event @ watcher::Event::Init) => pod_writer.apply(&event),
+                Ok(event) => {
+                    // Applied before anything else sees the change, as kube's `reflector` does.
+                    pod_writer.apply(&event);
+                    if matches!(event, watcher::Event::InitDone) {
+                        pod_view.initial_events_ended();
+                    }
                     pod_retry.succeeded();
                     // The reflector applied the event to the store before yielding it.
                     pods_tx.send_modify(|n| *n = n.wrapping_add(1));
@@ -276,6 +314,12 @@ async fn run(
                         log::info!("pod watch recovered");
                         pods_failing = false;
                     }
+                }
+                Err(e) if streaming && refuses_streaming_lists(&e) => {
+                    streaming = false;
+                    pod_stream = pod_events(&pods, &node_name, streaming);
+                    let e = crate::api::excerpt(&crate::api::with_causes(&e));
+                    log::info!(error = e.as_str(); "the API server does not serve streaming lists ({e}): listing pods in pages of {PAGE_SIZE} from now on");
                 }
                 Err(e) => {
                     pod_retry.failed(&mut jitter);

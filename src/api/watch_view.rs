@@ -3,7 +3,9 @@
 //! the watch request — must be answered within the request timeout (the agent's
 //! [`crate::api::Requests::timeout`], passed in) like every other request, and a list's body
 //! must arrive within it too; only an accepted watch stream keeps the client's longer read
-//! timeout, since its BOOKMARKs prove it alive. What the exchanges show (a watch accepted, a
+//! timeout, since its BOOKMARKs prove it alive. A streaming list (`sendInitialEvents`) is a
+//! watch whose initial events are a list: until they end, each of its frames must follow the one
+//! before (or the acceptance) within the request timeout, as each list page must arrive within it. What the exchanges show (a watch accepted, a
 //! frame arriving, a stream ending) is told to the watch's [`ViewTracker`], which keeps
 //! `core::pod_view`'s account of how current the view is, and which can drop everything the
 //! watch has in flight ([`ViewTracker::reopen`]) when contact returns. Nothing here
@@ -97,6 +99,16 @@ impl ViewTracker {
         self.current.subscribe()
     }
 
+    /// The open streaming list's initial events ended (its watch task saw the BOOKMARK that
+    /// marks their end): the view can be current (`ViewLiveness::listed`).
+    pub fn initial_events_ended(&self) {
+        self.update(|v, now| v.listed(now));
+    }
+
+    fn is_listing(&self) -> bool {
+        self.liveness().is_listing()
+    }
+
     /// With contact back: whether the watch must be re-opened (`ViewLiveness::needs_reopen`).
     pub fn needs_reopen(&self) -> bool {
         self.liveness().needs_reopen()
@@ -159,6 +171,37 @@ struct Bounded {
     view: Arc<ViewTracker>,
 }
 
+/// Whether a watch request asks for a streaming list (`sendInitialEvents=true`).
+fn is_streaming_list(uri: &http::Uri) -> bool {
+    uri.query()
+        .is_some_and(|q| q.split('&').any(|p| p == "sendInitialEvents=true"))
+}
+
+/// Makes a streaming list a consistent read. kube-runtime asks for one at `resourceVersion=0`:
+/// with `NotOlderThan`, any revision the serving API server's cache holds, which after an outage
+/// may be older than what the control plane has stored (another API server's write not yet in
+/// this one's cache). Without `resourceVersion` the initial events are a consistent read
+/// (docs/semantics.md §15), as client-go's reflector asks them and as the paged lists here are
+/// read (kube's `ListSemantic::MostRecent`, its default).
+fn as_consistent_read(request: &mut http::Request<kube::client::Body>) {
+    let uri = request.uri();
+    let Some(query) = uri.query() else {
+        return;
+    };
+    if !query.split('&').any(|p| p == "resourceVersion=0") {
+        return;
+    }
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| *p != "resourceVersion=0")
+        .collect();
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = format!("{}?{}", uri.path(), kept.join("&")).parse().ok();
+    if let Ok(uri) = http::Uri::from_parts(parts) {
+        *request.uri_mut() = uri;
+    }
+}
+
 /// Whether a request asks for a watch (`watch=true` in its query, as kube-client sends it).
 fn is_watch(uri: &http::Uri) -> bool {
     uri.query()
@@ -175,9 +218,13 @@ impl tower::Service<http::Request<kube::client::Body>> for Bounded {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<kube::client::Body>) -> Self::Future {
         let (inner, view) = (self.inner.clone(), self.view.clone());
         let watch = is_watch(request.uri());
+        let listing = watch && is_streaming_list(request.uri());
+        if listing {
+            as_consistent_read(&mut request);
+        }
         let timeout = self.timeout;
         let sent = Instant::now();
         let mut abandoned = view.abandoned(sent);
@@ -191,13 +238,24 @@ impl tower::Service<http::Request<kube::client::Body>> for Bounded {
                 () = &mut abandoned => return Err(BoundError::Abandoned.into()),
             };
             let stream = watch && response.status().is_success();
-            if stream {
+            if stream && listing {
+                view.update(|v, now| v.opened_listing(now));
+            } else if stream {
                 view.update(|v, now| v.opened(now));
             }
+            let listing = stream && listing;
             Ok(response.map(|body| Guarded {
                 inner: Box::pin(body),
-                // A list's whole body within the request's time; a watch stream lives on.
-                deadline: (!watch).then(|| Box::pin(tokio::time::sleep_until(deadline))),
+                // A list's whole body within the request's time; a streaming list's next frame
+                // within it of the last while it lists; a watch stream lives on.
+                deadline: (!watch || listing).then(|| {
+                    Box::pin(tokio::time::sleep_until(if listing {
+                        Instant::now() + timeout
+                    } else {
+                        deadline
+                    }))
+                }),
+                listing,
                 timeout,
                 abandoned,
                 view: stream.then_some(view),
@@ -211,6 +269,8 @@ impl tower::Service<http::Request<kube::client::Body>> for Bounded {
 pub struct Guarded {
     inner: Pin<Box<kube::client::Body>>,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// A streaming list still sending its initial events: `deadline` is the next frame's.
+    listing: bool,
     timeout: Duration,
     abandoned: Pin<Box<dyn Future<Output = ()> + Send>>,
     /// Set on an accepted watch stream: its frames and its end are told.
@@ -255,13 +315,24 @@ impl Body for Guarded {
         if let Some(deadline) = this.deadline.as_mut()
             && deadline.as_mut().poll(cx).is_ready()
         {
-            this.end();
-            return Poll::Ready(Some(Err(BoundError::Timeout(this.timeout).into())));
+            if this.listing && this.view.as_ref().is_some_and(|v| !v.is_listing()) {
+                // Its initial events ended since the last frame: a watch stream from now on.
+                this.listing = false;
+                this.deadline = None;
+            } else {
+                this.end();
+                return Poll::Ready(Some(Err(BoundError::Timeout(this.timeout).into())));
+            }
         }
         match this.inner.as_mut().poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(view) = &this.view {
                     view.update(|v, now| v.frame(now));
+                }
+                if this.listing
+                    && let Some(deadline) = this.deadline.as_mut()
+                {
+                    deadline.as_mut().reset(Instant::now() + this.timeout);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
@@ -293,6 +364,35 @@ mod tests {
             "/api/v1/pods?fieldSelector=x&watch=true&resourceVersion=5"
         )));
         assert!(!is_watch(&uri("/api/v1/pods?limit=25")));
+        assert!(is_streaming_list(&uri(
+            "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        )));
+        assert!(!is_streaming_list(&uri(
+            "/api/v1/pods?watch=true&sendInitialEvents=false"
+        )));
         assert!(!is_watch(&uri("/api/v1/pods?watchy=true")));
+    }
+
+    #[test]
+    fn a_streaming_list_at_revision_0_is_asked_as_a_consistent_read() {
+        let mut request = http::Request::get(
+            "https://api:6443/api/v1/pods?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0",
+        )
+        .body(kube::client::Body::empty())
+        .expect("request");
+        as_consistent_read(&mut request);
+        assert_eq!(
+            request.uri().to_string(),
+            "https://api:6443/api/v1/pods?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        );
+        // Any other revision is kept.
+        let mut request = http::Request::get("/api/v1/pods?watch=true&resourceVersion=10")
+            .body(kube::client::Body::empty())
+            .expect("request");
+        as_consistent_read(&mut request);
+        assert_eq!(
+            request.uri().to_string(),
+            "/api/v1/pods?watch=true&resourceVersion=10"
+        );
     }
 }

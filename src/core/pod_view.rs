@@ -12,7 +12,10 @@
 //! cannot tell a stream that outlived an outage from one whose server is gone, so once contact
 //! is lost the stream must show life again (or be replaced) before the view counts as current.
 //! A completed list alone does not make the view current: the watch that follows it must be
-//! accepted (one more request, bounded like every other).
+//! accepted (one more request, bounded like every other). A streaming list (a watch with
+//! `sendInitialEvents`, KEP-3157) is accepted before the pods it lists have arrived: its stream
+//! makes the view current only once its initial events have ended (the BOOKMARK that marks their
+//! end, which the watch's task sees).
 //!
 //! The view's *age* is zero while it is current, and otherwise the time since it stopped being
 //! current (the stream ended or failed, or contact was lost with no word from it since), or since
@@ -31,6 +34,8 @@ use std::time::Duration;
 pub struct ViewLiveness {
     /// A watch stream is open: accepted, not yet ended.
     open: bool,
+    /// The open stream is a streaming list whose initial events have not all arrived.
+    listing: bool,
     /// The latest sign of life of the open stream: its acceptance or a frame's arrival.
     proof: Option<Duration>,
     /// When contact was last lost.
@@ -44,6 +49,7 @@ impl ViewLiveness {
     pub fn new(start: Duration) -> ViewLiveness {
         ViewLiveness {
             open: false,
+            listing: false,
             proof: None,
             lost: None,
             stale_since: start,
@@ -53,6 +59,7 @@ impl ViewLiveness {
     /// Whether the view is current (see the module doc).
     pub fn is_current(&self) -> bool {
         self.open
+            && !self.listing
             && self
                 .proof
                 .is_some_and(|p| self.lost.is_none_or(|lost| p >= lost))
@@ -88,6 +95,31 @@ impl ViewLiveness {
         })
     }
 
+    /// The API server accepted a streaming list: open, but not current until
+    /// [`ViewLiveness::listed`].
+    pub fn opened_listing(&mut self, at: Duration) -> bool {
+        self.apply(at, |v| {
+            v.open = true;
+            v.listing = true;
+            v.proof = Some(at);
+        })
+    }
+
+    /// The open streaming list's initial events ended: the stream now shows every pod.
+    pub fn listed(&mut self, at: Duration) -> bool {
+        self.apply(at, |v| {
+            if v.open && v.listing {
+                v.listing = false;
+                v.proof = Some(at);
+            }
+        })
+    }
+
+    /// Whether the open stream is a streaming list still sending its initial events.
+    pub fn is_listing(&self) -> bool {
+        self.open && self.listing
+    }
+
     /// Bytes of an event or a BOOKMARK arrived on the open stream.
     pub fn frame(&mut self, at: Duration) -> bool {
         self.apply(at, |v| {
@@ -101,6 +133,7 @@ impl ViewLiveness {
     pub fn closed(&mut self, at: Duration) -> bool {
         self.apply(at, |v| {
             v.open = false;
+            v.listing = false;
             v.proof = None;
         })
     }
@@ -204,6 +237,28 @@ mod tests {
         v.contact_lost(s(7));
         assert!(v.opened(s(9)));
         assert!(v.is_current());
+    }
+
+    #[test]
+    fn a_streaming_list_is_current_only_once_its_initial_events_end() {
+        let mut v = ViewLiveness::new(s(0));
+        assert!(!v.opened_listing(s(1)));
+        assert!(v.is_listing());
+        // Its frames are the pods arriving, not proof of a whole view.
+        assert!(!v.frame(s(2)));
+        assert!(!v.is_current());
+        assert!(v.needs_reopen());
+        assert_eq!(v.age(s(3)), s(3), "never current: counted from the start");
+        assert!(v.listed(s(4)));
+        assert!(v.is_current() && !v.is_listing());
+        // A second end (or one from a list that was not streamed) changes nothing.
+        assert!(!v.listed(s(5)));
+        // Closed mid-list, the next stream starts over; an end then proves nothing.
+        v.closed(s(6));
+        v.opened_listing(s(7));
+        v.closed(s(8));
+        assert!(!v.listed(s(9)));
+        assert!(!v.is_current() && !v.is_listing());
     }
 
     #[test]

@@ -172,11 +172,7 @@ pub fn round(
         }
     }
     // Each peer's zone key, borrowed; none when it answers that it is excluded.
-    fn place<'a>(
-        answered: &Answered<'a>,
-        me: &'a NodeZone,
-        p: &'a Peer,
-    ) -> Option<&'a str> {
+    fn place<'a>(answered: &Answered<'a>, me: &'a NodeZone, p: &'a Peer) -> Option<&'a str> {
         match answered.get(p.node.as_str()) {
             Some((_, true)) => None,
             Some((zone, false)) => Some(zone),

@@ -148,6 +148,26 @@ impl ApiError {
         e
     }
 
+    /// 422 Invalid for a request's query (`ValidateListOptions`): `ListOptions.meta.k8s.io ""
+    /// is invalid: <one>` or `... [a, b]`, with the causes.
+    pub fn invalid_list_options(causes: Vec<Cause>) -> ApiError {
+        let lines: Vec<String> = causes.iter().map(Cause::to_line).collect();
+        let agg = if lines.len() == 1 {
+            lines[0].clone()
+        } else {
+            format!("[{}]", lines.join(", "))
+        };
+        let mut e = ApiError::plain(
+            422,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {agg}"),
+        );
+        e.group = Some("meta.k8s.io".into());
+        e.kind = Some("ListOptions".into());
+        e.causes = causes;
+        e
+    }
+
     /// 422 for a patch whose result does not decode into the type: upstream wraps the decode error
     /// as a field error on `patch` with an empty kind and name.
     pub fn invalid_patch(patch: &str, why: &str) -> ApiError {

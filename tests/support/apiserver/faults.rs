@@ -85,6 +85,8 @@ pub struct FaultState {
     pub(crate) fail: Vec<(Route, u32, Fault)>,
     pub(crate) latency: Vec<(Route, Duration)>,
     pub(crate) black_hole: Vec<Route>,
+    /// The next streaming list sends this many of its initial events, then nothing more.
+    pub(crate) stall_initial_events: Option<usize>,
 }
 
 /// What to do with a request before handling it.
@@ -185,6 +187,15 @@ impl Faults {
                 .filter(|w| w.tx.send(event.clone()).is_ok())
                 .count()
         })
+    }
+
+    /// The next streaming list (`sendInitialEvents`) sends `after` of its initial events and then
+    /// nothing, neither the rest, nor the BOOKMARK that ends them, nor live events, until it
+    /// times out: a connection that hangs mid-list.
+    pub fn stall_next_initial_events(&self, after: usize) -> &Self {
+        self.server
+            .with_state(|s| s.faults.stall_initial_events = Some(after));
+        self
     }
 
     /// Remove every fault rule.

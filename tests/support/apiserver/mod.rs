@@ -8,14 +8,16 @@
 //! optimistic concurrency (409 on a stale resourceVersion in an update or a patch), no-op writes
 //! that do not bump the revision, status/main-resource separation, strategic-merge / JSON-merge /
 //! JSON patches, validation (docs/semantics.md §8) answered as 422 with field causes, watches with
-//! resume, BOOKMARKs and 410 Expired, and `Status` bodies for every error.
+//! resume, BOOKMARKs and 410 Expired, streaming lists (`sendInitialEvents`, refused with 422 when
+//! `set_watch_list(false)` turns the WatchList gate off, as 1.33 ships it), and `Status` bodies
+//! for every error.
 //!
 //! Known deviations from the real server (documented so tests do not rely on them):
 //! - Unknown fields are kept rather than pruned, and only the fields listed in
 //!   `resources.rs` are type-checked.
 //! - No server-side apply (`application/apply-patch+yaml` → 415), no YAML/protobuf bodies,
 //!   no Table output (plain JSON lists; kubectl falls back), no aggregated discovery,
-//!   no `deletecollection`, no `sendInitialEvents`, no set-based label selectors (400).
+//!   no `deletecollection`, no set-based label selectors (400).
 //! - Watches from a resourceVersion newer than the store simply wait for later events.
 //! - `managedFields` are coarse (changed fields per Update, moved between managers).
 //! - Pods get `status: {phase: Pending}` on create (no QoS class), no admission defaulting.
@@ -116,6 +118,8 @@ pub(crate) struct State {
     pub(crate) denied: Vec<(String, String, String)>,
     pub(crate) user: String,
     pub(crate) bookmark_interval: Duration,
+    /// The WatchList feature gate: streaming lists (`sendInitialEvents`) are served.
+    pub(crate) watch_list: bool,
     /// The only bearer token accepted, when authentication is on.
     pub(crate) bearer: Option<String>,
     requests: Vec<(u64, Recorded)>,
@@ -152,6 +156,7 @@ impl ApiServer {
                 denied: Vec::new(),
                 user: "system:serviceaccount:kube-system:nodewarden".into(),
                 bookmark_interval: Duration::from_secs(60),
+                watch_list: true,
                 bearer: None,
                 requests: Vec::new(),
                 next_seq: 0,
@@ -246,6 +251,12 @@ impl ApiServer {
     /// Interval between BOOKMARK events on watches that allow them (default 60s).
     pub fn set_bookmark_interval(&self, every: Duration) {
         self.with_state(|s| s.bookmark_interval = every);
+    }
+
+    /// Turns the WatchList feature gate on (the default, as from Kubernetes 1.34) or off (as
+    /// 1.33 ships it): off, a watch with `sendInitialEvents` is refused with 422 Invalid.
+    pub fn set_watch_list(&self, on: bool) {
+        self.with_state(|s| s.watch_list = on);
     }
 
     /// Forget all but the last `keep` changes, so older resourceVersions answer 410.

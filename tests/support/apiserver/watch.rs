@@ -1,7 +1,8 @@
 //! Watch streams: newline-delimited `{"type":..,"object":..}` events. Start from "now" with
 //! synthetic ADDED events (no resourceVersion or "0"), or resume after a resourceVersion from
 //! the history (a compacted one yields an ERROR event with a 410 Expired Status, then the end,
-//! as the real server answers). BOOKMARKs when asked, `timeoutSeconds` ends the stream, and
+//! as the real server answers); with `sendInitialEvents=true`, the current state and then a
+//! BOOKMARK that marks its end. BOOKMARKs when asked, `timeoutSeconds` ends the stream, and
 //! `drop_watches` ends every open stream. All timers are `tokio::time`, so paused clocks apply.
 
 use bytes::Bytes;
@@ -14,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::ApiServer;
-use super::errors::ApiError;
+use super::errors::{ApiError, Cause};
 use super::handler::Target;
 use super::select::{Query, Selector};
 use super::store::{Watcher, watch_event_for};
@@ -31,6 +32,8 @@ struct State {
     api_version: String,
     rx: Option<mpsc::UnboundedReceiver<Value>>,
     pending: VecDeque<Value>,
+    /// Sends nothing once `pending` is drained (`stall_next_initial_events`).
+    stalled: bool,
     deadline: Instant,
     bookmark_every: Option<Duration>,
     next_bookmark: Instant,
@@ -53,11 +56,69 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
             ApiError::bad_request(format!("resourceVersion: Invalid value: {s:?}"))
         })?),
     };
-    if q.flag("sendInitialEvents") {
-        return Err(ApiError::bad_request(
-            "sendInitialEvents is not supported by the test server",
-        ));
+    // `validateWatchOptions`: a streaming list (`sendInitialEvents`, KEP-3157) needs
+    // `resourceVersionMatch=NotOlderThan` and the WatchList feature gate (on by default from 1.34,
+    // off in 1.33: `set_watch_list(false)`); `resourceVersionMatch` needs `sendInitialEvents`.
+    let send_initial = q.get("sendInitialEvents").is_some();
+    let rv_match = q.get("resourceVersionMatch").unwrap_or("");
+    let mut causes = Vec::new();
+    if send_initial {
+        if rv_match != "NotOlderThan" {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !server.with_state(|s| s.watch_list) {
+            causes.push(forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            ));
+        }
     }
+    if !rv_match.is_empty() {
+        if !send_initial {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if rv_match != "NotOlderThan" {
+            causes.push(Cause {
+                reason: "FieldValueNotSupported".into(),
+                message: format!(
+                    "Unsupported value: {}: supported values: \"NotOlderThan\"",
+                    super::errors::quote(rv_match)
+                ),
+                field: "resourceVersionMatch".into(),
+            });
+        }
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid_list_options(causes));
+    }
+    // `sendInitialEvents=true`: the state at least as new as `resourceVersion` as ADDED events,
+    // then a BOOKMARK annotated `k8s.io/initial-events-end` at the revision they show (sent
+    // whether or not bookmarks were asked for), then live events. This store is always current,
+    // so any revision it has reached is served at once; a later one is refused as a list would
+    // refuse it. `sendInitialEvents=false` with a revision resumes from it, as without the flag.
+    let initial_events = q.flag("sendInitialEvents");
+    if initial_events
+        && let Some(n) = from
+        && n > server.resource_version()
+    {
+        let mut e = ApiError::plain(
+            504,
+            "Timeout",
+            format!(
+                "Too large resource version: {n}, current: {}",
+                server.resource_version()
+            ),
+        );
+        e.retry_after = Some(1);
+        return Err(e);
+    }
+    let from = if initial_events { None } else { from };
     let (tx, rx) = mpsc::unbounded_channel();
     let bookmark_every = q
         .flag("allowWatchBookmarks")
@@ -65,6 +126,7 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
     let now = Instant::now();
     let mut pending = VecDeque::new();
     let mut rx = Some(rx);
+    let mut stalled = false;
     server.with_state(|s| {
         let watcher = Watcher {
             plural: t.res.plural,
@@ -82,6 +144,22 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
                     if in_scope(k) && selector.matches(o) {
                         pending.push_back(json!({ "type": "ADDED", "object": o }));
                     }
+                }
+                if initial_events && let Some(after) = s.faults.stall_initial_events.take() {
+                    pending.truncate(after);
+                    stalled = true;
+                } else if initial_events {
+                    pending.push_back(json!({
+                        "type": "BOOKMARK",
+                        "object": {
+                            "kind": t.res.kind,
+                            "apiVersion": t.res.api_version(),
+                            "metadata": {
+                                "resourceVersion": s.store.rv.to_string(),
+                                "annotations": { "k8s.io/initial-events-end": "true" },
+                            },
+                        },
+                    }));
                 }
                 s.store.watchers.push(watcher);
             }
@@ -114,6 +192,7 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
         api_version: t.res.api_version(),
         rx,
         pending,
+        stalled,
         deadline: now
             .checked_add(timeout)
             .unwrap_or(now + DEFAULT_TIMEOUT * 1000),
@@ -133,6 +212,10 @@ async fn next(mut st: State) -> Option<(Bytes, State)> {
     loop {
         if let Some(v) = st.pending.pop_front() {
             return Some((encode(&v), st));
+        }
+        if st.stalled {
+            tokio::time::sleep_until(st.deadline).await;
+            return None;
         }
         let rx = st.rx.as_mut()?;
         let bookmarks = st.bookmark_every.is_some();
@@ -164,5 +247,14 @@ async fn next(mut st: State) -> Option<(Bytes, State)> {
                 st.next_bookmark += st.bookmark_every.unwrap_or(DEFAULT_TIMEOUT);
             }
         }
+    }
+}
+
+/// A `FieldValueForbidden` cause.
+fn forbidden(field: &str, why: &str) -> Cause {
+    Cause {
+        reason: "FieldValueForbidden".into(),
+        message: format!("Forbidden: {why}"),
+        field: field.into(),
     }
 }
