@@ -334,7 +334,7 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
 }
 
 fn mib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
+    format!("{:.2} MiB", kib as f64 / 1024.0)
 }
 
 /// The standalone agent sampling once a second beside the exporter scraped once a second.
