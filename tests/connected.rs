@@ -1451,7 +1451,14 @@ async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
 async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_answered() {
     let server = ApiServer::new();
     seed(&server);
-    server.faults().black_hole(("LIST", "/api/v1/pods"), true);
+    // Its lists and its watches: the initial state comes by either (a streaming list is a watch).
+    let pod_watch = |on: bool| {
+        server
+            .faults()
+            .black_hole(("LIST", "/api/v1/pods"), on)
+            .black_hole(("WATCH", "/api/v1/pods"), on);
+    };
+    pod_watch(true);
     let health = Arc::new(Health::new(Duration::from_secs(300)));
     let cfg = config(
         Duration::from_secs(10),
@@ -1491,8 +1498,8 @@ async fn readiness_fails_while_our_writes_are_stored_but_the_pod_watch_is_not_an
     );
     let age = health.pod_view_age().expect("connected");
     assert!(age >= Duration::from_secs(29), "{age:?}");
-    // The list is answered again: within one retry (30 s at most) the view is current.
-    server.faults().black_hole(("LIST", "/api/v1/pods"), false);
+    // The pod watch is answered again: within one retry (30 s at most) the view is current.
+    pod_watch(false);
     let mut ready = false;
     for _ in 0..80 {
         tokio::time::sleep(Duration::from_millis(500)).await;
