@@ -28,6 +28,17 @@ impl Cause {
     }
 }
 
+/// The causes of an Invalid status as its message ends (`ErrorList.ToAggregate`): the one cause,
+/// or `[a, b]`.
+fn aggregate(causes: &[Cause]) -> String {
+    let lines: Vec<String> = causes.iter().map(Cause::to_line).collect();
+    if lines.len() == 1 {
+        lines[0].clone()
+    } else {
+        format!("[{}]", lines.join(", "))
+    }
+}
+
 /// An error answer: HTTP code, `reason`, `message`, `details`.
 #[derive(Debug, Clone)]
 pub struct ApiError {
@@ -130,12 +141,7 @@ impl ApiError {
 
     /// 422 Invalid (`errors.NewInvalid`): `Node "n1" is invalid: <one>` or `... [a, b]`.
     pub fn invalid(res: &Resource, name: &str, causes: Vec<Cause>) -> ApiError {
-        let lines: Vec<String> = causes.iter().map(Cause::to_line).collect();
-        let agg = if lines.len() == 1 {
-            lines[0].clone()
-        } else {
-            format!("[{}]", lines.join(", "))
-        };
+        let agg = aggregate(&causes);
         let mut e = ApiError::plain(
             422,
             "Invalid",
@@ -151,12 +157,7 @@ impl ApiError {
     /// 422 Invalid for a request's query (`ValidateListOptions`): `ListOptions.meta.k8s.io ""
     /// is invalid: <one>` or `... [a, b]`, with the causes.
     pub fn invalid_list_options(causes: Vec<Cause>) -> ApiError {
-        let lines: Vec<String> = causes.iter().map(Cause::to_line).collect();
-        let agg = if lines.len() == 1 {
-            lines[0].clone()
-        } else {
-            format!("[{}]", lines.join(", "))
-        };
+        let agg = aggregate(&causes);
         let mut e = ApiError::plain(
             422,
             "Invalid",
