@@ -3,10 +3,10 @@
 //! channel so the reporter can react to changes (a vanished owned taint, another writer's
 //! condition). Both are decoded into only the fields the agent reads (`api::slim`), and the
 //! pods' initial state comes one pod at a time, as a streaming list (`sendInitialEvents`,
-//! docs/semantics.md §15: the watch itself sends every pod, then a BOOKMARK that marks the end), or, from an API
-//! server that refuses one (the WatchList gate off, as Kubernetes 1.33 ships), in pages of
-//! [`PAGE_SIZE`] for the rest of the run; so neither a whole-node list nor a whole Pod is ever
-//! held (issues 12 and 25).
+//! docs/semantics.md §15: the watch itself sends every pod, then a BOOKMARK that marks the end),
+//! or, from an API server that refuses one (the WatchList gate off, as Kubernetes 1.33 ships), in
+//! pages of [`PAGE_SIZE`] for the rest of the run; so neither a whole-node list nor a whole Pod is
+//! ever held (issues 12 and 25).
 //!
 //! Every request of a watch is bounded by the request timeout (`api::watch_view`), and how
 //! current each view is is kept by its [`ViewTracker`] (`core::pod_view`). Failures are retried

@@ -5,7 +5,8 @@
 //! must arrive within it too; only an accepted watch stream keeps the client's longer read
 //! timeout, since its BOOKMARKs prove it alive. A streaming list (`sendInitialEvents`) is a
 //! watch whose initial events are a list: until they end, each of its frames must follow the one
-//! before (or the acceptance) within the request timeout, as each list page must arrive within it. What the exchanges show (a watch accepted, a
+//! before (or the acceptance) within the request timeout, as each list page must arrive within
+//! it. What the exchanges show (a watch accepted, a
 //! frame arriving, a stream ending) is told to the watch's [`ViewTracker`], which keeps
 //! `core::pod_view`'s account of how current the view is, and which can drop everything the
 //! watch has in flight ([`ViewTracker::reopen`]) when contact returns. Nothing here
