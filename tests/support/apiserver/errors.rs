@@ -169,6 +169,18 @@ impl ApiError {
         e
     }
 
+    /// 504 Timeout for a read at a revision the store has not reached (the real server waits a
+    /// few seconds for it first), with `Retry-After: 1`.
+    pub fn too_large_resource_version(asked: u64, current: u64) -> ApiError {
+        let mut e = ApiError::plain(
+            504,
+            "Timeout",
+            format!("Too large resource version: {asked}, current: {current}"),
+        );
+        e.retry_after = Some(1);
+        e
+    }
+
     /// 422 for a patch whose result does not decode into the type: upstream wraps the decode error
     /// as a field error on `patch` with an empty kind and name.
     pub fn invalid_patch(patch: &str, why: &str) -> ApiError {

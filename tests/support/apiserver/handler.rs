@@ -520,13 +520,7 @@ fn list(store: &Store, t: &Target, q: &Query) -> Result<Value, ApiError> {
             } else {
                 let n = parse_rv(rv)?;
                 if n > store.rv {
-                    let mut e = ApiError::plain(
-                        504,
-                        "Timeout",
-                        format!("Too large resource version: {n}, current: {}", store.rv),
-                    );
-                    e.retry_after = Some(1);
-                    return Err(e);
+                    return Err(ApiError::too_large_resource_version(n, store.rv));
                 }
                 (if exact { n } else { store.rv }, None)
             }

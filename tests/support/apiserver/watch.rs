@@ -103,20 +103,12 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
     // so any revision it has reached is served at once; a later one is refused as a list would
     // refuse it. `sendInitialEvents=false` with a revision resumes from it, as without the flag.
     let initial_events = q.flag("sendInitialEvents");
+    let current = server.resource_version();
     if initial_events
         && let Some(n) = from
-        && n > server.resource_version()
+        && n > current
     {
-        let mut e = ApiError::plain(
-            504,
-            "Timeout",
-            format!(
-                "Too large resource version: {n}, current: {}",
-                server.resource_version()
-            ),
-        );
-        e.retry_after = Some(1);
-        return Err(e);
+        return Err(ApiError::too_large_resource_version(n, current));
     }
     let from = if initial_events { None } else { from };
     let (tx, rx) = mpsc::unbounded_channel();
