@@ -172,10 +172,15 @@ struct Bounded {
     view: Arc<ViewTracker>,
 }
 
+/// Whether `uri`'s query holds one of `pairs` (`key=value`, as kube-client writes them).
+fn query_has(uri: &http::Uri, pairs: &[&str]) -> bool {
+    uri.query()
+        .is_some_and(|q| q.split('&').any(|p| pairs.contains(&p)))
+}
+
 /// Whether a watch request asks for a streaming list (`sendInitialEvents=true`).
 fn is_streaming_list(uri: &http::Uri) -> bool {
-    uri.query()
-        .is_some_and(|q| q.split('&').any(|p| p == "sendInitialEvents=true"))
+    query_has(uri, &["sendInitialEvents=true"])
 }
 
 /// Makes a streaming list a consistent read. kube-runtime asks for one at `resourceVersion=0`:
@@ -185,17 +190,12 @@ fn is_streaming_list(uri: &http::Uri) -> bool {
 /// (docs/semantics.md §15), as client-go's reflector asks them and as the paged lists here are
 /// read (kube's `ListSemantic::MostRecent`, its default).
 fn as_consistent_read(request: &mut http::Request<kube::client::Body>) {
+    const ANY: &str = "resourceVersion=0";
     let uri = request.uri();
-    let Some(query) = uri.query() else {
+    let Some(query) = uri.query().filter(|_| query_has(uri, &[ANY])) else {
         return;
     };
-    if !query.split('&').any(|p| p == "resourceVersion=0") {
-        return;
-    }
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|p| *p != "resourceVersion=0")
-        .collect();
+    let kept: Vec<&str> = query.split('&').filter(|p| *p != ANY).collect();
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = format!("{}?{}", uri.path(), kept.join("&")).parse().ok();
     if let Ok(uri) = http::Uri::from_parts(parts) {
@@ -205,8 +205,7 @@ fn as_consistent_read(request: &mut http::Request<kube::client::Body>) {
 
 /// Whether a request asks for a watch (`watch=true` in its query, as kube-client sends it).
 fn is_watch(uri: &http::Uri) -> bool {
-    uri.query()
-        .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"))
+    query_has(uri, &["watch=true", "watch=1"])
 }
 
 impl tower::Service<http::Request<kube::client::Body>> for Bounded {
@@ -239,12 +238,12 @@ impl tower::Service<http::Request<kube::client::Body>> for Bounded {
                 () = &mut abandoned => return Err(BoundError::Abandoned.into()),
             };
             let stream = watch && response.status().is_success();
-            if stream && listing {
+            let listing = stream && listing;
+            if listing {
                 view.update(|v, now| v.opened_listing(now));
             } else if stream {
                 view.update(|v, now| v.opened(now));
             }
-            let listing = stream && listing;
             Ok(response.map(|body| Guarded {
                 inner: Box::pin(body),
                 // A list's whole body within the request's time; a streaming list's next frame
