@@ -1299,3 +1299,113 @@ async fn reconciling_after_a_partition_lists_the_pods_in_pages() {
             .all(|r| r.param("limit") == Some(&*page.to_string()))
     );
 }
+
+/// Bytes allocated by the current thread (tests run on threads of their own), counted by
+/// [`ThreadCounting`]; the other tests of this file only pass through it.
+mod thread_allocations {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static ALLOCATED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    pub struct ThreadCounting;
+
+    fn count(bytes: usize) {
+        // `try_with`: an allocation while the thread's locals are torn down is not counted.
+        let _ = ALLOCATED.try_with(|c| c.set(c.get().saturating_add(bytes)));
+    }
+
+    // SAFETY: every call goes straight to the system allocator with the caller's arguments;
+    // counting touches only a thread-local integer and never allocates.
+    unsafe impl GlobalAlloc for ThreadCounting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count(layout.size());
+            // SAFETY: the caller's contract is System's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: as above.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count(new_size);
+            // SAFETY: as above.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// The bytes this thread allocates while `f` runs, and what `f` returned.
+    pub fn during<T>(f: impl FnOnce() -> T) -> (usize, T) {
+        let before = ALLOCATED.with(Cell::get);
+        let out = f();
+        (ALLOCATED.with(Cell::get) - before, out)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: thread_allocations::ThreadCounting = thread_allocations::ThreadCounting;
+
+/// While connected, every change of the pods plans them all again for the metrics (what a
+/// partition starting now would do). That counts the plans and keeps none: it costs no memory a
+/// pod (issue 25: a vector of every plan with each pod's identity copied was the largest
+/// transient of a relist at 1,000 heavy pods, 0.2–0.3 MiB), where the plans a partition runs on
+/// (`fence_plan::plan`) are kept whole.
+#[test]
+fn the_connected_plan_metrics_allocate_nothing_a_pod() {
+    use kube::runtime::watcher::Event;
+    use nodewarden::core::fence_plan::{self, FencePolicy, Mode, QuorumVerdict};
+    use nodewarden::observe::metrics::Metrics;
+
+    let policy = FencePolicy {
+        node_monitor_grace_period: Duration::from_secs(40),
+        safety_margin: Duration::from_secs(2),
+        grace_cap: Duration::from_secs(10),
+        mode: Mode::DryRun,
+        kubelet_lag: Duration::from_secs(10),
+    };
+    let verdict = QuorumVerdict::NotConsulted;
+    let converted = |n: usize| {
+        let mut writer: kube::runtime::reflector::store::Writer<SlimPod> = Default::default();
+        for i in 0..n {
+            let pod: SlimPod =
+                serde_json::from_value(realistic::pod(i, NODE)).expect("a realistic pod decodes");
+            writer.apply_watcher_event(&Event::Apply(pod));
+        }
+        fence_task::convert_pods(&writer.as_reader(), &mut Default::default()).0
+    };
+    let (few, many) = (converted(10), converted(1000));
+    let metrics = Metrics::default();
+    let record = |pods: &[FencePod]| {
+        thread_allocations::during(|| {
+            let plans = fence_plan::plan_each(pods, Duration::from_secs(100), &policy, &verdict);
+            metrics.record_plans(plans.map(|(_, plan)| plan), &verdict, None);
+        })
+        .0
+    };
+    // Once before measuring: the metrics' first record makes what it keeps.
+    record(&few);
+    let (with_few, with_many) = (record(&few), record(&many));
+    assert_eq!(
+        with_many, with_few,
+        "the same bytes for 1,000 pods as for 10"
+    );
+    // And it counted every pod.
+    let text = metrics.render(None);
+    let counted: f64 = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("nodewarden_fence_plan_pods{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(counted, 1000.0, "{text}");
+    // The counter sees allocations: the kept plans of 1,000 pods are a vector of them at least.
+    let (kept, plans) = thread_allocations::during(|| {
+        fence_plan::plan(&many, Duration::from_secs(100), &policy, &verdict)
+    });
+    assert_eq!(plans.len(), 1000);
+    assert!(
+        kept >= 1000 * std::mem::size_of::<fence_plan::PodPlan>(),
+        "{kept} B for the kept plans"
+    );
+}

@@ -642,9 +642,14 @@ impl Task {
             if converted || first {
                 // What a partition starting now would do, for the metrics.
                 let verdict = QuorumVerdict::NotConsulted;
-                let plans =
-                    fence_plan::plan(&self.kept.converted.pods, now.mono, &self.policy, &verdict);
-                self.health.metrics.record_plans(&plans, &verdict, None);
+                let plans = fence_plan::plan_each(
+                    &self.kept.converted.pods,
+                    now.mono,
+                    &self.policy,
+                    &verdict,
+                );
+                let plans = plans.map(|(_, plan)| plan);
+                self.health.metrics.record_plans(plans, &verdict, None);
             }
         }
     }
@@ -760,7 +765,7 @@ impl Task {
             // created or deleted while cut off as well as a new verdict).
             self.health
                 .metrics
-                .record_plans(&plans, &verdict, Some(now));
+                .record_plans(plans.iter().map(|p| &p.plan), &verdict, Some(now));
         }
         if self.terminator.is_none() && self.policy.mode == fence_plan::Mode::Enforce {
             self.find_cgroups();

@@ -285,19 +285,33 @@ pub fn plan(
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
 ) -> Vec<PodPlan> {
+    plan_each(pods, last_contact, policy, quorum)
+        .map(|(p, plan)| PodPlan {
+            uid: p.uid.clone(),
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            plan,
+        })
+        .collect()
+}
+
+/// Plans every pod as [`plan`] does, one at a time, without a copy of each pod's identity: for
+/// what only counts the plans (the metrics of what a partition starting now would do, made at
+/// every change of the pods while connected). A vector of every plan and three strings a pod
+/// was a transient of 0.2–0.3 MiB at 1,000 pods, the largest of a relist (issue 25).
+pub fn plan_each<'a>(
+    pods: &'a [FencePod],
+    last_contact: Duration,
+    policy: &'a FencePolicy,
+    quorum: &'a QuorumVerdict,
+) -> impl Iterator<Item = (&'a FencePod, Plan)> + 'a {
     // A hold's reason is the same for every pod: one copy, shared.
     let held: Option<Arc<str>> = match quorum {
         QuorumVerdict::Hold { reason } => Some(Arc::from(reason.as_str())),
         _ => None,
     };
     pods.iter()
-        .map(|p| PodPlan {
-            uid: p.uid.clone(),
-            namespace: p.namespace.clone(),
-            name: p.name.clone(),
-            plan: plan_one(p, last_contact, policy, quorum, held.as_ref()),
-        })
-        .collect()
+        .map(move |p| (p, plan_one(p, last_contact, policy, quorum, held.as_ref())))
 }
 
 fn plan_one(

@@ -165,47 +165,47 @@ impl Metrics {
     /// made with and, for plans made while cut off (`cut_off`: the moment they were made, to
     /// put their monotonic schedules on the wall clock), when each stop plan's steps are due.
     /// `None` for what a partition starting now would do: no deadline runs while connected.
-    pub fn record_plans(
+    pub fn record_plans<P: std::borrow::Borrow<Plan>>(
         &self,
-        plans: &[crate::core::fence_plan::PodPlan],
+        plans: impl IntoIterator<Item = P>,
         verdict: &QuorumVerdict,
         cut_off: Option<Moment>,
     ) {
         let mut deadlines: BTreeMap<&'static str, Vec<SystemTime>> = BTreeMap::new();
-        if let Some(now) = cut_off {
-            for p in plans {
-                // A held pod has a schedule but no step runs on it: the verdict or mode that
-                // holds it is replanned, and recorded here again, before anything is due.
-                let Plan::Stop {
-                    schedule, dry_run, ..
-                } = &p.plan
-                else {
-                    continue;
-                };
-                let [term, kill] = if *dry_run {
-                    [DEADLINE_ACTIONS[2], DEADLINE_ACTIONS[3]]
-                } else {
-                    [DEADLINE_ACTIONS[0], DEADLINE_ACTIONS[1]]
-                };
-                let mut add = |action, at| deadlines.entry(action).or_default().push(at);
-                add(term, now.wall_at(schedule.sigterm_at));
-                add(kill, now.wall_at(schedule.kill_at));
-            }
-            for times in deadlines.values_mut() {
-                times.sort_unstable();
-            }
-        }
         let mut counts: BTreeMap<&'static str, usize> = ["stop", "dry_run_stop", "hold", "never"]
             .map(|k| (k, 0))
             .into();
-        for p in plans {
-            let key = match &p.plan {
+        for plan in plans {
+            let plan = plan.borrow();
+            let key = match plan {
                 Plan::Stop { dry_run: false, .. } => "stop",
                 Plan::Stop { dry_run: true, .. } => "dry_run_stop",
                 Plan::Hold { .. } => "hold",
                 Plan::Never { .. } => "never",
             };
             *counts.entry(key).or_default() += 1;
+            // A held pod has a schedule but no step runs on it: the verdict or mode that holds
+            // it is replanned, and recorded here again, before anything is due.
+            let (
+                Some(now),
+                Plan::Stop {
+                    schedule, dry_run, ..
+                },
+            ) = (cut_off, plan)
+            else {
+                continue;
+            };
+            let [term, kill] = if *dry_run {
+                [DEADLINE_ACTIONS[2], DEADLINE_ACTIONS[3]]
+            } else {
+                [DEADLINE_ACTIONS[0], DEADLINE_ACTIONS[1]]
+            };
+            let mut add = |action, at| deadlines.entry(action).or_default().push(at);
+            add(term, now.wall_at(schedule.sigterm_at));
+            add(kill, now.wall_at(schedule.kill_at));
+        }
+        for times in deadlines.values_mut() {
+            times.sort_unstable();
         }
         let verdict = match verdict {
             QuorumVerdict::NotConsulted => VERDICTS[0],
@@ -693,7 +693,7 @@ mod tests {
         assert!(!m.render(None).contains("nodewarden_fence_plan_pods"));
         let never = |n| plan(n, Plan::Never { reason: "r".into() });
         m.record_plans(
-            &[never("a"), never("b")],
+            [never("a"), never("b")].iter().map(|p| &p.plan),
             &QuorumVerdict::Hold {
                 reason: "zone".into(),
             },
@@ -711,7 +711,7 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
         }
         // The latest plan replaces the previous counts.
-        m.record_plans(&[never("c")], &QuorumVerdict::NotConsulted, None);
+        m.record_plans([never("c").plan], &QuorumVerdict::NotConsulted, None);
         let text = m.render(None);
         assert!(text.contains("nodewarden_fence_plan_pods{plan=\"never\"} 1\n"));
         assert!(text.contains("nodewarden_fence_quorum_verdict{verdict=\"not_consulted\"} 1\n"));
@@ -772,7 +772,11 @@ mod tests {
         };
         let m = Metrics::default();
         m.record_reachable(false);
-        m.record_plans(&plans, &QuorumVerdict::NotConsulted, Some(now));
+        m.record_plans(
+            plans.iter().map(|p| &p.plan),
+            &QuorumVerdict::NotConsulted,
+            Some(now),
+        );
         let pair = |a: &str, v: &str| (a.to_string(), v.to_string());
         assert_eq!(
             deadlines(&m.render_at(None, at)),
@@ -798,7 +802,11 @@ mod tests {
         assert!(deadlines(&text).is_empty(), "{text}");
         assert!(text.contains("# TYPE nodewarden_fence_next_deadline_timestamp_seconds gauge\n"));
         // What a partition starting now would do has no deadline either.
-        m.record_plans(&plans, &QuorumVerdict::NotConsulted, None);
+        m.record_plans(
+            plans.iter().map(|p| &p.plan),
+            &QuorumVerdict::NotConsulted,
+            None,
+        );
         assert!(deadlines(&m.render_at(None, at)).is_empty());
     }
 }
