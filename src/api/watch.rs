@@ -14,7 +14,6 @@
 //! a watch that has shown nothing since contact was lost is then dropped and re-opened (issue
 //! 21), resuming from its resourceVersion (the API server's 410 makes it list again).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -353,8 +352,11 @@ pub struct PodWriter {
     /// The stored objects (their addresses) a relist in progress has listed so far; `None`
     /// outside one. Addresses, not keys: 8 bytes a pod where a key is four strings. An address
     /// is never stale: during a list only this writer changes the store, and it frees only
-    /// objects it replaces before their address is taken.
-    relisting: Option<HashSet<usize>>,
+    /// objects it replaces before their address is taken. A vector sized for the stored pods
+    /// when the list begins, sorted once at its end: one allocation of 8 bytes a pod, where a
+    /// growing hash set held up to 27 bytes a pod at once (issue 25: at 1,000 heavy pods it
+    /// was most of what a relist's heap held above the start's peak).
+    relisting: Option<Vec<usize>>,
 }
 
 impl PodWriter {
@@ -380,7 +382,11 @@ impl PodWriter {
             return;
         }
         match event {
-            Event::Init => self.relisting = Some(HashSet::new()),
+            Event::Init => {
+                // A few more than stored, for pods the list adds.
+                let stored = self.reader.len();
+                self.relisting = Some(Vec::with_capacity(stored + stored / 16 + 8));
+            }
             Event::InitApply(pod) => {
                 let key = pod.to_object_ref(());
                 let stored = match self.reader.get(&key) {
@@ -392,13 +398,17 @@ impl PodWriter {
                 };
                 if let Some(stored) = stored {
                     let listed = self.relisting.get_or_insert_default();
-                    listed.insert(Arc::as_ptr(&stored) as usize);
+                    listed.push(Arc::as_ptr(&stored) as usize);
                 }
             }
             Event::InitDone => {
-                let listed = self.relisting.take().unwrap_or_default();
+                let mut listed = self.relisting.take().unwrap_or_default();
+                listed.sort_unstable();
                 for stored in self.reader.state() {
-                    if !listed.contains(&(Arc::as_ptr(&stored) as usize)) {
+                    if listed
+                        .binary_search(&(Arc::as_ptr(&stored) as usize))
+                        .is_err()
+                    {
                         self.writer
                             .apply_watcher_event(&Event::Delete(SlimPod::clone(&stored)));
                     }
