@@ -154,6 +154,13 @@ impl Events {
         loop {
             if let Some(pos) = self.buf.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=pos).collect();
+                // As the API server writes a watch event: its type first (kube decodes the
+                // object straight into its type only after the type).
+                assert!(
+                    line.starts_with(b"{\"type\":\""),
+                    "an event line begins with its type: {}",
+                    String::from_utf8_lossy(&line)
+                );
                 return Some(serde_json::from_slice(&line).expect("a JSON event"));
             }
             let frame = tokio::time::timeout_at(deadline, self.body.frame())

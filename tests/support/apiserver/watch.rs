@@ -194,9 +194,23 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
     Ok(Box::pin(futures_util::stream::unfold(state, next)))
 }
 
+/// One event line as the API server writes it: `type` before `object`, the order in which Go
+/// encodes `metav1.WatchEvent`'s fields (a `serde_json` map sorts its keys, which put `object`
+/// first). The order matters to a client: an adjacently tagged decoder (kube's `WatchEvent`)
+/// reads the object straight into its type only once it has seen the tag, and buffers the
+/// whole object as untyped content when the object comes first.
 fn encode(v: &Value) -> Bytes {
-    let mut b = serde_json::to_vec(v).unwrap_or_default();
-    b.push(b'\n');
+    let mut b = Vec::with_capacity(256);
+    b.extend_from_slice(b"{\"type\":");
+    let written = serde_json::to_writer(&mut b, &v["type"]).and_then(|()| {
+        b.extend_from_slice(b",\"object\":");
+        serde_json::to_writer(&mut b, &v["object"])
+    });
+    if written.is_err() {
+        // A `Value` always serializes; nothing is sent rather than half a line.
+        return Bytes::new();
+    }
+    b.extend_from_slice(b"}\n");
     Bytes::from(b)
 }
 
