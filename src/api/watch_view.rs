@@ -375,23 +375,23 @@ mod tests {
 
     #[test]
     fn a_streaming_list_at_revision_0_is_asked_as_a_consistent_read() {
-        let mut request = http::Request::get(
-            "https://api:6443/api/v1/pods?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0",
-        )
-        .body(kube::client::Body::empty())
-        .expect("request");
-        as_consistent_read(&mut request);
+        // The URI `as_consistent_read` leaves a request for `uri` with.
+        let asked = |uri: &str| {
+            let mut request = http::Request::get(uri)
+                .body(kube::client::Body::empty())
+                .expect("request");
+            as_consistent_read(&mut request);
+            request.uri().to_string()
+        };
         assert_eq!(
-            request.uri().to_string(),
+            asked(
+                "https://api:6443/api/v1/pods?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0"
+            ),
             "https://api:6443/api/v1/pods?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
         );
         // Any other revision is kept.
-        let mut request = http::Request::get("/api/v1/pods?watch=true&resourceVersion=10")
-            .body(kube::client::Body::empty())
-            .expect("request");
-        as_consistent_read(&mut request);
         assert_eq!(
-            request.uri().to_string(),
+            asked("/api/v1/pods?watch=true&resourceVersion=10"),
             "/api/v1/pods?watch=true&resourceVersion=10"
         );
     }
