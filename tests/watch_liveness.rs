@@ -237,6 +237,18 @@ mod after_an_outage {
         })
     }
 
+    /// [`server_with`] holding this node and 30 pods (more than a page of 25): the server and
+    /// the pods' names.
+    fn seeded_with(streaming: bool) -> (ApiServer, Vec<String>) {
+        let server = server_with(streaming);
+        server.create_node(ApiServer::node_json(NODE));
+        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
+        for n in &want {
+            server.create_pod(pod(n));
+        }
+        (server, want)
+    }
+
     fn names(views: &watch::Views) -> std::collections::BTreeSet<String> {
         views
             .pods
@@ -362,14 +374,9 @@ mod after_an_outage {
     #[tokio::test]
     async fn an_outage_starting_mid_list_is_caught_up_when_contact_returns() {
         let dir = tempfile::tempdir().expect("tempdir");
-        // Pages: a server without streaming lists.
-        let server = server_with(false);
-        server.create_node(ApiServer::node_json(NODE));
-        // Two pages of 25, the first answered slowly, the second sent into the outage.
-        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
-        for n in &want {
-            server.create_pod(pod(n));
-        }
+        // Pages (a server without streaming lists): two of 25, the first answered slowly, the
+        // second sent into the outage.
+        let (server, want) = seeded_with(false);
         server
             .faults()
             .latency(("LIST", "/api/v1/pods"), Duration::from_millis(300));
@@ -397,13 +404,8 @@ mod after_an_outage {
     async fn an_outage_starting_mid_relist_is_caught_up_when_contact_returns() {
         let dir = tempfile::tempdir().expect("tempdir");
         // Pages: a server without streaming lists.
-        let server = server_with(false);
+        let (server, want) = seeded_with(false);
         server.set_bookmark_interval(Duration::from_secs(3600));
-        server.create_node(ApiServer::node_json(NODE));
-        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
-        for n in &want {
-            server.create_pod(pod(n));
-        }
         let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
         contact.send_replace(Reach::Reachable);
         assert!(wait_until(Duration::from_secs(5), || views.pod_view.is_current()).await);
@@ -478,12 +480,7 @@ mod after_an_outage {
     async fn a_streaming_list_that_hangs_mid_way_is_not_current_and_is_given_up_after_the_request_timeout()
      {
         let dir = tempfile::tempdir().expect("tempdir");
-        let server = server_with(true);
-        server.create_node(ApiServer::node_json(NODE));
-        let want: Vec<String> = (0..30).map(|i| format!("p{i:02}")).collect();
-        for n in &want {
-            server.create_pod(pod(n));
-        }
+        let (server, want) = seeded_with(true);
         server.faults().stall_next_initial_events(10);
         let (_lb, views, task, contact) = start_watching(&server, dir.path()).await;
         contact.send_replace(Reach::Reachable);
