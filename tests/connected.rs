@@ -1770,3 +1770,172 @@ fn reporter_logs() -> &'static ReporterLogs {
         logs
     })
 }
+
+/// The lease renewals (PUT) of `requests` the server stored, as offsets from `from`.
+fn stored_renewals(
+    requests: &[support::apiserver::Recorded],
+    from: tokio::time::Instant,
+) -> Vec<Duration> {
+    requests
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.status == Some(200))
+        .filter(|r| r.at >= from)
+        .map(|r| r.at - from)
+        .collect()
+}
+
+/// docs/fence.md §2: after a failure, a renewal that hangs across the API server's return is
+/// dropped once a probe (a read of the Lease, every second) is answered, and another is stored at
+/// once, rather than at that renewal's 10 s timeout. The probes stop once renewals are stored.
+#[tokio::test(start_paused = true)]
+async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let s2 = server.clone();
+    let chaos = async move {
+        // Renewals at 0, 10 and 20 s are stored; the one at 30 s hangs until its 10 s timeout,
+        // the next goes out a second later (41 s) and hangs until 51 s: the black hole ends
+        // while it hangs.
+        tokio::time::sleep(Duration::from_millis(20_500)).await;
+        for route in ALL_ROUTES {
+            s2.faults().black_hole(route, true);
+        }
+        tokio::time::sleep(Duration::from_secs(22)).await;
+        s2.faults().clear();
+        tokio::time::Instant::now()
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(80));
+    let ((), back) = tokio::join!(agent, chaos);
+    let all = server.requests();
+    let stored = stored_renewals(&all, back);
+    let first = *stored.first().expect("a renewal stored after the return");
+    assert!(
+        first <= Duration::from_millis(1100),
+        "first renewal stored {first:?} after the return (a probe a second): {stored:?}"
+    );
+    // While cut off, about one probe a second (each bounded by a second), not a burst.
+    let probes_during = all
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "GET" && r.at < back)
+        .count();
+    assert!(
+        (1..=12).contains(&probes_during),
+        "{probes_during} probes in the 22 s cut off"
+    );
+    // Connected again: no more probes.
+    let settled = back + Duration::from_secs(2);
+    let probes_after: Vec<_> = all
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "GET" && r.at >= settled)
+        .map(|r| r.at - back)
+        .collect();
+    assert!(
+        probes_after.is_empty(),
+        "probes after the return: {probes_after:?}"
+    );
+}
+
+/// After a renewal a proxy refused (503), the next goes out a second later, not a renew
+/// interval later (docs/fence.md §2).
+#[tokio::test(start_paused = true)]
+async fn a_refused_renewal_is_tried_again_a_second_later() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let s2 = server.clone();
+    let chaos = async move {
+        tokio::time::sleep(Duration::from_millis(15_500)).await;
+        s2.faults()
+            .fail_next(("PUT", LEASE_PATH), 3, Fault::Status503);
+        tokio::time::Instant::now()
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(40));
+    let ((), from) = tokio::join!(agent, chaos);
+    let puts: Vec<(Duration, Option<u16>)> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= from)
+        .map(|r| (r.at - from, r.status))
+        .collect();
+    // 20 s: refused; 21 s, 22 s: refused; 23 s: stored.
+    let statuses: Vec<_> = puts.iter().take(4).map(|(_, s)| *s).collect();
+    assert_eq!(
+        statuses,
+        [Some(503), Some(503), Some(503), Some(200)],
+        "{puts:?}"
+    );
+    for pair in puts[..4].windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(
+            gap >= Duration::from_millis(1000) && gap <= Duration::from_millis(1100),
+            "{puts:?}"
+        );
+    }
+}
+
+/// An API server that answers reads at once but stores writes slowly (3 s) after a failure: the
+/// probe drops the renewal after a failure once, and the renewal it sends is left to finish, so
+/// renewals are stored again, each renew interval, and none is dropped while they are.
+#[tokio::test(start_paused = true)]
+async fn a_slow_api_server_after_a_failure_has_its_renewals_stored() {
+    let server = ApiServer::new();
+    seed(&server);
+    let health = Arc::new(Health::new(Duration::from_secs(30)));
+    let source = Switch(Arc::new(AtomicBool::new(false)));
+    let cfg = config(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(300),
+    );
+    let s2 = server.clone();
+    let chaos = async move {
+        tokio::time::sleep(Duration::from_millis(15_500)).await;
+        s2.faults()
+            .fail_next(("PUT", LEASE_PATH), 1, Fault::Status503)
+            .latency(("PUT", LEASE_PATH), Duration::from_secs(3));
+        tokio::time::Instant::now()
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(90));
+    let ((), from) = tokio::join!(agent, chaos);
+    let puts: Vec<(Duration, Option<u16>)> = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= from)
+        .map(|r| (r.at - from, r.status))
+        .collect();
+    // 20 s: refused (answered after its 3 s delay); 24 s: probed, dropped by the probe answered
+    // at 25 s; 25 s: stored at 28 s. Then one every renew interval (the first a kubelet's lag
+    // after that answer), each 3 s in flight, none dropped: only the one in flight at the end
+    // is unanswered.
+    assert_eq!(
+        puts.iter().take(3).map(|(_, s)| *s).collect::<Vec<_>>(),
+        [Some(503), None, Some(200)],
+        "{puts:?}"
+    );
+    let (at, _) = puts[1];
+    assert!(
+        at >= Duration::from_millis(8500) && at <= Duration::from_millis(8600),
+        "the renewal after the refusal went out a second after its answer: {puts:?}"
+    );
+    let rest = &puts[3..puts.len() - 1];
+    assert!(rest.len() >= 4, "{puts:?}");
+    assert!(rest.iter().all(|(_, s)| *s == Some(200)), "{puts:?}");
+    assert!(
+        puts.last()
+            .is_some_and(|(at, _)| *at >= Duration::from_secs(72)),
+        "{puts:?}"
+    );
+}

@@ -1,9 +1,17 @@
 //! The heartbeat task: renews our Lease every `nodeLeaseDurationSeconds / 4` (docs/semantics.md
-//! §13), whatever else is going on. A failed renewal is retried at the next tick; reachability
-//! records every outcome (a renewal stored is the agent's main proof of contact). Each renewal is
-//! bounded by one renew interval, so a hung request never pushes the next renewal later than that.
-//! The first renewal stored after a failure is followed by the next one no sooner than the
-//! kubelet's lag (`core::fencing::next_renewal`): that one proves the kubelet renewed too.
+//! §13), whatever else is going on; reachability records every outcome (a renewal stored is the
+//! agent's main proof of contact). Each renewal is bounded by one renew interval, so a hung
+//! request never pushes the next renewal later than that.
+//!
+//! After a failure (docs/fence.md §2):
+//! - the next renewal goes out a second later (`core::fencing::RETRY_AFTER_FAILURE`), not a renew
+//!   interval later;
+//! - while that renewal is not answered, the API server is probed every second
+//!   (`core::fencing::PROBE_EVERY`); once a probe is answered, the hung renewal is dropped and
+//!   another goes out at once. That one is not probed: an API server slow to store writes but
+//!   quick to answer reads would otherwise see every renewal dropped;
+//! - the first renewal stored is followed by the next one no sooner than the kubelet's lag
+//!   (`core::fencing::next_renewal`): that one proves the kubelet renewed too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +23,7 @@ use crate::agent::clock::Clock;
 use crate::api::lease::LeaseKeeper;
 use crate::api::reachability::Reachability;
 use crate::core::contact::Request;
+use crate::core::fencing::{PROBE_EVERY, RETRY_AFTER_FAILURE};
 use crate::observe::http::Health;
 
 /// The renew interval for a Lease duration: a quarter of it, as the kubelet renews.
@@ -35,14 +44,32 @@ pub async fn run(
     let mut ticker = tokio::time::interval(interval);
     // After a long stall (a black-holed request), renew once, not a burst.
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let probe = keeper.probe();
     let mut failing = false;
+    // The renewal about to go out follows a probe's answer: it is not probed itself.
+    let mut after_probe = false;
     loop {
         ticker.tick().await;
         let now =
             jiff::Timestamp::try_from(clock.now().wall).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let node_uid = uid.borrow().clone();
         let sent = tokio::time::Instant::now();
-        let result = keeper.renew(now, node_uid.as_deref()).await;
+        let renewal = keeper.renew(now, node_uid.as_deref());
+        let result = if failing && !after_probe {
+            tokio::select! {
+                result = renewal => Some(result),
+                () = probe.answered(PROBE_EVERY) => None,
+            }
+        } else {
+            Some(renewal.await)
+        };
+        after_probe = result.is_none();
+        let Some(result) = result else {
+            // The API server answers again; the renewal hung on a dead connection is dropped (it
+            // proves nothing, and its late failure would be stale) and another goes out now.
+            ticker.reset_immediately();
+            continue;
+        };
         reach.record(&result, Request::OwnWrite, sent);
         match &result {
             Ok(_) => {
@@ -63,6 +90,7 @@ pub async fn run(
                     log::warn!(error = e.to_string().as_str(); "lease renewal failed: {e}");
                 }
                 failing = true;
+                ticker.reset_after(RETRY_AFTER_FAILURE);
             }
         }
     }

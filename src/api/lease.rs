@@ -69,6 +69,17 @@ impl LeaseKeeper {
         self
     }
 
+    /// A probe of the API server that reads this Lease ([`LeaseProbe`]), for use while a
+    /// renewal hangs.
+    pub fn probe(&self) -> LeaseProbe {
+        LeaseProbe {
+            api: self.api.clone(),
+            name: self.name.clone(),
+            resource: self.resource(),
+            requests: self.requests.clone(),
+        }
+    }
+
     fn resource(&self) -> String {
         format!("leases/{}/{}", self.namespace, self.name)
     }
@@ -222,6 +233,41 @@ impl LeaseKeeper {
                     .await?;
                 self.cached = Some(created);
                 Ok(Renewal::Created)
+            }
+        }
+    }
+}
+
+/// Reads the Lease to learn whether the API server answers again (`agent::heartbeat`). Each read
+/// goes on a connection of its own, so a renewal hung on a dead connection does not hold it up.
+pub struct LeaseProbe {
+    api: Api<Lease>,
+    name: String,
+    resource: String,
+    requests: Requests,
+}
+
+impl LeaseProbe {
+    /// Returns once the API server answers one of the reads sent `every`, 2 × `every`, … after
+    /// the call: any answer but a failure (a timeout, no connection, or a proxy's 5xx or 429). It
+    /// proves no contact (a read), only that the next write may be stored
+    /// (`core::contact::evidence`). Each read is bounded by `every`, so one that hangs ends as the
+    /// next goes out.
+    pub async fn answered(&self, every: std::time::Duration) {
+        use crate::core::contact::{Evidence, Request, evidence};
+        let mut next = tokio::time::Instant::now();
+        loop {
+            next += every;
+            tokio::time::sleep_until(next).await;
+            let read = self.requests.call_within(
+                every,
+                "get",
+                self.resource.clone(),
+                self.api.get_opt(&self.name),
+            );
+            let outcome = crate::api::reachability::outcome(&read.await);
+            if evidence(outcome, Request::Other) != Evidence::Failure {
+                return;
             }
         }
     }
