@@ -95,6 +95,7 @@ fn main() {
                 "taint-outlasts-hold" => settings.fixes.taint_outlasts_hold = false,
                 "kubelet-lag" => settings.kubelet_lag = Duration::ZERO,
                 "list-hang" => settings.list_hang = Duration::from_secs(180),
+                "probe" => settings.probe = None,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),
@@ -270,7 +271,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe]"
     );
     std::process::exit(2)
 }

@@ -57,6 +57,10 @@ pub struct Settings {
     /// The kubelet's heartbeat client's timeout: `nodeStatusUpdateFrequency`, at most the Lease
     /// duration (10 s by default). A request into a dead link hangs that long.
     pub kubelet_timeout: Duration,
+    /// While a renewal sent after a failure hangs, the agent probes the API server this often and
+    /// renews at once when a probe is answered (`agent::heartbeat`); `None`: it waits for the hung
+    /// renewal's timeout, as the agent did until the eleventh session.
+    pub probe: Option<Duration>,
 }
 
 impl Settings {
@@ -91,6 +95,7 @@ impl Default for Settings {
             tolerance: Duration::from_secs(15),
             kubelet_backoff: true,
             kubelet_timeout: Duration::from_secs(10),
+            probe: Some(fencing::PROBE_EVERY),
         }
     }
 }
@@ -225,13 +230,18 @@ pub struct Outcome {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     World(usize),
-    AgentRenew(usize, u32),
+    /// A renewal of the agent's Lease, of its chain of renewals (`Agent::renewals`).
+    AgentRenew(usize, u32, u32),
     AgentAnswer {
         node: usize,
         run: u32,
+        chain: u32,
         sent: Duration,
         ok: bool,
     },
+    /// The heartbeat's probe while its renewal hangs (`agent::heartbeat`): once it is answered,
+    /// the hung renewal is dropped and a new chain of renewals begins at once.
+    AgentProbe(usize, u32, u32),
     /// A kubelet's renewal, of its chain of renewals (see `kubelet_chain`).
     KubeletRenew(usize, u32),
     /// A witness world's anchored renewal: a new chain from here.
@@ -316,6 +326,13 @@ struct Agent {
     /// The instant of the API whose pods the view shows (the agent's watch delivers each change
     /// its lag later); `None` for a view read from disk, which is not current.
     view_at: Option<Duration>,
+    /// The current chain of Lease renewals: a probe answered while a renewal hangs starts a new
+    /// one, and the hung renewal's answer then schedules nothing.
+    renewals: u32,
+    /// The chain's last renewal failed (`agent::heartbeat`'s `failing`).
+    failing: bool,
+    /// The next renewal follows a probe's answer, and is not probed.
+    after_probe: bool,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -841,6 +858,9 @@ impl World<'_> {
             plans: Vec::new(),
             // A view taken from the API at the start is current; one from disk is not.
             view_at: self.reaches_api(i).then(|| self.watched_at(i)),
+            renewals: 0,
+            failing: false,
+            after_probe: false,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -851,7 +871,7 @@ impl World<'_> {
             0
         };
         let first = self.now + Duration::from_millis(phase);
-        self.at(first, Ev::AgentRenew(i, run));
+        self.at(first, Ev::AgentRenew(i, run, 0));
         self.wake(i, run, self.now);
         self.log(|| format!("n{i} agent starts (run {run})"));
     }
@@ -891,36 +911,58 @@ impl World<'_> {
                 self.kubelet_chain[i] += 1;
                 self.handle(Ev::KubeletRenew(i, self.kubelet_chain[i]));
             }
-            Ev::AgentRenew(i, run) => {
-                if !self.alive(i, run) {
+            Ev::AgentRenew(i, run, chain) => {
+                if !self.alive(i, run) || !self.renewing(i, chain) {
                     return;
                 }
                 let sent = self.now;
+                let answer = |ok| Ev::AgentAnswer {
+                    node: i,
+                    run,
+                    chain,
+                    sent,
+                    ok,
+                };
+                // As `agent::heartbeat`: only a renewal after a failure is probed, and not the
+                // one a probe's answer sent.
+                let probed = self.agents[i].as_mut().is_some_and(|a| {
+                    let probed = a.failing && !a.after_probe;
+                    a.after_probe = false;
+                    probed
+                });
                 if self.reaches_api(i) {
-                    self.at(
-                        sent + Duration::from_millis(20),
-                        Ev::AgentAnswer {
-                            node: i,
-                            run,
-                            sent,
-                            ok: true,
-                        },
-                    );
+                    self.at(sent + Duration::from_millis(20), answer(true));
                 } else {
+                    let fails = self.request_time(i, self.set.request_timeout);
+                    self.at(sent + fails, answer(false));
+                    if let Some(every) = self.set.probe.filter(|e| probed && *e < fails) {
+                        self.at(sent + every, Ev::AgentProbe(i, run, chain));
+                    }
+                }
+            }
+            Ev::AgentProbe(i, run, chain) => {
+                if !self.alive(i, run) || !self.renewing(i, chain) {
+                    return;
+                }
+                if self.reaches_api(i) {
+                    // Answered (a read: no proof of contact by itself): renew now.
+                    let next = self.agents[i].as_mut().map_or(chain, |a| {
+                        a.renewals += 1;
+                        a.after_probe = true;
+                        a.renewals
+                    });
                     self.at(
-                        sent + self.request_time(i, self.set.request_timeout),
-                        Ev::AgentAnswer {
-                            node: i,
-                            run,
-                            sent,
-                            ok: false,
-                        },
+                        self.now + Duration::from_millis(20),
+                        Ev::AgentRenew(i, run, next),
                     );
+                } else if let Some(every) = self.set.probe {
+                    self.at(self.now + every, Ev::AgentProbe(i, run, chain));
                 }
             }
             Ev::AgentAnswer {
                 node,
                 run,
+                chain,
                 sent,
                 ok,
             } => {
@@ -938,16 +980,21 @@ impl World<'_> {
                     first_after_failure = ok && a.contact.reach == Reach::Unreachable;
                     a.contact.observe(evidence, sent, now);
                 }
-                // Renewals every renew interval (the first after a failure no sooner than the
-                // kubelet's lag, as `agent::heartbeat` does); after a failure the next goes out
-                // soon.
-                let lag = self.set.lag_after_return();
-                let next = if ok {
-                    sent + fencing::next_renewal(self.set.renew, lag, first_after_failure)
-                } else {
-                    now + Duration::from_secs(1)
-                };
-                self.at(next.max(now), Ev::AgentRenew(node, run));
+                if self.renewing(node, chain) {
+                    // Renewals every renew interval (the first after a failure no sooner than the
+                    // kubelet's lag, as `agent::heartbeat` does); after a failure the next goes
+                    // out a second later.
+                    if let Some(a) = self.agents[node].as_mut() {
+                        a.failing = !ok;
+                    }
+                    let lag = self.set.lag_after_return();
+                    let next = if ok {
+                        sent + fencing::next_renewal(self.set.renew, lag, first_after_failure)
+                    } else {
+                        now + fencing::RETRY_AFTER_FAILURE
+                    };
+                    self.at(next.max(now), Ev::AgentRenew(node, run, chain));
+                }
                 self.wake(node, run, now);
             }
             Ev::Wake(i, run) => {
@@ -989,6 +1036,11 @@ impl World<'_> {
 
     fn alive(&self, i: usize, run: u32) -> bool {
         self.agents[i].as_ref().is_some_and(|a| a.run == run)
+    }
+
+    /// Whether `chain` is agent `i`'s current chain of renewals.
+    fn renewing(&self, i: usize, chain: u32) -> bool {
+        self.agents[i].as_ref().is_some_and(|a| a.renewals == chain)
     }
 
     fn apply(&mut self, changes: super::control::Changes) {
