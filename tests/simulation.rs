@@ -204,6 +204,29 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     assert_runs_nothing_twice(0x8e);
 }
 
+/// The agent's probes (`agent::heartbeat`) run only while the renewal they watch hangs: one a
+/// second, fewer than its timeout has seconds, and none once it is answered. (They once went on
+/// after it, a chain more for each failed renewal.)
+#[test]
+fn probes_stop_when_the_renewal_they_watch_is_answered() {
+    let settings = Settings::default();
+    let most = settings.request_timeout.as_secs() as usize - 1;
+    let (mut renewals, mut probes) = (0, 0);
+    for seed in 1..=150u64 {
+        let outcome = sim::run(&Scenario::generate(seed), &settings, false);
+        assert!(
+            outcome.probes <= outcome.probed_renewals * most,
+            "seed {seed:#x}: {} probes for {} probed renewals",
+            outcome.probes,
+            outcome.probed_renewals
+        );
+        renewals += outcome.probed_renewals;
+        probes += outcome.probes;
+    }
+    // The sweep has renewals that hung after a failure, and probes for them.
+    assert!(renewals > 100 && probes > renewals, "{renewals} {probes}");
+}
+
 #[test]
 fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // Still open (README, *Simulation*), each pinned so the closing note's account can be

@@ -225,6 +225,9 @@ pub struct Outcome {
     pub outage_after_stop: usize,
     /// A readable account of the run.
     pub timeline: Vec<String>,
+    /// The agents' renewals that were probed while they hung, and the probes sent for them.
+    pub probed_renewals: usize,
+    pub probes: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -239,9 +242,10 @@ enum Ev {
         sent: Duration,
         ok: bool,
     },
-    /// The heartbeat's probe while its renewal hangs (`agent::heartbeat`): once it is answered,
-    /// the hung renewal is dropped and a new chain of renewals begins at once.
-    AgentProbe(usize, u32, u32),
+    /// The heartbeat's probe while its renewal (sent at the instant it names) hangs
+    /// (`agent::heartbeat`): once it is answered, the hung renewal is dropped and a new chain of
+    /// renewals begins at once; once that renewal is answered, the probes stop.
+    AgentProbe(usize, u32, u32, Duration),
     /// A kubelet's renewal, of its chain of renewals (see `kubelet_chain`).
     KubeletRenew(usize, u32),
     /// A witness world's anchored renewal: a new chain from here.
@@ -333,6 +337,8 @@ struct Agent {
     failing: bool,
     /// The next renewal follows a probe's answer, and is not probed.
     after_probe: bool,
+    /// The send time of the renewal being probed, until it or a probe is answered.
+    probing: Option<Duration>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -861,6 +867,7 @@ impl World<'_> {
             renewals: 0,
             failing: false,
             after_probe: false,
+            probing: None,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -936,19 +943,28 @@ impl World<'_> {
                     let fails = self.request_time(i, self.set.request_timeout);
                     self.at(sent + fails, answer(false));
                     if let Some(every) = self.set.probe.filter(|e| probed && *e < fails) {
-                        self.at(sent + every, Ev::AgentProbe(i, run, chain));
+                        if let Some(a) = self.agents[i].as_mut() {
+                            a.probing = Some(sent);
+                        }
+                        self.out.probed_renewals += 1;
+                        self.at(sent + every, Ev::AgentProbe(i, run, chain, sent));
                     }
                 }
             }
-            Ev::AgentProbe(i, run, chain) => {
-                if !self.alive(i, run) || !self.renewing(i, chain) {
+            Ev::AgentProbe(i, run, chain, renewal) => {
+                let probing = self.agents[i]
+                    .as_ref()
+                    .is_some_and(|a| a.run == run && a.probing == Some(renewal));
+                if !probing || !self.renewing(i, chain) {
                     return;
                 }
+                self.out.probes += 1;
                 if self.reaches_api(i) {
                     // Answered (a read: no proof of contact by itself): renew now.
                     let next = self.agents[i].as_mut().map_or(chain, |a| {
                         a.renewals += 1;
                         a.after_probe = true;
+                        a.probing = None;
                         a.renewals
                     });
                     self.at(
@@ -956,7 +972,7 @@ impl World<'_> {
                         Ev::AgentRenew(i, run, next),
                     );
                 } else if let Some(every) = self.set.probe {
-                    self.at(self.now + every, Ev::AgentProbe(i, run, chain));
+                    self.at(self.now + every, Ev::AgentProbe(i, run, chain, renewal));
                 }
             }
             Ev::AgentAnswer {
@@ -971,7 +987,8 @@ impl World<'_> {
                 }
                 let now = self.now;
                 let mut first_after_failure = false;
-                if let Some(a) = self.agents[node].as_mut() {
+                // A renewal dropped for a probe's answer is not heard of again.
+                if let Some(a) = self.agents[node].as_mut().filter(|a| a.renewals == chain) {
                     let evidence = if ok {
                         Evidence::Contact
                     } else {
@@ -979,6 +996,9 @@ impl World<'_> {
                     };
                     first_after_failure = ok && a.contact.reach == Reach::Unreachable;
                     a.contact.observe(evidence, sent, now);
+                    if a.probing == Some(sent) {
+                        a.probing = None;
+                    }
                 }
                 if self.renewing(node, chain) {
                     // Renewals every renew interval (the first after a failure no sooner than the
