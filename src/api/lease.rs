@@ -238,8 +238,9 @@ impl LeaseKeeper {
     }
 }
 
-/// Reads the Lease to learn whether the API server answers again (`agent::heartbeat`). Each read
-/// goes on a connection of its own, so a renewal hung on a dead connection does not hold it up.
+/// Reads the Lease to learn whether the API server answers again (`agent::heartbeat`). The client
+/// speaks HTTP/1, one request per connection at a time: a read never waits behind the renewal hung
+/// on its dead connection (a read that times out closes its own connection).
 pub struct LeaseProbe {
     api: Api<Lease>,
     name: String,

@@ -226,7 +226,7 @@ pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
 /// While a renewal sent after a failure is not answered, the API server is probed this often (a
 /// read of the Lease, bounded by this too); once a probe is answered the hung renewal is dropped
-/// and another goes out at once, on a new connection (`agent::heartbeat`, docs/fence.md §2). A
+/// and another goes out at once, not on its connection (`agent::heartbeat`, docs/fence.md §2). A
 /// request into a link that hangs is never answered once the link is back, so without a probe the
 /// agent would hear of the return only at that request's timeout.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);
