@@ -1842,19 +1842,19 @@ async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() 
     );
 }
 
-/// After a renewal a proxy refused (503), the next goes out a second later, not a renew
-/// interval later (docs/fence.md §2).
-#[tokio::test(start_paused = true)]
-async fn a_refused_renewal_is_tried_again_a_second_later() {
+/// The Lease renewals (PUT) from 15.5 s on, as offsets from then, with their statuses, when the
+/// three after that are refused (503) and the Lease lasts `lease_seconds`.
+async fn renewals_after_three_refusals(lease_seconds: u32) -> Vec<(Duration, Option<u16>)> {
     let server = ApiServer::new();
     seed(&server);
     let health = Arc::new(Health::new(Duration::from_secs(30)));
     let source = Switch(Arc::new(AtomicBool::new(false)));
-    let cfg = config(
+    let mut cfg = config(
         Duration::from_secs(10),
         Duration::from_secs(60),
         Duration::from_secs(300),
     );
+    cfg.node_lease_duration_seconds = lease_seconds;
     let s2 = server.clone();
     let chaos = async move {
         tokio::time::sleep(Duration::from_millis(15_500)).await;
@@ -1864,13 +1864,17 @@ async fn a_refused_renewal_is_tried_again_a_second_later() {
     };
     let agent = run_for(&server, cfg, source, health, Duration::from_secs(40));
     let ((), from) = tokio::join!(agent, chaos);
-    let puts: Vec<(Duration, Option<u16>)> = server
+    server
         .requests()
         .iter()
         .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= from)
         .map(|r| (r.at - from, r.status))
-        .collect();
-    // 20 s: refused; 21 s, 22 s: refused; 23 s: stored.
+        .collect()
+}
+
+/// Asserts that `puts` begins with three refusals and a renewal stored, each `gap` after the one
+/// before (within 100 ms).
+fn assert_refused_three_times_then_stored(puts: &[(Duration, Option<u16>)], gap: Duration) {
     let statuses: Vec<_> = puts.iter().take(4).map(|(_, s)| *s).collect();
     assert_eq!(
         statuses,
@@ -1878,12 +1882,25 @@ async fn a_refused_renewal_is_tried_again_a_second_later() {
         "{puts:?}"
     );
     for pair in puts[..4].windows(2) {
-        let gap = pair[1].0 - pair[0].0;
+        let between = pair[1].0 - pair[0].0;
         assert!(
-            gap >= Duration::from_millis(1000) && gap <= Duration::from_millis(1100),
+            between >= gap && between <= gap + Duration::from_millis(100),
             "{puts:?}"
         );
     }
+}
+
+/// After a renewal a proxy refused (503), the next goes out a second later, not a renew
+/// interval later (docs/fence.md §2); with a Lease so short that it renews more often than that,
+/// on its own cadence.
+#[tokio::test(start_paused = true)]
+async fn a_refused_renewal_is_tried_again_a_second_later() {
+    // Default Lease (40 s, renewed every 10 s): 20 s refused; 21 s, 22 s refused; 23 s stored.
+    let puts = renewals_after_three_refusals(40).await;
+    assert_refused_three_times_then_stored(&puts, Duration::from_secs(1));
+    // A 2 s Lease, renewed every 500 ms: the retries keep that pace.
+    let puts = renewals_after_three_refusals(2).await;
+    assert_refused_three_times_then_stored(&puts, Duration::from_millis(500));
 }
 
 /// An API server that answers reads at once but stores writes slowly (3 s) after a failure: the

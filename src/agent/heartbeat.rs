@@ -4,8 +4,8 @@
 //! request never pushes the next renewal later than that.
 //!
 //! After a failure (docs/fence.md §2):
-//! - the next renewal goes out a second later (`core::fencing::RETRY_AFTER_FAILURE`), not a renew
-//!   interval later;
+//! - the next renewal goes out a second later (`core::fencing::RETRY_AFTER_FAILURE`, or a renew
+//!   interval when that is shorter), not a renew interval later;
 //! - while that renewal is not answered, the API server is probed every second
 //!   (`core::fencing::PROBE_EVERY`); once a probe is answered, the hung renewal is dropped and
 //!   another goes out at once. That one is not probed: an API server slow to store writes but
@@ -90,7 +90,8 @@ pub async fn run(
                     log::warn!(error = e.to_string().as_str(); "lease renewal failed: {e}");
                 }
                 failing = true;
-                ticker.reset_after(RETRY_AFTER_FAILURE);
+                // A Lease shorter than 4 s renews more often than that already.
+                ticker.reset_after(RETRY_AFTER_FAILURE.min(interval));
             }
         }
     }

@@ -1043,7 +1043,7 @@ impl World<'_> {
                     let next = if ok {
                         sent + fencing::next_renewal(self.set.renew, lag, first_after_failure)
                     } else {
-                        now + fencing::RETRY_AFTER_FAILURE
+                        now + fencing::RETRY_AFTER_FAILURE.min(self.set.renew)
                     };
                     self.at(next.max(now), Ev::AgentRenew(node, run, chain));
                 }
