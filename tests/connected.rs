@@ -108,8 +108,9 @@ async fn run_for(
         .expect("agent ran");
 }
 
-#[tokio::test(start_paused = true)]
-async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_minute() {
+/// The API server with the Node, and an agent's health, pressure source (no pressure) and
+/// configuration: status computed every 10 s, reported every minute, a 5 min transition period.
+fn idle_node() -> (ApiServer, Arc<Health>, Switch, Config) {
     let server = ApiServer::new();
     seed(&server);
     let health = Arc::new(Health::new(Duration::from_secs(30)));
@@ -119,6 +120,12 @@ async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_m
         Duration::from_secs(60),
         Duration::from_secs(300),
     );
+    (server, health, source, cfg)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_minute() {
+    let (server, health, source, cfg) = idle_node();
     // Stop just before the hour so no timer races the end.
     run_for(
         &server,
@@ -487,15 +494,7 @@ async fn the_lease_is_created_with_the_node_as_owner_even_before_the_node_was_re
 
 #[tokio::test(start_paused = true)]
 async fn another_writer_of_an_owned_condition_is_detected_without_a_write_war() {
-    let server = ApiServer::new();
-    seed(&server);
-    let health = Arc::new(Health::new(Duration::from_secs(30)));
-    let source = Switch(Arc::new(AtomicBool::new(false)));
-    let cfg = config(
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-        Duration::from_secs(300),
-    );
+    let (server, health, source, cfg) = idle_node();
     let s2 = server.clone();
     let h2 = health.clone();
     let writer = async move {
@@ -1312,17 +1311,25 @@ const ALL_ROUTES: [(&str, &str); 6] = [
     ("PATCH", NODE_PATH),
 ];
 
+/// After `after`, every route of [`ALL_ROUTES`] hangs for `lasting`; returns the instant they
+/// answer again.
+async fn black_hole_everything(
+    server: &ApiServer,
+    after: Duration,
+    lasting: Duration,
+) -> tokio::time::Instant {
+    tokio::time::sleep(after).await;
+    for route in ALL_ROUTES {
+        server.faults().black_hole(route, true);
+    }
+    tokio::time::sleep(lasting).await;
+    server.faults().clear();
+    tokio::time::Instant::now()
+}
+
 #[tokio::test(start_paused = true)]
 async fn error_answers_are_not_contact_the_metric_drops_and_the_last_contact_stands_still() {
-    let server = ApiServer::new();
-    seed(&server);
-    let health = Arc::new(Health::new(Duration::from_secs(30)));
-    let source = Switch(Arc::new(AtomicBool::new(false)));
-    let cfg = config(
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-        Duration::from_secs(300),
-    );
+    let (server, health, source, cfg) = idle_node();
     let (s2, h2, c2) = (server.clone(), health.clone(), cfg.clone());
     let probe = async move {
         tokio::time::sleep(Duration::from_secs(30)).await;
@@ -1377,26 +1384,13 @@ async fn error_answers_are_not_contact_the_metric_drops_and_the_last_contact_sta
 
 #[tokio::test(start_paused = true)]
 async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
-    let server = ApiServer::new();
-    seed(&server);
-    let health = Arc::new(Health::new(Duration::from_secs(30)));
-    let source = Switch(Arc::new(AtomicBool::new(false)));
-    let mut cfg = config(
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-        Duration::from_secs(300),
-    );
+    let (server, health, source, mut cfg) = idle_node();
     // A 4 s Lease: renewed every second.
     cfg.node_lease_duration_seconds = 4;
     let (s2, h2) = (server.clone(), health.clone());
     let chaos = async move {
-        tokio::time::sleep(Duration::from_secs(20)).await;
-        for route in ALL_ROUTES {
-            s2.faults().black_hole(route, true);
-        }
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        s2.faults().clear();
-        let back = tokio::time::Instant::now();
+        let back =
+            black_hole_everything(&s2, Duration::from_secs(20), Duration::from_secs(30)).await;
         let mut metric = Vec::new();
         // Requests still hanging from the outage time out after this: none may flip the state.
         for _ in 0..15 {
@@ -1789,27 +1783,13 @@ fn stored_renewals(
 /// once, rather than at that renewal's 10 s timeout. The probes stop once renewals are stored.
 #[tokio::test(start_paused = true)]
 async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() {
-    let server = ApiServer::new();
-    seed(&server);
-    let health = Arc::new(Health::new(Duration::from_secs(30)));
-    let source = Switch(Arc::new(AtomicBool::new(false)));
-    let cfg = config(
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-        Duration::from_secs(300),
-    );
+    let (server, health, source, cfg) = idle_node();
     let s2 = server.clone();
     let chaos = async move {
         // Renewals at 0, 10 and 20 s are stored; the one at 30 s hangs until its 10 s timeout,
         // the next goes out a second later (41 s) and hangs until 51 s: the black hole ends
         // while it hangs.
-        tokio::time::sleep(Duration::from_millis(20_500)).await;
-        for route in ALL_ROUTES {
-            s2.faults().black_hole(route, true);
-        }
-        tokio::time::sleep(Duration::from_secs(22)).await;
-        s2.faults().clear();
-        tokio::time::Instant::now()
+        black_hole_everything(&s2, Duration::from_millis(20_500), Duration::from_secs(22)).await
     };
     let agent = run_for(&server, cfg, source, health, Duration::from_secs(80));
     let ((), back) = tokio::join!(agent, chaos);
@@ -1845,15 +1825,7 @@ async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() 
 /// The Lease renewals (PUT) from 15.5 s on, as offsets from then, with their statuses, when the
 /// three after that are refused (503) and the Lease lasts `lease_seconds`.
 async fn renewals_after_three_refusals(lease_seconds: u32) -> Vec<(Duration, Option<u16>)> {
-    let server = ApiServer::new();
-    seed(&server);
-    let health = Arc::new(Health::new(Duration::from_secs(30)));
-    let source = Switch(Arc::new(AtomicBool::new(false)));
-    let mut cfg = config(
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-        Duration::from_secs(300),
-    );
+    let (server, health, source, mut cfg) = idle_node();
     cfg.node_lease_duration_seconds = lease_seconds;
     let s2 = server.clone();
     let chaos = async move {
@@ -1908,15 +1880,7 @@ async fn a_refused_renewal_is_tried_again_a_second_later() {
 /// renewals are stored again, each renew interval, and none is dropped while they are.
 #[tokio::test(start_paused = true)]
 async fn a_slow_api_server_after_a_failure_has_its_renewals_stored() {
-    let server = ApiServer::new();
-    seed(&server);
-    let health = Arc::new(Health::new(Duration::from_secs(30)));
-    let source = Switch(Arc::new(AtomicBool::new(false)));
-    let cfg = config(
-        Duration::from_secs(10),
-        Duration::from_secs(60),
-        Duration::from_secs(300),
-    );
+    let (server, health, source, cfg) = idle_node();
     let s2 = server.clone();
     let chaos = async move {
         tokio::time::sleep(Duration::from_millis(15_500)).await;
