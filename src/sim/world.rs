@@ -230,8 +230,9 @@ pub struct Outcome {
 }
 
 /// An event due at an instant, in the queue: ordered by its instant, then by when it was
-/// scheduled (both in one integer, so that the queue's many comparisons are one each: they were
-/// a fifth of the simulator's time as a tuple with the event).
+/// scheduled, both in one integer, so that each of the queue's many comparisons is one inlined
+/// compare (as a tuple with the event they were not inlined, and the queue took about a third of
+/// the simulator's time; BENCHMARKS.md, *Simulation*).
 struct Due {
     /// Nanoseconds of the instant (a run spans minutes of virtual time), then the sequence number.
     key: u128,
