@@ -236,8 +236,21 @@ pub struct Outcome {
 struct Due {
     /// Nanoseconds of the instant (a run spans minutes of virtual time), then the sequence number.
     key: u128,
-    at: Duration,
     ev: Ev,
+}
+
+impl Due {
+    fn new(at: Duration, seq: u64, ev: Ev) -> Due {
+        Due {
+            key: (at.as_nanos() << 64) | u128::from(seq),
+            ev,
+        }
+    }
+
+    /// The instant it is due.
+    fn at(&self) -> Duration {
+        Duration::from_nanos((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Due {
@@ -703,14 +716,15 @@ fn run_as(
     w.at(ORIGIN + scenario.monitor_phase, Ev::Monitor);
     let end = ORIGIN + scenario.length;
     // Bounded: every event is at most `end`, and each handler schedules finitely many.
-    while let Some(Due { at: t, ev, .. }) = w.queue.pop() {
+    while let Some(due) = w.queue.pop() {
+        let t = due.at();
         // A witness run judged while the API server is down for everyone goes on until it is
         // back: a taint the node carries then is acted on only once it answers (see `judge`).
         if t > end || (t > until && w.api_up) {
             break;
         }
         w.now = t;
-        w.handle(ev);
+        w.handle(due.ev);
     }
     w.finish();
     w.out.deleted = w.pods.iter().map(|p| p.deleted_by_controller).collect();
@@ -744,8 +758,7 @@ impl World<'_> {
 
     fn at(&mut self, t: Duration, ev: Ev) {
         self.seq += 1;
-        let key = (t.as_nanos() << 64) | u128::from(self.seq);
-        self.queue.push(Due { key, at: t, ev });
+        self.queue.push(Due::new(t, self.seq, ev));
     }
 
     fn log(&mut self, what: impl FnOnce() -> String) {
@@ -1019,33 +1032,35 @@ impl World<'_> {
                     return;
                 }
                 let now = self.now;
-                let mut first_after_failure = false;
-                // A renewal dropped for a probe's answer is not heard of again.
-                if let Some(a) = self.agents[node].as_mut().filter(|a| a.renewals == chain) {
-                    let evidence = if ok {
-                        Evidence::Contact
-                    } else {
-                        Evidence::Failure
-                    };
-                    first_after_failure = ok && a.contact.reach == Reach::Unreachable;
-                    a.contact.observe(evidence, sent, now);
-                    if a.probing == Some(sent) {
-                        a.probing = None;
-                    }
-                }
-                if self.renewing(node, chain) {
-                    // Renewals every renew interval (the first after a failure no sooner than the
-                    // kubelet's lag, as `agent::heartbeat` does); after a failure the next goes
-                    // out a second later.
-                    if let Some(a) = self.agents[node].as_mut() {
+                let set = self.set;
+                // Only the current chain's renewal is heard: one dropped for a probe's answer is
+                // not heard of again.
+                let next = self.agents[node]
+                    .as_mut()
+                    .filter(|a| a.renewals == chain)
+                    .map(|a| {
+                        let evidence = if ok {
+                            Evidence::Contact
+                        } else {
+                            Evidence::Failure
+                        };
+                        let first_after_failure = ok && a.contact.reach == Reach::Unreachable;
+                        a.contact.observe(evidence, sent, now);
+                        if a.probing == Some(sent) {
+                            a.probing = None;
+                        }
                         a.failing = !ok;
-                    }
-                    let lag = self.set.lag_after_return();
-                    let next = if ok {
-                        sent + fencing::next_renewal(self.set.renew, lag, first_after_failure)
-                    } else {
-                        now + fencing::RETRY_AFTER_FAILURE.min(self.set.renew)
-                    };
+                        // Renewals every renew interval (the first after a failure no sooner
+                        // than the kubelet's lag, as `agent::heartbeat` does); after a failure
+                        // the next goes out a second later.
+                        if ok {
+                            let lag = set.lag_after_return();
+                            sent + fencing::next_renewal(set.renew, lag, first_after_failure)
+                        } else {
+                            now + fencing::RETRY_AFTER_FAILURE.min(set.renew)
+                        }
+                    });
+                if let Some(next) = next {
                     self.at(next.max(now), Ev::AgentRenew(node, run, chain));
                 }
                 self.wake(node, run, now);
