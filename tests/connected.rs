@@ -123,6 +123,31 @@ fn idle_node() -> (ApiServer, Arc<Health>, Switch, Config) {
     (server, health, source, cfg)
 }
 
+/// The renewals of our Lease (PUT) that reached the server from `from` on, in order: when, as
+/// an offset from `from`, and the status answered (none while unanswered).
+fn lease_puts(
+    requests: &[support::apiserver::Recorded],
+    from: tokio::time::Instant,
+) -> Vec<(Duration, Option<u16>)> {
+    requests
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= from)
+        .map(|r| (r.at - from, r.status))
+        .collect()
+}
+
+/// Of [`lease_puts`], those the server stored: when, as offsets from `from`.
+fn stored_renewals(
+    requests: &[support::apiserver::Recorded],
+    from: tokio::time::Instant,
+) -> Vec<Duration> {
+    lease_puts(requests, from)
+        .into_iter()
+        .filter(|(_, status)| *status == Some(200))
+        .map(|(at, _)| at)
+        .collect()
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_idle_hour_costs_one_lease_renewal_per_10s_and_one_status_patch_per_minute() {
     let (server, health, source, cfg) = idle_node();
@@ -411,12 +436,8 @@ async fn a_black_holed_server_and_dropped_watches_are_recovered_within_one_renew
     );
     let ((), (back, open_watches)) = tokio::join!(agent, chaos);
     let all = server.requests();
-    let first_renewal_after = all
-        .iter()
-        .filter(|r| {
-            r.path == LEASE_PATH && r.method == "PUT" && r.at >= back && r.status == Some(200)
-        })
-        .map(|r| r.at - back)
+    let first_renewal_after = stored_renewals(&all, back)
+        .into_iter()
         .min()
         .expect("renewed after the server returned");
     assert!(
@@ -1402,12 +1423,8 @@ async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
     let agent = run_for(&server, cfg, source, health, Duration::from_secs(70));
     let ((), (back, metric)) = tokio::join!(agent, chaos);
     let all = server.requests();
-    let first_renewal_after = all
-        .iter()
-        .filter(|r| {
-            r.path == LEASE_PATH && r.method == "PUT" && r.at >= back && r.status == Some(200)
-        })
-        .map(|r| r.at - back)
+    let first_renewal_after = stored_renewals(&all, back)
+        .into_iter()
         .min()
         .expect("renewed after the server returned");
     // At most one renew interval for the hung renewal to time out, and the next one is sent.
@@ -1416,10 +1433,9 @@ async fn a_hung_request_delays_the_lease_by_at_most_one_renew_interval() {
         "first renewal {first_renewal_after:?} after the black hole ended (renew interval 1 s)"
     );
     // Every later renewal keeps the 1 s pace: no gap near the 4 s Lease duration.
-    let renewals: Vec<_> = all
-        .iter()
-        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= back)
-        .map(|r| r.at)
+    let renewals: Vec<_> = lease_puts(&all, back)
+        .into_iter()
+        .map(|(at, _)| at)
         .collect();
     for pair in renewals.windows(2) {
         assert!(
@@ -1765,19 +1781,6 @@ fn reporter_logs() -> &'static ReporterLogs {
     })
 }
 
-/// The lease renewals (PUT) of `requests` the server stored, as offsets from `from`.
-fn stored_renewals(
-    requests: &[support::apiserver::Recorded],
-    from: tokio::time::Instant,
-) -> Vec<Duration> {
-    requests
-        .iter()
-        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.status == Some(200))
-        .filter(|r| r.at >= from)
-        .map(|r| r.at - from)
-        .collect()
-}
-
 /// docs/fence.md §2: after a failure, a renewal that hangs across the API server's return is
 /// dropped once a probe (a read of the Lease, every second) is answered, and another is stored at
 /// once, rather than at that renewal's 10 s timeout. The probes stop once renewals are stored.
@@ -1836,12 +1839,7 @@ async fn renewals_after_three_refusals(lease_seconds: u32) -> Vec<(Duration, Opt
     };
     let agent = run_for(&server, cfg, source, health, Duration::from_secs(40));
     let ((), from) = tokio::join!(agent, chaos);
-    server
-        .requests()
-        .iter()
-        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= from)
-        .map(|r| (r.at - from, r.status))
-        .collect()
+    lease_puts(&server.requests(), from)
 }
 
 /// Asserts that `puts` begins with three refusals and a renewal stored, each `gap` after the one
@@ -1891,12 +1889,7 @@ async fn a_slow_api_server_after_a_failure_has_its_renewals_stored() {
     };
     let agent = run_for(&server, cfg, source, health, Duration::from_secs(90));
     let ((), from) = tokio::join!(agent, chaos);
-    let puts: Vec<(Duration, Option<u16>)> = server
-        .requests()
-        .iter()
-        .filter(|r| r.path == LEASE_PATH && r.method == "PUT" && r.at >= from)
-        .map(|r| (r.at - from, r.status))
-        .collect();
+    let puts = lease_puts(&server.requests(), from);
     // 20 s: refused (answered after its 3 s delay); 24 s: probed, dropped by the probe answered
     // at 25 s; 25 s: stored at 28 s. Then one every renew interval (the first a kubelet's lag
     // after that answer), each 3 s in flight, none dropped: only the one in flight at the end
