@@ -39,7 +39,7 @@ fn start_server() -> SocketAddr {
             .expect("runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            let answer: peer::server::AnswerFn = Arc::new(|| PeerReport {
+            let answer: peer::server::AnswerFn = Arc::new(|_| PeerReport {
                 node: "peer-a".into(),
                 zone: "z1".into(),
                 excluded: false,

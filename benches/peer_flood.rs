@@ -36,7 +36,7 @@ fn main() {
                 .expect("runtime");
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                let answer: peer::AnswerFn = Arc::new(|| PeerReport {
+                let answer: peer::AnswerFn = Arc::new(|_| PeerReport {
                     node: "peer-a".into(),
                     zone: "z1".into(),
                     excluded: false,

@@ -46,7 +46,7 @@ fn start_peers(n: usize) -> Vec<Peer> {
             for (i, l) in listeners.into_iter().enumerate() {
                 l.set_nonblocking(true).expect("nonblocking");
                 let listener = tokio::net::TcpListener::from_std(l).expect("listener");
-                let answer: peer::server::AnswerFn = Arc::new(move || PeerReport {
+                let answer: peer::server::AnswerFn = Arc::new(move |_| PeerReport {
                     node: format!("peer-{i}"),
                     zone: "z1".into(),
                     excluded: false,

@@ -169,6 +169,8 @@ struct Server {
     counters: Arc<PeerCounters>,
     /// How many times the answer closure ran.
     answered: Arc<AtomicUsize>,
+    /// Each question the answer closure saw: who asked, and whether it said it is back.
+    questions: Arc<Mutex<Vec<(String, bool)>>>,
     task: JoinHandle<()>,
 }
 
@@ -198,8 +200,13 @@ async fn start_with(node: &'static str, limits: peer::Limits) -> Server {
     let counters = Arc::new(PeerCounters::default());
     let answered = Arc::new(AtomicUsize::new(0));
     let calls = Arc::clone(&answered);
-    let answer: peer::server::AnswerFn = Arc::new(move || {
+    let questions = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&questions);
+    let answer: peer::server::AnswerFn = Arc::new(move |q: &peer::Question| {
         calls.fetch_add(1, Ordering::SeqCst);
+        seen.lock()
+            .expect("questions")
+            .push((q.from.clone(), q.back));
         report(node)
     });
     let key = Arc::new(Key::new(SECRET).expect("key"));
@@ -214,6 +221,7 @@ async fn start_with(node: &'static str, limits: peer::Limits) -> Server {
         addr,
         counters,
         answered,
+        questions,
         task,
     }
 }
@@ -253,6 +261,27 @@ async fn a_signed_question_gets_the_peers_report_and_both_sides_count_it() {
     let mut text = String::new();
     server.counters.render(&mut text);
     assert!(text.contains("nodewarden_peer_requests_total{result=\"accepted\"} 1\n"));
+}
+
+#[tokio::test]
+async fn telling_peers_back_is_a_signed_question_that_says_so_and_asking_is_not() {
+    let (a, b) = (start("peer-a").await, start("peer-b").await);
+    let peers = [the_peer("peer-a", a.addr), the_peer("peer-b", b.addr)];
+    let told = peer::tell_back(&peers, &key(), "asker", "z1", WAIT).await;
+    assert_eq!(told.len(), 2);
+    for (p, result) in told {
+        assert_eq!(result.expect("answer"), report(&p.node));
+    }
+    peer::ask(&peers[0], &key(), "asker", "z1", WAIT)
+        .await
+        .expect("answer");
+    let seen = |s: &Server| s.questions.lock().expect("questions").clone();
+    assert_eq!(
+        seen(&a),
+        [("asker".to_string(), true), ("asker".to_string(), false)]
+    );
+    assert_eq!(seen(&b), [("asker".to_string(), true)]);
+    assert_eq!(a.counters.accepted(), 2);
 }
 
 #[tokio::test]

@@ -65,7 +65,20 @@ pub async fn ask(
     zone: &str,
     timeout: Duration,
 ) -> Result<PeerReport, AskError> {
-    match tokio::time::timeout(timeout, exchange(peer, key, from, zone)).await {
+    let question = Question {
+        from: from.to_string(),
+        zone: zone.to_string(),
+        back: false,
+    };
+    within(timeout, exchange(peer, key, &question)).await
+}
+
+/// `exchange`, or a timeout once `timeout` has passed.
+async fn within(
+    timeout: Duration,
+    exchange: impl Future<Output = Result<PeerReport, AskError>>,
+) -> Result<PeerReport, AskError> {
+    match tokio::time::timeout(timeout, exchange).await {
         Ok(result) => result,
         Err(_) => Err(AskError::Timeout(timeout)),
     }
@@ -88,6 +101,31 @@ pub async fn ask_all(
     .await
 }
 
+/// Tells every peer at once that node `from` reaches the API server again (a question with
+/// `back`, `agent::quorum::Nudges`); returns when the last one answered or timed out. The answers
+/// are checked as [`ask`]'s are.
+pub async fn tell_back(
+    peers: &[Peer],
+    key: &Key,
+    from: &str,
+    zone: &str,
+    timeout: Duration,
+) -> Vec<(Peer, Result<PeerReport, AskError>)> {
+    let question = Question {
+        from: from.to_string(),
+        zone: zone.to_string(),
+        back: true,
+    };
+    let question = &question;
+    futures_util::future::join_all(peers.iter().map(|peer| async move {
+        (
+            peer.clone(),
+            within(timeout, exchange(peer, key, question)).await,
+        )
+    }))
+    .await
+}
+
 /// Aborts the connection task when the exchange ends, early (timeout) or not.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -97,12 +135,9 @@ impl Drop for AbortOnDrop {
     }
 }
 
-async fn exchange(peer: &Peer, key: &Key, from: &str, zone: &str) -> Result<PeerReport, AskError> {
-    let body = serde_json::to_vec(&Question {
-        from: from.to_string(),
-        zone: zone.to_string(),
-    })
-    .map_err(|e| AskError::Malformed(format!("question: {e}")))?;
+async fn exchange(peer: &Peer, key: &Key, question: &Question) -> Result<PeerReport, AskError> {
+    let body =
+        serde_json::to_vec(question).map_err(|e| AskError::Malformed(format!("question: {e}")))?;
     let nonce = auth::nonce().map_err(|e| AskError::Connect(io::Error::other(e)))?;
     let timestamp = auth::unix_now(SystemTime::now());
     let signature = key.sign(auth::question_message(timestamp, &nonce, &body).as_bytes());

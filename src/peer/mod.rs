@@ -7,6 +7,10 @@
 //! `{"node":…,"zone":…,"reachable":…,"lastContactAgeMillis":…}` is signed too, bound to the
 //! question's nonce. `server` answers (bounded in rate, size, time and connections); `client`
 //! asks; `counters` counts both sides for `/metrics`.
+//!
+//! A question may also carry `"back":true`: the asker reaches the API server again, and the node
+//! asked had answered it "cut off" since. The node asked answers as always, and, if it is cut off
+//! itself, asks its own peers at once instead of at its next round (docs/fence.md §5).
 
 pub mod auth;
 pub mod client;
@@ -20,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::quorum::PeerReport;
 
 pub use auth::{Key, KeyError};
-pub use client::{AskError, ask, ask_all};
+pub use client::{AskError, ask, ask_all, tell_back};
 pub use counters::{PeerCounters, Rejection};
 pub use server::{AnswerFn, Limits, serve, serve_with_limits};
 
@@ -35,6 +39,11 @@ pub struct Question {
     pub from: String,
     /// The asking node's zone.
     pub zone: String,
+    /// The asking node reaches the API server again, after the node asked answered it "cut off"
+    /// (`agent::quorum::Nudges`). Absent when false, so a question from an agent that predates
+    /// the field reads as an ordinary one, and such an agent ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub back: bool,
 }
 
 /// The answer's body.
@@ -114,5 +123,29 @@ mod tests {
         assert!(text.contains(r#""excluded":true"#), "{text}");
         let back: Answer = serde_json::from_str(&text).expect("parse");
         assert_eq!(PeerReport::from(back), excluded);
+    }
+
+    #[test]
+    fn a_question_says_back_only_when_it_is() {
+        let ordinary = Question {
+            from: "n1".into(),
+            zone: "z".into(),
+            back: false,
+        };
+        let text = serde_json::to_string(&ordinary).expect("json");
+        assert_eq!(text, r#"{"from":"n1","zone":"z"}"#);
+        let told = Question {
+            back: true,
+            ..ordinary.clone()
+        };
+        let text = serde_json::to_string(&told).expect("json");
+        assert_eq!(text, r#"{"from":"n1","zone":"z","back":true}"#);
+        assert_eq!(
+            serde_json::from_str::<Question>(&text).expect("parse"),
+            told
+        );
+        // An older agent's question has no such field.
+        let old: Question = serde_json::from_str(r#"{"from":"n1","zone":"z"}"#).expect("parse");
+        assert_eq!(old, ordinary);
     }
 }

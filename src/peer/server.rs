@@ -28,9 +28,10 @@ use crate::peer::auth::{self, Key};
 use crate::peer::counters::{PeerCounters, Rejection};
 use crate::peer::{Answer, MAX_BODY, Question};
 
-/// What this node says when asked; called once per accepted question, never for a refused one.
-/// Called on the server's task: it must return at once (read a snapshot, never wait on I/O).
-pub type AnswerFn = Arc<dyn Fn() -> PeerReport + Send + Sync>;
+/// What this node says when asked the (checked) question; called once per accepted question,
+/// never for a refused one. Called on the server's task: it must return at once (read a snapshot,
+/// never wait on I/O).
+pub type AnswerFn = Arc<dyn Fn(&Question) -> PeerReport + Send + Sync>;
 
 /// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
 /// change one at a time.
@@ -334,10 +335,10 @@ impl Shared {
             )
         })?;
         log::debug!(
-            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str();
+            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back;
             "peer question from {} ({peer}) answered", question.from
         );
-        let report = (self.answer)();
+        let report = (self.answer)(&question);
         Ok(self.signed_answer(&report, &nonce))
     }
 
