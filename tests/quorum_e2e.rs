@@ -888,6 +888,67 @@ fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_h
     );
 }
 
+/// Scenario 6, with rounds 30 s apart: n2 and n3, back once n1's verdicts are settled, tell n1 at
+/// once that they reach the API server (they had answered it "cut off"); n1's own read of its
+/// Lease hangs (its link is down), so it asks its peers then, not at its next round, and says
+/// enforce seconds after the heal.
+#[test]
+fn peers_back_tell_a_cut_off_node_which_asks_them_at_once() {
+    let Some(mut lab) = lab(LabSpec {
+        peer_interval: Duration::from_secs(30),
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = cut_two_then_n1(&mut lab);
+    // n1's first round, as soon as it counts itself cut off: pending or hold, as its peers answer.
+    let node = lab.node(1);
+    let first = node
+        .agent()
+        .wait_for(&["quorum verdict: "], Duration::from_secs(8))
+        .map(|(line, _)| line)
+        .unwrap_or_else(|| panic!("n1 never asked its peers:\n{}", node.log()));
+    assert_eq!(answered(&first), 4, "{first}");
+    assert!(!first.contains("quorum verdict: enforce"), "{first}");
+    // Past the moment its verdicts settle (8.5 s after its last contact, before the cut).
+    let settled = cut_at + Duration::from_secs(10);
+    std::thread::sleep(
+        settled
+            .duration_since(SystemTime::now())
+            .unwrap_or_default(),
+    );
+    let healed = Instant::now();
+    lab.heal_api(2);
+    lab.heal_api(3);
+    // Without the nudges, n1 would ask again only 30 s after its first round.
+    let (line, at) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(8));
+    let after = at.duration_since(healed);
+    assert!(
+        after < Duration::from_secs(5),
+        "enforce {after:?} after the heal: {line}"
+    );
+    let log = lab.node(1).log();
+    assert!(
+        log.contains("a peer reaches the API server again, and this node's read of its Lease is not answered: asking the peers now"),
+        "{log}"
+    );
+    let told = [2, 3]
+        .iter()
+        .filter(|&&i| {
+            lab.node(i)
+                .log()
+                .contains("reaching the API server again: telling")
+        })
+        .count();
+    assert!(
+        told >= 1,
+        "neither n2 nor n3 told its peers:\n{}",
+        lab.node(2).log()
+    );
+    eprintln!("n1: enforce {} ms after the heal", after.as_millis());
+}
+
 /// Scenario 7: as 3, then n1 is SIGKILLed and restarted while still cut off: it holds again
 /// (peers and zone known without the API) and kills nothing, and `status` says why.
 #[test]

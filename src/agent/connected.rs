@@ -275,6 +275,18 @@ pub async fn run<S: Source>(
 
     tasks.spawn("node UID follower", follow_uid(node_rx.clone(), uid_tx));
 
+    let nudges = Arc::new(quorum::Nudges::default());
+    let renew_now = Arc::new(tokio::sync::Notify::new());
+    let keeper = LeaseKeeper::new(
+        client.clone(),
+        &requests,
+        &lease_ns,
+        &lease_name,
+        &node,
+        lease_duration_seconds,
+        &node,
+    )
+    .with_timeout(requests.timeout().min(renew));
     if let (Some(addr), Some(key)) = (peers.listen, peers.key.clone()) {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
             StartError::Config(format!("peers.listen: cannot listen on {addr}: {e}"))
@@ -285,6 +297,7 @@ pub async fn run<S: Source>(
             reach.clone(),
             quorum_rx.clone(),
             contact_before,
+            nudges.clone(),
         );
         log::info!(address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
         tasks.spawn(
@@ -314,10 +327,17 @@ pub async fn run<S: Source>(
             reach: reach.clone(),
             ask: peers
                 .key
-                .map(|key| asker(&node, key, peers.timeout, counters)),
+                .clone()
+                .map(|key| asker(&node, key, peers.timeout, counters.clone())),
             contact_before,
             heard_bound,
             cut_off: cut_off_rx,
+            nudges,
+            tell: peers
+                .key
+                .map(|key| teller(&node, key, peers.timeout, counters)),
+            probe: Some(prober(keeper.probe())),
+            renew_now: renew_now.clone(),
         };
         let (node, health) = (node.clone(), health.clone());
         tasks.spawn("quorum", async move {
@@ -349,19 +369,19 @@ pub async fn run<S: Source>(
         });
     }
     {
-        let keeper = LeaseKeeper::new(
-            client.clone(),
-            &requests,
-            &lease_ns,
-            &lease_name,
-            &node,
-            lease_duration_seconds,
-            &node,
-        )
-        .with_timeout(requests.timeout().min(renew));
         let (uid, reach, health) = (uid_rx.clone(), reach.clone(), health.clone());
         tasks.spawn("heartbeat", async move {
-            heartbeat::run(keeper, renew, kubelet_lag, uid, reach, health, clock).await;
+            heartbeat::run(
+                keeper,
+                renew,
+                kubelet_lag,
+                uid,
+                reach,
+                health,
+                clock,
+                renew_now,
+            )
+            .await;
         });
     }
     {
@@ -527,9 +547,10 @@ fn peer_answer(
     reach: Arc<Reachability>,
     view: watch::Receiver<quorum::QuorumView>,
     contact_before: Option<tokio::time::Instant>,
+    nudges: Arc<quorum::Nudges>,
 ) -> crate::peer::AnswerFn {
     let node = node.to_string();
-    Arc::new(move || {
+    Arc::new(move |question| {
         let now = tokio::time::Instant::now();
         let age = reach
             .last_contact()
@@ -539,10 +560,49 @@ fn peer_answer(
             let v = view.borrow();
             (v.zone.clone().unwrap_or_default(), v.excluded)
         };
-        crate::core::quorum::PeerReport {
+        let report = crate::core::quorum::PeerReport {
             excluded,
             ..crate::core::quorum::answer(&node, &zone, age, after)
-        }
+        };
+        nudges.answered(question, &report);
+        report
+    })
+}
+
+/// Tells peers that this node reaches the API server again, for the quorum task: each answer is
+/// counted as an asked one is, and one that fails is logged.
+fn teller(
+    node: &str,
+    key: Arc<crate::peer::Key>,
+    timeout: std::time::Duration,
+    counters: Arc<crate::peer::PeerCounters>,
+) -> quorum::Teller {
+    let node = node.to_string();
+    Arc::new(move |peers, zone| {
+        let (node, key, counters) = (node.clone(), key.clone(), counters.clone());
+        Box::pin(async move {
+            for (peer, result) in crate::peer::tell_back(&peers, &key, &node, &zone, timeout).await
+            {
+                counters.record_asked(&result);
+                if let Err(e) = result {
+                    log::warn!(
+                        peer = peer.node.as_str(), reason = e.reason();
+                        "peer {} ({}) was not told that this node reaches the API server again: {e}",
+                        peer.node, peer.address
+                    );
+                }
+            }
+        })
+    })
+}
+
+/// One read of this node's Lease, for the quorum task when a peer says it reaches the API server
+/// again.
+fn prober(probe: crate::api::lease::LeaseProbe) -> quorum::Prober {
+    let probe = Arc::new(probe);
+    Arc::new(move |bound| {
+        let probe = probe.clone();
+        Box::pin(async move { probe.once(bound).await })
     })
 }
 

@@ -11,13 +11,16 @@
 //!   another goes out at once. That one is not probed: an API server slow to store writes but
 //!   quick to answer reads would otherwise see every renewal dropped;
 //! - the first renewal stored is followed by the next one no sooner than the kubelet's lag
-//!   (`core::fencing::next_renewal`): that one proves the kubelet renewed too.
+//!   (`core::fencing::next_renewal`): that one proves the kubelet renewed too;
+//! - when the quorum task's own read of the Lease is answered after a peer said it reaches the
+//!   API server again (`agent::quorum`, `renew_now`), the next renewal goes out at once, and a
+//!   renewal hung after a failure is dropped as for a probe's answer.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use crate::agent::clock::Clock;
 use crate::api::lease::LeaseKeeper;
@@ -32,6 +35,7 @@ pub fn renew_interval(lease_duration_seconds: u32) -> Duration {
 }
 
 /// Runs until the task is dropped. `kubelet_lag`: `FencePolicy::kubelet_lag`.
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     mut keeper: LeaseKeeper,
     interval: Duration,
@@ -40,6 +44,7 @@ pub async fn run(
     reach: Arc<Reachability>,
     health: Arc<Health>,
     clock: Clock,
+    renew_now: Arc<Notify>,
 ) {
     let mut ticker = tokio::time::interval(interval);
     // After a long stall (a black-holed request), renew once, not a burst.
@@ -49,7 +54,10 @@ pub async fn run(
     // The renewal about to go out follows a probe's answer: it is not probed itself.
     let mut after_probe = false;
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            () = renew_now.notified() => {}
+        }
         let now =
             jiff::Timestamp::try_from(clock.now().wall).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let node_uid = uid.borrow().clone();
@@ -59,6 +67,7 @@ pub async fn run(
             tokio::select! {
                 result = renewal => Some(result),
                 () = probe.answered(PROBE_EVERY) => None,
+                () = renew_now.notified() => None,
             }
         } else {
             Some(renewal.await)

@@ -4,14 +4,19 @@
 //! keeps the zone and the peer list current (the fence persists them, so a restart while cut off
 //! still knows whom to ask) and asks nobody. Each change of verdict is logged once with its reason
 //! and counted in `nodewarden_quorum_verdict`.
+//!
+//! Nudges ([`Nudges`]): once this node reaches the API server again, it tells the peers it had
+//! answered "cut off" since; a cut-off node so told reads its own Lease at once and renews if that
+//! is answered, and otherwise asks its peers at once rather than at its next round.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::core::v1::Node;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::agent::clock::Clock;
@@ -21,7 +26,8 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, QuorumPolicy, Round, Verdict, decide_or_ask, next_round, unasked_elsewhere,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Verdict, decide_or_ask, next_round,
+    unasked_elsewhere,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -31,6 +37,49 @@ use crate::state::{State, StoredQuorum};
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
 pub type Asker = Arc<dyn Fn(Vec<Peer>, String) -> AskFuture + Send + Sync>;
 
+/// Tells the given peers at once that this node reaches the API server again
+/// (`peer::tell_back`), as a node of the zone given; ends when each answered or timed out.
+pub type TellFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+pub type Teller = Arc<dyn Fn(Vec<Peer>, String) -> TellFuture + Send + Sync>;
+
+/// Reads this node's Lease once, bounded by the duration given: true when the API server answered
+/// (`api::lease::LeaseProbe::once`).
+pub type ProbeFuture = Pin<Box<dyn Future<Output = bool> + Send>>;
+pub type Prober = Arc<dyn Fn(Duration) -> ProbeFuture + Send + Sync>;
+
+/// Askers remembered at most: far more than a peer list holds, so a holder of the key asking
+/// under made-up names cannot grow the set further.
+const MAX_ASKERS: usize = 1024;
+
+/// What the peer endpoint and the quorum task share (docs/fence.md §5): the peers this node
+/// answered "cut off", to tell once it reaches the API server again, and the word of a peer
+/// that reaches it again.
+#[derive(Debug, Default)]
+pub struct Nudges {
+    askers: Mutex<BTreeSet<String>>,
+    back: Notify,
+}
+
+impl Nudges {
+    /// The peer endpoint answered `question` with `report`.
+    pub fn answered(&self, question: &crate::peer::Question, report: &PeerReport) {
+        if !report.reachable {
+            let mut askers = self.askers.lock().unwrap_or_else(|p| p.into_inner());
+            if askers.len() < MAX_ASKERS {
+                askers.insert(question.from.clone());
+            }
+        }
+        if question.back {
+            log::debug!(peer = question.from.as_str(); "peer {} reaches the API server again", question.from);
+            self.back.notify_one();
+        }
+    }
+
+    /// The askers answered "cut off" since the last call.
+    fn take_askers(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.askers.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
 /// What the fence, the peer endpoint and `status` see of the quorum.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QuorumView {
@@ -89,6 +138,14 @@ pub struct QuorumInputs {
     /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
     /// before then.
     pub cut_off: watch::Receiver<Option<bool>>,
+    /// Shared with the peer endpoint ([`Nudges`]).
+    pub nudges: Arc<Nudges>,
+    /// `None` when no peer can be told (no key).
+    pub tell: Option<Teller>,
+    /// A read of this node's Lease, when a peer says it reaches the API server again.
+    pub probe: Option<Prober>,
+    /// Has the heartbeat renew at once (`agent::heartbeat`).
+    pub renew_now: Arc<Notify>,
 }
 
 /// A persisted wall-clock time as the same instant on the agent's clock (never in the future).
@@ -241,11 +298,15 @@ pub async fn run(
     let mut last_round: Option<Duration> = None;
     // Wakes on a change of the Node, the peers or the fence's judgement, and while cut off at
     // each round (`core::quorum::next_round`); asleep otherwise.
+    // A contact wakes it too: the peers it answered "cut off" are told then.
     let mut wake = Wake::default()
         .watch(&inputs.node)
         .watch(&inputs.peers)
-        .watch(&inputs.cut_off);
+        .watch(&inputs.cut_off)
+        .watch(&inputs.reach.subscribe_contact());
     let mut first = true;
+    // A peer said it reaches the API server again, since the last round.
+    let mut nudged = false;
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
@@ -253,6 +314,7 @@ pub async fn run(
                 .map(|t| clock.instant_of(t));
             tokio::select! {
                 _ = wake.any() => {}
+                () = inputs.nudges.back.notified() => nudged = true,
                 _ = tokio::time::sleep_until(round.unwrap_or_else(Instant::now)), if round.is_some() => {}
             }
         }
@@ -286,9 +348,15 @@ pub async fn run(
 
         let own = inputs.reach.last_contact().max(inputs.contact_before);
         let now = Instant::now();
+        // What the peer endpoint answers now (`core::quorum::answer`): once "reachable", the
+        // peers it answered "cut off" are told.
+        if own.is_some_and(|c| now.saturating_duration_since(c) <= policy.unreachable_after) {
+            tell_askers(&inputs, &view);
+        }
         let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {
             continue;
         };
+        let nudged = std::mem::take(&mut nudged);
         if !cut_off || !fencing {
             if gate.verdict.is_some() && !cut_off {
                 log::info!(verdict = "none"; "quorum verdict cleared: the API server answers again");
@@ -303,9 +371,23 @@ pub async fn run(
             last_round = None;
             continue;
         }
-        if next_round(true, last_round, interval, mono(now)).is_some_and(|t| mono(now) < t) {
+        if nudged {
+            if let Some(probe) = &inputs.probe
+                && probe(crate::core::fencing::NUDGE_PROBE).await
+            {
+                log::info!(
+                    "a peer reaches the API server again, and so does this node's read of its Lease: renewing at once"
+                );
+                inputs.renew_now.notify_one();
+                continue;
+            }
+            log::info!(
+                "a peer reaches the API server again, and this node's read of its Lease is not answered: asking the peers now"
+            );
+        } else if next_round(true, last_round, interval, mono(now)).is_some_and(|t| mono(now) < t) {
             continue;
         }
+        let now = Instant::now();
         last_round = Some(mono(now));
 
         let (zone, peers) = {
@@ -374,6 +456,34 @@ pub async fn run(
             changed
         });
     }
+}
+
+/// Tells the peers this node answered "cut off" that it reaches the API server again, without
+/// waiting for their answers (each is bounded by the peer timeout).
+fn tell_askers(inputs: &QuorumInputs, view: &watch::Sender<QuorumView>) {
+    let askers = inputs.nudges.take_askers();
+    let Some(tell) = inputs.tell.as_ref().filter(|_| !askers.is_empty()) else {
+        return;
+    };
+    let (told, zone): (Vec<Peer>, String) = {
+        let v = view.borrow();
+        (
+            v.peers
+                .iter()
+                .filter(|p| askers.contains(&p.node))
+                .cloned()
+                .collect(),
+            v.zone.clone().unwrap_or_default(),
+        )
+    };
+    if told.is_empty() {
+        return;
+    }
+    log::info!(
+        told = told.len();
+        "reaching the API server again: telling {} peer(s) it answered \"cut off\"", told.len()
+    );
+    tokio::spawn(tell(told, zone));
 }
 
 #[cfg(test)]
@@ -560,5 +670,224 @@ mod tests {
         let rt = Duration::from_secs(10);
         assert_eq!(gate.not_before(rt), Some(clock.mono_of(at) - rt));
         assert_eq!(resume(None, &clock), QuorumView::default());
+    }
+}
+
+/// The nudges (docs/fence.md §5), on the task itself with its inputs faked: a paused clock, a
+/// peer list of two, an asker that records when it is called, and a read of the Lease that
+/// answers or not.
+#[cfg(test)]
+mod nudge_tests {
+    use super::*;
+    use crate::api::ApiError;
+    use crate::core::contact::Request;
+    use crate::core::quorum::Undecided;
+    use crate::peer::Question;
+
+    const INTERVAL: Duration = Duration::from_secs(10);
+
+    struct Harness {
+        start: Instant,
+        cut_off: watch::Sender<Option<bool>>,
+        reach: Arc<Reachability>,
+        nudges: Arc<Nudges>,
+        renew_now: Arc<Notify>,
+        rounds: Arc<Mutex<Vec<Duration>>>,
+        told: Arc<Mutex<Vec<Vec<String>>>>,
+        probes: Arc<Mutex<Vec<Duration>>>,
+        _node: watch::Sender<Option<Arc<Node>>>,
+        _peers: watch::Sender<Vec<Peer>>,
+        _view: watch::Receiver<QuorumView>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Drop for Harness {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    fn peer(node: &str) -> Peer {
+        Peer {
+            node: node.into(),
+            address: "10.0.0.1:9843".parse().expect("address"),
+            zone: String::new(),
+        }
+    }
+
+    fn report(reachable: bool) -> PeerReport {
+        PeerReport {
+            node: "n0".into(),
+            zone: String::new(),
+            excluded: false,
+            reachable,
+            last_contact_age: None,
+        }
+    }
+
+    fn question(from: &str, back: bool) -> Question {
+        Question {
+            from: from.into(),
+            zone: String::new(),
+            back,
+        }
+    }
+
+    /// The task, cut off or not as `cut_off` says, with a read of the Lease that takes `read`
+    /// and is answered or not as `answered` says.
+    fn harness(cut_off: bool, read: Duration, answered: bool) -> Harness {
+        let start = Instant::now();
+        let rounds = Arc::new(Mutex::new(Vec::new()));
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let probes = Arc::new(Mutex::new(Vec::new()));
+        let since = move || Instant::now() - start;
+        let asked = rounds.clone();
+        let ask: Asker = Arc::new(move |peers: Vec<Peer>, _zone| -> AskFuture {
+            asked.lock().expect("rounds").push(since());
+            Box::pin(async move { peers.into_iter().map(|p| (p, Heard::Silent)).collect() })
+        });
+        let tells = told.clone();
+        let tell: Teller = Arc::new(move |peers: Vec<Peer>, _zone| -> TellFuture {
+            let names = peers.into_iter().map(|p| p.node).collect();
+            tells.lock().expect("told").push(names);
+            Box::pin(async {})
+        });
+        let probed = probes.clone();
+        let probe: Prober = Arc::new(move |bound| -> ProbeFuture {
+            probed.lock().expect("probes").push(since());
+            Box::pin(async move {
+                tokio::time::sleep(read.min(bound)).await;
+                answered && read <= bound
+            })
+        });
+        let (node_tx, node) = watch::channel(None);
+        let (peers_tx, peers) = watch::channel(Vec::new());
+        // A change, as discovery sends it: the task reads the list on a change only.
+        peers_tx.send_replace(vec![peer("a1"), peer("a2")]);
+        let (cut_off_tx, cut_off_rx) = watch::channel(Some(cut_off));
+        let reach = Arc::new(Reachability::new("n0"));
+        let nudges = Arc::new(Nudges::default());
+        let renew_now = Arc::new(Notify::new());
+        let inputs = QuorumInputs {
+            peers,
+            node,
+            reach: reach.clone(),
+            ask: Some(ask),
+            contact_before: None,
+            heard_bound: start,
+            cut_off: cut_off_rx,
+            nudges: nudges.clone(),
+            tell: Some(tell),
+            probe: Some(probe),
+            renew_now: renew_now.clone(),
+        };
+        let settings = QuorumSettings {
+            policy: QuorumPolicy::new(
+                Duration::from_secs(10),
+                Duration::from_secs(10),
+                Duration::from_secs(15),
+                Duration::ZERO,
+                Undecided::Hold,
+                Undecided::Hold,
+            ),
+            fencing: true,
+            interval: INTERVAL,
+            ask: 10,
+        };
+        let (view_tx, view) = watch::channel(QuorumView::default());
+        let health = Arc::new(Health::new(Duration::from_secs(60)));
+        let task = tokio::spawn(run(
+            settings,
+            "n0".into(),
+            inputs,
+            view_tx,
+            health,
+            Clock::start(),
+        ));
+        Harness {
+            start,
+            cut_off: cut_off_tx,
+            reach,
+            nudges,
+            renew_now,
+            rounds,
+            told,
+            probes,
+            _node: node_tx,
+            _peers: peers_tx,
+            _view: view,
+            task,
+        }
+    }
+
+    async fn at(h: &Harness, t: Duration) {
+        tokio::time::sleep_until(h.start + t).await;
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_nudge_while_cut_off_asks_the_peers_once_the_own_read_is_not_answered() {
+        // The read hangs past its bound: the round follows the bound.
+        let h = harness(true, Duration::from_secs(5), true);
+        at(&h, ms(2000)).await;
+        h.nudges.answered(&question("a1", true), &report(false));
+        at(&h, ms(3000)).await;
+        assert_eq!(*h.probes.lock().expect("probes"), [ms(2000)]);
+        // The first round at once, the next at the nudge plus the read's bound, not at 10 s.
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0), ms(2250)]);
+        // Rounds go on every interval from that one.
+        at(&h, ms(12300)).await;
+        assert_eq!(
+            *h.rounds.lock().expect("rounds"),
+            [ms(0), ms(2250), ms(12250)]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_nudge_whose_own_read_is_answered_renews_at_once_and_asks_nobody() {
+        let h = harness(true, ms(30), true);
+        at(&h, ms(2000)).await;
+        let renewed = h.renew_now.notified();
+        h.nudges.answered(&question("a1", true), &report(false));
+        tokio::time::timeout(ms(100), renewed)
+            .await
+            .expect("the heartbeat is told to renew within the read's time");
+        at(&h, ms(9000)).await;
+        assert_eq!(*h.probes.lock().expect("probes"), [ms(2000)]);
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_nudge_while_connected_reads_nothing_and_asks_nobody() {
+        let h = harness(false, ms(30), false);
+        h.nudges.answered(&question("a1", true), &report(true));
+        at(&h, ms(1000)).await;
+        // Cut off later: the nudge from before is not acted on, the round is the usual first.
+        h.cut_off.send_replace(Some(true));
+        at(&h, ms(3000)).await;
+        assert!(h.probes.lock().expect("probes").is_empty());
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(1000)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_contact_tells_the_listed_peers_it_answered_cut_off_once() {
+        let h = harness(false, ms(30), false);
+        // Answered "cut off" to a1 and to a node not in the list; "reachable" to a2.
+        h.nudges.answered(&question("a1", false), &report(false));
+        h.nudges.answered(&question("x9", false), &report(false));
+        h.nudges.answered(&question("a2", false), &report(true));
+        at(&h, ms(1000)).await;
+        assert!(h.told.lock().expect("told").is_empty());
+        let ok: Result<(), ApiError> = Ok(());
+        h.reach.record(&ok, Request::OwnWrite, Instant::now());
+        at(&h, ms(1100)).await;
+        assert_eq!(*h.told.lock().expect("told"), [vec!["a1".to_string()]]);
+        // The next contact tells nobody again.
+        h.reach.record(&ok, Request::OwnWrite, Instant::now());
+        at(&h, ms(2000)).await;
+        assert_eq!(h.told.lock().expect("told").len(), 1);
     }
 }

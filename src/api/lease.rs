@@ -255,21 +255,27 @@ impl LeaseProbe {
     /// (`core::contact::evidence`). Each read is bounded by `every`, so one that hangs ends as the
     /// next goes out.
     pub async fn answered(&self, every: std::time::Duration) {
-        use crate::core::contact::{Evidence, Request, evidence};
         let mut next = tokio::time::Instant::now();
         loop {
             next += every;
             tokio::time::sleep_until(next).await;
-            let read = self.requests.call_within(
-                every,
-                "get",
-                self.resource.clone(),
-                self.api.get_opt(&self.name),
-            );
-            let outcome = crate::api::reachability::outcome(&read.await);
-            if evidence(outcome, Request::Other) != Evidence::Failure {
+            if self.once(every).await {
                 return;
             }
         }
+    }
+
+    /// One read of the Lease, bounded by `bound`: true when the API server answered it (any
+    /// answer but a failure, as [`LeaseProbe::answered`] counts them).
+    pub async fn once(&self, bound: std::time::Duration) -> bool {
+        use crate::core::contact::{Evidence, Request, evidence};
+        let read = self.requests.call_within(
+            bound,
+            "get",
+            self.resource.clone(),
+            self.api.get_opt(&self.name),
+        );
+        let outcome = crate::api::reachability::outcome(&read.await);
+        evidence(outcome, Request::Other) != Evidence::Failure
     }
 }

@@ -231,6 +231,13 @@ pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 /// agent would hear of the return only at that request's timeout.
 pub const PROBE_EVERY: Duration = Duration::from_secs(1);
 
+/// When a peer says it reaches the API server again while this node is cut off
+/// (`peer::Question::back`), this node first reads its own Lease, bounded by this: answered, it
+/// renews at once and asks nobody; not answered in time (or refused), it asks its peers at once
+/// rather than at its next round (`agent::quorum`, docs/fence.md §5). A healthy API server answers
+/// a read far sooner; a link that hangs costs no more than this before the round.
+pub const NUDGE_PROBE: Duration = Duration::from_millis(250);
+
 /// How long after a renewal of our Lease the next one goes out: every `renew`, but after the
 /// first one stored since a failure, no sooner than `kubelet_lag`. That next contact is the first
 /// that proves the kubelet renewed too ([`Link::counted`]), and with the kubelet's cadence a

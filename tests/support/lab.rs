@@ -299,6 +299,8 @@ pub struct LabSpec {
     pub zones: Vec<&'static str>,
     /// Nodes (1-based) labelled `node.kubernetes.io/exclude-disruption`.
     pub excluded: Vec<usize>,
+    /// The agents' `[peers] interval`: [`PEER_INTERVAL`] unless a test needs rounds further apart.
+    pub peer_interval: Duration,
 }
 
 impl LabSpec {
@@ -317,6 +319,7 @@ impl Default for LabSpec {
             redirects: Vec::new(),
             zones: Vec::new(),
             excluded: Vec::new(),
+            peer_interval: PEER_INTERVAL,
         }
     }
 }
@@ -634,7 +637,7 @@ impl Lab {
                 listen = node.peer_addr(),
                 key = self.key_file.display(),
                 t = PEER_TIMEOUT.as_millis(),
-                iv = PEER_INTERVAL.as_millis(),
+                iv = spec.peer_interval.as_millis(),
                 statics = statics.join("\n"),
             ));
         }
