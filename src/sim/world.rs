@@ -60,6 +60,11 @@ pub struct Settings {
     /// renews at once when a probe is answered (`agent::heartbeat`); `None`: it waits for the hung
     /// renewal's timeout, as the agent did until the eleventh session.
     pub probe: Option<Duration>,
+    /// An agent that answers "reachable" again tells the peers it answered "cut off" since
+    /// (`agent::quorum::Nudges`); a cut-off agent so told reads its Lease, and renews at once if
+    /// that is answered or asks its peers at once if not; false: they learn of it at their next
+    /// round, as until the twelfth session.
+    pub nudge: bool,
 }
 
 impl Settings {
@@ -95,6 +100,7 @@ impl Default for Settings {
             kubelet_backoff: true,
             kubelet_timeout: Duration::from_secs(10),
             probe: Some(fencing::PROBE_EVERY),
+            nudge: true,
         }
     }
 }
@@ -227,6 +233,8 @@ pub struct Outcome {
     /// The agents' renewals that were probed while they hung, and the probes sent for them.
     pub probed_renewals: usize,
     pub probes: usize,
+    /// Nudges sent by agents whose answer turned to "reachable".
+    pub nudges: usize,
 }
 
 /// An event due at an instant, in the queue: ordered by its instant, then by when it was
@@ -298,6 +306,8 @@ enum Ev {
     /// The kubelet's watch delivers this pod, created its lag ago.
     KubeletSees(usize),
     Wake(usize, u32),
+    /// A peer tells this agent (of that run) that its answer turned to "reachable".
+    Nudge(usize, u32),
     Start(usize),
     Monitor,
     TaintPass,
@@ -384,6 +394,8 @@ struct Agent {
     after_probe: bool,
     /// The send time of the renewal being probed, until it or a probe is answered.
     probing: Option<Duration>,
+    /// The peers this agent answered "cut off" since its answer last turned to "reachable".
+    askers: Vec<usize>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -914,6 +926,7 @@ impl World<'_> {
             failing: false,
             after_probe: false,
             probing: None,
+            askers: Vec::new(),
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1035,6 +1048,7 @@ impl World<'_> {
                 let set = self.set;
                 // Only the current chain's renewal is heard: one dropped for a probe's answer is
                 // not heard of again.
+                let mut nudged = Vec::new();
                 let next = self.agents[node]
                     .as_mut()
                     .filter(|a| a.renewals == chain)
@@ -1046,6 +1060,11 @@ impl World<'_> {
                         };
                         let first_after_failure = ok && a.contact.reach == Reach::Unreachable;
                         a.contact.observe(evidence, sent, now);
+                        // As `agent::quorum` on a contact: answering "reachable" again, it tells
+                        // the peers it answered "cut off".
+                        if set.nudge && answers_reachable(a, now, set.unreachable_after) {
+                            nudged = std::mem::take(&mut a.askers);
+                        }
                         if a.probing == Some(sent) {
                             a.probing = None;
                         }
@@ -1063,7 +1082,44 @@ impl World<'_> {
                 if let Some(next) = next {
                     self.at(next.max(now), Ev::AgentRenew(node, run, chain));
                 }
+                for k in nudged {
+                    // Sent over the peer link, as a question is: lost when either end is down.
+                    if self.peer_link[node] && self.peer_link[k] {
+                        self.out.nudges += 1;
+                        let to = self.runs[k];
+                        self.at(now + Duration::from_millis(2), Ev::Nudge(k, to));
+                    }
+                }
                 self.wake(node, run, now);
+            }
+            Ev::Nudge(i, run) => {
+                let now = self.now;
+                // As `agent::quorum`: a cut-off agent reads its Lease, bounded by
+                // `NUDGE_PROBE`; answered, the heartbeat renews at once (a renewal hung after a
+                // failure is dropped, as for a probe's answer); otherwise it asks its peers.
+                let reaches = self.reaches_api(i);
+                let probe = self.request_time(i, fencing::NUDGE_PROBE);
+                if let Some(a) = self.agents[i]
+                    .as_mut()
+                    .filter(|a| a.run == run && a.cut_off)
+                {
+                    if reaches {
+                        a.renewals += 1;
+                        a.after_probe = true;
+                        a.probing = None;
+                        let chain = a.renewals;
+                        self.log(|| format!("n{i} nudged: its probe is answered, it renews"));
+                        self.at(
+                            now + Duration::from_millis(20),
+                            Ev::AgentRenew(i, run, chain),
+                        );
+                    } else {
+                        let at = now + probe;
+                        a.next_round = Some(a.next_round.map_or(at, |t| t.min(at)));
+                        self.log(|| format!("n{i} nudged: its probe fails, it asks its peers"));
+                        self.wake(i, run, at);
+                    }
+                }
             }
             Ev::Wake(i, run) => {
                 // Only the agent's earliest pending wake-up steps it (it names the next one);
@@ -1802,6 +1858,17 @@ impl World<'_> {
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
+        // Each peer that answered "cut off" remembers this node, to nudge it on its return.
+        for (p, h) in &heard {
+            if let Heard::Report(r) = h
+                && !r.reachable
+                && let Ok(j) = p.node[1..].parse::<usize>()
+                && let Some(b) = self.agents.get_mut(j).and_then(|x| x.as_mut())
+                && !b.askers.contains(&i)
+            {
+                b.askers.push(i);
+            }
+        }
         let answered = round
             .heard
             .iter()
@@ -1938,4 +2005,12 @@ impl World<'_> {
             }
         }
     }
+}
+
+/// Whether agent `a` answers its peers "reachable" at `now` (`quorum::answer`).
+fn answers_reachable(a: &Agent, now: Duration, unreachable_after: Duration) -> bool {
+    a.contact
+        .last_contact
+        .max(a.contact_before)
+        .is_some_and(|c| now.saturating_sub(c) <= unreachable_after)
 }
