@@ -64,6 +64,7 @@ fn planning() {
         let plans = plan(
             &pods,
             Duration::from_secs(1000),
+            None,
             &policy,
             &QuorumVerdict::NotConsulted,
         );

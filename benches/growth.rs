@@ -147,6 +147,7 @@ fn plan_time(pods: &[FencePod], policy: &FencePolicy) -> Duration {
         black_box(plan(
             black_box(pods),
             Duration::from_secs(1000),
+            None,
             policy,
             &QuorumVerdict::NotConsulted,
         ));
@@ -362,6 +363,7 @@ fn per_cycle() {
         black_box(plan(
             black_box(&pods),
             Duration::from_secs(1000),
+            None,
             &policy,
             &QuorumVerdict::NotConsulted,
         ));

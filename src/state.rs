@@ -49,11 +49,12 @@ pub const CONTACT_FILE: &str = "last-contact";
 /// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
 pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
 /// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale,
-/// version 5 when the quorum's first hold began; all then read as empty.
-const READS: [u32; 6] = [1, 2, 3, 4, 5, VERSION];
+/// version 5 when the quorum's first hold began, version 6 when each of the Node's taints was
+/// added; all then read as empty.
+const READS: [u32; 7] = [1, 2, 3, 4, 5, 6, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,6 +161,17 @@ pub struct StoredNode {
     pub allocatable: BTreeMap<String, String>,
 }
 
+impl StoredNode {
+    /// The `timeAdded` of the `node.kubernetes.io/unreachable:NoExecute` taint this Node carries,
+    /// as the API server wrote it; `None` without that taint or its time.
+    pub fn unreachable_added(&self) -> Option<&str> {
+        self.taints
+            .iter()
+            .find(|t| t.key == crate::core::taint::keys::UNREACHABLE && t.effect == "NoExecute")
+            .and_then(|t| t.time_added.as_deref())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StoredCondition {
@@ -178,6 +190,11 @@ pub struct StoredTaint {
     pub key: String,
     pub value: String,
     pub effect: String,
+    /// RFC 3339, the taint's `timeAdded` as the API server sent it (since version 7; the
+    /// controller sets it on NoExecute taints): a restart while cut off counts from an
+    /// unreachable taint the Node carried (docs/fence.md §3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_added: Option<String>,
 }
 
 /// One pod as the state file holds it: the fence's view of it, whose fields are defined once, by

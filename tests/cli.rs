@@ -562,11 +562,13 @@ fn save_edge_state(
                 key: "node.kubernetes.io/disk-pressure".into(),
                 value: String::new(),
                 effect: "NoSchedule".into(),
+                time_added: None,
             },
             StoredTaint {
                 key: "dedicated".into(),
                 value: "gpu".into(),
                 effect: "NoSchedule".into(),
+                time_added: None,
             },
         ],
         allocatable: [("cpu", "2"), ("memory", "4Gi"), ("pods", "110")]

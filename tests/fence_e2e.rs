@@ -416,6 +416,80 @@ fn a_partition_stops_each_pod_by_its_eviction_time_and_never_one_that_is_kept() 
     agent.kill_hard();
 }
 
+/// The controller tainted the node while its agent was connected (as an outage of the API server
+/// ends, before the kubelet renews, say), and the link is cut before the taint is removed: the
+/// taint eviction controller deletes the pods for that taint, so the fence counts from its
+/// `timeAdded` — not from its later contact — and stops the pod by then.
+#[test]
+fn a_taint_left_on_the_node_at_the_cut_counts_from_when_it_was_added() {
+    let short = 12;
+    let Some(mut s) = scene("enforce", short, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    let added =
+        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
+    s.server
+        .api
+        .update_node_as("kube-controller-manager", NODE, |n| {
+            n["spec"]["taints"] = json!([{
+                "key": "node.kubernetes.io/unreachable",
+                "effect": "NoExecute",
+                "timeAdded": added,
+            }]);
+        })
+        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    // The agent's Node, with the taint's time, is on disk before the cut.
+    let state = s.dir.path().join("state").join("state.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(&added)) {
+        assert!(
+            Instant::now() < deadline,
+            "the taint never reached the state file"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cut_at = SystemTime::now();
+    s.netns.cut();
+    let plans = plans(&mut agent, 6);
+    let (_, _, eviction) = plans["short"].expect("a stop plan for the short pod");
+    let by_taint = parse_wall(&added) + Duration::from_secs(short);
+    let off = eviction
+        .duration_since(by_taint)
+        .or_else(|_| by_taint.duration_since(eviction))
+        .unwrap_or_default();
+    assert!(
+        off <= Duration::from_millis(50),
+        "eviction {eviction:?}, the taint's time + {short}s is {by_taint:?}"
+    );
+    // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
+    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(short));
+    let short_pod = s.pods.iter().find(|p| p.name == "short").expect("short");
+    let until = eviction + Duration::from_secs(1);
+    let mut stopped = None;
+    while SystemTime::now() < until && stopped.is_none() {
+        if pod_processes(&short_pod.dir) == 0 {
+            stopped = Some(SystemTime::now());
+        }
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let at = stopped.unwrap_or_else(|| panic!("short never stopped:\n{}", agent.drained_dump()));
+    assert!(
+        at <= eviction,
+        "stopped {:?} late",
+        at.duration_since(eviction)
+    );
+    let log = agent.drained_dump();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("fence plan for default/short")
+                && l.contains("taint the Node carried when last seen")),
+        "{log}"
+    );
+    agent.kill_hard();
+}
+
 #[test]
 fn healing_before_any_deadline_kills_nothing() {
     let Some(mut s) = scene("enforce", 30, Duration::from_secs(10)) else {

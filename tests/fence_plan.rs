@@ -48,6 +48,7 @@ fn delay(tolerations: Vec<Toleration>) -> Option<u64> {
     let plans = plan(
         &[pod(tolerations)],
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -149,6 +150,7 @@ fn daemonset_tolerations_are_never_fenced() {
     let plans = plan(
         std::slice::from_ref(&p),
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -157,6 +159,7 @@ fn daemonset_tolerations_are_never_fenced() {
     let plans = plan(
         &[p],
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -178,6 +181,7 @@ fn static_mirror_opted_out_and_finished_pods_are_never_fenced() {
         let plans = plan(
             &[p],
             CONTACT,
+            None,
             &policy(Mode::Enforce),
             &QuorumVerdict::NotConsulted,
         );
@@ -195,6 +199,7 @@ fn the_pod_is_stopped_by_its_eviction_time() {
     let plans = plan(
         &[p],
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -225,6 +230,7 @@ fn the_grace_is_capped() {
     let plans = plan(
         &[p],
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -243,12 +249,14 @@ fn dry_run_plans_the_same_schedule_but_marks_it() {
     let enforce = plan(
         std::slice::from_ref(&p),
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
     let dry = plan(
         &[p],
         CONTACT,
+        None,
         &policy(Mode::DryRun),
         &QuorumVerdict::NotConsulted,
     );
@@ -271,6 +279,7 @@ fn off_plans_nothing_and_a_hold_verdict_holds() {
     let off = plan(
         std::slice::from_ref(&p),
         CONTACT,
+        None,
         &policy(Mode::Off),
         &QuorumVerdict::NotConsulted,
     );
@@ -278,6 +287,7 @@ fn off_plans_nothing_and_a_hold_verdict_holds() {
     let held = plan(
         &[p],
         CONTACT,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::Hold {
             reason: "zone partially disrupted".into(),
@@ -299,7 +309,7 @@ proptest! {
         let run = |s: i64| {
             let mut p = pod(vec![ne(UNREACHABLE).with_seconds(s)]);
             p.termination_grace_seconds = grace;
-            match plan(&[p], CONTACT, &policy(Mode::Enforce), &QuorumVerdict::NotConsulted)[0].plan.clone() {
+            match plan(&[p], CONTACT, None, &policy(Mode::Enforce), &QuorumVerdict::NotConsulted)[0].plan.clone() {
                 Plan::Stop { schedule, .. } => schedule,
                 other => panic!("{other:?}"),
             }
@@ -339,6 +349,7 @@ fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() 
     let plans = plan(
         &[pod(vec![toleration])],
         CONTACT,
+        None,
         &lagged,
         &QuorumVerdict::NotConsulted,
     );

@@ -213,7 +213,7 @@ fn wall_clock_steps_both_ways_move_no_decision_by_more_than_a_heartbeat() {
             let j = link.judge(&seen, now, AFTER);
             judged.push((tick, j.reachable, j.cut_off));
             if let (true, Some(contact)) = (j.cut_off, j.last_contact) {
-                let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
+                let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
                 for d in taken.due(&plans, &BTreeSet::new(), now.mono) {
                     stops.push((d.uid, d.step == Step::Kill, tick));
                 }
@@ -294,7 +294,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     let policy = enforce();
     let contact = BASE;
     let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("done", Some(0))];
-    let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
+    let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
     let fenced: BTreeSet<String> = ["done".to_string()].into();
     let mut steps = Steps::default();
     // a: eviction 40 s, kill 38 s, SIGTERM 28 s; b: eviction 70 s, kill 68 s, SIGTERM 58 s.
@@ -327,6 +327,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     let dry = plan(
         &pods,
         contact,
+        None,
         &FencePolicy {
             mode: Mode::DryRun,
             kubelet_lag: Duration::ZERO,
@@ -342,6 +343,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     let held = plan(
         &pods,
         contact,
+        None,
         &policy,
         &QuorumVerdict::Hold {
             reason: "partial disruption".into(),
@@ -647,7 +649,7 @@ fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
         })
         .chain([pod("done", Some(0))])
         .collect();
-    let plans = plan(&pods, contact, &policy, &QuorumVerdict::NotConsulted);
+    let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
     let fenced: BTreeSet<String> = ["done".to_string()].into();
 
     let mut by_sleeping = Steps::default();
@@ -710,6 +712,7 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
     let plans = plan(
         &[pod("a", Some(0)), pod("b", Some(30))],
         BASE,
+        None,
         &policy,
         &QuorumVerdict::NotConsulted,
     );

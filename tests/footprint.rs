@@ -985,6 +985,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
             key: "node.kubernetes.io/disk-pressure".into(),
             value: String::new(),
             effect: "NoSchedule".into(),
+            time_added: None,
         }],
         allocatable: [("cpu".to_string(), "2".to_string())].into(),
     };
@@ -1379,7 +1380,8 @@ fn the_connected_plan_metrics_allocate_nothing_a_pod() {
     let metrics = Metrics::default();
     let record = |pods: &[FencePod]| {
         thread_allocations::during(|| {
-            let plans = fence_plan::plan_each(pods, Duration::from_secs(100), &policy, &verdict);
+            let plans =
+                fence_plan::plan_each(pods, Duration::from_secs(100), None, &policy, &verdict);
             metrics.record_plans(plans.map(|(_, plan)| plan), &verdict, None);
         })
         .0
@@ -1401,7 +1403,7 @@ fn the_connected_plan_metrics_allocate_nothing_a_pod() {
     assert_eq!(counted, 1000.0, "{text}");
     // The counter sees allocations: the kept plans of 1,000 pods are a vector of them at least.
     let (kept, plans) = thread_allocations::during(|| {
-        fence_plan::plan(&many, Duration::from_secs(100), &policy, &verdict)
+        fence_plan::plan(&many, Duration::from_secs(100), None, &policy, &verdict)
     });
     assert_eq!(plans.len(), 1000);
     assert!(

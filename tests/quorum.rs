@@ -767,7 +767,7 @@ fn eviction(quorum: &QuorumVerdict) -> Option<Duration> {
         mode: Mode::Enforce,
         kubelet_lag: Duration::ZERO,
     };
-    match &plan(&[pod()], Duration::from_secs(1000), &policy, quorum)[0].plan {
+    match &plan(&[pod()], Duration::from_secs(1000), None, &policy, quorum)[0].plan {
         Plan::Stop { schedule, .. } => Some(schedule.eviction_time),
         Plan::Hold { .. } => None,
         Plan::Never { reason } => panic!("never: {reason}"),

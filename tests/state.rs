@@ -67,11 +67,20 @@ fn sample_state() -> State {
                 message: "kubelet has disk pressure".into(),
                 last_transition_time: Some("2027-01-15T07:59:00Z".into()),
             }],
-            taints: vec![StoredTaint {
-                key: "node.kubernetes.io/disk-pressure".into(),
-                value: String::new(),
-                effect: "NoSchedule".into(),
-            }],
+            taints: vec![
+                StoredTaint {
+                    key: "node.kubernetes.io/disk-pressure".into(),
+                    value: String::new(),
+                    effect: "NoSchedule".into(),
+                    time_added: None,
+                },
+                StoredTaint {
+                    key: "node.kubernetes.io/unreachable".into(),
+                    value: String::new(),
+                    effect: "NoExecute".into(),
+                    time_added: Some("2027-01-15T07:58:30Z".into()),
+                },
+            ],
             allocatable: [("cpu".to_string(), "2".to_string())].into(),
         }),
         condition_events: vec![PendingEvent {

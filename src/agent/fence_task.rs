@@ -337,6 +337,7 @@ pub async fn run(
         reachable: false,
         pods_generation: 0,
         planned: None,
+        taint_seen: None,
         steps: Steps::default(),
         durability: Durability::new(),
         retry: Retry::new(
@@ -460,9 +461,12 @@ struct Task {
     reachable: bool,
     /// Bumped whenever `kept.converted` changes.
     pods_generation: u64,
-    /// The plans of the current partition and what they were made from (last contact, verdict,
-    /// pods).
-    planned: Option<((Duration, QuorumVerdict, u64), Vec<fence_plan::PodPlan>)>,
+    /// The plans of the current partition and what they were made from (last contact, the
+    /// unreachable taint's time, verdict, pods).
+    planned: Option<(PlanKey, Vec<fence_plan::PodPlan>)>,
+    /// The `timeAdded` of the unreachable taint on our Node as this run saw it, and when it first
+    /// saw it (`Task::tainted`).
+    taint_seen: Option<(String, Duration)>,
     steps: Steps,
     durability: Durability,
     retry: Retry,
@@ -490,7 +494,28 @@ struct Task {
     clock: Clock,
 }
 
+/// What a partition's plans are made from: last contact, the unreachable taint's time, the
+/// quorum's verdict, the pods' generation.
+type PlanKey = (Duration, Option<Duration>, QuorumVerdict, u64);
+
 impl Task {
+    /// When the unreachable taint on our Node as last seen was added, on the monotonic clock: its
+    /// `timeAdded` read on our wall clock (one in our future: now), or when this run first saw it
+    /// if that is earlier (our clock may be behind the controller's). `None` without that taint.
+    fn tainted(&self, now: Moment) -> Option<Duration> {
+        let added = self.kept.node_status.as_ref()?.unreachable_added()?;
+        let on_wall = crate::state::parse_time(added).map(|wall| now.mono_at(wall));
+        let seen = self
+            .taint_seen
+            .as_ref()
+            .filter(|(text, _)| text == added)
+            .map(|(_, at)| *at);
+        match (on_wall, seen) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change
     /// of its inputs): at the instant `core::fencing::next_wake` names, `MIN_GAP` after the tick
     /// that ended at `ended` when that instant is no later than the tick's `now` (work due at
@@ -554,6 +579,11 @@ impl Task {
         if node_changed && let Some(n) = inputs.node.borrow_and_update().as_ref() {
             self.node_read = true;
             let seen = snapshot::node(n);
+            match (seen.unreachable_added(), &self.taint_seen) {
+                (Some(added), Some((known, _))) if added == known => {}
+                (Some(added), _) => self.taint_seen = Some((added.to_string(), now.mono)),
+                (None, _) => self.taint_seen = None,
+            }
             if self.kept.node_status.as_ref() != Some(&seen) {
                 self.kept.node_status = Some(seen);
                 self.durability.changed();
@@ -645,6 +675,7 @@ impl Task {
                 let plans = fence_plan::plan_each(
                     &self.kept.converted.pods,
                     now.mono,
+                    self.tainted(now),
                     &self.policy,
                     &verdict,
                 );
@@ -740,11 +771,17 @@ impl Task {
         );
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
-        let key = (contact, verdict.clone(), self.pods_generation);
+        let tainted = self.tainted(now);
+        let key = (contact, tainted, verdict.clone(), self.pods_generation);
         let replanned = self.planned.as_ref().is_none_or(|(k, _)| *k != key);
         if replanned {
-            let plans =
-                fence_plan::plan(&self.kept.converted.pods, contact, &self.policy, &verdict);
+            let plans = fence_plan::plan(
+                &self.kept.converted.pods,
+                contact,
+                tainted,
+                &self.policy,
+                &verdict,
+            );
             self.planned = Some((key, plans));
         }
         let Some((_, plans)) = self.planned.take() else {
@@ -773,7 +810,7 @@ impl Task {
         for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
             self.take(&due, now);
         }
-        self.planned = Some(((contact, verdict, self.pods_generation), plans));
+        self.planned = Some(((contact, tainted, verdict, self.pods_generation), plans));
         if let Some(t) = &self.terminator
             && now.mono.saturating_sub(self.last_sweep) >= SWEEP
         {

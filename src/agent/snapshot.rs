@@ -40,6 +40,10 @@ pub fn node(n: &Node) -> StoredNode {
                 key: t.key.clone(),
                 value: t.value.clone().unwrap_or_default(),
                 effect: t.effect.clone(),
+                time_added: t
+                    .time_added
+                    .as_ref()
+                    .map(|a| crate::core::clock::rfc3339(std::time::SystemTime::from(a.0))),
             })
             .collect(),
         allocatable: status

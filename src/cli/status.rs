@@ -250,9 +250,17 @@ pub fn report(
         zone: state.zone.clone(),
         peers: state.peers.len(),
     };
+    // The unreachable taint the Node carried when last seen, as the fence counts it.
+    let tainted = state
+        .node_status
+        .as_ref()
+        .and_then(|n| n.unreachable_added())
+        .and_then(crate::state::parse_time)
+        .map(|wall| moment.mono_at(wall));
     let plans = fence_plan::plan(
         &pods,
         contact_mono,
+        tainted,
         &fence_plan::FencePolicy::from(config),
         &verdict,
     );

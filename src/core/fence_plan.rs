@@ -165,6 +165,8 @@ enum Why {
         margin: u64,
         /// Milliseconds before last contact the count starts (`FencePolicy::kubelet_lag`).
         lag_ms: u64,
+        /// Counted from the unreachable taint the Node carried when last seen, not from contact.
+        seen_taint: bool,
         quorum: Quorum,
     },
     Text(String),
@@ -198,6 +200,7 @@ impl fmt::Display for Reason {
                 grace,
                 margin,
                 lag_ms,
+                seen_taint,
                 quorum,
             } => {
                 match tolerated {
@@ -218,6 +221,13 @@ impl fmt::Display for Reason {
                          last then)",
                         lag_ms / 1000,
                         lag_ms % 1000 / 100
+                    )?;
+                }
+                if *seen_taint {
+                    write!(
+                        f,
+                        "; counted instead from the node.kubernetes.io/unreachable:NoExecute taint \
+                         the Node carried when last seen (its timeAdded), which is earlier"
                     )?;
                 }
                 write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;
@@ -282,10 +292,11 @@ fn never(reason: &'static str) -> Plan {
 pub fn plan(
     pods: &[FencePod],
     last_contact: Duration,
+    tainted: Option<Duration>,
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
 ) -> Vec<PodPlan> {
-    plan_each(pods, last_contact, policy, quorum)
+    plan_each(pods, last_contact, tainted, policy, quorum)
         .map(|(p, plan)| PodPlan {
             uid: p.uid.clone(),
             namespace: p.namespace.clone(),
@@ -302,6 +313,7 @@ pub fn plan(
 pub fn plan_each<'a>(
     pods: &'a [FencePod],
     last_contact: Duration,
+    tainted: Option<Duration>,
     policy: &'a FencePolicy,
     quorum: &'a QuorumVerdict,
 ) -> impl Iterator<Item = (&'a FencePod, Plan)> + 'a {
@@ -310,13 +322,16 @@ pub fn plan_each<'a>(
         QuorumVerdict::Hold { reason } => Some(Arc::from(reason.as_str())),
         _ => None,
     };
-    pods.iter()
-        .map(move |p| (p, plan_one(p, last_contact, policy, quorum, held.as_ref())))
+    pods.iter().map(move |p| {
+        let plan = plan_one(p, last_contact, tainted, policy, quorum, held.as_ref());
+        (p, plan)
+    })
 }
 
 fn plan_one(
     pod: &FencePod,
     last_contact: Duration,
+    tainted: Option<Duration>,
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
     held: Option<&Arc<str>>,
@@ -362,7 +377,13 @@ fn plan_one(
         } if held_from.is_none_or(|b| b <= judged) => Some(*t),
         _ => None,
     };
-    let tainted_from = resumed.map_or(judged, |t| judged.max(t));
+    let counted = resumed.map_or(judged, |t| judged.max(t));
+    // A taint the Node already carried when last seen is on it from when it was added, if that
+    // is earlier: nothing the cut brings removes it (docs/fence.md §3). Holds keep their own
+    // rules.
+    let seen_taint =
+        tainted.filter(|t| *t < counted && !matches!(quorum, QuorumVerdict::Hold { .. }));
+    let tainted_from = seen_taint.unwrap_or(counted);
     let eviction_time = tainted_from + delay;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
@@ -382,6 +403,7 @@ fn plan_one(
             grace: grace.as_secs(),
             margin: policy.safety_margin.as_secs(),
             lag_ms: u64::try_from(policy.kubelet_lag.as_millis()).unwrap_or(u64::MAX),
+            seen_taint: seen_taint.is_some(),
             quorum,
         })
     };
@@ -518,7 +540,7 @@ mod tests {
                 (vec![unreachable(Some(0))], None),
                 (vec![unreachable(Some(300))], Some(300)),
             ] {
-                let plans = plan(&[pod(tolerations)], contact, &policy, verdict);
+                let plans = plan(&[pod(tolerations)], contact, None, &policy, verdict);
                 let reason = match &plans[0].plan {
                     Plan::Stop { reason, .. } | Plan::Hold { reason, .. } => reason.to_string(),
                     Plan::Never { reason } => panic!("never: {reason}"),
@@ -529,7 +551,7 @@ mod tests {
         let never = |edit: fn(&mut FencePod), policy: &FencePolicy| {
             let mut p = pod(vec![unreachable(None)]);
             edit(&mut p);
-            match &plan(&[p], contact, policy, &QuorumVerdict::NotConsulted)[0].plan {
+            match &plan(&[p], contact, None, policy, &QuorumVerdict::NotConsulted)[0].plan {
                 Plan::Never { reason } => reason.to_string(),
                 other => panic!("{other:?}"),
             }
@@ -553,5 +575,74 @@ mod tests {
         assert_eq!(format!("{a:?}"), "\"zone\"");
         assert!(a.contains("on") && !a.contains("x"));
         assert_eq!(a, Reason::from("zone".to_string()));
+    }
+
+    #[test]
+    fn a_taint_seen_before_the_cut_counts_from_its_time_when_that_is_earlier() {
+        let policy = FencePolicy {
+            node_monitor_grace_period: Duration::from_secs(40),
+            safety_margin: Duration::from_secs(2),
+            grace_cap: Duration::from_secs(30),
+            mode: Mode::Enforce,
+            kubelet_lag: Duration::from_secs(10),
+        };
+        let tolerating = pod(vec![
+            Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute))
+                .with_seconds(19),
+        ]);
+        let contact = Duration::from_secs(1000);
+        let enforce = QuorumVerdict::Enforce {
+            not_before: None,
+            held_from: None,
+        };
+        let eviction = |tainted: Option<Duration>, verdict: &QuorumVerdict| match &plan(
+            std::slice::from_ref(&tolerating),
+            contact,
+            tainted,
+            &policy,
+            verdict,
+        )[0]
+        .plan
+        {
+            Plan::Stop {
+                schedule, reason, ..
+            }
+            | Plan::Hold { schedule, reason } => (schedule.eviction_time, reason.to_string()),
+            Plan::Never { reason } => panic!("never: {reason}"),
+        };
+        // Counted from contact: 1000 − 10 + 40 + 19.
+        let (by_contact, why) = eviction(None, &enforce);
+        assert_eq!(by_contact, Duration::from_secs(1049));
+        assert!(!why.contains("timeAdded"), "{why}");
+        // A taint added 8 s before the last contact (the kubelet had not renewed since a return).
+        let (by_taint, why) = eviction(Some(Duration::from_secs(992)), &enforce);
+        assert_eq!(by_taint, Duration::from_secs(1011));
+        assert!(
+            why.contains("taint the Node carried when last seen"),
+            "{why}"
+        );
+        // One added later than the count from contact changes nothing.
+        assert_eq!(
+            eviction(Some(Duration::from_secs(1040)), &enforce).0,
+            by_contact
+        );
+        // Also after a hold: the earlier of the two.
+        let resumed = QuorumVerdict::Enforce {
+            not_before: Some(Duration::from_secs(1100)),
+            held_from: Some(Duration::from_secs(1010)),
+        };
+        assert_eq!(eviction(None, &resumed).0, Duration::from_secs(1119));
+        assert_eq!(
+            eviction(Some(Duration::from_secs(992)), &resumed).0,
+            Duration::from_secs(1011)
+        );
+        // A hold keeps its own rules.
+        let hold = QuorumVerdict::Hold {
+            reason: "zone".into(),
+        };
+        assert_eq!(
+            eviction(Some(Duration::from_secs(992)), &hold).0,
+            by_contact
+        );
     }
 }
