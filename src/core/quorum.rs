@@ -238,6 +238,13 @@ pub struct Fixes {
     /// and ran a pod 38 s past the deletion its old taint brought). The agent's shell applies it;
     /// only the simulator reads this switch.
     pub taint_outlasts_hold: bool,
+    /// The fence counts from the `timeAdded` of the unreachable taint its Node carried when last
+    /// seen, when that is earlier than its count from contact (`fence_plan::plan`; issue 22,
+    /// seed 0x292: the controller tainted a node as an outage of the API server ended, before
+    /// its kubelet renewed; the agent, back, saw the taint, was cut off again before the taint
+    /// was removed, counted from its new contact and ran a pod 32 s past its deletion). The
+    /// agent's shell applies it; only the simulator reads this switch.
+    pub seen_taint: bool,
 }
 
 impl Fixes {
@@ -253,6 +260,7 @@ impl Fixes {
         kubelet_after_return: true,
         settled_early: true,
         taint_outlasts_hold: true,
+        seen_taint: true,
     };
 }
 

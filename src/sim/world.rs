@@ -358,6 +358,9 @@ struct Disk {
     held_from: Option<SystemTime>,
     pods: Vec<FencePod>,
     fenced: BTreeSet<String>,
+    /// The unreachable taint's `timeAdded` on the Node as last seen (the controller's clock, true
+    /// time).
+    taint_added: Option<Duration>,
 }
 
 #[derive(Clone, Debug)]
@@ -396,6 +399,9 @@ struct Agent {
     probing: Option<Duration>,
     /// The peers this agent answered "cut off" since its answer last turned to "reachable".
     askers: Vec<usize>,
+    /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
+    /// run first saw it (`None`: read from disk) — `agent::fence_task`'s `tainted`.
+    taint_view: Option<(Duration, Option<Duration>)>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -428,6 +434,9 @@ struct World<'a> {
     pods: Vec<Pod>,
     /// Per node: when the API's pods of that node last changed.
     pods_changed: Vec<Duration>,
+    /// Per node: each change of its Node's unreachable taint in the API, in order: when, and the
+    /// taint's `timeAdded` (`None`: removed).
+    node_taints: Vec<Vec<(Duration, Option<Duration>)>>,
     cp: ControlPlane,
     /// The agents' quorum policy, as `agent::quorum::policy` builds it, with the run's fixes.
     quorum_policy: QuorumPolicy,
@@ -658,6 +667,7 @@ fn run_as(
         runs: vec![0; n],
         pods: Vec::new(),
         pods_changed: vec![ORIGIN; n],
+        node_taints: vec![Vec::new(); n],
         cp: ControlPlane::new(settings.controller, &zone_of, ORIGIN),
         quorum_policy: QuorumPolicy {
             fixes: settings.fixes,
@@ -863,6 +873,15 @@ impl World<'_> {
             .collect()
     }
 
+    /// The unreachable taint's `timeAdded` on `node`'s Node in the API at `at`.
+    fn taint_at(&self, node: usize, at: Duration) -> Option<Duration> {
+        self.node_taints[node]
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= at)
+            .and_then(|(_, added)| *added)
+    }
+
     /// The instant of the API whose pods the watch of `node`'s agent delivers now.
     fn watched_at(&self, node: usize) -> Duration {
         let lag = self.s.agent_lag(node);
@@ -927,6 +946,12 @@ impl World<'_> {
             after_probe: false,
             probing: None,
             askers: Vec::new(),
+            taint_view: if self.reaches_api(i) {
+                self.taint_at(i, self.watched_at(i))
+                    .map(|t| (t, Some(self.now)))
+            } else {
+                disk.taint_added.map(|t| (t, None))
+            },
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1170,6 +1195,8 @@ impl World<'_> {
     fn apply(&mut self, changes: super::control::Changes) {
         for (node, tainted) in changes.tainted {
             self.log(|| format!("controller taints n{node} unreachable:NoExecute"));
+            self.node_taints[node].push((self.now, Some(tainted)));
+            self.pods_changed_on(node);
             for p in 0..self.pods.len() {
                 if self.pods[p].node == node && self.pods[p].in_api {
                     self.schedule_eviction(p, tainted);
@@ -1180,6 +1207,8 @@ impl World<'_> {
             if disruption {
                 self.transient.insert((node, added));
             }
+            self.node_taints[node].push((self.now, None));
+            self.pods_changed_on(node);
             self.log(|| {
                 format!(
                     "controller removes n{node}'s taint{}",
@@ -1664,11 +1693,23 @@ impl World<'_> {
         }
         let at = self.watched_at(i);
         let view = self.api_view(i, at);
+        let taint = self.taint_at(i, at);
+        let now = self.now;
         if let Some(a) = self.agents[i].as_mut() {
             a.list_blocked_until = None;
             a.view_at = Some(at);
             if a.known != view {
                 a.known = view;
+                a.durability.changed();
+            }
+            // The Node's watch, as the pods': the taint, and when this run first saw it.
+            let seen = match (taint, a.taint_view) {
+                (Some(t), Some((known, when))) if t == known => Some((t, when)),
+                (Some(t), _) => Some((t, Some(now))),
+                (None, _) => None,
+            };
+            if seen != a.taint_view {
+                a.taint_view = seen;
                 a.durability.changed();
             }
         }
@@ -1739,7 +1780,16 @@ impl World<'_> {
                 mode: Mode::Enforce,
                 kubelet_lag: set.kubelet_lag,
             };
-            a.plans = fence_plan::plan(&a.known, contact, &policy, &verdict);
+            // As `agent::fence_task`: the taint's `timeAdded` read on this node's wall clock, or
+            // when this run first saw it if that is earlier.
+            let tainted = a
+                .taint_view
+                .filter(|_| set.fixes.seen_taint)
+                .map(|(added, seen)| {
+                    let on_wall = moment_off(now, a.wall_offset).mono_at(wall(added));
+                    seen.map_or(on_wall, |s| s.min(on_wall))
+                });
+            a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
             }
@@ -1777,6 +1827,7 @@ impl World<'_> {
                 disk.held_from = a.gate.held_from.map(|h| m.wall_at(h));
                 disk.pods = a.known.clone();
                 disk.fenced = a.fenced.clone();
+                disk.taint_added = a.taint_view.map(|(t, _)| t);
             }
             a.durability.written(what, true, now);
         }
