@@ -1223,9 +1223,11 @@ impl World<'_> {
     }
 
     fn schedule_eviction(&mut self, pod: usize, tainted: Duration) {
-        // processPodOnNode: the pod's own toleration for the taint; none tolerated forever.
+        // processPodOnNode: the pod's own toleration for the taint; none tolerated forever. The
+        // timer starts when the controller handles the update — the taint's or, for a pod created
+        // on a node already tainted, the pod's — not at `timeAdded` (docs/semantics.md §4.3).
         if let Some(t) = self.pods[pod].spec.toleration {
-            let at = (tainted + Duration::from_secs(t)).max(self.now);
+            let at = self.now + Duration::from_secs(t);
             self.at(at, Ev::Evict { pod, tainted });
         }
     }
