@@ -80,6 +80,7 @@ impl Nudges {
         std::mem::take(&mut *self.askers.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
+
 /// What the fence, the peer endpoint and `status` see of the quorum.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QuorumView {
