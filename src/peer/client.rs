@@ -65,12 +65,16 @@ pub async fn ask(
     zone: &str,
     timeout: Duration,
 ) -> Result<PeerReport, AskError> {
-    let question = Question {
+    within(timeout, exchange(peer, key, &question(from, zone, false))).await
+}
+
+/// The question node `from` of zone `zone` asks, saying it is back or not.
+fn question(from: &str, zone: &str, back: bool) -> Question {
+    Question {
         from: from.to_string(),
         zone: zone.to_string(),
-        back: false,
-    };
-    within(timeout, exchange(peer, key, &question)).await
+        back,
+    }
 }
 
 /// `exchange`, or a timeout once `timeout` has passed.
@@ -93,12 +97,7 @@ pub async fn ask_all(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    futures_util::future::join_all(
-        peers
-            .iter()
-            .map(|peer| async move { (peer.clone(), ask(peer, key, from, zone, timeout).await) }),
-    )
-    .await
+    exchange_all(peers, key, &question(from, zone, false), timeout).await
 }
 
 /// Tells every peer at once that node `from` reaches the API server again (a question with
@@ -111,12 +110,16 @@ pub async fn tell_back(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    let question = Question {
-        from: from.to_string(),
-        zone: zone.to_string(),
-        back: true,
-    };
-    let question = &question;
+    exchange_all(peers, key, &question(from, zone, true), timeout).await
+}
+
+/// `question` to every peer at once, each exchange bounded by `timeout`.
+async fn exchange_all(
+    peers: &[Peer],
+    key: &Key,
+    question: &Question,
+    timeout: Duration,
+) -> Vec<(Peer, Result<PeerReport, AskError>)> {
     futures_util::future::join_all(peers.iter().map(|peer| async move {
         (
             peer.clone(),
