@@ -25,7 +25,7 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -169,6 +169,14 @@ impl StoredNode {
             .iter()
             .find(|t| t.key == crate::core::taint::keys::UNREACHABLE && t.effect == "NoExecute")
             .and_then(|t| t.time_added.as_deref())
+    }
+
+    /// [`StoredNode::unreachable_added`] on the monotonic scale of `now`, read on this node's wall
+    /// clock (one in our future maps to now, `Moment::mono_at`).
+    pub fn unreachable_added_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
+        self.unreachable_added()
+            .and_then(parse_time)
+            .map(|wall| now.mono_at(wall))
     }
 }
 

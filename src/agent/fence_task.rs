@@ -503,17 +503,14 @@ impl Task {
     /// `timeAdded` read on our wall clock (one in our future: now), or when this run first saw it
     /// if that is earlier (our clock may be behind the controller's). `None` without that taint.
     fn tainted(&self, now: Moment) -> Option<Duration> {
-        let added = self.kept.node_status.as_ref()?.unreachable_added()?;
-        let on_wall = crate::state::parse_time(added).map(|wall| now.mono_at(wall));
+        let node = self.kept.node_status.as_ref()?;
+        let added = node.unreachable_added()?;
         let seen = self
             .taint_seen
             .as_ref()
             .filter(|(text, _)| text == added)
             .map(|(_, at)| *at);
-        match (on_wall, seen) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        fence_plan::taint_counted(node.unreachable_added_at(now), seen)
     }
 
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change

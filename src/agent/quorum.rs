@@ -351,7 +351,8 @@ pub async fn run(
         let now = Instant::now();
         // What the peer endpoint answers now (`core::quorum::answer`): once "reachable", the
         // peers it answered "cut off" are told.
-        if own.is_some_and(|c| now.saturating_duration_since(c) <= policy.unreachable_after) {
+        let own_age = own.map(|c| now.saturating_duration_since(c));
+        if crate::core::quorum::reaches(own_age, policy.unreachable_after) {
             tell_askers(&inputs, &view);
         }
         let Some(cut_off) = *inputs.cut_off.borrow_and_update() else {

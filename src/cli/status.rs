@@ -254,9 +254,7 @@ pub fn report(
     let tainted = state
         .node_status
         .as_ref()
-        .and_then(|n| n.unreachable_added())
-        .and_then(crate::state::parse_time)
-        .map(|wall| moment.mono_at(wall));
+        .and_then(|n| n.unreachable_added_at(moment));
     let plans = fence_plan::plan(
         &pods,
         contact_mono,

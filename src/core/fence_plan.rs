@@ -306,6 +306,16 @@ pub fn plan(
         .collect()
 }
 
+/// When an unreachable taint the Node carried counts from, for [`plan`]'s `tainted`: the earlier
+/// of its `timeAdded` read on this node's wall clock and the moment this run first saw it (the
+/// node's clock may be behind the controller's); either alone when the other is not known.
+pub fn taint_counted(on_wall: Option<Duration>, seen: Option<Duration>) -> Option<Duration> {
+    match (on_wall, seen) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Plans every pod as [`plan`] does, one at a time, without a copy of each pod's identity: for
 /// what only counts the plans (the metrics of what a partition starting now would do, made at
 /// every change of the pods while connected). A vector of every plan and three strings a pod

@@ -157,9 +157,14 @@ pub fn answer(
         node: node.to_string(),
         zone: zone.to_string(),
         excluded: false,
-        reachable: last_contact_age.is_some_and(|a| a <= unreachable_after),
+        reachable: reaches(last_contact_age, unreachable_after),
         last_contact_age,
     }
+}
+
+/// The rule [`answer`] says "reachable" by: a last contact at most `unreachable_after` old.
+pub fn reaches(last_contact_age: Option<Duration>, unreachable_after: Duration) -> bool {
+    last_contact_age.is_some_and(|a| a <= unreachable_after)
 }
 
 /// What one peer said in a round.

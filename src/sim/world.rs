@@ -1045,16 +1045,7 @@ impl World<'_> {
                 self.out.probes += 1;
                 if self.reaches_api(i) {
                     // Answered (a read: no proof of contact by itself): renew now.
-                    let next = self.agents[i].as_mut().map_or(chain, |a| {
-                        a.renewals += 1;
-                        a.after_probe = true;
-                        a.probing = None;
-                        a.renewals
-                    });
-                    self.at(
-                        self.now + Duration::from_millis(20),
-                        Ev::AgentRenew(i, run, next),
-                    );
+                    self.renew_after_read(i, run);
                 } else if let Some(every) = self.set.probe {
                     self.at(self.now + every, Ev::AgentProbe(i, run, chain, renewal));
                 }
@@ -1122,28 +1113,22 @@ impl World<'_> {
                 // As `agent::quorum`: a cut-off agent reads its Lease, bounded by
                 // `NUDGE_PROBE`; answered, the heartbeat renews at once (a renewal hung after a
                 // failure is dropped, as for a probe's answer); otherwise it asks its peers.
-                let reaches = self.reaches_api(i);
                 let probe = self.request_time(i, fencing::NUDGE_PROBE);
-                if let Some(a) = self.agents[i]
+                let reaches = self.reaches_api(i);
+                let Some(a) = self.agents[i]
                     .as_mut()
                     .filter(|a| a.run == run && a.cut_off)
-                {
-                    if reaches {
-                        a.renewals += 1;
-                        a.after_probe = true;
-                        a.probing = None;
-                        let chain = a.renewals;
-                        self.log(|| format!("n{i} nudged: its probe is answered, it renews"));
-                        self.at(
-                            now + Duration::from_millis(20),
-                            Ev::AgentRenew(i, run, chain),
-                        );
-                    } else {
-                        let at = now + probe;
-                        a.next_round = Some(a.next_round.map_or(at, |t| t.min(at)));
-                        self.log(|| format!("n{i} nudged: its probe fails, it asks its peers"));
-                        self.wake(i, run, at);
-                    }
+                else {
+                    return;
+                };
+                if reaches {
+                    self.log(|| format!("n{i} nudged: its probe is answered, it renews"));
+                    self.renew_after_read(i, run);
+                } else {
+                    let at = now + probe;
+                    a.next_round = Some(a.next_round.map_or(at, |t| t.min(at)));
+                    self.log(|| format!("n{i} nudged: its probe fails, it asks its peers"));
+                    self.wake(i, run, at);
                 }
             }
             Ev::Wake(i, run) => {
@@ -1180,6 +1165,22 @@ impl World<'_> {
                 eviction,
                 sigterm,
             } => self.judge(pod, eviction, sigterm),
+        }
+    }
+
+    /// A read of agent `i`'s Lease was answered (its heartbeat's probe, or a nudge's read): a
+    /// renewal hung after a failure is dropped and a new chain of renewals begins at once, whose
+    /// first renewal is not probed (`agent::heartbeat`).
+    fn renew_after_read(&mut self, i: usize, run: u32) {
+        if let Some(a) = self.agents[i].as_mut() {
+            a.renewals += 1;
+            a.after_probe = true;
+            a.probing = None;
+            let chain = a.renewals;
+            self.at(
+                self.now + Duration::from_millis(20),
+                Ev::AgentRenew(i, run, chain),
+            );
         }
     }
 
@@ -1784,13 +1785,13 @@ impl World<'_> {
             };
             // As `agent::fence_task`: the taint's `timeAdded` read on this node's wall clock, or
             // when this run first saw it if that is earlier.
-            let tainted = a
-                .taint_view
-                .filter(|_| set.fixes.seen_taint)
-                .map(|(added, seen)| {
-                    let on_wall = moment_off(now, a.wall_offset).mono_at(wall(added));
-                    seen.map_or(on_wall, |s| s.min(on_wall))
-                });
+            let tainted =
+                a.taint_view
+                    .filter(|_| set.fixes.seen_taint)
+                    .and_then(|(added, seen)| {
+                        let on_wall = moment_off(now, a.wall_offset).mono_at(wall(added));
+                        fence_plan::taint_counted(Some(on_wall), seen)
+                    });
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
@@ -1873,15 +1874,12 @@ impl World<'_> {
                         .and_then(|x| x.as_ref())
                         .filter(|_| self.peer_link[i] && self.peer_link[j]);
                     let h = match answer {
-                        Some(b) => {
-                            let last = b.contact.last_contact.max(b.contact_before);
-                            Heard::Report(quorum::answer(
-                                &p.node,
-                                &p.zone,
-                                last.map(|c| now.saturating_sub(c)),
-                                set.unreachable_after,
-                            ))
-                        }
+                        Some(b) => Heard::Report(quorum::answer(
+                            &p.node,
+                            &p.zone,
+                            contact_age(b, now),
+                            set.unreachable_after,
+                        )),
                         None => Heard::Silent,
                     };
                     (p, h)
@@ -2062,8 +2060,14 @@ impl World<'_> {
 
 /// Whether agent `a` answers its peers "reachable" at `now` (`quorum::answer`).
 fn answers_reachable(a: &Agent, now: Duration, unreachable_after: Duration) -> bool {
+    quorum::reaches(contact_age(a, now), unreachable_after)
+}
+
+/// How old agent `a`'s latest contact is at `now`, as its peer endpoint counts it (this run's, or
+/// the one on its disk).
+fn contact_age(a: &Agent, now: Duration) -> Option<Duration> {
     a.contact
         .last_contact
         .max(a.contact_before)
-        .is_some_and(|c| now.saturating_sub(c) <= unreachable_after)
+        .map(|c| now.saturating_sub(c))
 }
