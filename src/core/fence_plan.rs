@@ -389,8 +389,9 @@ fn plan_one(
     };
     let counted = resumed.map_or(judged, |t| judged.max(t));
     // A taint the Node already carried when last seen is on it from when it was added, if that
-    // is earlier: nothing the cut brings removes it (docs/fence.md §3). Holds keep their own
-    // rules.
+    // is earlier: nothing the cut brings removes it (docs/fence.md §3). The controller sets
+    // `timeAdded` as it adds the taint and starts each pod's timer no earlier (docs/semantics.md
+    // §5.4, §4.3), so this is early, never late. Holds keep their own rules.
     let seen_taint =
         tainted.filter(|t| *t < counted && !matches!(quorum, QuorumVerdict::Hold { .. }));
     let tainted_from = seen_taint.unwrap_or(counted);
@@ -585,6 +586,25 @@ mod tests {
         assert_eq!(format!("{a:?}"), "\"zone\"");
         assert!(a.contains("on") && !a.contains("x"));
         assert_eq!(a, Reason::from("zone".to_string()));
+    }
+
+    #[test]
+    fn a_taint_counts_from_the_earlier_of_its_time_and_when_it_was_seen() {
+        let s = Duration::from_secs;
+        for (on_wall, seen, counted) in [
+            (None, None, None),
+            (Some(s(10)), None, Some(s(10))),
+            (None, Some(s(12)), Some(s(12))),
+            // The node's clock behind the controller's: seen before its time reads.
+            (Some(s(15)), Some(s(12)), Some(s(12))),
+            (Some(s(10)), Some(s(12)), Some(s(10))),
+        ] {
+            assert_eq!(
+                taint_counted(on_wall, seen),
+                counted,
+                "{on_wall:?} {seen:?}"
+            );
+        }
     }
 
     #[test]
