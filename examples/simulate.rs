@@ -81,6 +81,10 @@ fn main() {
             // The kubelet as the simulator modelled it until the fifth session: a failed Lease
             // renewal tried again on the usual cadence, not with the lease controller's backoff.
             "--kubelet-fixed-cadence" => settings.kubelet_backoff = false,
+            // The controllers keep their state through any outage of the API server, as the
+            // simulator modelled them until the thirteenth session (the seeds of
+            // `tests/simulation.rs` were found so).
+            "--controller-keeps-state" => settings.controller.leader = None,
             "--revert" => match value().as_str() {
                 "settled-every-zone" => settings.fixes.settled_every_zone = false,
                 "unasked-counted" => settings.fixes.unasked_counted = false,
@@ -273,7 +277,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint]"
     );
     std::process::exit(2)
 }

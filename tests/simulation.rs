@@ -7,13 +7,29 @@
 
 use std::time::Duration;
 
+use nodewarden::sim::control::ControllerSettings;
 use nodewarden::sim::world::kind;
 use nodewarden::sim::{self, Scenario, Settings, Violation};
+
+/// The settings the seeds below were found with: every fix on, and the controllers keeping their
+/// state through any outage of the API server. Since the thirteenth session the simulator also
+/// models the controller-manager's restart after a long outage by default (`control::Leader`);
+/// these seeds replay the world they were found in, and [`the_controller_manager_restarts_after_a_long_outage`]
+/// pins the new model.
+fn settings() -> Settings {
+    Settings {
+        controller: ControllerSettings {
+            leader: None,
+            ..ControllerSettings::default()
+        },
+        ..Settings::default()
+    }
+}
 
 /// The violations of `kind` that `reverted` lets through on `seed` and the fixed agent does not.
 fn found(seed: u64, reverted: &Settings, kind_name: &str) -> Vec<Violation> {
     let scenario = Scenario::generate(seed);
-    let with = sim::run(&scenario, &Settings::default(), false).violations;
+    let with = sim::run(&scenario, &settings(), false).violations;
     sim::run(&scenario, reverted, false)
         .violations
         .into_iter()
@@ -23,7 +39,7 @@ fn found(seed: u64, reverted: &Settings, kind_name: &str) -> Vec<Violation> {
 
 /// With every fix on, `seed` runs no pod twice (the guard a fixed defect's seed keeps).
 fn assert_runs_nothing_twice(seed: u64) {
-    let fixed = sim::run(&Scenario::generate(seed), &Settings::default(), false);
+    let fixed = sim::run(&Scenario::generate(seed), &settings(), false);
     assert!(
         fixed.violations.iter().all(|v| kind(v) != "running-twice"),
         "seed {seed:#x}: {:?}",
@@ -40,8 +56,8 @@ fn search(reverted: &Settings, kind_name: &str, cap: u64) -> Option<u64> {
 fn a_seed_replays_exactly() {
     let scenario = Scenario::generate(0x25);
     assert_eq!(scenario, Scenario::generate(0x25));
-    let a = sim::run(&scenario, &Settings::default(), true);
-    let b = sim::run(&scenario, &Settings::default(), true);
+    let a = sim::run(&scenario, &settings(), true);
+    let b = sim::run(&scenario, &settings(), true);
     assert_eq!(a.timeline, b.timeline);
     assert_eq!(a.violations, b.violations);
     assert!(a.timeline.len() > 20, "{:?}", a.timeline);
@@ -52,7 +68,7 @@ fn a_seed_replays_exactly() {
 fn the_search_finds_an_enforce_before_other_zones_settle_when_that_fix_is_reverted() {
     // Issue 21 item 2: a zone enforced while another zone's agent had not noticed the same
     // outage of the control plane yet. Found at the second scenario of the search.
-    let mut reverted = Settings::default();
+    let mut reverted = settings();
     reverted.fixes.settled_every_zone = false;
     assert_eq!(search(&reverted, "enforce-in-outage", 50), Some(0x2));
     let v = found(0x2, &reverted, "enforce-in-outage");
@@ -71,7 +87,7 @@ fn the_search_finds_a_late_kill_when_the_kubelet_lease_lag_is_reverted() {
     // 125th scenario of the search (0x7d), kept as its regression seed.
     let reverted = Settings {
         kubelet_lag: Duration::ZERO,
-        ..Settings::default()
+        ..settings()
     };
     // The search itself (`simulate --differential --revert kubelet-lag --kind running-twice`) is
     // too slow for a debug build since the judge searches for witness worlds; its seed is kept.
@@ -95,7 +111,7 @@ fn the_search_found_the_other_issue_21_defects_with_their_fixes_reverted() {
     // (`simulate --differential --revert FIX --kind KIND`): a zone of more than 51 nodes never
     // fully disrupted (scenario 230), and a pod view blind for the client's read timeout after a
     // start into a hung API server (scenario 1478, 0x5c6).
-    let mut unasked = Settings::default();
+    let mut unasked = settings();
     unasked.fixes.unasked_counted = false;
     let v = found(0xe6, &unasked, "enforce-in-outage");
     assert!(
@@ -106,7 +122,7 @@ fn the_search_found_the_other_issue_21_defects_with_their_fixes_reverted() {
     );
     let blind = Settings {
         list_hang: Duration::from_secs(180),
-        ..Settings::default()
+        ..settings()
     };
     assert!(!found(0x5c6, &blind, "running-twice").is_empty());
     // Found at 1133 while the simulated kubelet renewed on its usual cadence after a failure
@@ -126,22 +142,22 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // held (scenario 39); a silent (restarting) peer in another zone turned every zone down into
     // `peers.wholeZoneCutOff`; an agent restarted in an outage counted from the contact on its
     // disk, older than its peers', and stopped pods the control plane kept (both scenario 2).
-    let mut staggered = Settings::default();
+    let mut staggered = settings();
     staggered.fixes.staggered_expiry = false;
     assert!(!found(0x27, &staggered, "running-twice").is_empty());
     // Since the nudges (twelfth session) the search meets it first at scenario 17, 0x11, an
     // open seed (below) whose pod 1 runs 0.7 s twice with the fix and 2.0 s without it.
     assert_eq!(search(&staggered, "running-twice", 60), Some(0x11));
-    let mut silent = Settings::default();
+    let mut silent = settings();
     silent.fixes.silent_peer_ignored = false;
     assert!(!found(0x2, &silent, "enforce-in-outage-by-policy").is_empty());
-    let mut restart = Settings::default();
+    let mut restart = settings();
     restart.fixes.restart_heard = false;
     assert!(!found(0x2, &restart, "wrongful-stop").is_empty());
     // Every zone taken for down on two peers of another zone, both cut off, while the rest of
     // it reached the API server: the cut-off zone was evicted while the fence held (scenario
     // 207 of the search, 0xcf; 0x11d ran a pod 138 s twice). The rest are asked now.
-    let mut asked = Settings::default();
+    let mut asked = settings();
     asked.fixes.other_zones_asked = false;
     assert!(!found(0xcf, &asked, "running-twice").is_empty());
     assert!(!found(0x11d, &asked, "running-twice").is_empty());
@@ -151,7 +167,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // settle early, those two stop on time with only this fix reverted; the search finds it at
     // scenario 408 (0x198: a pod 59 s twice), and the first two show it again with both fixes
     // reverted.
-    let mut resumed = Settings::default();
+    let mut resumed = settings();
     resumed.fixes.resumed_cut_off = false;
     assert!(!found(0x198, &resumed, "running-twice").is_empty());
     resumed.fixes.settled_early = false;
@@ -160,7 +176,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // A wall step back between two runs: the restarted fence took the contact on its disk,
     // which read as later than now, for now, and counted its deadlines from its start (scenario
     // 2,279 of the search, 0x8e7: 45 s running twice; 0x14e8, open until now, 25 s).
-    let mut unscaled = Settings::default();
+    let mut unscaled = settings();
     unscaled.fixes.wall_scale_carried = false;
     assert!(!found(0x8e7, &unscaled, "running-twice").is_empty());
     assert!(!found(0x14e8, &unscaled, "running-twice").is_empty());
@@ -169,7 +185,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // the fence counted from the contact made then, and stopped a pod 14 s after its deletion
     // (scenario 208 of the search, 0xd0). A contact now counts only once it comes the kubelet's
     // lag after the first one past a failure, and the agent renews then to prove it.
-    let mut returned = Settings::default();
+    let mut returned = settings();
     returned.fixes.kubelet_after_return = false;
     assert!(!found(0xd0, &returned, "running-twice").is_empty());
     assert_runs_nothing_twice(0xd0);
@@ -179,7 +195,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // the fence stopped them (scenario 522 of the search, 0x20a). Peers of the other zones that
     // reached the API server 20 s after that start settled it 12 s sooner: an enforce that no
     // answer still to settle can change is settled at once (`core::quorum::settled_early`).
-    let mut waited = Settings::default();
+    let mut waited = settings();
     waited.fixes.settled_early = false;
     assert!(!found(0x20a, &waited, "running-twice").is_empty());
     assert_runs_nothing_twice(0x20a);
@@ -189,7 +205,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // search, 0x258: 23.8 s running twice, 1.7 s with the fix, the agent's first round after
     // the return; 0x591: 38 s, none with it). A hold that began after the node could be tainted
     // no longer moves its deadlines.
-    let mut resumed_hold = Settings::default();
+    let mut resumed_hold = settings();
     resumed_hold.fixes.taint_outlasts_hold = false;
     assert!(!found(0x258, &resumed_hold, "running-twice").is_empty());
     assert!(!found(0x591, &resumed_hold, "running-twice").is_empty());
@@ -206,7 +222,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     let unprobed = Settings {
         probe: None,
         nudge: false,
-        ..Settings::default()
+        ..settings()
     };
     assert!(!found(0x8e, &unprobed, "running-twice").is_empty());
     assert_runs_nothing_twice(0x8e);
@@ -221,10 +237,10 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // peers at once if not (`agent::quorum::Nudges`).
     let unnudged = Settings {
         nudge: false,
-        ..Settings::default()
+        ..settings()
     };
     assert!(!found(0x24, &unnudged, "wrongful-stop").is_empty());
-    let told = sim::run(&Scenario::generate(0x24), &Settings::default(), false);
+    let told = sim::run(&Scenario::generate(0x24), &settings(), false);
     assert!(told.violations.is_empty(), "{:?}", told.violations);
     assert!(!found(0x75, &unnudged, "running-twice").is_empty());
     assert_runs_nothing_twice(0x75);
@@ -235,7 +251,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // 30 s late (scenario 5,320 of the search, 0x14c8). It now counts from the `timeAdded` of an
     // unreachable taint its Node carried when last seen: 4.4 s late, the time it takes to know
     // itself cut off and settle its verdict (`fence_plan::plan`).
-    let mut unseen = Settings::default();
+    let mut unseen = settings();
     unseen.fixes.seen_taint = false;
     let ran_for = |settings: &Settings| {
         sim::run(&Scenario::generate(0x14c8), settings, false)
@@ -249,7 +265,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
             })
     };
     assert!(ran_for(&unseen).is_some_and(|t| t > Duration::from_secs(29)));
-    assert!(ran_for(&Settings::default()).is_some_and(|t| t < Duration::from_secs(5)));
+    assert!(ran_for(&settings()).is_some_and(|t| t < Duration::from_secs(5)));
 }
 
 /// The agent's probes (`agent::heartbeat`) run only while the renewal they watch hangs: one a
@@ -257,7 +273,7 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
 /// after it, a chain more for each failed renewal.)
 #[test]
 fn probes_stop_when_the_renewal_they_watch_is_answered() {
-    let settings = Settings::default();
+    let settings = settings();
     let most = settings.request_timeout.as_secs() as usize - 1;
     let (mut renewals, mut probes) = (0, 0);
     for seed in 1..=150u64 {
@@ -281,7 +297,7 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // checked; when one is fixed, its assertion turns into the guard. `kinds` lists the kinds a
     // seed shows with every fix on.
     let kinds = |seed: u64| -> Vec<&'static str> {
-        sim::run(&Scenario::generate(seed), &Settings::default(), false)
+        sim::run(&Scenario::generate(seed), &settings(), false)
             .violations
             .iter()
             .map(kind)
@@ -294,7 +310,7 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // when the seed was found.)
     let fixed_cadence = Settings {
         kubelet_backoff: false,
-        ..Settings::default()
+        ..settings()
     };
     let kinds_then = |seed: u64| -> Vec<&'static str> {
         sim::run(&Scenario::generate(seed), &fixed_cadence, false)
@@ -361,7 +377,7 @@ fn a_fenced_pod_the_kubelet_restarts_in_a_short_return_is_killed_again() {
     // contact, and the kubelet started the pod again; then the link was cut again and the
     // controller deleted the pod. The fence task's sweep kills a fenced pod's new processes
     // while cut off: without it in the simulator this ran 143 s twice.
-    let o = sim::run(&Scenario::generate(0x119d), &Settings::default(), true);
+    let o = sim::run(&Scenario::generate(0x119d), &settings(), true);
     assert!(
         o.timeline
             .iter()
@@ -393,7 +409,7 @@ fn the_judge_counts_no_stop_wrongful_that_a_world_it_cannot_see_would_need() {
     // pods were due. The fence stops one on time; the controller deletes it for that taint as
     // soon as the API server is back. Judged while the API server was down, the stop looked
     // needless; judged by the end of the run it was early. The timeline says which.
-    let o = sim::run(&Scenario::generate(0x55), &Settings::default(), true);
+    let o = sim::run(&Scenario::generate(0x55), &settings(), true);
     assert!(
         o.violations.iter().all(|v| kind(v) != "wrongful-stop"),
         "{:?}",
@@ -411,7 +427,7 @@ fn the_judge_counts_no_stop_wrongful_that_a_world_it_cannot_see_would_need() {
     // worlds (kubelets renewing at other instants before their cuts, anchored so the renewals'
     // jitter cannot move them), and none is left wrongful. Run as the agents decided before
     // verdicts settled early and deadlines outlasted a hold, as 0x56 was.
-    let mut as_found = Settings::default();
+    let mut as_found = settings();
     as_found.fixes.settled_early = false;
     as_found.fixes.taint_outlasts_hold = false;
     let o = sim::run(&Scenario::generate(0x5a), &as_found, false);
@@ -425,7 +441,7 @@ fn the_judge_counts_no_stop_wrongful_that_a_world_it_cannot_see_would_need() {
 
 #[test]
 fn the_judge_weighs_a_stop_by_what_could_be_known_when_it_was_made() {
-    let run = |seed: u64| sim::run(&Scenario::generate(seed), &Settings::default(), false);
+    let run = |seed: u64| sim::run(&Scenario::generate(seed), &settings(), false);
     let wrongful = |o: &sim::Outcome| {
         o.violations
             .iter()
@@ -463,7 +479,7 @@ fn a_sweep_exercises_the_fence_and_the_control_plane() {
     let (mut stops, mut deletions, mut early) = (0, 0, 0);
     let mut earliness = 0usize;
     for seed in 1000..1040 {
-        let o = sim::run(&Scenario::generate(seed), &Settings::default(), false);
+        let o = sim::run(&Scenario::generate(seed), &settings(), false);
         stops += o.stops;
         deletions += o.deletions;
         earliness += o.earliness_ms.len();
@@ -490,7 +506,7 @@ fn a_dead_link_may_refuse_at_once_and_a_restarted_agent_renews_at_once() {
     // cut off 30 ms later. Through a link that hangs, the same renewal fails only after the
     // request timeout.
     let cut_off_after_start = |s: &Scenario| {
-        let o = sim::run(s, &Settings::default(), true);
+        let o = sim::run(s, &settings(), true);
         // The instants of the timeline's lines that say `needle`.
         let times = |needle: &str| -> Vec<f64> {
             o.timeline
@@ -522,4 +538,59 @@ fn a_dead_link_may_refuse_at_once_and_a_restarted_agent_renews_at_once() {
     hanging.refusing = vec![false; hanging.nodes()];
     let after = cut_off_after_start(&hanging);
     assert!(after >= 10.0, "cut off {after} s after the restart");
+}
+
+/// The default model: kube-controller-manager loses its leader lease in an outage of the API
+/// server longer than the renew deadline, and the process that takes over starts each pod's
+/// taint eviction timer again (docs/semantics.md §5.2, §4.3). A pod tolerating 60 s on a node
+/// tainted before a 30 s outage is deleted 60 s after the new process's first pass, not for its
+/// first timer as soon as the API server answers.
+#[test]
+fn the_controller_manager_restarts_after_a_long_outage() {
+    let origin = Duration::from_secs(1_000);
+    let scenario = Scenario {
+        seed: 0,
+        zones: vec![3],
+        agent_phase: vec![Duration::from_secs(1); 3],
+        kubelet_phase: vec![
+            Duration::from_secs(2),
+            Duration::from_secs(3),
+            Duration::from_secs(4),
+        ],
+        kubelet_anchor: vec![None; 3],
+        monitor_phase: Duration::from_millis(1_234),
+        agent_watch_lag: vec![Duration::from_millis(50); 3],
+        kubelet_watch_lag: vec![Duration::from_millis(50); 3],
+        refusing: vec![false; 3],
+        pods: vec![sim::PodSpec {
+            node: 0,
+            toleration: Some(60),
+            grace: 0,
+        }],
+        events: vec![
+            (Duration::from_secs(10), sim::Event::CutApi(0)),
+            (Duration::from_secs(100), sim::Event::ApiDown),
+            (Duration::from_secs(130), sim::Event::ApiUp),
+        ],
+        length: Duration::from_secs(400),
+    };
+    let deletion = |settings: &Settings| {
+        let out = sim::run(&scenario, settings, false);
+        let at = out.deleted[0].expect("the pod is deleted");
+        let taint = out.deleted_for[0].expect("for a taint");
+        (at - origin, taint - origin)
+    };
+    // Kept state: tainted about 50 s in, its 60 s timer runs out in the outage, and the delete
+    // goes through as soon as the API server answers (130 s, retried each second).
+    let (kept, taint) = deletion(&settings());
+    assert!(taint < Duration::from_secs(60), "tainted at {taint:?}");
+    assert!(
+        kept >= Duration::from_secs(130) && kept <= Duration::from_secs(131),
+        "deleted at {kept:?}"
+    );
+    // Restarted: the new process leads from 145 s and handles the pod on its first pass (146.234
+    // s): deleted 60 s later, for the same taint.
+    let (restarted, same) = deletion(&Settings::default());
+    assert_eq!(same, taint);
+    assert_eq!(restarted, Duration::from_millis(206_234));
 }

@@ -9,10 +9,11 @@
 //! period has passed (only while the API server answers the controller), zone states from the
 //! stored conditions, master disruption (enter: taints removed, limiters at 0; exit: probe
 //! timestamps reset), the NoExecute tainter's per-zone token buckets (burst 1) at 0.1/s, 0.01/s
-//! for a partially disrupted zone of more than 50 nodes and 0 for a smaller one, and each pod
-//! deleted `tolerationSeconds` after its node's taint was added. Left out: the not-ready taint
-//! (nodes here are reachable or not, never NotReady), the startup grace period, pods' own
-//! conditions.
+//! for a partially disrupted zone of more than 50 nodes and 0 for a smaller one, each pod
+//! deleted `tolerationSeconds` after its node's taint was added, and the controller-manager's
+//! restart when an outage of the API server outlasts its leader lease's renew deadline
+//! ([`Leader`]). Left out: the not-ready taint (nodes here are reachable or not, never NotReady),
+//! the startup grace period, pods' own conditions.
 
 use std::time::Duration;
 
@@ -25,6 +26,31 @@ pub struct ControllerSettings {
     pub secondary_rate: f64,
     pub large_zone: usize,
     pub unhealthy_threshold: f64,
+    /// kube-controller-manager's leader election (`--leader-elect`, on by default); `None`: the
+    /// controllers keep their state through any outage, as the simulator modelled them until the
+    /// thirteenth session.
+    pub leader: Option<Leader>,
+}
+
+/// kube-controller-manager's leader election (`--leader-elect-lease-duration` 15 s,
+/// `--leader-elect-renew-deadline` 10 s). Unable to renew its lease for the renew deadline, the
+/// process exits ("leaderelection lost"); the restarted one takes over once the API server
+/// answers and the old lease, which it first reads then, has expired. It starts with no node
+/// seen: every node's grace period counts from its first pass, and the taint eviction controller
+/// starts each pod's timer again (docs/semantics.md §5.2, §4.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Leader {
+    pub lease_duration: Duration,
+    pub renew_deadline: Duration,
+}
+
+impl Default for Leader {
+    fn default() -> Self {
+        Leader {
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+        }
+    }
 }
 
 impl Default for ControllerSettings {
@@ -36,6 +62,7 @@ impl Default for ControllerSettings {
             secondary_rate: 0.01,
             large_zone: 50,
             unhealthy_threshold: 0.55,
+            leader: Some(Leader::default()),
         }
     }
 }
@@ -108,6 +135,14 @@ pub struct ControlPlane {
     stored_renewal: Vec<Option<Duration>>,
     /// Whether the controller's informers and writes reach the API server.
     pub api_up: bool,
+    /// When the API server went down, while it is down.
+    down_since: Option<Duration>,
+    /// A restarted controller-manager takes over at this instant ([`Leader`]); until then no
+    /// controller runs.
+    leading_from: Option<Duration>,
+    /// How many times the controller-manager restarted: a taint eviction timer of an earlier
+    /// process is gone.
+    pub generation: u32,
 }
 
 /// What one monitor pass or tainting pass changed.
@@ -118,6 +153,9 @@ pub struct Changes {
     /// `(node, timeAdded)` of each taint removed, and whether entering master disruption
     /// removed it (rather than the node being heard again).
     pub untainted: Vec<(usize, Duration, bool)>,
+    /// A restarted controller-manager made its first pass: the taint eviction controller starts
+    /// the timers of every pod on a tainted node again.
+    pub took_over: bool,
 }
 
 impl ControlPlane {
@@ -150,7 +188,62 @@ impl ControlPlane {
             master_disruption: false,
             stored_renewal: vec![None; zone_of.len()],
             api_up: true,
+            down_since: None,
+            leading_from: None,
+            generation: 0,
         }
+    }
+
+    /// The API server stopped answering everyone, the controller-manager too.
+    pub fn api_down(&mut self, now: Duration) {
+        self.api_up = false;
+        self.down_since.get_or_insert(now);
+    }
+
+    /// The API server answers again. After an outage of at least the renew deadline the
+    /// controller-manager has exited, and its successor leads one lease duration from now; true
+    /// when that happened (its timers are gone: [`ControlPlane::generation`]).
+    pub fn api_back(&mut self, now: Duration) -> bool {
+        self.api_up = true;
+        let since = self.down_since.take();
+        let Some(leader) = self.settings.leader else {
+            return false;
+        };
+        if since.is_some_and(|s| now.saturating_sub(s) >= leader.renew_deadline) {
+            self.leading_from = Some(now + leader.lease_duration);
+            self.generation += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Whether the controllers run at `now`: the API server answers and a controller-manager
+    /// leads.
+    pub fn running(&self, now: Duration) -> bool {
+        self.api_up && self.leading_from.is_none_or(|t| now >= t)
+    }
+
+    /// The restarted controller-manager's first pass: no node seen before, every grace period
+    /// from now; zone states and limiters fresh; taints and stored conditions as the API server
+    /// keeps them.
+    fn take_over(&mut self, now: Duration) {
+        self.leading_from = None;
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            n.lease_seen = self.stored_renewal[i];
+            n.probe = now;
+            n.queued = false;
+        }
+        self.zone_states = vec![ZoneState::Normal; self.zones];
+        let rate = self.settings.eviction_rate;
+        self.buckets = vec![
+            Bucket {
+                rate,
+                tokens: 1.0,
+                at: now,
+            };
+            self.zones
+        ];
+        self.master_disruption = false;
     }
 
     /// The kubelet of `node` renewed its Lease (the write was stored).
@@ -173,10 +266,14 @@ impl ControlPlane {
     /// One pass of `monitorNodeHealth` at `now`.
     pub fn monitor(&mut self, now: Duration) -> Changes {
         let mut changes = Changes::default();
-        if !self.api_up {
+        if !self.running(now) {
             // Informers stale and every status write failing: "Skipping - no pods will be
-            // evicted" for every node, and no zone is counted.
+            // evicted" for every node, and no zone is counted. Or no controller-manager leads.
             return changes;
+        }
+        if self.leading_from.is_some() {
+            self.take_over(now);
+            changes.took_over = true;
         }
         for (i, n) in self.nodes.iter_mut().enumerate() {
             if let Some(r) = self.stored_renewal[i]
@@ -279,7 +376,7 @@ impl ControlPlane {
     /// node order, as far as its limiter allows.
     pub fn taint_pass(&mut self, now: Duration) -> Changes {
         let mut changes = Changes::default();
-        if !self.api_up {
+        if !self.running(now) || self.leading_from.is_some() {
             return changes;
         }
         for i in 0..self.nodes.len() {
@@ -296,5 +393,90 @@ impl ControlPlane {
     /// Whether any node waits in a queue (the tainting pass has work).
     pub fn queued(&self) -> bool {
         self.nodes.iter().any(|n| n.queued)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(secs: u64) -> Duration {
+        Duration::from_secs(secs)
+    }
+
+    /// Three nodes in one zone whose kubelets renew every 10 s: node 0 until 30 s, the others
+    /// until `others_last`; the API server down from 60 s for `outage`; the passes every 5 s from
+    /// 0.5 s. Returns when node 0 was tainted.
+    fn taint_of_node0(leader: Option<Leader>, outage: u64, others_last: u64) -> Option<Duration> {
+        let settings = ControllerSettings {
+            leader,
+            ..ControllerSettings::default()
+        };
+        let mut cp = ControlPlane::new(settings, &[0, 0, 0], Duration::ZERO);
+        let last = [s(30), s(others_last), s(others_last)];
+        let mut t = Duration::from_millis(500);
+        let mut tainted = None;
+        while t < s(400) && tainted.is_none() {
+            if t >= s(60) && t < s(60 + outage) {
+                cp.api_down(s(60));
+            } else if !cp.api_up {
+                cp.api_back(s(60 + outage));
+            }
+            for (i, l) in last.iter().enumerate() {
+                // Each kubelet's renewal stored as long as the API server answers.
+                let renewal = (t.as_secs() / 10 * 10).min(l.as_secs());
+                if cp.api_up || renewal < 60 {
+                    cp.kubelet_renewed(i, s(renewal).min(*l));
+                }
+            }
+            cp.monitor(t);
+            tainted = cp.taint_pass(t).tainted.first().map(|&(_, at)| at);
+            t += s(5);
+        }
+        tainted
+    }
+
+    #[test]
+    fn a_long_outage_restarts_the_controller_manager_and_every_grace_period_counts_again() {
+        let leader = Some(Leader::default());
+        // The other two renew all along (but in the outage).
+        // Kept state: node 0's last renewal (30 s) was seen before the outage; its grace period
+        // ran out during it, and it is tainted on the first pass after (90.5 s).
+        assert_eq!(
+            taint_of_node0(None, 30, 400),
+            Some(Duration::from_millis(90_500))
+        );
+        // Restarted: the new process leads from 105 s (the old lease read at 90 s, 15 s to run
+        // out) and sees every node first on its pass at 105.5 s; node 0's grace period counts
+        // from there, and the first pass after it has run out is at 150.5 s.
+        assert_eq!(
+            taint_of_node0(leader, 30, 400),
+            Some(Duration::from_millis(150_500))
+        );
+        // The other two silent from 58 s. Kept state: their renewals at 50 s were seen before the
+        // outage and those at 58 s only after it, so they count as fresh, the zone as healthy,
+        // and node 0 is tainted at once (docs/semantics.md §5.2).
+        assert_eq!(
+            taint_of_node0(None, 30, 58),
+            Some(Duration::from_millis(90_500))
+        );
+        // Restarted: all three are judged together at 150.5 s; the zone, the only one, is fully
+        // disrupted, and nothing is tainted.
+        assert_eq!(taint_of_node0(leader, 30, 58), None);
+    }
+
+    #[test]
+    fn a_short_outage_keeps_the_controller_manager() {
+        // 5 s: shorter than the renew deadline; the same process goes on.
+        let settings = ControllerSettings::default();
+        let mut cp = ControlPlane::new(settings, &[0], Duration::ZERO);
+        cp.api_down(s(60));
+        assert!(!cp.api_back(s(65)));
+        assert!(cp.running(s(65)));
+        cp.api_down(s(70));
+        assert!(cp.api_back(s(80)), "10 s is the renew deadline");
+        assert!(!cp.running(s(94)));
+        assert!(cp.running(s(95)));
+        assert_eq!(cp.generation, 1);
     }
 }

@@ -314,6 +314,8 @@ enum Ev {
     Evict {
         pod: usize,
         tainted: Duration,
+        /// The controller-manager process whose timer it is (`ControlPlane::generation`).
+        generation: u32,
     },
     Judge {
         pod: usize,
@@ -1158,7 +1160,15 @@ impl World<'_> {
                     self.taint_pass_at(self.now + Duration::from_millis(100));
                 }
             }
-            Ev::Evict { pod, tainted } => self.evict(pod, tainted),
+            Ev::Evict {
+                pod,
+                tainted,
+                generation,
+            } => {
+                if generation == self.cp.generation {
+                    self.evict(pod, tainted);
+                }
+            }
             Ev::KubeletSees(p) => self.kubelet_starts(p),
             Ev::Judge {
                 pod,
@@ -1194,6 +1204,16 @@ impl World<'_> {
     }
 
     fn apply(&mut self, changes: super::control::Changes) {
+        if changes.took_over {
+            self.log(|| "a restarted controller-manager takes over".to_string());
+            // Its taint eviction controller handles every pod on a tainted node afresh.
+            for p in 0..self.pods.len() {
+                let node = self.pods[p].node;
+                if let Some(tainted) = self.cp.taint(node).filter(|_| self.pods[p].in_api) {
+                    self.schedule_eviction(p, tainted);
+                }
+            }
+        }
         for (node, tainted) in changes.tainted {
             self.log(|| format!("controller taints n{node} unreachable:NoExecute"));
             self.node_taints[node].push((self.now, Some(tainted)));
@@ -1229,7 +1249,15 @@ impl World<'_> {
         // on a node already tainted, the pod's — not at `timeAdded` (docs/semantics.md §4.3).
         if let Some(t) = self.pods[pod].spec.toleration {
             let at = self.now + Duration::from_secs(t);
-            self.at(at, Ev::Evict { pod, tainted });
+            let generation = self.cp.generation;
+            self.at(
+                at,
+                Ev::Evict {
+                    pod,
+                    tainted,
+                    generation,
+                },
+            );
         }
     }
 
@@ -1240,9 +1268,14 @@ impl World<'_> {
         }
         if !self.api_up {
             // The delete fails; the taint manager tries again.
+            let generation = self.cp.generation;
             self.at(
                 self.now + Duration::from_secs(1),
-                Ev::Evict { pod, tainted },
+                Ev::Evict {
+                    pod,
+                    tainted,
+                    generation,
+                },
             );
             return;
         }
@@ -1299,10 +1332,13 @@ impl World<'_> {
         // zone, or is down for everyone; otherwise the partition ended first (or the limiter
         // queue is long), which no node can foresee.
         let node = self.pods[pod].node;
-        if !self.cp.holds(node) && self.api_up {
+        // A controller-manager restarted after an outage runs once it leads; until then it is
+        // judged as the API server down.
+        let running = self.cp.running(self.now);
+        if !self.cp.holds(node) && running {
             return;
         }
-        if let (false, Some(taint)) = (self.api_up, self.cp.taint(node)) {
+        if let (false, Some(taint)) = (running, self.cp.taint(node)) {
             // The node was tainted before the API server went down for everyone, and the taint
             // stays on the Node object: the taint eviction controller deletes the pod for it as
             // soon as the API server is back. The stop was early, not needless; the end of the
@@ -1592,10 +1628,16 @@ impl World<'_> {
             Event::ApiDown => {
                 self.api_up = false;
                 self.api_down_since = Some(self.now);
+                self.cp.api_down(self.now);
             }
             Event::ApiUp => {
                 self.api_up = true;
                 self.api_down_since = None;
+                if self.cp.api_back(self.now) {
+                    self.log(|| {
+                        "the controller-manager lost its leader lease in the outage: a new one takes over once the old lease expires".to_string()
+                    });
+                }
                 for i in 0..self.api_link.len() {
                     if self.api_link[i] {
                         self.healed(i);
