@@ -594,3 +594,29 @@ fn the_controller_manager_restarts_after_a_long_outage() {
     assert_eq!(same, taint);
     assert_eq!(restarted, Duration::from_millis(206_234));
 }
+
+/// An outage of the API server for everyone, over before a stop, may have been every node's link
+/// cut from a live control plane: the agents see the same. No controller-manager restarts there,
+/// and the control plane taints a node it judged before as soon as the zone allows. Seed 0x56
+/// (the default model): n10 stops pod 19 at 261.8 s, after the API server's return at 209.7 s; the
+/// restarted controller-manager keeps the pod, a live one would have deleted it by then. The stop
+/// is excused, and the timeline says by which world.
+#[test]
+fn the_judge_excuses_a_stop_after_an_outage_that_a_live_control_plane_would_make() {
+    let o = sim::run(&Scenario::generate(0x56), &Settings::default(), true);
+    assert!(o.outage_over_as_partition >= 1, "{:?}", o.violations);
+    assert!(
+        o.timeline
+            .iter()
+            .any(|l| l.contains("stop of pod 19 kept here")
+                && l.contains("a partition of every node from a live control plane")),
+        "pod 19's stop was not excused that way"
+    );
+    assert!(
+        o.violations
+            .iter()
+            .all(|v| !matches!(v, Violation::WrongfulStop { pod: 19, .. })),
+        "{:?}",
+        o.violations
+    );
+}

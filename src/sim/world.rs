@@ -228,6 +228,10 @@ pub struct Outcome {
     /// began after the stop, before the control plane deleted the pod: a future no agent sees
     /// when it stops a pod, as a link's return is.
     pub outage_after_stop: usize,
+    /// Of those, the stops made after an outage of the API server for everyone had ended, whose
+    /// witness turned it into a partition of every node from a live control plane (no
+    /// controller-manager restart there).
+    pub outage_over_as_partition: usize,
     /// A readable account of the run.
     pub timeline: Vec<String>,
     /// The agents' renewals that were probed while they hung, and the probes sent for them.
@@ -515,6 +519,12 @@ enum Variant {
     /// The outage of the API server for everyone at this event index, which began after the
     /// stop, does not happen (nor its end).
     NoLaterOutage(usize),
+    /// The outage of the API server for everyone at this event index, over before the stop, was
+    /// a partition of every node whose link was up from a control plane that never failed: the
+    /// agents see the same in both, and no kube-controller-manager restarts there (its leader
+    /// lease renews), while every zone fully disrupted, and leaving that, has the controller
+    /// taint a node judged before at once (docs/semantics.md §5.2, §5.5).
+    OutageOverAsPartition(usize),
 }
 
 /// Each node's link to the API server as `events` (in time order) leave it at `upto`.
@@ -1395,12 +1405,19 @@ impl World<'_> {
         let later = self.s.events.iter().position(|(t, e)| {
             ORIGIN + *t > sigterm && ORIGIN + *t <= now && matches!(e, Event::ApiDown)
         });
+        // The last outage of the API server for everyone that was over by the stop.
+        let over = up.and_then(|u| {
+            self.s.events[..u]
+                .iter()
+                .rposition(|(_, e)| matches!(e, Event::ApiDown))
+        });
         let variants = [
             Some(Variant::Plain),
             heal.map(Variant::PartitionGoesOn),
             up.map(Variant::OthersBackWithServer),
             down.map(Variant::LiveUntilJudged),
             later.map(Variant::NoLaterOutage),
+            over.map(Variant::OutageOverAsPartition),
         ];
         let judged = Judged {
             stop: sigterm,
@@ -1430,6 +1447,10 @@ impl World<'_> {
                 Variant::NoLaterOutage(_) => {
                     self.out.outage_after_stop += 1;
                     " and without the outage of the API server that began after the stop"
+                }
+                Variant::OutageOverAsPartition(_) => {
+                    self.out.outage_over_as_partition += 1;
+                    " and the outage of the API server before the stop a partition of every node from a live control plane"
                 }
             };
             self.log(|| format!("stop of pod {pod} kept here, but deleted by then had n{node}'s kubelet last renewed at {:.3}s before its cut{how}: no agent can tell", last.as_secs_f64()));
@@ -1504,6 +1525,9 @@ impl World<'_> {
                             + self.set.controller.grace
                             + self.set.controller.monitor_period * 2;
                         outage_as_partition(w, down, judged);
+                    }
+                    Variant::OutageOverAsPartition(down) => {
+                        outage_as_partition(w, down, Duration::MAX);
                     }
                 }
             }
