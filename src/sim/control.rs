@@ -229,7 +229,13 @@ impl ControlPlane {
     fn take_over(&mut self, now: Duration) {
         self.leading_from = None;
         for (i, n) in self.nodes.iter_mut().enumerate() {
-            n.lease_seen = self.stored_renewal[i];
+            let renewed = self.stored_renewal[i];
+            // A kubelet that renewed since the old process last saw it reached the API server
+            // again and posted Ready=True with it, as [`ControlPlane::monitor`] has it.
+            if renewed > n.lease_seen {
+                n.ready = true;
+            }
+            n.lease_seen = renewed;
             n.probe = now;
             n.queued = false;
         }
@@ -463,6 +469,44 @@ mod tests {
         // Restarted: all three are judged together at 150.5 s; the zone, the only one, is fully
         // disrupted, and nothing is tainted.
         assert_eq!(taint_of_node0(leader, 30, 58), None);
+    }
+
+    #[test]
+    fn a_kubelet_back_before_the_new_controller_manager_leads_is_ready_on_its_first_pass() {
+        // Three nodes in one zone; node 0's kubelet is silent from 10 s, the others renew every
+        // 10 s; passes every 5 s from 0.5 s.
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0, 0, 0], Duration::ZERO);
+        let mut t = Duration::from_millis(500);
+        let mut pass = |cp: &mut ControlPlane, t: Duration| {
+            let mut c = cp.monitor(t);
+            let tainted = cp.taint_pass(t);
+            c.tainted.extend(tainted.tainted);
+            c
+        };
+        while t < s(60) {
+            for i in 0..3 {
+                let last = if i == 0 { 10 } else { t.as_secs() / 10 * 10 };
+                cp.kubelet_renewed(i, s(last));
+            }
+            pass(&mut cp, t);
+            t += s(5);
+        }
+        // Judged at 50.5 s and tainted while the zone is healthy.
+        assert!(cp.taint(0).is_some());
+        // The API server down from 60 s to 90 s: the controller-manager restarts and leads from
+        // 105 s. Node 0's kubelet renews at 95 s, the others at 100 s.
+        cp.api_down(s(60));
+        assert!(cp.api_back(s(90)));
+        cp.kubelet_renewed(0, s(95));
+        cp.kubelet_renewed(1, s(100));
+        cp.kubelet_renewed(2, s(100));
+        let c = pass(&mut cp, Duration::from_millis(100_500));
+        assert!(!c.took_over, "no pass before the old lease runs out");
+        let c = pass(&mut cp, Duration::from_millis(105_500));
+        assert!(c.took_over);
+        // Its renewal stood for Ready=True: the taint goes on the first pass.
+        assert_eq!(c.untainted.len(), 1, "{c:?}");
+        assert_eq!(cp.taint(0), None);
     }
 
     #[test]
