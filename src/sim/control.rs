@@ -477,7 +477,7 @@ mod tests {
         // 10 s; passes every 5 s from 0.5 s.
         let mut cp = ControlPlane::new(ControllerSettings::default(), &[0, 0, 0], Duration::ZERO);
         let mut t = Duration::from_millis(500);
-        let mut pass = |cp: &mut ControlPlane, t: Duration| {
+        let pass = |cp: &mut ControlPlane, t: Duration| {
             let mut c = cp.monitor(t);
             let tainted = cp.taint_pass(t);
             c.tainted.extend(tainted.tainted);
