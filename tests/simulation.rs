@@ -571,6 +571,15 @@ fn the_controller_manager_restarts_after_a_long_outage() {
             (Duration::from_secs(10), sim::Event::CutApi(0)),
             (Duration::from_secs(100), sim::Event::ApiDown),
             (Duration::from_secs(130), sim::Event::ApiUp),
+            // Created on the tainted node while the new process waits for the old lease.
+            (
+                Duration::from_secs(135),
+                sim::Event::Create(sim::PodSpec {
+                    node: 0,
+                    toleration: Some(2),
+                    grace: 0,
+                }),
+            ),
         ],
         length: Duration::from_secs(400),
     };
@@ -593,6 +602,13 @@ fn the_controller_manager_restarts_after_a_long_outage() {
     let (restarted, same) = deletion(&Settings::default());
     assert_eq!(same, taint);
     assert_eq!(restarted, Duration::from_millis(206_234));
+    // The pod created at 135 s, tolerating 2 s: no timer runs before the new process leads; it
+    // is deleted 2 s after that first pass, not at 137 s.
+    let out = sim::run(&scenario, &Settings::default(), false);
+    assert_eq!(
+        out.deleted.get(1).copied().flatten().map(|d| d - origin),
+        Some(Duration::from_millis(148_234))
+    );
 }
 
 /// An outage of the API server for everyone, over before a stop, may have been every node's link

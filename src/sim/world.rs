@@ -1289,6 +1289,11 @@ impl World<'_> {
             );
             return;
         }
+        if !self.cp.running(self.now) {
+            // No controller-manager leads yet after a restart: no timer runs. The one that takes
+            // over handles the pod afresh (`Changes::took_over`).
+            return;
+        }
         let now = self.now;
         let p = &mut self.pods[pod];
         p.in_api = false;
