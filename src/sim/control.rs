@@ -133,8 +133,10 @@ pub struct ControlPlane {
     master_disruption: bool,
     /// The kubelet's latest stored Lease renewal per node (renewTime).
     stored_renewal: Vec<Option<Duration>>,
-    /// Whether the controller's informers and writes reach the API server.
-    pub api_up: bool,
+    /// Whether the controller's informers and writes reach the API server: set only by
+    /// [`ControlPlane::api_down`] and [`ControlPlane::api_back`], which the world calls as the
+    /// API server goes down and comes back.
+    api_up: bool,
     /// When the API server went down, while it is down.
     down_since: Option<Duration>,
     /// A restarted controller-manager takes over at this instant ([`Leader`]); until then no

@@ -1153,7 +1153,6 @@ impl World<'_> {
             }
             Ev::Start(i) => self.start_agent(i),
             Ev::Monitor => {
-                self.cp.api_up = self.api_up;
                 let changes = self.cp.monitor(self.now);
                 self.apply(changes);
                 if self.cp.queued() {
@@ -1163,7 +1162,6 @@ impl World<'_> {
             }
             Ev::TaintPass => {
                 self.taint_passes.remove(&self.now);
-                self.cp.api_up = self.api_up;
                 let changes = self.cp.taint_pass(self.now);
                 self.apply(changes);
                 if self.cp.queued() {
