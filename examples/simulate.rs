@@ -152,6 +152,7 @@ fn main() {
     // link back with the API server, or the outage to be a partition from a live control plane.
     let (mut went_on, mut back, mut as_partition, mut outage_later, mut over_as_partition) =
         (0usize, 0usize, 0usize, 0usize, 0usize);
+    let mut combined = 0usize;
     let mut kinds = std::collections::BTreeMap::new();
     let mut ran = count;
     // Scenarios are independent: `jobs` threads run them, each taking the next index, and the
@@ -205,6 +206,7 @@ fn main() {
             as_partition += outcome.outage_as_partition;
             outage_later += outcome.outage_after_stop;
             over_as_partition += outcome.outage_over_as_partition;
+            combined += outcome.combined;
             for v in &outcome.violations {
                 *kinds.entry(sim::world::kind(v)).or_insert(0usize) += 1;
             }
@@ -239,7 +241,7 @@ fn main() {
     let count = ran;
     let secs = began.elapsed().as_secs_f64();
     println!(
-        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane that failed after judging the node, {outage_later} had an outage of the API server begin after it, {over_as_partition} came after an outage of the API server that could have been a partition of every node from a live control plane); violations by kind: {kinds:?}",
+        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops, {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane that failed after judging the node, {outage_later} had an outage of the API server begin after it, {over_as_partition} came after an outage of the API server that could have been a partition of every node from a live control plane; {combined} of them needed more than one of those changes); violations by kind: {kinds:?}",
         count as f64 / secs.max(1e-9),
         if earliest == i64::MAX { 0 } else { earliest },
         if latest == i64::MIN { 0 } else { latest },

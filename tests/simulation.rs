@@ -636,3 +636,31 @@ fn the_judge_excuses_a_stop_after_an_outage_that_a_live_control_plane_would_make
         o.violations
     );
 }
+
+/// The judge combines the two futures no agent sees when it stops a pod: its own link's return
+/// and an outage of the API server for everyone that begins later. Seed 0x1c (the default
+/// model): n12 stops pod 23 (tolerating 51 s, 30 s of grace) at 206.28 s, 0.5 s before its link
+/// comes back, and the API server fails for everyone at 242.4 s. With its partition going on the
+/// controller taints n12 at 195.956 s, but the outage keeps the pod until after the judgement;
+/// without the outage its link's return keeps it. With neither, the controller deletes the pod at
+/// 246.956 s, within the tolerance of the eviction the fence planned (238.28 s).
+#[test]
+fn the_judge_excuses_a_stop_that_both_unseen_futures_make_needless() {
+    let o = sim::run(&Scenario::generate(0x1c), &Settings::default(), true);
+    assert!(o.combined >= 1, "{:?}", o.violations);
+    assert!(
+        o.timeline
+            .iter()
+            .any(|l| l.contains("stop of pod 23 kept here")
+                && l.contains("its partition gone on past the stop")
+                && l.contains("without the outage of the API server that began after the stop")),
+        "pod 23's stop was not excused that way"
+    );
+    assert!(
+        o.violations
+            .iter()
+            .all(|v| !matches!(v, Violation::WrongfulStop { pod: 23, .. })),
+        "{:?}",
+        o.violations
+    );
+}

@@ -232,6 +232,9 @@ pub struct Outcome {
     /// witness turned it into a partition of every node from a live control plane (no
     /// controller-manager restart there).
     pub outage_over_as_partition: usize,
+    /// Of those, the stops whose witness changed more than one of the above (the counts above
+    /// count each change it made).
+    pub combined: usize,
     /// A readable account of the run.
     pub timeline: Vec<String>,
     /// The agents' renewals that were probed while they hung, and the probes sent for them.
@@ -501,13 +504,25 @@ struct Judged {
     api_down: bool,
 }
 
-/// What a witness world changes besides the kubelets' renewals (see `World::witness_for`).
+/// What a witness world changes besides the kubelets' renewals (see `World::witness_for`): at
+/// most one thing before the stop, and either or both of the two futures no agent sees at the
+/// stop. Every event index is the scenario's own: the futures leave out only events after the
+/// stop, so the indices of the change before it stay valid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Variant {
-    Plain,
+struct Variant {
+    past: Past,
     /// The node's partition goes on: the heal of its link at this event index, and every later
     /// one, are left out.
-    PartitionGoesOn(usize),
+    goes_on: Option<usize>,
+    /// The outage of the API server for everyone at this event index, which began after the
+    /// stop, does not happen (nor its end).
+    no_later_outage: Option<usize>,
+}
+
+/// What a witness world changes before the stop (see [`Variant`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Past {
+    Plain,
     /// The outage of the API server for everyone at this event index is a partition of every
     /// node from a control plane that stays up until it has judged the node, then fails. Tried
     /// only for a stop made before any agent could see that outage (`judge`): later, an agent
@@ -516,15 +531,21 @@ enum Variant {
     /// When the API server comes back at this event index, so does every other node's link: a
     /// peer whose agent has not renewed since says "cut off" either way.
     OthersBackWithServer(usize),
-    /// The outage of the API server for everyone at this event index, which began after the
-    /// stop, does not happen (nor its end).
-    NoLaterOutage(usize),
     /// The outage of the API server for everyone at this event index, over before the stop, was
     /// a partition of every node whose link was up from a control plane that never failed: the
     /// agents see the same in both, and no kube-controller-manager restarts there (its leader
     /// lease renews), while every zone fully disrupted, and leaving that, has the controller
     /// taint a node judged before at once (docs/semantics.md §5.2, §5.5).
     OutageOverAsPartition(usize),
+}
+
+impl Variant {
+    /// How many things the world changes; the judge tries the fewest first.
+    fn changes(&self) -> usize {
+        usize::from(self.past != Past::Plain)
+            + usize::from(self.goes_on.is_some())
+            + usize::from(self.no_later_outage.is_some())
+    }
 }
 
 /// Each node's link to the API server as `events` (in time order) leave it at `upto`.
@@ -554,20 +575,6 @@ fn others_back_with_server(w: &mut Scenario, up: usize, node: usize) {
     let rest = w.events.split_off(up + 1);
     w.events.extend(heals);
     w.events.extend(rest);
-}
-
-/// Leaves out the outage of the API server for everyone that begins at event `down`, and its end.
-fn without_outage(w: &mut Scenario, down: usize) {
-    if !matches!(w.events.get(down), Some((_, Event::ApiDown))) {
-        return;
-    }
-    if let Some(up) = w.events[down..]
-        .iter()
-        .position(|(_, e)| matches!(e, Event::ApiUp))
-    {
-        w.events.remove(down + up);
-    }
-    w.events.remove(down);
 }
 
 /// Turns the outage of the API server for everyone that begins at event `down` into a partition
@@ -1414,14 +1421,31 @@ impl World<'_> {
                 .iter()
                 .rposition(|(_, e)| matches!(e, Event::ApiDown))
         });
-        let variants = [
-            Some(Variant::Plain),
-            heal.map(Variant::PartitionGoesOn),
-            up.map(Variant::OthersBackWithServer),
-            down.map(Variant::LiveUntilJudged),
-            later.map(Variant::NoLaterOutage),
-            over.map(Variant::OutageOverAsPartition),
+        let pasts = [
+            Some(Past::Plain),
+            up.map(Past::OthersBackWithServer),
+            down.map(Past::LiveUntilJudged),
+            over.map(Past::OutageOverAsPartition),
         ];
+        // The futures no agent sees at the stop, alone and together.
+        let mut futures = vec![(None, None)];
+        futures.extend(heal.map(|h| (Some(h), None)));
+        futures.extend(later.map(|d| (None, Some(d))));
+        futures.extend(heal.zip(later).map(|(h, d)| (Some(h), Some(d))));
+        let mut variants: Vec<Variant> = pasts
+            .into_iter()
+            .flatten()
+            .flat_map(|past| {
+                futures
+                    .iter()
+                    .map(move |&(goes_on, no_later_outage)| Variant {
+                        past,
+                        goes_on,
+                        no_later_outage,
+                    })
+            })
+            .collect();
+        variants.sort_by_key(Variant::changes);
         let judged = Judged {
             stop: sigterm,
             now,
@@ -1429,33 +1453,36 @@ impl World<'_> {
         };
         let found = variants
             .into_iter()
-            .flatten()
             .find_map(|v| Some((self.witness_for(pod, v, judged)?, v)));
         if let Some((last, variant)) = found {
             self.out.indistinguishable.push((pod, last));
-            let how = match variant {
-                Variant::Plain => "",
-                Variant::PartitionGoesOn(_) => {
-                    self.out.ended_after_stop += 1;
-                    " and its partition gone on past the stop"
-                }
-                Variant::LiveUntilJudged(_) => {
+            let mut how = String::new();
+            match variant.past {
+                Past::Plain => {}
+                Past::LiveUntilJudged(_) => {
                     self.out.outage_as_partition += 1;
-                    " and the outage a partition of every node from a live control plane that failed after judging it"
+                    how += " and the outage a partition of every node from a live control plane that failed after judging it";
                 }
-                Variant::OthersBackWithServer(_) => {
+                Past::OthersBackWithServer(_) => {
                     self.out.others_back += 1;
-                    " and every other node's link back with the API server, its agent not heard yet"
+                    how += " and every other node's link back with the API server, its agent not heard yet";
                 }
-                Variant::NoLaterOutage(_) => {
-                    self.out.outage_after_stop += 1;
-                    " and without the outage of the API server that began after the stop"
-                }
-                Variant::OutageOverAsPartition(_) => {
+                Past::OutageOverAsPartition(_) => {
                     self.out.outage_over_as_partition += 1;
-                    " and the outage of the API server before the stop a partition of every node from a live control plane"
+                    how += " and the outage of the API server before the stop a partition of every node from a live control plane";
                 }
-            };
+            }
+            if variant.goes_on.is_some() {
+                self.out.ended_after_stop += 1;
+                how += " and its partition gone on past the stop";
+            }
+            if variant.no_later_outage.is_some() {
+                self.out.outage_after_stop += 1;
+                how += " and without the outage of the API server that began after the stop";
+            }
+            if variant.changes() > 1 {
+                self.out.combined += 1;
+            }
             self.log(|| format!("stop of pod {pod} kept here, but deleted by then had n{node}'s kubelet last renewed at {:.3}s before its cut{how}: no agent can tell", last.as_secs_f64()));
             return;
         }
@@ -1498,7 +1525,7 @@ impl World<'_> {
         } = judged;
         // The agents decide the same there as here up to the stop, by construction, but when
         // other nodes' links come back: then they are run, to check (below).
-        let agents = matches!(variant, Variant::OthersBackWithServer(_));
+        let agents = matches!(variant.past, Past::OthersBackWithServer(_));
         // A witness run goes a minute past the stop it judges (not to the end of the scenario);
         // later stops on the node within that minute are judged by the same runs.
         let key = (node, variant, self.last_cut(node, stop));
@@ -1510,18 +1537,27 @@ impl World<'_> {
             let until = now + Duration::from_secs(60);
             let mut worlds = self.witness_worlds(node, stop, now);
             for (last, w) in &mut worlds {
-                match variant {
-                    Variant::Plain => {}
-                    Variant::PartitionGoesOn(first) => {
-                        let mut k = 0;
-                        w.events.retain(|(_, e)| {
-                            k += 1;
-                            k - 1 < first || !matches!(e, Event::HealApi(x) if *x == node)
-                        });
-                    }
-                    Variant::OthersBackWithServer(up) => others_back_with_server(w, up, node),
-                    Variant::NoLaterOutage(down) => without_outage(w, down),
-                    Variant::LiveUntilJudged(down) => {
+                // The futures first: they leave out only events after the stop, so the index of
+                // the change before it is the same after them.
+                let later_up = variant.no_later_outage.and_then(|down| {
+                    let up = w.events[down..]
+                        .iter()
+                        .position(|(_, e)| matches!(e, Event::ApiUp));
+                    up.map(|u| down + u)
+                });
+                let mut k = 0;
+                w.events.retain(|(_, e)| {
+                    k += 1;
+                    let i = k - 1;
+                    let healed = variant.goes_on.is_some_and(|first| {
+                        i >= first && matches!(e, Event::HealApi(x) if *x == node)
+                    });
+                    !healed && Some(i) != variant.no_later_outage && Some(i) != later_up
+                });
+                match variant.past {
+                    Past::Plain => {}
+                    Past::OthersBackWithServer(up) => others_back_with_server(w, up, node),
+                    Past::LiveUntilJudged(down) => {
                         // Judged once its grace period ran out after that renewal, on the
                         // monitor pass that follows, and tainted on the tainting pass after it.
                         let judged = *last
@@ -1529,7 +1565,7 @@ impl World<'_> {
                             + self.set.controller.monitor_period * 2;
                         outage_as_partition(w, down, judged);
                     }
-                    Variant::OutageOverAsPartition(down) => {
+                    Past::OutageOverAsPartition(down) => {
                         outage_as_partition(w, down, Duration::MAX);
                     }
                 }
@@ -1560,9 +1596,8 @@ impl World<'_> {
             // Without the later outage, the API server is up at `now` there, where a pod not
             // deleted yet is not judged (`judge`): deleted within the run's minute, it was
             // one the control plane deletes.
-            let deleted_by_now = deleted <= now
-                || (api_down && taint <= now)
-                || matches!(variant, Variant::NoLaterOutage(_));
+            let deleted_by_now =
+                deleted <= now || (api_down && taint <= now) || variant.no_later_outage.is_some();
             let same_stop = !agents || stopped.is_some_and(|s| s <= stop) || deleted <= stop;
             (deleted_by_now && same_stop).then_some(*last)
         })
