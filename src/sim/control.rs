@@ -30,6 +30,12 @@ pub struct ControllerSettings {
     /// controllers keep their state through any outage, as the simulator modelled them until the
     /// thirteenth session.
     pub leader: Option<Leader>,
+    /// How long one `monitorNodeHealth` pass takes. The controller runs it with
+    /// `wait.UntilWithContext`, which starts the period when the pass ends: the passes drift
+    /// later by this much each. Zero: exactly periodic passes, as the simulator had them until
+    /// the fourteenth session, which with a grace period a whole number of periods judged every
+    /// node one pass late (the test is strictly "after" the grace period).
+    pub pass_duration: Duration,
 }
 
 /// kube-controller-manager's leader election (`--leader-elect-lease-duration` 15 s,
@@ -63,6 +69,7 @@ impl Default for ControllerSettings {
             large_zone: 50,
             unhealthy_threshold: 0.55,
             leader: Some(Leader::default()),
+            pass_duration: Duration::from_millis(5),
         }
     }
 }

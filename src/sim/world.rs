@@ -1165,7 +1165,9 @@ impl World<'_> {
                 if self.cp.queued() {
                     self.taint_pass_at(self.now);
                 }
-                self.at(self.now + self.set.controller.monitor_period, Ev::Monitor);
+                // `wait.UntilWithContext` starts the period when the pass ends.
+                let next = self.set.controller.monitor_period + self.set.controller.pass_duration;
+                self.at(self.now + next, Ev::Monitor);
             }
             Ev::TaintPass => {
                 self.taint_passes.remove(&self.now);
