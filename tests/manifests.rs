@@ -346,16 +346,16 @@ fn configmap_config_passes_check_config_and_matches_the_daemonset() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "check-config failed:\n{stderr}");
     // One warning is expected and true at the shipped (default) timings: with peers, the
-    // quorum settles 35 s after the last contact, while a pod tolerating the unreachable taint
+    // quorum settles 30 s after the last contact, while a pod tolerating the unreachable taint
     // for 0 s is due at 27.6 s (40 s grace − 2 s margin − 10.4 s for the kubelet's Lease), so
-    // pods tolerating less than 7.4 s may be stopped up to that much late. Nothing else.
+    // pods tolerating less than 2.4 s may be stopped up to that much late. Nothing else.
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
     assert!(
         warnings
             .iter()
             .all(|w| w.contains("fence.nodeMonitorGracePeriod")
-                && w.contains("the peer quorum is settled 35s")
-                && w.contains("less than 7s400ms")),
+                && w.contains("the peer quorum is settled 30s")
+                && w.contains("less than 2s400ms")),
         "check-config warns about the shipped configuration:\n{stderr}"
     );
     assert!(warnings.len() <= 1, "{stderr}");

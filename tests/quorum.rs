@@ -1011,7 +1011,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
 fn default_policy() -> (QuorumPolicy, Duration) {
     let after = Duration::from_secs(15);
     let (lost_together, settled_after) =
-        nodewarden::core::quorum::windows(Duration::from_secs(10), Duration::from_secs(10), after);
+        nodewarden::core::quorum::windows(Duration::from_secs(10), after);
     let policy = QuorumPolicy {
         fixes: nodewarden::core::quorum::Fixes::ALL,
         without_peers: Undecided::Hold,

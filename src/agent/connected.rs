@@ -91,9 +91,8 @@ struct PeerSettings {
 
 impl Settings {
     /// Every task's settings; `Err` for a configuration that cannot work (our Lease is the
-    /// kubelet's; the peers' key cannot be read). `request_timeout` is the one every request
-    /// uses ([`api::Requests::timeout`]).
-    fn new(config: &Config, request_timeout: Duration, clock: Clock) -> Result<Self, StartError> {
+    /// kubelet's; the peers' key cannot be read).
+    fn new(config: &Config, clock: Clock) -> Result<Self, StartError> {
         let node = node_name(config);
         let lease = lease_identity(config, &node)?;
         let renew = heartbeat::renew_interval(config.node_lease_duration_seconds);
@@ -136,7 +135,7 @@ impl Settings {
             lease_duration_seconds: config.node_lease_duration_seconds,
             renew,
             peers,
-            quorum: quorum::QuorumSettings::new(config, request_timeout),
+            quorum: quorum::QuorumSettings::new(config),
             fence: fence_task::FenceSettings::new(config),
             reporter,
             node,
@@ -172,7 +171,7 @@ pub async fn run<S: Source>(
         quorum: quorum_settings,
         fence: fence_settings,
         reporter: reporter_settings,
-    } = Settings::new(config, requests.timeout(), clock)?;
+    } = Settings::new(config, clock)?;
 
     health.require_api();
     health.metrics.set_request_counts(requests.counts());

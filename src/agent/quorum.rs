@@ -193,12 +193,10 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
     }
 }
 
-/// The settings the core decides with, from the configuration and the API requests' timeout
-/// (`api::Requests::timeout`).
-pub fn policy(config: &Config, request_timeout: Duration) -> QuorumPolicy {
+/// The settings the core decides with, from the configuration.
+pub fn policy(config: &Config) -> QuorumPolicy {
     QuorumPolicy::new(
         crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
-        request_timeout,
         config.fence.unreachable_after,
         crate::core::fence_plan::FencePolicy::from(config).kubelet_lag,
         config.peers.without_peers,
@@ -221,10 +219,10 @@ pub struct QuorumSettings {
 }
 
 impl QuorumSettings {
-    /// The quorum task's settings from the configuration and the API requests' timeout.
-    pub fn new(config: &Config, request_timeout: Duration) -> QuorumSettings {
+    /// The quorum task's settings from the configuration.
+    pub fn new(config: &Config) -> QuorumSettings {
         QuorumSettings {
-            policy: policy(config, request_timeout),
+            policy: policy(config),
             fencing: config.fence.mode != crate::core::fence_plan::Mode::Off,
             interval: config.peers.interval,
             ask: config.peers.ask,
@@ -540,7 +538,6 @@ mod tests {
         };
         let policy = QuorumPolicy::new(
             Duration::from_secs(10),
-            Duration::from_secs(10),
             Duration::from_secs(15),
             Duration::from_secs(10),
             crate::core::quorum::Undecided::Hold,
@@ -575,15 +572,14 @@ mod tests {
         let mut config = crate::config::from_str("", None).expect("the defaults");
         config.peers.interval = Duration::from_secs(5);
         config.peers.ask = 7;
-        let timeout = Duration::from_millis(1500);
         for (mode, fencing) in [
             (Mode::Enforce, true),
             (Mode::DryRun, true),
             (Mode::Off, false),
         ] {
             config.fence.mode = mode;
-            let settings = QuorumSettings::new(&config, timeout);
-            assert_eq!(settings.policy, policy(&config, timeout));
+            let settings = QuorumSettings::new(&config);
+            assert_eq!(settings.policy, policy(&config));
             assert_eq!(settings.fencing, fencing, "{mode:?}");
             assert_eq!(
                 (settings.interval, settings.ask),
@@ -785,7 +781,6 @@ mod nudge_tests {
         };
         let settings = QuorumSettings {
             policy: QuorumPolicy::new(
-                Duration::from_secs(10),
                 Duration::from_secs(10),
                 Duration::from_secs(15),
                 Duration::ZERO,

@@ -685,11 +685,7 @@ impl Walker<'_> {
 
         // With peers, the quorum's count is settled only this long after the last contact: a
         // pod whose kill time comes earlier waits for it, and is stopped late.
-        let (_, settled) = crate::core::quorum::windows(
-            renew,
-            config.request_timeout(),
-            config.fence.unreachable_after,
-        );
+        let (_, settled) = crate::core::quorum::windows(renew, config.fence.unreachable_after);
         let lag = crate::core::fence_plan::FencePolicy::from(&*config).kubelet_lag;
         let first_kill = config
             .fence
@@ -705,7 +701,7 @@ impl Walker<'_> {
                 r.fence_span.as_ref(),
                 "fence.nodeMonitorGracePeriod",
                 format!(
-                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then the longer of unreachableAfter and another renew interval plus a request timeout), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin - the kubelet's Lease renew interval with its jitter, unless onlyStatusReporter): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
+                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then unreachableAfter), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin - the kubelet's Lease renew interval with its jitter, unless onlyStatusReporter): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
                     format_duration(settled),
                     format_duration(first_kill),
                     format_duration(settled - first_kill),

@@ -44,8 +44,8 @@ const LARGE_ZONE: usize = 50;
 /// The controller's node monitor period: it judges every node on the same 5 s tick.
 pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
 
-/// `(lost_together, settled_after)` of [`QuorumPolicy`] for a renew interval, a request timeout
-/// and `unreachableAfter`.
+/// `(lost_together, settled_after)` of [`QuorumPolicy`] for a renew interval and
+/// `unreachableAfter`.
 ///
 /// - Lost together: in an outage that began at `T`, every agent's last contact lies in
 ///   `[T − renew, T]` (it renews every `renew`), so two agents' last contacts differ by at most a
@@ -55,18 +55,13 @@ pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
 ///   this node has a last contact at most `lost_together` after ours, so from `lost_together +
 ///   unreachableAfter` after our last contact on, every such peer, in any zone, answers "cut
 ///   off"; a peer still answering "reachable" then really reached the API server after we lost
-///   it. The older bound (one more renewal and a request timeout) is kept when it is later, so
-///   the window never shrinks against what the configuration check warns about.
-pub fn windows(
-    renew: Duration,
-    request_timeout: Duration,
-    unreachable_after: Duration,
-) -> (Duration, Duration) {
+///   it. Until the fourteenth session the window was the longer of that and one more renewal
+///   and a request timeout (35 s at the defaults, against 30 s): a bound from before a peer's
+///   answer followed its contact's age alone. The simulator, once its controller judged nodes
+///   as soon as upstream's does, found that wait running pods twice (README, *Simulation*).
+pub fn windows(renew: Duration, unreachable_after: Duration) -> (Duration, Duration) {
     let lost_together = renew + NODE_MONITOR_PERIOD;
-    (
-        lost_together,
-        lost_together + unreachable_after.max(renew + request_timeout),
-    )
+    (lost_together, lost_together + unreachable_after)
 }
 
 /// Peers asked per other zone (enough to learn whether that zone is down too).
@@ -298,18 +293,16 @@ pub struct QuorumPolicy {
 }
 
 impl QuorumPolicy {
-    /// The policy for a Lease renew interval, a request timeout, `unreachableAfter` and the
-    /// kubelet's lag (`fence_plan::kubelet_lag`), with the two undecided cases' choices: the
+    /// The policy for a Lease renew interval, `unreachableAfter` and the kubelet's lag (`fence_plan::kubelet_lag`), with the two undecided cases' choices: the
     /// windows from [`windows`], every fix on.
     pub fn new(
         renew: Duration,
-        request_timeout: Duration,
         unreachable_after: Duration,
         kubelet_lag: Duration,
         without_peers: Undecided,
         whole_zone_cut_off: Undecided,
     ) -> QuorumPolicy {
-        let (lost_together, settled_after) = windows(renew, request_timeout, unreachable_after);
+        let (lost_together, settled_after) = windows(renew, unreachable_after);
         QuorumPolicy {
             fixes: Fixes::ALL,
             without_peers,

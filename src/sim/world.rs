@@ -692,7 +692,6 @@ fn run_as(
             fixes: settings.fixes,
             ..QuorumPolicy::new(
                 settings.renew,
-                settings.request_timeout,
                 settings.unreachable_after,
                 settings.kubelet_lag,
                 Undecided::Hold,
