@@ -87,6 +87,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             this_node_counted: true,
             other_zones: 0,
             own_contact_age: Duration::from_secs(20),
+            own_silence_age: Duration::from_secs(20),
             heard,
         };
         let policy = QuorumPolicy {

@@ -70,6 +70,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         this_node_counted: true,
         other_zones: 1,
         own_contact_age: OWN_AGE,
+        own_silence_age: OWN_AGE,
         heard,
     }
 }
@@ -149,6 +150,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         this_node_counted: true,
         other_zones: 0,
         own_contact_age: OWN_AGE,
+        own_silence_age: OWN_AGE,
         heard: vec![],
     };
     assert!(decide(&empty, &policy(), false).is_hold());
@@ -256,6 +258,65 @@ fn a_partial_disruption_holds_only_a_node_judged_after_its_zone_was_disrupted() 
     let mut r = zone(5, 0);
     r.heard = vec![peer(20), peer(21), peer(19), up(0)];
     assert!(decide(&r, &old, true).is_hold());
+}
+
+#[test]
+fn which_peers_went_silent_first_is_counted_from_the_earliest_this_kubelet_may_have() {
+    // Issue 22, seed 0x16f: an agent restarted with no contact of its own counts peers as lost
+    // together with it from its start (the kubelet may have renewed while no agent ran), but
+    // its kubelet may as well have gone unheard right after the contact its previous run
+    // persisted. Two peers 26 s silent against a start 20 s ago read as judged before this node
+    // (3 of 5 then: hold); against a persisted contact 30 s ago they may have been judged after
+    // it, while the zone still counted as healthy: enforce.
+    let peer = |age: u64| (ZONE.to_string(), report("p", false, Some(age)));
+    let mut r = zone(5, 0);
+    r.heard = vec![peer(26), peer(26), up(0), up(1)];
+    assert!(decide(&r, &policy(), true).is_hold());
+    let r = r.silent_for(Duration::from_secs(30));
+    assert_eq!(
+        r.own_contact_age, OWN_AGE,
+        "the settling still counts from the start"
+    );
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    // Never younger than the contact's age.
+    assert_eq!(
+        zone(5, 0)
+            .silent_for(Duration::from_secs(1))
+            .own_silence_age,
+        OWN_AGE
+    );
+    // The earliest moment: this run's contact, else the persisted one, else the start.
+    use nodewarden::core::quorum::silent_since;
+    assert_eq!(silent_since(Some(7), Some(3), 9), 7);
+    assert_eq!(silent_since(None, Some(3), 9), 3);
+    assert_eq!(silent_since(None, None, 9), 9);
+    // Both ages as the agent's quorum task and the simulator take them: a restart 20 s ago
+    // (the bound), a contact persisted 30 s ago, none of this run's yet.
+    use nodewarden::core::quorum::{Fixes, own_ages};
+    let age = |t: u64| Duration::from_secs(100 - t);
+    assert_eq!(
+        own_ages(None, Some(70), 80, &Fixes::ALL, age),
+        (Duration::from_secs(20), Duration::from_secs(30))
+    );
+    let unordered = Fixes {
+        silence_ordered: false,
+        ..Fixes::ALL
+    };
+    assert_eq!(
+        own_ages(None, Some(70), 80, &unordered, age),
+        (Duration::from_secs(20), Duration::from_secs(20))
+    );
+    // This run's own contact 5 s ago: both from it.
+    assert_eq!(
+        own_ages(Some(95), Some(70), 80, &Fixes::ALL, age),
+        (Duration::from_secs(5), Duration::from_secs(5))
+    );
+    // No contact known at all: unbounded.
+    assert_eq!(
+        own_ages(None, None, 80, &Fixes::ALL, age),
+        (Duration::MAX, Duration::MAX)
+    );
 }
 
 #[test]
@@ -397,6 +458,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         this_node_counted: true,
         other_zones: 1,
         own_contact_age: Duration::from_secs(25),
+        own_silence_age: Duration::from_secs(25),
         heard,
     };
     let decide_both = |r: &Round| {
@@ -1002,6 +1064,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         this_node_counted: true,
         other_zones: asking.other_zones,
         own_contact_age: age(fleet[me].contact),
+        own_silence_age: age(fleet[me].contact),
         heard,
     }
 }

@@ -751,3 +751,33 @@ fn a_verdict_settles_once_every_peer_lost_together_says_cut_off() {
     assert!(twice.is_empty(), "{twice:?}");
     assert!(o.stopped[31].is_some(), "pod 31 is stopped");
 }
+
+/// Seed 0x16f (the default model; scenario 367 of the search with `--revert silence-ordered`):
+/// n1's agent was killed 8.4 s after its link was cut, before it knew, and restarted 19.5 s
+/// later. Counting its silence from that start, it took the 16 of 23 peers of its zone cut off
+/// with it for nodes judged before it and held a partial disruption, while the controller had
+/// judged n1 first, tainted it, and deleted pods 1 and 2 24–27 s before the agent stopped them.
+/// Counted from the contact its previous run persisted (`quorum::silent_since`), n1 may have
+/// been the first judged, and enforces in time. Also 0xdaa (an agent killed 10.6 s after its
+/// cut: 19.6 s running twice until now).
+#[test]
+fn a_restarted_agent_orders_its_silence_from_the_contact_on_its_disk() {
+    let scenario = Scenario::generate(0x16f);
+    let twice = |settings: &Settings| {
+        sim::run(&scenario, settings, false)
+            .violations
+            .into_iter()
+            .filter(|v| kind(v) == "running-twice")
+            .count()
+    };
+    assert_eq!(twice(&Settings::default()), 0);
+    let mut reverted = Settings::default();
+    reverted.fixes.silence_ordered = false;
+    assert_eq!(twice(&reverted), 2);
+    let daa = sim::run(&Scenario::generate(0xdaa), &Settings::default(), false);
+    assert!(
+        daa.violations.iter().all(|v| kind(v) != "running-twice"),
+        "{:?}",
+        daa.violations
+    );
+}

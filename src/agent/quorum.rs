@@ -245,13 +245,14 @@ async fn ask_round(
     zone: &NodeZone,
     ask_at_most: usize,
     (policy, known): (&QuorumPolicy, bool),
-    own_contact_age: Duration,
+    (own_contact_age, own_silence_age): (Duration, Duration),
 ) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => ask(select(peers, &zone.listed, ask_at_most), zone.key.clone()).await,
         _ => Vec::new(),
     };
-    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age);
+    let round =
+        crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
@@ -261,7 +262,8 @@ async fn ask_round(
         return (round, verdict);
     }
     heard.extend(ask(rest, zone.key.clone()).await);
-    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age);
+    let round =
+        crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
 }
@@ -398,15 +400,15 @@ pub async fn run(
             )
         };
         // Peers count as lost together with this node against the latest moment it may have
-        // been heard.
-        let heard_until = crate::core::quorum::heard_until(
+        // been heard; which went silent before it, against the earliest its kubelet may have
+        // gone unheard.
+        let ages = crate::core::quorum::own_ages(
             inputs.reach.last_contact(),
             inputs.contact_before,
             inputs.heard_bound,
+            &policy.fixes,
+            |t| now.saturating_duration_since(t),
         );
-        let own_contact_age = own.map_or(Duration::MAX, |_| {
-            now.saturating_duration_since(heard_until)
-        });
         let sent = (now, clock.at(now).wall);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let (round, decided) = ask_round(
@@ -415,7 +417,7 @@ pub async fn run(
             &zone,
             ask_at_most,
             (&policy, known),
-            own_contact_age,
+            ages,
         )
         .await;
         let changed = gate.record(mono(sent.0), decided.clone());
@@ -545,7 +547,15 @@ mod tests {
         );
         let zone = NodeZone::from_key("a", false);
         let ask = asker(&["b3", "b4", "b5"]);
-        let (round, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        let (round, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            50,
+            (&policy, true),
+            (own_age, own_age),
+        )
+        .await;
         assert_eq!(
             *calls.lock().expect("calls"),
             [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
@@ -555,13 +565,29 @@ mod tests {
         // Every node of zone b cut off: the same two rounds of questions, and a hold.
         calls.lock().expect("calls").clear();
         let ask = asker(&[]);
-        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        let (_, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            50,
+            (&policy, true),
+            (own_age, own_age),
+        )
+        .await;
         assert_eq!(calls.lock().expect("calls").len(), 2);
         assert!(v.is_hold(), "{v:?}");
         // b0 reaches the API server: one round of questions settles it.
         calls.lock().expect("calls").clear();
         let ask = asker(&["b0"]);
-        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), own_age).await;
+        let (_, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            50,
+            (&policy, true),
+            (own_age, own_age),
+        )
+        .await;
         assert_eq!(calls.lock().expect("calls").len(), 1);
         assert!(!v.is_hold(), "{v:?}");
     }

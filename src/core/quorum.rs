@@ -130,6 +130,7 @@ pub fn round<'a>(
         this_node_counted: true,
         other_zones: others.len(),
         own_contact_age,
+        own_silence_age: own_contact_age,
         heard,
     }
 }
@@ -245,6 +246,14 @@ pub struct Fixes {
     /// was removed, counted from its new contact and ran a pod 32 s past its deletion). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub seen_taint: bool,
+    /// Which peers went silent before this node is counted from the earliest moment its kubelet
+    /// may have gone unheard ([`silent_since`]), not from the latest ([`heard_until`]; issue 22,
+    /// seed 0x16f: an agent killed 8 s after its link was cut, before it knew, restarted 20 s
+    /// later and counted its silence from that start; the 16 of 23 peers cut off with it read
+    /// as judged before it, so it held a partial disruption while the controller, which judged
+    /// it first, tainted it and deleted two pods 24–27 s before it stopped them). The agent's
+    /// shell applies it; only the simulator reads this switch.
+    pub silence_ordered: bool,
 }
 
 impl Fixes {
@@ -261,6 +270,7 @@ impl Fixes {
         settled_early: true,
         taint_outlasts_hold: true,
         seen_taint: true,
+        silence_ordered: true,
     };
 }
 
@@ -293,8 +303,9 @@ pub struct QuorumPolicy {
 }
 
 impl QuorumPolicy {
-    /// The policy for a Lease renew interval, `unreachableAfter` and the kubelet's lag (`fence_plan::kubelet_lag`), with the two undecided cases' choices: the
-    /// windows from [`windows`], every fix on.
+    /// The policy for a Lease renew interval, `unreachableAfter` and the kubelet's lag
+    /// (`fence_plan::kubelet_lag`), with the two undecided cases' choices: the windows from
+    /// [`windows`], every fix on.
     pub fn new(
         renew: Duration,
         unreachable_after: Duration,
@@ -347,6 +358,47 @@ pub fn heard_until<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, sta
     }
 }
 
+/// The earliest moment this node's kubelet may have gone unheard, on the caller's monotonic
+/// scale: this run's own last contact; or, when this run has none yet, the contact a previous run
+/// persisted (the kubelet may have stopped renewing right after it, the link cut while no agent
+/// ran, or before that run noticed); with neither, this run's start. [`heard_until`] is the
+/// latest such moment; this one orders this node's silence against its peers'
+/// ([`Round::own_silence_age`]).
+pub fn silent_since<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, started: T) -> T {
+    this_run.or(persisted).unwrap_or(started)
+}
+
+/// This node's two ages at a round, from this run's last contact, the one a previous run
+/// persisted and the run's heard bound ([`resumed_heard_bound`]), each turned into an age by
+/// `age`: `(own_contact_age, own_silence_age)` of [`Round`] — since the latest moment the node
+/// may have been heard ([`heard_until`]), and since the earliest its kubelet may have gone
+/// unheard ([`silent_since`]). Both unbounded while no contact is known at all. The agent's
+/// quorum task and the simulator both take them from here; `fixes` switches off, in the
+/// simulator only, `restart_heard` (the latest contact known, whatever the start) and
+/// `silence_ordered` (the silence counted as the contact).
+pub fn own_ages<T: Ord + Copy>(
+    this_run: Option<T>,
+    persisted: Option<T>,
+    bound: T,
+    fixes: &Fixes,
+    age: impl Fn(T) -> Duration,
+) -> (Duration, Duration) {
+    let Some(latest) = this_run.max(persisted) else {
+        return (Duration::MAX, Duration::MAX);
+    };
+    let heard = if fixes.restart_heard {
+        heard_until(this_run, persisted, bound)
+    } else {
+        latest
+    };
+    let silent = if fixes.silence_ordered {
+        silent_since(this_run, persisted, bound)
+    } else {
+        heard
+    };
+    (age(heard), age(silent))
+}
+
 /// The `started` bound [`heard_until`] takes for a run that started at `started`: that instant,
 /// while no agent ran the kubelet kept renewing the node's Lease; but when the previous run
 /// stopped while cut off, the kubelet (which shares the node's link) was not heard after that
@@ -376,8 +428,16 @@ pub struct Round {
     pub this_node_counted: bool,
     /// How many other zones are known (from the peer list).
     pub other_zones: usize,
-    /// How long ago this node's own last contact was, at the round.
+    /// How long ago this node's own last contact was, at the round: the latest moment it may
+    /// have been heard ([`heard_until`]), against which peers count as lost together with it.
     pub own_contact_age: Duration,
+    /// How long ago this node's kubelet may first have gone unheard, at the round: the same
+    /// contact, but for a run with no contact of its own yet, the one a previous run persisted
+    /// ([`silent_since`]). Never less than `own_contact_age`. Which peers went silent *before*
+    /// this node (the staggered expiry, docs/fence.md §5) is counted against it: counted against
+    /// a restart, a node judged first would take the peers cut off with it for ones judged
+    /// before it, and hold while the controller tainted it.
+    pub own_silence_age: Duration,
     /// What each asked peer said, with the zone the peer list gives it.
     pub heard: Vec<(String, Heard)>,
 }
@@ -392,6 +452,15 @@ pub enum Verdict {
     /// Not yet known: peers that lost the API together with this node may not show it yet.
     /// Nothing is stopped meanwhile, and it is no evidence of a hold.
     Pending { reason: String },
+}
+
+impl Round {
+    /// The round with this node's kubelet unheard for `age` ([`Round::own_silence_age`]; at
+    /// least the contact's age).
+    pub fn silent_for(mut self, age: Duration) -> Round {
+        self.own_silence_age = age.max(self.own_contact_age);
+        self
+    }
 }
 
 impl Verdict {
@@ -640,7 +709,7 @@ fn counted(
                 .filter(|h| match h {
                     Heard::Report(r) if cut_off(h) => r
                         .last_contact_age
-                        .is_none_or(|a| a > round.own_contact_age.saturating_add(policy.order_tie)),
+                        .is_none_or(|a| a > round.own_silence_age.saturating_add(policy.order_tie)),
                     _ => false,
                 })
                 .count()
@@ -706,9 +775,10 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
             && r.last_contact_age.is_none_or(|a| a.saturating_add(after) >= own_age))
     };
     // As `counted` tells a peer of this zone that went silent before this node.
+    let silence = round.own_silence_age;
     let first = |h: &Heard| {
         matches!(h, Heard::Report(r)
-            if r.last_contact_age.is_none_or(|a| a > own_age.saturating_add(policy.order_tie)))
+            if r.last_contact_age.is_none_or(|a| a > silence.saturating_add(policy.order_tie)))
     };
     let (mut own_first, mut own_rest, mut elsewhere) = (Vec::new(), Vec::new(), Vec::new());
     for (i, (zone, h)) in round.heard.iter().enumerate() {

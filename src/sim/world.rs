@@ -1994,23 +1994,26 @@ impl World<'_> {
         // `quorum::select` of that list, as the agent asks each round (the same each round).
         let mut heard = ask(&self.asked_lists[i]);
         let own = a.contact.last_contact.max(a.contact_before);
-        let heard_at = if set.fixes.restart_heard {
-            quorum::heard_until(a.contact.last_contact, a.contact_before, a.heard_bound)
-        } else {
-            own.unwrap_or(a.heard_bound)
-        };
-        let own_age = own.map_or(Duration::MAX, |_| now.saturating_sub(heard_at));
+        let (own_age, silence_age) = quorum::own_ages(
+            a.contact.last_contact,
+            a.contact_before,
+            a.heard_bound,
+            &set.fixes,
+            |t| now.saturating_sub(t),
+        );
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let zone = &self.node_zones[i];
         let known = !mine.is_empty();
-        let mut round = crate::core::zone::round(zone, mine, &heard, own_age);
+        let mut round =
+            crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked_elsewhere(mine, &zone.listed, &heard);
             if !rest.is_empty() {
                 heard.extend(ask(&rest));
-                round = crate::core::zone::round(zone, mine, &heard, own_age);
+                round =
+                    crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
