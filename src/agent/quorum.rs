@@ -507,6 +507,8 @@ mod tests {
         // Zone a: this node and a1, both cut off. Zone b: b0-b5, of which b3-b5 reach the API
         // server; the first two asked, b0 and b1, are cut off.
         let own_age = Duration::from_secs(40);
+        // (Contact and silence alike: this node ran throughout.)
+        let ages = (own_age, own_age);
         let mut peers = vec![peer("a1", "a")];
         peers.extend((0..6).map(|i| peer(&format!("b{i}"), "b")));
         let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
@@ -547,15 +549,7 @@ mod tests {
         );
         let zone = NodeZone::from_key("a", false);
         let ask = asker(&["b3", "b4", "b5"]);
-        let (round, v) = ask_round(
-            Some(&ask),
-            &peers,
-            &zone,
-            50,
-            (&policy, true),
-            (own_age, own_age),
-        )
-        .await;
+        let (round, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), ages).await;
         assert_eq!(
             *calls.lock().expect("calls"),
             [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
@@ -565,29 +559,13 @@ mod tests {
         // Every node of zone b cut off: the same two rounds of questions, and a hold.
         calls.lock().expect("calls").clear();
         let ask = asker(&[]);
-        let (_, v) = ask_round(
-            Some(&ask),
-            &peers,
-            &zone,
-            50,
-            (&policy, true),
-            (own_age, own_age),
-        )
-        .await;
+        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), ages).await;
         assert_eq!(calls.lock().expect("calls").len(), 2);
         assert!(v.is_hold(), "{v:?}");
         // b0 reaches the API server: one round of questions settles it.
         calls.lock().expect("calls").clear();
         let ask = asker(&["b0"]);
-        let (_, v) = ask_round(
-            Some(&ask),
-            &peers,
-            &zone,
-            50,
-            (&policy, true),
-            (own_age, own_age),
-        )
-        .await;
+        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), ages).await;
         assert_eq!(calls.lock().expect("calls").len(), 1);
         assert!(!v.is_hold(), "{v:?}");
     }
