@@ -140,9 +140,10 @@ pub struct ControlPlane {
     master_disruption: bool,
     /// The kubelet's latest stored Lease renewal per node (renewTime).
     stored_renewal: Vec<Option<Duration>>,
-    /// Whether the controller's informers and writes reach the API server: set only by
-    /// [`ControlPlane::api_down`] and [`ControlPlane::api_back`], which the world calls as the
-    /// API server goes down and comes back.
+    /// Whether the API server answers (the controller's informers and writes reach it, and so
+    /// do agents whose links are up): set only by [`ControlPlane::api_down`] and
+    /// [`ControlPlane::api_back`], which the world calls as the API server goes down and comes
+    /// back; the world reads it from here.
     api_up: bool,
     /// When the API server went down, while it is down.
     down_since: Option<Duration>,
@@ -224,6 +225,11 @@ impl ControlPlane {
             return true;
         }
         false
+    }
+
+    /// Whether the API server answers.
+    pub fn api_up(&self) -> bool {
+        self.api_up
     }
 
     /// Whether the controllers run at `now`: the API server answers and a controller-manager

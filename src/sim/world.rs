@@ -434,8 +434,9 @@ struct World<'a> {
     seq: u64,
     api_link: Vec<bool>,
     peer_link: Vec<bool>,
-    api_up: bool,
-    /// When the API server last went down for everyone, while it is down.
+    /// When the API server last went down for everyone, while it is down: with two outages
+    /// drawn overlapping, the later start (the control plane counts its restart from the
+    /// earlier, `ControlPlane::api_down`).
     api_down_since: Option<Duration>,
     agents: Vec<Option<Agent>>,
     disks: Vec<Disk>,
@@ -679,7 +680,6 @@ fn run_as(
         seq: 0,
         api_link: vec![true; n],
         peer_link: vec![true; n],
-        api_up: true,
         api_down_since: None,
         agents: vec![None; n],
         disks: vec![Disk::default(); n],
@@ -760,7 +760,7 @@ fn run_as(
         let t = due.at();
         // A witness run judged while the API server is down for everyone goes on until it is
         // back: a taint the node carries then is acted on only once it answers (see `judge`).
-        if t > end || (t > until && w.api_up) {
+        if t > end || (t > until && w.cp.api_up()) {
             break;
         }
         w.now = t;
@@ -809,7 +809,7 @@ impl World<'_> {
     }
 
     fn reaches_api(&self, node: usize) -> bool {
-        self.api_up && self.api_link[node]
+        self.cp.api_up() && self.api_link[node]
     }
 
     /// How long a request of `node`'s that the API server does not answer takes to fail: its
@@ -1282,7 +1282,7 @@ impl World<'_> {
         if self.cp.taint(node) != Some(tainted) || !self.pods[pod].in_api {
             return;
         }
-        if !self.api_up {
+        if !self.cp.api_up() {
             // The delete fails; the taint manager tries again.
             let generation = self.cp.generation;
             self.at(
@@ -1326,7 +1326,7 @@ impl World<'_> {
 
     /// Whether a node other than `node` is Ready: its kubelet reaches the API server.
     fn other_ready(&self, node: usize) -> bool {
-        self.api_up && (0..self.api_link.len()).any(|j| j != node && self.api_link[j])
+        self.cp.api_up() && (0..self.api_link.len()).any(|j| j != node && self.api_link[j])
     }
 
     /// Deleted pods whose replacement can start now: the scheduler binds it to a Ready node, so
@@ -1374,7 +1374,7 @@ impl World<'_> {
             });
             return;
         }
-        let api_down = !self.api_up;
+        let api_down = !self.cp.api_up();
         self.condemn_or_excuse(pod, eviction, sigterm, self.now, api_down);
     }
 
@@ -1689,12 +1689,10 @@ impl World<'_> {
             Event::CutPeers(i) => self.peer_link[i] = false,
             Event::HealPeers(i) => self.peer_link[i] = true,
             Event::ApiDown => {
-                self.api_up = false;
                 self.api_down_since = Some(self.now);
                 self.cp.api_down(self.now);
             }
             Event::ApiUp => {
-                self.api_up = true;
                 self.api_down_since = None;
                 if self.cp.api_back(self.now) {
                     self.log(|| {
