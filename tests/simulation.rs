@@ -19,9 +19,16 @@ use nodewarden::sim::{self, Scenario, Settings, Violation};
 /// where since the fourteenth session each pass takes `pass_duration` and the next starts a period
 /// after it ends.
 fn settings() -> Settings {
+    let mut s = periodic_passes();
+    s.controller.leader = None;
+    s
+}
+
+/// The default model but with the controller's passes exactly periodic, as the simulator had
+/// them until the fourteenth session.
+fn periodic_passes() -> Settings {
     Settings {
         controller: ControllerSettings {
-            leader: None,
             pass_duration: Duration::ZERO,
             ..ControllerSettings::default()
         },
@@ -617,13 +624,7 @@ fn the_controller_manager_restarts_after_a_long_outage() {
     // Restarted: the new process leads from 145 s and handles the pod on its first pass (146.234
     // s): deleted 60 s later, for the same taint.
     // (Exactly periodic passes, as in `settings()`, so that the instants are round.)
-    let restart = Settings {
-        controller: ControllerSettings {
-            pass_duration: Duration::ZERO,
-            ..ControllerSettings::default()
-        },
-        ..Settings::default()
-    };
+    let restart = periodic_passes();
     let (restarted, same) = deletion(&restart);
     assert_eq!(same, taint);
     assert_eq!(restarted, Duration::from_millis(206_234));
@@ -715,13 +716,7 @@ fn the_controller_judges_a_node_on_the_pass_its_grace_period_has_run_out() {
         assert_eq!(deleted, taint, "tolerating 0 s");
         taint
     };
-    let exact = Settings {
-        controller: ControllerSettings {
-            pass_duration: Duration::ZERO,
-            ..ControllerSettings::default()
-        },
-        ..Settings::default()
-    };
+    let exact = periodic_passes();
     // The kubelet last renewed at 2 s. Periodic passes at 1.234 s + 5k s: seen at 6.234 s, and
     // 46.234 s is not after 40 s from then, so 51.234 s. Passes taking 5 ms: seen at 6.239 s, and
     // the ninth pass from the first, at 46.279 s, is after 46.239 s.
