@@ -776,3 +776,40 @@ fn a_restarted_agent_orders_its_silence_from_the_contact_on_its_disk() {
         daa.violations
     );
 }
+
+/// No fence stops a pod while its node's agent is not running. Seed 0x25f1 (the default model):
+/// n1's agent, enforcing since 83 s, was SIGKILLed at 172.3 s and restarted 17.9 s later; the
+/// controller deleted pod 1 (tolerating 86 s, stopped at its deletion by plan) at 187.3 s, and
+/// the pod ran until the link came back 0.8 s later, all of it while no agent ran: counted apart.
+/// Seed 0x2420: the pod's deletion also fell while n1's agent was down, but the restarted agent
+/// took 10 s more to know itself cut off; those 10 s count as the defect they are.
+#[test]
+fn running_twice_while_the_agent_was_not_running_is_counted_apart_and_no_longer() {
+    let twice = |seed: u64| -> Vec<(Duration, Duration, &'static str)> {
+        sim::run(&Scenario::generate(seed), &Settings::default(), false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice {
+                    ran_for,
+                    agent_down,
+                    ..
+                } => Some((ran_for, agent_down, kind(&v))),
+                _ => None,
+            })
+            .collect()
+    };
+    let ms = Duration::from_millis;
+    assert_eq!(
+        twice(0x25f1),
+        [(ms(837), ms(837), "running-twice-agent-down")]
+    );
+    assert!(!nodewarden::sim::world::is_defect(
+        "running-twice-agent-down"
+    ));
+    let partly = twice(0x2420);
+    assert_eq!(partly.len(), 1, "{partly:?}");
+    let (ran_for, down, k) = partly[0];
+    assert_eq!(k, "running-twice");
+    assert_eq!(ran_for - down, ms(10_000), "{partly:?}");
+}

@@ -125,6 +125,10 @@ pub enum Violation {
         /// The node's agent ran but did not know the pod: its pod watch had not delivered the
         /// pod's creation when the link was cut, while the kubelet's had.
         late_watch: bool,
+        /// How much of `ran_for` the node's agent was not running (SIGKILLed, not yet
+        /// restarted): no fence stops a pod then. When that is all of it, the violation is
+        /// counted apart ([`kind`]); otherwise the seconds after the restart are a defect.
+        agent_down: Duration,
     },
     /// The fence stopped a pod the control plane keeps.
     WrongfulStop {
@@ -152,6 +156,11 @@ pub fn kind(v: &Violation) -> &'static str {
         Violation::RunningTwice {
             late_watch: true, ..
         } => "running-twice-late-watch",
+        Violation::RunningTwice {
+            ran_for,
+            agent_down,
+            ..
+        } if agent_down >= ran_for => "running-twice-agent-down",
         Violation::RunningTwice { .. } => "running-twice",
         Violation::WrongfulStop {
             by_policy: true, ..
@@ -186,7 +195,9 @@ pub fn by_policy(reason: &str) -> bool {
 /// Whether a violation of this kind is a defect (a failure of the run), rather than a known,
 /// documented limit (README, *Simulation*) that is counted and reported.
 pub fn is_defect(kind: &str) -> bool {
-    !kind.ends_with("-by-policy") && !kind.ends_with("-transient-taint")
+    !kind.ends_with("-by-policy")
+        && !kind.ends_with("-transient-taint")
+        && !kind.ends_with("-agent-down")
 }
 
 /// What a run found.
@@ -482,6 +493,9 @@ struct World<'a> {
     clock_offset: Vec<i64>,
     /// When passes of the tainting worker are due (`taint_pass_at`).
     taint_passes: BTreeSet<Duration>,
+    /// Per node: when its agent was not running, from a crash to the restart (`None` while it
+    /// is still down).
+    agent_down: Vec<Vec<(Duration, Option<Duration>)>>,
 }
 
 /// A stop judged while the API server was down for everyone on a node already tainted.
@@ -716,6 +730,7 @@ fn run_as(
         wake_at: vec![None; n],
         clock_offset: vec![0; n],
         taint_passes: BTreeSet::new(),
+        agent_down: vec![Vec::new(); n],
         peer_lists: Vec::new(),
         asked_lists: Vec::new(),
         node_zones: Vec::new(),
@@ -907,6 +922,9 @@ impl World<'_> {
     }
 
     fn start_agent(&mut self, i: usize) {
+        if let Some((_, end @ None)) = self.agent_down[i].last_mut() {
+            *end = Some(self.now);
+        }
         self.runs[i] += 1;
         let run = self.runs[i];
         let disk = self.disks[i].clone();
@@ -1707,6 +1725,7 @@ impl World<'_> {
             }
             Event::Crash { node, down } => {
                 if self.agents[node].take().is_some() {
+                    self.agent_down[node].push((self.now, None));
                     self.at(self.now + down, Ev::Start(node));
                 }
             }
@@ -2118,6 +2137,13 @@ impl World<'_> {
             && self.agents[node]
                 .as_ref()
                 .is_some_and(|a| a.known.iter().all(|k| k.uid != self.pods[p].uid));
+        let agent_down = self.agent_down[node]
+            .iter()
+            .map(|&(from, to)| {
+                let (from, to) = (from.max(replaced), to.unwrap_or(self.now).min(self.now));
+                to.saturating_sub(from)
+            })
+            .sum();
         self.out.violations.push(Violation::RunningTwice {
             pod: p,
             deleted,
@@ -2125,16 +2151,25 @@ impl World<'_> {
             killed_late,
             transient_taint,
             late_watch,
+            agent_down,
         });
         self.log(|| {
             format!(
-                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}{}",
+                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}{}{}",
                 ran_for.as_secs_f64(),
                 if killed_late { " (killed late)" } else { "" },
                 if late_watch {
                     " (its agent's pod watch had not delivered it when the link was cut)"
                 } else {
                     ""
+                },
+                if agent_down.is_zero() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({:.3}s of it while its agent was not running)",
+                        agent_down.as_secs_f64()
+                    )
                 }
             )
         });
