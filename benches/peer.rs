@@ -45,6 +45,7 @@ fn start_server() -> SocketAddr {
                 excluded: false,
                 reachable: true,
                 last_contact_age: Some(Duration::from_millis(1234)),
+                kubelet_renewed: None,
             });
             let limits = peer::Limits {
                 rate_per_second: 1e9,

@@ -42,6 +42,7 @@ fn main() {
                     excluded: false,
                     reachable: true,
                     last_contact_age: Some(Duration::from_millis(800)),
+                    kubelet_renewed: None,
                 });
                 tokio::spawn(peer::serve(
                     listener,

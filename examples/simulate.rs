@@ -103,6 +103,7 @@ fn main() {
                 "nudge" => settings.nudge = false,
                 "seen-taint" => settings.fixes.seen_taint = false,
                 "silence-ordered" => settings.fixes.silence_ordered = false,
+                "lease-heard" => settings.fixes.lease_heard = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),
@@ -281,7 +282,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard]"
     );
     std::process::exit(2)
 }

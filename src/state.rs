@@ -637,6 +637,14 @@ fn load_contact(dir: &Path, to: Option<Scale>) -> Option<SystemTime> {
     time
 }
 
+/// The scale the contact file was written on: the previous run's (`core::clock::Scale`), read
+/// at start before this run writes its own. `None` when the file is absent, unreadable (which
+/// [`load`] logs), or an earlier build's line without a scale.
+pub fn contact_scale(dir: &Path) -> Option<Scale> {
+    let text = bounded::read_to_string(&dir.join(CONTACT_FILE), bounded::CONTACT).ok()?;
+    contact_line(text.trim())?.1
+}
+
 /// The contact file's line: its time and the writer's scale (none in an earlier build's line,
 /// the time alone); `None` when either part does not parse.
 fn contact_line(line: &str) -> Option<(SystemTime, Option<Scale>)> {

@@ -129,7 +129,11 @@ fn the_peer_corpus_round_trips_bodies_and_nonces() {
         }
         if let Ok(answer) = serde_json::from_slice::<Answer>(bytes) {
             let again = serde_json::to_vec(&answer).expect("serialise");
-            assert_eq!(serde_json::from_slice::<Answer>(&again).ok(), Some(answer));
+            assert_eq!(
+                serde_json::from_slice::<Answer>(&again).ok(),
+                Some(answer.clone())
+            );
+            let _ = nodewarden::core::quorum::PeerReport::try_from(answer);
         }
         let text = String::from_utf8_lossy(bytes);
         if let Some(nonce) = auth::parse_nonce(&text) {

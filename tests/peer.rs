@@ -187,6 +187,7 @@ fn report(node: &str) -> PeerReport {
         excluded: false,
         reachable: true,
         last_contact_age: Some(Duration::from_millis(1234)),
+        kubelet_renewed: None,
     }
 }
 
@@ -811,6 +812,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             excluded: false,
             reachable: false,
             last_contact_age: Some(Duration::from_millis(250)),
+            kubelet_renewed: None,
         }
     );
     let cases: [(Fake, &str); 7] = [
@@ -947,5 +949,66 @@ async fn asking_five_peers_of_which_two_hang_takes_one_timeout() {
             "h1" | "h2" => assert!(matches!(result, Err(AskError::Timeout(_))), "{result:?}"),
             node => assert_eq!(result.as_ref().expect("answer"), &report(node)),
         }
+    }
+}
+
+// ---- reading the asker's kubelet Lease ----
+
+/// A question with `lease` has a node that reaches the API server read the asker's kubelet Lease
+/// before it answers (`peer::serve_reading`), within `Limits::lease_read`; a question without it,
+/// or a node that does not reach the API server, reads nothing.
+#[tokio::test]
+async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
+    let renewed = UNIX_EPOCH + Duration::from_micros(1_764_806_400_654_321);
+    for reachable in [true, false] {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let answer: peer::server::AnswerFn = Arc::new(move |_| PeerReport {
+            reachable,
+            ..report("peer-a")
+        });
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reads);
+        let lease: peer::LeaseFn = Arc::new(move |node: String| {
+            seen.lock().expect("reads").push(node.clone());
+            Box::pin(async move {
+                if node == "slow" {
+                    // A read the API server never answers: the bound ends it.
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                Some(renewed)
+            })
+        });
+        let limits = peer::Limits {
+            lease_read: Duration::from_millis(200),
+            ..peer::Limits::default()
+        };
+        let task = tokio::spawn(peer::serve_reading(
+            listener,
+            Arc::new(key()),
+            answer,
+            Some(lease),
+            Arc::new(PeerCounters::default()),
+            limits,
+        ));
+        let asked = &[the_peer("peer-a", addr)];
+        let ask = |from: &'static str, read: bool| async move {
+            let answers = peer::ask_all_reading(asked, &[read], &key(), from, "z1", WAIT).await;
+            let (_, result) = answers.into_iter().next().expect("one answer");
+            result.expect("answered").kubelet_renewed
+        };
+        let expected = reachable.then_some(renewed);
+        assert_eq!(ask("asker", true).await, expected, "reachable: {reachable}");
+        assert_eq!(ask("asker", false).await, None);
+        let started = Instant::now();
+        assert_eq!(ask("slow", true).await, None);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        let expected_reads: &[&str] = if reachable { &["asker", "slow"] } else { &[] };
+        assert_eq!(*reads.lock().expect("reads"), expected_reads);
+        if reachable {
+            assert!(took >= Duration::from_millis(200), "{took:?}");
+        }
+        task.abort();
     }
 }

@@ -44,6 +44,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         excluded: false,
         reachable,
         last_contact_age: age.map(Duration::from_secs),
+        kubelet_renewed: None,
     })
 }
 
@@ -296,7 +297,7 @@ fn which_peers_went_silent_first_is_counted_from_the_earliest_this_kubelet_may_h
     use nodewarden::core::quorum::{Fixes, own_ages};
     let age = |t: u64| Duration::from_secs(100 - t);
     assert_eq!(
-        own_ages(None, Some(70), 80, &Fixes::ALL, age),
+        own_ages(None, Some(70), 80, None, &Fixes::ALL, age),
         (Duration::from_secs(20), Duration::from_secs(30))
     );
     let unordered = Fixes {
@@ -304,19 +305,149 @@ fn which_peers_went_silent_first_is_counted_from_the_earliest_this_kubelet_may_h
         ..Fixes::ALL
     };
     assert_eq!(
-        own_ages(None, Some(70), 80, &unordered, age),
+        own_ages(None, Some(70), 80, None, &unordered, age),
         (Duration::from_secs(20), Duration::from_secs(20))
     );
     // This run's own contact 5 s ago: both from it.
     assert_eq!(
-        own_ages(Some(95), Some(70), 80, &Fixes::ALL, age),
+        own_ages(Some(95), Some(70), 80, None, &Fixes::ALL, age),
         (Duration::from_secs(5), Duration::from_secs(5))
     );
     // No contact known at all: unbounded.
     assert_eq!(
-        own_ages(None, None, 80, &Fixes::ALL, age),
+        own_ages(None, None, 80, None, &Fixes::ALL, age),
         (Duration::MAX, Duration::MAX)
     );
+}
+
+/// A restarted agent with no contact of its own counts itself heard no later than its kubelet's
+/// last renewal as its peers read it: the latest `renewTime` any of them reported, placed by this
+/// run's wall clock and a second later, and only while the wall clock held steady since the
+/// previous run's last write.
+#[test]
+fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard() {
+    use nodewarden::core::clock::{Moment, Scale, steady};
+    use nodewarden::core::quorum::{
+        Fixes, Heard, LEASE_READERS, RENEWAL_SLACK, kubelet_heard, lease_readers, own_ages,
+    };
+    use std::time::SystemTime;
+    let s = Duration::from_secs;
+    // The round at monotonic 100 s, wall 1,000,100 s.
+    let now = Moment {
+        mono: s(100),
+        wall: SystemTime::UNIX_EPOCH + s(1_000_100),
+    };
+    let read = |node: &str, renewed: Option<u64>| {
+        let r = PeerReport {
+            node: node.into(),
+            zone: ZONE.into(),
+            excluded: false,
+            reachable: true,
+            last_contact_age: Some(s(1)),
+            kubelet_renewed: renewed.map(|t| SystemTime::UNIX_EPOCH + s(t)),
+        };
+        (
+            nodewarden::core::quorum::Peer {
+                node: node.into(),
+                address: "10.0.0.1:9843".parse().expect("address"),
+                zone: ZONE.into(),
+            },
+            Heard::Report(r),
+        )
+    };
+    // Two peers read it (one an older read), one did not, one was silent: the latest counts,
+    // 30 s ago, plus the slack.
+    let mut heard = vec![
+        read("a", Some(1_000_060)),
+        read("b", Some(1_000_070)),
+        read("c", None),
+    ];
+    heard.push((heard[2].0.clone(), Heard::Silent));
+    let hs = || heard.iter().map(|(_, h)| h);
+    assert_eq!(kubelet_heard(hs(), now, true), Some(s(70) + RENEWAL_SLACK));
+    // Not while the wall clock may have stepped, and not for a renewal that reads as later
+    // than now (a step back since).
+    assert_eq!(kubelet_heard(hs(), now, false), None);
+    let ahead = [read("a", Some(1_000_200))];
+    assert_eq!(kubelet_heard(ahead.iter().map(|(_, h)| h), now, true), None);
+    // Never later than now.
+    let just = [read("a", Some(1_000_100))];
+    assert_eq!(
+        kubelet_heard(just.iter().map(|(_, h)| h), now, true),
+        Some(s(100))
+    );
+    // The ages: restarted at 80 (the bound), a contact persisted at 50, none of this run's; the
+    // kubelet last heard at 71: heard 29 s ago, not 20; silence still from the persisted 50.
+    let age = |t: u64| s(100 - t);
+    assert_eq!(
+        own_ages(None, Some(50), 80, Some(71), &Fixes::ALL, age),
+        (s(29), s(50))
+    );
+    // A renewal older than the contact on disk moves nothing before that contact.
+    assert_eq!(
+        own_ages(None, Some(50), 80, Some(40), &Fixes::ALL, age),
+        (s(50), s(50))
+    );
+    // A renewal after the start (the bound) moves nothing either; nor one with the fix off;
+    // nor any, once this run has a contact of its own.
+    assert_eq!(
+        own_ages(None, Some(50), 80, Some(90), &Fixes::ALL, age),
+        (s(20), s(50))
+    );
+    let off = Fixes {
+        lease_heard: false,
+        ..Fixes::ALL
+    };
+    assert_eq!(
+        own_ages(None, Some(50), 80, Some(71), &off, age),
+        (s(20), s(50))
+    );
+    assert_eq!(
+        own_ages(Some(95), Some(50), 80, Some(71), &Fixes::ALL, age),
+        (s(5), s(5))
+    );
+    // Who is asked to read it: three, other zones first; nobody once this run has a contact.
+    let peer = |node: &str, zone: &str| nodewarden::core::quorum::Peer {
+        node: node.into(),
+        address: "10.0.0.1:9843".parse().expect("address"),
+        zone: zone.into(),
+    };
+    let asked = [
+        peer("a1", "a"),
+        peer("a2", "a"),
+        peer("b1", "b"),
+        peer("a3", "a"),
+        peer("c1", "c"),
+    ];
+    assert_eq!(LEASE_READERS, 3);
+    assert_eq!(
+        lease_readers(&asked, "a", false),
+        [true, false, true, false, true]
+    );
+    assert_eq!(lease_readers(&asked, "a", true), [false; 5]);
+    assert_eq!(lease_readers(&asked[..2], "a", false), [true, true]);
+    // The wall clock held steady: the previous run's scale and the system clock now within a
+    // second of this run's, on the same boot.
+    let scale = |boot: u128, ns: i64| {
+        Some(Scale {
+            boot,
+            wall_minus_boot_ns: ns,
+        })
+    };
+    assert!(steady(
+        scale(1, 5_000_000_000),
+        scale(1, 5_900_000_000),
+        -1000
+    ));
+    assert!(!steady(scale(1, 5_000_000_000), scale(1, 6_100_000_000), 0));
+    assert!(!steady(scale(1, 5_000_000_000), scale(2, 5_000_000_000), 0));
+    assert!(!steady(
+        scale(1, 5_000_000_000),
+        scale(1, 5_000_000_000),
+        1001
+    ));
+    assert!(!steady(None, scale(1, 5_000_000_000), 0));
+    assert!(!steady(scale(1, 5_000_000_000), None, 0));
 }
 
 #[test]
@@ -590,6 +721,7 @@ fn labelled_peer(
         excluded: me.excluded,
         reachable,
         last_contact_age: Some(Duration::from_secs(age)),
+        kubelet_renewed: None,
     };
     (listed, Heard::Report(report))
 }
@@ -1054,6 +1186,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 excluded: false,
                 reachable: age(a.contact) <= after,
                 last_contact_age: Some(age(a.contact)),
+                kubelet_renewed: None,
             };
             (a.zone.clone(), Heard::Report(report))
         })
@@ -1304,6 +1437,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
             excluded: false,
             reachable,
             last_contact_age: Some(Duration::from_secs(age)),
+            kubelet_renewed: None,
         })
     };
     let mut peers = vec![node("a1", "a")];

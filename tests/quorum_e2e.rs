@@ -577,7 +577,11 @@ fn sha256_hex(body: &[u8]) -> String {
 /// A question as raw HTTP: signed with `key` at unix time `ts` over the protocol's canonical
 /// string, or with no signature headers at all when `key` is `None`.
 fn question(to: SocketAddrV4, key: Option<&[u8]>, ts: u64) -> Vec<u8> {
-    let body = r#"{"from":"n9","zone":"zone-a"}"#;
+    question_with(to, key, ts, r#"{"from":"n9","zone":"zone-a"}"#)
+}
+
+/// [`question`] with the body given.
+fn question_with(to: SocketAddrV4, key: Option<&[u8]>, ts: u64, body: &str) -> Vec<u8> {
     let nonce = random_hex(16);
     let auth = match key {
         Some(key) => {
@@ -599,6 +603,59 @@ fn question(to: SocketAddrV4, key: Option<&[u8]>, ts: u64) -> Vec<u8> {
         body.len()
     )
     .into_bytes()
+}
+
+/// A node that reaches the API server reads the asker's kubelet Lease for it when the question
+/// asks (docs/fence.md §5): n1 answers a question from n2 with `"lease":true` with the
+/// `renewTime` of `kube-node-lease/n2` as the API server holds it (n2, cut off, no longer renews
+/// it); without `lease`, or for a node with no Lease, the answer has none.
+#[test]
+fn a_peer_reads_the_askers_kubelet_lease_from_the_api_server() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    lab.cut_api(2);
+    // A renewal n2 sent just before the cut is answered or lost within its request timeout.
+    std::thread::sleep(API_REQUEST_TIMEOUT + Duration::from_millis(200));
+    let stored = lab
+        .server
+        .api
+        .lease("kube-node-lease", "n2")
+        .and_then(|l| l["spec"]["renewTime"].as_str().map(str::to_string))
+        .expect("n2's Lease has a renewTime");
+    let key = std::fs::read(&lab.key_file).expect("read the peers' key");
+    let n1 = lab.nodes[0].peer_addr();
+    let ask = |body: &str| -> Value {
+        let (status, text) =
+            http_exchange(n1.into(), &question_with(n1, Some(&key), unix_now(), body))
+                .expect("n1 answers");
+        assert_eq!(status, 200, "{text}");
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let read = ask(r#"{"from":"n2","zone":"zone-a","lease":true}"#);
+    assert_eq!(read["reachable"], true, "{read}");
+    assert_eq!(
+        read["kubeletRenewTime"].as_str(),
+        Some(stored.as_str()),
+        "{read}"
+    );
+    let unasked = ask(r#"{"from":"n2","zone":"zone-a"}"#);
+    assert!(unasked.get("kubeletRenewTime").is_none(), "{unasked}");
+    let unknown = ask(r#"{"from":"n9","zone":"zone-a","lease":true}"#);
+    assert!(unknown.get("kubeletRenewTime").is_none(), "{unknown}");
+    // n9 has no Lease and no agent: the only read of it is n1's, for the question.
+    let reads = |name: &str| {
+        let path = format!("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}");
+        lab.server
+            .api
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path == path)
+            .count()
+    };
+    assert_eq!(reads("n9"), 1);
 }
 
 /// Sends `request` to `to` and checks it is refused with 401 and `reason` as the body.

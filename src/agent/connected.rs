@@ -226,6 +226,7 @@ pub async fn run<S: Source>(
         peers_rx.mark_changed();
     }
     let contact_before = quorum::contact_before(persisted.as_ref(), &clock);
+    let previous_scale = crate::state::contact_scale(&fence_settings.state_directory);
     let stopped_cut_off = persisted
         .as_ref()
         .is_some_and(|s| s.cut_off_since.is_some());
@@ -299,9 +300,26 @@ pub async fn run<S: Source>(
             nudges.clone(),
         );
         log::info!(address = addr.to_string().as_str(); "peer endpoint listening on {addr}");
+        let leases = Arc::new(crate::api::lease::KubeletLeases::new(
+            client.clone(),
+            &requests,
+        ));
+        let limits = crate::peer::Limits::default();
+        let bound = limits.lease_read;
+        let lease: crate::peer::LeaseFn = Arc::new(move |asker: String| {
+            let leases = leases.clone();
+            Box::pin(async move { leases.renew_time(&asker, bound).await })
+        });
         tasks.spawn(
             "peer endpoint",
-            crate::peer::serve(listener, key, answer, counters.clone()),
+            crate::peer::serve_reading(
+                listener,
+                key,
+                answer,
+                Some(lease),
+                counters.clone(),
+                limits,
+            ),
         );
     }
     match peers.service {
@@ -330,6 +348,7 @@ pub async fn run<S: Source>(
                 .map(|key| asker(&node, key, peers.timeout, counters.clone())),
             contact_before,
             heard_bound,
+            previous_scale,
             cut_off: cut_off_rx,
             nudges,
             tell: peers
@@ -618,11 +637,12 @@ fn asker(
         String,
         &'static str,
     >::new()));
-    Arc::new(move |peers, zone| {
+    Arc::new(move |peers, lease, zone| {
         let (node, key, counters, seen) =
             (node.clone(), key.clone(), counters.clone(), seen.clone());
         Box::pin(async move {
-            let answers = crate::peer::ask_all(&peers, &key, &node, &zone, timeout).await;
+            let answers =
+                crate::peer::ask_all_reading(&peers, &lease, &key, &node, &zone, timeout).await;
             let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
             answers
                 .into_iter()

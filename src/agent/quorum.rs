@@ -26,16 +26,21 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Verdict, decide_or_ask, next_round,
-    unasked_elsewhere,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Verdict, decide_or_ask, lease_readers,
+    next_round, unasked_elsewhere,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
 
+/// This node's two ages at a round (`core::quorum::own_ages`), given what its peers said.
+type Ages<'a> = dyn Fn(&[(Peer, Heard)]) -> (Duration, Duration) + Sync + 'a;
+
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
-pub type Asker = Arc<dyn Fn(Vec<Peer>, String) -> AskFuture + Send + Sync>;
+/// Asks the given peers as a node of the zone given, asking those flagged to read this node's
+/// kubelet Lease for it (`core::quorum::lease_readers`).
+pub type Asker = Arc<dyn Fn(Vec<Peer>, Vec<bool>, String) -> AskFuture + Send + Sync>;
 
 /// Tells the given peers at once that this node reaches the API server again
 /// (`peer::tell_back`), as a node of the zone given; ends when each answered or timed out.
@@ -134,6 +139,10 @@ pub struct QuorumInputs {
     /// (the kubelet kept renewing while no agent ran); or, when the previous run stopped while
     /// cut off, the contact it persisted (`core::quorum::resumed_heard_bound`).
     pub heard_bound: Instant,
+    /// The wall scale the previous run wrote its last contact on (`state::contact_scale`): a
+    /// kubelet renewal its peers read for this run is placed by this run's wall clock only when
+    /// no step came between (`core::clock::steady`).
+    pub previous_scale: Option<crate::core::clock::Scale>,
     /// Whether the fence judges this node cut off (`core::fencing::Link`): the quorum is asked
     /// exactly while the fence needs it, by the one rule. `None` until the fence's first
     /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
@@ -239,18 +248,27 @@ fn zone_of(node: &Node) -> NodeZone {
 /// (`core::quorum::select`), and each answer places its peer by its zone key. When those answers would make every zone down on
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
 /// node holds (`core::quorum::decide_or_ask`).
+///
+/// This node's two ages come from `ages`, given what the peers said: a restarted agent with no
+/// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
+/// `core::quorum::lease_readers`), and what they read bounds when it was last heard.
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
     zone: &NodeZone,
-    ask_at_most: usize,
+    (ask_at_most, has_contact): (usize, bool),
     (policy, known): (&QuorumPolicy, bool),
-    (own_contact_age, own_silence_age): (Duration, Duration),
+    ages: &Ages<'_>,
 ) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
-        (Some(ask), false) => ask(select(peers, &zone.listed, ask_at_most), zone.key.clone()).await,
+        (Some(ask), false) => {
+            let chosen = select(peers, &zone.listed, ask_at_most);
+            let lease = lease_readers(&chosen, &zone.listed, has_contact);
+            ask(chosen, lease, zone.key.clone()).await
+        }
         _ => Vec::new(),
     };
+    let (own_contact_age, own_silence_age) = ages(&heard);
     let round =
         crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
@@ -261,7 +279,8 @@ async fn ask_round(
     if rest.is_empty() {
         return (round, verdict);
     }
-    heard.extend(ask(rest, zone.key.clone()).await);
+    heard.extend(ask(rest, Vec::new(), zone.key.clone()).await);
+    let (own_contact_age, own_silence_age) = ages(&heard);
     let round =
         crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
     let verdict = decide_or_ask(&round, policy, known).0;
@@ -308,6 +327,8 @@ pub async fn run(
     let mut first = true;
     // A peer said it reaches the API server again, since the last round.
     let mut nudged = false;
+    // The kubelet renewal its peers read for it, as last logged.
+    let mut kubelet_logged: Option<Instant> = None;
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
@@ -400,26 +421,47 @@ pub async fn run(
             )
         };
         // Peers count as lost together with this node against the latest moment it may have
-        // been heard; which went silent before it, against the earliest its kubelet may have
-        // gone unheard.
-        let ages = crate::core::quorum::own_ages(
-            inputs.reach.last_contact(),
-            inputs.contact_before,
-            inputs.heard_bound,
-            &policy.fixes,
-            |t| now.saturating_duration_since(t),
-        );
+        // been heard (no later than its kubelet's last renewal, when peers read that for it);
+        // which went silent before it, against the earliest its kubelet may have gone unheard.
+        let this_run = inputs.reach.last_contact();
+        let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
+        let steady =
+            crate::core::clock::steady(clock.scale(), inputs.previous_scale, system_offset);
+        let kubelet = |heard: &mut dyn Iterator<Item = &Heard>| {
+            crate::core::quorum::kubelet_heard(heard, clock.at(now), steady)
+                .map(|mono| clock.instant_of(mono))
+        };
+        let ages = |heard: &[(Peer, Heard)]| {
+            crate::core::quorum::own_ages(
+                this_run,
+                inputs.contact_before,
+                inputs.heard_bound,
+                kubelet(&mut heard.iter().map(|(_, h)| h)),
+                &policy.fixes,
+                |t| now.saturating_duration_since(t),
+            )
+        };
         let sent = (now, clock.at(now).wall);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let (round, decided) = ask_round(
             inputs.ask.as_ref(),
             &peers,
             &zone,
-            ask_at_most,
+            (ask_at_most, this_run.is_some()),
             (&policy, known),
-            ages,
+            &ages,
         )
         .await;
+        if let Some(k) =
+            kubelet(&mut round.heard.iter().map(|(_, h)| h)).filter(|k| *k < inputs.heard_bound)
+            && kubelet_logged != Some(k)
+        {
+            kubelet_logged = Some(k);
+            log::info!(
+                "peers read this node's kubelet Lease: its last renewal, {:.1}s before this round, came before this agent started; the node counts as heard until then, not until the start",
+                now.saturating_duration_since(k).as_secs_f64()
+            );
+        }
         let changed = gate.record(mono(sent.0), decided.clone());
         // The verdict in force: a pending one leaves a resumed enforce standing (`Gate::record`).
         let verdict = gate.verdict.clone().unwrap_or(decided);
@@ -514,31 +556,34 @@ mod tests {
         let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
         let asker = |reaching: &'static [&'static str]| -> Asker {
             let calls = calls.clone();
-            Arc::new(move |asked: Vec<Peer>, _zone: String| -> AskFuture {
-                calls
-                    .lock()
-                    .expect("calls")
-                    .push(asked.iter().map(|p| p.node.clone()).collect());
-                let heard = asked
-                    .into_iter()
-                    .map(|p| {
-                        let up = reaching.contains(&p.node.as_str());
-                        let report = PeerReport {
-                            node: p.node.clone(),
-                            zone: p.zone.clone(),
-                            excluded: false,
-                            reachable: up,
-                            last_contact_age: Some(if up {
-                                Duration::from_secs(2)
-                            } else {
-                                own_age
-                            }),
-                        };
-                        (p, Heard::Report(report))
-                    })
-                    .collect();
-                Box::pin(std::future::ready(heard))
-            })
+            Arc::new(
+                move |asked: Vec<Peer>, _lease, _zone: String| -> AskFuture {
+                    calls
+                        .lock()
+                        .expect("calls")
+                        .push(asked.iter().map(|p| p.node.clone()).collect());
+                    let heard = asked
+                        .into_iter()
+                        .map(|p| {
+                            let up = reaching.contains(&p.node.as_str());
+                            let report = PeerReport {
+                                node: p.node.clone(),
+                                zone: p.zone.clone(),
+                                excluded: false,
+                                reachable: up,
+                                last_contact_age: Some(if up {
+                                    Duration::from_secs(2)
+                                } else {
+                                    own_age
+                                }),
+                                kubelet_renewed: None,
+                            };
+                            (p, Heard::Report(report))
+                        })
+                        .collect();
+                    Box::pin(std::future::ready(heard))
+                },
+            )
         };
         let policy = QuorumPolicy::new(
             Duration::from_secs(10),
@@ -549,7 +594,15 @@ mod tests {
         );
         let zone = NodeZone::from_key("a", false);
         let ask = asker(&["b3", "b4", "b5"]);
-        let (round, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), ages).await;
+        let (round, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            (50, true),
+            (&policy, true),
+            &|_| ages,
+        )
+        .await;
         assert_eq!(
             *calls.lock().expect("calls"),
             [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
@@ -559,15 +612,114 @@ mod tests {
         // Every node of zone b cut off: the same two rounds of questions, and a hold.
         calls.lock().expect("calls").clear();
         let ask = asker(&[]);
-        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), ages).await;
+        let (_, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            (50, true),
+            (&policy, true),
+            &|_| ages,
+        )
+        .await;
         assert_eq!(calls.lock().expect("calls").len(), 2);
         assert!(v.is_hold(), "{v:?}");
         // b0 reaches the API server: one round of questions settles it.
         calls.lock().expect("calls").clear();
         let ask = asker(&["b0"]);
-        let (_, v) = ask_round(Some(&ask), &peers, &zone, 50, (&policy, true), ages).await;
+        let (_, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            (50, true),
+            (&policy, true),
+            &|_| ages,
+        )
+        .await;
         assert_eq!(calls.lock().expect("calls").len(), 1);
         assert!(!v.is_hold(), "{v:?}");
+    }
+
+    /// A round of a run with no contact of its own asks three peers, other zones first, to read
+    /// its kubelet Lease, and its ages see what they read; a run with a contact asks none.
+    #[tokio::test]
+    async fn a_round_without_contact_asks_three_peers_to_read_its_kubelet_lease() {
+        use crate::core::quorum::PeerReport;
+        use std::sync::Mutex;
+        let renewed = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let mut peers: Vec<Peer> = (1..4).map(|i| peer(&format!("a{i}"), "a")).collect();
+        peers.extend((0..2).map(|i| peer(&format!("b{i}"), "b")));
+        // Each call's peers, each with its flag.
+        type Calls = Vec<Vec<(String, bool)>>;
+        let flags: Arc<Mutex<Calls>> = Arc::default();
+        let record = flags.clone();
+        let ask: Asker = Arc::new(
+            move |asked: Vec<Peer>, lease: Vec<bool>, _zone| -> AskFuture {
+                let named = asked
+                    .iter()
+                    .map(|p| p.node.clone())
+                    .zip(lease.iter().copied());
+                record.lock().expect("flags").push(named.collect());
+                let heard = asked
+                    .into_iter()
+                    .zip(lease)
+                    .map(|(p, read)| {
+                        let report = PeerReport {
+                            node: p.node.clone(),
+                            zone: p.zone.clone(),
+                            excluded: false,
+                            reachable: true,
+                            last_contact_age: Some(Duration::from_secs(1)),
+                            kubelet_renewed: read.then_some(renewed),
+                        };
+                        (p, Heard::Report(report))
+                    })
+                    .collect();
+                Box::pin(std::future::ready(heard))
+            },
+        );
+        let policy = QuorumPolicy::new(
+            Duration::from_secs(10),
+            Duration::from_secs(15),
+            Duration::from_secs(10),
+            crate::core::quorum::Undecided::Hold,
+            crate::core::quorum::Undecided::Enforce,
+        );
+        let zone = NodeZone::from_key("a", false);
+        let read: Mutex<Vec<Option<SystemTime>>> = Mutex::default();
+        let ages = |heard: &[(Peer, Heard)]| {
+            let latest = heard
+                .iter()
+                .filter_map(|(_, h)| match h {
+                    Heard::Report(r) => r.kubelet_renewed,
+                    Heard::Silent => None,
+                })
+                .max();
+            read.lock().expect("read").push(latest);
+            (Duration::from_secs(40), Duration::from_secs(40))
+        };
+        for has_contact in [false, true] {
+            ask_round(
+                Some(&ask),
+                &peers,
+                &zone,
+                (50, has_contact),
+                (&policy, true),
+                &ages,
+            )
+            .await;
+        }
+        let calls = flags.lock().expect("flags").clone();
+        let flagged: Vec<Vec<&str>> = calls
+            .iter()
+            .map(|call| {
+                call.iter()
+                    .filter(|(_, f)| *f)
+                    .map(|(n, _)| n.as_str())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(flagged, [vec!["a1", "b0", "b1"], vec![]]);
+        assert_eq!(*read.lock().expect("read"), [Some(renewed), None]);
     }
 
     #[test]
@@ -724,6 +876,7 @@ mod nudge_tests {
             excluded: false,
             reachable,
             last_contact_age: None,
+            kubelet_renewed: None,
         }
     }
 
@@ -732,6 +885,7 @@ mod nudge_tests {
             from: from.into(),
             zone: String::new(),
             back,
+            lease: false,
         }
     }
 
@@ -744,7 +898,7 @@ mod nudge_tests {
         let probes = Arc::new(Mutex::new(Vec::new()));
         let since = move || Instant::now() - start;
         let asked = rounds.clone();
-        let ask: Asker = Arc::new(move |peers: Vec<Peer>, _zone| -> AskFuture {
+        let ask: Asker = Arc::new(move |peers: Vec<Peer>, _lease, _zone| -> AskFuture {
             asked.lock().expect("rounds").push(since());
             Box::pin(async move { peers.into_iter().map(|p| (p, Heard::Silent)).collect() })
         });
@@ -777,6 +931,7 @@ mod nudge_tests {
             ask: Some(ask),
             contact_before: None,
             heard_bound: start,
+            previous_scale: None,
             cut_off: cut_off_rx,
             nudges: nudges.clone(),
             tell: Some(tell),

@@ -279,3 +279,67 @@ impl LeaseProbe {
         evidence(outcome, Request::Other) != Evidence::Failure
     }
 }
+
+/// The namespace of the kubelets' node Leases, by which the node lifecycle controller judges
+/// each node (docs/semantics.md §5.2).
+pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+
+/// Reads other nodes' kubelet Leases for the peers that ask (`peer::LeaseFn`, docs/fence.md §5):
+/// a restarted agent, cut off, learns when its kubelet last renewed.
+pub struct KubeletLeases {
+    api: Api<Lease>,
+    requests: Requests,
+    /// A refusal (403) was logged: the agent's identity may not read other nodes' Leases.
+    refused_logged: std::sync::atomic::AtomicBool,
+}
+
+impl KubeletLeases {
+    /// Reads through `client`, each request counted by `requests`.
+    pub fn new(client: kube::Client, requests: &Requests) -> KubeletLeases {
+        KubeletLeases {
+            api: Api::namespaced(client, NODE_LEASE_NAMESPACE),
+            requests: requests.clone(),
+            refused_logged: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// `renewTime` of `kube-node-lease/<node>`, read within `bound`; `None` when the read fails,
+    /// the Lease does not exist (no kubelet renews one) or holds no `renewTime`. Every such read
+    /// is counted under one resource, `leases/kube-node-lease/*`, so that the request
+    /// metric's labels do not grow with the cluster. A refusal is logged once: the agent's
+    /// identity needs `get` on Leases in `kube-node-lease` (the packaged Role grants it).
+    pub async fn renew_time(
+        &self,
+        node: &str,
+        bound: std::time::Duration,
+    ) -> Option<std::time::SystemTime> {
+        let read = self
+            .requests
+            .call_within(
+                bound,
+                "get",
+                format!("leases/{NODE_LEASE_NAMESPACE}/*"),
+                self.api.get_opt(node),
+            )
+            .await;
+        match read {
+            Ok(lease) => lease?
+                .spec?
+                .renew_time
+                .map(|t| std::time::SystemTime::from(t.0)),
+            Err(e) => {
+                if e.code() == Some(403)
+                    && !self
+                        .refused_logged
+                        .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    log::warn!(
+                        error = e.to_string().as_str();
+                        "cannot read a peer's kubelet Lease in {NODE_LEASE_NAMESPACE} ({e}): peers restarted while cut off learn later when they were last heard; grant get on leases in {NODE_LEASE_NAMESPACE} (logged once)"
+                    );
+                }
+                None
+            }
+        }
+    }
+}

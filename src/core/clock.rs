@@ -140,6 +140,26 @@ pub fn parse_boot_id(text: &str) -> Option<u128> {
     u128::from_str_radix(&groups.concat(), 16).ok()
 }
 
+/// How close two readings of the node's wall clock against its boot clock must be for
+/// [`steady`] (an NTP slew moves far less in the minutes this is asked about).
+pub const STEADY_WITHIN: Duration = Duration::from_secs(1);
+
+/// Whether the node's system clock has read the same as this run's wall scale since the previous
+/// run's last write: that run's scale (`previous`, as its state file names it) and the system
+/// clock now (`system_offset_ms`, [`wall_offset_ms`] against this run's wall time) both within
+/// [`STEADY_WITHIN`] of this run's scale (`run`), and the same boot. A wall time the system clock
+/// stamped in that span (a kubelet's Lease `renewTime`, say) then reads as this run's wall time,
+/// give or take [`STEADY_WITHIN`]; false when either scale is unknown.
+pub fn steady(run: Option<Scale>, previous: Option<Scale>, system_offset_ms: i64) -> bool {
+    let within = i128::try_from(STEADY_WITHIN.as_nanos()).unwrap_or(i128::MAX);
+    let (Some(run), Some(previous)) = (run, previous) else {
+        return false;
+    };
+    let scales = i128::from(run.wall_minus_boot_ns) - i128::from(previous.wall_minus_boot_ns);
+    let system = i128::from(system_offset_ms) * 1_000_000;
+    run.boot == previous.boot && scales.abs() <= within && system.abs() <= within
+}
+
 /// How far the system's wall clock is from the agent's (system − agent), in milliseconds. The
 /// agent's wall time is the clock read at start plus monotonic time since, so this moves only
 /// when the system clock is stepped (or slewed) while the agent runs.

@@ -5,7 +5,9 @@
 //! peers' answers, this node's last contact and `now` in; a verdict with its reason out.
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use crate::core::clock::Moment;
 
 /// Another agent this node can ask. Kept in the state directory, so the list is known while cut
 /// off and after a restart while cut off.
@@ -34,6 +36,12 @@ pub struct PeerReport {
     /// How long ago its last contact was, on its own monotonic clock (clocks of two nodes are
     /// never compared); `None` when it never had one.
     pub last_contact_age: Option<Duration>,
+    /// The *asking* node's kubelet Lease `renewTime`, as this peer read it from the API server
+    /// while answering a question that asked for it ([`lease_readers`]). The asking node's
+    /// kubelet stamps it with that node's own wall clock, so only the asker reads it
+    /// ([`kubelet_heard`]). `None` when not asked, when this peer does not reach the API server,
+    /// or when its read failed.
+    pub kubelet_renewed: Option<SystemTime>,
 }
 
 /// The controller's zone rules (docs/semantics.md §5.1, §5.5): `--unhealthy-zone-threshold` and
@@ -155,6 +163,7 @@ pub fn answer(
         excluded: false,
         reachable: reaches(last_contact_age, unreachable_after),
         last_contact_age,
+        kubelet_renewed: None,
     }
 }
 
@@ -254,6 +263,15 @@ pub struct Fixes {
     /// it first, tainted it and deleted two pods 24–27 s before it stopped them). The agent's
     /// shell applies it; only the simulator reads this switch.
     pub silence_ordered: bool,
+    /// A restarted agent with no contact of its own yet counts itself heard no later than its
+    /// kubelet's last Lease renewal, as peers that reach the API server read it for it
+    /// ([`kubelet_heard`]; issue 22, seed 0x33b: an agent killed 3 s before its link was cut
+    /// restarted 32 s later in a short outage of the API server, counted itself heard until that
+    /// start, took the peers that lost the API server in that outage for peers lost together
+    /// with it, and stopped a pod 3.3 s after the controller deleted it for the renewal its
+    /// kubelet made before the cut). The agent's shell applies it; only the simulator reads
+    /// this switch.
+    pub lease_heard: bool,
 }
 
 impl Fixes {
@@ -271,6 +289,7 @@ impl Fixes {
         taint_outlasts_hold: true,
         seen_taint: true,
         silence_ordered: true,
+        lease_heard: true,
     };
 }
 
@@ -369,8 +388,9 @@ pub fn silent_since<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, st
 }
 
 /// This node's two ages at a round, from this run's last contact, the one a previous run
-/// persisted and the run's heard bound ([`resumed_heard_bound`]), each turned into an age by
-/// `age`: `(own_contact_age, own_silence_age)` of [`Round`] — since the latest moment the node
+/// persisted, the run's heard bound ([`resumed_heard_bound`]) and its kubelet's last renewal as
+/// its peers read it this round ([`kubelet_heard`]; it lowers the bound), each turned into an
+/// age by `age`: `(own_contact_age, own_silence_age)` of [`Round`] — since the latest moment the node
 /// may have been heard ([`heard_until`]), and since the earliest its kubelet may have gone
 /// unheard ([`silent_since`]). Both unbounded while no contact is known at all. The agent's
 /// quorum task and the simulator both take them from here; `fixes` switches off, in the
@@ -380,11 +400,18 @@ pub fn own_ages<T: Ord + Copy>(
     this_run: Option<T>,
     persisted: Option<T>,
     bound: T,
+    kubelet: Option<T>,
     fixes: &Fixes,
     age: impl Fn(T) -> Duration,
 ) -> (Duration, Duration) {
     let Some(latest) = this_run.max(persisted) else {
         return (Duration::MAX, Duration::MAX);
+    };
+    // The kubelet last heard before the run's bound, as a peer read its Lease: the node was
+    // heard no later than that (or than the contact on disk, if later).
+    let bound = match kubelet {
+        Some(k) if fixes.lease_heard => bound.min(k),
+        _ => bound,
     };
     let heard = if fixes.restart_heard {
         heard_until(this_run, persisted, bound)
@@ -397,6 +424,62 @@ pub fn own_ages<T: Ord + Copy>(
         heard
     };
     (age(heard), age(silent))
+}
+
+/// The most peers a round asks to read this node's kubelet Lease for it ([`lease_readers`]).
+pub const LEASE_READERS: usize = 3;
+
+/// How far a kubelet's `renewTime` read back through this run's wall scale may be from the
+/// instant it was stamped, when the wall clock was found steady over the span
+/// ([`crate::core::clock::steady`]): the tolerance of that check. [`kubelet_heard`] adds it,
+/// toward later (heard later: a hold leans that way).
+pub const RENEWAL_SLACK: Duration = crate::core::clock::STEADY_WITHIN;
+
+/// Which of a round's peers (`asked`, in the order asked) are asked to read this node's kubelet
+/// Lease for it, as one flag per peer: none while this run has a contact of its own (that
+/// contact is the latest moment the node may have been heard); otherwise up to
+/// [`LEASE_READERS`], those of other zones first (a partition that cut this node off took its
+/// own zone's peers with it more often than any other zone's). Each read is one GET of a small
+/// object by a peer that reaches the API server.
+pub fn lease_readers(asked: &[Peer], zone: &str, has_contact: bool) -> Vec<bool> {
+    let mut flags = vec![false; asked.len()];
+    if has_contact {
+        return flags;
+    }
+    let others = (0..asked.len()).filter(|&i| asked[i].zone != zone);
+    let own = (0..asked.len()).filter(|&i| asked[i].zone == zone);
+    for i in others.chain(own).take(LEASE_READERS) {
+        flags[i] = true;
+    }
+    flags
+}
+
+/// The latest moment this node's kubelet was heard, as the peers that reach the API server read
+/// its Lease this round, on the monotonic scale of `now`: the latest `renewTime` reported, placed
+/// by this run's wall clock, [`RENEWAL_SLACK`] later. `None` unless `steady`: the kubelet stamps
+/// `renewTime` with the node's system clock, which reads as this run's wall scale only when no
+/// step of the wall clock came between the previous run's last write and now
+/// (`core::clock::steady`). `None` too when no peer reported one, or it reads as later than now.
+///
+/// A peer reads the Lease while it answers, after the question was sent: a renewal it does not
+/// see was not stored by then, so the node was not heard between that renewal and this round.
+pub fn kubelet_heard<'a>(
+    heard: impl IntoIterator<Item = &'a Heard>,
+    now: Moment,
+    steady: bool,
+) -> Option<Duration> {
+    if !steady {
+        return None;
+    }
+    let latest = heard
+        .into_iter()
+        .filter_map(|h| match h {
+            Heard::Report(r) => r.kubelet_renewed,
+            Heard::Silent => None,
+        })
+        .max()?;
+    now.mono_of_past(latest)
+        .map(|m| (m + RENEWAL_SLACK).min(now.mono))
 }
 
 /// The `started` bound [`heard_until`] takes for a run that started at `started`: that instant,
@@ -858,6 +941,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 reachable: false,
                 last_contact_age: Some(round.own_contact_age),
                 excluded: false,
+                kubelet_renewed: None,
             });
         }
     }

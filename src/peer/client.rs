@@ -74,6 +74,7 @@ fn question(from: &str, zone: &str, back: bool) -> Question {
         from: from.to_string(),
         zone: zone.to_string(),
         back,
+        lease: false,
     }
 }
 
@@ -97,7 +98,34 @@ pub async fn ask_all(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    exchange_all(peers, key, &question(from, zone, false), timeout).await
+    let q = question(from, zone, false);
+    exchange_all(peers, key, |_| &q, timeout).await
+}
+
+/// [`ask_all`], asking each peer whose flag in `lease` is set to read this node's kubelet Lease
+/// for it (`Question::lease`, `core::quorum::lease_readers`); a peer without a flag is not asked
+/// to.
+pub async fn ask_all_reading(
+    peers: &[Peer],
+    lease: &[bool],
+    key: &Key,
+    from: &str,
+    zone: &str,
+    timeout: Duration,
+) -> Vec<(Peer, Result<PeerReport, AskError>)> {
+    let plain = question(from, zone, false);
+    let reading = Question {
+        lease: true,
+        ..plain.clone()
+    };
+    let pick = |i: usize| {
+        if lease.get(i).copied().unwrap_or(false) {
+            &reading
+        } else {
+            &plain
+        }
+    };
+    exchange_all(peers, key, pick, timeout).await
 }
 
 /// Tells every peer at once that node `from` reaches the API server again (a question with
@@ -110,21 +138,25 @@ pub async fn tell_back(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    exchange_all(peers, key, &question(from, zone, true), timeout).await
+    let q = question(from, zone, true);
+    exchange_all(peers, key, |_| &q, timeout).await
 }
 
 /// `question` to every peer at once, each exchange bounded by `timeout`.
-async fn exchange_all(
+async fn exchange_all<'q>(
     peers: &[Peer],
     key: &Key,
-    question: &Question,
+    question: impl Fn(usize) -> &'q Question,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    futures_util::future::join_all(peers.iter().map(|peer| async move {
-        (
-            peer.clone(),
-            within(timeout, exchange(peer, key, question)).await,
-        )
+    futures_util::future::join_all(peers.iter().enumerate().map(|(i, peer)| {
+        let question = question(i);
+        async move {
+            (
+                peer.clone(),
+                within(timeout, exchange(peer, key, question)).await,
+            )
+        }
     }))
     .await
 }
@@ -216,5 +248,5 @@ async fn exchange(peer: &Peer, key: &Key, question: &Question) -> Result<PeerRep
             got: answer.node,
         });
     }
-    Ok(answer.into())
+    PeerReport::try_from(answer).map_err(AskError::Malformed)
 }

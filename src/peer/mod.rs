@@ -11,6 +11,12 @@
 //! A question may also carry `"back":true`: the asker reaches the API server again, and the node
 //! asked had answered it "cut off" since. The node asked answers as always, and, if it is cut off
 //! itself, asks its own peers at once instead of at its next round (docs/fence.md §5).
+//!
+//! And `"lease":true`: the asker, restarted and with no contact of its own yet, asks the node to
+//! read the asker's kubelet Lease (`kube-node-lease/<from>`) for it. A node that reaches the API
+//! server reads it before answering and adds `"kubeletRenewTime"`: the Lease's `renewTime` as the
+//! API server returned it (RFC 3339, microseconds), which the asker's kubelet stamped with the
+//! asker's own clock (`core::quorum::kubelet_heard`).
 
 pub mod auth;
 pub mod client;
@@ -24,9 +30,9 @@ use serde::{Deserialize, Serialize};
 use crate::core::quorum::PeerReport;
 
 pub use auth::{Key, KeyError};
-pub use client::{AskError, ask, ask_all, tell_back};
+pub use client::{AskError, ask, ask_all, ask_all_reading, tell_back};
 pub use counters::{PeerCounters, Rejection};
-pub use server::{AnswerFn, Limits, serve, serve_with_limits};
+pub use server::{AnswerFn, LeaseFn, Limits, serve, serve_reading, serve_with_limits};
 
 /// The most a question's or an answer's body may hold. Both are under 200 bytes in practice
 /// (a node name is at most 253 bytes).
@@ -44,6 +50,10 @@ pub struct Question {
     /// the field reads as an ordinary one, and such an agent ignores it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub back: bool,
+    /// The asking node asks for its kubelet Lease's `renewTime` (`core::quorum::lease_readers`).
+    /// Absent when false, as `back`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lease: bool,
 }
 
 /// The answer's body.
@@ -62,6 +72,10 @@ pub struct Answer {
     /// Milliseconds since the answering node's last contact, on its monotonic clock; null when
     /// it never had one.
     pub last_contact_age_millis: Option<u64>,
+    /// The asking node's kubelet Lease `renewTime`, read for a question with `lease` (RFC 3339
+    /// with microseconds). Absent when not asked, not read, or not readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet_renew_time: Option<String>,
 }
 
 impl From<&PeerReport> for Answer {
@@ -74,19 +88,33 @@ impl From<&PeerReport> for Answer {
             last_contact_age_millis: r
                 .last_contact_age
                 .map(|age| u64::try_from(age.as_millis()).unwrap_or(u64::MAX)),
+            kubelet_renew_time: r
+                .kubelet_renewed
+                .map(|t| humantime::format_rfc3339_micros(t).to_string()),
         }
     }
 }
 
-impl From<Answer> for PeerReport {
-    fn from(a: Answer) -> PeerReport {
-        PeerReport {
+impl TryFrom<Answer> for PeerReport {
+    /// What is wrong with the answer.
+    type Error = String;
+
+    fn try_from(a: Answer) -> Result<PeerReport, String> {
+        let kubelet_renewed = match a.kubelet_renew_time.as_deref() {
+            None => None,
+            Some(text) => Some(humantime::parse_rfc3339(text).map_err(|e| {
+                let shown = crate::bounded::excerpt(text);
+                format!("kubeletRenewTime {shown:?}: {e}")
+            })?),
+        };
+        Ok(PeerReport {
             node: a.node,
             zone: a.zone,
             excluded: a.excluded,
             reachable: a.reachable,
             last_contact_age: a.last_contact_age_millis.map(Duration::from_millis),
-        }
+            kubelet_renewed,
+        })
     }
 }
 
@@ -102,6 +130,7 @@ mod tests {
             excluded: false,
             reachable: false,
             last_contact_age: Some(Duration::from_millis(1500)),
+            kubelet_renewed: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert_eq!(
@@ -109,12 +138,15 @@ mod tests {
             r#"{"node":"n1","zone":"z","reachable":false,"lastContactAgeMillis":1500}"#
         );
         let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::from(back), report);
+        assert_eq!(PeerReport::try_from(back), Ok(report.clone()));
         let never: Answer = serde_json::from_str(
             r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":null}"#,
         )
         .expect("parse");
-        assert_eq!(PeerReport::from(never).last_contact_age, None);
+        assert_eq!(
+            PeerReport::try_from(never).map(|r| r.last_contact_age),
+            Ok(None)
+        );
         let excluded = PeerReport {
             excluded: true,
             ..report
@@ -122,7 +154,7 @@ mod tests {
         let text = serde_json::to_string(&Answer::from(&excluded)).expect("json");
         assert!(text.contains(r#""excluded":true"#), "{text}");
         let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::from(back), excluded);
+        assert_eq!(PeerReport::try_from(back), Ok(excluded));
     }
 
     #[test]
@@ -131,6 +163,7 @@ mod tests {
             from: "n1".into(),
             zone: "z".into(),
             back: false,
+            lease: false,
         };
         let text = serde_json::to_string(&ordinary).expect("json");
         assert_eq!(text, r#"{"from":"n1","zone":"z"}"#);
@@ -147,5 +180,41 @@ mod tests {
         // An older agent's question has no such field.
         let old: Question = serde_json::from_str(r#"{"from":"n1","zone":"z"}"#).expect("parse");
         assert_eq!(old, ordinary);
+        let reading = Question {
+            lease: true,
+            ..ordinary
+        };
+        let text = serde_json::to_string(&reading).expect("json");
+        assert_eq!(text, r#"{"from":"n1","zone":"z","lease":true}"#);
+    }
+
+    #[test]
+    fn a_kubelet_renewal_read_for_the_asker_travels_to_the_microsecond_and_garbage_is_refused() {
+        let renewed =
+            std::time::SystemTime::UNIX_EPOCH + Duration::from_micros(1_764_806_400_123_456);
+        let report = PeerReport {
+            node: "n1".into(),
+            zone: "z".into(),
+            excluded: false,
+            reachable: true,
+            last_contact_age: Some(Duration::from_millis(10)),
+            kubelet_renewed: Some(renewed),
+        };
+        let text = serde_json::to_string(&Answer::from(&report)).expect("json");
+        assert!(
+            text.ends_with(r#","kubeletRenewTime":"2025-12-04T00:00:00.123456Z"}"#),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(report));
+        let garbage: Answer = serde_json::from_str(
+            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"kubeletRenewTime":"yesterday"}"#,
+        )
+        .expect("parse");
+        let refused = PeerReport::try_from(garbage).expect_err("not a time");
+        assert!(
+            refused.contains("kubeletRenewTime \"yesterday\""),
+            "{refused}"
+        );
     }
 }

@@ -33,6 +33,16 @@ use crate::peer::{Answer, MAX_BODY, Question};
 /// never wait on I/O).
 pub type AnswerFn = Arc<dyn Fn(&Question) -> PeerReport + Send + Sync>;
 
+/// Reads the kubelet Lease of the node named (`kube-node-lease/<node>`) for a question that asks
+/// for it (`Question::lease`): its `renewTime`, or `None` when the read failed or the Lease has
+/// none. The server bounds it by [`Limits::lease_read`] and asks it only while its own answer
+/// says "reachable".
+pub type LeaseFn = Arc<
+    dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<SystemTime>> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
 /// change one at a time.
 #[derive(Clone, Debug)]
@@ -62,6 +72,9 @@ pub struct Limits {
     pub replay_capacity: usize,
     /// Least time between two log records of one refusal reason.
     pub log_interval: Duration,
+    /// How long a question that asks for the asker's kubelet Lease waits for its read before
+    /// it is answered without it: well within the asker's `[peers] timeout` (1 s by default).
+    pub lease_read: Duration,
 }
 
 impl Default for Limits {
@@ -76,6 +89,7 @@ impl Default for Limits {
             replay_window: 2 * auth::MAX_SKEW + Duration::from_secs(2),
             replay_capacity: 4096,
             log_interval: Duration::from_secs(60),
+            lease_read: Duration::from_millis(500),
         }
     }
 }
@@ -99,9 +113,23 @@ pub async fn serve_with_limits(
     counters: Arc<PeerCounters>,
     limits: Limits,
 ) {
+    serve_reading(listener, key, answer, None, counters, limits).await;
+}
+
+/// [`serve_with_limits`], reading an asker's kubelet Lease with `lease` for a question that asks
+/// for it; with `None`, such a question is answered without it.
+pub async fn serve_reading(
+    listener: TcpListener,
+    key: Arc<Key>,
+    answer: AnswerFn,
+    lease: Option<LeaseFn>,
+    counters: Arc<PeerCounters>,
+    limits: Limits,
+) {
     let shared = Arc::new(Shared {
         key,
         answer,
+        lease,
         counters,
         buckets: Mutex::new(Buckets::default()),
         open: Mutex::new(HashMap::new()),
@@ -154,6 +182,7 @@ pub async fn serve_with_limits(
 struct Shared {
     key: Arc<Key>,
     answer: AnswerFn,
+    lease: Option<LeaseFn>,
     counters: Arc<PeerCounters>,
     buckets: Mutex<Buckets>,
     /// Open connections per source address.
@@ -335,10 +364,23 @@ impl Shared {
             )
         })?;
         log::debug!(
-            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back;
+            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back, lease = question.lease;
             "peer question from {} ({peer}) answered", question.from
         );
-        let report = (self.answer)(&question);
+        let mut report = (self.answer)(&question);
+        // The asker's kubelet Lease, read now that the question is here: only by a node that
+        // reaches the API server, and never longer than the bound.
+        if let Some(read) = self
+            .lease
+            .as_ref()
+            .filter(|_| question.lease && report.reachable)
+        {
+            let name = question.from.clone();
+            report.kubelet_renewed = tokio::time::timeout(self.limits.lease_read, read(name))
+                .await
+                .ok()
+                .flatten();
+        }
         Ok(self.signed_answer(&report, &nonce))
     }
 

@@ -391,6 +391,9 @@ struct Agent {
     wall_offset: i64,
     contact: Contact,
     contact_before: Option<Duration>,
+    /// The wall scale the previous run wrote its last contact on, as this run read it at its
+    /// start (`state::contact_scale`).
+    previous_scale: Option<Scale>,
     /// When this run started, or the contact on disk when the previous run stopped cut off
     /// (`quorum::resumed_heard_bound`): what `quorum::heard_until` counts from.
     heard_bound: Duration,
@@ -496,6 +499,9 @@ struct World<'a> {
     /// Per node: when its agent was not running, from a crash to the restart (`None` while it
     /// is still down).
     agent_down: Vec<Vec<(Duration, Option<Duration>)>>,
+    /// Per node: its kubelet Lease's `renewTime` as stored, on the node's system clock when it
+    /// was renewed (what a peer reads for it, `Question::lease`).
+    kubelet_renew_time: Vec<Option<SystemTime>>,
 }
 
 /// A stop judged while the API server was down for everyone on a node already tainted.
@@ -731,6 +737,7 @@ fn run_as(
         clock_offset: vec![0; n],
         taint_passes: BTreeSet::new(),
         agent_down: vec![Vec::new(); n],
+        kubelet_renew_time: vec![None; n],
         peer_lists: Vec::new(),
         asked_lists: Vec::new(),
         node_zones: Vec::new(),
@@ -955,6 +962,7 @@ impl World<'_> {
             wall_offset,
             contact: Contact::default(),
             contact_before,
+            previous_scale: disk.contact_scale,
             heard_bound: if self.set.fixes.resumed_cut_off {
                 quorum::resumed_heard_bound(self.now, contact_before, disk.cut_off_since.is_some())
             } else {
@@ -1011,6 +1019,9 @@ impl World<'_> {
                 let jitter = Duration::from_millis(self.now.as_millis() as u64 * 7919 % 400);
                 let next = if self.reaches_api(i) {
                     self.cp.kubelet_renewed(i, self.now);
+                    // `renewTime` as the kubelet stamps it, with the node's system clock.
+                    self.kubelet_renew_time[i] =
+                        Some(moment_off(self.now, self.clock_offset[i]).wall);
                     self.kubelet_failures[i] = 0;
                     self.now + self.set.renew + jitter
                 } else if self.set.kubelet_backoff {
@@ -1983,12 +1994,15 @@ impl World<'_> {
         let set = self.set;
         // Every node but this one, as the agent's peer list gives them (the same all run long).
         let mine = &self.peer_lists[i];
-        // What the peers named answer, as the agent's asker hears them.
-        let ask = |peers: &[Peer]| -> Vec<(Peer, Heard)> {
+        // What the peers named answer, as the agent's asker hears them; each one flagged reads
+        // this node's kubelet Lease while it answers, if it says it reaches the API server and
+        // its read is answered (`peer::serve_reading`).
+        let ask = |peers: &[Peer], lease: &[bool]| -> Vec<(Peer, Heard)> {
             peers
                 .iter()
                 .cloned()
-                .map(|p| {
+                .enumerate()
+                .map(|(k, p)| {
                     let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
                     let answer = self
                         .agents
@@ -1996,31 +2010,61 @@ impl World<'_> {
                         .and_then(|x| x.as_ref())
                         .filter(|_| self.peer_link[i] && self.peer_link[j]);
                     let h = match answer {
-                        Some(b) => Heard::Report(quorum::answer(
-                            &p.node,
-                            &p.zone,
-                            contact_age(b, now),
-                            set.unreachable_after,
-                        )),
+                        Some(b) => {
+                            let mut r = quorum::answer(
+                                &p.node,
+                                &p.zone,
+                                contact_age(b, now),
+                                set.unreachable_after,
+                            );
+                            if lease.get(k).copied().unwrap_or(false)
+                                && r.reachable
+                                && self.reaches_api(j)
+                            {
+                                r.kubelet_renewed = self.kubelet_renew_time[i];
+                            }
+                            Heard::Report(r)
+                        }
                         None => Heard::Silent,
                     };
                     (p, h)
                 })
                 .collect()
         };
-        // `quorum::select` of that list, as the agent asks each round (the same each round).
-        let mut heard = ask(&self.asked_lists[i]);
-        let own = a.contact.last_contact.max(a.contact_before);
-        let (own_age, silence_age) = quorum::own_ages(
-            a.contact.last_contact,
-            a.contact_before,
-            a.heard_bound,
-            &set.fixes,
-            |t| now.saturating_sub(t),
+        // `quorum::select` of that list, as the agent asks each round (the same each round),
+        // a few of them asked to read this node's kubelet Lease while this run has no contact.
+        let zone = &self.node_zones[i];
+        let lease = quorum::lease_readers(
+            &self.asked_lists[i],
+            &zone.listed,
+            a.contact.last_contact.is_some(),
         );
+        let mut heard = ask(&self.asked_lists[i], &lease);
+        let own = a.contact.last_contact.max(a.contact_before);
+        // As the agent's quorum task reads it: the system clock against this run's wall scale,
+        // and the previous run's scale as this run read it at its start.
+        let steady = crate::core::clock::steady(
+            scale_of(i, a.wall_offset),
+            a.previous_scale,
+            self.clock_offset[i].saturating_sub(a.wall_offset),
+        );
+        let ages = |heard: &[(Peer, Heard)]| {
+            quorum::own_ages(
+                a.contact.last_contact,
+                a.contact_before,
+                a.heard_bound,
+                quorum::kubelet_heard(
+                    heard.iter().map(|(_, h)| h),
+                    moment_off(now, a.wall_offset),
+                    steady,
+                ),
+                &set.fixes,
+                |t| now.saturating_sub(t),
+            )
+        };
+        let (own_age, silence_age) = ages(&heard);
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
-        let zone = &self.node_zones[i];
         let known = !mine.is_empty();
         let mut round =
             crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
@@ -2028,7 +2072,8 @@ impl World<'_> {
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked_elsewhere(mine, &zone.listed, &heard);
             if !rest.is_empty() {
-                heard.extend(ask(&rest));
+                heard.extend(ask(&rest, &[]));
+                let (own_age, silence_age) = ages(&heard);
                 round =
                     crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
