@@ -542,9 +542,37 @@ mod tests {
         }
     }
 
+    /// The defaults' policy with the kubelet renewing the Lease (10 s renew, 15 s unreachable).
+    fn kubelet_policy() -> QuorumPolicy {
+        QuorumPolicy::new(
+            Duration::from_secs(10),
+            Duration::from_secs(15),
+            Duration::from_secs(10),
+            crate::core::quorum::Undecided::Hold,
+            crate::core::quorum::Undecided::Enforce,
+        )
+    }
+
+    /// Peer `p`'s answer, in the zone the list gives it.
+    fn answered(
+        p: Peer,
+        reachable: bool,
+        age: Duration,
+        kubelet_renewed: Option<SystemTime>,
+    ) -> (Peer, Heard) {
+        let report = crate::core::quorum::PeerReport {
+            node: p.node.clone(),
+            zone: p.zone.clone(),
+            excluded: false,
+            reachable,
+            last_contact_age: Some(age),
+            kubelet_renewed,
+        };
+        (p, Heard::Report(report))
+    }
+
     #[tokio::test]
     async fn a_round_asks_the_rest_of_the_other_zones_before_holding_on_two_of_each() {
-        use crate::core::quorum::PeerReport;
         use std::sync::Mutex;
         // Zone a: this node and a1, both cut off. Zone b: b0-b5, of which b3-b5 reach the API
         // server; the first two asked, b0 and b1, are cut off.
@@ -566,32 +594,15 @@ mod tests {
                         .into_iter()
                         .map(|p| {
                             let up = reaching.contains(&p.node.as_str());
-                            let report = PeerReport {
-                                node: p.node.clone(),
-                                zone: p.zone.clone(),
-                                excluded: false,
-                                reachable: up,
-                                last_contact_age: Some(if up {
-                                    Duration::from_secs(2)
-                                } else {
-                                    own_age
-                                }),
-                                kubelet_renewed: None,
-                            };
-                            (p, Heard::Report(report))
+                            let age = if up { Duration::from_secs(2) } else { own_age };
+                            answered(p, up, age, None)
                         })
                         .collect();
                     Box::pin(std::future::ready(heard))
                 },
             )
         };
-        let policy = QuorumPolicy::new(
-            Duration::from_secs(10),
-            Duration::from_secs(15),
-            Duration::from_secs(10),
-            crate::core::quorum::Undecided::Hold,
-            crate::core::quorum::Undecided::Enforce,
-        );
+        let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
         let ask = asker(&["b3", "b4", "b5"]);
         let (round, v) = ask_round(
@@ -643,7 +654,6 @@ mod tests {
     /// its kubelet Lease, and its ages see what they read; a run with a contact asks none.
     #[tokio::test]
     async fn a_round_without_contact_asks_three_peers_to_read_its_kubelet_lease() {
-        use crate::core::quorum::PeerReport;
         use std::sync::Mutex;
         let renewed = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let mut peers: Vec<Peer> = (1..4).map(|i| peer(&format!("a{i}"), "a")).collect();
@@ -663,27 +673,13 @@ mod tests {
                     .into_iter()
                     .zip(lease)
                     .map(|(p, read)| {
-                        let report = PeerReport {
-                            node: p.node.clone(),
-                            zone: p.zone.clone(),
-                            excluded: false,
-                            reachable: true,
-                            last_contact_age: Some(Duration::from_secs(1)),
-                            kubelet_renewed: read.then_some(renewed),
-                        };
-                        (p, Heard::Report(report))
+                        answered(p, true, Duration::from_secs(1), read.then_some(renewed))
                     })
                     .collect();
                 Box::pin(std::future::ready(heard))
             },
         );
-        let policy = QuorumPolicy::new(
-            Duration::from_secs(10),
-            Duration::from_secs(15),
-            Duration::from_secs(10),
-            crate::core::quorum::Undecided::Hold,
-            crate::core::quorum::Undecided::Enforce,
-        );
+        let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
         let read: Mutex<Vec<Option<SystemTime>>> = Mutex::default();
         let ages = |heard: &[(Peer, Heard)]| {
