@@ -604,16 +604,19 @@ mod tests {
         };
         let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
+        let fixed = |_: &[(Peer, Heard)]| ages;
+        let ask_once = |ask| {
+            ask_round(
+                Some(ask),
+                &peers,
+                &zone,
+                (50, true),
+                (&policy, true),
+                &fixed,
+            )
+        };
         let ask = asker(&["b3", "b4", "b5"]);
-        let (round, v) = ask_round(
-            Some(&ask),
-            &peers,
-            &zone,
-            (50, true),
-            (&policy, true),
-            &|_| ages,
-        )
-        .await;
+        let (round, v) = ask_once(&ask).await;
         assert_eq!(
             *calls.lock().expect("calls"),
             [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
@@ -623,29 +626,13 @@ mod tests {
         // Every node of zone b cut off: the same two rounds of questions, and a hold.
         calls.lock().expect("calls").clear();
         let ask = asker(&[]);
-        let (_, v) = ask_round(
-            Some(&ask),
-            &peers,
-            &zone,
-            (50, true),
-            (&policy, true),
-            &|_| ages,
-        )
-        .await;
+        let (_, v) = ask_once(&ask).await;
         assert_eq!(calls.lock().expect("calls").len(), 2);
         assert!(v.is_hold(), "{v:?}");
         // b0 reaches the API server: one round of questions settles it.
         calls.lock().expect("calls").clear();
         let ask = asker(&["b0"]);
-        let (_, v) = ask_round(
-            Some(&ask),
-            &peers,
-            &zone,
-            (50, true),
-            (&policy, true),
-            &|_| ages,
-        )
-        .await;
+        let (_, v) = ask_once(&ask).await;
         assert_eq!(calls.lock().expect("calls").len(), 1);
         assert!(!v.is_hold(), "{v:?}");
     }
