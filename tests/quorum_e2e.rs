@@ -608,7 +608,8 @@ fn question_with(to: SocketAddrV4, key: Option<&[u8]>, ts: u64, body: &str) -> V
 /// A node that reaches the API server reads the asker's kubelet Lease for it when the question
 /// asks (docs/fence.md §5): n1 answers a question from n2 with `"lease":true` with the
 /// `renewTime` of `kube-node-lease/n2` as the API server holds it (n2, cut off, no longer renews
-/// it); without `lease`, or for a node with no Lease, the answer has none.
+/// it); without `lease`, for a node with no Lease, or for a name that is no node's, the answer
+/// has none.
 #[test]
 fn a_peer_reads_the_askers_kubelet_lease_from_the_api_server() {
     let Some(mut lab) = lab(LabSpec::default()) else {
@@ -656,6 +657,17 @@ fn a_peer_reads_the_askers_kubelet_lease_from_the_api_server() {
             .count()
     };
     assert_eq!(reads("n9"), 1);
+    // A name that is no node's is not put into a request path.
+    let odd = ask(r#"{"from":"n2/../n3","zone":"zone-a","lease":true}"#);
+    assert!(odd.get("kubeletRenewTime").is_none(), "{odd}");
+    let stray = lab
+        .server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains("/leases/n2/") || r.path.contains("/leases/n2%2F"))
+        .count();
+    assert_eq!(stray, 0);
 }
 
 /// Sends `request` to `to` and checks it is refused with 401 and `reason` as the body.

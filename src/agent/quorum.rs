@@ -458,7 +458,7 @@ pub async fn run(
         {
             kubelet_logged = Some(k);
             log::info!(
-                "peers read this node's kubelet Lease: its last renewal, {:.1}s before this round, came before this agent started; the node counts as heard until then, not until the start",
+                "peers read this node's kubelet Lease: its last renewal was {:.1}s before this round, earlier than this run's start (or the contact on disk); the node counts as heard until that renewal",
                 now.saturating_duration_since(k).as_secs_f64()
             );
         }

@@ -284,7 +284,7 @@ impl LeaseProbe {
 /// each node (docs/semantics.md §5.2).
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 
-/// Reads other nodes' kubelet Leases for the peers that ask (`peer::LeaseFn`, docs/fence.md §5):
+/// Reads other nodes' kubelet Leases for the peers that ask (`peer::LeaseFn`, docs/fence.md §6):
 /// a restarted agent, cut off, learns when its kubelet last renewed.
 pub struct KubeletLeases {
     api: Api<Lease>,
@@ -303,7 +303,8 @@ impl KubeletLeases {
         }
     }
 
-    /// `renewTime` of `kube-node-lease/<node>`, read within `bound`; `None` when the read fails,
+    /// `renewTime` of `kube-node-lease/<node>`, read within `bound`; `None` when `node` is no
+    /// node name, when the read fails,
     /// the Lease does not exist (no kubelet renews one) or holds no `renewTime`. Every such read
     /// is counted under one resource, `leases/kube-node-lease/*`, so that the request
     /// metric's labels do not grow with the cluster. A refusal is logged once: the agent's
@@ -313,6 +314,11 @@ impl KubeletLeases {
         node: &str,
         bound: std::time::Duration,
     ) -> Option<std::time::SystemTime> {
+        // A node's name is a DNS subdomain; anything else (from a holder of the peers' key) is
+        // not put into a request path.
+        if !crate::core::names::is_dns_subdomain(node) {
+            return None;
+        }
         let read = self
             .requests
             .call_within(
