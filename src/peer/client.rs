@@ -90,7 +90,8 @@ async fn within(
 }
 
 /// Asks every peer at once; returns when the last one answered or timed out, so after about
-/// one `timeout` whatever the number of peers.
+/// one `timeout` whatever the number of peers. No peer is asked to read a Lease
+/// ([`ask_all_reading`] with no flag set).
 pub async fn ask_all(
     peers: &[Peer],
     key: &Key,
@@ -98,8 +99,7 @@ pub async fn ask_all(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    let q = question(from, zone, false);
-    exchange_all(peers, key, |_| &q, timeout).await
+    ask_all_reading(peers, &[], key, from, zone, timeout).await
 }
 
 /// [`ask_all`], asking each peer whose flag in `lease` is set to read this node's kubelet Lease
