@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use nodewarden::sim::control::ControllerSettings;
 use nodewarden::sim::world::kind;
-use nodewarden::sim::{self, Scenario, Settings, Violation};
+use nodewarden::sim::{self, Event, Scenario, Settings, Violation};
 
 /// The settings the seeds below were found with: every fix on, and the controllers keeping their
 /// state through any outage of the API server. Since the thirteenth session the simulator also
@@ -659,6 +659,43 @@ fn the_judge_excuses_a_stop_after_an_outage_that_a_live_control_plane_would_make
         &o,
         19,
         &["a partition of every node from a live control plane"],
+    );
+}
+
+/// An outage of the API server for everyone that no agent could see yet when a pod was stopped
+/// may have been every node's link cut from a control plane that stayed up: the agents see the
+/// same, and that control plane deletes the pods whose tolerations run out before every zone
+/// counts as fully disrupted. Seed 0x1058 (the default model): n15, cut off alone at 126.8 s,
+/// stops pod 35 (tolerating 11 s) at 154.4 s; the API server failed for everyone at 145.8 s,
+/// before the controller could judge n15. A control plane that failed once it had judged n15
+/// (the witness the judge tried before) never deletes the pod; one that stayed up deletes it
+/// before the stop is judged. Before the judge tried that world, the stop was a wrongful one.
+#[test]
+fn the_judge_excuses_a_stop_that_a_control_plane_cut_off_from_every_node_would_make() {
+    let o = sim::run(&Scenario::generate(0x1058), &Settings::default(), true);
+    assert_excused(&o, 35, &["from a live control plane that stayed up"]);
+}
+
+/// Outages of the API server are drawn independently and may overlap: the server is down from
+/// the first beginning to the first return. Seed 0x10af: it fails at 202.7 s and again at
+/// 206.96 s, and answers again at 216.1 s; n0 stops pod 2 at 213.1 s, before any agent could
+/// see the outage. The judge takes the outage from 202.7 s: as a partition of every node from
+/// a control plane that failed after judging n0, the pod is deleted. Counted from the second
+/// beginning, the first left the API server down in that world and the stop was wrongful.
+#[test]
+fn the_judge_takes_overlapping_outages_of_the_api_server_for_one() {
+    let s = Scenario::generate(0x10af);
+    let downs: Vec<_> = s
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::ApiDown))
+        .collect();
+    assert!(downs.len() >= 2, "{:?}", s.events);
+    let o = sim::run(&s, &Settings::default(), true);
+    assert_excused(
+        &o,
+        2,
+        &["from a live control plane that failed after judging it"],
     );
 }
 

@@ -437,8 +437,12 @@ type WitnessRun = Vec<(Option<(Duration, Duration)>, Option<Duration>)>;
 /// the first is built to be the likeliest, and a run is the judge's whole cost.
 struct WitnessWorlds {
     until: Duration,
-    worlds: Vec<(Duration, Scenario, Option<WitnessRun>)>,
+    worlds: Vec<Witness>,
 }
+
+/// One witness world: when its kubelet last renewed before the node's cut, whether its control
+/// plane stays up all along ([`Past::LiveUntilJudged`]), the world, and its run once needed.
+type Witness = (Duration, bool, Scenario, Option<WitnessRun>);
 
 struct World<'a> {
     s: &'a Scenario,
@@ -545,9 +549,10 @@ struct Variant {
 enum Past {
     Plain,
     /// The outage of the API server for everyone at this event index is a partition of every
-    /// node from a control plane that stays up until it has judged the node, then fails. Tried
-    /// only for a stop made before any agent could see that outage (`judge`): later, an agent
-    /// that finds every node cut off holds, betting on the outage.
+    /// node from a control plane that stays up until it has judged the node, then fails — or
+    /// stays up all along (`World::witness_for` tries both). Tried only for a stop made before
+    /// any agent could see that outage (`judge`): later, an agent that finds every node cut off
+    /// holds, betting on the outage.
     LiveUntilJudged(usize),
     /// When the API server comes back at this event index, so does every other node's link: a
     /// peer whose agent has not renewed since says "cut off" either way.
@@ -606,13 +611,21 @@ fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
     let Some(&(start, Event::ApiDown)) = w.events.get(down) else {
         return;
     };
-    let end = w.events[down..]
+    let end_at = w.events[down..]
         .iter()
-        .find(|(_, e)| matches!(e, Event::ApiUp))
-        .map(|(t, _)| *t);
+        .position(|(_, e)| matches!(e, Event::ApiUp))
+        .map(|k| down + k);
+    let end = end_at.map(|k| w.events[k].0);
     let up_then = links_at(w, &w.events[..down], start);
     let up_after = end.map(|t| links_at(w, &w.events, t));
     let mut events = w.events.clone();
+    // The outage's other beginnings (outages are drawn independently and may overlap) go with
+    // it: one outage, one partition. Back to front, so that `down` keeps its index.
+    for k in (down + 1..end_at.unwrap_or(events.len())).rev() {
+        if matches!(events[k].1, Event::ApiDown) {
+            events.remove(k);
+        }
+    }
     events.remove(down);
     for (n, up) in up_then.iter().enumerate() {
         if *up {
@@ -640,6 +653,21 @@ fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
     // Stable: events at the same instant keep their order, the new ones after the old.
     events.sort_by_key(|(t, _)| *t);
     w.events = events;
+}
+
+/// The index of the `ApiDown` that began the outage the one at `k` belongs to: outages are
+/// drawn independently and may overlap, and the API server is down from the first beginning to
+/// the first return after it.
+fn outage_began(events: &[(Duration, Event)], k: usize) -> usize {
+    let mut first = k;
+    for j in (0..k).rev() {
+        match events[j].1 {
+            Event::ApiUp => break,
+            Event::ApiDown => first = j,
+            _ => {}
+        }
+    }
+    first
 }
 
 /// Where every run's clocks start: far enough from zero that nothing saturates.
@@ -1434,6 +1462,7 @@ impl World<'_> {
             .events
             .iter()
             .rposition(|(t, e)| ORIGIN + *t <= sigterm && matches!(e, Event::ApiDown))
+            .map(|k| outage_began(&self.s.events, k))
             .filter(|&k| sigterm <= ORIGIN + self.s.events[k].0 + visible);
         // The last return of the API server before the stop.
         let up = self
@@ -1450,6 +1479,7 @@ impl World<'_> {
             self.s.events[..u]
                 .iter()
                 .rposition(|(_, e)| matches!(e, Event::ApiDown))
+                .map(|k| outage_began(&self.s.events, k))
         });
         let pasts = [
             Some(Past::Plain),
@@ -1484,14 +1514,18 @@ impl World<'_> {
         let found = variants
             .into_iter()
             .find_map(|v| Some((self.witness_for(pod, v, judged)?, v)));
-        if let Some((last, variant)) = found {
+        if let Some(((last, stayed_up), variant)) = found {
             self.out.indistinguishable.push((pod, last));
             let mut how = String::new();
             match variant.past {
                 Past::Plain => {}
                 Past::LiveUntilJudged(_) => {
                     self.out.outage_as_partition += 1;
-                    how += " and the outage a partition of every node from a live control plane that failed after judging it";
+                    how += if stayed_up {
+                        " and the outage a partition of every node from a live control plane that stayed up"
+                    } else {
+                        " and the outage a partition of every node from a live control plane that failed after judging it"
+                    };
                 }
                 Past::OthersBackWithServer(_) => {
                     self.out.others_back += 1;
@@ -1542,8 +1576,14 @@ impl World<'_> {
     ///
     /// `variant`: what else the worlds change besides the kubelets' renewals ([`Variant`]).
     /// `stop`: when the fence began to stop the pod; the node's kubelet is moved relative to the
-    /// node's last cut before then.
-    fn witness_for(&mut self, pod: usize, variant: Variant, judged: Judged) -> Option<Duration> {
+    /// node's last cut before then. The witness's kubelet renewal, and whether its control plane
+    /// stayed up all along.
+    fn witness_for(
+        &mut self,
+        pod: usize,
+        variant: Variant,
+        judged: Judged,
+    ) -> Option<(Duration, bool)> {
         if self.witness {
             return None;
         }
@@ -1565,8 +1605,24 @@ impl World<'_> {
             .is_none_or(|entry| entry.until < now)
         {
             let until = now + Duration::from_secs(60);
-            let mut worlds = self.witness_worlds(node, stop, now);
-            for (last, w) in &mut worlds {
+            let mut worlds: Vec<(Duration, Scenario, bool)> = self
+                .witness_worlds(node, stop, now)
+                .into_iter()
+                .map(|(last, w)| (last, w, false))
+                .collect();
+            // A control plane cut off from every node that stays up all along is a world as
+            // alike as one that fails once it has judged the node: every agent's request fails
+            // the same from the outage on. It deletes the pods whose tolerations run out before
+            // every zone counts as fully disrupted (then it removes the taint), where one that
+            // failed first left them to a taint found after the return.
+            if let Past::LiveUntilJudged(_) = variant.past {
+                let through: Vec<_> = worlds
+                    .iter()
+                    .map(|(last, w, _)| (*last, w.clone(), true))
+                    .collect();
+                worlds.extend(through);
+            }
+            for (last, w, lives_through) in &mut worlds {
                 // The futures first: they leave out only events after the stop, so the index of
                 // the change before it is the same after them.
                 let later_up = variant.no_later_outage.and_then(|down| {
@@ -1587,6 +1643,9 @@ impl World<'_> {
                 match variant.past {
                     Past::Plain => {}
                     Past::OthersBackWithServer(up) => others_back_with_server(w, up, node),
+                    Past::LiveUntilJudged(down) if *lives_through => {
+                        outage_as_partition(w, down, Duration::MAX);
+                    }
                     Past::LiveUntilJudged(down) => {
                         // Judged once its grace period ran out after that renewal, on the
                         // monitor pass that follows, and tainted on the tainting pass after it.
@@ -1602,7 +1661,7 @@ impl World<'_> {
             }
             let worlds = worlds
                 .into_iter()
-                .map(|(last, w)| (last, w, None))
+                .map(|(last, w, through)| (last, through, w, None))
                 .collect();
             self.witnesses.insert(key, WitnessWorlds { until, worlds });
         }
@@ -1614,7 +1673,7 @@ impl World<'_> {
         // (`deferred`). And there the fence stopped the pod no later than here (the agent
         // decided the same in both, whatever differs later), or the control plane deleted it
         // first.
-        entry.worlds.iter_mut().find_map(|(last, w, run)| {
+        entry.worlds.iter_mut().find_map(|(last, through, w, run)| {
             let pods = run.get_or_insert_with(|| {
                 let o = run_as(w, &set, false, Some(until), agents);
                 let deleted = o.deleted.iter().zip(&o.deleted_for).zip(&o.stopped);
@@ -1629,7 +1688,7 @@ impl World<'_> {
             let deleted_by_now =
                 deleted <= now || (api_down && taint <= now) || variant.no_later_outage.is_some();
             let same_stop = !agents || stopped.is_some_and(|s| s <= stop) || deleted <= stop;
-            (deleted_by_now && same_stop).then_some(*last)
+            (deleted_by_now && same_stop).then_some((*last, *through))
         })
     }
 
