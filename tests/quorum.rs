@@ -1541,3 +1541,51 @@ fn a_node_with_no_contact_known_is_decided_without_overflow() {
     let v = decide(&r, &policy(), true);
     assert!(!v.reason().is_empty());
 }
+
+/// Every peer asked says it is cut off, but they lost the API server after this node (their
+/// contacts 3 s old against our 20 s, more than the lost-together window apart): they counted as
+/// Ready when the controller could judge this node, which the old rule took for a healthy zone.
+/// No node reaching the API server holds now, whenever each lost it (seed 0x55 of the simulator:
+/// a node tainted before an outage of everyone stopped a pod the restarted controller-manager
+/// never deleted). A silent peer of this zone, or a peer of another zone that reaches the API
+/// server, still leaves the zone's count to decide.
+#[test]
+fn no_node_reaching_the_api_server_holds_whenever_each_lost_it() {
+    let later = |i: usize, zone: &str| (zone.to_string(), report(&format!("l{i}"), false, Some(3)));
+    let mut r = zone(4, 0);
+    r.heard = (0..3).map(|i| later(i, ZONE)).collect();
+    r.heard.push(later(9, "zone-b"));
+    // Another zone's silent peer beside one that says "cut off" is no sign that zone is up.
+    r.heard.push(("zone-b".into(), Heard::Silent));
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    assert!(
+        v.reason().contains("no node known reaches the API server"),
+        "{}",
+        v.reason()
+    );
+    // The rule before: 1 of 4 cut off with us, a healthy zone.
+    let old = decide(&r, &policy_without(|f| f.everyone_cut_off = false), true);
+    assert!(old.is_enforce(), "{}", old.reason());
+    // One that reaches the API server, in any zone, or a silent one in ours: the zone's count.
+    for extra in [
+        up(7),
+        ("zone-b".into(), report("b7", true, Some(1))),
+        silent(),
+    ] {
+        let mut r = r.clone();
+        r.heard.push(extra.clone());
+        let v = decide(&r, &policy(), true);
+        assert!(v.is_enforce(), "{extra:?}: {}", v.reason());
+    }
+    // The other zone only silent: not known to be down.
+    let mut r2 = r.clone();
+    r2.heard
+        .retain(|(z, h)| z == ZONE || matches!(h, Heard::Silent));
+    let v = decide(&r2, &policy(), true);
+    assert!(
+        !v.reason().contains("no node known reaches"),
+        "{}",
+        v.reason()
+    );
+}

@@ -161,9 +161,14 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     let mut silent = settings();
     silent.fixes.silent_peer_ignored = false;
     assert!(!found(0x2, &silent, "enforce-in-outage-by-policy").is_empty());
+    // (Since the sixteenth session no node reaching the API server holds whenever each lost it,
+    // which covers this restart as well: `everyone_cut_off` is reverted with it.)
     let mut restart = settings();
     restart.fixes.restart_heard = false;
+    restart.fixes.everyone_cut_off = false;
     assert!(!found(0x2, &restart, "wrongful-stop").is_empty());
+    restart.fixes.restart_heard = true;
+    assert!(found(0x2, &restart, "wrongful-stop").is_empty());
     // Every zone taken for down on two peers of another zone, both cut off, while the rest of
     // it reached the API server: the cut-off zone was evicted while the fence held (scenario
     // 207 of the search, 0xcf; 0x11d ran a pod 138 s twice). The rest are asked now.
@@ -427,7 +432,11 @@ fn the_judge_counts_no_stop_wrongful_that_a_world_it_cannot_see_would_need() {
     // pods were due. The fence stops one on time; the controller deletes it for that taint as
     // soon as the API server is back. Judged while the API server was down, the stop looked
     // needless; judged by the end of the run it was early. The timeline says which.
-    let o = sim::run(&Scenario::generate(0x55), &settings(), true);
+    // (With `everyone_cut_off`, since the sixteenth session, the fence holds there once no
+    // node reaches the API server, and nothing is stopped to judge: this is the judge's test.)
+    let mut before = settings();
+    before.fixes.everyone_cut_off = false;
+    let o = sim::run(&Scenario::generate(0x55), &before, true);
     assert!(
         o.violations.iter().all(|v| kind(v) != "wrongful-stop"),
         "{:?}",
@@ -888,4 +897,30 @@ fn a_restarted_agent_counts_itself_heard_until_its_kubelets_renewal_as_its_peers
     let mut reverted = Settings::default();
     reverted.fixes.lease_heard = false;
     assert_eq!(twice(&reverted), [(25, Duration::from_millis(3_347))]);
+}
+
+/// Seed 0x55 (the default model; scenario 85 of the search with `--revert everyone-cut-off`): n0,
+/// cut off alone at 194 s, was tainted at 226.5 s; the API server failed for everyone at
+/// 241.7 s and answered again 86 s later, with a restarted controller-manager. n0's peers lost
+/// the API server 48 s after n0, so they counted as ready, and n0 enforced as in a healthy zone
+/// through the outage: it stopped pod 1 (tolerating 86 s) at 296.8 s. Its link came back before
+/// the API server did; the new controller-manager found the node Ready, removed the taint, and
+/// never deleted the pod. Now no node reaching the API server holds, whenever each lost it.
+#[test]
+fn no_node_reaching_the_api_server_holds_a_node_tainted_before_the_outage() {
+    let scenario = Scenario::generate(0x55);
+    let wrongful = |settings: &Settings| -> Vec<usize> {
+        sim::run(&scenario, settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::WrongfulStop { pod, .. } => Some(pod),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(wrongful(&Settings::default()), Vec::<usize>::new());
+    let mut reverted = Settings::default();
+    reverted.fixes.everyone_cut_off = false;
+    assert_eq!(wrongful(&reverted), [1]);
 }

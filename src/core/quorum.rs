@@ -272,6 +272,12 @@ pub struct Fixes {
     /// kubelet made before the cut). The agent's shell applies it; only the simulator reads
     /// this switch.
     pub lease_heard: bool,
+    /// Every node known cut off holds whenever each of them lost the API server, not only when
+    /// all lost it together with this node ([`nobody_reaches`]; issue 22, seeds 0x1084 and
+    /// 0x122b: a node cut off alone before an outage of the API server counted the peers that
+    /// lost it in the outage as ready, enforced as in a healthy zone through the outage, and
+    /// stopped pods the controller-manager, restarted by the outage, never deleted).
+    pub everyone_cut_off: bool,
 }
 
 impl Fixes {
@@ -290,6 +296,7 @@ impl Fixes {
         seen_taint: true,
         silence_ordered: true,
         lease_heard: true,
+        everyone_cut_off: true,
     };
 }
 
@@ -771,12 +778,24 @@ fn counted(
                 ),
             };
         }
+        // The other zones' peers all cut off, some after this node: no node reaches the API
+        // server either.
+        if policy.fixes.everyone_cut_off && nobody_reaches(round, &policy.fixes) {
+            *everyone = true;
+            return nobody_reaches_hold(round, &z);
+        }
         return undecided(
             policy.whole_zone_cut_off,
             format!(
                 "all {size} node(s) of zone {z} are cut off and no other zone answers: either the zone lost its link to a healthy control plane (which evicts it) or the control plane is down (peers.wholeZoneCutOff)"
             ),
         );
+    }
+    // Every peer cut off, but some of them after this node (the rule above counts those as
+    // ready): still no node reaches the API server.
+    if policy.fixes.everyone_cut_off && nobody_reaches(round, &policy.fixes) {
+        *everyone = true;
+        return nobody_reaches_hold(round, &z);
     }
     let fraction = not_ready as f64 / size as f64;
     if not_ready > 2 && fraction >= UNHEALTHY_ZONE_THRESHOLD {
@@ -828,6 +847,68 @@ fn counted(
     enforce_when_settled(format!(
         "{not_ready} of {size} node(s) in zone {z} cut off, {reaching_peers} peer(s) answer that they reach the API server: the control plane sees a healthy zone and evicts this node"
     ))
+}
+
+/// Whether no node known reaches the API server: every peer asked says it is cut off, each one
+/// of this zone and, in every other zone, at least one and every one that answers (a silent one
+/// there is no sign that its zone is up, as `silent_peer_ignored` has it) — whenever each lost
+/// it, before this node or after. The peers of this zone not asked count as the asked ones
+/// (`unasked_counted`). With either of those two fixes reverted (the simulator's regression
+/// runs), this counts as the old rule did: a silent peer elsewhere, or a peer not asked here,
+/// as reaching the API server.
+///
+/// The rule for peers lost *together* with this node holds the fence as well (`counted`): the
+/// controller then evicts nothing. Peers that lost the API server later counted as ready when
+/// the controller judged this node, so it may have tainted it in a healthy zone; but once no node
+/// reaches the API server, that is either an outage of the control plane — which, lasting longer
+/// than the controller-manager's leader renew deadline (10 s, less than any peer takes to say
+/// "cut off"), restarts it, and a restarted one starts every toleration's count anew
+/// (docs/semantics.md §5.2) — or a partition of every node from a live one, which sees every
+/// zone fully disrupted a grace period later and removes its taints. Either way no replacement
+/// can start on any node before one reaches the API server again, and then this node's peers say
+/// so and it enforces at once on the deadlines it had (`Gate`). The fence bets on the outage, as
+/// for peers lost together (docs/fence.md §5).
+fn nobody_reaches(round: &Round, fixes: &Fixes) -> bool {
+    let cut_off = |h: &Heard| matches!(h, Heard::Report(r) if !r.reachable);
+    let own = round.heard.iter().filter(|(z, _)| *z == round.zone).count();
+    let me = usize::from(round.this_node_counted);
+    if !fixes.unasked_counted && round.zone_size > me + own {
+        return false;
+    }
+    let mut zones: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
+    for (z, h) in &round.heard {
+        if *z == round.zone {
+            if !cut_off(h) {
+                return false;
+            }
+        } else {
+            let (heard_one, all_cut) = zones.entry(z.as_str()).or_insert((false, true));
+            if matches!(h, Heard::Report(_)) || !fixes.silent_peer_ignored {
+                *heard_one = true;
+                *all_cut &= cut_off(h);
+            }
+        }
+    }
+    (round.other_zones == 0 || !zones.is_empty())
+        && zones.values().all(|&(one, all)| one && all)
+        && round
+            .heard
+            .iter()
+            .any(|(_, h)| matches!(h, Heard::Report(_)))
+}
+
+/// The hold [`nobody_reaches`] gives, for zone `z` as the reasons name it.
+fn nobody_reaches_hold(round: &Round, z: &str) -> Verdict {
+    Verdict::Hold {
+        reason: format!(
+            "no node known reaches the API server (every peer asked in zone {z}{} says it is cut off, whenever it lost it): no replacement can start anywhere, and the control plane is down or sees every zone down, and then evicts nothing",
+            if round.other_zones == 0 {
+                String::new()
+            } else {
+                format!(" and in {} other zone(s)", round.other_zones)
+            }
+        ),
+    }
 }
 
 /// A pending enforce, decided before the answers settle (docs/fence.md §5): what a peer says
