@@ -924,3 +924,31 @@ fn no_node_reaching_the_api_server_holds_a_node_tainted_before_the_outage() {
     reverted.fixes.everyone_cut_off = false;
     assert_eq!(wrongful(&reverted), [1]);
 }
+
+/// Open (found once the judge's partition worlds keep cut, until the outage ends, the links that
+/// came back during it): seed 0x1cea, the API server back at 264.677 s after a two-minute outage.
+/// n59, cut off throughout, is nudged by a peer back, reads its Lease (answered) and renews; its
+/// regular round 4 ms later hears the other zone back and its own zone still cut off, enforces
+/// on deadlines long past, and stops two pods 36 ms before its renewal lands. The judge used to
+/// excuse them by a world in which 24 links that came back during the outage reached a live
+/// control plane at once, which the agents would have seen.
+#[test]
+fn a_round_just_after_an_answered_probe_enforces_before_the_renewal_lands() {
+    let o = sim::run(&Scenario::generate(0x1cea), &Settings::default(), true);
+    let wrongful: Vec<usize> = o
+        .violations
+        .iter()
+        .filter_map(|v| match v {
+            Violation::WrongfulStop { pod, .. } => Some(*pod),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(wrongful, [120, 122], "{:?}", o.violations);
+    assert!(
+        o.timeline
+            .iter()
+            .any(|l| l.contains("n59 nudged: its probe is answered, it renews")),
+        "{:#?}",
+        o.timeline
+    );
+}

@@ -478,7 +478,12 @@ struct World<'a> {
     /// The witness worlds, per node and the heal of its link they leave out (see `witness_for`):
     /// the instant they run until, and each world as it was built, with its run once one was
     /// needed.
-    witnesses: std::collections::HashMap<(usize, Variant, Option<Duration>), WitnessWorlds>,
+    /// By node, variant, the node's last cut, and the stop when the worlds depend on it
+    /// ([`Past::LiveUntilJudged`]).
+    witnesses: std::collections::HashMap<
+        (usize, Variant, Option<Duration>, Option<Duration>),
+        WitnessWorlds,
+    >,
     /// Stops judged while the API server was down for everyone on a node already tainted,
     /// dropped at the end when the controller deleted the pod for that taint once the API server
     /// returned (see `judge`).
@@ -606,8 +611,10 @@ fn others_back_with_server(w: &mut Scenario, up: usize, node: usize) {
 /// Turns the outage of the API server for everyone that begins at event `down` into a partition
 /// of every node whose link is up then, from a control plane that stays up until `judged` (from
 /// the run's start) and only then stops answering; when the outage ends, the links come back
-/// with it. The agents see the same in both: requests that hang, peers that say so.
-fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
+/// with it, and so do those that came back during it by `seen_by` (from the run's start; a
+/// return after it, which no agent saw at the stop judged, stays where it was). The agents see the
+/// same in both: requests that hang, peers that say so.
+fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration, seen_by: Duration) {
     let Some(&(start, Event::ApiDown)) = w.events.get(down) else {
         return;
     };
@@ -620,10 +627,21 @@ fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
     let up_after = end.map(|t| links_at(w, &w.events, t));
     let mut events = w.events.clone();
     // The outage's other beginnings (outages are drawn independently and may overlap) go with
-    // it: one outage, one partition. Back to front, so that `down` keeps its index.
+    // it: one outage, one partition. And a node's link that came back during the outage by
+    // `seen_by` stays cut in the partition until the outage ends: with the API server down, no
+    // agent or kubelet could tell its link was back, and with the control plane up it would have
+    // been heard. Back to front, so that `down` keeps its index.
+    let mut deferred = Vec::new();
     for k in (down + 1..end_at.unwrap_or(events.len())).rev() {
-        if matches!(events[k].1, Event::ApiDown) {
-            events.remove(k);
+        match events[k] {
+            (_, Event::ApiDown) => {
+                events.remove(k);
+            }
+            (t, Event::HealApi(n)) if t <= seen_by => {
+                events.remove(k);
+                deferred.push(n);
+            }
+            _ => {}
         }
     }
     events.remove(down);
@@ -645,7 +663,7 @@ fn outage_as_partition(w: &mut Scenario, down: usize, judged: Duration) {
     }
     if let (Some(t), Some(after)) = (end, up_after) {
         for (n, up) in after.iter().enumerate() {
-            if *up && up_then[n] {
+            if *up && (up_then[n] || deferred.contains(&n)) {
                 events.push((t, Event::HealApi(n)));
             }
         }
@@ -1598,7 +1616,10 @@ impl World<'_> {
         let agents = matches!(variant.past, Past::OthersBackWithServer(_));
         // A witness run goes a minute past the stop it judges (not to the end of the scenario);
         // later stops on the node within that minute are judged by the same runs.
-        let key = (node, variant, self.last_cut(node, stop));
+        // A world whose outage is a partition keeps cut, until the outage ends, the links that
+        // came back during it by the stop (`outage_as_partition`): that one depends on the stop.
+        let by_stop = matches!(variant.past, Past::LiveUntilJudged(_)).then_some(stop);
+        let key = (node, variant, self.last_cut(node, stop), by_stop);
         if self
             .witnesses
             .get(&key)
@@ -1644,7 +1665,7 @@ impl World<'_> {
                     Past::Plain => {}
                     Past::OthersBackWithServer(up) => others_back_with_server(w, up, node),
                     Past::LiveUntilJudged(down) if *lives_through => {
-                        outage_as_partition(w, down, Duration::MAX);
+                        outage_as_partition(w, down, Duration::MAX, stop - ORIGIN);
                     }
                     Past::LiveUntilJudged(down) => {
                         // Judged once its grace period ran out after that renewal, on the
@@ -1652,10 +1673,10 @@ impl World<'_> {
                         let judged = *last
                             + self.set.controller.grace
                             + self.set.controller.monitor_period * 2;
-                        outage_as_partition(w, down, judged);
+                        outage_as_partition(w, down, judged, stop - ORIGIN);
                     }
                     Past::OutageOverAsPartition(down) => {
-                        outage_as_partition(w, down, Duration::MAX);
+                        outage_as_partition(w, down, Duration::MAX, Duration::MAX);
                     }
                 }
             }
