@@ -329,6 +329,9 @@ pub async fn run(
     let mut nudged = false;
     // The kubelet renewal its peers read for it, as last logged.
     let mut kubelet_logged: Option<Instant> = None;
+    // When a nudge's read of this node's Lease was last answered: the renewal it sent is in
+    // flight for a moment (`core::quorum::RENEWAL_IN_FLIGHT`).
+    let mut read_answered: Option<Instant> = None;
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
@@ -401,6 +404,7 @@ pub async fn run(
                 log::info!(
                     "a peer reaches the API server again, and so does this node's read of its Lease: renewing at once"
                 );
+                read_answered = Some(Instant::now());
                 inputs.renew_now.notify_one();
                 continue;
             }
@@ -461,6 +465,18 @@ pub async fn run(
                 "peers read this node's kubelet Lease: its last renewal was {:.1}s before this round, earlier than this run's start (or the contact on disk); the node counts as heard until that renewal",
                 now.saturating_duration_since(k).as_secs_f64()
             );
+        }
+        // A hold about to turn into enforce just after a nudge's read was answered: the renewal
+        // it sent is in flight, and enforcing now would stop pods for deadlines long past
+        // milliseconds before it lands. The next round decides again.
+        if gate.verdict.as_ref().is_some_and(Verdict::is_hold)
+            && decided.is_enforce()
+            && read_answered.is_some_and(|t| now < t + crate::core::quorum::RENEWAL_IN_FLIGHT)
+        {
+            log::info!(
+                "the peers' answers would turn the hold into enforce, but the renewal this node sent on its answered read is in flight: deciding again next round"
+            );
+            continue;
         }
         let changed = gate.record(mono(sent.0), decided.clone());
         // The verdict in force: a pending one leaves a resumed enforce standing (`Gate::record`).
@@ -832,9 +848,12 @@ mod nudge_tests {
         rounds: Arc<Mutex<Vec<Duration>>>,
         told: Arc<Mutex<Vec<Vec<String>>>>,
         probes: Arc<Mutex<Vec<Duration>>>,
+        /// What every peer answers: silence (`None`, the default), or whether it reaches the API
+        /// server.
+        answer: Arc<Mutex<Option<bool>>>,
         _node: watch::Sender<Option<Arc<Node>>>,
         _peers: watch::Sender<Vec<Peer>>,
-        _view: watch::Receiver<QuorumView>,
+        view: watch::Receiver<QuorumView>,
         task: tokio::task::JoinHandle<()>,
     }
 
@@ -881,9 +900,20 @@ mod nudge_tests {
         let probes = Arc::new(Mutex::new(Vec::new()));
         let since = move || Instant::now() - start;
         let asked = rounds.clone();
+        let answer: Arc<Mutex<Option<bool>>> = Arc::default();
+        let answers = answer.clone();
         let ask: Asker = Arc::new(move |peers: Vec<Peer>, _lease, _zone| -> AskFuture {
             asked.lock().expect("rounds").push(since());
-            Box::pin(async move { peers.into_iter().map(|p| (p, Heard::Silent)).collect() })
+            let said = *answers.lock().expect("answer");
+            Box::pin(async move {
+                peers
+                    .into_iter()
+                    .map(|p| {
+                        let heard = said.map_or(Heard::Silent, |up| Heard::Report(report(up)));
+                        (p, heard)
+                    })
+                    .collect()
+            })
         });
         let tells = told.clone();
         let tell: Teller = Arc::new(move |peers: Vec<Peer>, _zone| -> TellFuture {
@@ -952,9 +982,10 @@ mod nudge_tests {
             rounds,
             told,
             probes,
+            answer,
             _node: node_tx,
             _peers: peers_tx,
-            _view: view,
+            view,
             task,
         }
     }
@@ -997,6 +1028,41 @@ mod nudge_tests {
         at(&h, ms(9000)).await;
         assert_eq!(*h.probes.lock().expect("probes"), [ms(2000)]);
         assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0)]);
+    }
+
+    /// A hold about to turn into enforce within a second of a nudge's answered read waits a
+    /// round: the renewal that read sent is in flight (seed 0x1cea of the simulator). A round
+    /// after that second records the enforce; without an answered read, at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_hold_does_not_turn_into_enforce_while_a_renewal_after_a_read_is_in_flight() {
+        let word = |h: &Harness| h.view.borrow().verdict.as_ref().map(|v| v.word());
+        // Every peer cut off: a hold at the first round.
+        let h = harness(true, ms(30), true);
+        *h.answer.lock().expect("answer") = Some(false);
+        at(&h, ms(100)).await;
+        assert_eq!(word(&h), Some("hold"));
+        // Peers back; one nudges this node just before the next round (10 s), and its read is
+        // answered: the heartbeat renews, but the link stays cut (the renewal never lands).
+        *h.answer.lock().expect("answer") = Some(true);
+        let renewed = h.renew_now.notified();
+        at(&h, INTERVAL - ms(500)).await;
+        h.nudges.answered(&question("a1", true), &report(false));
+        tokio::time::timeout(ms(100), renewed)
+            .await
+            .expect("the heartbeat is told to renew");
+        at(&h, INTERVAL + ms(100)).await;
+        assert_eq!(h.rounds.lock().expect("rounds").len(), 2);
+        assert_eq!(word(&h), Some("hold"), "the round within the second waits");
+        at(&h, INTERVAL * 2 + ms(100)).await;
+        assert_eq!(word(&h), Some("enforce"), "the next round decides");
+        // Without a nudge, a hold turns at once.
+        let h = harness(true, ms(30), true);
+        *h.answer.lock().expect("answer") = Some(false);
+        at(&h, ms(100)).await;
+        *h.answer.lock().expect("answer") = Some(true);
+        at(&h, INTERVAL + ms(100)).await;
+        assert_eq!(word(&h), Some("enforce"));
+        assert!(h.probes.lock().expect("probes").is_empty());
     }
 
     #[tokio::test(start_paused = true)]

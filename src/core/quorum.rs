@@ -278,6 +278,12 @@ pub struct Fixes {
     /// lost it in the outage as ready, enforced as in a healthy zone through the outage, and
     /// stopped pods the controller-manager, restarted by the outage, never deleted).
     pub everyone_cut_off: bool,
+    /// A hold does not turn into enforce for [`RENEWAL_IN_FLIGHT`] after a nudge's read of this
+    /// node's Lease was answered (issue 22, seed 0x1cea: a node nudged as the API server
+    /// returned renewed on its answered read, but its regular round 4 ms later heard the other
+    /// zone back and enforced on deadlines long past, stopping two pods 36 ms before its renewal
+    /// landed). The agent's shell applies it; only the simulator reads this switch.
+    pub renewal_in_flight: bool,
 }
 
 impl Fixes {
@@ -297,6 +303,7 @@ impl Fixes {
         silence_ordered: true,
         lease_heard: true,
         everyone_cut_off: true,
+        renewal_in_flight: true,
     };
 }
 
@@ -432,6 +439,13 @@ pub fn own_ages<T: Ord + Copy>(
     };
     (age(heard), age(silent))
 }
+
+/// How long after a nudge's read of this node's Lease was answered a hold does not turn into
+/// enforce (`Fixes::renewal_in_flight`): the read's answer sent a renewal at once, which lands
+/// within milliseconds when the link is back; a round that hears the peers back meanwhile would
+/// stop pods for deadlines long past just before it does. A renewal that does not land leaves
+/// the next round's enforce standing.
+pub const RENEWAL_IN_FLIGHT: Duration = Duration::from_secs(1);
 
 /// The most peers a round asks to read this node's kubelet Lease for it ([`lease_readers`]).
 pub const LEASE_READERS: usize = 3;

@@ -425,6 +425,9 @@ struct Agent {
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
     /// run first saw it (`None`: read from disk) — `agent::fence_task`'s `tainted`.
     taint_view: Option<(Duration, Option<Duration>)>,
+    /// When a nudge's read of its Lease was last answered (`agent::quorum`): a hold does not
+    /// turn into enforce for `quorum::RENEWAL_IN_FLIGHT` after.
+    read_answered_at: Option<Duration>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -1042,6 +1045,7 @@ impl World<'_> {
             } else {
                 disk.taint_added.map(|t| (t, None))
             },
+            read_answered_at: None,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1215,6 +1219,7 @@ impl World<'_> {
                     return;
                 };
                 if reaches {
+                    a.read_answered_at = Some(now);
                     self.log(|| format!("n{i} nudged: its probe is answered, it renews"));
                     self.renew_after_read(i, run);
                 } else {
@@ -2186,6 +2191,17 @@ impl World<'_> {
                 at: now,
                 reason,
             });
+        }
+        // As `agent::quorum`: for a moment after a nudge's read of the Lease was answered, the
+        // renewal it sent is in flight, and a hold does not turn into enforce.
+        if set.fixes.renewal_in_flight
+            && a.gate.verdict.as_ref().is_some_and(Verdict::is_hold)
+            && verdict.is_enforce()
+            && a.read_answered_at
+                .is_some_and(|t| now < t + quorum::RENEWAL_IN_FLIGHT)
+        {
+            self.log(|| format!("n{i} would enforce, its renewal in flight: it waits a round"));
+            return;
         }
         if a.gate.record(now, verdict.clone()) {
             let word = verdict.word();
