@@ -874,14 +874,17 @@ fn counted(
 /// The rule for peers lost *together* with this node holds the fence as well (`counted`): the
 /// controller then evicts nothing. Peers that lost the API server later counted as ready when
 /// the controller judged this node, so it may have tainted it in a healthy zone; but once no node
-/// reaches the API server, that is either an outage of the control plane — which, lasting longer
-/// than the controller-manager's leader renew deadline (10 s, less than any peer takes to say
-/// "cut off"), restarts it, and a restarted one starts every toleration's count anew
-/// (docs/semantics.md §5.2) — or a partition of every node from a live one, which sees every
-/// zone fully disrupted a grace period later and removes its taints. Either way no replacement
-/// can start on any node before one reaches the API server again, and then this node's peers say
-/// so and it enforces at once on the deadlines it had (`Gate`). The fence bets on the outage, as
-/// for peers lost together (docs/fence.md §5).
+/// reaches the API server, that is either an outage of the control plane or a partition of every
+/// node from a live one. An outage that every peer reports has lasted `unreachableAfter` (15 s)
+/// past the last peer's contact, which with a few peers' contacts spread over a renew interval
+/// is mostly longer than the controller-manager's leader renew deadline (10 s): it restarts, and
+/// a restarted one starts every toleration's count anew (docs/semantics.md §5.2). A shorter one
+/// keeps its timers, and deletes as soon as the API server answers. A live control plane cut off
+/// from every node sees every zone fully disrupted a grace period later and removes its taints.
+/// In every case no replacement can start on any node before one reaches the API server again,
+/// and then this node's peers say so (and nudge it) and it enforces at once on the deadlines it
+/// had (`Gate`), a round at most after the return. The fence bets on the outage, as for peers
+/// lost together (docs/fence.md §5).
 fn nobody_reaches(round: &Round, fixes: &Fixes) -> bool {
     let cut_off = |h: &Heard| matches!(h, Heard::Report(r) if !r.reachable);
     let own = round.heard.iter().filter(|(z, _)| *z == round.zone).count();
