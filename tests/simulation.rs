@@ -909,20 +909,22 @@ fn a_restarted_agent_counts_itself_heard_until_its_kubelets_renewal_as_its_peers
 #[test]
 fn no_node_reaching_the_api_server_holds_a_node_tainted_before_the_outage() {
     let scenario = Scenario::generate(0x55);
-    let wrongful = |settings: &Settings| -> Vec<usize> {
-        sim::run(&scenario, settings, false)
-            .violations
-            .into_iter()
-            .filter_map(|v| match v {
-                Violation::WrongfulStop { pod, .. } => Some(pod),
-                _ => None,
-            })
-            .collect()
-    };
-    assert_eq!(wrongful(&Settings::default()), Vec::<usize>::new());
+    assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
     let mut reverted = Settings::default();
     reverted.fixes.everyone_cut_off = false;
-    assert_eq!(wrongful(&reverted), [1]);
+    assert_eq!(wrongful_stops(&scenario, &reverted), [1]);
+}
+
+/// The pods of `scenario` stopped wrongfully under `settings`, in the order found.
+fn wrongful_stops(scenario: &Scenario, settings: &Settings) -> Vec<usize> {
+    sim::run(scenario, settings, false)
+        .violations
+        .into_iter()
+        .filter_map(|v| match v {
+            Violation::WrongfulStop { pod, .. } => Some(pod),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Found once the judge's partition worlds keep cut, until the outage ends, the links that came
@@ -936,20 +938,10 @@ fn no_node_reaching_the_api_server_holds_a_node_tainted_before_the_outage() {
 #[test]
 fn a_hold_waits_a_round_while_the_renewal_after_an_answered_read_is_in_flight() {
     let scenario = Scenario::generate(0x1cea);
-    let wrongful = |settings: &Settings| -> Vec<usize> {
-        sim::run(&scenario, settings, false)
-            .violations
-            .iter()
-            .filter_map(|v| match v {
-                Violation::WrongfulStop { pod, .. } => Some(*pod),
-                _ => None,
-            })
-            .collect()
-    };
-    assert_eq!(wrongful(&Settings::default()), Vec::<usize>::new());
+    assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
     let mut reverted = Settings::default();
     reverted.fixes.renewal_in_flight = false;
-    assert_eq!(wrongful(&reverted), [120, 122]);
+    assert_eq!(wrongful_stops(&scenario, &reverted), [120, 122]);
     let o = sim::run(&scenario, &Settings::default(), true);
     assert!(
         o.timeline
