@@ -757,26 +757,7 @@ fn counted(
                 Undecided::Hold => undecided(Undecided::Hold, reason),
             };
         }
-        let others_down = if policy.fixes.silent_peer_ignored {
-            // Every other zone asked is down by what its peers that answer say: at least one
-            // answers, and every one that does says "cut off". A silent peer beside them — a
-            // restarting agent, say — is no sign that its zone is up.
-            let mut zones: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
-            for (oz, h) in round.heard.iter().filter(|(oz, _)| *oz != round.zone) {
-                let (heard_one, all_cut) = zones.entry(oz.as_str()).or_insert((false, true));
-                if answered(h) {
-                    *heard_one = true;
-                    *all_cut &= cut_off(h);
-                }
-            }
-            !zones.is_empty()
-                && zones
-                    .values()
-                    .all(|&(heard_one, all_cut)| heard_one && all_cut)
-        } else {
-            !others.is_empty() && others.iter().all(|h| cut_off(h))
-        };
-        if round.other_zones == 0 || others_down {
+        if round.other_zones == 0 || other_zones_down(round, &policy.fixes, cut_off) {
             *everyone = true;
             return Verdict::Hold {
                 reason: format!(
@@ -887,31 +868,33 @@ fn counted(
 /// lost together (docs/fence.md §5).
 fn nobody_reaches(round: &Round, fixes: &Fixes) -> bool {
     let cut_off = |h: &Heard| matches!(h, Heard::Report(r) if !r.reachable);
-    let own = round.heard.iter().filter(|(z, _)| *z == round.zone).count();
+    let mut own = round.heard.iter().filter(|(z, _)| *z == round.zone);
     let me = usize::from(round.this_node_counted);
-    if !fixes.unasked_counted && round.zone_size > me + own {
+    if !fixes.unasked_counted && round.zone_size > me + own.clone().count() {
         return false;
     }
-    let mut zones: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
-    for (z, h) in &round.heard {
-        if *z == round.zone {
-            if !cut_off(h) {
-                return false;
-            }
-        } else {
-            let (heard_one, all_cut) = zones.entry(z.as_str()).or_insert((false, true));
-            if matches!(h, Heard::Report(_)) || !fixes.silent_peer_ignored {
-                *heard_one = true;
-                *all_cut &= cut_off(h);
-            }
-        }
-    }
-    (round.other_zones == 0 || !zones.is_empty())
-        && zones.values().all(|&(one, all)| one && all)
+    own.all(|(_, h)| cut_off(h))
+        && (round.other_zones == 0 || other_zones_down(round, fixes, cut_off))
         && round
             .heard
             .iter()
             .any(|(_, h)| matches!(h, Heard::Report(_)))
+}
+
+/// Whether every other zone asked is down by `cut_off`: at least one of its peers answers, and
+/// every one that does is cut off. A silent peer beside them — a restarting agent, say — is no
+/// sign that its zone is up (`silent_peer_ignored`; with that fix reverted, a silent peer
+/// counts as up, as the rule before it had).
+fn other_zones_down(round: &Round, fixes: &Fixes, cut_off: impl Fn(&Heard) -> bool) -> bool {
+    let mut zones: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
+    for (z, h) in round.heard.iter().filter(|(z, _)| *z != round.zone) {
+        let (heard_one, all_cut) = zones.entry(z.as_str()).or_insert((false, true));
+        if matches!(h, Heard::Report(_)) || !fixes.silent_peer_ignored {
+            *heard_one = true;
+            *all_cut &= cut_off(h);
+        }
+    }
+    !zones.is_empty() && zones.values().all(|&(one, all)| one && all)
 }
 
 /// The hold [`nobody_reaches`] gives, for zone `z` as the reasons name it.
