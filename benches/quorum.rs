@@ -99,6 +99,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             settled_after: Duration::from_secs(20),
             unreachable_after: Duration::from_secs(15),
             order_tie: Duration::from_secs(5),
+            unheard_after: Duration::from_secs(15),
         };
         decide(&r, &policy, true).is_hold()
     })

@@ -106,6 +106,7 @@ fn main() {
                 "lease-heard" => settings.fixes.lease_heard = false,
                 "everyone-cut-off" => settings.fixes.everyone_cut_off = false,
                 "renewal-in-flight" => settings.fixes.renewal_in_flight = false,
+                "unheard-at-start" => settings.fixes.unheard_at_start = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),
@@ -284,7 +285,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start]"
     );
     std::process::exit(2)
 }

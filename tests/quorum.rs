@@ -27,6 +27,7 @@ fn policy() -> QuorumPolicy {
         settled_after: OWN_AGE,
         unreachable_after: Duration::from_secs(15),
         order_tie: Duration::from_secs(5),
+        unheard_after: Duration::from_secs(15),
     }
 }
 
@@ -1219,6 +1220,7 @@ fn default_policy() -> (QuorumPolicy, Duration) {
             Duration::from_secs(10),
             nodewarden::core::fence_plan::kubelet_lag(Duration::from_secs(40), false),
         ),
+        unheard_after: after,
     };
     (policy, after)
 }

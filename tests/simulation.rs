@@ -531,9 +531,10 @@ fn a_dead_link_may_refuse_at_once_and_a_restarted_agent_renews_at_once() {
     // Seed 0xb: n1's link is cut at 90.588 s and its agent restarts at 114.304 s. Its first
     // renewal goes out at its start (`agent::heartbeat`'s first tick) and is refused at once:
     // cut off 30 ms later. Through a link that hangs, the same renewal fails only after the
-    // request timeout.
-    let cut_off_after_start = |s: &Scenario| {
-        let o = sim::run(s, &settings(), true);
+    // request timeout; but peers read its kubelet Lease at its start, unheard since before the
+    // cut 24 s earlier, and it is cut off at once (`quorum::kubelet_unheard`).
+    let cut_off_after_start = |s: &Scenario, settings: &Settings| {
+        let o = sim::run(s, settings, true);
         // The instants of the timeline's lines that say `needle`.
         let times = |needle: &str| -> Vec<f64> {
             o.timeline
@@ -559,12 +560,16 @@ fn a_dead_link_may_refuse_at_once_and_a_restarted_agent_renews_at_once() {
     };
     let refused = Scenario::generate(0xb);
     assert!(refused.refuses(1));
-    let after = cut_off_after_start(&refused);
+    let after = cut_off_after_start(&refused, &settings());
     assert!(after < 0.1, "cut off {after} s after the restart");
     let mut hanging = refused.clone();
     hanging.refusing = vec![false; hanging.nodes()];
-    let after = cut_off_after_start(&hanging);
+    let mut unread = settings();
+    unread.fixes.unheard_at_start = false;
+    let after = cut_off_after_start(&hanging, &unread);
     assert!(after >= 10.0, "cut off {after} s after the restart");
+    let after = cut_off_after_start(&hanging, &settings());
+    assert!(after < 0.1, "cut off {after} s after the restart");
 }
 
 /// A hand-built zone of three nodes, renewing at fixed phases, the controller's pass at 1.234 s,
@@ -838,8 +843,10 @@ fn a_restarted_agent_orders_its_silence_from_the_contact_on_its_disk() {
 /// n1's agent, enforcing since 83 s, was SIGKILLed at 172.3 s and restarted 17.9 s later; the
 /// controller deleted pod 1 (tolerating 86 s, stopped at its deletion by plan) at 187.3 s, and
 /// the pod ran until the link came back 0.8 s later, all of it while no agent ran: counted apart.
-/// Seed 0x2420: the pod's deletion also fell while n1's agent was down, but the restarted agent
-/// took 10 s more to know itself cut off; those 10 s count as the defect they are.
+/// Seed 0x2420: the pod's deletion also fell while n0's agent was down, but the restarted agent
+/// took 10 s more to know itself cut off; those 10 s count as the defect they are. (Its peer
+/// links were cut with its link to the API server, so no peer could read its kubelet Lease for
+/// it, as one does for 0x11d4 below.)
 #[test]
 fn running_twice_while_the_agent_was_not_running_is_counted_apart_and_no_longer() {
     let twice = |seed: u64| -> Vec<(Duration, Duration, &'static str)> {
@@ -871,6 +878,48 @@ fn running_twice_while_the_agent_was_not_running_is_counted_apart_and_no_longer(
     assert_eq!(ran_for - down, ms(10_000), "{partly:?}");
 }
 
+/// Seed 0x11d4 (the default model): n3's agent was SIGKILLed at 126.5 s, its link was cut 2.7 s
+/// later, and it restarted at 163.5 s, 1.1 s after the controller deleted pod 8 (tolerating
+/// 1 s). Its first renewal went into the hanging link, and it knew itself cut off only at that
+/// request's timeout: the pod ran 11.1 s past its deletion. A start with no answer yet now has
+/// peers read its kubelet Lease, and a kubelet unheard for 42 s is a failed request
+/// (`quorum::kubelet_unheard`): the pod is stopped as the agent starts, past its deletion only
+/// for the 1.1 s no agent ran, counted apart. Also 0x23a5 (5.2 s until now) and 0x5f7 (0.5 s;
+/// scenario 1,527 of the search with `--revert unheard-at-start`).
+#[test]
+fn a_restarted_agent_is_cut_off_at_once_when_peers_read_its_kubelet_unheard() {
+    let twice = |seed: u64, settings: &Settings| -> Vec<(usize, Duration, &'static str)> {
+        sim::run(&Scenario::generate(seed), settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice { pod, ran_for, .. } => Some((pod, ran_for, kind(&v))),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut reverted = Settings::default();
+    reverted.fixes.unheard_at_start = false;
+    let ms = Duration::from_millis;
+    assert_eq!(
+        twice(0x11d4, &Settings::default()),
+        [(8, ms(1_149), "running-twice-agent-down")]
+    );
+    assert_eq!(twice(0x11d4, &reverted), [(8, ms(11_149), "running-twice")]);
+    for seed in [0x23a5, 0x5f7] {
+        assert_eq!(twice(seed, &Settings::default()), [], "{seed:#x}");
+        assert!(!twice(seed, &reverted).is_empty(), "{seed:#x}");
+    }
+    let o = sim::run(&Scenario::generate(0x11d4), &Settings::default(), true);
+    assert!(
+        o.timeline
+            .iter()
+            .any(|l| l.contains("163.543s n3 starts cut off: peers read its kubelet unheard")),
+        "{:#?}",
+        o.timeline
+    );
+}
+
 /// Seed 0x33b (the default model; scenario 827 of the search with `--revert lease-heard`): n13's
 /// agent was SIGKILLed 3 s before its link was cut and restarted 32 s later, in a 4.5 s outage
 /// of the API server. Counting itself heard until that start, it took the peers that lost the
@@ -894,8 +943,10 @@ fn a_restarted_agent_counts_itself_heard_until_its_kubelets_renewal_as_its_peers
             .collect()
     };
     assert_eq!(twice(&Settings::default()), []);
+    // Without the read there is no kubelet renewal to find unheard at the start either.
     let mut reverted = Settings::default();
     reverted.fixes.lease_heard = false;
+    reverted.fixes.unheard_at_start = false;
     assert_eq!(twice(&reverted), [(25, Duration::from_millis(3_347))]);
 }
 

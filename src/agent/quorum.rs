@@ -287,6 +287,63 @@ async fn ask_round(
     (round, verdict)
 }
 
+/// This node's zone and peers as the view has them.
+fn zone_and_peers(view: &watch::Sender<QuorumView>) -> (NodeZone, Vec<Peer>) {
+    let v = view.borrow();
+    (
+        NodeZone::from_key(v.zone.as_deref().unwrap_or_default(), v.excluded),
+        v.peers.clone(),
+    )
+}
+
+/// Whether this run has had no answer from the API server yet while a previous run left a
+/// contact to count from: a start whose first requests may hang until their timeout in a link
+/// cut long before it (`Fixes::unheard_at_start`).
+fn unanswered_start(inputs: &QuorumInputs, policy: &QuorumPolicy) -> bool {
+    policy.fixes.unheard_at_start
+        && inputs.contact_before.is_some()
+        && inputs.reach.state() == crate::api::reachability::State::Unknown
+}
+
+/// At a start with no answer from the API server yet: up to `LEASE_READERS` of the peers a round
+/// would ask (`core::quorum::lease_readers`) read this node's kubelet Lease, and a kubelet unheard
+/// for longer than a working link allows (`core::quorum::kubelet_unheard`) counts as a failed
+/// request of this run. The fence then judges the node cut off at once, counting from the contact
+/// on disk, instead of at the first request's timeout (issue 22, seed 0x11d4).
+async fn probe_at_start(
+    inputs: &QuorumInputs,
+    peers: &[Peer],
+    zone: &NodeZone,
+    ask_at_most: usize,
+    policy: &QuorumPolicy,
+    clock: &Clock,
+) {
+    let Some(ask) = inputs.ask.as_ref().filter(|_| !peers.is_empty()) else {
+        return;
+    };
+    let chosen = select(peers, &zone.listed, ask_at_most);
+    let readers: Vec<Peer> = chosen
+        .iter()
+        .zip(lease_readers(&chosen, &zone.listed, false))
+        .filter(|(_, read)| *read)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let sent = Instant::now();
+    let flags = vec![true; readers.len()];
+    let heard = ask(readers, flags, zone.key.clone()).await;
+    let now = Instant::now();
+    let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
+    let steady = crate::core::clock::steady(clock.scale(), inputs.previous_scale, system_offset);
+    let kubelet =
+        crate::core::quorum::kubelet_heard(heard.iter().map(|(_, h)| h), clock.at(now), steady)
+            .map(|mono| clock.instant_of(mono));
+    if let Some(age) = crate::core::quorum::kubelet_unheard(kubelet, policy.unheard_after, |k| {
+        now.saturating_duration_since(k)
+    }) {
+        inputs.reach.record_kubelet_unheard(age, sent);
+    }
+}
+
 /// The quorum task. Runs until dropped.
 pub async fn run(
     settings: QuorumSettings,
@@ -332,10 +389,17 @@ pub async fn run(
     // When a nudge's read of this node's Lease was last answered: the renewal it sent is in
     // flight for a moment (`core::quorum::RENEWAL_IN_FLIGHT`).
     let mut read_answered: Option<Instant> = None;
+    // When a run with no answer from the API server yet next has peers read its kubelet's
+    // Lease (`probe_at_start`).
+    let mut next_probe: Option<Duration> = None;
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
+            let probing = *inputs.cut_off.borrow() == Some(false)
+                && fencing
+                && unanswered_start(&inputs, &policy);
             let round = next_round(asking, last_round, interval, clock.now().mono)
+                .or(next_probe.filter(|_| probing))
                 .map(|t| clock.instant_of(t));
             tokio::select! {
                 _ = wake.any() => {}
@@ -395,6 +459,16 @@ pub async fn run(
                 });
             }
             last_round = None;
+            let now = clock.now().mono;
+            if fencing
+                && !cut_off
+                && unanswered_start(&inputs, &policy)
+                && next_probe.is_none_or(|t| now >= t)
+            {
+                next_probe = Some(now + interval);
+                let (zone, peers) = zone_and_peers(&view);
+                probe_at_start(&inputs, &peers, &zone, ask_at_most, &policy, &clock).await;
+            }
             continue;
         }
         if nudged {
@@ -417,13 +491,7 @@ pub async fn run(
         let now = Instant::now();
         last_round = Some(mono(now));
 
-        let (zone, peers) = {
-            let v = view.borrow();
-            (
-                NodeZone::from_key(v.zone.as_deref().unwrap_or_default(), v.excluded),
-                v.peers.clone(),
-            )
-        };
+        let (zone, peers) = zone_and_peers(&view);
         // Peers count as lost together with this node against the latest moment it may have
         // been heard (no later than its kubelet's last renewal, when peers read that for it);
         // which went silent before it, against the earliest its kubelet may have gone unheard.
@@ -851,6 +919,11 @@ mod nudge_tests {
         /// What every peer answers: silence (`None`, the default), or whether it reaches the API
         /// server.
         answer: Arc<Mutex<Option<bool>>>,
+        /// The kubelet renewal a peer that reaches the API server reads for this node when asked
+        /// to.
+        kubelet: Arc<Mutex<Option<SystemTime>>>,
+        /// The peers each round asked to read this node's kubelet Lease.
+        readers: Arc<Mutex<Vec<usize>>>,
         _node: watch::Sender<Option<Arc<Node>>>,
         _peers: watch::Sender<Vec<Peer>>,
         view: watch::Receiver<QuorumView>,
@@ -894,7 +967,19 @@ mod nudge_tests {
     /// The task, cut off or not as `cut_off` says, with a read of the Lease that takes `read`
     /// and is answered or not as `answered` says.
     fn harness(cut_off: bool, read: Duration, answered: bool) -> Harness {
+        harness_after(cut_off, read, answered, None)
+    }
+
+    /// [`harness`] for a restart whose previous run persisted a contact `contact_before` ago,
+    /// on the wall scale this run has.
+    fn harness_after(
+        cut_off: bool,
+        read: Duration,
+        answered: bool,
+        contact_before: Option<Duration>,
+    ) -> Harness {
         let start = Instant::now();
+        let clock = Clock::start();
         let rounds = Arc::new(Mutex::new(Vec::new()));
         let told = Arc::new(Mutex::new(Vec::new()));
         let probes = Arc::new(Mutex::new(Vec::new()));
@@ -902,19 +987,33 @@ mod nudge_tests {
         let asked = rounds.clone();
         let answer: Arc<Mutex<Option<bool>>> = Arc::default();
         let answers = answer.clone();
-        let ask: Asker = Arc::new(move |peers: Vec<Peer>, _lease, _zone| -> AskFuture {
-            asked.lock().expect("rounds").push(since());
-            let said = *answers.lock().expect("answer");
-            Box::pin(async move {
-                peers
-                    .into_iter()
-                    .map(|p| {
-                        let heard = said.map_or(Heard::Silent, |up| Heard::Report(report(up)));
-                        (p, heard)
-                    })
-                    .collect()
-            })
-        });
+        let kubelet: Arc<Mutex<Option<SystemTime>>> = Arc::default();
+        let renewed = kubelet.clone();
+        let readers: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let reading = readers.clone();
+        let ask: Asker = Arc::new(
+            move |peers: Vec<Peer>, lease: Vec<bool>, _zone| -> AskFuture {
+                asked.lock().expect("rounds").push(since());
+                let n = lease.iter().filter(|l| **l).count();
+                reading.lock().expect("readers").push(n);
+                let said = *answers.lock().expect("answer");
+                let kubelet = *renewed.lock().expect("kubelet");
+                Box::pin(async move {
+                    peers
+                        .into_iter()
+                        .zip(lease.into_iter().chain(std::iter::repeat(false)))
+                        .map(|(p, read)| {
+                            let heard = said.map_or(Heard::Silent, |up| {
+                                let mut r = report(up);
+                                r.kubelet_renewed = kubelet.filter(|_| up && read);
+                                Heard::Report(r)
+                            });
+                            (p, heard)
+                        })
+                        .collect()
+                })
+            },
+        );
         let tells = told.clone();
         let tell: Teller = Arc::new(move |peers: Vec<Peer>, _zone| -> TellFuture {
             let names = peers.into_iter().map(|p| p.node).collect();
@@ -942,9 +1041,9 @@ mod nudge_tests {
             node,
             reach: reach.clone(),
             ask: Some(ask),
-            contact_before: None,
+            contact_before: contact_before.map(|ago| start - ago),
             heard_bound: start,
-            previous_scale: None,
+            previous_scale: clock.scale(),
             cut_off: cut_off_rx,
             nudges: nudges.clone(),
             tell: Some(tell),
@@ -965,14 +1064,7 @@ mod nudge_tests {
         };
         let (view_tx, view) = watch::channel(QuorumView::default());
         let health = Arc::new(Health::new(Duration::from_secs(60)));
-        let task = tokio::spawn(run(
-            settings,
-            "n0".into(),
-            inputs,
-            view_tx,
-            health,
-            Clock::start(),
-        ));
+        let task = tokio::spawn(run(settings, "n0".into(), inputs, view_tx, health, clock));
         Harness {
             start,
             cut_off: cut_off_tx,
@@ -983,6 +1075,8 @@ mod nudge_tests {
             told,
             probes,
             answer,
+            kubelet,
+            readers,
             _node: node_tx,
             _peers: peers_tx,
             view,
@@ -1063,6 +1157,46 @@ mod nudge_tests {
         at(&h, INTERVAL + ms(100)).await;
         assert_eq!(word(&h), Some("enforce"));
         assert!(h.probes.lock().expect("probes").is_empty());
+    }
+
+    /// A restart with no answer from the API server yet (seed 0x11d4 of the simulator): peers
+    /// that reach it read this node's kubelet Lease, and a renewal older than a working link
+    /// allows (15 s here) counts as a failed request at once; a recent one says nothing, and the
+    /// peers read it again a round later; an answer from the API server ends the reading.
+    #[tokio::test(start_paused = true)]
+    async fn a_start_without_an_answer_fails_at_once_when_peers_read_the_kubelet_unheard() {
+        use crate::api::reachability::State;
+        // The contact on disk a minute old, the kubelet last heard 40 s ago.
+        let h = harness_after(false, ms(30), false, Some(Duration::from_secs(60)));
+        *h.answer.lock().expect("answer") = Some(true);
+        *h.kubelet.lock().expect("kubelet") = Some(SystemTime::now() - Duration::from_secs(40));
+        at(&h, ms(100)).await;
+        assert_eq!(h.reach.state(), State::Unreachable);
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0)]);
+        assert_eq!(
+            *h.readers.lock().expect("readers"),
+            [2],
+            "each peer asked reads"
+        );
+        // The kubelet heard 5 s ago: nothing proven, asked again a round later.
+        let h = harness_after(false, ms(30), false, Some(Duration::from_secs(60)));
+        *h.answer.lock().expect("answer") = Some(true);
+        *h.kubelet.lock().expect("kubelet") = Some(SystemTime::now() - Duration::from_secs(5));
+        at(&h, INTERVAL + ms(100)).await;
+        assert_eq!(h.reach.state(), State::Unknown);
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0), INTERVAL]);
+        // Answered: no more reading, and a failure read later changes nothing.
+        let ok: Result<(), ApiError> = Ok(());
+        h.reach.record(&ok, Request::OwnWrite, Instant::now());
+        *h.kubelet.lock().expect("kubelet") = Some(SystemTime::now() - Duration::from_secs(40));
+        at(&h, INTERVAL * 3).await;
+        assert_eq!(h.reach.state(), State::Reachable);
+        assert_eq!(h.rounds.lock().expect("rounds").len(), 2);
+        // No contact on disk (a first start): nobody is asked.
+        let h = harness_after(false, ms(30), false, None);
+        *h.answer.lock().expect("answer") = Some(true);
+        at(&h, INTERVAL * 2).await;
+        assert!(h.rounds.lock().expect("rounds").is_empty());
     }
 
     #[tokio::test(start_paused = true)]

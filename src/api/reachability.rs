@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 use crate::api::ApiError;
-use crate::core::contact::{Contact, Outcome, Reach, Request, evidence};
+use crate::core::contact::{Contact, Evidence, Outcome, Reach, Request, evidence};
 
 /// The reachability states, as the core names them.
 pub type State = Reach;
@@ -100,7 +100,23 @@ impl Reachability {
 
     /// Records the outcome of one request sent at `sent_at`; logs when reachability changes.
     pub fn record<T>(&self, result: &Result<T, ApiError>, request: Request, sent_at: Instant) {
-        let evidence = evidence(outcome(result), request);
+        let error = result.as_ref().err().map(ToString::to_string);
+        self.fold(evidence(outcome(result), request), sent_at, error);
+    }
+
+    /// Records that peers read this node's kubelet Lease last renewed `age` ago, long enough to
+    /// prove the node's link cut (`core::quorum::kubelet_unheard`): a failure, as if a request
+    /// sent at `sent_at` had timed out. Only a run with no answer of its own yet asks for it.
+    pub fn record_kubelet_unheard(&self, age: Duration, sent_at: Instant) {
+        let why = format!(
+            "peers read this node's kubelet Lease last renewed {:.1}s ago",
+            age.as_secs_f64()
+        );
+        self.fold(Evidence::Failure, sent_at, Some(why));
+    }
+
+    /// Folds in one piece of evidence; `error` says why a failure failed.
+    fn fold(&self, evidence: Evidence, sent_at: Instant, error: Option<String>) {
         let (sent, now) = (
             self.since_origin(sent_at),
             self.since_origin(Instant::now()),
@@ -153,9 +169,9 @@ impl Reachability {
             .unwrap_or_else(|| "never".to_string());
         // How long the API server had not answered: since the state last changed.
         let silent = now.saturating_sub(previous_since.unwrap_or(now));
-        match (next, previous, result) {
-            (State::Unreachable, _, Err(e)) => log::warn!(
-                reachable = "false", error = e.to_string().as_str(),
+        match (next, previous, error) {
+            (State::Unreachable, _, Some(e)) => log::warn!(
+                reachable = "false", error = e.as_str(),
                 last_contact = last.as_str();
                 "API server unreachable: {e} (last contact: {last})"
             ),

@@ -284,6 +284,13 @@ pub struct Fixes {
     /// zone back and enforced on deadlines long past, stopping two pods 36 ms before its renewal
     /// landed). The agent's shell applies it; only the simulator reads this switch.
     pub renewal_in_flight: bool,
+    /// A run with no answer from the API server yet has peers read its kubelet's Lease, and
+    /// counts itself cut off at once when the kubelet is unheard ([`kubelet_unheard`]; issue 22,
+    /// seed 0x11d4: an agent restarted 34 s into a cut of its link, sent its first renewal into
+    /// the hanging link, and learned it was cut off only at that request's timeout, 10 s later,
+    /// stopping a pod 11 s after its deletion). The agent's shell applies it; only the simulator
+    /// reads this switch.
+    pub unheard_at_start: bool,
 }
 
 impl Fixes {
@@ -304,6 +311,7 @@ impl Fixes {
         lease_heard: true,
         everyone_cut_off: true,
         renewal_in_flight: true,
+        unheard_at_start: true,
     };
 }
 
@@ -333,6 +341,11 @@ pub struct QuorumPolicy {
     /// How much later than another node's last contact this node's must be for the controller
     /// to have certainly judged that node first ([`order_tie`]).
     pub order_tie: Duration,
+    /// How long this node's kubelet, as its peers read its Lease, must have gone unheard to
+    /// prove the node's link cut: `unreachable_after`, and no less than the kubelet's renew
+    /// interval (`kubelet_lag`), which a kubelet on a working link never misses
+    /// ([`kubelet_unheard`]).
+    pub unheard_after: Duration,
 }
 
 impl QuorumPolicy {
@@ -355,6 +368,7 @@ impl QuorumPolicy {
             settled_after,
             unreachable_after,
             order_tie: order_tie(renew, kubelet_lag),
+            unheard_after: unreachable_after.max(kubelet_lag),
         }
     }
 }
@@ -501,6 +515,22 @@ pub fn kubelet_heard<'a>(
         .max()?;
     now.mono_of_past(latest)
         .map(|m| (m + RENEWAL_SLACK).min(now.mono))
+}
+
+/// How long this node's kubelet has gone unheard, when that proves the node's link cut: its
+/// last renewal as peers that reach the API server read it ([`kubelet_heard`]) is older at `now`
+/// than `unheard_after` ([`QuorumPolicy::unheard_after`]), so the kubelet has missed a renewal
+/// it makes on a working link. A run that has had no answer of its own yet counts this as a
+/// failed request (`Fixes::unheard_at_start`): a request sent into a link that hangs answers
+/// only at its timeout, and the link may have been cut long before this run began. `None` when
+/// the peers read no renewal, or a recent one.
+pub fn kubelet_unheard<T: Ord + Copy>(
+    kubelet: Option<T>,
+    unheard_after: Duration,
+    age: impl Fn(T) -> Duration,
+) -> Option<Duration> {
+    let age = age(kubelet?);
+    (age > unheard_after).then_some(age)
 }
 
 /// The `started` bound [`heard_until`] takes for a run that started at `started`: that instant,

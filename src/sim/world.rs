@@ -428,6 +428,9 @@ struct Agent {
     /// When a nudge's read of its Lease was last answered (`agent::quorum`): a hold does not
     /// turn into enforce for `quorum::RENEWAL_IN_FLIGHT` after.
     read_answered_at: Option<Duration>,
+    /// When this run, with no answer from the API server yet, next has peers read its
+    /// kubelet's Lease (`quorum::kubelet_unheard`).
+    next_probe: Option<Duration>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -1046,6 +1049,7 @@ impl World<'_> {
                 disk.taint_added.map(|t| (t, None))
             },
             read_answered_at: None,
+            next_probe: None,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1944,6 +1948,15 @@ impl World<'_> {
         let Some(mut a) = self.agents[i].take() else {
             return;
         };
+        if set.fixes.unheard_at_start
+            && a.contact.reach == Reach::Unknown
+            && a.contact_before.is_some()
+            && a.link.cut_off_since().is_none()
+            && a.next_probe.is_none_or(|t| now >= t)
+        {
+            self.probe_at_start(i, &mut a);
+            a.next_probe = Some(now + set.peer_interval);
+        }
         let seen = Seen {
             own: a.contact.last_contact,
             heartbeat: None,
@@ -2058,6 +2071,11 @@ impl World<'_> {
         if let Some(t) = a.link.next_change(&seen, now, set.unreachable_after) {
             next.push(t);
         }
+        if a.contact.reach == Reach::Unknown
+            && let Some(t) = a.next_probe
+        {
+            next.push(t);
+        }
         // A change of the API's pods its watch has not delivered yet (`pods_changed_on`).
         if self.reaches_api(i) && a.view_at.is_some_and(|v| v < self.pods_changed[i]) {
             next.push(self.pods_changed[i] + self.s.agent_lag(i));
@@ -2074,48 +2092,92 @@ impl World<'_> {
 
     /// The quorum task's round for agent `i`: ask the peers its selection names, hear the answers
     /// of those whose agents run and whose peer links are up at both ends.
+    /// What the peers named answer agent `i`, as its asker hears them; each one flagged in
+    /// `lease` reads this node's kubelet Lease while it answers, if it says it reaches the API
+    /// server and its read is answered (`peer::serve_reading`).
+    fn ask(&self, i: usize, peers: &[Peer], lease: &[bool]) -> Vec<(Peer, Heard)> {
+        let now = self.now;
+        peers
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(k, p)| {
+                let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
+                let answer = self
+                    .agents
+                    .get(j)
+                    .and_then(|x| x.as_ref())
+                    .filter(|_| self.peer_link[i] && self.peer_link[j]);
+                let h = match answer {
+                    Some(b) => {
+                        let mut r = quorum::answer(
+                            &p.node,
+                            &p.zone,
+                            contact_age(b, now),
+                            self.set.unreachable_after,
+                        );
+                        if lease.get(k).copied().unwrap_or(false)
+                            && r.reachable
+                            && self.reaches_api(j)
+                        {
+                            r.kubelet_renewed = self.kubelet_renew_time[i];
+                        }
+                        Heard::Report(r)
+                    }
+                    None => Heard::Silent,
+                };
+                (p, h)
+            })
+            .collect()
+    }
+
+    /// Whether the wall clock of agent `i`'s node has read as this run's wall scale since the
+    /// previous run's last write, as the agent's quorum task checks it (`clock::steady`).
+    fn steady(&self, i: usize, a: &Agent) -> bool {
+        crate::core::clock::steady(
+            scale_of(i, a.wall_offset),
+            a.previous_scale,
+            self.clock_offset[i].saturating_sub(a.wall_offset),
+        )
+    }
+
+    /// As `agent::quorum` at a start with no contact yet: a few peers read this node's kubelet
+    /// Lease, and a kubelet unheard for longer than `quorum::kubelet_unheard` allows is a
+    /// failure of this node's link (`Contact::observe`), as a request's timeout would be.
+    fn probe_at_start(&mut self, i: usize, a: &mut Agent) {
+        let now = self.now;
+        let asked = &self.asked_lists[i];
+        let lease = quorum::lease_readers(asked, &self.node_zones[i].listed, false);
+        let readers: Vec<Peer> = asked
+            .iter()
+            .zip(&lease)
+            .filter(|(_, l)| **l)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let heard = self.ask(i, &readers, &vec![true; readers.len()]);
+        let kubelet = quorum::kubelet_heard(
+            heard.iter().map(|(_, h)| h),
+            moment_off(now, a.wall_offset),
+            self.steady(i, a),
+        );
+        let after = self.quorum_policy.unheard_after;
+        if let Some(age) = quorum::kubelet_unheard(kubelet, after, |k| now.saturating_sub(k)) {
+            a.contact.observe(Evidence::Failure, now, now);
+            self.log(|| {
+                format!(
+                    "n{i} starts cut off: peers read its kubelet unheard for {:.1}s",
+                    age.as_secs_f64()
+                )
+            });
+        }
+    }
+
     fn round(&mut self, i: usize, a: &mut Agent) {
         let now = self.now;
         let set = self.set;
         // Every node but this one, as the agent's peer list gives them (the same all run long).
         let mine = &self.peer_lists[i];
-        // What the peers named answer, as the agent's asker hears them; each one flagged reads
-        // this node's kubelet Lease while it answers, if it says it reaches the API server and
-        // its read is answered (`peer::serve_reading`).
-        let ask = |peers: &[Peer], lease: &[bool]| -> Vec<(Peer, Heard)> {
-            peers
-                .iter()
-                .cloned()
-                .enumerate()
-                .map(|(k, p)| {
-                    let j: usize = p.node[1..].parse().unwrap_or(usize::MAX);
-                    let answer = self
-                        .agents
-                        .get(j)
-                        .and_then(|x| x.as_ref())
-                        .filter(|_| self.peer_link[i] && self.peer_link[j]);
-                    let h = match answer {
-                        Some(b) => {
-                            let mut r = quorum::answer(
-                                &p.node,
-                                &p.zone,
-                                contact_age(b, now),
-                                set.unreachable_after,
-                            );
-                            if lease.get(k).copied().unwrap_or(false)
-                                && r.reachable
-                                && self.reaches_api(j)
-                            {
-                                r.kubelet_renewed = self.kubelet_renew_time[i];
-                            }
-                            Heard::Report(r)
-                        }
-                        None => Heard::Silent,
-                    };
-                    (p, h)
-                })
-                .collect()
-        };
+        let ask = |peers: &[Peer], lease: &[bool]| self.ask(i, peers, lease);
         // `quorum::select` of that list, as the agent asks each round (the same each round),
         // a few of them asked to read this node's kubelet Lease while this run has no contact.
         let zone = &self.node_zones[i];
@@ -2128,11 +2190,7 @@ impl World<'_> {
         let own = a.contact.last_contact.max(a.contact_before);
         // As the agent's quorum task reads it: the system clock against this run's wall scale,
         // and the previous run's scale as this run read it at its start.
-        let steady = crate::core::clock::steady(
-            scale_of(i, a.wall_offset),
-            a.previous_scale,
-            self.clock_offset[i].saturating_sub(a.wall_offset),
-        );
+        let steady = self.steady(i, a);
         let ages = |heard: &[(Peer, Heard)]| {
             quorum::own_ages(
                 a.contact.last_contact,
