@@ -173,6 +173,44 @@ fn a_heartbeat_counts_as_contact_no_later_than_it_arrived() {
     assert!(link.judge(&failed, at(61, 0), AFTER).cut_off);
 }
 
+/// A restart whose previous run was last heard at 10 s starts at 90 s; its Node's Ready
+/// heartbeat reads 20 s, and the peers read its kubelet's renewal at 40 s (39 s less the slack,
+/// `quorum::kubelet_renewal`), unheard since: a failure (`quorum::kubelet_unheard`), and the
+/// fence counts from the later of the two heartbeats, not from the contact on disk. A stamp in
+/// the future proves no more than its arrival.
+#[test]
+fn a_restart_counts_from_the_later_heartbeat_a_kubelet_renewal_read_by_peers_included() {
+    let now = at(90, 0);
+    let node = Heartbeat {
+        stamped: wall(20),
+        arrived: BASE + s(90),
+    };
+    let read = Heartbeat {
+        stamped: wall(39),
+        arrived: BASE + s(90),
+    };
+    assert_eq!(Heartbeat::latest(Some(node), Some(read), now), Some(read));
+    assert_eq!(Heartbeat::latest(Some(read), Some(node), now), Some(read));
+    assert_eq!(Heartbeat::latest(None, Some(node), now), Some(node));
+    assert_eq!(Heartbeat::latest(Some(node), None, now), Some(node));
+    assert_eq!(Heartbeat::latest(None, None, now), None);
+    let ahead = Heartbeat {
+        stamped: wall(3_600),
+        arrived: BASE + s(30),
+    };
+    assert_eq!(Heartbeat::latest(Some(ahead), Some(read), now), Some(read));
+    let mut link = Link::resume(Some(wall(10)), None, now);
+    let seen = Seen {
+        own: None,
+        heartbeat: Heartbeat::latest(Some(node), Some(read), now),
+        failed: true,
+    };
+    let j = link.judge(&seen, now, AFTER);
+    assert!(j.cut_off);
+    assert_eq!(j.counted, Some(BASE + s(39)));
+    assert_eq!(j.transition, Some(Transition::CutOff));
+}
+
 /// Issue 13's clock-step test at the decision level: the machine's wall clock steps an hour (or
 /// two) forward and back while the monotonic clock runs on. The kubelet stamps the Node's
 /// heartbeat with the stepped clock; the agent's own wall time is either derived from its

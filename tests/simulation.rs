@@ -920,6 +920,22 @@ fn a_restarted_agent_is_cut_off_at_once_when_peers_read_its_kubelet_unheard() {
     );
 }
 
+/// Seed 0xd30 (the default model): n0's agent was SIGKILLed at 147.9 s, its link cut 14.8 s
+/// later, and it restarted at 187.5 s into a partial disruption of its zone that enforces. Its
+/// fence counted from the contact on its disk, older by the 9 s its kubelet went on renewing
+/// while no agent ran, and stopped pods 0 and 1 before the heal at 219.6 s; the controller would
+/// have deleted them only at 222.4 s and 226.4 s. The kubelet's renewal its peers read at the
+/// restart now counts as a heartbeat seen (`quorum::kubelet_renewal`): the pods are stopped no
+/// earlier than the controller's own count allows, and the heal comes first.
+#[test]
+fn a_restarted_fence_counts_from_its_kubelets_renewal_as_peers_read_it() {
+    let scenario = Scenario::generate(0xd30);
+    assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
+    let mut reverted = Settings::default();
+    reverted.fixes.renewal_counted = false;
+    assert_eq!(wrongful_stops(&scenario, &reverted), [0, 1]);
+}
+
 /// Seed 0x33b (the default model; scenario 827 of the search with `--revert lease-heard`): n13's
 /// agent was SIGKILLed 3 s before its link was cut and restarted 32 s later, in a 4.5 s outage
 /// of the API server. Counting itself heard until that start, it took the peers that lost the

@@ -333,6 +333,7 @@ pub async fn run(
         kept: Kept::from_state(persisted.as_ref()),
         link,
         heartbeat: None,
+        kubelet_read: None,
         node_read: false,
         reachable: false,
         pods_generation: 0,
@@ -421,7 +422,7 @@ pub async fn run(
         }
         let seen = Seen {
             own: inputs.reach.last_contact().map(|t| task.clock.mono_of(t)),
-            heartbeat: task.heartbeat,
+            heartbeat: Heartbeat::latest(task.heartbeat, task.kubelet_read, now),
             failed: inputs.reach.state() == crate::api::reachability::State::Unreachable,
         };
         let judged = task.link.judge(&seen, now, task.settings.unreachable_after);
@@ -455,6 +456,9 @@ struct Task {
     link: Link,
     /// Our Node's Ready heartbeat as last seen.
     heartbeat: Option<Heartbeat>,
+    /// This node's kubelet renewal as peers read it for this run (`QuorumView::kubelet_renewed`):
+    /// counted as a heartbeat seen.
+    kubelet_read: Option<Heartbeat>,
     /// A Node has been read from the channel.
     node_read: bool,
     /// Judged reachable at the last tick.
@@ -557,8 +561,18 @@ impl Task {
     /// Takes in what the other tasks changed: the quorum's view, the reporter's journal, the Node.
     fn gather(&mut self, inputs: &mut FenceInputs, now: Moment) {
         if inputs.quorum.has_changed().unwrap_or(false) {
-            self.quorum_view = inputs.quorum.borrow_and_update().clone();
-            self.durability.changed();
+            let mut next = inputs.quorum.borrow_and_update().clone();
+            if let Some((stamped, arrived)) = next.kubelet_renewed.take() {
+                self.kubelet_read = Some(Heartbeat {
+                    stamped,
+                    arrived: self.clock.mono_of(arrived),
+                });
+            }
+            // The read is not persisted: only what the state file keeps is written again.
+            if next != self.quorum_view {
+                self.quorum_view = next;
+                self.durability.changed();
+            }
         }
         if inputs.journal.has_changed().unwrap_or(false) {
             let journal = inputs.journal.borrow_and_update();

@@ -104,6 +104,10 @@ pub struct QuorumView {
     pub held_at: Option<(Instant, SystemTime)>,
     /// When the first round of this partition that said hold was sent, on both clocks.
     pub held_from: Option<(Instant, SystemTime)>,
+    /// This node's kubelet renewal as peers last read it for this run, while it had no contact
+    /// of its own (`core::quorum::kubelet_renewal`), and when the answer came: the fence counts
+    /// from it as from a Ready heartbeat seen. Not persisted.
+    pub kubelet_renewed: Option<(SystemTime, Instant)>,
 }
 
 impl QuorumView {
@@ -199,6 +203,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         verdict,
         held_at,
         held_from,
+        kubelet_renewed: None,
     }
 }
 
@@ -312,6 +317,7 @@ fn unanswered_start(inputs: &QuorumInputs, policy: &QuorumPolicy) -> bool {
 /// on disk, instead of at the first request's timeout (issue 22, seed 0x11d4).
 async fn probe_at_start(
     inputs: &QuorumInputs,
+    view: &watch::Sender<QuorumView>,
     peers: &[Peer],
     zone: &NodeZone,
     ask_at_most: usize,
@@ -334,6 +340,7 @@ async fn probe_at_start(
     let now = Instant::now();
     let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
     let steady = crate::core::clock::steady(clock.scale(), inputs.previous_scale, system_offset);
+    note_renewal(view, heard.iter().map(|(_, h)| h), steady);
     let kubelet =
         crate::core::quorum::kubelet_heard(heard.iter().map(|(_, h)| h), clock.at(now), steady)
             .map(|mono| clock.instant_of(mono));
@@ -342,6 +349,26 @@ async fn probe_at_start(
     }) {
         inputs.reach.record_kubelet_unheard(age, sent);
     }
+}
+
+/// Keeps in the view the latest kubelet renewal the peers read for this run, for the fence to
+/// count from (`core::quorum::kubelet_renewal`).
+fn note_renewal<'a>(
+    view: &watch::Sender<QuorumView>,
+    heard: impl IntoIterator<Item = &'a Heard>,
+    steady: bool,
+) {
+    let Some(renewed) = crate::core::quorum::kubelet_renewal(heard, steady) else {
+        return;
+    };
+    let arrived = Instant::now();
+    view.send_if_modified(|v| {
+        if v.kubelet_renewed.is_some_and(|(t, _)| t >= renewed) {
+            return false;
+        }
+        v.kubelet_renewed = Some((renewed, arrived));
+        true
+    });
 }
 
 /// The quorum task. Runs until dropped.
@@ -467,7 +494,7 @@ pub async fn run(
             {
                 next_probe = Some(now + interval);
                 let (zone, peers) = zone_and_peers(&view);
-                probe_at_start(&inputs, &peers, &zone, ask_at_most, &policy, &clock).await;
+                probe_at_start(&inputs, &view, &peers, &zone, ask_at_most, &policy, &clock).await;
             }
             continue;
         }
@@ -524,6 +551,7 @@ pub async fn run(
             &ages,
         )
         .await;
+        note_renewal(&view, round.heard.iter().map(|(_, h)| h), steady);
         if let Some(k) =
             kubelet(&mut round.heard.iter().map(|(_, h)| h)).filter(|k| *k < inputs.heard_bound)
             && kubelet_logged != Some(k)
@@ -1169,9 +1197,13 @@ mod nudge_tests {
         // The contact on disk a minute old, the kubelet last heard 40 s ago.
         let h = harness_after(false, ms(30), false, Some(Duration::from_secs(60)));
         *h.answer.lock().expect("answer") = Some(true);
-        *h.kubelet.lock().expect("kubelet") = Some(SystemTime::now() - Duration::from_secs(40));
+        let renewed = SystemTime::now() - Duration::from_secs(40);
+        *h.kubelet.lock().expect("kubelet") = Some(renewed);
         at(&h, ms(100)).await;
         assert_eq!(h.reach.state(), State::Unreachable);
+        // The fence counts from that renewal, a second earlier, not from the contact on disk.
+        let read = h.view.borrow().kubelet_renewed.map(|(wall, _)| wall);
+        assert_eq!(read, Some(renewed - crate::core::quorum::RENEWAL_SLACK));
         assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0)]);
         assert_eq!(
             *h.readers.lock().expect("readers"),

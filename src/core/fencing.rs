@@ -33,6 +33,18 @@ impl Heartbeat {
     pub fn contact(&self, now: Moment) -> Duration {
         now.mono_at(self.stamped).min(self.arrived)
     }
+
+    /// Of two heartbeats, the one that proves the later contact at `now`.
+    pub fn latest(a: Option<Heartbeat>, b: Option<Heartbeat>, now: Moment) -> Option<Heartbeat> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.contact(now) > a.contact(now) {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// What one tick observed about contact.

@@ -291,6 +291,12 @@ pub struct Fixes {
     /// stopping a pod 11 s after its deletion). The agent's shell applies it; only the simulator
     /// reads this switch.
     pub unheard_at_start: bool,
+    /// The fence counts its deadlines from this node's kubelet renewal as peers read it for a
+    /// run with no contact of its own, as from a Ready heartbeat seen ([`kubelet_renewal`]),
+    /// not from the contact on disk alone, which predates every minute its agent was down
+    /// (issue 22, seed 0xd30). The agent's shell applies it; only the simulator reads this
+    /// switch.
+    pub renewal_counted: bool,
 }
 
 impl Fixes {
@@ -312,6 +318,7 @@ impl Fixes {
         everyone_cut_off: true,
         renewal_in_flight: true,
         unheard_at_start: true,
+        renewal_counted: true,
     };
 }
 
@@ -506,15 +513,34 @@ pub fn kubelet_heard<'a>(
     if !steady {
         return None;
     }
-    let latest = heard
+    now.mono_of_past(latest_renewal(heard)?)
+        .map(|m| (m + RENEWAL_SLACK).min(now.mono))
+}
+
+/// The latest `renewTime` of this node's kubelet Lease the peers reported this round.
+fn latest_renewal<'a>(heard: impl IntoIterator<Item = &'a Heard>) -> Option<SystemTime> {
+    heard
         .into_iter()
         .filter_map(|h| match h {
             Heard::Report(r) => r.kubelet_renewed,
             Heard::Silent => None,
         })
-        .max()?;
-    now.mono_of_past(latest)
-        .map(|m| (m + RENEWAL_SLACK).min(now.mono))
+        .max()
+}
+
+/// The kubelet renewal the peers read this round as the fence counts its deadlines from it
+/// (`fencing::Heartbeat`, as a Ready heartbeat seen on the Node): the latest `renewTime`
+/// reported, [`RENEWAL_SLACK`] earlier. The controller-manager saw that renewal no earlier than
+/// it was stored, so the node's grace period runs from no earlier than that: a fence that
+/// counts from it is never late, and no longer counts from a contact on disk that may be minutes
+/// older (a run that began after its agent was down). `None` unless `steady`
+/// ([`kubelet_heard`]).
+pub fn kubelet_renewal<'a>(
+    heard: impl IntoIterator<Item = &'a Heard>,
+    steady: bool,
+) -> Option<SystemTime> {
+    let latest = latest_renewal(heard).filter(|_| steady)?;
+    latest.checked_sub(RENEWAL_SLACK)
 }
 
 /// How long this node's kubelet has gone unheard, when that proves the node's link cut: its

@@ -22,7 +22,9 @@ use super::scenario::{Event, PodSpec, Scenario};
 use crate::core::clock::{self, Moment, Scale};
 use crate::core::contact::{Contact, Evidence, Reach};
 use crate::core::fence_plan::{self, FencePod, FencePolicy, Mode};
-use crate::core::fencing::{self, Cadence, Durability, Link, Seen, Step, Steps, Transition, Write};
+use crate::core::fencing::{
+    self, Cadence, Durability, Heartbeat, Link, Seen, Step, Steps, Transition, Write,
+};
 use crate::core::qos::QosClass;
 use crate::core::quorum::{self, Fixes, Gate, Heard, Peer, QuorumPolicy, Undecided, Verdict};
 use crate::core::taint::{Effect, Toleration};
@@ -431,6 +433,8 @@ struct Agent {
     /// When this run, with no answer from the API server yet, next has peers read its
     /// kubelet's Lease (`quorum::kubelet_unheard`).
     next_probe: Option<Duration>,
+    /// Its kubelet's renewal as peers last read it for this run (`read_renewal`).
+    kubelet_read: Option<Heartbeat>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -1050,6 +1054,7 @@ impl World<'_> {
             },
             read_answered_at: None,
             next_probe: None,
+            kubelet_read: None,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1959,7 +1964,7 @@ impl World<'_> {
         }
         let seen = Seen {
             own: a.contact.last_contact,
-            heartbeat: None,
+            heartbeat: a.kubelet_read,
             failed: a.contact.reach == Reach::Unreachable,
         };
         let judged = a
@@ -2155,6 +2160,7 @@ impl World<'_> {
             .map(|(p, _)| p.clone())
             .collect();
         let heard = self.ask(i, &readers, &vec![true; readers.len()]);
+        self.read_renewal(i, a, &heard);
         let kubelet = quorum::kubelet_heard(
             heard.iter().map(|(_, h)| h),
             moment_off(now, a.wall_offset),
@@ -2168,6 +2174,21 @@ impl World<'_> {
                     "n{i} starts cut off: peers read its kubelet unheard for {:.1}s",
                     age.as_secs_f64()
                 )
+            });
+        }
+    }
+
+    /// As `agent::quorum`'s `note_renewal` and the fence task: the latest kubelet renewal the
+    /// peers read for this run counts as a heartbeat seen (`quorum::kubelet_renewal`).
+    fn read_renewal(&self, i: usize, a: &mut Agent, heard: &[(Peer, Heard)]) {
+        let steady = self.steady(i, a) && self.set.fixes.renewal_counted;
+        let Some(stamped) = quorum::kubelet_renewal(heard.iter().map(|(_, h)| h), steady) else {
+            return;
+        };
+        if a.kubelet_read.is_none_or(|k| k.stamped < stamped) {
+            a.kubelet_read = Some(Heartbeat {
+                stamped,
+                arrived: self.now,
             });
         }
     }
@@ -2187,6 +2208,7 @@ impl World<'_> {
             a.contact.last_contact.is_some(),
         );
         let mut heard = ask(&self.asked_lists[i], &lease);
+        self.read_renewal(i, a, &heard);
         let own = a.contact.last_contact.max(a.contact_before);
         // As the agent's quorum task reads it: the system clock against this run's wall scale,
         // and the previous run's scale as this run read it at its start.
