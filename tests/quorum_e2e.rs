@@ -1020,6 +1020,43 @@ fn peers_back_tell_a_cut_off_node_which_asks_them_at_once() {
 
 /// Scenario 7: as 3, then n1 is SIGKILLed and restarted while still cut off: it holds again
 /// (peers and zone known without the API) and kills nothing, and `status` says why.
+/// An agent restarted into a link cut while it was down (the simulator's seed 0x11d4): its first
+/// Lease renewal goes into the dead link and would fail only at its timeout (1 s here). Its peers
+/// read its Lease for it at its start (in the lab the agent renews it itself), unrenewed for
+/// longer than `unreachableAfter` (2.5 s), and the agent counts itself cut off on that read: the
+/// line that says the API server is unreachable names the read, not a timeout.
+#[test]
+fn an_agent_restarted_into_a_cut_link_is_cut_off_by_its_peers_read_of_its_lease() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    lab.node(1).kill_agent();
+    lab.cut_api(1);
+    std::thread::sleep(Duration::from_secs(4));
+    lab.node(1).start_agent();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut log = String::new();
+    while !log.contains("cut off from the API server") {
+        assert!(
+            Instant::now() < deadline,
+            "n1 never cut off after its restart:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        log.push_str(&lab.node(1).log());
+    }
+    let unreachable: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("API server unreachable"))
+        .collect();
+    assert!(
+        unreachable
+            .first()
+            .is_some_and(|l| { l.contains("peers read this node's kubelet Lease last renewed") }),
+        "{log}"
+    );
+}
+
 #[test]
 fn an_agent_restarted_while_holding_keeps_holding() {
     let Some(mut lab) = lab(LabSpec::default()) else {
