@@ -301,13 +301,16 @@ fn zone_and_peers(view: &watch::Sender<QuorumView>) -> (NodeZone, Vec<Peer>) {
     )
 }
 
-/// Whether this run has had no answer from the API server yet while a previous run left a
-/// contact to count from: a start whose first requests may hang until their timeout in a link
-/// cut long before it (`Fixes::unheard_at_start`).
-fn unanswered_start(inputs: &QuorumInputs, policy: &QuorumPolicy) -> bool {
+/// Whether this run, started at `started`, has had no answer from the API server yet while a
+/// previous run left a contact to count from: a start whose first requests may hang until their
+/// timeout in a link cut long before it (`Fixes::unheard_at_start`). Only within
+/// `unreachableAfter` of the start: after that the fence counts the node cut off without any
+/// failure (`core::contact::cut_off`), and a read could change nothing.
+fn unanswered_start(inputs: &QuorumInputs, policy: &QuorumPolicy, started: Instant) -> bool {
     policy.fixes.unheard_at_start
         && inputs.contact_before.is_some()
         && inputs.reach.state() == crate::api::reachability::State::Unknown
+        && Instant::now() < started + policy.unreachable_after
 }
 
 /// At a start with no answer from the API server yet: up to `LEASE_READERS` of the peers a round
@@ -419,12 +422,13 @@ pub async fn run(
     // When a run with no answer from the API server yet next has peers read its kubelet's
     // Lease (`probe_at_start`).
     let mut next_probe: Option<Duration> = None;
+    let started = Instant::now();
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
             let probing = *inputs.cut_off.borrow() == Some(false)
                 && fencing
-                && unanswered_start(&inputs, &policy);
+                && unanswered_start(&inputs, &policy, started);
             let round = next_round(asking, last_round, interval, clock.now().mono)
                 .or(next_probe.filter(|_| probing))
                 .map(|t| clock.instant_of(t));
@@ -489,7 +493,7 @@ pub async fn run(
             let now = clock.now().mono;
             if fencing
                 && !cut_off
-                && unanswered_start(&inputs, &policy)
+                && unanswered_start(&inputs, &policy, started)
                 && next_probe.is_none_or(|t| now >= t)
             {
                 next_probe = Some(now + interval);
@@ -1190,7 +1194,8 @@ mod nudge_tests {
     /// A restart with no answer from the API server yet (seed 0x11d4 of the simulator): peers
     /// that reach it read this node's kubelet Lease, and a renewal older than a working link
     /// allows (15 s here) counts as a failed request at once; a recent one says nothing, and the
-    /// peers read it again a round later; an answer from the API server ends the reading.
+    /// peers read it again a round later, until an answer from the API server or `unreachableAfter`
+    /// after the start.
     #[tokio::test(start_paused = true)]
     async fn a_start_without_an_answer_fails_at_once_when_peers_read_the_kubelet_unheard() {
         use crate::api::reachability::State;
@@ -1224,6 +1229,13 @@ mod nudge_tests {
         at(&h, INTERVAL * 3).await;
         assert_eq!(h.reach.state(), State::Reachable);
         assert_eq!(h.rounds.lock().expect("rounds").len(), 2);
+        // No answer at all: the reading stops once `unreachableAfter` (15 s) has passed since
+        // the start, when the fence counts the node cut off without it.
+        let h = harness_after(false, ms(30), false, Some(Duration::from_secs(60)));
+        *h.answer.lock().expect("answer") = Some(true);
+        *h.kubelet.lock().expect("kubelet") = Some(SystemTime::now() - Duration::from_secs(5));
+        at(&h, INTERVAL * 3).await;
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0), INTERVAL]);
         // No contact on disk (a first start): nobody is asked.
         let h = harness_after(false, ms(30), false, None);
         *h.answer.lock().expect("answer") = Some(true);

@@ -435,6 +435,8 @@ struct Agent {
     next_probe: Option<Duration>,
     /// Its kubelet's renewal as peers last read it for this run (`read_renewal`).
     kubelet_read: Option<Heartbeat>,
+    /// When this run started.
+    started: Duration,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -1055,6 +1057,7 @@ impl World<'_> {
             read_answered_at: None,
             next_probe: None,
             kubelet_read: None,
+            started: self.now,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1956,6 +1959,7 @@ impl World<'_> {
         if set.fixes.unheard_at_start
             && a.contact.reach == Reach::Unknown
             && a.contact_before.is_some()
+            && now < a.started + set.unreachable_after
             && a.link.cut_off_since().is_none()
             && a.next_probe.is_none_or(|t| now >= t)
         {
@@ -2077,7 +2081,9 @@ impl World<'_> {
             next.push(t);
         }
         if a.contact.reach == Reach::Unknown
-            && let Some(t) = a.next_probe
+            && let Some(t) = a
+                .next_probe
+                .filter(|t| *t < a.started + set.unreachable_after)
         {
             next.push(t);
         }
