@@ -9,7 +9,7 @@ use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerd
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, decide_or_ask,
-    next_round, planning, resumed_heard_bound, select, unasked_elsewhere,
+    next_round, planning, rest_counted, resumed_heard_bound, select, unasked, unasked_elsewhere,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -670,6 +670,77 @@ fn peers_of_a_large_zone_not_asked_count_as_the_asked_ones_do() {
     // None asked cut off: none unasked either.
     r.heard = (0..50).map(up).collect();
     assert!(decide(&r, &policy(), true).reason().contains("1 of 54"));
+}
+
+#[test]
+fn a_large_zone_whose_asked_peers_are_all_cut_off_asks_the_rest_before_holding() {
+    // Seed 0x129d of the simulator: one zone of 60. The 50 peers a round asks (the first of the
+    // list) were all cut off, and the 8 that reached the API server were among the 9 not asked:
+    // the zone read as fully disrupted and every node held, while the controller saw 52 of 60 cut
+    // off, a large zone partly disrupted, still tainted, and deleted a pod 18 s before the fence
+    // stopped it.
+    let node = |i: usize| Peer {
+        node: format!("a{i:02}"),
+        address: "10.0.0.1:9843".parse().expect("address"),
+        zone: "a".into(),
+    };
+    let answer = |p: &Peer, reachable: bool| {
+        let age = if reachable { 3 } else { OWN_AGE.as_secs() };
+        Heard::Report(PeerReport {
+            node: p.node.clone(),
+            zone: p.zone.clone(),
+            excluded: false,
+            reachable,
+            last_contact_age: Some(Duration::from_secs(age)),
+            kubelet_renewed: None,
+        })
+    };
+    let peers: Vec<Peer> = (1..60).map(node).collect();
+    let me = NodeZone::from_key("a", false);
+    let asked = select(&peers, "a", 50);
+    let mut heard: Vec<(Peer, Heard)> = asked
+        .iter()
+        .map(|p| (p.clone(), answer(p, false)))
+        .collect();
+    let round = zone::round(&me, &peers, &heard, OWN_AGE);
+    assert!(decide(&round, &policy(), true).is_hold());
+    assert!(decide_or_ask(&round, &policy(), true).1);
+    // The rule before: no other zone, nothing more asked, and the hold stands.
+    let before = policy_without(|f| f.own_zone_asked = false);
+    assert!(!decide_or_ask(&round, &before, true).1);
+    assert!(unasked(&peers, "a", &heard, false).is_empty());
+    // The rest: a51 silent (its agent restarting), a52..a59 reach the API server.
+    let rest = unasked(&peers, "a", &heard, true);
+    assert_eq!(rest.len(), 9);
+    let answers: Vec<(Peer, Heard)> = rest
+        .iter()
+        .map(|p| {
+            let h = if p.node == "a51" {
+                Heard::Silent
+            } else {
+                answer(p, true)
+            };
+            (p.clone(), h)
+        })
+        .collect();
+    heard.extend(rest_counted("a", answers));
+    // The silent one stays unasked, counted as the asked ones are (50 of 58 cut off → 1 of 1).
+    assert_eq!(heard.len(), 58);
+    let round = zone::round(&me, &peers, &heard, OWN_AGE);
+    let v = decide(&round, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(v.reason().contains("52 of 60"), "{}", v.reason());
+    assert!(!decide_or_ask(&round, &policy(), true).1);
+    // Every one of the rest silent: nothing is added, and the hold stands.
+    let silent: Vec<(Peer, Heard)> = rest.iter().map(|p| (p.clone(), Heard::Silent)).collect();
+    assert_eq!(rest_counted("a", silent).count(), 0);
+    // A silent peer of another zone is kept: `silent_peer_ignored` weighs it there.
+    let b = Peer {
+        zone: "b".into(),
+        ..node(70)
+    };
+    let kept: Vec<_> = rest_counted("a", vec![(b.clone(), Heard::Silent)]).collect();
+    assert_eq!(kept, [(b, Heard::Silent)]);
 }
 
 #[test]

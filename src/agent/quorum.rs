@@ -27,7 +27,7 @@ use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Verdict, decide_or_ask, lease_readers,
-    next_round, unasked_elsewhere,
+    next_round, rest_counted, unasked,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -280,11 +280,12 @@ async fn ask_round(
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
     };
-    let rest = unasked_elsewhere(peers, &zone.listed, &heard);
+    let rest = unasked(peers, &zone.listed, &heard, policy.fixes.own_zone_asked);
     if rest.is_empty() {
         return (round, verdict);
     }
-    heard.extend(ask(rest, Vec::new(), zone.key.clone()).await);
+    let answers = ask(rest, Vec::new(), zone.key.clone()).await;
+    heard.extend(rest_counted(&zone.listed, answers));
     let (own_contact_age, own_silence_age) = ages(&heard);
     let round =
         crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
@@ -750,6 +751,55 @@ mod tests {
         let ask = asker(&["b0"]);
         let (_, v) = ask_once(&ask).await;
         assert_eq!(calls.lock().expect("calls").len(), 1);
+        assert!(!v.is_hold(), "{v:?}");
+    }
+
+    /// A round that would hold because every peer asked of this zone is cut off asks the rest of
+    /// the zone first (seed 0x129d of the simulator); a silent one of the rest stays unasked.
+    #[tokio::test]
+    async fn a_round_asks_the_rest_of_its_zone_before_holding_on_the_peers_asked() {
+        use std::sync::Mutex;
+        let own_age = Duration::from_secs(40);
+        let ages = (own_age, own_age);
+        // Zone a: this node and a1-a4; a `peers.ask` of 2 asks a1 and a2, both cut off; a3 is
+        // silent and a4 reaches the API server.
+        let peers: Vec<Peer> = (1..5).map(|i| peer(&format!("a{i}"), "a")).collect();
+        let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+        let logged = calls.clone();
+        let ask: Asker = Arc::new(
+            move |asked: Vec<Peer>, _lease, _zone: String| -> AskFuture {
+                logged
+                    .lock()
+                    .expect("calls")
+                    .push(asked.iter().map(|p| p.node.clone()).collect());
+                let heard = asked
+                    .into_iter()
+                    .map(|p| match p.node.as_str() {
+                        "a3" => (p, Heard::Silent),
+                        "a4" => answered(p, true, Duration::from_secs(2), None),
+                        _ => answered(p, false, own_age, None),
+                    })
+                    .collect();
+                Box::pin(std::future::ready(heard))
+            },
+        );
+        let policy = kubelet_policy();
+        let zone = NodeZone::from_key("a", false);
+        let fixed = |_: &[(Peer, Heard)]| ages;
+        let (round, v) = ask_round(
+            Some(&ask),
+            &peers,
+            &zone,
+            (2, true),
+            (&policy, true),
+            &fixed,
+        )
+        .await;
+        assert_eq!(
+            *calls.lock().expect("calls"),
+            [vec!["a1", "a2"], vec!["a3", "a4"]]
+        );
+        assert_eq!(round.heard.len(), 3, "{:?}", round.heard);
         assert!(!v.is_hold(), "{v:?}");
     }
 

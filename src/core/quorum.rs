@@ -100,16 +100,33 @@ pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
     chosen
 }
 
-/// The peers listed outside `zone` that `heard` does not hold: the rest of the other zones, which
-/// a round asks when [`decide_or_ask`] says so.
+/// The peers listed outside `zone` that `heard` does not hold: the rest of the other zones.
 pub fn unasked_elsewhere(peers: &[Peer], zone: &str, heard: &[(Peer, Heard)]) -> Vec<Peer> {
+    unasked(peers, zone, heard, false)
+}
+
+/// The peers listed that `heard` does not hold, which a round asks when [`decide_or_ask`] says
+/// so: the rest of the other zones, and with `own_zone` (`Fixes::own_zone_asked`) the rest of
+/// `zone` too.
+pub fn unasked(peers: &[Peer], zone: &str, heard: &[(Peer, Heard)], own_zone: bool) -> Vec<Peer> {
     let asked: std::collections::BTreeSet<&str> =
         heard.iter().map(|(p, _)| p.node.as_str()).collect();
     peers
         .iter()
-        .filter(|p| p.zone != zone && !asked.contains(p.node.as_str()))
+        .filter(|p| (own_zone || p.zone != zone) && !asked.contains(p.node.as_str()))
         .cloned()
         .collect()
+}
+
+/// The answers of the rest a round asked ([`unasked`]) that it counts: every one of the other
+/// zones (a silent one there weighs as `Fixes::silent_peer_ignored` says), and of `zone` only
+/// those that answered. A peer of this zone asked only because every peer asked first was cut
+/// off, and silent now, stays unasked: counted as the asked ones are (`Fixes::unasked_counted`),
+/// not as ready, as a silent peer asked in the first place is. Only an answer "reachable" turns
+/// the hold.
+pub fn rest_counted(zone: &str, rest: Vec<(Peer, Heard)>) -> impl Iterator<Item = (Peer, Heard)> {
+    rest.into_iter()
+        .filter(move |(p, h)| p.zone != zone || matches!(h, Heard::Report(_)))
 }
 
 /// One round as this node knows it: its zone, the zone of every peer listed (never this node),
@@ -297,6 +314,13 @@ pub struct Fixes {
     /// (issue 22, seed 0xd30). The agent's shell applies it; only the simulator reads this
     /// switch.
     pub renewal_counted: bool,
+    /// A hold because every node known is cut off asks the peers of this zone not asked yet
+    /// before it stands, as it asks the other zones' ([`unasked`]; issue 22, seed 0x129d: in a
+    /// zone of 60, the 50 peers a round asks were all cut off and the 8 that reached the API
+    /// server were not asked; the zone read as fully disrupted and every node held, while the
+    /// controller, seeing a large zone partly disrupted, tainted one and deleted its pod 18 s
+    /// before the fence stopped it).
+    pub own_zone_asked: bool,
 }
 
 impl Fixes {
@@ -319,6 +343,7 @@ impl Fixes {
         renewal_in_flight: true,
         unheard_at_start: true,
         renewal_counted: true,
+        own_zone_asked: true,
     };
 }
 
@@ -681,10 +706,12 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
 }
 
 /// [`decide`], and whether that verdict holds because every node known is cut off, on the answers
-/// of only some peers of the other zones (the round asks two of each, [`select`]). The control
-/// plane stops evicting only when every zone is fully disrupted: one node of another zone that
-/// reaches the API server keeps this zone evicted. When it says so, the caller asks every peer of
-/// the other zones not asked yet ([`unasked_elsewhere`]) and decides again on all the answers.
+/// of only some peers of the other zones (the round asks two of each, [`select`]) or of this
+/// zone (`peers.ask` of them). The control plane stops evicting only when every zone is fully
+/// disrupted: one node of another zone that reaches the API server keeps this zone evicted, and
+/// one of this zone keeps it partly disrupted, which a zone of more than 50 nodes still is
+/// (`Fixes::own_zone_asked`). When it says so, the caller asks every peer not asked yet
+/// ([`unasked`]) and decides again on all the answers.
 pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> (Verdict, bool) {
     let (verdict, everyone) = decide_counted(round, policy, peers_known);
     let verdict = match verdict {
@@ -693,9 +720,14 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
         }
         verdict => verdict,
     };
+    let asked_here = round.heard.iter().filter(|(z, _)| *z == round.zone).count();
+    let unasked_here = round
+        .zone_size
+        .saturating_sub(usize::from(round.this_node_counted) + asked_here);
+    let rest = round.other_zones > 0 || (policy.fixes.own_zone_asked && unasked_here > 0);
     (
         rests_on_silence(verdict, round, policy, peers_known),
-        everyone && round.other_zones > 0,
+        everyone && rest,
     )
 }
 

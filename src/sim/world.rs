@@ -2241,9 +2241,9 @@ impl World<'_> {
             crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
-            let rest = quorum::unasked_elsewhere(mine, &zone.listed, &heard);
+            let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
             if !rest.is_empty() {
-                heard.extend(ask(&rest, &[]));
+                heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[])));
                 let (own_age, silence_age) = ages(&heard);
                 round =
                     crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
