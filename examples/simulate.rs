@@ -109,6 +109,8 @@ fn main() {
                 "unheard-at-start" => settings.fixes.unheard_at_start = false,
                 "renewal-counted" => settings.fixes.renewal_counted = false,
                 "own-zone-asked" => settings.fixes.own_zone_asked = false,
+                "system-scale" => settings.fixes.system_scale_written = false,
+                "readers-able" => settings.fixes.readers_able = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),
@@ -287,7 +289,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able]"
     );
     std::process::exit(2)
 }

@@ -636,6 +636,91 @@ fn a_wall_step_back_while_the_agent_is_down_moves_no_deadline() {
     again.kill_hard();
 }
 
+/// The contact file names the system clock's place on the boot clock as it reads at each write
+/// (issue 22, seeds 0xd6b and 0x1f01 of the simulator): after a step of the wall clock while the
+/// agent runs, its next write moves both the time and the scale by the step, and the instant on
+/// the boot clock stays the same. A restart then sees the step as made before the previous run's
+/// last write, and places its kubelet's renewals on its own clock (`clock::steady`).
+#[test]
+fn the_contact_file_follows_a_wall_step_made_while_the_agent_runs() {
+    if !require(
+        Path::new(LIBFAKETIME).exists(),
+        "libfaketime (Debian package faketime)",
+    ) {
+        return;
+    }
+    let Some(s) = scene("enforce", 20, GRACE) else {
+        return;
+    };
+    // libfaketime reads the offset from this file at every call (`FAKETIME_NO_CACHE`).
+    let step = s.dir.path().join("faketime");
+    std::fs::write(&step, "+0\n").expect("write the offset");
+    let step_path = step.display().to_string();
+    let mut agent = Agent::start_in(
+        &s.netns.enter(),
+        &s.config,
+        &[
+            ("LD_PRELOAD", LIBFAKETIME),
+            ("FAKETIME_TIMESTAMP_FILE", step_path.as_str()),
+            ("FAKETIME_NO_CACHE", "1"),
+            ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+        ],
+    );
+    let file = s.dir.path().join("state").join("last-contact");
+    // The file's time and its scale's wall-minus-boot constant (ns).
+    let read = || -> Option<(SystemTime, i64)> {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let mut parts = text.split_whitespace();
+        let time = nodewarden::state::parse_time(parts.next()?)?;
+        let _boot = parts.next()?;
+        Some((time, parts.next()?.parse().ok()?))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let first = loop {
+        if let Some(first) = read() {
+            break first;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no contact written:\n{}",
+            agent.drained_dump()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::fs::write(&step, "-3600\n").expect("step the clock back an hour");
+    let hour = 3_600_000_000_000i64;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (time, scale) = loop {
+        if let Some((time, scale)) = read()
+            && scale < first.1 - hour / 2
+        {
+            break (time, scale);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the contact file never followed the step: {:?}\n{}",
+            read(),
+            agent.drained_dump()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Moved by the step, within the second `clock::steady` allows.
+    let moved = scale - first.1;
+    assert!(
+        (moved + hour).abs() < 1_000_000_000,
+        "scale moved by {moved} ns"
+    );
+    // The time on the stepped clock: an hour behind the real one, and no later than it reads now.
+    let behind = SystemTime::now()
+        .duration_since(time)
+        .expect("the contact reads as earlier than the real clock");
+    assert!(
+        behind > Duration::from_secs(3_590) && behind < Duration::from_secs(3_620),
+        "{behind:?}"
+    );
+    agent.kill_hard();
+}
+
 #[test]
 fn dry_run_kills_nothing_and_logs_every_plan() {
     let Some(mut s) = scene("dry-run", 1, GRACE) else {

@@ -329,7 +329,8 @@ fn which_peers_went_silent_first_is_counted_from_the_earliest_this_kubelet_may_h
 fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard() {
     use nodewarden::core::clock::{Moment, Scale, steady};
     use nodewarden::core::quorum::{
-        Fixes, Heard, LEASE_READERS, RENEWAL_SLACK, kubelet_heard, lease_readers, own_ages,
+        Fixes, Heard, LEASE_READERS, RENEWAL_SLACK, kubelet_heard, lease_readers, note_unable,
+        own_ages,
     };
     use std::time::SystemTime;
     let s = Duration::from_secs;
@@ -421,12 +422,55 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
         peer("c1", "c"),
     ];
     assert_eq!(LEASE_READERS, 3);
+    let none = std::collections::BTreeSet::new();
     assert_eq!(
-        lease_readers(&asked, "a", false),
+        lease_readers(&asked, "a", false, &none),
         [true, false, true, false, true]
     );
-    assert_eq!(lease_readers(&asked, "a", true), [false; 5]);
-    assert_eq!(lease_readers(&asked[..2], "a", false), [true, true]);
+    assert_eq!(lease_readers(&asked, "a", true, &none), [false; 5]);
+    assert_eq!(lease_readers(&asked[..2], "a", false, &none), [true, true]);
+    // Peers whose latest answer was not "reachable" are asked last (seed 0xd6b): b1 and a1 said
+    // "cut off", a2 was silent, a3 reached the API server; c1 has not been asked yet.
+    let mut unable = std::collections::BTreeSet::new();
+    let said = |p: &nodewarden::core::quorum::Peer, reachable: Option<bool>| {
+        let h = match reachable {
+            None => Heard::Silent,
+            Some(up) => Heard::Report(PeerReport {
+                node: p.node.clone(),
+                zone: p.zone.clone(),
+                excluded: false,
+                reachable: up,
+                last_contact_age: Some(Duration::from_secs(1)),
+                kubelet_renewed: None,
+            }),
+        };
+        (p.clone(), h)
+    };
+    note_unable(
+        &mut unable,
+        &[
+            said(&asked[0], Some(false)),
+            said(&asked[1], None),
+            said(&asked[2], Some(false)),
+            said(&asked[3], Some(true)),
+        ],
+    );
+    assert_eq!(
+        lease_readers(&asked, "a", false, &unable),
+        [false, false, true, true, true]
+    );
+    // b1 reaches the API server again: able once more, and first of the other zones.
+    note_unable(&mut unable, &[said(&asked[2], Some(true))]);
+    assert_eq!(
+        lease_readers(&asked, "a", false, &unable),
+        [false, false, true, true, true]
+    );
+    // c1 and a3 silent now: b1 first, then c1 (another zone), then a1, the first of this zone.
+    note_unable(&mut unable, &[said(&asked[4], None), said(&asked[3], None)]);
+    assert_eq!(
+        lease_readers(&asked, "a", false, &unable),
+        [true, false, true, false, true]
+    );
     // The wall clock held steady: the previous run's scale and the system clock now within a
     // second of this run's, on the same boot.
     let scale = |boot: u128, ns: i64| {
@@ -449,6 +493,21 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
     ));
     assert!(!steady(None, scale(1, 5_000_000_000), 0));
     assert!(!steady(scale(1, 5_000_000_000), None, 0));
+    // A run whose wall clock was stepped back 100 s while it ran writes its contact on the system
+    // clock's scale (`clock::on_system_scale`): the same instant, carried back the same, and a
+    // scale the next run finds steady against its own (seeds 0xd6b, 0x1f01).
+    use nodewarden::core::clock::{carried, on_system_scale};
+    let run = scale(1, 5_000_000_000);
+    let written = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+    let (time, system) = on_system_scale(written, run, -100_000);
+    assert_eq!(time, written - Duration::from_secs(100));
+    assert_eq!(system, scale(1, -95_000_000_000));
+    let next = scale(1, -95_000_400_000);
+    assert_eq!(carried(time, system, next), carried(written, run, next));
+    assert!(steady(next, system, 0));
+    assert!(!steady(next, run, 0));
+    // No step: as the run reads it.
+    assert_eq!(on_system_scale(written, run, 0), (written, run));
 }
 
 #[test]

@@ -196,8 +196,12 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // A wall step back between two runs: the restarted fence took the contact on its disk,
     // which read as later than now, for now, and counted its deadlines from its start (scenario
     // 2,279 of the search, 0x8e7: 45 s running twice; 0x14e8, open until now, 25 s).
+    // (Since the seventeenth session the contact file names the system clock's scale at its
+    // write, and its time read as it stands is then already on the next run's clock unless the
+    // step came while no agent ran: reverted with it, as the build it was found on wrote it.)
     let mut unscaled = settings();
     unscaled.fixes.wall_scale_carried = false;
+    unscaled.fixes.system_scale_written = false;
     assert!(!found(0x8e7, &unscaled, "running-twice").is_empty());
     assert!(!found(0x14e8, &unscaled, "running-twice").is_empty());
     assert_runs_nothing_twice(0x8e7);
@@ -968,6 +972,49 @@ fn a_hold_on_a_large_zone_asks_the_peers_not_asked_first() {
         "{before:?}"
     );
     assert!(!twice(0x1bfb, &reverted).is_empty());
+}
+
+/// Seeds 0x1f01 and 0xd6b (the default model): a node's wall clock was stepped (+255 s, −153 s)
+/// while its agent ran; the agent was SIGKILLed much later, its link was cut while it was down,
+/// and it restarted. Its contact file named the scale the run began on, so the restarted agent
+/// took the step for one made since and could place no kubelet renewal its peers read
+/// (`clock::steady`): it counted itself heard until its start, knew itself cut off at its first
+/// timeout, and stopped pods 21 s (0x1f01) and 1.6 s (0xd6b) after their deletion. The contact
+/// file now names the system clock's scale at each write (`clock::on_system_scale`). In 0xd6b
+/// the three peers asked first to read the Lease were cut off too, and the one that reached the
+/// API server was never asked: peers whose latest answer was not "reachable" are now asked last
+/// (`quorum::lease_readers`).
+#[test]
+fn a_step_the_previous_run_lived_through_leaves_its_kubelets_renewal_readable() {
+    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
+        sim::run(&Scenario::generate(seed), settings, false)
+            .violations
+            .into_iter()
+            .filter(|v| kind(v) == "running-twice")
+            .filter_map(|v| match v {
+                Violation::RunningTwice { pod, .. } => Some(pod),
+                _ => None,
+            })
+            .collect()
+    };
+    let fixed = Settings::default();
+    assert!(twice(0x1f01, &fixed).is_empty());
+    assert!(twice(0xd6b, &fixed).is_empty());
+    let mut unscaled = Settings::default();
+    unscaled.fixes.system_scale_written = false;
+    assert_eq!(twice(0x1f01, &unscaled), [0, 1]);
+    assert_eq!(twice(0xd6b, &unscaled), [3]);
+    let mut first_three = Settings::default();
+    first_three.fixes.readers_able = false;
+    assert_eq!(twice(0xd6b, &first_three), [3]);
+    let o = sim::run(&Scenario::generate(0xd6b), &fixed, true);
+    assert!(
+        o.timeline
+            .iter()
+            .any(|l| l.contains("n2 starts cut off: peers read its kubelet unheard")),
+        "{:#?}",
+        o.timeline
+    );
 }
 
 /// Seed 0x33b (the default model; scenario 827 of the search with `--revert lease-heard`): n13's

@@ -946,11 +946,18 @@ impl Task {
                 ok
             }
             Write::Contact => match self.link.last_contact_wall(now) {
-                Some(contact) => self.contact_errors.note(state::save_contact(
-                    &self.settings.state_directory,
-                    contact,
-                    self.clock.scale(),
-                )),
+                Some(contact) => {
+                    // On the system clock's scale as it reads now: the same instant, and the
+                    // scale the next run checks its steadiness against.
+                    let offset = crate::core::clock::wall_offset_ms(now.wall, SystemTime::now());
+                    let (contact, scale) =
+                        crate::core::clock::on_system_scale(contact, self.clock.scale(), offset);
+                    self.contact_errors.note(state::save_contact(
+                        &self.settings.state_directory,
+                        contact,
+                        scale,
+                    ))
+                }
                 None => true,
             },
         };

@@ -27,7 +27,7 @@ use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Verdict, decide_or_ask, lease_readers,
-    next_round, rest_counted, unasked,
+    next_round, note_unable, rest_counted, unasked,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -261,18 +261,19 @@ async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
     zone: &NodeZone,
-    (ask_at_most, has_contact): (usize, bool),
+    (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
 ) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => {
             let chosen = select(peers, &zone.listed, ask_at_most);
-            let lease = lease_readers(&chosen, &zone.listed, has_contact);
+            let lease = lease_readers(&chosen, &zone.listed, has_contact, unable);
             ask(chosen, lease, zone.key.clone()).await
         }
         _ => Vec::new(),
     };
+    note_unable(unable, &heard);
     let (own_contact_age, own_silence_age) = ages(&heard);
     let round =
         crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
@@ -324,7 +325,7 @@ async fn probe_at_start(
     view: &watch::Sender<QuorumView>,
     peers: &[Peer],
     zone: &NodeZone,
-    ask_at_most: usize,
+    (ask_at_most, unable): (usize, &mut BTreeSet<String>),
     policy: &QuorumPolicy,
     clock: &Clock,
 ) {
@@ -334,13 +335,14 @@ async fn probe_at_start(
     let chosen = select(peers, &zone.listed, ask_at_most);
     let readers: Vec<Peer> = chosen
         .iter()
-        .zip(lease_readers(&chosen, &zone.listed, false))
+        .zip(lease_readers(&chosen, &zone.listed, false, unable))
         .filter(|(_, read)| *read)
         .map(|(p, _)| p.clone())
         .collect();
     let sent = Instant::now();
     let flags = vec![true; readers.len()];
     let heard = ask(readers, flags, zone.key.clone()).await;
+    note_unable(unable, &heard);
     let now = Instant::now();
     let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
     let steady = crate::core::clock::steady(clock.scale(), inputs.previous_scale, system_offset);
@@ -424,6 +426,9 @@ pub async fn run(
     // Lease (`probe_at_start`).
     let mut next_probe: Option<Duration> = None;
     let started = Instant::now();
+    // The peers whose latest answer was not "reachable": asked last to read this node's Lease
+    // (`core::quorum::lease_readers`).
+    let mut unable: BTreeSet<String> = BTreeSet::new();
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
@@ -499,7 +504,8 @@ pub async fn run(
             {
                 next_probe = Some(now + interval);
                 let (zone, peers) = zone_and_peers(&view);
-                probe_at_start(&inputs, &view, &peers, &zone, ask_at_most, &policy, &clock).await;
+                let readers = (ask_at_most, &mut unable);
+                probe_at_start(&inputs, &view, &peers, &zone, readers, &policy, &clock).await;
             }
             continue;
         }
@@ -551,7 +557,7 @@ pub async fn run(
             inputs.ask.as_ref(),
             &peers,
             &zone,
-            (ask_at_most, this_run.is_some()),
+            (ask_at_most, this_run.is_some(), &mut unable),
             (&policy, known),
             &ages,
         )
@@ -722,15 +728,18 @@ mod tests {
         let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
         let fixed = |_: &[(Peer, Heard)]| ages;
-        let ask_once = |ask| {
+        let (peers, zone, policy, fixed) = (&peers, &zone, &policy, &fixed);
+        let ask_once = |ask| async move {
+            let mut unable = BTreeSet::new();
             ask_round(
                 Some(ask),
-                &peers,
-                &zone,
-                (50, true),
-                (&policy, true),
-                &fixed,
+                peers,
+                zone,
+                (50, true, &mut unable),
+                (policy, true),
+                fixed,
             )
+            .await
         };
         let ask = asker(&["b3", "b4", "b5"]);
         let (round, v) = ask_once(&ask).await;
@@ -739,7 +748,7 @@ mod tests {
             [vec!["a1", "b0", "b1"], vec!["b2", "b3", "b4", "b5"]]
         );
         assert!(v.is_enforce(), "{v:?}");
-        assert_eq!(crate::core::quorum::decide(&round, &policy, true), v);
+        assert_eq!(crate::core::quorum::decide(&round, policy, true), v);
         // Every node of zone b cut off: the same two rounds of questions, and a hold.
         calls.lock().expect("calls").clear();
         let ask = asker(&[]);
@@ -790,7 +799,7 @@ mod tests {
             Some(&ask),
             &peers,
             &zone,
-            (2, true),
+            (2, true, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
         )
@@ -851,7 +860,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 &zone,
-                (50, has_contact),
+                (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
             )

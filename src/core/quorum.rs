@@ -4,6 +4,7 @@
 //! everywhere" (it deliberately evicts nothing, docs/semantics.md §5.5). Its peers can. Pure: the
 //! peers' answers, this node's last contact and `now` in; a verdict with its reason out.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
 
@@ -321,6 +322,18 @@ pub struct Fixes {
     /// controller, seeing a large zone partly disrupted, tainted one and deleted its pod 18 s
     /// before the fence stopped it).
     pub own_zone_asked: bool,
+    /// The contact file names the system clock's scale at its write, its time moved onto it
+    /// (`clock::on_system_scale`), so a restart's `clock::steady` sees only a step made after
+    /// the previous run's last write (issue 22, seeds 0xd6b and 0x1f01: a step during the
+    /// previous run, 100 s before its crash, left every kubelet renewal its peers read for the
+    /// restarted agent unplaceable; it counted itself heard until its start and stopped two pods
+    /// 21 s late). The agent's shell applies it; only the simulator reads this switch.
+    pub system_scale_written: bool,
+    /// The peers asked to read this node's Lease are those whose latest answer was
+    /// "reachable" first ([`lease_readers`]; issue 22, seed 0xd6b: in a zone of six, the three
+    /// asked first were cut off, and the one that reached the API server was never asked). The
+    /// agent's shell applies it; only the simulator reads this switch.
+    pub readers_able: bool,
 }
 
 impl Fixes {
@@ -344,6 +357,8 @@ impl Fixes {
         unheard_at_start: true,
         renewal_counted: true,
         own_zone_asked: true,
+        system_scale_written: true,
+        readers_able: true,
     };
 }
 
@@ -506,19 +521,46 @@ pub const RENEWAL_SLACK: Duration = crate::core::clock::STEADY_WITHIN;
 /// Lease for it, as one flag per peer: none while this run has a contact of its own (that
 /// contact is the latest moment the node may have been heard); otherwise up to
 /// [`LEASE_READERS`], those of other zones first (a partition that cut this node off took its
-/// own zone's peers with it more often than any other zone's). Each read is one GET of a small
+/// own zone's peers with it more often than any other zone's), and those whose latest answer
+/// was not "reachable" (`unable`, [`note_unable`]) after every other: only a peer that reaches
+/// the API server reads it (issue 22, seed 0xd6b: the three first of a zone of six were cut off,
+/// and the one that reached the API server was never asked). Each read is one GET of a small
 /// object by a peer that reaches the API server.
-pub fn lease_readers(asked: &[Peer], zone: &str, has_contact: bool) -> Vec<bool> {
+pub fn lease_readers(
+    asked: &[Peer],
+    zone: &str,
+    has_contact: bool,
+    unable: &BTreeSet<String>,
+) -> Vec<bool> {
     let mut flags = vec![false; asked.len()];
     if has_contact {
         return flags;
     }
+    let able = |i: &usize| !unable.contains(&asked[*i].node);
     let others = (0..asked.len()).filter(|&i| asked[i].zone != zone);
     let own = (0..asked.len()).filter(|&i| asked[i].zone == zone);
-    for i in others.chain(own).take(LEASE_READERS) {
+    let (others_able, others_not): (Vec<usize>, Vec<usize>) = others.partition(able);
+    let (own_able, own_not): (Vec<usize>, Vec<usize>) = own.partition(able);
+    for i in [others_able, own_able, others_not, own_not]
+        .into_iter()
+        .flatten()
+        .take(LEASE_READERS)
+    {
         flags[i] = true;
     }
     flags
+}
+
+/// Keeps `unable` ([`lease_readers`]) to what `heard` says: a peer that answers "reachable" can
+/// read this node's Lease, one that says "cut off" or is silent cannot for now.
+pub fn note_unable(unable: &mut BTreeSet<String>, heard: &[(Peer, Heard)]) {
+    for (p, h) in heard {
+        if matches!(h, Heard::Report(r) if r.reachable) {
+            unable.remove(&p.node);
+        } else if !unable.contains(&p.node) {
+            unable.insert(p.node.clone());
+        }
+    }
 }
 
 /// The latest moment this node's kubelet was heard, as the peers that reach the API server read

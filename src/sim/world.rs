@@ -437,6 +437,8 @@ struct Agent {
     kubelet_read: Option<Heartbeat>,
     /// When this run started.
     started: Duration,
+    /// The peers whose latest answer was not "reachable" (`quorum::note_unable`).
+    unable: BTreeSet<String>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -1058,6 +1060,7 @@ impl World<'_> {
             next_probe: None,
             kubelet_read: None,
             started: self.now,
+            unable: BTreeSet::new(),
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -2060,10 +2063,21 @@ impl World<'_> {
         if what != Write::Nothing {
             let disk = &mut self.disks[i];
             let m = moment_off(now, a.wall_offset);
-            disk.last_contact = a.link.last_contact_wall(m);
-            disk.contact_scale = scale_of(i, a.wall_offset);
+            // As `agent::fence_task` writes the contact file: on the system clock's scale.
+            let offset = if self.set.fixes.system_scale_written {
+                self.clock_offset[i].saturating_sub(a.wall_offset)
+            } else {
+                0
+            };
+            let run_scale = scale_of(i, a.wall_offset);
+            let written = a
+                .link
+                .last_contact_wall(m)
+                .map(|w| clock::on_system_scale(w, run_scale, offset));
+            disk.last_contact = written.map(|(w, _)| w);
+            disk.contact_scale = written.map_or(run_scale, |(_, s)| s);
             if what == Write::State {
-                disk.state_scale = disk.contact_scale;
+                disk.state_scale = scale_of(i, a.wall_offset);
                 disk.cut_off_since = a.link.cut_off_since();
                 disk.verdict = a.gate.verdict.clone();
                 disk.held_at = a.gate.held_at.map(|h| m.wall_at(h));
@@ -2158,7 +2172,7 @@ impl World<'_> {
     fn probe_at_start(&mut self, i: usize, a: &mut Agent) {
         let now = self.now;
         let asked = &self.asked_lists[i];
-        let lease = quorum::lease_readers(asked, &self.node_zones[i].listed, false);
+        let lease = quorum::lease_readers(asked, &self.node_zones[i].listed, false, self.unable(a));
         let readers: Vec<Peer> = asked
             .iter()
             .zip(&lease)
@@ -2166,6 +2180,7 @@ impl World<'_> {
             .map(|(p, _)| p.clone())
             .collect();
         let heard = self.ask(i, &readers, &vec![true; readers.len()]);
+        quorum::note_unable(&mut a.unable, &heard);
         self.read_renewal(i, a, &heard);
         let kubelet = quorum::kubelet_heard(
             heard.iter().map(|(_, h)| h),
@@ -2199,6 +2214,17 @@ impl World<'_> {
         }
     }
 
+    /// The peers agent `a` asks last to read its Lease (`quorum::lease_readers`): none with
+    /// that fix reverted.
+    fn unable<'a>(&self, a: &'a Agent) -> &'a BTreeSet<String> {
+        static NONE: BTreeSet<String> = BTreeSet::new();
+        if self.set.fixes.readers_able {
+            &a.unable
+        } else {
+            &NONE
+        }
+    }
+
     fn round(&mut self, i: usize, a: &mut Agent) {
         let now = self.now;
         let set = self.set;
@@ -2212,8 +2238,10 @@ impl World<'_> {
             &self.asked_lists[i],
             &zone.listed,
             a.contact.last_contact.is_some(),
+            self.unable(a),
         );
         let mut heard = ask(&self.asked_lists[i], &lease);
+        quorum::note_unable(&mut a.unable, &heard);
         self.read_renewal(i, a, &heard);
         let own = a.contact.last_contact.max(a.contact_before);
         // As the agent's quorum task reads it: the system clock against this run's wall scale,
