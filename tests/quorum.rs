@@ -499,15 +499,22 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
     use nodewarden::core::clock::{carried, on_system_scale};
     let run = scale(1, 5_000_000_000);
     let written = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
-    let (time, system) = on_system_scale(written, run, -100_000);
+    let stepped = scale(1, -95_000_000_000);
+    let (time, system) = on_system_scale(written, run, stepped);
     assert_eq!(time, written - Duration::from_secs(100));
-    assert_eq!(system, scale(1, -95_000_000_000));
+    assert_eq!(system, stepped);
     let next = scale(1, -95_000_400_000);
     assert_eq!(carried(time, system, next), carried(written, run, next));
     assert!(steady(next, system, 0));
     assert!(!steady(next, run, 0));
-    // No step: as the run reads it.
-    assert_eq!(on_system_scale(written, run, 0), (written, run));
+    // No step (a suspend moves neither scale), or the system's scale unknown, or another boot's:
+    // as the run reads it.
+    assert_eq!(on_system_scale(written, run, run), (written, run));
+    assert_eq!(on_system_scale(written, run, None), (written, run));
+    assert_eq!(
+        on_system_scale(written, run, scale(2, -95_000_000_000)),
+        (written, run)
+    );
 }
 
 #[test]

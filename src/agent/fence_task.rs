@@ -949,9 +949,9 @@ impl Task {
                 Some(contact) => {
                     // On the system clock's scale as it reads now: the same instant, and the
                     // scale the next run checks its steadiness against.
-                    let offset = crate::core::clock::wall_offset_ms(now.wall, SystemTime::now());
+                    let system = crate::agent::clock::scale_at(SystemTime::now());
                     let (contact, scale) =
-                        crate::core::clock::on_system_scale(contact, self.clock.scale(), offset);
+                        crate::core::clock::on_system_scale(contact, self.clock.scale(), system);
                     self.contact_errors.note(state::save_contact(
                         &self.settings.state_directory,
                         contact,

@@ -129,35 +129,25 @@ pub fn carried(wall: SystemTime, from: Option<Scale>, to: Option<Scale>) -> Syst
     }
 }
 
-/// A wall time of a run's scale (`run`), as the system clock reads the same instant when it is
-/// `system_offset_ms` ahead of the run's wall clock ([`wall_offset_ms`]), with the system clock's
+/// A wall time of a run's scale (`run`), as the system clock reads the same instant now that it
+/// stands at `system` against the boot clock ([`Scale`] of the system clock read now), with that
 /// scale: the same instant on the boot clock, so [`carried`] reads it back the same. The contact
 /// file is written so (`state::save_contact`): the scale it names is then the system clock's at
 /// that write, and the next run's [`steady`] sees only a step made after it, not one the writing
 /// run itself lived through (issue 22, seeds 0xd6b and 0x1f01: a step 100 s before a crash made
 /// every renewal the restarted agent's peers read unplaceable, and it stopped pods 21 s late).
+/// Against the boot clock, a suspend moves neither scale: only a step does. As the run reads it
+/// when either scale is unknown or they belong to different boots.
 pub fn on_system_scale(
     wall: SystemTime,
     run: Option<Scale>,
-    system_offset_ms: i64,
+    system: Option<Scale>,
 ) -> (SystemTime, Option<Scale>) {
-    let by = Duration::from_millis(system_offset_ms.unsigned_abs());
-    let moved = if system_offset_ms >= 0 {
-        wall.checked_add(by)
-    } else {
-        wall.checked_sub(by)
-    };
-    let scale = run.and_then(|s| {
-        Some(Scale {
-            wall_minus_boot_ns: s
-                .wall_minus_boot_ns
-                .checked_add(system_offset_ms.checked_mul(1_000_000)?)?,
-            ..s
-        })
-    });
-    match (moved, scale) {
-        (Some(moved), Some(scale)) => (moved, Some(scale)),
-        // Out of range (never on a real clock): as the run reads it.
+    match (run, system) {
+        (Some(run), Some(system)) => match system.carry(wall, run) {
+            Some(moved) => (moved, Some(system)),
+            None => (wall, Some(run)),
+        },
         _ => (wall, run),
     }
 }

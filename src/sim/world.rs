@@ -2064,16 +2064,16 @@ impl World<'_> {
             let disk = &mut self.disks[i];
             let m = moment_off(now, a.wall_offset);
             // As `agent::fence_task` writes the contact file: on the system clock's scale.
-            let offset = if self.set.fixes.system_scale_written {
-                self.clock_offset[i].saturating_sub(a.wall_offset)
-            } else {
-                0
-            };
             let run_scale = scale_of(i, a.wall_offset);
+            let system = if self.set.fixes.system_scale_written {
+                scale_of(i, self.clock_offset[i])
+            } else {
+                run_scale
+            };
             let written = a
                 .link
                 .last_contact_wall(m)
-                .map(|w| clock::on_system_scale(w, run_scale, offset));
+                .map(|w| clock::on_system_scale(w, run_scale, system));
             disk.last_contact = written.map(|(w, _)| w);
             disk.contact_scale = written.map_or(run_scale, |(_, s)| s);
             if what == Write::State {
