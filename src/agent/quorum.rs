@@ -344,8 +344,7 @@ async fn probe_at_start(
     let heard = ask(readers, flags, zone.key.clone()).await;
     note_unable(unable, &heard);
     let now = Instant::now();
-    let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
-    let steady = crate::core::clock::steady(clock.scale(), inputs.previous_scale, system_offset);
+    let steady = steady_now(clock, inputs.previous_scale);
     note_renewal(view, heard.iter().map(|(_, h)| h), steady);
     let kubelet =
         crate::core::quorum::kubelet_heard(heard.iter().map(|(_, h)| h), clock.at(now), steady)
@@ -355,6 +354,14 @@ async fn probe_at_start(
     }) {
         inputs.reach.record_kubelet_unheard(age, sent);
     }
+}
+
+/// Whether the node's system clock has read as this run's wall scale since the previous run's
+/// last write (`previous`, its contact file's scale): a kubelet renewal its peers read is then
+/// placed on this run's clock (`core::clock::steady`).
+fn steady_now(clock: &Clock, previous: Option<crate::core::clock::Scale>) -> bool {
+    let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
+    crate::core::clock::steady(clock.scale(), previous, system_offset)
 }
 
 /// Keeps in the view the latest kubelet renewal the peers read for this run, for the fence to
@@ -534,9 +541,7 @@ pub async fn run(
         // been heard (no later than its kubelet's last renewal, when peers read that for it);
         // which went silent before it, against the earliest its kubelet may have gone unheard.
         let this_run = inputs.reach.last_contact();
-        let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
-        let steady =
-            crate::core::clock::steady(clock.scale(), inputs.previous_scale, system_offset);
+        let steady = steady_now(&clock, inputs.previous_scale);
         let kubelet = |heard: &mut dyn Iterator<Item = &Heard>| {
             crate::core::quorum::kubelet_heard(heard, clock.at(now), steady)
                 .map(|mono| clock.instant_of(mono))
