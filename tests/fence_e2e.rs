@@ -605,19 +605,24 @@ fn same_plans(before: &Plans, after: &Plans, behind: Duration, again: &mut Agent
 /// `faketime` package; `.ci/run` installs it).
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
+/// An enforcing scene, when libfaketime is installed (a skip outside CI says why it is not).
+fn faketime_scene() -> Option<Scene> {
+    if !require(
+        Path::new(LIBFAKETIME).exists(),
+        "libfaketime (Debian package faketime)",
+    ) {
+        return None;
+    }
+    scene("enforce", 20, GRACE)
+}
+
 #[test]
 fn a_wall_step_back_while_the_agent_is_down_moves_no_deadline() {
     // Issue 22, seed 0x14e8: the node's wall clock stepped back while the agent was down, and
     // the contact on disk read as later than now. The restarted fence took it for now and
     // counted every deadline from its own start. The files now say where their writer stood
     // against the boot clock, and the restart carries their times onto its own clock.
-    if !require(
-        Path::new(LIBFAKETIME).exists(),
-        "libfaketime (Debian package faketime)",
-    ) {
-        return;
-    }
-    let Some(s) = scene("enforce", 20, GRACE) else {
+    let Some(s) = faketime_scene() else {
         return;
     };
     // Down long enough after the cut that deadlines counted from the restart would be seconds
@@ -643,13 +648,7 @@ fn a_wall_step_back_while_the_agent_is_down_moves_no_deadline() {
 /// last write, and places its kubelet's renewals on its own clock (`clock::steady`).
 #[test]
 fn the_contact_file_follows_a_wall_step_made_while_the_agent_runs() {
-    if !require(
-        Path::new(LIBFAKETIME).exists(),
-        "libfaketime (Debian package faketime)",
-    ) {
-        return;
-    }
-    let Some(s) = scene("enforce", 20, GRACE) else {
+    let Some(s) = faketime_scene() else {
         return;
     };
     // libfaketime reads the offset from this file at every call (`FAKETIME_NO_CACHE`).

@@ -49,6 +49,20 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
     })
 }
 
+/// What peer `p` answers: reaching the API server (its contact 3 s old), or cut off since our own
+/// last contact.
+fn answer_of(p: &Peer, reachable: bool) -> Heard {
+    let age = if reachable { 3 } else { OWN_AGE.as_secs() };
+    Heard::Report(PeerReport {
+        node: p.node.clone(),
+        zone: p.zone.clone(),
+        excluded: false,
+        reachable,
+        last_contact_age: Some(Duration::from_secs(age)),
+        kubelet_renewed: None,
+    })
+}
+
 /// A peer that lost the API together with us, and went silent certainly before this node did (its
 /// last contact older than ours by more than the order tie).
 fn cut(i: usize) -> (String, Heard) {
@@ -750,17 +764,7 @@ fn a_large_zone_whose_asked_peers_are_all_cut_off_asks_the_rest_before_holding()
         address: "10.0.0.1:9843".parse().expect("address"),
         zone: "a".into(),
     };
-    let answer = |p: &Peer, reachable: bool| {
-        let age = if reachable { 3 } else { OWN_AGE.as_secs() };
-        Heard::Report(PeerReport {
-            node: p.node.clone(),
-            zone: p.zone.clone(),
-            excluded: false,
-            reachable,
-            last_contact_age: Some(Duration::from_secs(age)),
-            kubelet_renewed: None,
-        })
-    };
+    let answer = answer_of;
     let peers: Vec<Peer> = (1..60).map(node).collect();
     let me = NodeZone::from_key("a", false);
     let asked = select(&peers, "a", 50);
@@ -1568,17 +1572,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
         address: "10.0.0.1:9843".parse().expect("address"),
         zone: z.into(),
     };
-    let answer = |p: &Peer, reachable: bool| {
-        let age = if reachable { 3 } else { OWN_AGE.as_secs() };
-        Heard::Report(PeerReport {
-            node: p.node.clone(),
-            zone: p.zone.clone(),
-            excluded: false,
-            reachable,
-            last_contact_age: Some(Duration::from_secs(age)),
-            kubelet_renewed: None,
-        })
-    };
+    let answer = answer_of;
     let mut peers = vec![node("a1", "a")];
     peers.extend((0..6).map(|i| node(&format!("b{i}"), "b")));
     // b0, b1 and b2 are cut off; b3, b4, b5 reach the API server.

@@ -914,13 +914,9 @@ fn a_restarted_agent_is_cut_off_at_once_when_peers_read_its_kubelet_unheard() {
         assert!(twice(seed, &Settings::default()).is_empty(), "{seed:#x}");
         assert!(!twice(seed, &reverted).is_empty(), "{seed:#x}");
     }
-    let o = sim::run(&Scenario::generate(0x11d4), &Settings::default(), true);
-    assert!(
-        o.timeline
-            .iter()
-            .any(|l| l.contains("163.543s n3 starts cut off: peers read its kubelet unheard")),
-        "{:#?}",
-        o.timeline
+    assert_timeline_says(
+        0x11d4,
+        "163.543s n3 starts cut off: peers read its kubelet unheard",
     );
 }
 
@@ -949,17 +945,7 @@ fn a_restarted_fence_counts_from_its_kubelets_renewal_as_peers_read_it() {
 /// other zones (`quorum::unasked`). Also 0x1bfb (a zone of 56: pods 2 and 8, 21 s and 7 s).
 #[test]
 fn a_hold_on_a_large_zone_asks_the_peers_not_asked_first() {
-    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
-        sim::run(&Scenario::generate(seed), settings, false)
-            .violations
-            .into_iter()
-            .filter(|v| kind(v) == "running-twice")
-            .filter_map(|v| match v {
-                Violation::RunningTwice { pod, .. } => Some(pod),
-                _ => None,
-            })
-            .collect()
-    };
+    let twice = running_twice;
     let mut reverted = Settings::default();
     reverted.fixes.own_zone_asked = false;
     for seed in [0x129d, 0x1bfb] {
@@ -986,17 +972,7 @@ fn a_hold_on_a_large_zone_asks_the_peers_not_asked_first() {
 /// (`quorum::lease_readers`).
 #[test]
 fn a_step_the_previous_run_lived_through_leaves_its_kubelets_renewal_readable() {
-    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
-        sim::run(&Scenario::generate(seed), settings, false)
-            .violations
-            .into_iter()
-            .filter(|v| kind(v) == "running-twice")
-            .filter_map(|v| match v {
-                Violation::RunningTwice { pod, .. } => Some(pod),
-                _ => None,
-            })
-            .collect()
-    };
+    let twice = running_twice;
     let fixed = Settings::default();
     assert!(twice(0x1f01, &fixed).is_empty());
     assert!(twice(0xd6b, &fixed).is_empty());
@@ -1007,14 +983,7 @@ fn a_step_the_previous_run_lived_through_leaves_its_kubelets_renewal_readable() 
     let mut first_three = Settings::default();
     first_three.fixes.readers_able = false;
     assert_eq!(twice(0xd6b, &first_three), [3]);
-    let o = sim::run(&Scenario::generate(0xd6b), &fixed, true);
-    assert!(
-        o.timeline
-            .iter()
-            .any(|l| l.contains("n2 starts cut off: peers read its kubelet unheard")),
-        "{:#?}",
-        o.timeline
-    );
+    assert_timeline_says(0xd6b, "n2 starts cut off: peers read its kubelet unheard");
 }
 
 /// Seed 0x33b (the default model; scenario 827 of the search with `--revert lease-heard`): n13's
@@ -1063,6 +1032,29 @@ fn no_node_reaching_the_api_server_holds_a_node_tainted_before_the_outage() {
     assert_eq!(wrongful_stops(&scenario, &reverted), [1]);
 }
 
+/// The pods of seed `seed` that run twice under `settings` (the defect kind), in the order found.
+fn running_twice(seed: u64, settings: &Settings) -> Vec<usize> {
+    sim::run(&Scenario::generate(seed), settings, false)
+        .violations
+        .into_iter()
+        .filter(|v| kind(v) == "running-twice")
+        .filter_map(|v| match v {
+            Violation::RunningTwice { pod, .. } => Some(pod),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Seed `seed`'s timeline under the default settings has a line that says `needle`.
+fn assert_timeline_says(seed: u64, needle: &str) {
+    let o = sim::run(&Scenario::generate(seed), &Settings::default(), true);
+    assert!(
+        o.timeline.iter().any(|l| l.contains(needle)),
+        "{needle:?} not in {:#?}",
+        o.timeline
+    );
+}
+
 /// The pods of `scenario` stopped wrongfully under `settings`, in the order found.
 fn wrongful_stops(scenario: &Scenario, settings: &Settings) -> Vec<usize> {
     sim::run(scenario, settings, false)
@@ -1090,12 +1082,5 @@ fn a_hold_waits_a_round_while_the_renewal_after_an_answered_read_is_in_flight() 
     let mut reverted = Settings::default();
     reverted.fixes.renewal_in_flight = false;
     assert_eq!(wrongful_stops(&scenario, &reverted), [120, 122]);
-    let o = sim::run(&scenario, &Settings::default(), true);
-    assert!(
-        o.timeline
-            .iter()
-            .any(|l| l.contains("n59 would enforce, its renewal in flight")),
-        "{:#?}",
-        o.timeline
-    );
+    assert_timeline_says(0x1cea, "n59 would enforce, its renewal in flight");
 }
