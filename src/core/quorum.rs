@@ -443,8 +443,9 @@ pub fn order_tie(renew: Duration, kubelet_lag: Duration) -> Duration {
 /// previous run persisted and this run's start — while no agent ran, the kubelet kept renewing
 /// the node's Lease, so the node may have been heard until then (issue 22: an agent restarted in
 /// an outage counted from a contact on disk that predated it, saw its peers' later contacts as
-/// "not lost together", and enforced). The fence still counts its deadlines from the earliest
-/// bound (the persisted contact): never late.
+/// "not lost together", and enforced). The fence counts its deadlines from the persisted contact,
+/// or from the kubelet renewal peers read for this run when later ([`kubelet_renewal`]): never
+/// late.
 pub fn heard_until<T: Ord + Copy>(this_run: Option<T>, persisted: Option<T>, started: T) -> T {
     match this_run {
         Some(c) => c.max(persisted.unwrap_or(c)),
