@@ -273,7 +273,10 @@ async fn ask_round(
         }
         _ => Vec::new(),
     };
-    note_unable(unable, &heard);
+    // Only a run with no contact of its own has its Lease read (`lease_readers`).
+    if !has_contact {
+        note_unable(unable, &heard);
+    }
     let (own_contact_age, own_silence_age) = ages(&heard);
     let round =
         crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);

@@ -2241,7 +2241,9 @@ impl World<'_> {
             self.unable(a),
         );
         let mut heard = ask(&self.asked_lists[i], &lease);
-        quorum::note_unable(&mut a.unable, &heard);
+        if a.contact.last_contact.is_none() {
+            quorum::note_unable(&mut a.unable, &heard);
+        }
         self.read_renewal(i, a, &heard);
         let own = a.contact.last_contact.max(a.contact_before);
         // As the agent's quorum task reads it: the system clock against this run's wall scale,
