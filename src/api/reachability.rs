@@ -100,7 +100,7 @@ impl Reachability {
 
     /// Records the outcome of one request sent at `sent_at`; logs when reachability changes.
     pub fn record<T>(&self, result: &Result<T, ApiError>, request: Request, sent_at: Instant) {
-        let error = result.as_ref().err().map(ToString::to_string);
+        let error = result.as_ref().err().map(|e| e as &dyn std::fmt::Display);
         self.fold(evidence(outcome(result), request), sent_at, error);
     }
 
@@ -112,11 +112,12 @@ impl Reachability {
             "peers read this node's kubelet Lease last renewed {:.1}s ago",
             age.as_secs_f64()
         );
-        self.fold(Evidence::Failure, sent_at, Some(why));
+        self.fold(Evidence::Failure, sent_at, Some(&why));
     }
 
-    /// Folds in one piece of evidence; `error` says why a failure failed.
-    fn fold(&self, evidence: Evidence, sent_at: Instant, error: Option<String>) {
+    /// Folds in one piece of evidence; `error` says why a failure failed, formatted only for the
+    /// line that logs a change (most failures change nothing).
+    fn fold(&self, evidence: Evidence, sent_at: Instant, error: Option<&dyn std::fmt::Display>) {
         let (sent, now) = (
             self.since_origin(sent_at),
             self.since_origin(Instant::now()),
@@ -171,7 +172,7 @@ impl Reachability {
         let silent = now.saturating_sub(previous_since.unwrap_or(now));
         match (next, previous, error) {
             (State::Unreachable, _, Some(e)) => log::warn!(
-                reachable = "false", error = e.as_str(),
+                reachable = "false", error = e.to_string().as_str(),
                 last_contact = last.as_str();
                 "API server unreachable: {e} (last contact: {last})"
             ),
