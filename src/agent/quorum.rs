@@ -336,12 +336,7 @@ async fn probe_at_start(
         return;
     };
     let chosen = select(peers, &zone.listed, ask_at_most);
-    let readers: Vec<Peer> = chosen
-        .iter()
-        .zip(lease_readers(&chosen, &zone.listed, false, unable))
-        .filter(|(_, read)| *read)
-        .map(|(p, _)| p.clone())
-        .collect();
+    let readers = crate::core::quorum::start_readers(&chosen, &zone.listed, unable);
     let sent = Instant::now();
     let flags = vec![true; readers.len()];
     let heard = ask(readers, flags, zone.key.clone()).await;
@@ -349,12 +344,9 @@ async fn probe_at_start(
     let now = Instant::now();
     let steady = steady_now(clock, inputs.previous_scale);
     note_renewal(view, heard.iter().map(|(_, h)| h), steady);
-    let kubelet =
-        crate::core::quorum::kubelet_heard(heard.iter().map(|(_, h)| h), clock.at(now), steady)
-            .map(|mono| clock.instant_of(mono));
-    if let Some(age) = crate::core::quorum::kubelet_unheard(kubelet, policy.unheard_after, |k| {
-        now.saturating_duration_since(k)
-    }) {
+    let heard = heard.iter().map(|(_, h)| h);
+    let after = policy.unheard_after;
+    if let Some(age) = crate::core::quorum::kubelet_unheard(heard, clock.at(now), steady, after) {
         inputs.reach.record_kubelet_unheard(age, sent);
     }
 }

@@ -617,14 +617,26 @@ pub fn kubelet_renewal<'a>(
 /// it makes on a working link. A run that has had no answer of its own yet counts this as a
 /// failed request (`Fixes::unheard_at_start`): a request sent into a link that hangs answers
 /// only at its timeout, and the link may have been cut long before this run began. `None` when
-/// the peers read no renewal, or a recent one.
-pub fn kubelet_unheard<T: Ord + Copy>(
-    kubelet: Option<T>,
+/// the peers read no renewal, a recent one, or none placeable (`steady`, [`kubelet_heard`]).
+pub fn kubelet_unheard<'a>(
+    heard: impl IntoIterator<Item = &'a Heard>,
+    now: Moment,
+    steady: bool,
     unheard_after: Duration,
-    age: impl Fn(T) -> Duration,
 ) -> Option<Duration> {
-    let age = age(kubelet?);
+    let age = now.mono.saturating_sub(kubelet_heard(heard, now, steady)?);
     (age > unheard_after).then_some(age)
+}
+
+/// The peers a start with no answer yet asks to read its kubelet Lease (`Fixes::unheard_at_start`):
+/// those of `asked` (the round's selection, [`select`]) that [`lease_readers`] flags.
+pub fn start_readers(asked: &[Peer], zone: &str, unable: &BTreeSet<String>) -> Vec<Peer> {
+    asked
+        .iter()
+        .zip(lease_readers(asked, zone, false, unable))
+        .filter(|(_, read)| *read)
+        .map(|(p, _)| p.clone())
+        .collect()
 }
 
 /// The `started` bound [`heard_until`] takes for a run that started at `started`: that instant,

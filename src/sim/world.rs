@@ -2171,24 +2171,20 @@ impl World<'_> {
     /// failure of this node's link (`Contact::observe`), as a request's timeout would be.
     fn probe_at_start(&mut self, i: usize, a: &mut Agent) {
         let now = self.now;
-        let asked = &self.asked_lists[i];
-        let lease = quorum::lease_readers(asked, &self.node_zones[i].listed, false, self.unable(a));
-        let readers: Vec<Peer> = asked
-            .iter()
-            .zip(&lease)
-            .filter(|(_, l)| **l)
-            .map(|(p, _)| p.clone())
-            .collect();
+        let readers = quorum::start_readers(
+            &self.asked_lists[i],
+            &self.node_zones[i].listed,
+            self.unable(a),
+        );
         let heard = self.ask(i, &readers, &vec![true; readers.len()]);
         quorum::note_unable(&mut a.unable, &heard);
         self.read_renewal(i, a, &heard);
-        let kubelet = quorum::kubelet_heard(
+        if let Some(age) = quorum::kubelet_unheard(
             heard.iter().map(|(_, h)| h),
             moment_off(now, a.wall_offset),
             self.steady(i, a),
-        );
-        let after = self.quorum_policy.unheard_after;
-        if let Some(age) = quorum::kubelet_unheard(kubelet, after, |k| now.saturating_sub(k)) {
+            self.quorum_policy.unheard_after,
+        ) {
             a.contact.observe(Evidence::Failure, now, now);
             self.log(|| {
                 format!(
