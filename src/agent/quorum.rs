@@ -306,13 +306,17 @@ fn zone_and_peers(view: &watch::Sender<QuorumView>) -> (NodeZone, Vec<Peer>) {
     )
 }
 
-/// Whether this run, started at `started`, has had no answer from the API server yet while a
-/// previous run left a contact to count from: a start whose first requests may hang until their
-/// timeout in a link cut long before it (`Fixes::unheard_at_start`). Only within
-/// `unreachableAfter` of the start: after that the fence counts the node cut off without any
-/// failure (`core::contact::cut_off`), and a read could change nothing.
-fn unanswered_start(inputs: &QuorumInputs, policy: &QuorumPolicy, started: Instant) -> bool {
-    policy.fixes.unheard_at_start
+/// Whether peers read this node's kubelet Lease for a start (`probe_at_start`): the fence acts
+/// (`fencing`), judges the node not cut off (yet), and this run, started at `started`, has had no
+/// answer from the API server while a previous run left a contact to count from — a start whose
+/// first requests may hang until their timeout in a link cut long before it
+/// (`Fixes::unheard_at_start`). Only within `unreachableAfter` of the start: after that the fence
+/// counts the node cut off without any failure (`core::contact::cut_off`), and a read could
+/// change nothing.
+fn probing(inputs: &QuorumInputs, policy: &QuorumPolicy, fencing: bool, started: Instant) -> bool {
+    fencing
+        && *inputs.cut_off.borrow() == Some(false)
+        && policy.fixes.unheard_at_start
         && inputs.contact_before.is_some()
         && inputs.reach.state() == crate::api::reachability::State::Unknown
         && Instant::now() < started + policy.unreachable_after
@@ -434,9 +438,7 @@ pub async fn run(
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
-            let probing = *inputs.cut_off.borrow() == Some(false)
-                && fencing
-                && unanswered_start(&inputs, &policy, started);
+            let probing = probing(&inputs, &policy, fencing, started);
             let round = next_round(asking, last_round, interval, clock.now().mono)
                 .or(next_probe.filter(|_| probing))
                 .map(|t| clock.instant_of(t));
@@ -499,11 +501,7 @@ pub async fn run(
             }
             last_round = None;
             let now = clock.now().mono;
-            if fencing
-                && !cut_off
-                && unanswered_start(&inputs, &policy, started)
-                && next_probe.is_none_or(|t| now >= t)
-            {
+            if probing(&inputs, &policy, fencing, started) && next_probe.is_none_or(|t| now >= t) {
                 next_probe = Some(now + interval);
                 let (zone, peers) = zone_and_peers(&view);
                 let readers = (ask_at_most, &mut unable);

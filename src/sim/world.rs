@@ -1959,13 +1959,7 @@ impl World<'_> {
         let Some(mut a) = self.agents[i].take() else {
             return;
         };
-        if set.fixes.unheard_at_start
-            && a.contact.reach == Reach::Unknown
-            && a.contact_before.is_some()
-            && now < a.started + set.unreachable_after
-            && a.link.cut_off_since().is_none()
-            && a.next_probe.is_none_or(|t| now >= t)
-        {
+        if self.probing(&a) && a.next_probe.is_none_or(|t| now >= t) {
             self.probe_at_start(i, &mut a);
             a.next_probe = Some(now + set.peer_interval);
         }
@@ -2077,7 +2071,7 @@ impl World<'_> {
             disk.last_contact = written.map(|(w, _)| w);
             disk.contact_scale = written.map_or(run_scale, |(_, s)| s);
             if what == Write::State {
-                disk.state_scale = scale_of(i, a.wall_offset);
+                disk.state_scale = run_scale;
                 disk.cut_off_since = a.link.cut_off_since();
                 disk.verdict = a.gate.verdict.clone();
                 disk.held_at = a.gate.held_at.map(|h| m.wall_at(h));
@@ -2094,10 +2088,8 @@ impl World<'_> {
         if let Some(t) = a.link.next_change(&seen, now, set.unreachable_after) {
             next.push(t);
         }
-        if a.contact.reach == Reach::Unknown
-            && let Some(t) = a
-                .next_probe
-                .filter(|t| *t < a.started + set.unreachable_after)
+        if self.probing(&a)
+            && let Some(t) = a.next_probe
         {
             next.push(t);
         }
@@ -2208,6 +2200,17 @@ impl World<'_> {
                 arrived: self.now,
             });
         }
+    }
+
+    /// Whether peers read agent `a`'s kubelet Lease for its start, as `agent::quorum`'s `probing`
+    /// has it: the fix on, no answer from the API server yet, a contact on disk, not cut off,
+    /// and within `unreachableAfter` of the start.
+    fn probing(&self, a: &Agent) -> bool {
+        self.set.fixes.unheard_at_start
+            && a.contact.reach == Reach::Unknown
+            && a.contact_before.is_some()
+            && self.now < a.started + self.set.unreachable_after
+            && a.link.cut_off_since().is_none()
     }
 
     /// The peers agent `a` asks last to read its Lease (`quorum::lease_readers`): none with
