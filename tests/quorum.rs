@@ -9,7 +9,7 @@ use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerd
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, decide_or_ask,
-    next_round, planning, rest_counted, resumed_heard_bound, select, unasked, unasked_elsewhere,
+    next_round, planning, rest_counted, resumed_heard_bound, select, unasked,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -1589,7 +1589,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
     assert!(decide(&round, &policy(), true).is_hold());
     assert!(decide_or_ask(&round, &policy(), true).1);
     // The rest of the other zone, asked: one reaches the API server, and the zone is evicted.
-    let rest = unasked_elsewhere(&peers, "a", &heard);
+    let rest = unasked(&peers, "a", &heard, false);
     let names: Vec<&str> = rest.iter().map(|p| p.node.as_str()).collect();
     assert_eq!(names, ["b2", "b3", "b4", "b5"]);
     heard.extend(rest.iter().map(|p| (p.clone(), hears(p))));
@@ -1604,7 +1604,7 @@ fn every_zone_down_rests_on_every_peer_of_the_other_zones_not_on_two_of_each() {
         .collect();
     let round = zone::round(&me, &peers, &all_cut, OWN_AGE);
     assert!(decide(&round, &policy(), true).is_hold());
-    assert!(unasked_elsewhere(&peers, "a", &all_cut).is_empty());
+    assert!(unasked(&peers, "a", &all_cut, false).is_empty());
     // A round with no other zone never asks more.
     let alone = zone::round(&me, &peers[..1], &all_cut[..1], OWN_AGE);
     assert!(!decide_or_ask(&alone, &policy(), true).1);

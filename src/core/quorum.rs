@@ -101,11 +101,6 @@ pub fn select(peers: &[Peer], zone: &str, ask: usize) -> Vec<Peer> {
     chosen
 }
 
-/// The peers listed outside `zone` that `heard` does not hold: the rest of the other zones.
-pub fn unasked_elsewhere(peers: &[Peer], zone: &str, heard: &[(Peer, Heard)]) -> Vec<Peer> {
-    unasked(peers, zone, heard, false)
-}
-
 /// The peers listed that `heard` does not hold, which a round asks when [`decide_or_ask`] says
 /// so: the rest of the other zones, and with `own_zone` (`Fixes::own_zone_asked`) the rest of
 /// `zone` too.
