@@ -59,6 +59,13 @@ impl Clock {
         self.scale
     }
 
+    /// The system clock's place on the boot clock now, for this run's boot: what [`scale_at`]
+    /// gives for the system clock read now, without reading the boot's id again (it is the
+    /// run's). `None` when this run has no scale.
+    pub fn system_scale(&self) -> Option<Scale> {
+        Scale::of(self.scale?.boot, SystemTime::now(), since_boot()?)
+    }
+
     /// The present on both clocks.
     pub fn now(&self) -> Moment {
         self.at(Instant::now())
@@ -109,12 +116,16 @@ pub fn scale_at(wall: SystemTime) -> Option<Scale> {
 fn boot_clock() -> Option<(u128, Duration)> {
     let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let boot = crate::core::clock::parse_boot_id(&id)?;
+    Some((boot, since_boot()?))
+}
+
+/// The boot clock (`CLOCK_BOOTTIME`) now.
+fn since_boot() -> Option<Duration> {
     let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
-    let since_boot = Duration::new(
+    Some(Duration::new(
         u64::try_from(t.tv_sec()).ok()?,
         u32::try_from(t.tv_nsec()).ok()?,
-    );
-    Some((boot, since_boot))
+    ))
 }
 
 #[cfg(test)]

@@ -949,7 +949,7 @@ impl Task {
                 Some(contact) => {
                     // On the system clock's scale as it reads now: the same instant, and the
                     // scale the next run checks its steadiness against.
-                    let system = crate::agent::clock::scale_at(SystemTime::now());
+                    let system = self.clock.system_scale();
                     let (contact, scale) =
                         crate::core::clock::on_system_scale(contact, self.clock.scale(), system);
                     self.contact_errors.note(state::save_contact(
