@@ -339,6 +339,45 @@ fn which_peers_went_silent_first_is_counted_from_the_earliest_this_kubelet_may_h
 /// last renewal as its peers read it: the latest `renewTime` any of them reported, placed by this
 /// run's wall clock and a second later, and only while the wall clock held steady since the
 /// previous run's last write.
+/// A kubelet unheard for longer than `unheard_after` (`unreachableAfter`, no less than the
+/// kubelet's renew interval, docs/semantics.md §13) proves the link cut for a start with no
+/// answer yet; at the bound, with no renewal read, or on a wall clock that stepped, it proves
+/// nothing. The renewal the fence counts from is the one read, `RENEWAL_SLACK` earlier.
+#[test]
+fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second_early() {
+    use nodewarden::core::clock::Moment;
+    use nodewarden::core::quorum::{RENEWAL_SLACK, kubelet_renewal, kubelet_unheard};
+    use std::time::SystemTime;
+    let s = Duration::from_secs;
+    let now = Moment {
+        mono: s(100),
+        wall: SystemTime::UNIX_EPOCH + s(1_000_100),
+    };
+    let renewed = |ago: u64| {
+        [Heard::Report(PeerReport {
+            node: "p".into(),
+            zone: ZONE.into(),
+            excluded: false,
+            reachable: true,
+            last_contact_age: Some(s(1)),
+            kubelet_renewed: Some(now.wall - s(ago)),
+        })]
+    };
+    let after = s(15);
+    // Read "heard" a second later (`kubelet_heard`): 17 s ago reads as 16 s, past 15 s.
+    assert_eq!(kubelet_unheard(&renewed(17), now, true, after), Some(s(16)));
+    // 16 s ago reads as 15 s: at the bound, not past it.
+    assert_eq!(kubelet_unheard(&renewed(16), now, true, after), None);
+    assert_eq!(kubelet_unheard(&renewed(5), now, true, after), None);
+    assert_eq!(kubelet_unheard(&renewed(60), now, false, after), None);
+    assert_eq!(kubelet_unheard(&[Heard::Silent], now, true, after), None);
+    assert_eq!(
+        kubelet_renewal(&renewed(60), true),
+        Some(now.wall - s(60) - RENEWAL_SLACK)
+    );
+    assert_eq!(kubelet_renewal(&renewed(60), false), None);
+}
+
 #[test]
 fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard() {
     use nodewarden::core::clock::{Moment, Scale, steady};

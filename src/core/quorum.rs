@@ -385,8 +385,8 @@ pub struct QuorumPolicy {
     pub order_tie: Duration,
     /// How long this node's kubelet, as its peers read its Lease, must have gone unheard to
     /// prove the node's link cut: `unreachable_after`, and no less than the kubelet's renew
-    /// interval (`kubelet_lag`), which a kubelet on a working link never misses
-    /// ([`kubelet_unheard`]).
+    /// interval (`kubelet_lag`, docs/semantics.md §13), which a kubelet on a working link never
+    /// misses ([`kubelet_unheard`]).
     pub unheard_after: Duration,
 }
 
@@ -594,7 +594,8 @@ fn latest_renewal<'a>(heard: impl IntoIterator<Item = &'a Heard>) -> Option<Syst
 /// The kubelet renewal the peers read this round as the fence counts its deadlines from it
 /// (`fencing::Heartbeat`, as a Ready heartbeat seen on the Node): the latest `renewTime`
 /// reported, [`RENEWAL_SLACK`] earlier. The controller-manager saw that renewal no earlier than
-/// it was stored, so the node's grace period runs from no earlier than that: a fence that
+/// it was stored (it counts each advance of `renewTime` when it observes it, docs/semantics.md
+/// §5.2, §13), so the node's grace period runs from no earlier than that: a fence that
 /// counts from it is never late, and no longer counts from a contact on disk that may be minutes
 /// older (a run that began after its agent was down). `None` unless `steady`
 /// ([`kubelet_heard`]).
