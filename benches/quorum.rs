@@ -90,6 +90,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             own_contact_age: Duration::from_secs(20),
             own_silence_age: Duration::from_secs(20),
             heard,
+            tainted: false,
         };
         let policy = QuorumPolicy {
             fixes: nodewarden::core::quorum::Fixes::ALL,
@@ -100,6 +101,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             unreachable_after: Duration::from_secs(15),
             order_tie: Duration::from_secs(5),
             unheard_after: Duration::from_secs(15),
+            renewed_within: Duration::from_millis(11_400),
         };
         decide(&r, &policy, true).is_hold()
     })

@@ -28,6 +28,7 @@ fn policy() -> QuorumPolicy {
         unreachable_after: Duration::from_secs(15),
         order_tie: Duration::from_secs(5),
         unheard_after: Duration::from_secs(15),
+        renewed_within: Duration::from_millis(11_400),
     }
 }
 
@@ -88,6 +89,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         own_contact_age: OWN_AGE,
         own_silence_age: OWN_AGE,
         heard,
+        tainted: false,
     }
 }
 
@@ -168,6 +170,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         own_contact_age: OWN_AGE,
         own_silence_age: OWN_AGE,
         heard: vec![],
+        tainted: false,
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
@@ -274,6 +277,53 @@ fn a_partial_disruption_holds_only_a_node_judged_after_its_zone_was_disrupted() 
     let mut r = zone(5, 0);
     r.heard = vec![peer(20), peer(21), peer(19), up(0)];
     assert!(decide(&r, &old, true).is_hold());
+}
+
+#[test]
+fn a_node_seen_tainted_is_held_by_no_partial_disruption_and_settles_on_a_peer_heard_after_its_renewal()
+ {
+    // 3 of 5 cut off, the two peers first: a partial disruption the controller was in when it
+    // could first judge this node, so it holds. Seen tainted, the control plane judged it before:
+    // a partial disruption that follows keeps the taint (docs/semantics.md §5.5).
+    let r = zone(5, 2);
+    assert!(decide(&r, &policy(), true).is_hold());
+    let v = decide(&r.clone().tainted(true), &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(v.reason().contains("tainted before"), "{}", v.reason());
+    let old = policy_without(|f| f.taint_settles = false);
+    assert!(decide(&r.clone().tainted(true), &old, true).is_hold());
+    // Still no peer that reaches the API server: no live control plane to delete anything.
+    let mut r = zone(5, 2);
+    r.heard.truncate(2);
+    r.heard.push(silent());
+    assert!(decide(&r.tainted(true), &policy(), true).is_hold());
+
+    // Not settled yet (13 s after the last contact), every peer reaching the API server. A
+    // peer lost together with this node may say so for `lost_together` (15 s) after its
+    // contact: the verdict waits, tainted or not, until one was heard more than
+    // `renewed_within` (11.4 s) after this node, which only a tainted node counts.
+    let own = Duration::from_secs(13);
+    let round = |peer_age: u64, tainted: bool| {
+        let mut r = zone(5, 0);
+        r.own_contact_age = own;
+        r.own_silence_age = own;
+        for (_, h) in &mut r.heard {
+            *h = report("u", true, Some(peer_age));
+        }
+        r.tainted(tainted)
+    };
+    let table = [
+        (1, false, "pending"), // 12 s after ours
+        (1, true, "enforce"),
+        (2, true, "pending"), // 11 s after ours: within this node's own next renewal
+        (2, false, "pending"),
+    ];
+    for (peer_age, tainted, want) in table {
+        let v = decide(&round(peer_age, tainted), &policy(), true);
+        assert_eq!(v.word(), want, "{peer_age} {tainted}: {}", v.reason());
+    }
+    let v = decide(&round(1, true), &old, true);
+    assert_eq!(v.word(), "pending", "{}", v.reason());
 }
 
 #[test]
@@ -711,6 +761,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         own_contact_age: Duration::from_secs(25),
         own_silence_age: Duration::from_secs(25),
         heard,
+        tainted: false,
     };
     let decide_both = |r: &Round| {
         let early = decide(r, &policy, true);
@@ -1380,6 +1431,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         own_contact_age: age(fleet[me].contact),
         own_silence_age: age(fleet[me].contact),
         heard,
+        tainted: false,
     }
 }
 
@@ -1387,21 +1439,13 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
 /// `unreachableAfter` 15 s), enforcing a whole zone cut off while another zone answers.
 fn default_policy() -> (QuorumPolicy, Duration) {
     let after = Duration::from_secs(15);
-    let (lost_together, settled_after) =
-        nodewarden::core::quorum::windows(Duration::from_secs(10), after);
-    let policy = QuorumPolicy {
-        fixes: nodewarden::core::quorum::Fixes::ALL,
-        without_peers: Undecided::Hold,
-        whole_zone_cut_off: Undecided::Enforce,
-        lost_together,
-        settled_after,
-        unreachable_after: after,
-        order_tie: nodewarden::core::quorum::order_tie(
-            Duration::from_secs(10),
-            nodewarden::core::fence_plan::kubelet_lag(Duration::from_secs(40), false),
-        ),
-        unheard_after: after,
-    };
+    let policy = QuorumPolicy::new(
+        Duration::from_secs(10),
+        after,
+        nodewarden::core::fence_plan::kubelet_lag(Duration::from_secs(40), false),
+        Undecided::Hold,
+        Undecided::Enforce,
+    );
     (policy, after)
 }
 

@@ -325,6 +325,61 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     );
 }
 
+/// A node whose Node carries the unreachable taint when its link is cut was judged already. A
+/// peer heard after this node's own next renewal would have landed (renew 1 s, no kubelet lag,
+/// and a second) shows the control plane still answers, and settles its verdict: it need not wait
+/// until peers lost together with it would know (8.5 s after its last contact, as
+/// `ENFORCED_TOLERATION` says), which the pods of a node tainted earlier may not outlast
+/// (docs/fence.md §5, *A node seen tainted*).
+#[test]
+fn a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
+    let Some(mut lab) = lab(LabSpec {
+        toleration: Duration::from_secs(30),
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let name = lab.node(1).name.clone();
+    let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    lab.server
+        .api
+        .update_node_as("kube-controller-manager", &name, |n| {
+            n["spec"]["taints"] = serde_json::json!([{
+                "key": "node.kubernetes.io/unreachable",
+                "effect": "NoExecute",
+                "timeAdded": added,
+            }]);
+        })
+        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    // The agent's Node, with the taint, is on disk (as the fence saw it) before the cut.
+    let state = lab.node(1).state.join("state.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(&added)) {
+        assert!(
+            Instant::now() < deadline,
+            "the taint never reached the state file"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cut_at = Instant::now();
+    lab.cut_api(1);
+    let (line, at) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
+    assert!(line.contains("seen tainted"), "{line}");
+    // Settled by the rule for peers lost together, it would be no sooner than 8.5 s after the
+    // last contact, which is at most a renewal (1 s) before the cut.
+    assert!(
+        at < cut_at + Duration::from_millis(7_500),
+        "enforce {} ms after the cut: {line}",
+        at.duration_since(cut_at).as_millis()
+    );
+    let v = verdicts(&lab.node(1).log());
+    assert!(
+        v.iter().all(|(v, _)| v != "hold"),
+        "n1 held while its peers reached the API: {v:?}"
+    );
+}
+
 /// Scenario 2: the API server unreachable for everyone — the controller evicts nothing when every
 /// zone is down, so nobody here does either, well past every eviction time. n5 is labelled
 /// `node.kubernetes.io/exclude-disruption`: it still answers, and every agent, n5 too, counts a

@@ -986,6 +986,26 @@ fn a_step_the_previous_run_lived_through_leaves_its_kubelets_renewal_readable() 
     assert_timeline_says(0xd6b, "n2 starts cut off: peers read its kubelet unheard");
 }
 
+/// Seed 0x1b73 (the default model): n5, in a zone of 14, was tainted while cut off, came back
+/// for a moment, and was cut off again before the controller removed the taint. Its pod 11,
+/// tolerating the taint for a while, was deleted for it 3.7 s before the verdict settled by the
+/// rule for peers lost together with it. Its Node as last seen carried the taint, so the control
+/// plane had judged it: a peer heard later than this node's own next renewal would have landed
+/// shows the control plane live, and settles it (`Round::tainted`, `QuorumPolicy::renewed_within`).
+#[test]
+fn a_node_seen_tainted_settles_once_a_peer_is_heard_after_its_own_next_renewal() {
+    let twice = running_twice;
+    assert!(twice(0x1b73, &Settings::default()).is_empty());
+    let mut reverted = Settings::default();
+    reverted.fixes.taint_settles = false;
+    assert_eq!(twice(0x1b73, &reverted), [11]);
+    assert_timeline_says(
+        0x1b73,
+        "n5 quorum enforce: 2 of 14 node(s) in zone zone-2 cut off",
+    );
+    assert_timeline_says(0x1b73, "this node was seen tainted");
+}
+
 /// Seed 0x33b (the default model; scenario 827 of the search with `--revert lease-heard`): n13's
 /// agent was SIGKILLed 3 s before its link was cut and restarted 32 s later, in a 4.5 s outage
 /// of the API server. Counting itself heard until that start, it took the peers that lost the

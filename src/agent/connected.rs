@@ -219,6 +219,8 @@ pub async fn run<S: Source>(
     let (quorum_tx, quorum_rx) = watch::channel(quorum::resume(persisted.as_ref(), &clock));
     // Fence → quorum: the fence's judgement of contact.
     let (cut_off_tx, cut_off_rx) = watch::channel(None);
+    // Fence → quorum: whether the Node carried the unreachable taint when last seen.
+    let (tainted_tx, tainted_rx) = watch::channel(false);
     // Peer source → quorum. A static list is known at once; a discovered one replaces the
     // persisted list only once listed.
     let (peers_tx, mut peers_rx) = watch::channel(peers.known);
@@ -350,6 +352,7 @@ pub async fn run<S: Source>(
             heard_bound,
             previous_scale,
             cut_off: cut_off_rx,
+            tainted: tainted_rx,
             nudges,
             tell: peers
                 .key
@@ -375,6 +378,7 @@ pub async fn run<S: Source>(
             reach: reach.clone(),
             quorum: quorum_rx,
             cut_off: cut_off_tx,
+            tainted: tainted_tx,
         };
         let api = api::ApiClient {
             kube: client.clone(),

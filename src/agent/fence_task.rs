@@ -210,6 +210,9 @@ pub struct FenceInputs {
     pub quorum: watch::Receiver<QuorumView>,
     /// Whether this node is cut off, for the quorum task.
     pub cut_off: watch::Sender<Option<bool>>,
+    /// Whether our Node carried the unreachable NoExecute taint when last seen (by this run, or
+    /// by the previous one as its state file keeps it), for the quorum task.
+    pub tainted: watch::Sender<bool>,
 }
 
 /// Everything the state file keeps, as the task holds it.
@@ -431,6 +434,14 @@ pub async fn run(
         inputs
             .cut_off
             .send_if_modified(|c| std::mem::replace(c, cut_off) != cut_off);
+        let tainted = task
+            .kept
+            .node_status
+            .as_ref()
+            .is_some_and(|n| n.unreachable_added().is_some());
+        inputs
+            .tainted
+            .send_if_modified(|t| std::mem::replace(t, tainted) != tainted);
         task.reachable = judged.reachable;
         if judged.reachable {
             task.connected(&mut inputs, now).await;

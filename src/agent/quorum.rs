@@ -152,6 +152,9 @@ pub struct QuorumInputs {
     /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
     /// before then.
     pub cut_off: watch::Receiver<Option<bool>>,
+    /// Whether this node's Node carried the unreachable NoExecute taint when the fence last saw
+    /// it (`core::quorum::Round::tainted`).
+    pub tainted: watch::Receiver<bool>,
     /// Shared with the peer endpoint ([`Nudges`]).
     pub nudges: Arc<Nudges>,
     /// `None` when no peer can be told (no key).
@@ -256,11 +259,12 @@ fn zone_of(node: &Node) -> NodeZone {
 ///
 /// This node's two ages come from `ages`, given what the peers said: a restarted agent with no
 /// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
-/// `core::quorum::lease_readers`), and what they read bounds when it was last heard.
+/// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `tainted`:
+/// its Node carried the unreachable taint when last seen (`core::quorum::Round::tainted`).
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
-    zone: &NodeZone,
+    (zone, tainted): (&NodeZone, bool),
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
@@ -278,8 +282,9 @@ async fn ask_round(
         note_unable(unable, &heard);
     }
     let (own_contact_age, own_silence_age) = ages(&heard);
-    let round =
-        crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
+    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
+        .silent_for(own_silence_age)
+        .tainted(tainted);
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
@@ -291,8 +296,9 @@ async fn ask_round(
     let answers = ask(rest, Vec::new(), zone.key.clone()).await;
     heard.extend(rest_counted(&zone.listed, answers));
     let (own_contact_age, own_silence_age) = ages(&heard);
-    let round =
-        crate::core::zone::round(zone, peers, &heard, own_contact_age).silent_for(own_silence_age);
+    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
+        .silent_for(own_silence_age)
+        .tainted(tainted);
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
 }
@@ -551,10 +557,11 @@ pub async fn run(
         };
         let sent = (now, clock.at(now).wall);
         let known = inputs.ask.is_some() && !peers.is_empty();
+        let tainted = *inputs.tainted.borrow();
         let (round, decided) = ask_round(
             inputs.ask.as_ref(),
             &peers,
-            &zone,
+            (&zone, tainted),
             (ask_at_most, this_run.is_some(), &mut unable),
             (&policy, known),
             &ages,
@@ -693,6 +700,49 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_round_of_a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
+        // Zone a: this node, cut off 13 s ago, and a1-a4, which all reach the API server, their
+        // last contact 1 s ago: 12 s after this node's, later than its own next renewal (10.4 s,
+        // the kubelet's lag, and a second), earlier than a peer lost together with it (15 s).
+        let own_age = Duration::from_secs(13);
+        let ages = (own_age, own_age);
+        let peers: Vec<Peer> = (1..5).map(|i| peer(&format!("a{i}"), "a")).collect();
+        let ask: Asker = Arc::new(|asked: Vec<Peer>, _lease, _zone: String| -> AskFuture {
+            let heard = asked
+                .into_iter()
+                .map(|p| answered(p, true, Duration::from_secs(1), None))
+                .collect();
+            Box::pin(std::future::ready(heard))
+        });
+        let policy = kubelet_policy();
+        let zone = NodeZone::from_key("a", false);
+        let fixed = |_: &[(Peer, Heard)]| ages;
+        let mut verdicts = Vec::new();
+        for tainted in [false, true] {
+            let (round, v) = ask_round(
+                Some(&ask),
+                &peers,
+                (&zone, tainted),
+                (10, true, &mut BTreeSet::new()),
+                (&policy, true),
+                &fixed,
+            )
+            .await;
+            assert_eq!(round.tainted, tainted);
+            verdicts.push(v);
+        }
+        // Untainted, the peers may yet be ones lost in an outage with this node: it waits.
+        assert_eq!(verdicts[0].word(), "pending", "{verdicts:?}");
+        // Seen tainted, the control plane judged it before; a peer heard since its own next
+        // renewal would have landed shows the control plane live.
+        assert!(verdicts[1].is_enforce(), "{verdicts:?}");
+        assert!(
+            verdicts[1].reason().contains("seen tainted"),
+            "{verdicts:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn a_round_asks_the_rest_of_the_other_zones_before_holding_on_two_of_each() {
         use std::sync::Mutex;
         // Zone a: this node and a1, both cut off. Zone b: b0-b5, of which b3-b5 reach the API
@@ -732,7 +782,7 @@ mod tests {
             ask_round(
                 Some(ask),
                 peers,
-                zone,
+                (zone, false),
                 (50, true, &mut unable),
                 (policy, true),
                 fixed,
@@ -796,7 +846,7 @@ mod tests {
         let (round, v) = ask_round(
             Some(&ask),
             &peers,
-            &zone,
+            (&zone, false),
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
@@ -857,7 +907,7 @@ mod tests {
             ask_round(
                 Some(&ask),
                 &peers,
-                &zone,
+                (&zone, false),
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
@@ -1122,6 +1172,7 @@ mod nudge_tests {
         // A change, as discovery sends it: the task reads the list on a change only.
         peers_tx.send_replace(vec![peer("a1"), peer("a2")]);
         let (cut_off_tx, cut_off_rx) = watch::channel(Some(cut_off));
+        let (_tainted, tainted_rx) = watch::channel(false);
         let reach = Arc::new(Reachability::new("n0"));
         let nudges = Arc::new(Nudges::default());
         let renew_now = Arc::new(Notify::new());
@@ -1134,6 +1185,7 @@ mod nudge_tests {
             heard_bound: start,
             previous_scale: clock.scale(),
             cut_off: cut_off_rx,
+            tainted: tainted_rx,
             nudges: nudges.clone(),
             tell: Some(tell),
             probe: Some(probe),

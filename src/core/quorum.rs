@@ -153,6 +153,7 @@ pub fn round<'a>(
         own_contact_age,
         own_silence_age: own_contact_age,
         heard,
+        tainted: false,
     }
 }
 
@@ -329,6 +330,13 @@ pub struct Fixes {
     /// asked first were cut off, and the one that reached the API server was never asked). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub readers_able: bool,
+    /// A node seen carrying the unreachable NoExecute taint at its last contact has been judged
+    /// already: its verdict does not wait for the peers to settle, and a partial disruption of
+    /// its small zone does not hold it ([`Round::tainted`]; issue 22, seed 0x1e33: a node
+    /// tainted in a healthy zone came back for 3 s, was cut off again before the taint was
+    /// removed, and its pod was deleted for that taint 1.5 s after the agent knew itself cut
+    /// off, while its verdict waited 6 s more to settle).
+    pub taint_settles: bool,
 }
 
 impl Fixes {
@@ -354,6 +362,7 @@ impl Fixes {
         own_zone_asked: true,
         system_scale_written: true,
         readers_able: true,
+        taint_settles: true,
     };
 }
 
@@ -388,6 +397,12 @@ pub struct QuorumPolicy {
     /// interval (`kubelet_lag`, docs/semantics.md §13), which a kubelet on a working link never
     /// misses ([`kubelet_unheard`]).
     pub unheard_after: Duration,
+    /// How long after this node's last contact its next renewal is sent and answered on a
+    /// working link: the renew interval, or the kubelet's lag for the first one after a return
+    /// (`fencing::next_renewal`), and [`ANSWERED_WITHIN`]. A peer that reached the API server
+    /// later than that shows that the API server still answered after this node lost its link,
+    /// which for a node seen tainted settles its verdict ([`settled_early`]).
+    pub renewed_within: Duration,
 }
 
 impl QuorumPolicy {
@@ -411,6 +426,7 @@ impl QuorumPolicy {
             unreachable_after,
             order_tie: order_tie(renew, kubelet_lag),
             unheard_after: unreachable_after.max(kubelet_lag),
+            renewed_within: renew.max(kubelet_lag) + ANSWERED_WITHIN,
         }
     }
 }
@@ -503,6 +519,11 @@ pub fn own_ages<T: Ord + Copy>(
 /// stop pods for deadlines long past just before it does. A renewal that does not land leaves
 /// the next round's enforce standing.
 pub const RENEWAL_IN_FLIGHT: Duration = Duration::from_secs(1);
+
+/// How soon a renewal sent on a working link is answered, at most, for
+/// [`QuorumPolicy::renewed_within`]. Answers come within milliseconds; a second leaves room for a
+/// loaded API server.
+pub const ANSWERED_WITHIN: Duration = Duration::from_secs(1);
 
 /// The most peers a round asks to read this node's kubelet Lease for it ([`lease_readers`]).
 pub const LEASE_READERS: usize = 3;
@@ -676,6 +697,9 @@ pub struct Round {
     pub own_silence_age: Duration,
     /// What each asked peer said, with the zone the peer list gives it.
     pub heard: Vec<(String, Heard)>,
+    /// This node's Node carried the unreachable NoExecute taint when last seen: the control
+    /// plane judged it already, and a later partial disruption of its zone removes no taint.
+    pub tainted: bool,
 }
 
 /// The quorum's answer: would the control plane evict this node's pods?
@@ -695,6 +719,13 @@ impl Round {
     /// least the contact's age).
     pub fn silent_for(mut self, age: Duration) -> Round {
         self.own_silence_age = age.max(self.own_contact_age);
+        self
+    }
+
+    /// The round of a node whose Node carried the unreachable NoExecute taint when last seen
+    /// ([`Round::tainted`]).
+    pub fn tainted(mut self, tainted: bool) -> Round {
+        self.tainted = tainted;
         self
     }
 }
@@ -821,6 +852,9 @@ fn counted(
             reason: "no peer answers: this node is cut off from its peers as well, so the control plane sees it alone".into(),
         };
     }
+    // A node seen tainted was judged already (`Fixes::taint_settles`): a partial disruption of
+    // its zone that followed keeps that taint.
+    let judged = round.tainted && policy.fixes.taint_settles;
     let settled = round.own_contact_age >= policy.settled_after;
     // An enforce that rests on peers' answers, once they are settled.
     let enforce_when_settled = |reason: String| {
@@ -956,6 +990,11 @@ fn counted(
             // settled, it did after this node lost it). Without one, the nodes counted ready may
             // be silent ones in an outage of the whole control plane, where nothing is evicted.
             let live = round.heard.iter().any(|(_, h)| reaching(h));
+            if policy.fixes.staggered_expiry && judged && live {
+                return enforce_when_settled(format!(
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but this node was tainted before: a partial disruption keeps taints already added"
+                ));
+            }
             if policy.fixes.staggered_expiry && !disrupted_first && live {
                 return enforce_when_settled(format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: it may have been tainted while the zone still counted as healthy, and a partial disruption keeps taints already added"
@@ -1073,6 +1112,14 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
         .settled_after
         .saturating_sub(policy.unreachable_after)
         .max(policy.lost_together);
+    // A node seen tainted was judged before it was cut off: what is left to know is whether the
+    // control plane still answers, which a peer's contact later than this node's own next
+    // renewal would have been shows (`QuorumPolicy::renewed_within`).
+    let after = if round.tainted && policy.fixes.taint_settles {
+        policy.renewed_within
+    } else {
+        after
+    };
     let unsure = |h: &Heard| {
         matches!(h, Heard::Report(r) if r.reachable
             && r.last_contact_age.is_none_or(|a| a.saturating_add(after) >= own_age))
@@ -1137,6 +1184,14 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
     };
     let unsure = own_first.len() + own_rest.len() + elsewhere.len();
     let settled_after = policy.settled_after.as_secs();
+    let reason = if round.tainted && policy.fixes.taint_settles {
+        format!(
+            "{reason} — this node was seen tainted node.kubernetes.io/unreachable:NoExecute, and a peer that reached the API server more than {:.1}s after this node's last contact shows a live control plane",
+            policy.renewed_within.as_secs_f64()
+        )
+    } else {
+        reason
+    };
     Some(Verdict::Enforce {
         reason: if unsure == 0 {
             format!(

@@ -2263,19 +2263,23 @@ impl World<'_> {
             )
         };
         let (own_age, silence_age) = ages(&heard);
+        // Whether this node's Node carried the unreachable taint when last seen.
+        let tainted = a.taint_view.is_some();
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
-        let mut round =
-            crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
+        let mut round = crate::core::zone::round(zone, mine, &heard, own_age)
+            .silent_for(silence_age)
+            .tainted(tainted);
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
             if !rest.is_empty() {
                 heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[])));
                 let (own_age, silence_age) = ages(&heard);
-                round =
-                    crate::core::zone::round(zone, mine, &heard, own_age).silent_for(silence_age);
+                round = crate::core::zone::round(zone, mine, &heard, own_age)
+                    .silent_for(silence_age)
+                    .tainted(tainted);
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
