@@ -429,26 +429,7 @@ fn a_taint_left_on_the_node_at_the_cut_counts_from_when_it_was_added() {
     let mut agent = start_agent(&s);
     let added =
         humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
-    s.server
-        .api
-        .update_node_as("kube-controller-manager", NODE, |n| {
-            n["spec"]["taints"] = json!([{
-                "key": "node.kubernetes.io/unreachable",
-                "effect": "NoExecute",
-                "timeAdded": added,
-            }]);
-        })
-        .unwrap_or_else(|e| panic!("taint: {e:?}"));
-    // The agent's Node, with the taint's time, is on disk before the cut.
-    let state = s.dir.path().join("state").join("state.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(&added)) {
-        assert!(
-            Instant::now() < deadline,
-            "the taint never reached the state file"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    support::taint_unreachable_seen(&s.server.api, NODE, &added, &s.dir.path().join("state"));
     let cut_at = SystemTime::now();
     s.netns.cut();
     let plans = plans(&mut agent, 6);

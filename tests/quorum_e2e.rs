@@ -342,26 +342,8 @@ fn a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
     lab.start_all();
     let name = lab.node(1).name.clone();
     let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    lab.server
-        .api
-        .update_node_as("kube-controller-manager", &name, |n| {
-            n["spec"]["taints"] = serde_json::json!([{
-                "key": "node.kubernetes.io/unreachable",
-                "effect": "NoExecute",
-                "timeAdded": added,
-            }]);
-        })
-        .unwrap_or_else(|e| panic!("taint: {e:?}"));
-    // The agent's Node, with the taint, is on disk (as the fence saw it) before the cut.
-    let state = lab.node(1).state.join("state.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(&added)) {
-        assert!(
-            Instant::now() < deadline,
-            "the taint never reached the state file"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let state = lab.node(1).state.clone();
+    support::taint_unreachable_seen(&lab.server.api, &name, &added, &state);
     let cut_at = Instant::now();
     lab.cut_api(1);
     let (line, at) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));

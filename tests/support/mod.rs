@@ -318,3 +318,32 @@ impl Drop for Journald {
         }
     }
 }
+
+/// Taints `node` `node.kubernetes.io/unreachable:NoExecute` as the controller-manager does, its
+/// `timeAdded` `added` (RFC 3339), and waits until the agent's state file in `state_dir` holds
+/// that time: the fence saw the Node so, and the taint is on disk before the test cuts a link.
+/// Bounded: 10 s.
+pub fn taint_unreachable_seen(
+    api: &apiserver::ApiServer,
+    node: &str,
+    added: &str,
+    state_dir: &Path,
+) {
+    api.update_node_as("kube-controller-manager", node, |n| {
+        n["spec"]["taints"] = serde_json::json!([{
+            "key": "node.kubernetes.io/unreachable",
+            "effect": "NoExecute",
+            "timeAdded": added,
+        }]);
+    })
+    .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    let state = state_dir.join("state.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(added)) {
+        assert!(
+            Instant::now() < deadline,
+            "the taint never reached the state file"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
