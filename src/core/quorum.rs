@@ -330,12 +330,14 @@ pub struct Fixes {
     /// asked first were cut off, and the one that reached the API server was never asked). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub readers_able: bool,
-    /// A node seen carrying the unreachable NoExecute taint at its last contact has been judged
-    /// already: its verdict does not wait for the peers to settle, and a partial disruption of
-    /// its small zone does not hold it ([`Round::tainted`]; issue 22, seed 0x1e33: a node
-    /// tainted in a healthy zone came back for 3 s, was cut off again before the taint was
-    /// removed, and its pod was deleted for that taint 1.5 s after the agent knew itself cut
-    /// off, while its verdict waited 6 s more to settle).
+    /// A node whose Node carried the unreachable NoExecute taint when last seen has been judged
+    /// already ([`Round::tainted`]): its verdict settles once a peer is heard after this node's
+    /// own next renewal would have been answered (`QuorumPolicy::renewed_within`), not only
+    /// once peers lost together with it would know, and a partial disruption of its small zone
+    /// does not hold it (issue 22, seed 0x1b73: a node tainted while cut off came back for a
+    /// few seconds and was cut off again before the taint was removed; its pod was deleted for
+    /// that taint 3.7 s before the verdict settled). The agent's shell applies it; only the
+    /// simulator reads this switch.
     pub taint_settles: bool,
 }
 
@@ -852,9 +854,9 @@ fn counted(
             reason: "no peer answers: this node is cut off from its peers as well, so the control plane sees it alone".into(),
         };
     }
-    // A node seen tainted was judged already (`Fixes::taint_settles`): a partial disruption of
-    // its zone that followed keeps that taint.
-    let judged = round.tainted && policy.fixes.taint_settles;
+    // A node seen tainted was judged already: a partial disruption of its zone that followed
+    // keeps that taint (docs/semantics.md §5.5).
+    let judged = seen_tainted(round, policy);
     let settled = round.own_contact_age >= policy.settled_after;
     // An enforce that rests on peers' answers, once they are settled.
     let enforce_when_settled = |reason: String| {
@@ -1115,7 +1117,7 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
     // A node seen tainted was judged before it was cut off: what is left to know is whether the
     // control plane still answers, which a peer's contact later than this node's own next
     // renewal would have been shows (`QuorumPolicy::renewed_within`).
-    let after = if round.tainted && policy.fixes.taint_settles {
+    let after = if seen_tainted(round, policy) {
         policy.renewed_within
     } else {
         after
@@ -1184,7 +1186,7 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
     };
     let unsure = own_first.len() + own_rest.len() + elsewhere.len();
     let settled_after = policy.settled_after.as_secs();
-    let reason = if round.tainted && policy.fixes.taint_settles {
+    let reason = if seen_tainted(round, policy) {
         format!(
             "{reason} — this node was seen tainted node.kubernetes.io/unreachable:NoExecute, and a peer that reached the API server more than {:.1}s after this node's last contact shows a live control plane",
             policy.renewed_within.as_secs_f64()
@@ -1203,6 +1205,11 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
             )
         },
     })
+}
+
+/// Whether `round` is of a node seen tainted, with the rules for one on (`Fixes::taint_settles`).
+fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
+    round.tainted && policy.fixes.taint_settles
 }
 
 /// `round` with every silent peer counted as one that lost the API together with this node.
