@@ -52,6 +52,8 @@ fn main() {
     let mut count = 10_000u64;
     let mut one: Option<u64> = None;
     let mut settings = Settings::default();
+    // The model alone, every fix in: what --differential compares the reverted run against.
+    let mut model = Settings::default();
     let mut stop_at_first = true;
     let mut differential = false;
     let mut kind: Option<String> = None;
@@ -80,11 +82,17 @@ fn main() {
             "--quiet" => quiet = true,
             // The kubelet as the simulator modelled it until the fifth session: a failed Lease
             // renewal tried again on the usual cadence, not with the lease controller's backoff.
-            "--kubelet-fixed-cadence" => settings.kubelet_backoff = false,
+            "--kubelet-fixed-cadence" => {
+                settings.kubelet_backoff = false;
+                model.kubelet_backoff = false;
+            }
             // The controllers keep their state through any outage of the API server, as the
             // simulator modelled them until the thirteenth session (the seeds of
             // `tests/simulation.rs` were found so).
-            "--controller-keeps-state" => settings.controller.leader = None,
+            "--controller-keeps-state" => {
+                settings.controller.leader = None;
+                model.controller.leader = None;
+            }
             "--revert" => match value().as_str() {
                 "settled-every-zone" => settings.fixes.settled_every_zone = false,
                 "unasked-counted" => settings.fixes.unasked_counted = false,
@@ -128,19 +136,30 @@ fn main() {
         std::process::exit(i32::from(!outcome.violations.is_empty()));
     }
     if differential {
-        // The first seed on which the reverted fix lets through a violation the fixed agent
-        // does not commit: the search finding that defect by itself.
-        let fixed = Settings::default();
+        // The first seed on which the reverted fix lets through a defect the fixed agent does
+        // not commit: the search finding that defect by itself. A violation counts by its kind
+        // and the pod (or node) it is of, so the same violation at another instant is not new;
+        // without --kind, only the defects' kinds count, not the known limits
+        // (`sim::world::is_defect`).
+        let fixed = model;
         let began = Instant::now();
+        let counts = |v: &sim::world::Violation| {
+            let k = sim::world::kind(v);
+            kind.as_deref()
+                .map_or(sim::world::is_defect(k), |wanted| k == wanted)
+        };
         for k in 0..count {
             let seed = start.wrapping_add(k);
             let scenario = Scenario::generate(seed);
-            let with = sim::run(&scenario, &fixed, false).violations;
+            let with: Vec<_> = sim::run(&scenario, &fixed, false)
+                .violations
+                .iter()
+                .map(sim::world::subject)
+                .collect();
             let without = sim::run(&scenario, &settings, false).violations;
             let new: Vec<_> = without
                 .iter()
-                .filter(|v| !with.contains(v))
-                .filter(|v| kind.as_deref().is_none_or(|k| sim::world::kind(v) == k))
+                .filter(|v| counts(v) && !with.contains(&sim::world::subject(v)))
                 .collect();
             if !new.is_empty() {
                 println!(
@@ -290,7 +309,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--controller-keeps-state] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles]"
     );
     std::process::exit(2)
 }

@@ -986,6 +986,27 @@ fn a_step_the_previous_run_lived_through_leaves_its_kubelets_renewal_readable() 
     assert_timeline_says(0xd6b, "n2 starts cut off: peers read its kubelet unheard");
 }
 
+/// `--differential` compares a reverted run with the fixed one by what each violation is of: the
+/// same pod stopped wrongfully a few seconds apart is the same violation, another pod's is not.
+#[test]
+fn a_violation_is_compared_by_its_kind_and_its_pod_or_node_not_its_instant() {
+    use nodewarden::sim::world::subject;
+    let stop = |pod, secs| Violation::WrongfulStop {
+        pod,
+        at: Duration::from_secs(secs),
+        by_policy: false,
+    };
+    assert_eq!(subject(&stop(3, 100)), subject(&stop(3, 130)));
+    assert_ne!(subject(&stop(3, 100)), subject(&stop(4, 100)));
+    let verdict = Violation::EnforceInOutage {
+        node: 3,
+        at: Duration::from_secs(100),
+        reason: String::new(),
+    };
+    assert_eq!(subject(&verdict), ("enforce-in-outage", 3));
+    assert_ne!(subject(&verdict), subject(&stop(3, 100)));
+}
+
 /// Seed 0x1b73 (the default model): n5, in a zone of 14, was tainted while cut off, came back
 /// for a moment, and was cut off again before the controller removed the taint. Its pod 11,
 /// tolerating the taint for a while, was deleted for it 3.7 s before the verdict settled by the

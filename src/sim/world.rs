@@ -194,6 +194,16 @@ pub fn by_policy(reason: &str) -> bool {
         || reason.contains("silent peer(s), counted as reaching")
 }
 
+/// What a violation is of, whenever it happened: its kind and its pod (or, for a verdict, its
+/// node). The simulator's `--differential` search compares runs by it.
+pub fn subject(v: &Violation) -> (&'static str, usize) {
+    let of = match v {
+        Violation::RunningTwice { pod, .. } | Violation::WrongfulStop { pod, .. } => *pod,
+        Violation::EnforceInOutage { node, .. } => *node,
+    };
+    (kind(v), of)
+}
+
 /// Whether a violation of this kind is a defect (a failure of the run), rather than a known,
 /// documented limit (README, *Simulation*) that is counted and reported.
 pub fn is_defect(kind: &str) -> bool {
