@@ -162,12 +162,23 @@ pub struct StoredNode {
 }
 
 impl StoredNode {
-    /// The `timeAdded` of the `node.kubernetes.io/unreachable:NoExecute` taint this Node carries,
-    /// as the API server wrote it; `None` without that taint or its time.
-    pub fn unreachable_added(&self) -> Option<&str> {
+    /// The `node.kubernetes.io/unreachable:NoExecute` taint this Node carries, if any.
+    fn unreachable_taint(&self) -> Option<&StoredTaint> {
         self.taints
             .iter()
             .find(|t| t.key == crate::core::taint::keys::UNREACHABLE && t.effect == "NoExecute")
+    }
+
+    /// Whether this Node carries the `node.kubernetes.io/unreachable:NoExecute` taint, with a
+    /// `timeAdded` or without one (added by hand, say).
+    pub fn unreachable_tainted(&self) -> bool {
+        self.unreachable_taint().is_some()
+    }
+
+    /// The `timeAdded` of the `node.kubernetes.io/unreachable:NoExecute` taint this Node carries,
+    /// as the API server wrote it; `None` without that taint or its time.
+    pub fn unreachable_added(&self) -> Option<&str> {
+        self.unreachable_taint()
             .and_then(|t| t.time_added.as_deref())
     }
 

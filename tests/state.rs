@@ -151,6 +151,20 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
 }
 
 #[test]
+fn the_unreachable_taint_is_found_with_or_without_its_time() {
+    let mut node = sample_state().node_status.expect("a node");
+    assert!(node.unreachable_tainted());
+    assert_eq!(node.unreachable_added(), Some("2027-01-15T07:58:30Z"));
+    // Added by hand, without `timeAdded`: the Node is tainted all the same.
+    node.taints[1].time_added = None;
+    assert!(node.unreachable_tainted());
+    assert_eq!(node.unreachable_added(), None);
+    // Another effect of the same key is not the NoExecute taint.
+    node.taints[1].effect = "NoSchedule".into();
+    assert!(!node.unreachable_tainted());
+}
+
+#[test]
 fn a_version_1_file_is_read_with_no_node_and_no_resources() {
     // What the previous release wrote: a restart after an upgrade mid-partition keeps its
     // deadlines.

@@ -438,7 +438,7 @@ pub async fn run(
             .kept
             .node_status
             .as_ref()
-            .is_some_and(|n| n.unreachable_added().is_some());
+            .is_some_and(StoredNode::unreachable_tainted);
         inputs
             .tainted
             .send_if_modified(|t| std::mem::replace(t, tainted) != tainted);
