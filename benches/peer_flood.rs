@@ -43,6 +43,7 @@ fn main() {
                     reachable: true,
                     last_contact_age: Some(Duration::from_millis(800)),
                     kubelet_renewed: None,
+                    node_tainted: None,
                 });
                 tokio::spawn(peer::serve(
                     listener,

@@ -809,6 +809,7 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
         cadence: cadence(),
         retry: &fresh,
         api_work: false,
+        on_taint: false,
     };
     let rows: Vec<(&str, Waiting<'_>, Option<Duration>)> = vec![
         ("nothing pending: sleep until an input moves", base, None),
@@ -852,6 +853,25 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
                 ..base
             },
             None,
+        ),
+        (
+            "connected but fencing on the Node's taint: the earliest step, as cut off",
+            Waiting {
+                plans: Some(&plans),
+                on_taint: true,
+                ..base
+            },
+            Some(BASE + s(28)),
+        ),
+        (
+            "connected but fencing on the Node's taint: the sweep too",
+            Waiting {
+                plans: Some(&plans),
+                sweep_at: Some(now + Duration::from_millis(250)),
+                on_taint: true,
+                ..base
+            },
+            Some(now + Duration::from_millis(250)),
         ),
         (
             "connected: our own contact growing older than unreachableAfter",

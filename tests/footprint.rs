@@ -1003,6 +1003,8 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         held_at: Some((tokio::time::Instant::now(), SystemTime::now())),
         held_from: Some((tokio::time::Instant::now(), SystemTime::now())),
         kubelet_renewed: None,
+        untainted_at: None,
+        tainted_read: false,
     };
     let contact = SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789);
     let cut_off = contact + Duration::from_secs(15);

@@ -188,6 +188,7 @@ fn report(node: &str) -> PeerReport {
         reachable: true,
         last_contact_age: Some(Duration::from_millis(1234)),
         kubelet_renewed: None,
+        node_tainted: None,
     }
 }
 
@@ -813,6 +814,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             reachable: false,
             last_contact_age: Some(Duration::from_millis(250)),
             kubelet_renewed: None,
+            node_tainted: None,
         }
     );
     let cases: [(Fake, &str); 7] = [
@@ -987,7 +989,10 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
             listener,
             Arc::new(key()),
             answer,
-            Some(lease),
+            peer::Reads {
+                lease: Some(lease),
+                taint: None,
+            },
             Arc::new(PeerCounters::default()),
             limits,
         ));
@@ -1008,6 +1013,100 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
         assert_eq!(*reads.lock().expect("reads"), expected_reads);
         if reachable {
             assert!(took >= Duration::from_millis(200), "{took:?}");
+        }
+        task.abort();
+    }
+}
+
+// ---- reading the asker's Node ----
+
+/// Every question of a round asks the node to read the asker's Node (`Question::taint`): a node
+/// that reaches the API server reads it before answering and says whether it carries the
+/// unreachable taint; one that does not, or a read that fails, adds nothing. The Lease and the
+/// Node are read side by side: both slow reads end within one `Limits::lease_read`, not two. A
+/// plain `ask` (the nudge's) asks for no read.
+#[tokio::test]
+async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bound() {
+    for reachable in [true, false] {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let answer: peer::server::AnswerFn = Arc::new(move |_| PeerReport {
+            reachable,
+            ..report("peer-a")
+        });
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reads);
+        let slow = |node: &str| node == "slow";
+        let taint: peer::TaintFn = Arc::new(move |node: String| {
+            seen.lock().expect("reads").push(node.clone());
+            Box::pin(async move {
+                if slow(&node) {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                match node.as_str() {
+                    "tainted" => Some(true),
+                    "gone" => None,
+                    _ => Some(false),
+                }
+            })
+        });
+        let lease: peer::LeaseFn = Arc::new(move |node: String| {
+            Box::pin(async move {
+                if slow(&node) {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                Some(UNIX_EPOCH)
+            })
+        });
+        let limits = peer::Limits {
+            lease_read: Duration::from_millis(300),
+            ..peer::Limits::default()
+        };
+        let task = tokio::spawn(peer::serve_reading(
+            listener,
+            Arc::new(key()),
+            answer,
+            peer::Reads {
+                lease: Some(lease),
+                taint: Some(taint),
+            },
+            Arc::new(PeerCounters::default()),
+            limits,
+        ));
+        let asked = &[the_peer("peer-a", addr)];
+        let ask = |from: &'static str| async move {
+            let answers = peer::ask_all_reading(asked, &[true], &key(), from, "z1", WAIT).await;
+            let (_, result) = answers.into_iter().next().expect("one answer");
+            result.expect("answered")
+        };
+        let read = |t: bool| reachable.then_some(t);
+        assert_eq!(
+            ask("untainted").await.node_tainted,
+            read(false),
+            "{reachable}"
+        );
+        assert_eq!(ask("tainted").await.node_tainted, read(true), "{reachable}");
+        assert_eq!(ask("gone").await.node_tainted, None);
+        let started = Instant::now();
+        let both = ask("slow").await;
+        let took = started.elapsed();
+        assert_eq!((both.node_tainted, both.kubelet_renewed), (None, None));
+        assert!(
+            took < Duration::from_millis(550),
+            "two bounds, one after the other: {took:?}"
+        );
+        let plain = peer::ask(&asked[0], &key(), "untainted", "z1", WAIT)
+            .await
+            .expect("answered");
+        assert_eq!(plain.node_tainted, None);
+        let expected: &[&str] = if reachable {
+            &["untainted", "tainted", "gone", "slow"]
+        } else {
+            &[]
+        };
+        assert_eq!(*reads.lock().expect("reads"), expected);
+        if reachable {
+            assert!(took >= Duration::from_millis(300), "{took:?}");
         }
         task.abort();
     }

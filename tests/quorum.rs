@@ -5,11 +5,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, Plan, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{
+    FencePod, FencePolicy, Mode, Plan, QuorumVerdict, READ_SLACK, plan,
+};
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Undecided, Verdict, decide, decide_or_ask,
-    next_round, planning, rest_counted, resumed_heard_bound, select, unasked,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, TaintReads, Undecided, Verdict, decide,
+    decide_or_ask, next_round, planning, rest_counted, resumed_heard_bound, round_tainted, select,
+    unasked,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::zone::{self, NodeZone};
@@ -47,6 +50,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         reachable,
         last_contact_age: age.map(Duration::from_secs),
         kubelet_renewed: None,
+        node_tainted: None,
     })
 }
 
@@ -61,6 +65,7 @@ fn answer_of(p: &Peer, reachable: bool) -> Heard {
         reachable,
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
+        node_tainted: None,
     })
 }
 
@@ -411,6 +416,7 @@ fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second
             reachable: true,
             last_contact_age: Some(s(1)),
             kubelet_renewed: Some(now.wall - s(ago)),
+            node_tainted: None,
         })]
     };
     let after = s(15);
@@ -450,6 +456,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             reachable: true,
             last_contact_age: Some(s(1)),
             kubelet_renewed: renewed.map(|t| SystemTime::UNIX_EPOCH + s(t)),
+            node_tainted: None,
         };
         (
             nodewarden::core::quorum::Peer {
@@ -545,6 +552,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
                 reachable: up,
                 last_contact_age: Some(Duration::from_secs(1)),
                 kubelet_renewed: None,
+                node_tainted: None,
             }),
         };
         (p.clone(), h)
@@ -954,6 +962,7 @@ fn labelled_peer(
         reachable,
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
+        node_tainted: None,
     };
     (listed, Heard::Report(report))
 }
@@ -1232,7 +1241,8 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
             not_before,
-            held_from
+            held_from,
+            untainted: None,
         }),
         Some(s(1080))
     );
@@ -1245,13 +1255,15 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
         eviction(&QuorumVerdict::Enforce {
             not_before: early.not_before(s(10)),
             held_from: early.held_from,
+            untainted: None,
         }),
         Some(s(1070))
     );
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
             not_before: None,
-            held_from: None
+            held_from: None,
+            untainted: None,
         }),
         eviction(&QuorumVerdict::NotConsulted)
     );
@@ -1285,7 +1297,8 @@ fn leaving_an_outage_of_every_zone_counts_from_the_resumption_without_a_new_grac
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
             not_before,
-            held_from: gate.held_from
+            held_from: gate.held_from,
+            untainted: None,
         }),
         Some(s(1120))
     );
@@ -1328,7 +1341,8 @@ fn a_hold_that_began_after_the_node_could_be_tainted_does_not_move_its_deadlines
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
             not_before: gate.not_before(s(10)),
-            held_from: gate.held_from
+            held_from: gate.held_from,
+            untainted: None,
         }),
         Some(s(1070))
     );
@@ -1336,8 +1350,8 @@ fn a_hold_that_began_after_the_node_could_be_tainted_does_not_move_its_deadlines
     assert_eq!(
         eviction(&planning(
             gate.verdict.as_ref(),
-            gate.held_at,
-            gate.held_from,
+            (gate.held_at, gate.held_from),
+            None,
             s(10)
         )),
         Some(s(1070))
@@ -1346,7 +1360,8 @@ fn a_hold_that_began_after_the_node_could_be_tainted_does_not_move_its_deadlines
     assert_eq!(
         eviction(&QuorumVerdict::Enforce {
             not_before: gate.not_before(s(10)),
-            held_from: Some(s(1040))
+            held_from: Some(s(1040)),
+            untainted: None,
         }),
         Some(s(1110))
     );
@@ -1419,6 +1434,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 reachable: age(a.contact) <= after,
                 last_contact_age: Some(age(a.contact)),
                 kubelet_renewed: None,
+                node_tainted: None,
             };
             (a.zone.clone(), Heard::Report(report))
         })
@@ -1803,5 +1819,129 @@ fn no_node_reaching_the_api_server_holds_whenever_each_lost_it() {
         !v.reason().contains("no node known reaches"),
         "{}",
         v.reason()
+    );
+}
+
+/// A peer's answer that read this node's Node (`PeerReport::node_tainted`).
+fn read_node(reachable: bool, tainted: Option<bool>) -> Heard {
+    Heard::Report(PeerReport {
+        node_tainted: tainted,
+        ..match report("p", reachable, Some(1)) {
+            Heard::Report(r) => r,
+            Heard::Silent => unreachable!("a report"),
+        }
+    })
+}
+
+/// What the peers read of this node's Node across rounds (`TaintReads`): the latest round
+/// whose reads found no taint, and whether a later one found it; only peers that reach the API
+/// server count, and a round with no read changes nothing.
+#[test]
+fn the_peers_reads_of_the_node_keep_the_latest_round_without_the_taint() {
+    let s = Duration::from_secs;
+    let mut reads = TaintReads::default();
+    assert!(reads.note(s(1050), [&read_node(true, Some(false)), &Heard::Silent]));
+    assert_eq!((reads.untainted_at, reads.tainted), (Some(s(1050)), false));
+    assert_eq!(reads.tainted_from(), None);
+    // No read, or one from a peer that says it is cut off (it could not have read anything).
+    assert!(!reads.note(s(1053), [&read_node(true, None), &Heard::Silent]));
+    assert!(!reads.note(s(1054), [&read_node(false, Some(false))]));
+    assert_eq!(reads.untainted_at, Some(s(1050)));
+    // One peer read the taint, another not yet: tainted, added after the round of 1050.
+    assert!(reads.note(
+        s(1056),
+        [&read_node(true, Some(false)), &read_node(true, Some(true))]
+    ));
+    assert_eq!((reads.untainted_at, reads.tainted), (Some(s(1050)), true));
+    // Counted from that round, less `READ_SLACK` (a restart of the agent's own).
+    assert_eq!(reads.tainted_from(), Some(s(1040)));
+    // Read without it again: removed, and no taint to come counts from before this round.
+    assert!(reads.note(s(1062), [&read_node(true, Some(false))]));
+    assert_eq!((reads.untainted_at, reads.tainted), (Some(s(1062)), false));
+    // A round sent earlier does not move it back.
+    assert!(!reads.note(s(1060), [&read_node(true, Some(false))]));
+    assert_eq!(reads.untainted_at, Some(s(1062)));
+    // A round is of a tainted node when it was seen so, or this round's reads say so, or, with
+    // no read in it, the latest reads did.
+    let tainted = TaintReads {
+        untainted_at: None,
+        tainted: true,
+    };
+    let none = [Heard::Silent];
+    let clean = [read_node(true, Some(false))];
+    assert!(round_tainted(true, &TaintReads::default(), &clean));
+    assert!(!round_tainted(false, &tainted, &clean));
+    assert!(round_tainted(false, &tainted, &none));
+    assert!(!round_tainted(false, &TaintReads::default(), &none));
+}
+
+/// The plan counts no deadline from before the latest round whose reads found no taint, less
+/// `READ_SLACK` (`QuorumVerdict::Enforce::untainted`), whatever was seen on the Node before; a
+/// taint read later counts from that round, as one seen would. Never earlier than without the
+/// reads. Contact at 1000, a 40 s grace period, a pod tolerating 30 s: 1070 by the normal rule.
+#[test]
+fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
+    let s = Duration::from_secs;
+    let enforce = |untainted: Option<Duration>| QuorumVerdict::Enforce {
+        not_before: None,
+        held_from: None,
+        untainted,
+    };
+    assert_eq!(READ_SLACK, s(10));
+    assert_eq!(eviction(&enforce(None)), Some(s(1070)));
+    assert_eq!(eviction(&enforce(Some(s(1060)))), Some(s(1080)));
+    assert_eq!(eviction(&enforce(Some(s(1045)))), Some(s(1070)));
+    let policy = FencePolicy {
+        node_monitor_grace_period: s(40),
+        safety_margin: s(2),
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+        kubelet_lag: Duration::ZERO,
+    };
+    let schedule = |contact: u64,
+                    tainted: Option<u64>,
+                    verdict: &QuorumVerdict,
+                    p: &FencePolicy| {
+        match &plan(&[pod()], s(contact), tainted.map(s), p, verdict)[0].plan {
+            Plan::Stop { schedule, .. } => *schedule,
+            other => panic!("{other:?}"),
+        }
+    };
+    // A taint seen on the Node at 1020, then a read without it at 1060: removed since.
+    let removed = schedule(1000, Some(1020), &enforce(Some(s(1060))), &policy);
+    assert_eq!(removed.eviction_time, s(1080));
+    // A taint read after the round of 1060 counts from it (`TaintReads::tainted_from`, 1050),
+    // in a partition that began later too.
+    let read = schedule(1100, Some(1050), &enforce(Some(s(1060))), &policy);
+    assert_eq!(read.eviction_time, s(1080));
+    // On the taint while not cut off: the same count, and SIGTERM at most a second before the
+    // kill (10 s of grace otherwise).
+    let on_taint = QuorumVerdict::Tainted { untainted: None };
+    let connected = schedule(1100, Some(1020), &on_taint, &policy.on_taint());
+    assert_eq!(connected.eviction_time, s(1050));
+    assert_eq!(connected.kill_at, s(1048));
+    assert_eq!(connected.sigterm_at, s(1047));
+    let cut_off = schedule(1100, Some(1020), &enforce(None), &policy);
+    assert_eq!(cut_off.sigterm_at, s(1038));
+    let plans = plan(
+        &[pod()],
+        s(1100),
+        Some(s(1020)),
+        &policy.on_taint(),
+        &on_taint,
+    );
+    let Plan::Stop { reason, .. } = &plans[0].plan else {
+        panic!("{:?}", plans[0].plan)
+    };
+    assert!(reason.contains("carries the unreachable taint"), "{reason}");
+    // Through `planning`, as the fence task and the simulator call it.
+    assert_eq!(
+        planning(
+            Some(&Verdict::Enforce { reason: "r".into() }),
+            (None, None),
+            Some(s(1050)),
+            s(10)
+        ),
+        enforce(Some(s(1050)))
     );
 }

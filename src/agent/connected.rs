@@ -312,13 +312,21 @@ pub async fn run<S: Source>(
             let leases = leases.clone();
             Box::pin(async move { leases.renew_time(&asker, bound).await })
         });
+        let nodes = Arc::new(crate::api::node::NodeTaints::new(client.clone(), &requests));
+        let taint: crate::peer::TaintFn = Arc::new(move |asker: String| {
+            let nodes = nodes.clone();
+            Box::pin(async move { nodes.unreachable_tainted(&asker, bound).await })
+        });
         tasks.spawn(
             "peer endpoint",
             crate::peer::serve_reading(
                 listener,
                 key,
                 answer,
-                Some(lease),
+                crate::peer::Reads {
+                    lease: Some(lease),
+                    taint: Some(taint),
+                },
                 counters.clone(),
                 limits,
             ),

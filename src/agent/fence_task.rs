@@ -339,6 +339,7 @@ pub async fn run(
         kubelet_read: None,
         node_read: false,
         reachable: false,
+        on_taint: false,
         pods_generation: 0,
         planned: None,
         taint_seen: None,
@@ -443,9 +444,14 @@ pub async fn run(
             .tainted
             .send_if_modified(|t| std::mem::replace(t, tainted) != tainted);
         task.reachable = judged.reachable;
+        task.note_on_taint(
+            crate::core::fencing::fences_on_taint(&judged, tainted),
+            judged.cut_off,
+        );
         if judged.reachable {
             task.connected(&mut inputs, now).await;
-        } else if judged.cut_off {
+        }
+        if judged.cut_off || task.on_taint {
             task.fence(now, judged.counted);
         }
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
@@ -474,6 +480,9 @@ struct Task {
     node_read: bool,
     /// Judged reachable at the last tick.
     reachable: bool,
+    /// Not cut off at the last tick, but fencing on the unreachable taint our Node carries
+    /// (`core::fencing::fences_on_taint`).
+    on_taint: bool,
     /// Bumped whenever `kept.converted` changes.
     pods_generation: u64,
     /// The plans of the current partition and what they were made from (last contact, the
@@ -516,16 +525,26 @@ type PlanKey = (Duration, Option<Duration>, QuorumVerdict, u64);
 impl Task {
     /// When the unreachable taint on our Node as last seen was added, on the monotonic clock: its
     /// `timeAdded` read on our wall clock (one in our future: now), or when this run first saw it
-    /// if that is earlier (our clock may be behind the controller's). `None` without that taint.
+    /// if that is earlier (our clock may be behind the controller's); or, if earlier still, the
+    /// latest round before the peers read the taint in which they read the Node without it.
+    /// `None` without either.
     fn tainted(&self, now: Moment) -> Option<Duration> {
-        let node = self.kept.node_status.as_ref()?;
-        let added = node.unreachable_added()?;
-        let seen = self
-            .taint_seen
-            .as_ref()
-            .filter(|(text, _)| text == added)
-            .map(|(_, at)| *at);
-        fence_plan::taint_counted(node.unreachable_added_at(now), seen)
+        // A taint the peers read counts from the latest read without it (`TaintReads`).
+        let read = crate::core::quorum::TaintReads {
+            untainted_at: self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t)),
+            tainted: self.quorum_view.tainted_read,
+        }
+        .tainted_from();
+        let own = self.kept.node_status.as_ref().and_then(|node| {
+            let added = node.unreachable_added()?;
+            let seen = self
+                .taint_seen
+                .as_ref()
+                .filter(|(text, _)| text == added)
+                .map(|(_, at)| *at);
+            fence_plan::taint_counted(node.unreachable_added_at(now), seen)
+        });
+        fence_plan::taint_counted(own, read)
     }
 
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change
@@ -554,7 +573,9 @@ impl Task {
             durability: &self.durability,
             cadence: self.cadence,
             retry: &self.retry,
-            api_work: !(self.kept.fenced.is_empty() && self.kept.fence_events.is_empty()),
+            api_work: !((self.kept.fenced.is_empty() || self.on_taint)
+                && self.kept.fence_events.is_empty()),
+            on_taint: self.on_taint,
         });
         let bound = ended
             + if judged.cut_off {
@@ -668,6 +689,27 @@ impl Task {
         }
     }
 
+    /// Records whether the fence plans on its Node's taint while not cut off, with one record
+    /// at each change. Once the taint is gone (not cut off), its plans are over: the steps taken
+    /// are forgotten, as at the end of a partition, so that a partition that follows plans anew
+    /// for the pods released to the kubelet.
+    fn note_on_taint(&mut self, on_taint: bool, cut_off: bool) {
+        if on_taint == std::mem::replace(&mut self.on_taint, on_taint) {
+            return;
+        }
+        self.logged_verdict = None;
+        if on_taint {
+            log::warn!(
+                "not cut off, but this node's Node carries node.kubernetes.io/unreachable:NoExecute: the fence stops each pod by the time the control plane deletes it, in case the link goes again"
+            );
+        } else if !cut_off {
+            log::info!(
+                "this node's Node no longer carries node.kubernetes.io/unreachable:NoExecute: the fence no longer plans on the taint"
+            );
+            self.steps.clear();
+        }
+    }
+
     /// Connected: refresh the pods from the watch, reconcile fenced pods and send held Events.
     async fn connected(&mut self, inputs: &mut FenceInputs, now: Moment) {
         self.refresh_pods(inputs, now);
@@ -691,7 +733,8 @@ impl Task {
                 self.pods_generation += 1;
                 self.durability.changed();
             }
-            if converted || first {
+            // While fencing on the taint, `fence` counts the plans it makes.
+            if (converted || first) && !self.on_taint {
                 // What a partition starting now would do, for the metrics.
                 let verdict = QuorumVerdict::NotConsulted;
                 let plans = fence_plan::plan_each(
@@ -714,7 +757,9 @@ impl Task {
         let due = self.retry.due(now.mono);
         let mut failed = false;
         let node = self.node.clone();
-        if due && !self.kept.fenced.is_empty() {
+        // Fenced pods are released only once the taint is gone: while it is on the Node the
+        // control plane deletes them, and a pod released now would run again until then.
+        if due && !self.on_taint && !self.kept.fenced.is_empty() {
             match reconcile(
                 &self.client,
                 &self.requests,
@@ -777,20 +822,19 @@ impl Task {
         self.retry.next(due, failed, after);
     }
 
-    /// Cut off: plan every pod from the last contact and take the steps due.
-    /// `counted`: the contact the deadlines count from (`Judged::counted`).
+    /// Cut off, or fencing on the taint (`Task::on_taint`): plan every pod from the last contact
+    /// and take the steps due. `counted`: the contact the deadlines count from
+    /// (`Judged::counted`).
     fn fence(&mut self, now: Moment, counted: Option<Duration>) {
         let Some(contact) = counted else {
             return;
         };
-        let verdict = crate::core::quorum::planning(
-            self.quorum_view.verdict.as_ref(),
-            self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
-            self.quorum_view
-                .held_from
-                .map(|(t, _)| self.clock.mono_of(t)),
-            self.requests.timeout(),
-        );
+        let untainted = self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t));
+        let (verdict, policy) = if self.on_taint {
+            (QuorumVerdict::Tainted { untainted }, self.policy.on_taint())
+        } else {
+            (self.planning(untainted), self.policy)
+        };
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
         let tainted = self.tainted(now);
@@ -801,7 +845,7 @@ impl Task {
                 &self.kept.converted.pods,
                 contact,
                 tainted,
-                &self.policy,
+                &policy,
                 &verdict,
             );
             self.planned = Some((key, plans));
@@ -809,7 +853,8 @@ impl Task {
         let Some((_, plans)) = self.planned.take() else {
             return;
         };
-        if self.logged_verdict.as_ref() != Some(&verdict) && self.quorum_view.verdict.is_some() {
+        let answered = self.on_taint || self.quorum_view.verdict.is_some();
+        if self.logged_verdict.as_ref() != Some(&verdict) && answered {
             // Every plan, logged once the quorum first answers in this partition (a round takes
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
             // them (held, enforced, or counted from the end of a hold).
@@ -819,7 +864,7 @@ impl Task {
             }
             self.logged_verdict = Some(verdict.clone());
         }
-        if replanned && self.quorum_view.verdict.is_some() {
+        if replanned && answered {
             // The plans' counts and next deadlines, again whenever the plans change (a pod
             // created or deleted while cut off as well as a new verdict).
             self.health
@@ -846,6 +891,21 @@ impl Task {
                 }
             }
         }
+    }
+
+    /// The quorum's verdict as the fence plans with it while cut off.
+    fn planning(&self, untainted: Option<Duration>) -> QuorumVerdict {
+        crate::core::quorum::planning(
+            self.quorum_view.verdict.as_ref(),
+            (
+                self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
+                self.quorum_view
+                    .held_from
+                    .map(|(t, _)| self.clock.mono_of(t)),
+            ),
+            untainted,
+            self.requests.timeout(),
+        )
     }
 
     /// The pods' cgroups, found once per run; each failure is logged once.

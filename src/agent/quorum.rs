@@ -26,8 +26,8 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, Verdict, decide_or_ask, lease_readers,
-    next_round, note_unable, rest_counted, unasked,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, TaintReads, Verdict, decide_or_ask,
+    lease_readers, next_round, note_unable, rest_counted, round_tainted, unasked,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -108,6 +108,14 @@ pub struct QuorumView {
     /// of its own (`core::quorum::kubelet_renewal`), and when the answer came: the fence counts
     /// from it as from a Ready heartbeat seen. Not persisted.
     pub kubelet_renewed: Option<(SystemTime, Instant)>,
+    /// When the latest round of this run was sent in which a peer that reaches the API server
+    /// read this node's Node without the unreachable taint (`core::quorum::TaintReads`): the
+    /// fence counts no deadline from before it. Not persisted: a restart counts without it, as
+    /// before the first such round (earlier, never later).
+    pub untainted_at: Option<Instant>,
+    /// The latest round in which a peer read this node's Node found the unreachable taint: the
+    /// fence counts from `untainted_at` as from a taint it saw itself. Not persisted.
+    pub tainted_read: bool,
 }
 
 impl QuorumView {
@@ -207,6 +215,8 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         held_at,
         held_from,
         kubelet_renewed: None,
+        untainted_at: None,
+        tainted_read: false,
     }
 }
 
@@ -259,12 +269,14 @@ fn zone_of(node: &Node) -> NodeZone {
 ///
 /// This node's two ages come from `ages`, given what the peers said: a restarted agent with no
 /// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
-/// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `tainted`:
-/// its Node carried the unreachable taint when last seen (`core::quorum::Round::tainted`).
+/// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
+/// its Node carried the unreachable taint when last seen; with what the peers read of it, this
+/// round's or earlier ones (`reads`), whether the round is of a node tainted
+/// (`core::quorum::round_tainted`).
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
-    (zone, tainted): (&NodeZone, bool),
+    (zone, seen, reads): (&NodeZone, bool, &TaintReads),
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
@@ -282,6 +294,7 @@ async fn ask_round(
         note_unable(unable, &heard);
     }
     let (own_contact_age, own_silence_age) = ages(&heard);
+    let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
         .silent_for(own_silence_age)
         .tainted(tainted);
@@ -296,6 +309,7 @@ async fn ask_round(
     let answers = ask(rest, Vec::new(), zone.key.clone()).await;
     heard.extend(rest_counted(&zone.listed, answers));
     let (own_contact_age, own_silence_age) = ages(&heard);
+    let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
         .silent_for(own_silence_age)
         .tainted(tainted);
@@ -431,6 +445,8 @@ pub async fn run(
     let mut nudged = false;
     // The kubelet renewal its peers read for it, as last logged.
     let mut kubelet_logged: Option<Instant> = None;
+    // What the peers read of this node's Node in this run, kept through returns of the link.
+    let mut reads = crate::core::quorum::TaintReads::default();
     // When a nudge's read of this node's Lease was last answered: the renewal it sent is in
     // flight for a moment (`core::quorum::RENEWAL_IN_FLIGHT`).
     let mut read_answered: Option<Instant> = None;
@@ -561,7 +577,7 @@ pub async fn run(
         let (round, decided) = ask_round(
             inputs.ask.as_ref(),
             &peers,
-            (&zone, tainted),
+            (&zone, tainted, &reads),
             (ask_at_most, this_run.is_some(), &mut unable),
             (&policy, known),
             &ages,
@@ -577,6 +593,27 @@ pub async fn run(
                 "peers read this node's kubelet Lease: its last renewal was {:.1}s before this round, earlier than this run's start (or the contact on disk); the node counts as heard until that renewal",
                 now.saturating_duration_since(k).as_secs_f64()
             );
+        }
+        // What the peers read of this node's Node bounds every deadline, whatever the verdict
+        // (`TaintReads`).
+        let was_tainted = reads.tainted;
+        if reads.note(mono(sent.0), round.heard.iter().map(|(_, h)| h)) {
+            let untainted_at = reads.untainted_at.map(|u| clock.instant_of(u));
+            view.send_modify(|v| {
+                v.untainted_at = untainted_at;
+                v.tainted_read = reads.tainted;
+            });
+            match (was_tainted, reads.tainted) {
+                (false, true) => log::warn!(
+                    "a peer read this node's Node with node.kubernetes.io/unreachable:NoExecute: the control plane has tainted it; the fence counts each pod's toleration from the latest round that read it without (or, with none, from its own count)"
+                ),
+                (true, false) => log::info!(
+                    "a peer read this node's Node without node.kubernetes.io/unreachable:NoExecute again: the taint was removed; the fence counts no toleration from before this round"
+                ),
+                _ => log::debug!(
+                    "a peer read this node's Node without node.kubernetes.io/unreachable:NoExecute: the fence counts no toleration from before this round"
+                ),
+            }
         }
         // A hold about to turn into enforce just after a nudge's read was answered: the renewal
         // it sent is in flight, and enforcing now would stop pods for deadlines long past
@@ -695,6 +732,7 @@ mod tests {
             reachable,
             last_contact_age: Some(age),
             kubelet_renewed,
+            node_tainted: None,
         };
         (p, Heard::Report(report))
     }
@@ -722,7 +760,7 @@ mod tests {
             let (round, v) = ask_round(
                 Some(&ask),
                 &peers,
-                (&zone, tainted),
+                (&zone, tainted, &TaintReads::default()),
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
                 &fixed,
@@ -782,7 +820,7 @@ mod tests {
             ask_round(
                 Some(ask),
                 peers,
-                (zone, false),
+                (zone, false, &TaintReads::default()),
                 (50, true, &mut unable),
                 (policy, true),
                 fixed,
@@ -846,7 +884,7 @@ mod tests {
         let (round, v) = ask_round(
             Some(&ask),
             &peers,
-            (&zone, false),
+            (&zone, false, &TaintReads::default()),
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
@@ -907,7 +945,7 @@ mod tests {
             ask_round(
                 Some(&ask),
                 &peers,
-                (&zone, false),
+                (&zone, false, &TaintReads::default()),
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
@@ -1091,6 +1129,7 @@ mod nudge_tests {
             reachable,
             last_contact_age: None,
             kubelet_renewed: None,
+            node_tainted: None,
         }
     }
 
@@ -1100,6 +1139,7 @@ mod nudge_tests {
             zone: String::new(),
             back,
             lease: false,
+            taint: false,
         }
     }
 

@@ -245,6 +245,69 @@ pub async fn reconcile_taints(
     }))
 }
 
+/// Reads other nodes' Nodes for the peers that ask (`peer::TaintFn`, docs/fence.md §5): a node
+/// cut off learns whether the control plane has tainted it yet.
+pub struct NodeTaints {
+    api: Api<crate::api::slim::SlimNode>,
+    requests: Requests,
+    /// A refusal (403) was logged: the agent's identity may not read other nodes.
+    refused_logged: std::sync::atomic::AtomicBool,
+}
+
+impl NodeTaints {
+    /// Reads through `client`, each request counted by `requests`.
+    pub fn new(client: kube::Client, requests: &Requests) -> NodeTaints {
+        NodeTaints {
+            api: Api::all(client),
+            requests: requests.clone(),
+            refused_logged: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether Node `node` carries `node.kubernetes.io/unreachable:NoExecute`, read within
+    /// `bound`; `None` when `node` is no node name, the read fails or there is no such Node.
+    /// Counted under one resource, `nodes/*`, so that the request metric's labels do not grow
+    /// with the cluster. A refusal is logged once: the agent's identity needs `get` on nodes (the
+    /// packaged ClusterRole grants it).
+    pub async fn unreachable_tainted(
+        &self,
+        node: &str,
+        bound: std::time::Duration,
+    ) -> Option<bool> {
+        // As `KubeletLeases::renew_time`: no name from a holder of the peers' key goes into a
+        // request path unchecked.
+        if !crate::core::names::is_dns_subdomain(node) {
+            return None;
+        }
+        let read = self
+            .requests
+            .call_within(bound, "get", "nodes/*", self.api.get_opt(node))
+            .await;
+        match read {
+            Ok(found) => {
+                let node = found?.into_node();
+                let taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
+                Some(taints.iter().any(|t| {
+                    t.key == crate::core::taint::keys::UNREACHABLE && t.effect == "NoExecute"
+                }))
+            }
+            Err(e) => {
+                if e.code() == Some(403)
+                    && !self
+                        .refused_logged
+                        .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    log::warn!(
+                        error = e.to_string().as_str();
+                        "cannot read a peer's Node ({e}): peers cut off cannot learn from this node whether they are tainted yet, and stop their pods on the earliest deadline; grant get on nodes (logged once)"
+                    );
+                }
+                None
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

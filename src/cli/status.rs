@@ -228,8 +228,13 @@ pub fn report(
             stored
                 .and_then(|q| crate::core::quorum::Verdict::from_word(&q.verdict, q.reason.clone()))
                 .as_ref(),
-            held_at.map(|h| moment.mono_at(h)),
-            held_from.map(|h| moment.mono_at(h)),
+            (
+                held_at.map(|h| moment.mono_at(h)),
+                held_from.map(|h| moment.mono_at(h)),
+            ),
+            // The peers' reads of the Node are not kept on disk: counted without them, as a
+            // restart counts (earlier, never later).
+            None,
             config.request_timeout(),
         )
     } else {

@@ -76,13 +76,26 @@ pub enum QuorumVerdict {
     /// §5.3, §5.5: only Ready returning to True or every zone fully disrupted removes it, and in
     /// the latter the control plane taints the node again when it resumes: counting from the
     /// first taint is early there, never late).
+    ///
+    /// And never before `untainted` (less [`READ_SLACK`]): a peer that reaches the API server
+    /// read this node's Node without the unreachable taint after that instant
+    /// (`core::quorum::TaintReads`), so any taint that deletes a pod is added later, whatever was
+    /// seen before.
     Enforce {
         not_before: Option<Duration>,
         held_from: Option<Duration>,
+        untainted: Option<Duration>,
     },
     /// The control plane keeps this node's pods: nothing may be killed.
     Hold {
         reason: String,
+    },
+    /// Not cut off, but this node's Node carries the unreachable taint (docs/fence.md §3): the
+    /// control plane deletes each pod once its toleration has run from the taint, whether or not
+    /// this node's link holds until then. Counted from the taint, and never before `untainted`
+    /// (as for `Enforce`); planned with [`FencePolicy::on_taint`].
+    Tainted {
+        untainted: Option<Duration>,
     },
 }
 
@@ -99,6 +112,34 @@ pub struct FencePolicy {
     /// How much earlier than this agent's last contact the node's own Lease may last have been
     /// renewed ([`kubelet_lag`]): eviction times count from that much before the last contact.
     pub kubelet_lag: Duration,
+}
+
+/// How much earlier than the round that read the Node without the taint a deadline counts from
+/// (`QuorumVerdict::Enforce::untainted`, `core::quorum::TaintReads`). The read is a fact: the
+/// taint comes after it. But counting from it stops each pod within a round or so of its
+/// deletion, and an agent killed then is not there to stop it: the packaged unit restarts it 5 s
+/// after a failure, and the new run must start and hear its peers before it acts. This much
+/// earlier covers such a restart; measured in the simulator (BENCHMARKS.md, nineteenth
+/// session), it gives back most of the pods that ran twice while their agent was down, and
+/// keeps most of the stops the reads spare.
+pub const READ_SLACK: Duration = Duration::from_secs(10);
+
+/// The most SIGTERM grace a pod gets from a plan made on the taint while not cut off
+/// ([`QuorumVerdict::Tainted`], [`FencePolicy::on_taint`]).
+pub const ON_TAINT_GRACE: Duration = Duration::from_secs(1);
+
+impl FencePolicy {
+    /// The policy of a plan made on the taint while not cut off (docs/fence.md §3): the pod is
+    /// stopped as late as it can be, at most [`ON_TAINT_GRACE`] of SIGTERM before the kill. The
+    /// link may be back for good, and then the controller removes the taint once the kubelet is
+    /// heard again (a monitor pass after its next renewal); a stop made a whole grace period
+    /// early would stop pods the control plane keeps.
+    pub fn on_taint(&self) -> FencePolicy {
+        FencePolicy {
+            grace_cap: self.grace_cap.min(ON_TAINT_GRACE),
+            ..*self
+        }
+    }
 }
 
 /// How much earlier than the agent's last contact the kubelet's Lease may last have been renewed.
@@ -384,6 +425,7 @@ fn plan_one(
         QuorumVerdict::Enforce {
             not_before: Some(t),
             held_from,
+            ..
         } if held_from.is_none_or(|b| b <= judged) => Some(*t),
         _ => None,
     };
@@ -394,7 +436,20 @@ fn plan_one(
     // §5.4, §4.3), so this is early, never late. Holds keep their own rules.
     let seen_taint =
         tainted.filter(|t| *t < counted && !matches!(quorum, QuorumVerdict::Hold { .. }));
-    let tainted_from = seen_taint.unwrap_or(counted);
+    // A peer's read of the Node without the taint is later than any of that: the taint, if it
+    // comes, comes after it (a taint seen earlier was removed since).
+    let untainted = match quorum {
+        QuorumVerdict::Enforce {
+            untainted: Some(u), ..
+        }
+        | QuorumVerdict::Tainted { untainted: Some(u) }
+            if u.saturating_sub(READ_SLACK) > seen_taint.unwrap_or(counted) =>
+        {
+            Some(u.saturating_sub(READ_SLACK))
+        }
+        _ => None,
+    };
+    let tainted_from = untainted.unwrap_or(seen_taint.unwrap_or(counted));
     let eviction_time = tainted_from + delay;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
@@ -427,8 +482,19 @@ fn plan_one(
             schedule,
             reason: why(Quorum::Held(Arc::from(reason.as_str()))),
         },
-        (QuorumVerdict::Enforce { .. } | QuorumVerdict::NotConsulted, _) => {
+        (
+            QuorumVerdict::Enforce { .. }
+            | QuorumVerdict::Tainted { .. }
+            | QuorumVerdict::NotConsulted,
+            _,
+        ) => {
             let quorum_note = match quorum {
+                QuorumVerdict::Tainted { .. } => {
+                    "not cut off, but this node's Node carries the unreachable taint: the control plane evicts, whether or not the link holds"
+                }
+                QuorumVerdict::Enforce { .. } if untainted.is_some() => {
+                    "the peers' quorum says the control plane evicts, counted from the latest round in which a peer read this node's Node without the unreachable taint"
+                }
                 QuorumVerdict::Enforce { .. } if resumed.is_some_and(|t| t > judged) => {
                     "the peers' quorum says the control plane evicts, counted from the end of its hold"
                 }
@@ -517,6 +583,7 @@ mod tests {
                 QuorumVerdict::Enforce {
                     not_before: None,
                     held_from: None,
+                    untainted: None,
                 },
                 "the peers' quorum says the control plane evicts".to_string(),
             ),
@@ -524,6 +591,7 @@ mod tests {
                 QuorumVerdict::Enforce {
                     not_before: Some(contact + Duration::from_secs(500)),
                     held_from: None,
+                    untainted: None,
                 },
                 "the peers' quorum says the control plane evicts, counted from the end of its hold"
                     .to_string(),
@@ -533,6 +601,7 @@ mod tests {
                 QuorumVerdict::Enforce {
                     not_before: Some(contact + Duration::from_secs(500)),
                     held_from: Some(contact + Duration::from_secs(100)),
+                    untainted: None,
                 },
                 "the peers' quorum says the control plane evicts; its hold began after this node could be tainted, and a taint added before outlasts it"
                     .to_string(),
@@ -624,6 +693,7 @@ mod tests {
         let enforce = QuorumVerdict::Enforce {
             not_before: None,
             held_from: None,
+            untainted: None,
         };
         let eviction = |tainted: Option<Duration>, verdict: &QuorumVerdict| match &plan(
             std::slice::from_ref(&tolerating),
@@ -660,6 +730,7 @@ mod tests {
         let resumed = QuorumVerdict::Enforce {
             not_before: Some(Duration::from_secs(1100)),
             held_from: Some(Duration::from_secs(1010)),
+            untainted: None,
         };
         assert_eq!(eviction(None, &resumed).0, Duration::from_secs(1119));
         assert_eq!(

@@ -540,21 +540,36 @@ pub struct Waiting<'a> {
     pub retry: &'a Retry,
     /// The fence's own API work (fenced pods to reconcile, held Events) is waiting.
     pub api_work: bool,
+    /// Not cut off, the fence plans on the taint its Node carries ([`fences_on_taint`]): its
+    /// steps and sweep are due as while cut off.
+    pub on_taint: bool,
+}
+
+/// Whether the fence, not cut off, plans on the unreachable taint its Node carries as last seen
+/// (`fence_plan::QuorumVerdict::Tainted`, docs/fence.md §3). While its Node carries the taint
+/// the control plane deletes each pod once its toleration has run, and a link that came back may
+/// go again before this node would count itself cut off (`unreachableAfter` after its last
+/// contact): the pod must be stopped by then all the same. While the taint is on the Node, no
+/// fenced pod is released to the kubelet either.
+pub fn fences_on_taint(judged: &Judged, tainted: bool) -> bool {
+    tainted && !judged.cut_off
 }
 
 /// The instant the fence task must tick next if none of its inputs moves first: the earliest of
-/// a step of the plans, the sweep of fenced pods (both only while cut off), the judgement
+/// a step of the plans, the sweep of fenced pods (both only while cut off or fencing on the
+/// taint), the judgement
 /// changing with time alone (`Link::next_change`), a write falling due, and the retry of the
 /// fence's API work while reachable (at once when no failure pushed it back). It may be at or
 /// before `now` (due at once). `None` when nothing is pending: only a new observation can give
 /// the task something to do, so it sleeps until one arrives (bounded by the caller).
 pub fn next_wake(w: &Waiting<'_>) -> Option<Duration> {
     let cut_off = w.judged.cut_off;
+    let fencing = cut_off || w.on_taint;
     let steps = w
         .plans
-        .filter(|_| cut_off)
+        .filter(|_| fencing)
         .and_then(|plans| w.steps.next_due(plans, w.fenced));
-    let sweep = w.sweep_at.filter(|_| cut_off);
+    let sweep = w.sweep_at.filter(|_| fencing);
     let judgement = w.link.next_change(w.seen, w.now, w.unreachable_after);
     let write = w.durability.next_due(cut_off, w.cadence);
     let retry = (w.judged.reachable && w.api_work).then(|| w.retry.next_at().unwrap_or(w.now));

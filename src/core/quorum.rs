@@ -43,6 +43,11 @@ pub struct PeerReport {
     /// ([`kubelet_heard`]). `None` when not asked, when this peer does not reach the API server,
     /// or when its read failed.
     pub kubelet_renewed: Option<SystemTime>,
+    /// Whether the *asking* node's Node carried `node.kubernetes.io/unreachable:NoExecute` when
+    /// this peer read it from the API server while answering (`peer::Question::taint`). `None`
+    /// when not asked, when this peer does not reach the API server, or when its read failed. A
+    /// `false` is a fact about a moment after the question was sent ([`TaintReads`]).
+    pub node_tainted: Option<bool>,
 }
 
 /// The controller's zone rules (docs/semantics.md §5.1, §5.5): `--unhealthy-zone-threshold` and
@@ -178,6 +183,7 @@ pub fn answer(
         reachable: reaches(last_contact_age, unreachable_after),
         last_contact_age,
         kubelet_renewed: None,
+        node_tainted: None,
     }
 }
 
@@ -339,6 +345,19 @@ pub struct Fixes {
     /// that taint 3.7 s before the verdict settled). The agent's shell applies it; only the
     /// simulator reads this switch.
     pub taint_settles: bool,
+    /// A round's peers that reach the API server read this node's Node, and one read without the
+    /// unreachable taint bounds every deadline: the control plane taints the node only after
+    /// that read, so it deletes none of its pods before the round's send plus their toleration
+    /// ([`TaintReads`]; issue 22, seed 0x14: a node of a small zone, cut off as the zone
+    /// went into a partial disruption, stopped its pods though the control plane never tainted
+    /// it). The agent's shell applies it; only the simulator reads this switch.
+    pub taint_read: bool,
+    /// A node not cut off whose Node carries the unreachable taint stops each pod by its
+    /// deletion as if cut off (`fence_plan::QuorumVerdict::Tainted`; issue 22, seeds 0x95e,
+    /// 0xd6b, 0x1124: a tainted node's link came back for a few seconds and went again, and the
+    /// controller deleted a pod before the agent, counting its 15 s, knew it was cut off again).
+    /// The agent's shell applies it; only the simulator reads this switch.
+    pub fence_on_taint: bool,
 }
 
 impl Fixes {
@@ -365,6 +384,8 @@ impl Fixes {
         system_scale_written: true,
         readers_able: true,
         taint_settles: true,
+        taint_read: true,
+        fence_on_taint: true,
     };
 }
 
@@ -1212,6 +1233,30 @@ fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
     round.tainted && policy.fixes.taint_settles
 }
 
+/// What the round's peers that reach the API server read of this node's Node
+/// (`PeerReport::node_tainted`): `Some(true)` when any read the unreachable taint, `Some(false)`
+/// when some read the Node and none found it, `None` when none read it.
+pub fn taint_read<'a>(heard: impl IntoIterator<Item = &'a Heard>) -> Option<bool> {
+    heard
+        .into_iter()
+        .filter_map(|h| match h {
+            Heard::Report(r) if r.reachable => r.node_tainted,
+            _ => None,
+        })
+        .reduce(|a, b| a || b)
+}
+
+/// Whether a round is of a node tainted ([`Round::tainted`]): seen so on its own Node (`seen`),
+/// or read so by its peers — in this round (`heard`), or, when no peer read the Node in it, in
+/// the latest round that did (`reads`).
+pub fn round_tainted<'a>(
+    seen: bool,
+    reads: &TaintReads,
+    heard: impl IntoIterator<Item = &'a Heard>,
+) -> bool {
+    seen || taint_read(heard).unwrap_or(reads.tainted)
+}
+
 /// `round` with every silent peer counted as one that lost the API together with this node.
 fn silent_cut_off(round: &Round) -> Round {
     let mut r = round.clone();
@@ -1224,6 +1269,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 last_contact_age: Some(round.own_contact_age),
                 excluded: false,
                 kubelet_renewed: None,
+                node_tainted: None,
             });
         }
     }
@@ -1331,14 +1377,68 @@ impl Gate {
     }
 }
 
+/// What the peers' reads of this node's Node said (`PeerReport::node_tainted`, docs/fence.md
+/// §5), across the rounds of a run: kept through a return of the link, since a taint the
+/// control plane added stays until this node's kubelet is heard again and the controller removes
+/// it, and only a later read tells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaintReads {
+    /// When the latest round was sent in which a peer that reaches the API server read the Node
+    /// without the unreachable taint.
+    ///
+    /// A peer reads the Node after the question left this node, and a read of the API server
+    /// sees every write stored before it: the control plane had not added the taint when that
+    /// round was sent. Any taint that deletes a pod of this node comes later, and the
+    /// taint-eviction controller starts a pod's toleration no earlier than it sees the taint, so
+    /// nothing is deleted before this instant plus the toleration. That holds whatever was on the
+    /// Node before (a taint seen then was removed since) and whatever earlier rounds read.
+    pub untainted_at: Option<Duration>,
+    /// The latest round in which a peer read the Node found the taint: added after
+    /// `untainted_at` (when known), and still there until a later read says otherwise.
+    pub tainted: bool,
+}
+
+impl TaintReads {
+    /// Notes the reads of a round sent at `sent_at` whose answers are `heard` ([`taint_read`]);
+    /// true when anything changed.
+    pub fn note<'a>(
+        &mut self,
+        sent_at: Duration,
+        heard: impl IntoIterator<Item = &'a Heard>,
+    ) -> bool {
+        let before = *self;
+        match taint_read(heard) {
+            Some(false) if self.untainted_at.is_none_or(|u| u < sent_at) => {
+                self.untainted_at = Some(sent_at);
+                self.tainted = false;
+            }
+            Some(true) => self.tainted = true,
+            _ => {}
+        }
+        *self != before
+    }
+
+    /// Where a taint the peers read counts from, for the fence's `tainted` (`fence_plan::plan`):
+    /// the latest round that read the Node without it, the earliest the taint can have been
+    /// added, less `fence_plan::READ_SLACK` as every count from such a read. `None` when the
+    /// latest read found none, or no earlier read found the Node without it (the plan's own
+    /// count stands).
+    pub fn tainted_from(&self) -> Option<Duration> {
+        self.untainted_at
+            .filter(|_| self.tainted)
+            .map(|u| u.saturating_sub(crate::core::fence_plan::READ_SLACK))
+    }
+}
+
 /// The verdict the fence plans with while cut off (docs/fence.md §5): nothing is stopped before
 /// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
 /// hold held at `held_at`, eviction times count from [`Gate::not_before`], unless the hold began
-/// (`held_from`) after this node could be tainted.
+/// (`held_from`) after this node could be tainted; and never before `untainted_at`
+/// ([`TaintReads::untainted_at`]).
 pub fn planning(
     verdict: Option<&Verdict>,
-    held_at: Option<Duration>,
-    held_from: Option<Duration>,
+    (held_at, held_from): (Option<Duration>, Option<Duration>),
+    untainted_at: Option<Duration>,
     request_timeout: Duration,
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
@@ -1354,6 +1454,7 @@ pub fn planning(
             }
             .not_before(request_timeout),
             held_from,
+            untainted: untainted_at,
         },
         Some(v) => QuorumVerdict::Hold {
             reason: format!("quorum {}: {}", v.word(), v.reason()),

@@ -209,7 +209,7 @@ impl Metrics {
         }
         let verdict = match verdict {
             QuorumVerdict::NotConsulted => VERDICTS[0],
-            QuorumVerdict::Enforce { .. } => VERDICTS[1],
+            QuorumVerdict::Enforce { .. } | QuorumVerdict::Tainted { .. } => VERDICTS[1],
             QuorumVerdict::Hold { .. } => VERDICTS[2],
         };
         self.with(|s| {

@@ -75,6 +75,7 @@ fn question(from: &str, zone: &str, back: bool) -> Question {
         zone: zone.to_string(),
         back,
         lease: false,
+        taint: false,
     }
 }
 
@@ -104,7 +105,8 @@ pub async fn ask_all(
 
 /// [`ask_all`], asking each peer whose flag in `lease` is set to read this node's kubelet Lease
 /// for it (`Question::lease`, `core::quorum::lease_readers`); a peer without a flag is not asked
-/// to.
+/// to. Every peer is asked to read this node's Node (`Question::taint`): only one that reaches
+/// the API server does.
 pub async fn ask_all_reading(
     peers: &[Peer],
     lease: &[bool],
@@ -113,7 +115,10 @@ pub async fn ask_all_reading(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    let plain = question(from, zone, false);
+    let plain = Question {
+        taint: true,
+        ..question(from, zone, false)
+    };
     let reading = Question {
         lease: true,
         ..plain.clone()

@@ -17,6 +17,10 @@
 //! server reads it before answering and adds `"kubeletRenewTime"`: the Lease's `renewTime` as the
 //! API server returned it (RFC 3339, microseconds), which the asker's kubelet stamped with the
 //! asker's own clock (`core::quorum::kubelet_heard`).
+//!
+//! And `"taint":true`: the asker, cut off, asks the node to read the asker's Node. A node that
+//! reaches the API server reads it before answering and adds `"unreachableTainted"`: whether the
+//! Node carries `node.kubernetes.io/unreachable:NoExecute` (`core::quorum::Gate::note_reads`).
 
 pub mod auth;
 pub mod client;
@@ -32,7 +36,9 @@ use crate::core::quorum::PeerReport;
 pub use auth::{Key, KeyError};
 pub use client::{AskError, ask, ask_all, ask_all_reading, tell_back};
 pub use counters::{PeerCounters, Rejection};
-pub use server::{AnswerFn, LeaseFn, Limits, serve, serve_reading, serve_with_limits};
+pub use server::{
+    AnswerFn, LeaseFn, Limits, Reads, TaintFn, serve, serve_reading, serve_with_limits,
+};
 
 /// The most a question's or an answer's body may hold. Both are under 200 bytes in practice
 /// (a node name is at most 253 bytes).
@@ -54,6 +60,10 @@ pub struct Question {
     /// Absent when false, as `back`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lease: bool,
+    /// The asking node asks whether its Node carries the unreachable taint
+    /// (`core::quorum::Gate::note_reads`). Absent when false, as `back`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub taint: bool,
 }
 
 /// The answer's body.
@@ -76,6 +86,10 @@ pub struct Answer {
     /// with microseconds). Absent when not asked, not read, or not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubelet_renew_time: Option<String>,
+    /// Whether the asking node's Node carries `node.kubernetes.io/unreachable:NoExecute`, read
+    /// for a question with `taint`. Absent when not asked, not read, or not readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreachable_tainted: Option<bool>,
 }
 
 impl From<&PeerReport> for Answer {
@@ -91,6 +105,7 @@ impl From<&PeerReport> for Answer {
             kubelet_renew_time: r
                 .kubelet_renewed
                 .map(|t| humantime::format_rfc3339_micros(t).to_string()),
+            unreachable_tainted: r.node_tainted,
         }
     }
 }
@@ -114,6 +129,7 @@ impl TryFrom<Answer> for PeerReport {
             reachable: a.reachable,
             last_contact_age: a.last_contact_age_millis.map(Duration::from_millis),
             kubelet_renewed,
+            node_tainted: a.unreachable_tainted,
         })
     }
 }
@@ -131,6 +147,7 @@ mod tests {
             reachable: false,
             last_contact_age: Some(Duration::from_millis(1500)),
             kubelet_renewed: None,
+            node_tainted: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert_eq!(
@@ -164,6 +181,7 @@ mod tests {
             zone: "z".into(),
             back: false,
             lease: false,
+            taint: false,
         };
         let text = serde_json::to_string(&ordinary).expect("json");
         assert_eq!(text, r#"{"from":"n1","zone":"z"}"#);
@@ -199,6 +217,7 @@ mod tests {
             reachable: true,
             last_contact_age: Some(Duration::from_millis(10)),
             kubelet_renewed: Some(renewed),
+            node_tainted: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(

@@ -43,6 +43,21 @@ pub type LeaseFn = Arc<
         + Sync,
 >;
 
+/// Reads the Node named for a question that asks for it (`Question::taint`): whether it carries
+/// `node.kubernetes.io/unreachable:NoExecute`, or `None` when the read failed. Bounded and asked
+/// as [`LeaseFn`] is.
+pub type TaintFn = Arc<
+    dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<bool>> + Send>> + Send + Sync,
+>;
+
+/// What the server reads from the API server for an asker that asks (both optional: without
+/// one, such a question is answered without that read).
+#[derive(Clone, Default)]
+pub struct Reads {
+    pub lease: Option<LeaseFn>,
+    pub taint: Option<TaintFn>,
+}
+
 /// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
 /// change one at a time.
 #[derive(Clone, Debug)]
@@ -72,8 +87,9 @@ pub struct Limits {
     pub replay_capacity: usize,
     /// Least time between two log records of one refusal reason.
     pub log_interval: Duration,
-    /// How long a question that asks for the asker's kubelet Lease waits for its read before
-    /// it is answered without it: well within the asker's `[peers] timeout` (1 s by default).
+    /// How long a question that asks for the asker's kubelet Lease or Node waits for its reads
+    /// (made side by side) before it is answered without them: well within the asker's `[peers]
+    /// timeout` (1 s by default).
     pub lease_read: Duration,
 }
 
@@ -113,23 +129,23 @@ pub async fn serve_with_limits(
     counters: Arc<PeerCounters>,
     limits: Limits,
 ) {
-    serve_reading(listener, key, answer, None, counters, limits).await;
+    serve_reading(listener, key, answer, Reads::default(), counters, limits).await;
 }
 
-/// [`serve_with_limits`], reading an asker's kubelet Lease with `lease` for a question that asks
-/// for it; with `None`, such a question is answered without it.
+/// [`serve_with_limits`], reading an asker's kubelet Lease and Node with `reads` for a question
+/// that asks for them.
 pub async fn serve_reading(
     listener: TcpListener,
     key: Arc<Key>,
     answer: AnswerFn,
-    lease: Option<LeaseFn>,
+    reads: Reads,
     counters: Arc<PeerCounters>,
     limits: Limits,
 ) {
     let shared = Arc::new(Shared {
         key,
         answer,
-        lease,
+        reads,
         counters,
         buckets: Mutex::new(Buckets::default()),
         open: Mutex::new(HashMap::new()),
@@ -182,7 +198,7 @@ pub async fn serve_reading(
 struct Shared {
     key: Arc<Key>,
     answer: AnswerFn,
-    lease: Option<LeaseFn>,
+    reads: Reads,
     counters: Arc<PeerCounters>,
     buckets: Mutex<Buckets>,
     /// Open connections per source address.
@@ -364,23 +380,27 @@ impl Shared {
             )
         })?;
         log::debug!(
-            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back, lease = question.lease;
+            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back, lease = question.lease, taint = question.taint;
             "peer question from {} ({peer}) answered", question.from
         );
         let mut report = (self.answer)(&question);
-        // The asker's kubelet Lease, read now that the question is here: only by a node that
-        // reaches the API server, and never longer than the bound.
-        if let Some(read) = self
+        // The asker's kubelet Lease and Node, read now that the question is here: only by a node
+        // that reaches the API server, side by side, and never longer than the bound.
+        let bound = self.limits.lease_read;
+        let lease = self
+            .reads
             .lease
             .as_ref()
             .filter(|_| question.lease && report.reachable)
-        {
-            let name = question.from.clone();
-            report.kubelet_renewed = tokio::time::timeout(self.limits.lease_read, read(name))
-                .await
-                .ok()
-                .flatten();
-        }
+            .map(|read| read(question.from.clone()));
+        let taint = self
+            .reads
+            .taint
+            .as_ref()
+            .filter(|_| question.taint && report.reachable)
+            .map(|read| read(question.from.clone()));
+        (report.kubelet_renewed, report.node_tainted) =
+            tokio::join!(read_within(bound, lease), read_within(bound, taint));
         Ok(self.signed_answer(&report, &nonce))
     }
 
@@ -405,6 +425,17 @@ impl Shared {
         );
         headers.insert(HeaderName::from_static(auth::SIGNATURE_HEADER), signature);
         response
+    }
+}
+
+/// A read for an asker ([`Reads`]), if asked, or nothing once `bound` has passed.
+async fn read_within<T>(
+    bound: Duration,
+    read: Option<std::pin::Pin<Box<dyn Future<Output = Option<T>> + Send>>>,
+) -> Option<T> {
+    match read {
+        Some(read) => tokio::time::timeout(bound, read).await.ok().flatten(),
+        None => None,
     }
 }
 

@@ -437,6 +437,12 @@ struct Agent {
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
     /// run first saw it (`None`: read from disk) — `agent::fence_task`'s `tainted`.
     taint_view: Option<(Duration, Option<Duration>)>,
+    /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
+    /// keeps it: through returns of the link, not through a restart).
+    reads: quorum::TaintReads,
+    /// Not cut off at its last tick, but fencing on its Node's taint
+    /// (`fencing::fences_on_taint`).
+    on_taint: bool,
     /// When a nudge's read of its Lease was last answered (`agent::quorum`): a hold does not
     /// turn into enforce for `quorum::RENEWAL_IN_FLIGHT` after.
     read_answered_at: Option<Duration>,
@@ -1060,6 +1066,8 @@ impl World<'_> {
             after_probe: false,
             probing: None,
             askers: Vec::new(),
+            reads: quorum::TaintReads::default(),
+            on_taint: false,
             taint_view: if self.reaches_api(i) {
                 self.taint_at(i, self.watched_at(i))
                     .map(|t| (t, Some(self.now)))
@@ -1993,36 +2001,44 @@ impl World<'_> {
                 a.steps.clear();
                 a.gate = Gate::default();
                 a.next_round = None;
-                // Reconciled: fenced pods still in the API are the kubelet's again.
-                a.fenced.clear();
+                if !set.fixes.fence_on_taint {
+                    // Reconciled at once, as before the fence planned on a taint while not cut
+                    // off (below, otherwise).
+                    a.fenced.clear();
+                }
                 a.durability.changed();
                 self.log(|| format!("n{i} reconnected"));
             }
             None => {}
         }
         a.cut_off = judged.cut_off;
+        // As `agent::fence_task`: not cut off, the fence plans on the taint its Node carries as
+        // last seen; fenced pods are released to the kubelet once the API server answers and
+        // the taint is gone (`reconcile`).
+        let on_taint = set.fixes.fence_on_taint
+            && crate::core::fencing::fences_on_taint(&judged, a.taint_view.is_some());
+        if on_taint != a.on_taint {
+            a.on_taint = on_taint;
+            if !on_taint && !judged.cut_off {
+                // The taint is gone: its plans are over, and a partition that follows plans
+                // anew (the steps of pods released to the kubelet are not taken).
+                a.steps.clear();
+            }
+            self.log(|| format!("n{i} fences on its taint: {on_taint}"));
+        }
+        if set.fixes.fence_on_taint && judged.reachable && !on_taint && !a.fenced.is_empty() {
+            // Reconciled: fenced pods still in the API are the kubelet's again.
+            a.fenced.clear();
+            a.durability.changed();
+        }
         let mut next: Vec<Duration> = Vec::new();
         if !judged.cut_off && a.gate.verdict.is_some() {
             a.gate = Gate::default();
             a.durability.changed();
         }
-        if judged.cut_off
+        if (judged.cut_off || on_taint)
             && let Some(contact) = judged.counted
         {
-            if a.next_round.is_none_or(|t| now >= t) {
-                self.round(i, &mut a);
-                a.next_round = Some(now + set.peer_interval);
-            }
-            if let Some(t) = a.next_round {
-                next.push(t);
-            }
-            let held_from = a.gate.held_from.filter(|_| set.fixes.taint_outlasts_hold);
-            let verdict = quorum::planning(
-                a.gate.verdict.as_ref(),
-                a.gate.held_at,
-                held_from,
-                set.request_timeout,
-            );
             let policy = FencePolicy {
                 node_monitor_grace_period: set.grace,
                 safety_margin: set.safety_margin,
@@ -2030,15 +2046,39 @@ impl World<'_> {
                 mode: Mode::Enforce,
                 kubelet_lag: set.kubelet_lag,
             };
+            let (verdict, policy) = if on_taint {
+                let untainted = a.reads.untainted_at;
+                let verdict = fence_plan::QuorumVerdict::Tainted { untainted };
+                (verdict, policy.on_taint())
+            } else {
+                if a.next_round.is_none_or(|t| now >= t) {
+                    self.round(i, &mut a);
+                    a.next_round = Some(now + set.peer_interval);
+                }
+                if let Some(t) = a.next_round {
+                    next.push(t);
+                }
+                let held_from = a.gate.held_from.filter(|_| set.fixes.taint_outlasts_hold);
+                let verdict = quorum::planning(
+                    a.gate.verdict.as_ref(),
+                    (a.gate.held_at, held_from),
+                    a.reads.untainted_at,
+                    set.request_timeout,
+                );
+                (verdict, policy)
+            };
             // As `agent::fence_task`: the taint's `timeAdded` read on this node's wall clock, or
             // when this run first saw it if that is earlier.
-            let tainted =
-                a.taint_view
-                    .filter(|_| set.fixes.seen_taint)
-                    .and_then(|(added, seen)| {
-                        let on_wall = moment_off(now, a.wall_offset).mono_at(wall(added));
-                        fence_plan::taint_counted(Some(on_wall), seen)
-                    });
+            let own = a
+                .taint_view
+                .filter(|_| set.fixes.seen_taint)
+                .and_then(|(added, seen)| {
+                    let on_wall = moment_off(now, a.wall_offset).mono_at(wall(added));
+                    fence_plan::taint_counted(Some(on_wall), seen)
+                });
+            // And, if earlier, the latest round before the peers read the taint that read the
+            // Node without it.
+            let tainted = fence_plan::taint_counted(own, a.reads.tainted_from());
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
@@ -2047,7 +2087,7 @@ impl World<'_> {
                 next.push(t.max(now));
             }
         }
-        if judged.cut_off && !a.fenced.is_empty() {
+        if (judged.cut_off || on_taint) && !a.fenced.is_empty() {
             // The fence task's sweep (`terminate::keep_dead`, every 250 ms while cut off): a
             // fenced pod whose containers the kubelet started again (it reached the API server
             // for a moment, too short to count as contact) is killed again.
@@ -2148,6 +2188,11 @@ impl World<'_> {
                             && self.reaches_api(j)
                         {
                             r.kubelet_renewed = self.kubelet_renew_time[i];
+                        }
+                        // Every question asks for this node's Node (`peer::ask_all_reading`;
+                        // a build before `taint_read` asked for none).
+                        if self.set.fixes.taint_read && r.reachable && self.reaches_api(j) {
+                            r.node_tainted = Some(self.cp.taint(i).is_some());
                         }
                         Heard::Report(r)
                     }
@@ -2273,8 +2318,15 @@ impl World<'_> {
             )
         };
         let (own_age, silence_age) = ages(&heard);
-        // Whether this node's Node carried the unreachable taint when last seen.
-        let tainted = a.taint_view.is_some();
+        // Whether this node's Node carried the unreachable taint when last seen, or (as
+        // `agent::quorum`'s `ask_round`) its peers read it so.
+        let reads = if set.fixes.taint_read {
+            a.reads
+        } else {
+            quorum::TaintReads::default()
+        };
+        let seen = a.taint_view.is_some();
+        let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
@@ -2287,6 +2339,7 @@ impl World<'_> {
             if !rest.is_empty() {
                 heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[])));
                 let (own_age, silence_age) = ages(&heard);
+                let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
                 round = crate::core::zone::round(zone, mine, &heard, own_age)
                     .silent_for(silence_age)
                     .tainted(tainted);
@@ -2303,6 +2356,11 @@ impl World<'_> {
             {
                 b.askers.push(i);
             }
+        }
+        // As `agent::quorum`: what the peers read of this node's Node, whatever the verdict.
+        if set.fixes.taint_read && a.reads.note(now, round.heard.iter().map(|(_, h)| h)) {
+            let read = quorum::taint_read(round.heard.iter().map(|(_, h)| h));
+            self.log(|| format!("n{i} peers read its Node: tainted {read:?}"));
         }
         let answered = round
             .heard
