@@ -707,6 +707,210 @@ fn a_peer_reads_the_askers_kubelet_lease_from_the_api_server() {
     assert_eq!(stray, 0);
 }
 
+/// A question with `taint` has a node that reaches the API server read the asker's Node from it
+/// (`GET /api/v1/nodes/<asker>`) and say whether it carries the unreachable NoExecute taint; a
+/// question without it, a Node that does not exist, or a name that is no node's reads nothing
+/// into the answer (docs/fence.md §5, *Peers read the Node*).
+#[test]
+fn a_peer_reads_the_askers_node_from_the_api_server() {
+    let Some(mut lab) = lab(LabSpec::default()) else {
+        return;
+    };
+    lab.start_all();
+    let key = std::fs::read(&lab.key_file).expect("read the peers' key");
+    let n1 = lab.nodes[0].peer_addr();
+    let ask = |body: &str| -> Value {
+        let (status, text) =
+            http_exchange(n1.into(), &question_with(n1, Some(&key), unix_now(), body))
+                .expect("n1 answers");
+        assert_eq!(status, 200, "{text}");
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let read = ask(r#"{"from":"n2","zone":"zone-a","taint":true}"#);
+    assert_eq!(read["reachable"], true, "{read}");
+    assert_eq!(read["unreachableTainted"], false, "{read}");
+    let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    lab.server
+        .api
+        .update_node_as("kube-controller-manager", "n2", |n| {
+            n["spec"]["taints"] = serde_json::json!([{
+                "key": "node.kubernetes.io/unreachable",
+                "effect": "NoExecute",
+                "timeAdded": added,
+            }]);
+        })
+        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    let tainted = ask(r#"{"from":"n2","zone":"zone-a","taint":true}"#);
+    assert_eq!(tainted["unreachableTainted"], true, "{tainted}");
+    let unasked = ask(r#"{"from":"n2","zone":"zone-a"}"#);
+    assert!(unasked.get("unreachableTainted").is_none(), "{unasked}");
+    let unknown = ask(r#"{"from":"n9","zone":"zone-a","taint":true}"#);
+    assert!(unknown.get("unreachableTainted").is_none(), "{unknown}");
+    let reads = |name: &str| {
+        let path = format!("/api/v1/nodes/{name}");
+        lab.server
+            .api
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path == path)
+            .count()
+    };
+    assert_eq!(reads("n9"), 1);
+    let odd = ask(r#"{"from":"n2/../n3","zone":"zone-a","taint":true}"#);
+    assert!(odd.get("unreachableTainted").is_none(), "{odd}");
+    let stray = lab
+        .server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains("/nodes/n2/..") || r.path.contains("/nodes/n2%2F"))
+        .count();
+    assert_eq!(stray, 0);
+}
+
+/// n1 is cut off from the API server while its four peers reach it; nothing here plays the
+/// controller, so no taint comes. Its peers read its Node untainted round after round, and no
+/// deadline counts from before such a read, less `READ_SLACK` (10 s): its pod tolerating 15 s is
+/// never due while the reads go on, well past the moment it was due by the count from its last
+/// contact (the cut + 4 s grace + 15 s). Once n1's Node carries the taint, as the controller
+/// adds it, the peers' next reads say so and the pod is stopped by the time the control plane
+/// could delete it for that taint (docs/fence.md §5, *Peers read the Node*).
+#[test]
+fn a_node_its_peers_read_untainted_stops_nothing_until_the_taint_comes_then_stops_on_time() {
+    let tol = Duration::from_secs(15);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
+    let due_by_contact = cut_at + GRACE + tol;
+    let early = watch_pods(&mut lab, due_by_contact + Duration::from_secs(5));
+    assert!(
+        early.is_empty(),
+        "stopped while the peers read the Node untainted: {early:?}\n{}",
+        lab.node(1).log()
+    );
+    assert!(
+        lab.node(1)
+            .log()
+            .contains("without node.kubernetes.io/unreachable:NoExecute"),
+        "{}",
+        lab.node(1).log()
+    );
+    let tainted_at = SystemTime::now();
+    let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
+    lab.server
+        .api
+        .update_node_as("kube-controller-manager", "n1", |n| {
+            n["spec"]["taints"] = serde_json::json!([{
+                "key": "node.kubernetes.io/unreachable",
+                "effect": "NoExecute",
+                "timeAdded": added,
+            }]);
+        })
+        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    let bound = tainted_at + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
+    let plan = short_plan(&mut lab, 1);
+    assert_stopped_on_time("n1-short", at, plan, bound);
+    // Counted from the last round read without the taint (at most a round before it came), less
+    // the slack: no sooner than 15 - 10 - 1 s round - 0.5 s margin - 1 s SIGTERM grace after it.
+    assert!(
+        at + POLL >= tainted_at + Duration::from_millis(2_500),
+        "stopped {:?} after the taint",
+        at.duration_since(tainted_at).unwrap_or_default()
+    );
+    assert!(
+        lab.node(1).log().contains(
+            "with node.kubernetes.io/unreachable:NoExecute: the control plane has tainted it"
+        ),
+        "{}",
+        lab.node(1).log()
+    );
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+}
+
+/// n1 reaches the API server, but its Node carries the unreachable taint, added 12 s ago as if
+/// its kubelet had gone silent: the control plane deletes its pod tolerating 15 s in 3 s whether
+/// or not the link holds. The fence stops it by then without being cut off, with at most a
+/// second of SIGTERM grace, and keeps it stopped until the taint is gone; then the pod, still in
+/// the API, is released to the kubelet (docs/fence.md §3, *A taint while not cut off*).
+#[test]
+fn a_node_not_cut_off_whose_node_carries_the_taint_stops_each_pod_by_its_deletion() {
+    let tol = Duration::from_secs(15);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let tainted_at = SystemTime::now() - Duration::from_secs(12);
+    let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
+    lab.server
+        .api
+        .update_node_as("kube-controller-manager", "n1", |n| {
+            n["spec"]["taints"] = serde_json::json!([{
+                "key": "node.kubernetes.io/unreachable",
+                "effect": "NoExecute",
+                "timeAdded": added,
+            }]);
+        })
+        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    // `timeAdded` has whole seconds: the deletion can come that much sooner.
+    let added_at = humantime::parse_rfc3339(&added).expect("timeAdded");
+    let bound = added_at + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
+    assert!(
+        at <= bound,
+        "stopped {:?} after the deletion",
+        at.duration_since(bound).unwrap_or_default()
+    );
+    // Stopped as late as it can be: the margin (0.5 s) and a second of SIGTERM grace.
+    assert!(
+        at + POLL + Duration::from_millis(1_500) >= bound,
+        "stopped {:?} before the deletion",
+        bound.duration_since(at).unwrap_or_default()
+    );
+    let log = lab.node(1).log();
+    assert!(
+        log.contains("not cut off, but this node's Node carries"),
+        "{log}"
+    );
+    assert!(!log.contains("cut off from the API server"), "{log}");
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+    lab.server
+        .api
+        .update_node_as("kube-controller-manager", "n1", |n| {
+            n["spec"]["taints"] = serde_json::json!([]);
+        })
+        .unwrap_or_else(|e| panic!("untaint: {e:?}"));
+    let node = lab.node(1);
+    let released = node.agent().wait_for(
+        &["still exists upstream: fence lifted"],
+        Duration::from_secs(10),
+    );
+    assert!(released.is_some(), "never released:\n{}", node.log());
+    assert!(
+        node.log()
+            .contains("no longer carries node.kubernetes.io/unreachable:NoExecute"),
+        "{}",
+        node.log()
+    );
+}
+
 /// Sends `request` to `to` and checks it is refused with 401 and `reason` as the body.
 fn expect_refused(to: SocketAddrV4, request: &[u8], reason: &str) -> Result<(), String> {
     let (status, text) =

@@ -445,8 +445,10 @@ pub async fn run(
     let mut nudged = false;
     // The kubelet renewal its peers read for it, as last logged.
     let mut kubelet_logged: Option<Instant> = None;
-    // What the peers read of this node's Node in this run, kept through returns of the link.
+    // What the peers read of this node's Node in this run, kept through returns of the link, and
+    // whether a read without the taint was logged in this partition.
     let mut reads = crate::core::quorum::TaintReads::default();
+    let mut untainted_logged = false;
     // When a nudge's read of this node's Lease was last answered: the renewal it sent is in
     // flight for a moment (`core::quorum::RENEWAL_IN_FLIGHT`).
     let mut read_answered: Option<Instant> = None;
@@ -520,6 +522,7 @@ pub async fn run(
                     v.held_at = None;
                     v.held_from = None;
                 });
+                untainted_logged = false;
             }
             last_round = None;
             let now = clock.now().mono;
@@ -610,10 +613,15 @@ pub async fn run(
                 (true, false) => log::info!(
                     "a peer read this node's Node without node.kubernetes.io/unreachable:NoExecute again: the taint was removed; the fence counts no toleration from before this round"
                 ),
+                _ if !untainted_logged => log::info!(
+                    "a peer read this node's Node without node.kubernetes.io/unreachable:NoExecute: the fence counts no toleration from before the latest such round (less {}s); logged once a partition",
+                    crate::core::fence_plan::READ_SLACK.as_secs()
+                ),
                 _ => log::debug!(
                     "a peer read this node's Node without node.kubernetes.io/unreachable:NoExecute: the fence counts no toleration from before this round"
                 ),
             }
+            untainted_logged = true;
         }
         // A hold about to turn into enforce just after a nudge's read was answered: the renewal
         // it sent is in flight, and enforcing now would stop pods for deadlines long past
