@@ -803,6 +803,18 @@ fn a_node_its_peers_read_untainted_stops_nothing_until_the_taint_comes_then_stop
         "{}",
         lab.node(1).log()
     );
+    // Each round (one a second) moved the deadlines; the plans were logged with the verdicts,
+    // not at every round.
+    let logged = lab
+        .node(1)
+        .log()
+        .matches("fence plan for default/n1-short")
+        .count();
+    assert!(
+        (1..=3).contains(&logged),
+        "{logged} records of n1-short's plan:\n{}",
+        lab.node(1).log()
+    );
     let tainted_at = SystemTime::now();
     let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
     lab.server

@@ -496,8 +496,9 @@ struct Task {
     retry: Retry,
     journal_gen: u64,
     quorum_view: QuorumView,
-    /// The verdict the plans were last logged with in this partition.
-    logged_verdict: Option<QuorumVerdict>,
+    /// What the plans were last logged with in this partition: the verdict without the peers'
+    /// latest read of the Node (`QuorumVerdict::without_reads`), and the taint's time.
+    logged_verdict: Option<(QuorumVerdict, Option<Duration>)>,
     fence: Fence,
     terminator: Option<Terminator>,
     layout_error: Option<String>,
@@ -854,7 +855,10 @@ impl Task {
             return;
         };
         let answered = self.on_taint || self.quorum_view.verdict.is_some();
-        if self.logged_verdict.as_ref() != Some(&verdict) && answered {
+        // Each round read without the taint moves the deadlines a little later: the plans are
+        // logged again when the verdict or the taint changes, not at every such round.
+        let logged = (verdict.without_reads(), tainted);
+        if self.logged_verdict.as_ref() != Some(&logged) && answered {
             // Every plan, logged once the quorum first answers in this partition (a round takes
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
             // them (held, enforced, or counted from the end of a hold).
@@ -862,7 +866,7 @@ impl Task {
                 log_plan(p, now);
                 self.health.metrics.record_fence("planned");
             }
-            self.logged_verdict = Some(verdict.clone());
+            self.logged_verdict = Some(logged);
         }
         if replanned && answered {
             // The plans' counts and next deadlines, again whenever the plans change (a pod

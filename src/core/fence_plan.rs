@@ -99,6 +99,26 @@ pub enum QuorumVerdict {
     },
 }
 
+impl QuorumVerdict {
+    /// The same verdict without the peers' latest read of the Node (`untainted`), which moves
+    /// with every round that reads it: what a record of the plans is made again for.
+    pub fn without_reads(&self) -> QuorumVerdict {
+        match self {
+            QuorumVerdict::Enforce {
+                not_before,
+                held_from,
+                ..
+            } => QuorumVerdict::Enforce {
+                not_before: *not_before,
+                held_from: *held_from,
+                untainted: None,
+            },
+            QuorumVerdict::Tainted { .. } => QuorumVerdict::Tainted { untainted: None },
+            other => other.clone(),
+        }
+    }
+}
+
 /// The planner's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FencePolicy {
