@@ -956,6 +956,34 @@ async fn asking_five_peers_of_which_two_hang_takes_one_timeout() {
 
 // ---- reading the asker's kubelet Lease ----
 
+/// A peer endpoint on loopback that answers as `peer-a`, "reachable" or not, and reads for the
+/// askers with `reads`, each read bounded by `bound`.
+async fn serve_reads(
+    reachable: bool,
+    reads: peer::Reads,
+    bound: Duration,
+) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let answer: peer::server::AnswerFn = Arc::new(move |_| PeerReport {
+        reachable,
+        ..report("peer-a")
+    });
+    let limits = peer::Limits {
+        lease_read: bound,
+        ..peer::Limits::default()
+    };
+    let task = tokio::spawn(peer::serve_reading(
+        listener,
+        Arc::new(key()),
+        answer,
+        reads,
+        Arc::new(PeerCounters::default()),
+        limits,
+    ));
+    (addr, task)
+}
+
 /// A question with `lease` has a node that reaches the API server read the asker's kubelet Lease
 /// before it answers (`peer::serve_reading`), within `Limits::lease_read`; a question without it,
 /// or a node that does not reach the API server, reads nothing.
@@ -963,12 +991,6 @@ async fn asking_five_peers_of_which_two_hang_takes_one_timeout() {
 async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
     let renewed = UNIX_EPOCH + Duration::from_micros(1_764_806_400_654_321);
     for reachable in [true, false] {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let answer: peer::server::AnswerFn = Arc::new(move |_| PeerReport {
-            reachable,
-            ..report("peer-a")
-        });
         let reads = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&reads);
         let lease: peer::LeaseFn = Arc::new(move |node: String| {
@@ -981,21 +1003,11 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
                 Some(renewed)
             })
         });
-        let limits = peer::Limits {
-            lease_read: Duration::from_millis(200),
-            ..peer::Limits::default()
+        let with = peer::Reads {
+            lease: Some(lease),
+            taint: None,
         };
-        let task = tokio::spawn(peer::serve_reading(
-            listener,
-            Arc::new(key()),
-            answer,
-            peer::Reads {
-                lease: Some(lease),
-                taint: None,
-            },
-            Arc::new(PeerCounters::default()),
-            limits,
-        ));
+        let (addr, task) = serve_reads(reachable, with, Duration::from_millis(200)).await;
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str, read: bool| async move {
             let answers = peer::ask_all_reading(asked, &[read], &key(), from, "z1", WAIT).await;
@@ -1028,12 +1040,6 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
 #[tokio::test]
 async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bound() {
     for reachable in [true, false] {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let answer: peer::server::AnswerFn = Arc::new(move |_| PeerReport {
-            reachable,
-            ..report("peer-a")
-        });
         let reads = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&reads);
         let slow = |node: &str| node == "slow";
@@ -1058,21 +1064,11 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
                 Some(UNIX_EPOCH)
             })
         });
-        let limits = peer::Limits {
-            lease_read: Duration::from_millis(300),
-            ..peer::Limits::default()
+        let with = peer::Reads {
+            lease: Some(lease),
+            taint: Some(taint),
         };
-        let task = tokio::spawn(peer::serve_reading(
-            listener,
-            Arc::new(key()),
-            answer,
-            peer::Reads {
-                lease: Some(lease),
-                taint: Some(taint),
-            },
-            Arc::new(PeerCounters::default()),
-            limits,
-        ));
+        let (addr, task) = serve_reads(reachable, with, Duration::from_millis(300)).await;
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str| async move {
             let answers = peer::ask_all_reading(asked, &[true], &key(), from, "z1", WAIT).await;

@@ -662,16 +662,7 @@ fn a_peer_reads_the_askers_kubelet_lease_from_the_api_server() {
         .lease("kube-node-lease", "n2")
         .and_then(|l| l["spec"]["renewTime"].as_str().map(str::to_string))
         .expect("n2's Lease has a renewTime");
-    let key = std::fs::read(&lab.key_file).expect("read the peers' key");
-    let n1 = lab.nodes[0].peer_addr();
-    let ask = |body: &str| -> Value {
-        let (status, text) =
-            http_exchange(n1.into(), &question_with(n1, Some(&key), unix_now(), body))
-                .expect("n1 answers");
-        assert_eq!(status, 200, "{text}");
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
-    };
+    let ask = ask_n1(&lab);
     let read = ask(r#"{"from":"n2","zone":"zone-a","lease":true}"#);
     assert_eq!(read["reachable"], true, "{read}");
     assert_eq!(
@@ -684,27 +675,12 @@ fn a_peer_reads_the_askers_kubelet_lease_from_the_api_server() {
     let unknown = ask(r#"{"from":"n9","zone":"zone-a","lease":true}"#);
     assert!(unknown.get("kubeletRenewTime").is_none(), "{unknown}");
     // n9 has no Lease and no agent: the only read of it is n1's, for the question.
-    let reads = |name: &str| {
-        let path = format!("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}");
-        lab.server
-            .api
-            .requests()
-            .iter()
-            .filter(|r| r.method == "GET" && r.path == path)
-            .count()
-    };
-    assert_eq!(reads("n9"), 1);
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+    assert_eq!(gets(&lab, &format!("{leases}/n9")), 1);
     // A name that is no node's is not put into a request path.
     let odd = ask(r#"{"from":"n2/../n3","zone":"zone-a","lease":true}"#);
     assert!(odd.get("kubeletRenewTime").is_none(), "{odd}");
-    let stray = lab
-        .server
-        .api
-        .requests()
-        .iter()
-        .filter(|r| r.path.contains("/leases/n2/") || r.path.contains("/leases/n2%2F"))
-        .count();
-    assert_eq!(stray, 0);
+    assert_eq!(strays(&lab, "/leases/n2"), 0);
 }
 
 /// A question with `taint` has a node that reaches the API server read the asker's Node from it
@@ -717,56 +693,22 @@ fn a_peer_reads_the_askers_node_from_the_api_server() {
         return;
     };
     lab.start_all();
-    let key = std::fs::read(&lab.key_file).expect("read the peers' key");
-    let n1 = lab.nodes[0].peer_addr();
-    let ask = |body: &str| -> Value {
-        let (status, text) =
-            http_exchange(n1.into(), &question_with(n1, Some(&key), unix_now(), body))
-                .expect("n1 answers");
-        assert_eq!(status, 200, "{text}");
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
-    };
+    let ask = ask_n1(&lab);
     let read = ask(r#"{"from":"n2","zone":"zone-a","taint":true}"#);
     assert_eq!(read["reachable"], true, "{read}");
     assert_eq!(read["unreachableTainted"], false, "{read}");
     let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    lab.server
-        .api
-        .update_node_as("kube-controller-manager", "n2", |n| {
-            n["spec"]["taints"] = serde_json::json!([{
-                "key": "node.kubernetes.io/unreachable",
-                "effect": "NoExecute",
-                "timeAdded": added,
-            }]);
-        })
-        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    support::taint_unreachable(&lab.server.api, "n2", &added);
     let tainted = ask(r#"{"from":"n2","zone":"zone-a","taint":true}"#);
     assert_eq!(tainted["unreachableTainted"], true, "{tainted}");
     let unasked = ask(r#"{"from":"n2","zone":"zone-a"}"#);
     assert!(unasked.get("unreachableTainted").is_none(), "{unasked}");
     let unknown = ask(r#"{"from":"n9","zone":"zone-a","taint":true}"#);
     assert!(unknown.get("unreachableTainted").is_none(), "{unknown}");
-    let reads = |name: &str| {
-        let path = format!("/api/v1/nodes/{name}");
-        lab.server
-            .api
-            .requests()
-            .iter()
-            .filter(|r| r.method == "GET" && r.path == path)
-            .count()
-    };
-    assert_eq!(reads("n9"), 1);
+    assert_eq!(gets(&lab, "/api/v1/nodes/n9"), 1);
     let odd = ask(r#"{"from":"n2/../n3","zone":"zone-a","taint":true}"#);
     assert!(odd.get("unreachableTainted").is_none(), "{odd}");
-    let stray = lab
-        .server
-        .api
-        .requests()
-        .iter()
-        .filter(|r| r.path.contains("/nodes/n2/..") || r.path.contains("/nodes/n2%2F"))
-        .count();
-    assert_eq!(stray, 0);
+    assert_eq!(strays(&lab, "/nodes/n2"), 0);
 }
 
 /// n1 is cut off from the API server while its four peers reach it; nothing here plays the
@@ -817,16 +759,7 @@ fn a_node_its_peers_read_untainted_stops_nothing_until_the_taint_comes_then_stop
     );
     let tainted_at = SystemTime::now();
     let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
-    lab.server
-        .api
-        .update_node_as("kube-controller-manager", "n1", |n| {
-            n["spec"]["taints"] = serde_json::json!([{
-                "key": "node.kubernetes.io/unreachable",
-                "effect": "NoExecute",
-                "timeAdded": added,
-            }]);
-        })
-        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    support::taint_unreachable(&lab.server.api, "n1", &added);
     let bound = tainted_at + tol;
     let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
     let at = *stopped
@@ -868,16 +801,7 @@ fn a_node_not_cut_off_whose_node_carries_the_taint_stops_each_pod_by_its_deletio
     lab.start_all();
     let tainted_at = SystemTime::now() - Duration::from_secs(12);
     let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
-    lab.server
-        .api
-        .update_node_as("kube-controller-manager", "n1", |n| {
-            n["spec"]["taints"] = serde_json::json!([{
-                "key": "node.kubernetes.io/unreachable",
-                "effect": "NoExecute",
-                "timeAdded": added,
-            }]);
-        })
-        .unwrap_or_else(|e| panic!("taint: {e:?}"));
+    support::taint_unreachable(&lab.server.api, "n1", &added);
     // `timeAdded` has whole seconds: the deletion can come that much sooner.
     let added_at = humantime::parse_rfc3339(&added).expect("timeAdded");
     let bound = added_at + tol;
@@ -921,6 +845,42 @@ fn a_node_not_cut_off_whose_node_carries_the_taint_stops_each_pod_by_its_deletio
         "{}",
         node.log()
     );
+}
+
+/// Asks n1's peer endpoint the question `body`, signed with the lab's key; its answer's body.
+fn ask_n1(lab: &Lab) -> impl Fn(&str) -> Value {
+    let key = std::fs::read(&lab.key_file).expect("read the peers' key");
+    let n1 = lab.nodes[0].peer_addr();
+    move |body: &str| -> Value {
+        let (status, text) =
+            http_exchange(n1.into(), &question_with(n1, Some(&key), unix_now(), body))
+                .expect("n1 answers");
+        assert_eq!(status, 200, "{text}");
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+}
+
+/// How many GETs of `path` the API server has had.
+fn gets(lab: &Lab, path: &str) -> usize {
+    lab.server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == path)
+        .count()
+}
+
+/// How many requests went to a path that put the name `n2/../n3` under `prefix` (`n2/..` as it
+/// is, or with its slashes escaped).
+fn strays(lab: &Lab, prefix: &str) -> usize {
+    let (raw, escaped) = (format!("{prefix}/.."), format!("{prefix}%2F"));
+    lab.server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains(&raw) || r.path.contains(&escaped))
+        .count()
 }
 
 /// Sends `request` to `to` and checks it is refused with 401 and `reason` as the body.

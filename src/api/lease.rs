@@ -334,16 +334,14 @@ impl KubeletLeases {
                 .renew_time
                 .map(|t| std::time::SystemTime::from(t.0)),
             Err(e) => {
-                if e.code() == Some(403)
-                    && !self
-                        .refused_logged
-                        .swap(true, std::sync::atomic::Ordering::Relaxed)
-                {
-                    log::warn!(
-                        error = e.to_string().as_str();
-                        "cannot read a peer's kubelet Lease in {NODE_LEASE_NAMESPACE} ({e}): peers restarted while cut off learn later when they were last heard; grant get on leases in {NODE_LEASE_NAMESPACE} (logged once)"
-                    );
-                }
+                crate::api::peer_read_failed(
+                    &e,
+                    &self.refused_logged,
+                    &format!("a peer's kubelet Lease in {NODE_LEASE_NAMESPACE}"),
+                    &format!(
+                        "peers restarted while cut off learn later when they were last heard; grant get on leases in {NODE_LEASE_NAMESPACE}"
+                    ),
+                );
                 None
             }
         }

@@ -264,6 +264,24 @@ async fn call_inner<T>(
     }
 }
 
+/// A read this agent makes for a peer that asked (`lease::KubeletLeases`, `node::NodeTaints`)
+/// failed, and the peer is answered without it. A refusal (403) is logged once per reader
+/// (`logged`): what could not be read (`what`), what that costs the peers and the grant that
+/// fixes it (`then`).
+pub fn peer_read_failed(
+    e: &ApiError,
+    logged: &std::sync::atomic::AtomicBool,
+    what: &str,
+    then: &str,
+) {
+    if e.code() == Some(403) && !logged.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        log::warn!(
+            error = e.to_string().as_str();
+            "cannot read {what} ({e}): {then} (logged once)"
+        );
+    }
+}
+
 /// An error with the causes beneath it, each that its own text does not already say: kube and
 /// hyper say only "client error (Connect)" for a connection that failed, and the cause an
 /// operator needs (a certificate no authority of the kubeconfig signed, a refused connection, a

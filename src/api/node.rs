@@ -292,16 +292,12 @@ impl NodeTaints {
                 }))
             }
             Err(e) => {
-                if e.code() == Some(403)
-                    && !self
-                        .refused_logged
-                        .swap(true, std::sync::atomic::Ordering::Relaxed)
-                {
-                    log::warn!(
-                        error = e.to_string().as_str();
-                        "cannot read a peer's Node ({e}): peers cut off cannot learn from this node whether they are tainted yet, and stop their pods on the earliest deadline; grant get on nodes (logged once)"
-                    );
-                }
+                crate::api::peer_read_failed(
+                    &e,
+                    &self.refused_logged,
+                    "a peer's Node",
+                    "peers cut off cannot learn from this node whether they are tainted yet, and count their deadlines from their contact; grant get on nodes",
+                );
                 None
             }
         }

@@ -320,15 +320,8 @@ impl Drop for Journald {
 }
 
 /// Taints `node` `node.kubernetes.io/unreachable:NoExecute` as the controller-manager does, its
-/// `timeAdded` `added` (RFC 3339), and waits until the agent's state file in `state_dir` holds
-/// that time: the fence saw the Node so, and the taint is on disk before the test cuts a link.
-/// Bounded: 10 s.
-pub fn taint_unreachable_seen(
-    api: &apiserver::ApiServer,
-    node: &str,
-    added: &str,
-    state_dir: &Path,
-) {
+/// `timeAdded` `added` (RFC 3339).
+pub fn taint_unreachable(api: &apiserver::ApiServer, node: &str, added: &str) {
     api.update_node_as("kube-controller-manager", node, |n| {
         n["spec"]["taints"] = serde_json::json!([{
             "key": "node.kubernetes.io/unreachable",
@@ -337,6 +330,18 @@ pub fn taint_unreachable_seen(
         }]);
     })
     .unwrap_or_else(|e| panic!("taint: {e:?}"));
+}
+
+/// [`taint_unreachable`], then waits until the agent's state file in `state_dir` holds that
+/// time: the fence saw the Node so, and the taint is on disk before the test cuts a link.
+/// Bounded: 10 s.
+pub fn taint_unreachable_seen(
+    api: &apiserver::ApiServer,
+    node: &str,
+    added: &str,
+    state_dir: &Path,
+) {
+    taint_unreachable(api, node, added);
     let state = state_dir.join("state.json");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(added)) {
