@@ -971,6 +971,7 @@ async fn serve_reads(
     });
     let limits = peer::Limits {
         lease_read: bound,
+        node_read: bound,
         ..peer::Limits::default()
     };
     let task = tokio::spawn(peer::serve_reading(
@@ -1069,6 +1070,7 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
             taint: Some(taint),
         };
         let (addr, task) = serve_reads(reachable, with, Duration::from_millis(300)).await;
+        // (`serve_reads` bounds the Node read by the same 300 ms: the two still share it.)
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str| async move {
             let answers = peer::ask_all_reading(asked, &[true], &key(), from, "z1", WAIT).await;

@@ -313,9 +313,10 @@ pub async fn run<S: Source>(
             Box::pin(async move { leases.renew_time(&asker, bound).await })
         });
         let nodes = Arc::new(crate::api::node::NodeTaints::new(client.clone(), &requests));
+        let node_bound = limits.node_read;
         let taint: crate::peer::TaintFn = Arc::new(move |asker: String| {
             let nodes = nodes.clone();
-            Box::pin(async move { nodes.unreachable_tainted(&asker, bound).await })
+            Box::pin(async move { nodes.unreachable_tainted(&asker, node_bound).await })
         });
         tasks.spawn(
             "peer endpoint",

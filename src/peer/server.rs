@@ -87,10 +87,15 @@ pub struct Limits {
     pub replay_capacity: usize,
     /// Least time between two log records of one refusal reason.
     pub log_interval: Duration,
-    /// How long a question that asks for the asker's kubelet Lease or Node waits for its reads
-    /// (made side by side) before it is answered without them: well within the asker's `[peers]
-    /// timeout` (1 s by default).
+    /// How long a question that asks for the asker's kubelet Lease waits for its read before it
+    /// is answered without it: well within the asker's `[peers] timeout` (1 s by default).
     pub lease_read: Duration,
+    /// The same for the asker's Node (`Question::taint`), read beside the Lease. Every question
+    /// of a round asks for it, so it is shorter: a peer whose own link to the API server has just
+    /// begun to hang still says "reachable" for a while, and a read that waited as long as the
+    /// Lease's would make its answer late, and the peer silent, to an asker with a short
+    /// timeout. An API server that answers does so in milliseconds.
+    pub node_read: Duration,
 }
 
 impl Default for Limits {
@@ -106,6 +111,7 @@ impl Default for Limits {
             replay_capacity: 4096,
             log_interval: Duration::from_secs(60),
             lease_read: Duration::from_millis(500),
+            node_read: Duration::from_millis(200),
         }
     }
 }
@@ -385,8 +391,8 @@ impl Shared {
         );
         let mut report = (self.answer)(&question);
         // The asker's kubelet Lease and Node, read now that the question is here: only by a node
-        // that reaches the API server, side by side, and never longer than the bound.
-        let bound = self.limits.lease_read;
+        // that reaches the API server, side by side, and never longer than their bounds.
+        let (lease_bound, node_bound) = (self.limits.lease_read, self.limits.node_read);
         let lease = self
             .reads
             .lease
@@ -399,8 +405,10 @@ impl Shared {
             .as_ref()
             .filter(|_| question.taint && report.reachable)
             .map(|read| read(question.from.clone()));
-        (report.kubelet_renewed, report.node_tainted) =
-            tokio::join!(read_within(bound, lease), read_within(bound, taint));
+        (report.kubelet_renewed, report.node_tainted) = tokio::join!(
+            read_within(lease_bound, lease),
+            read_within(node_bound, taint)
+        );
         Ok(self.signed_answer(&report, &nonce))
     }
 
