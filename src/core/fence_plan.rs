@@ -456,8 +456,9 @@ fn plan_one(
     // §5.4, §4.3), so this is early, never late. Holds keep their own rules.
     let seen_taint =
         tainted.filter(|t| *t < counted && !matches!(quorum, QuorumVerdict::Hold { .. }));
-    // A peer's read of the Node without the taint is later than any of that: the taint, if it
-    // comes, comes after it (a taint seen earlier was removed since).
+    // A peer's read of the Node without the taint, less the slack, may be later than any of
+    // that: the taint, if it comes, comes after the read (a taint seen earlier was removed
+    // since).
     let untainted = match quorum {
         QuorumVerdict::Enforce {
             untainted: Some(u), ..
@@ -513,7 +514,7 @@ fn plan_one(
                     "not cut off, but this node's Node carries the unreachable taint: the control plane evicts, whether or not the link holds"
                 }
                 QuorumVerdict::Enforce { .. } if untainted.is_some() => {
-                    "the peers' quorum says the control plane evicts, counted from the latest round in which a peer read this node's Node without the unreachable taint"
+                    "the peers' quorum says the control plane evicts, counted from the latest round in which a peer read this node's Node without the unreachable taint, less 10s"
                 }
                 QuorumVerdict::Enforce { .. } if resumed.is_some_and(|t| t > judged) => {
                     "the peers' quorum says the control plane evicts, counted from the end of its hold"

@@ -20,7 +20,7 @@
 //!
 //! And `"taint":true`: the asker, cut off, asks the node to read the asker's Node. A node that
 //! reaches the API server reads it before answering and adds `"unreachableTainted"`: whether the
-//! Node carries `node.kubernetes.io/unreachable:NoExecute` (`core::quorum::Gate::note_reads`).
+//! Node carries `node.kubernetes.io/unreachable:NoExecute` (`core::quorum::TaintReads`).
 
 pub mod auth;
 pub mod client;
@@ -61,7 +61,7 @@ pub struct Question {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lease: bool,
     /// The asking node asks whether its Node carries the unreachable taint
-    /// (`core::quorum::Gate::note_reads`). Absent when false, as `back`.
+    /// (`core::quorum::TaintReads`). Absent when false, as `back`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub taint: bool,
 }
