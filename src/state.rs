@@ -166,7 +166,7 @@ impl StoredNode {
     fn unreachable_taint(&self) -> Option<&StoredTaint> {
         self.taints
             .iter()
-            .find(|t| t.key == crate::core::taint::keys::UNREACHABLE && t.effect == "NoExecute")
+            .find(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
     }
 
     /// Whether this Node carries the `node.kubernetes.io/unreachable:NoExecute` taint, with a

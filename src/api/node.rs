@@ -287,9 +287,11 @@ impl NodeTaints {
             Ok(found) => {
                 let node = found?.into_node();
                 let taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
-                Some(taints.iter().any(|t| {
-                    t.key == crate::core::taint::keys::UNREACHABLE && t.effect == "NoExecute"
-                }))
+                Some(
+                    taints
+                        .iter()
+                        .any(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect)),
+                )
             }
             Err(e) => {
                 crate::api::peer_read_failed(

@@ -342,6 +342,13 @@ pub fn no_execute_outcome(taints: &[Taint], tolerations: &[Toleration]) -> NoExe
     }
 }
 
+/// Whether a Node's taint, by its key and effect as the API spells them, is
+/// `node.kubernetes.io/unreachable:NoExecute`: the taint the node controller adds when it loses
+/// the kubelet (docs/semantics.md §5.3), whatever its value and `timeAdded`.
+pub fn is_unreachable_no_execute(key: &str, effect: &str) -> bool {
+    key == keys::UNREACHABLE && effect == "NoExecute"
+}
+
 /// The outcome for the single taint `node.kubernetes.io/unreachable:NoExecute` (empty value),
 /// the taint the node controller adds when it loses the kubelet (§5) and the one the local
 /// fence mirrors (§4.6).

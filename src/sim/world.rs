@@ -2319,12 +2319,9 @@ impl World<'_> {
         };
         let (own_age, silence_age) = ages(&heard);
         // Whether this node's Node carried the unreachable taint when last seen, or (as
-        // `agent::quorum`'s `ask_round`) its peers read it so.
-        let reads = if set.fixes.taint_read {
-            a.reads
-        } else {
-            quorum::TaintReads::default()
-        };
+        // `agent::quorum`'s `ask_round`) its peers read it so. (With `taint_read` off no peer
+        // reads the Node and `a.reads` stays empty.)
+        let reads = a.reads;
         let seen = a.taint_view.is_some();
         let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
