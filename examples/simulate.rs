@@ -122,6 +122,7 @@ fn main() {
                 "taint-settles" => settings.fixes.taint_settles = false,
                 "taint-read" => settings.fixes.taint_read = false,
                 "fence-on-taint" => settings.fixes.fence_on_taint = false,
+                "pods-read" => settings.fixes.pods_read = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),

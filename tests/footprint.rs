@@ -1005,6 +1005,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         kubelet_renewed: None,
         untainted_at: None,
         tainted_read: false,
+        pods_read: None,
     };
     let contact = SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789);
     let cut_off = contact + Duration::from_secs(15);

@@ -189,6 +189,7 @@ fn report(node: &str) -> PeerReport {
         last_contact_age: Some(Duration::from_millis(1234)),
         kubelet_renewed: None,
         node_tainted: None,
+        pods: None,
     }
 }
 
@@ -815,6 +816,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             last_contact_age: Some(Duration::from_millis(250)),
             kubelet_renewed: None,
             node_tainted: None,
+            pods: None,
         }
     );
     let cases: [(Fake, &str); 7] = [
@@ -972,6 +974,7 @@ async fn serve_reads(
     let limits = peer::Limits {
         lease_read: bound,
         node_read: bound,
+        pods_read: bound,
         ..peer::Limits::default()
     };
     let task = tokio::spawn(peer::serve_reading(
@@ -1007,11 +1010,13 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
         let with = peer::Reads {
             lease: Some(lease),
             taint: None,
+            pods: None,
         };
         let (addr, task) = serve_reads(reachable, with, Duration::from_millis(200)).await;
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str, read: bool| async move {
-            let answers = peer::ask_all_reading(asked, &[read], &key(), from, "z1", WAIT).await;
+            let answers =
+                peer::ask_all_reading(asked, &[read], (&[], &[]), &key(), from, "z1", WAIT).await;
             let (_, result) = answers.into_iter().next().expect("one answer");
             result.expect("answered").kubelet_renewed
         };
@@ -1068,12 +1073,14 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
         let with = peer::Reads {
             lease: Some(lease),
             taint: Some(taint),
+            pods: None,
         };
         let (addr, task) = serve_reads(reachable, with, Duration::from_millis(300)).await;
         // (`serve_reads` bounds the Node read by the same 300 ms: the two still share it.)
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str| async move {
-            let answers = peer::ask_all_reading(asked, &[true], &key(), from, "z1", WAIT).await;
+            let answers =
+                peer::ask_all_reading(asked, &[true], (&[], &[]), &key(), from, "z1", WAIT).await;
             let (_, result) = answers.into_iter().next().expect("one answer");
             result.expect("answered")
         };
@@ -1105,6 +1112,109 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
         assert_eq!(*reads.lock().expect("reads"), expected);
         if reachable {
             assert!(took >= Duration::from_millis(300), "{took:?}");
+        }
+        task.abort();
+    }
+}
+
+// ---- listing the asker's pods ----
+
+/// A pod as the fence plans it, named by its UID.
+fn fence_pod(uid: &str, name_len: usize) -> nodewarden::core::fence_plan::FencePod {
+    nodewarden::core::fence_plan::FencePod {
+        uid: uid.into(),
+        namespace: "default".into(),
+        name: "p".repeat(name_len),
+        tolerations: Vec::new(),
+        termination_grace_seconds: 30,
+        owner_kind: Some("ReplicaSet".into()),
+        static_or_mirror: false,
+        qos: nodewarden::core::qos::QosClass::BestEffort,
+        opted_out: false,
+        terminal: false,
+    }
+}
+
+/// A question that asks about pods (`Question::pods`) has a node that reaches the API server
+/// list the asker's pods and answer with those asked about; one that does not reach it, a
+/// question that asks about none, and a list that fails or outlasts its bound add nothing
+/// (`None`: not listed), and an empty list is an answer of its own (listed, none of them). Pods
+/// that would take the answer past its limit are all left out, never a part of them.
+#[tokio::test]
+async fn a_peer_lists_the_askers_pods_asked_about_only_when_reaching() {
+    for reachable in [true, false] {
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reads);
+        let pods: peer::PodsFn = Arc::new(move |node: String, uids: Vec<String>| {
+            seen.lock()
+                .expect("reads")
+                .push((node.clone(), uids.clone()));
+            Box::pin(async move {
+                match node.as_str() {
+                    "slow" => {
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        None
+                    }
+                    "failing" => None,
+                    // Names long enough that 32 pods take the answer past 64 KiB.
+                    "huge" => Some(uids.iter().map(|u| fence_pod(u, 2_500)).collect()),
+                    // The API holds the first pod asked about, not the others.
+                    _ => Some(uids.iter().take(1).map(|u| fence_pod(u, 5)).collect()),
+                }
+            })
+        });
+        let with = peer::Reads {
+            lease: None,
+            taint: None,
+            pods: Some(pods),
+        };
+        let (addr, task) = serve_reads(reachable, with, Duration::from_millis(200)).await;
+        let asked = &[the_peer("peer-a", addr)];
+        let ask = |from: &'static str, uids: Vec<String>| async move {
+            let answers =
+                peer::ask_all_reading(asked, &[false], (&uids, &[true]), &key(), from, "z1", WAIT)
+                    .await;
+            let (_, result) = answers.into_iter().next().expect("one answer");
+            result.expect("answered").pods
+        };
+        let uids: Vec<String> = (0..32)
+            .map(|i| format!("{i:08}-0000-4000-8000-000000000000"))
+            .collect();
+        let listed = ask("asker", uids[..2].to_vec()).await;
+        let first = vec![fence_pod(&uids[0], 5)];
+        assert_eq!(listed, reachable.then_some(first), "reachable: {reachable}");
+        assert_eq!(ask("asker", Vec::new()).await, None, "asked about none");
+        // A peer not flagged as a lister is not asked about the pods.
+        let unflagged = peer::ask_all_reading(
+            asked,
+            &[false],
+            (&uids[..1], &[false]),
+            &key(),
+            "asker",
+            "z1",
+            WAIT,
+        )
+        .await;
+        let (_, result) = unflagged.into_iter().next().expect("one answer");
+        assert_eq!(result.expect("answered").pods, None);
+        assert_eq!(ask("failing", uids[..1].to_vec()).await, None);
+        assert_eq!(
+            ask("huge", uids.clone()).await,
+            None,
+            "over the answer's limit"
+        );
+        let started = Instant::now();
+        assert_eq!(ask("slow", uids[..1].to_vec()).await, None);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        let made = reads.lock().expect("reads").clone();
+        if reachable {
+            assert!(took >= Duration::from_millis(200), "{took:?}");
+            let nodes: Vec<&str> = made.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(nodes, ["asker", "failing", "huge", "slow"]);
+            assert_eq!(made[0].1, uids[..2]);
+        } else {
+            assert!(made.is_empty(), "{made:?}");
         }
         task.abort();
     }

@@ -15,6 +15,7 @@ use nodewarden::core::quorum::{
     unasked,
 };
 use nodewarden::core::taint::{Effect, Toleration};
+use nodewarden::core::unlisted;
 use nodewarden::core::zone::{self, NodeZone};
 
 const ZONE: &str = "zone-a";
@@ -51,6 +52,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         last_contact_age: age.map(Duration::from_secs),
         kubelet_renewed: None,
         node_tainted: None,
+        pods: None,
     })
 }
 
@@ -66,6 +68,7 @@ fn answer_of(p: &Peer, reachable: bool) -> Heard {
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
         node_tainted: None,
+        pods: None,
     })
 }
 
@@ -417,6 +420,7 @@ fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second
             last_contact_age: Some(s(1)),
             kubelet_renewed: Some(now.wall - s(ago)),
             node_tainted: None,
+            pods: None,
         })]
     };
     let after = s(15);
@@ -457,6 +461,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             last_contact_age: Some(s(1)),
             kubelet_renewed: renewed.map(|t| SystemTime::UNIX_EPOCH + s(t)),
             node_tainted: None,
+            pods: None,
         };
         (
             nodewarden::core::quorum::Peer {
@@ -553,6 +558,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
                 last_contact_age: Some(Duration::from_secs(1)),
                 kubelet_renewed: None,
                 node_tainted: None,
+                pods: None,
             }),
         };
         (p.clone(), h)
@@ -963,6 +969,7 @@ fn labelled_peer(
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
         node_tainted: None,
+        pods: None,
     };
     (listed, Heard::Report(report))
 }
@@ -1435,6 +1442,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 last_contact_age: Some(age(a.contact)),
                 kubelet_renewed: None,
                 node_tainted: None,
+                pods: None,
             };
             (a.zone.clone(), Heard::Report(report))
         })
@@ -1826,6 +1834,7 @@ fn no_node_reaching_the_api_server_holds_whenever_each_lost_it() {
 fn read_node(reachable: bool, tainted: Option<bool>) -> Heard {
     Heard::Report(PeerReport {
         node_tainted: tainted,
+        pods: None,
         ..match report("p", reachable, Some(1)) {
             Heard::Report(r) => r,
             Heard::Silent => unreachable!("a report"),
@@ -1943,5 +1952,68 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
             s(10)
         ),
         enforce(Some(s(1050)))
+    );
+}
+
+// ---- pods the view missed (`core::unlisted`) ----
+
+fn pod_uid(uid: &str) -> FencePod {
+    FencePod {
+        uid: uid.into(),
+        ..pod()
+    }
+}
+
+/// A peer's answer that listed `pods` for this node (`None`: not listed).
+fn listing(reachable: bool, pods: Option<Vec<FencePod>>) -> Heard {
+    let Heard::Report(r) = report("b", reachable, Some(1)) else {
+        unreachable!("report() is a report")
+    };
+    Heard::Report(PeerReport { pods, ..r })
+}
+
+#[test]
+fn the_pods_asked_about_are_those_running_that_neither_the_view_nor_a_list_holds() {
+    let known = [pod_uid("a"), pod_uid("c")];
+    let settled = ["d".to_string()].into();
+    let running = ["e", "c", "b", "d", "a", "b"];
+    assert_eq!(unlisted::unlisted(running, &known, &settled), ["b", "e"]);
+    // At most MAX_ASKED, the first by UID.
+    let many: Vec<String> = (0..100).map(|i| format!("{i:03}")).collect();
+    let asked = unlisted::unlisted(many.iter().map(String::as_str), &[], &settled);
+    assert_eq!(asked.len(), unlisted::MAX_ASKED);
+    assert_eq!(asked.first().map(String::as_str), Some("000"));
+}
+
+#[test]
+fn only_a_reaching_peers_list_finds_or_settles_and_only_the_pods_asked_about() {
+    let asked = vec!["b".to_string(), "e".to_string()];
+    let known = [pod_uid("a")];
+    // A cut-off peer's list and a silent peer count for nothing; a reaching peer's answer
+    // without a list (its read failed) neither.
+    let nothing = [
+        listing(false, Some(vec![pod_uid("b")])),
+        Heard::Silent,
+        listing(true, None),
+    ];
+    assert_eq!(
+        unlisted::read(&asked, &known, &nothing),
+        unlisted::PodsRead::default()
+    );
+    // A reaching peer's list: "b" found (once, though two lists hold it), "e" settled; a pod
+    // not asked about ("x") or known already ("a") is not taken from it.
+    let heard = [
+        listing(true, Some(vec![pod_uid("x"), pod_uid("b"), pod_uid("a")])),
+        listing(true, Some(vec![pod_uid("b")])),
+    ];
+    let read = unlisted::read(&asked, &known, &heard);
+    assert_eq!(read.found, [pod_uid("b")]);
+    assert_eq!(read.settled, ["e"]);
+    // An empty list settles every UID asked about; nothing asked, nothing read.
+    let empty = [listing(true, Some(Vec::new()))];
+    assert_eq!(unlisted::read(&asked, &known, &empty).settled, asked);
+    assert_eq!(
+        unlisted::read(&[], &known, &heard),
+        unlisted::PodsRead::default()
     );
 }

@@ -325,6 +325,62 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     );
 }
 
+/// n1's pod watch never delivers a pod bound to it as its link is cut, though its kubelet runs
+/// the pod: here the pod is created in the API server just after the cut and its process started
+/// in its cgroup, as a kubelet whose watch delivered it first would have. n1 finds the cgroup its
+/// view lacks and asks its peers about it; one that reaches the API server lists n1's pods and
+/// answers with it, and the fence plans and stops it on time with the others (docs/fence.md §5,
+/// *Pods the view missed*). Without the list, it would run on past its deletion.
+#[test]
+fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time() {
+    let tol = ENFORCED_TOLERATION;
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    lab.add_pod(1, "n1-late", Some(tol));
+    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
+    let bound = cut_at + GRACE + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let log = lab.node(1).log();
+    let at = *stopped
+        .get("n1-late")
+        .unwrap_or_else(|| panic!("n1-late never stopped:\n{log}"));
+    let plan = latest_stop_plan(&log, "n1-late")
+        .unwrap_or_else(|| panic!("no stop plan for n1-late:\n{log}"));
+    assert_stopped_on_time("n1-late", at, plan, bound);
+    assert!(
+        log.contains("pod default/n1-late runs here but the pod watch had not delivered it"),
+        "{log}"
+    );
+    // Asked of three peers a round (`quorum::LEASE_READERS`) until one listed it: one round, or
+    // two when the next was sent as the first was answered.
+    let lists = lab
+        .server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.method == "GET"
+                && r.path == "/api/v1/pods"
+                && r.query_pairs
+                    .iter()
+                    .any(|(k, v)| k == "fieldSelector" && v == "spec.nodeName=n1")
+        })
+        .count();
+    assert!((1..=6).contains(&lists), "{lists} lists of n1's pods");
+    assert_only_stopped(
+        &mut lab,
+        &stopped,
+        &["n1-late", "n1-short", "n2-short", "n3-short"],
+    );
+}
+
 /// A node whose Node carries the unreachable taint when its link is cut was judged already. A
 /// peer heard after this node's own next renewal would have landed (renew 1 s, no kubelet lag,
 /// and a second) shows the control plane still answers, and settles its verdict: it need not wait

@@ -411,13 +411,25 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // Each file now names its writer's place on the boot clock, and a restart carries the
     // times onto its own scale (`core::clock::Scale`).
     assert!(!kinds(0x14e8).contains(&"running-twice"));
-    // Open (found once the pod watches are late): a pod created 4.2 s before its node's link
-    // was cut; the kubelet's watch delivered it and the kubelet started it, the agent's watch
-    // (9.4 s late) had not. The agent never knew the pod, and it ran 62 s past its deletion.
-    // (0x1e1 showed it first, 93 s, while the kubelet renewed on its usual cadence after a
-    // failure.)
+    // Found once the pod watches are late: a pod created seconds before its node's link was
+    // cut; the kubelet's watch delivered it and the kubelet started it, the agent's watch had
+    // not, and the agent never knew the pod. Fixed (twentieth session) where a peer that reaches
+    // the API server answers: the agent, cut off, asks its peers about the pods whose cgroups it
+    // finds and its view lacks, and plans those a peer lists (`Fixes::pods_read`). Seed 0x1e1
+    // (93 s, while the kubelet renewed on its usual cadence after a failure) is fixed so.
+    let mut unread = fixed_cadence.clone();
+    unread.fixes.pods_read = false;
+    let late = |seed: u64, s: &Settings| {
+        sim::run(&Scenario::generate(seed), s, false)
+            .violations
+            .iter()
+            .any(|v| kind(v) == "running-twice-late-watch")
+    };
+    assert!(late(0x1e1, &unread) && !kinds_then(0x1e1).contains(&"running-twice-late-watch"));
+    // Open where none does: seed 0x57d, 52 of a zone of 53 cut off and the one node that
+    // reaches the API server silent to them; the pod, created 4.2 s before the cut (the agent's
+    // watch 9.4 s late), ran 62 s past its deletion.
     assert!(kinds(0x57d).contains(&"running-twice-late-watch"));
-    assert!(kinds_then(0x1e1).contains(&"running-twice-late-watch"));
     // Fixed (nineteenth session; found with a pod created just before a cut): the controller
     // tainted the node a second after an outage of the API server; the agent reconnected, and
     // the link was cut again before the controller removed the taint. The controller deleted a
@@ -1185,4 +1197,27 @@ fn a_node_tainted_when_its_link_returns_fences_on_the_taint_until_it_is_gone() {
     assert!(running_twice(0x95e, &before_reads(Settings::default())).is_empty());
     assert_timeline_says(0x95e, "n13 fences on its taint: true");
     assert_timeline_says(0x95e, "n13 peers read its Node: tainted Some(true)");
+}
+
+/// Seed 0x2cd (the default model; found at scenario 717 of `--differential --revert pods-read
+/// --kind running-twice-late-watch`): pod 17 was bound to n2 seconds before n2's link was cut;
+/// n2's kubelet heard of it within milliseconds and ran it, n2's agent's watch, 5.5 s late, had
+/// not delivered it. Cut off at 156.5 s, n2 found the pod's cgroup its view lacked and asked its
+/// peers; one that reached the API server listed it, and the fence stopped it at 159.5–169.1 s,
+/// before the controller deleted it at 186.4 s. Without the list the agent never knew the pod,
+/// and it ran 32.9 s past its deletion, until the link came back.
+#[test]
+fn a_pod_the_agents_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped() {
+    let late = |settings: &Settings| {
+        sim::run(&Scenario::generate(0x2cd), settings, false)
+            .violations
+            .iter()
+            .any(|v| kind(v) == "running-twice-late-watch")
+    };
+    assert!(!late(&Settings::default()));
+    let mut reverted = Settings::default();
+    reverted.fixes.pods_read = false;
+    assert!(late(&reverted));
+    assert_timeline_says(0x2cd, "n2 peers listed pods its view lacked: [\"pod-17\"]");
+    assert_timeline_says(0x2cd, "n2 kills pod 17");
 }

@@ -55,6 +55,39 @@ fn v2_with_a_kubepods_slice_is_v2_systemd() {
 }
 
 #[test]
+fn the_pods_whose_cgroups_exist_are_read_back_from_their_directory_names_in_every_class() {
+    // A static pod's UID is the kubelet's 32-hex-digit hash of its manifest.
+    let fixed = "5d8f0c9e1a2b3c4d5e6f708192a3b4c5";
+    for driver in [CgroupDriver::Systemd, CgroupDriver::Cgroupfs] {
+        let t = tree(&[], &["cgroup.controllers"]);
+        let l = CgroupLayout::detect(t.path(), None, Some(driver)).expect("detect");
+        assert_eq!(l.pod_uids().expect("no pod tree yet"), Vec::<String>::new());
+        for (uid, qos) in [
+            (UID, QosClass::Burstable),
+            ("0b5c1e8a-2f7d-4a3e-9c61-7d2e4f8a9b10", QosClass::Guaranteed),
+            (fixed, QosClass::BestEffort),
+        ] {
+            std::fs::create_dir_all(l.pod_dir(uid, qos)).expect("pod dir");
+        }
+        // Beside them, what is not a pod's: a file named as one, a container's scope, and a
+        // name with something other than a UID where the UID goes.
+        let file = l.pod_dir("9a9a9a9a-0000-4000-8000-000000000000", QosClass::BestEffort);
+        std::fs::write(file, "").expect("file");
+        let burstable = l.pod_dir(UID, QosClass::Burstable);
+        let odd = l.pod_dir("not_a_uid!", QosClass::Burstable);
+        std::fs::create_dir_all(&odd).expect("odd");
+        std::fs::create_dir_all(burstable.join("cri-containerd-abc.scope")).expect("scope");
+        let mut want = vec![
+            UID.to_string(),
+            "0b5c1e8a-2f7d-4a3e-9c61-7d2e4f8a9b10".into(),
+            fixed.into(),
+        ];
+        want.sort();
+        assert_eq!(l.pod_uids().expect("read"), want, "{driver:?}");
+    }
+}
+
+#[test]
 fn v2_with_a_kubepods_dir_is_v2_cgroupfs() {
     let t = tree(&["kubepods"], &["cgroup.controllers"]);
     let l = CgroupLayout::detect(t.path(), None, None).expect("detect");

@@ -221,6 +221,7 @@ pub async fn run<S: Source>(
     let (cut_off_tx, cut_off_rx) = watch::channel(None);
     // Fence → quorum: whether the Node carried the unreachable taint when last seen.
     let (tainted_tx, tainted_rx) = watch::channel(false);
+    let (unlisted_tx, unlisted_rx) = watch::channel(Vec::new());
     // Peer source → quorum. A static list is known at once; a discovered one replaces the
     // persisted list only once listed.
     let (peers_tx, mut peers_rx) = watch::channel(peers.known);
@@ -318,6 +319,17 @@ pub async fn run<S: Source>(
             let nodes = nodes.clone();
             Box::pin(async move { nodes.unreachable_tainted(&asker, node_bound).await })
         });
+        let lister = Arc::new(crate::api::pods::NodePods::new(client.clone(), &requests));
+        let pods_bound = limits.pods_read;
+        let pods: crate::peer::PodsFn = Arc::new(move |asker: String, uids: Vec<String>| {
+            let lister = lister.clone();
+            Box::pin(async move {
+                let listed = lister.listed(&asker, &uids, pods_bound).await?;
+                // A pod the planner cannot read (`fence_pod`) is left out, as the fence's own
+                // view leaves it out.
+                Some(listed.iter().filter_map(fence_task::fence_pod).collect())
+            })
+        });
         tasks.spawn(
             "peer endpoint",
             crate::peer::serve_reading(
@@ -327,6 +339,7 @@ pub async fn run<S: Source>(
                 crate::peer::Reads {
                     lease: Some(lease),
                     taint: Some(taint),
+                    pods: Some(pods),
                 },
                 counters.clone(),
                 limits,
@@ -362,6 +375,7 @@ pub async fn run<S: Source>(
             previous_scale,
             cut_off: cut_off_rx,
             tainted: tainted_rx,
+            unlisted: unlisted_rx,
             nudges,
             tell: peers
                 .key
@@ -388,6 +402,7 @@ pub async fn run<S: Source>(
             quorum: quorum_rx,
             cut_off: cut_off_tx,
             tainted: tainted_tx,
+            unlisted: unlisted_tx,
         };
         let api = api::ApiClient {
             kube: client.clone(),
@@ -650,12 +665,20 @@ fn asker(
         String,
         &'static str,
     >::new()));
-    Arc::new(move |peers, lease, zone| {
+    Arc::new(move |peers, lease, zone, pods| {
         let (node, key, counters, seen) =
             (node.clone(), key.clone(), counters.clone(), seen.clone());
         Box::pin(async move {
-            let answers =
-                crate::peer::ask_all_reading(&peers, &lease, &key, &node, &zone, timeout).await;
+            let answers = crate::peer::ask_all_reading(
+                &peers,
+                &lease,
+                (&pods.0, &pods.1),
+                &key,
+                &node,
+                &zone,
+                timeout,
+            )
+            .await;
             let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
             answers
                 .into_iter()

@@ -67,6 +67,9 @@ const CUT_OFF_IDLE_TICK: Duration = Duration::from_secs(1);
 const MAX_RECONCILE_PAGES: u32 = 10_000;
 /// How often fenced pods are swept for respawned processes (well within one second).
 const SWEEP: Duration = Duration::from_millis(250);
+/// How often, while cut off, the pods' cgroups are read for pods the view lacks
+/// (`core::unlisted`): as often as the quorum's rounds may come.
+const UNLISTED_SCAN: Duration = Duration::from_secs(1);
 
 /// A watched pod (the watch cache's compact pod, `api::slim`) in the planner's terms, read
 /// straight from it; `None` (logged by the caller) when malformed.
@@ -213,6 +216,9 @@ pub struct FenceInputs {
     /// Whether our Node carried the unreachable NoExecute taint when last seen (by this run, or
     /// by the previous one as its state file keeps it), for the quorum task.
     pub tainted: watch::Sender<bool>,
+    /// While cut off, the pods whose cgroups run here that the view lacks, for the quorum task
+    /// to ask the peers about (`core::unlisted`); empty otherwise.
+    pub unlisted: watch::Sender<Vec<String>>,
 }
 
 /// Everything the state file keeps, as the task holds it.
@@ -364,6 +370,10 @@ pub async fn run(
         write_errors: WriteErrors::default(),
         contact_errors: WriteErrors::default(),
         last_sweep: start.mono,
+        unlisted: Vec::new(),
+        last_scan: None,
+        settled: BTreeSet::new(),
+        scan_error: None,
         malformed: BTreeSet::new(),
         refreshed: false,
         event_api: Api::namespaced(api.kube.clone(), EVENT_NAMESPACE),
@@ -454,6 +464,15 @@ pub async fn run(
         if judged.cut_off || task.on_taint {
             task.fence(now, judged.counted);
         }
+        task.scan_unlisted(judged.cut_off, now);
+        let unlisted = &task.unlisted;
+        inputs.unlisted.send_if_modified(|u| {
+            let changed = u != unlisted;
+            if changed {
+                u.clone_from(unlisted);
+            }
+            changed
+        });
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);
         let ended = tokio::time::Instant::now();
@@ -497,8 +516,9 @@ struct Task {
     journal_gen: u64,
     quorum_view: QuorumView,
     /// What the plans were last logged with in this partition: the verdict without the peers'
-    /// latest read of the Node (`QuorumVerdict::without_reads`), and the taint's time.
-    logged_verdict: Option<(QuorumVerdict, Option<Duration>)>,
+    /// latest read of the Node (`QuorumVerdict::without_reads`), the taint's time, and the pods'
+    /// generation (a pod a peer listed is planned, and logged, with the others).
+    logged_verdict: Option<(QuorumVerdict, Option<Duration>, u64)>,
     fence: Fence,
     terminator: Option<Terminator>,
     layout_error: Option<String>,
@@ -508,6 +528,13 @@ struct Task {
     write_errors: WriteErrors,
     contact_errors: WriteErrors,
     last_sweep: Duration,
+    /// While cut off: the pods whose cgroups run here that the view lacks, as last read (at most
+    /// once an `UNLISTED_SCAN`), the UIDs a peer's list did not hold in this partition, and the
+    /// last failure to read the cgroups (logged once).
+    unlisted: Vec<String>,
+    last_scan: Option<Duration>,
+    settled: BTreeSet<String>,
+    scan_error: Option<String>,
     malformed: BTreeSet<String>,
     /// Whether the pods have been converted from the store since this task started or the
     /// last partition ended.
@@ -601,6 +628,9 @@ impl Task {
                     arrived: self.clock.mono_of(arrived),
                 });
             }
+            if let Some(read) = next.pods_read.take() {
+                self.learn(read);
+            }
             // The read is not persisted: only what the state file keeps is written again.
             if next != self.quorum_view {
                 self.quorum_view = next;
@@ -647,6 +677,79 @@ impl Task {
                     stamped,
                     arrived: now.mono,
                 });
+            }
+        }
+    }
+
+    /// The pods a round's peers listed that the view lacks join it, and are planned with the
+    /// others (`core::unlisted`); the UIDs their lists did not hold are not asked about again in
+    /// this partition.
+    fn learn(&mut self, read: crate::core::unlisted::PodsRead) {
+        let found: Vec<FencePod> = read
+            .found
+            .into_iter()
+            .filter(|p| self.unlisted.contains(&p.uid))
+            .collect();
+        // Not asked about again from this tick on, before the next read of the cgroups.
+        self.unlisted
+            .retain(|uid| !read.settled.contains(uid) && found.iter().all(|p| p.uid != *uid));
+        self.settled.extend(read.settled);
+        for p in &found {
+            log::warn!(pod = format!("{}/{}", p.namespace, p.name).as_str(), pod_uid = p.uid.as_str();
+                "pod {}/{} runs here but the pod watch had not delivered it before the cut: a peer listed it, and the fence plans it", p.namespace, p.name);
+        }
+        if self.kept.converted.learn(found) {
+            self.pods_generation += 1;
+            self.durability.changed();
+        }
+    }
+
+    /// While cut off (the fence able to find the pods' cgroups), the pods whose cgroups run
+    /// here that the view lacks and no peer's list settled, read at most once an
+    /// `UNLISTED_SCAN`; none otherwise.
+    fn scan_unlisted(&mut self, cut_off: bool, now: Moment) {
+        if !cut_off {
+            self.unlisted.clear();
+            self.settled.clear();
+            self.last_scan = None;
+            return;
+        }
+        let Some(t) = &self.terminator else {
+            return;
+        };
+        if self
+            .last_scan
+            .is_some_and(|at| now.mono < at + UNLISTED_SCAN)
+        {
+            return;
+        }
+        self.last_scan = Some(now.mono);
+        match t.layout().pod_uids() {
+            Ok(running) => {
+                let unlisted = crate::core::unlisted::unlisted(
+                    running.iter().map(String::as_str),
+                    &self.kept.converted.pods,
+                    &self.settled,
+                );
+                if unlisted != self.unlisted && !unlisted.is_empty() {
+                    log::info!(
+                        pods = unlisted.join(",").as_str();
+                        "{} pod(s) have cgroups here that the pod view lacks: asking the peers that reach the API server to list them ({})",
+                        unlisted.len(), unlisted.join(", ")
+                    );
+                }
+                self.unlisted = unlisted;
+                self.scan_error = None;
+            }
+            Err(e) => {
+                let msg = format!(
+                    "cannot read the pods' cgroups under {}: {e}",
+                    t.layout().hierarchy_root().display()
+                );
+                if self.scan_error.as_deref() != Some(msg.as_str()) {
+                    log::error!(error = msg.as_str(); "{msg}; pods the pod view lacks cannot be found");
+                    self.scan_error = Some(msg);
+                }
             }
         }
     }
@@ -856,8 +959,8 @@ impl Task {
         };
         let answered = self.on_taint || self.quorum_view.verdict.is_some();
         // Each round read without the taint moves the deadlines a little later: the plans are
-        // logged again when the verdict or the taint changes, not at every such round.
-        let logged = (verdict.without_reads(), tainted);
+        // logged again when the verdict, the taint or the pods change, not at every such round.
+        let logged = (verdict.without_reads(), tainted, self.pods_generation);
         if self.logged_verdict.as_ref() != Some(&logged) && answered {
             // Every plan, logged once the quorum first answers in this partition (a round takes
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
@@ -1087,6 +1190,23 @@ impl Converted {
             sources: Vec::new(),
             last_conversions: 0,
         }
+    }
+
+    /// Pods a peer listed for this node that the store lacked (`core::unlisted`), kept in
+    /// UID order with the others until the next refresh from the store; returns whether any was
+    /// new. That refresh converts every pod again: these came from no object of the store.
+    pub fn learn(&mut self, pods: Vec<FencePod>) -> bool {
+        let mut changed = false;
+        for pod in pods {
+            if let Err(at) = self.pods.binary_search_by(|p| p.uid.cmp(&pod.uid)) {
+                self.pods.insert(at, pod);
+                changed = true;
+            }
+        }
+        if changed {
+            self.sources.clear();
+        }
+        changed
     }
 
     /// How many pods the last refresh converted.

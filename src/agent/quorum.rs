@@ -40,7 +40,11 @@ type Ages<'a> = dyn Fn(&[(Peer, Heard)]) -> (Duration, Duration) + Sync + 'a;
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
 /// Asks the given peers as a node of the zone given, asking those flagged to read this node's
 /// kubelet Lease for it (`core::quorum::lease_readers`).
-pub type Asker = Arc<dyn Fn(Vec<Peer>, Vec<bool>, String) -> AskFuture + Send + Sync>;
+pub type Asker = Arc<dyn Fn(Vec<Peer>, Vec<bool>, String, Listing) -> AskFuture + Send + Sync>;
+
+/// The pods a round asks about (`core::unlisted`), and which of its peers are asked to list
+/// them, one flag per peer (`core::quorum::lease_readers`' choice).
+pub type Listing = (Vec<String>, Vec<bool>);
 
 /// Tells the given peers at once that this node reaches the API server again
 /// (`peer::tell_back`), as a node of the zone given; ends when each answered or timed out.
@@ -116,6 +120,10 @@ pub struct QuorumView {
     /// The latest round in which a peer read this node's Node found the unreachable taint: the
     /// fence counts from `untainted_at` as from a taint it saw itself. Not persisted.
     pub tainted_read: bool,
+    /// What the latest round's peers listed of the pods it asked about (`core::unlisted`): the
+    /// fence plans the pods found and asks no more about the UIDs settled. Taken by the fence
+    /// (as `kubelet_renewed`); the pods it plans are persisted with its others.
+    pub pods_read: Option<crate::core::unlisted::PodsRead>,
 }
 
 impl QuorumView {
@@ -163,6 +171,9 @@ pub struct QuorumInputs {
     /// Whether this node's Node carried the unreachable NoExecute taint when the fence last saw
     /// it (`core::quorum::Round::tainted`).
     pub tainted: watch::Receiver<bool>,
+    /// The pods whose cgroups run here that the fence's view lacks (`core::unlisted::unlisted`):
+    /// every question of a round asks about them.
+    pub unlisted: watch::Receiver<Vec<String>>,
     /// Shared with the peer endpoint ([`Nudges`]).
     pub nudges: Arc<Nudges>,
     /// `None` when no peer can be told (no key).
@@ -217,6 +228,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         kubelet_renewed: None,
         untainted_at: None,
         tainted_read: false,
+        pods_read: None,
     }
 }
 
@@ -276,7 +288,7 @@ fn zone_of(node: &Node) -> NodeZone {
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
-    (zone, seen, reads): (&NodeZone, bool, &TaintReads),
+    (zone, seen, reads, pods): (&NodeZone, bool, &TaintReads, &[String]),
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
@@ -285,12 +297,16 @@ async fn ask_round(
         (Some(ask), false) => {
             let chosen = select(peers, &zone.listed, ask_at_most);
             let lease = lease_readers(&chosen, &zone.listed, has_contact, unable);
-            ask(chosen, lease, zone.key.clone()).await
+            // As few peers list this node's pods as read its Lease, chosen alike: each list is
+            // of every pod bound to this node.
+            let listers = lease_readers(&chosen, &zone.listed, pods.is_empty(), unable);
+            ask(chosen, lease, zone.key.clone(), (pods.to_vec(), listers)).await
         }
         _ => Vec::new(),
     };
-    // Only a run with no contact of its own has its Lease read (`lease_readers`).
-    if !has_contact {
+    // Only a run with no contact of its own has its Lease read, and only a round that asks
+    // about pods has them listed (`lease_readers`).
+    if !has_contact || !pods.is_empty() {
         note_unable(unable, &heard);
     }
     let (own_contact_age, own_silence_age) = ages(&heard);
@@ -306,7 +322,7 @@ async fn ask_round(
     if rest.is_empty() {
         return (round, verdict);
     }
-    let answers = ask(rest, Vec::new(), zone.key.clone()).await;
+    let answers = ask(rest, Vec::new(), zone.key.clone(), Listing::default()).await;
     heard.extend(rest_counted(&zone.listed, answers));
     let (own_contact_age, own_silence_age) = ages(&heard);
     let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
@@ -363,7 +379,7 @@ async fn probe_at_start(
     let readers = crate::core::quorum::start_readers(&chosen, &zone.listed, unable);
     let sent = Instant::now();
     let flags = vec![true; readers.len()];
-    let heard = ask(readers, flags, zone.key.clone()).await;
+    let heard = ask(readers, flags, zone.key.clone(), Listing::default()).await;
     note_unable(unable, &heard);
     let now = Instant::now();
     let steady = steady_now(clock, inputs.previous_scale);
@@ -577,10 +593,11 @@ pub async fn run(
         let sent = (now, clock.at(now).wall);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let tainted = *inputs.tainted.borrow();
+        let asked = inputs.unlisted.borrow().clone();
         let (round, decided) = ask_round(
             inputs.ask.as_ref(),
             &peers,
-            (&zone, tainted, &reads),
+            (&zone, tainted, &reads, &asked),
             (ask_at_most, this_run.is_some(), &mut unable),
             (&policy, known),
             &ages,
@@ -596,6 +613,12 @@ pub async fn run(
                 "peers read this node's kubelet Lease: its last renewal was {:.1}s before this round, earlier than this run's start (or the contact on disk); the node counts as heard until that renewal",
                 now.saturating_duration_since(k).as_secs_f64()
             );
+        }
+        // The pods the peers listed, for the fence, which knows its view (`unlisted::read`
+        // leaves out none here: the fence leaves out those it holds).
+        let pods = crate::core::unlisted::read(&asked, &[], round.heard.iter().map(|(_, h)| h));
+        if !pods.found.is_empty() || !pods.settled.is_empty() {
+            view.send_modify(|v| v.pods_read = Some(pods));
         }
         // What the peers read of this node's Node bounds every deadline, whatever the verdict
         // (`TaintReads`).
@@ -741,6 +764,7 @@ mod tests {
             last_contact_age: Some(age),
             kubelet_renewed,
             node_tainted: None,
+            pods: None,
         };
         (p, Heard::Report(report))
     }
@@ -753,13 +777,15 @@ mod tests {
         let own_age = Duration::from_secs(13);
         let ages = (own_age, own_age);
         let peers: Vec<Peer> = (1..5).map(|i| peer(&format!("a{i}"), "a")).collect();
-        let ask: Asker = Arc::new(|asked: Vec<Peer>, _lease, _zone: String| -> AskFuture {
-            let heard = asked
-                .into_iter()
-                .map(|p| answered(p, true, Duration::from_secs(1), None))
-                .collect();
-            Box::pin(std::future::ready(heard))
-        });
+        let ask: Asker = Arc::new(
+            |asked: Vec<Peer>, _lease, _zone: String, _pods| -> AskFuture {
+                let heard = asked
+                    .into_iter()
+                    .map(|p| answered(p, true, Duration::from_secs(1), None))
+                    .collect();
+                Box::pin(std::future::ready(heard))
+            },
+        );
         let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
         let fixed = |_: &[(Peer, Heard)]| ages;
@@ -768,7 +794,7 @@ mod tests {
             let (round, v) = ask_round(
                 Some(&ask),
                 &peers,
-                (&zone, tainted, &TaintReads::default()),
+                (&zone, tainted, &TaintReads::default(), &[]),
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
                 &fixed,
@@ -802,7 +828,7 @@ mod tests {
         let asker = |reaching: &'static [&'static str]| -> Asker {
             let calls = calls.clone();
             Arc::new(
-                move |asked: Vec<Peer>, _lease, _zone: String| -> AskFuture {
+                move |asked: Vec<Peer>, _lease, _zone: String, _pods| -> AskFuture {
                     calls
                         .lock()
                         .expect("calls")
@@ -828,7 +854,7 @@ mod tests {
             ask_round(
                 Some(ask),
                 peers,
-                (zone, false, &TaintReads::default()),
+                (zone, false, &TaintReads::default(), &[]),
                 (50, true, &mut unable),
                 (policy, true),
                 fixed,
@@ -870,7 +896,7 @@ mod tests {
         let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
         let logged = calls.clone();
         let ask: Asker = Arc::new(
-            move |asked: Vec<Peer>, _lease, _zone: String| -> AskFuture {
+            move |asked: Vec<Peer>, _lease, _zone: String, _pods| -> AskFuture {
                 logged
                     .lock()
                     .expect("calls")
@@ -892,7 +918,7 @@ mod tests {
         let (round, v) = ask_round(
             Some(&ask),
             &peers,
-            (&zone, false, &TaintReads::default()),
+            (&zone, false, &TaintReads::default(), &[]),
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
@@ -919,7 +945,7 @@ mod tests {
         let flags: Arc<Mutex<Calls>> = Arc::default();
         let record = flags.clone();
         let ask: Asker = Arc::new(
-            move |asked: Vec<Peer>, lease: Vec<bool>, _zone| -> AskFuture {
+            move |asked: Vec<Peer>, lease: Vec<bool>, _zone, _pods| -> AskFuture {
                 let named = asked
                     .iter()
                     .map(|p| p.node.clone())
@@ -953,7 +979,7 @@ mod tests {
             ask_round(
                 Some(&ask),
                 &peers,
-                (&zone, false, &TaintReads::default()),
+                (&zone, false, &TaintReads::default(), &[]),
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
@@ -1138,6 +1164,7 @@ mod nudge_tests {
             last_contact_age: None,
             kubelet_renewed: None,
             node_tainted: None,
+            pods: None,
         }
     }
 
@@ -1148,6 +1175,7 @@ mod nudge_tests {
             back,
             lease: false,
             taint: false,
+            pods: Vec::new(),
         }
     }
 
@@ -1179,7 +1207,7 @@ mod nudge_tests {
         let readers: Arc<Mutex<Vec<usize>>> = Arc::default();
         let reading = readers.clone();
         let ask: Asker = Arc::new(
-            move |peers: Vec<Peer>, lease: Vec<bool>, _zone| -> AskFuture {
+            move |peers: Vec<Peer>, lease: Vec<bool>, _zone, _pods| -> AskFuture {
                 asked.lock().expect("rounds").push(since());
                 let n = lease.iter().filter(|l| **l).count();
                 reading.lock().expect("readers").push(n);
@@ -1234,6 +1262,7 @@ mod nudge_tests {
             previous_scale: clock.scale(),
             cut_off: cut_off_rx,
             tainted: tainted_rx,
+            unlisted: watch::channel(Vec::new()).1,
             nudges: nudges.clone(),
             tell: Some(tell),
             probe: Some(probe),

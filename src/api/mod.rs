@@ -7,6 +7,7 @@ pub mod kubeconfig;
 pub mod lease;
 pub mod node;
 pub mod peers;
+pub mod pods;
 pub mod reachability;
 pub mod slim;
 pub mod watch;

@@ -26,4 +26,5 @@ pub mod taint;
 pub mod taint_plan;
 pub mod threshold;
 pub mod units;
+pub mod unlisted;
 pub mod zone;

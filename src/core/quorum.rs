@@ -48,6 +48,12 @@ pub struct PeerReport {
     /// when not asked, when this peer does not reach the API server, or when its read failed. A
     /// `false` is a fact about a moment after the question was sent ([`TaintReads`]).
     pub node_tainted: Option<bool>,
+    /// The pods bound to the *asking* node, among those it asked about (`peer::Question::pods`:
+    /// pods whose cgroups run there that its view does not hold), as this peer listed them from
+    /// the API server while answering. `Some` (possibly empty) only when the list was read:
+    /// `None` when not asked, when this peer does not reach the API server, or when its read
+    /// failed ([`crate::core::unlisted`]).
+    pub pods: Option<Vec<crate::core::fence_plan::FencePod>>,
 }
 
 /// The controller's zone rules (docs/semantics.md §5.1, §5.5): `--unhealthy-zone-threshold` and
@@ -184,6 +190,7 @@ pub fn answer(
         last_contact_age,
         kubelet_renewed: None,
         node_tainted: None,
+        pods: None,
     }
 }
 
@@ -358,6 +365,12 @@ pub struct Fixes {
     /// controller deleted a pod before the agent, counting its 15 s, knew it was cut off again).
     /// The agent's shell applies it; only the simulator reads this switch.
     pub fence_on_taint: bool,
+    /// A node cut off asks its peers for the pods whose cgroups it finds and its view lacks, and
+    /// plans those a peer lists ([`crate::core::unlisted`]; issue 22, seed 0x1e1: the agent's
+    /// watch had not delivered a pod the kubelet already ran when the link was cut, and the pod
+    /// ran 105 s past its deletion). The agent's shell applies it; only the simulator reads this
+    /// switch.
+    pub pods_read: bool,
 }
 
 impl Fixes {
@@ -386,6 +399,7 @@ impl Fixes {
         taint_settles: true,
         taint_read: true,
         fence_on_taint: true,
+        pods_read: true,
     };
 }
 
@@ -1270,6 +1284,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 excluded: false,
                 kubelet_renewed: None,
                 node_tainted: None,
+                pods: None,
             });
         }
     }

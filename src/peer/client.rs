@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 
 use crate::core::quorum::{Peer, PeerReport};
 use crate::peer::auth::{self, Key};
-use crate::peer::{Answer, MAX_BODY, Question};
+use crate::peer::{Answer, MAX_ANSWER_BODY, Question};
 
 /// Why a peer's answer could not be used. Each has a metric label ([`AskError::reason`]).
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +76,7 @@ fn question(from: &str, zone: &str, back: bool) -> Question {
         back,
         lease: false,
         taint: false,
+        pods: Vec::new(),
     }
 }
 
@@ -100,37 +101,37 @@ pub async fn ask_all(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    ask_all_reading(peers, &[], key, from, zone, timeout).await
+    ask_all_reading(peers, &[], (&[], &[]), key, from, zone, timeout).await
 }
 
 /// [`ask_all`], asking each peer whose flag in `lease` is set to read this node's kubelet Lease
 /// for it (`Question::lease`, `core::quorum::lease_readers`); a peer without a flag is not asked
-/// to. Every peer is asked to read this node's Node (`Question::taint`): only one that reaches
-/// the API server does.
+/// to. Every peer is asked to read this node's Node (`Question::taint`), and each whose flag in
+/// `listers` is set to list the pods of `pods` bound to this node (`Question::pods`, none when
+/// empty): only one that reaches the API server does.
 pub async fn ask_all_reading(
     peers: &[Peer],
     lease: &[bool],
+    (pods, listers): (&[String], &[bool]),
     key: &Key,
     from: &str,
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    let plain = Question {
-        taint: true,
-        ..question(from, zone, false)
-    };
-    let reading = Question {
-        lease: true,
-        ..plain.clone()
-    };
-    let pick = |i: usize| {
-        if lease.get(i).copied().unwrap_or(false) {
-            &reading
-        } else {
-            &plain
-        }
-    };
-    exchange_all(peers, key, pick, timeout).await
+    let flag = |flags: &[bool], i: usize| flags.get(i).copied().unwrap_or(false);
+    let questions: Vec<Question> = (0..peers.len())
+        .map(|i| Question {
+            lease: flag(lease, i),
+            taint: true,
+            pods: if flag(listers, i) {
+                pods.to_vec()
+            } else {
+                Vec::new()
+            },
+            ..question(from, zone, false)
+        })
+        .collect();
+    exchange_all(peers, key, |i| &questions[i], timeout).await
 }
 
 /// Tells every peer at once that node `from` reaches the API server again (a question with
@@ -219,13 +220,16 @@ async fn exchange(peer: &Peer, key: &Key, question: &Question) -> Result<PeerRep
     // A declared length over the limit is refused before reading; an undeclared one is cut at
     // the limit.
     if let Some(Ok(n)) = header(CONTENT_LENGTH.as_str()).map(str::parse::<u64>)
-        && n > MAX_BODY as u64
+        && n > MAX_ANSWER_BODY as u64
     {
         return Err(AskError::Malformed(format!(
             "answer of {n} bytes, over 4 KiB"
         )));
     }
-    let body = match Limited::new(response.into_body(), MAX_BODY).collect().await {
+    let body = match Limited::new(response.into_body(), MAX_ANSWER_BODY)
+        .collect()
+        .await
+    {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
             return Err(AskError::Malformed("answer over 4 KiB".into()));

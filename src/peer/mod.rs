@@ -37,12 +37,16 @@ pub use auth::{Key, KeyError};
 pub use client::{AskError, ask, ask_all, ask_all_reading, tell_back};
 pub use counters::{PeerCounters, Rejection};
 pub use server::{
-    AnswerFn, LeaseFn, Limits, Reads, TaintFn, serve, serve_reading, serve_with_limits,
+    AnswerFn, LeaseFn, Limits, PodsFn, Reads, TaintFn, serve, serve_reading, serve_with_limits,
 };
 
-/// The most a question's or an answer's body may hold. Both are under 200 bytes in practice
-/// (a node name is at most 253 bytes).
+/// The most a question's body may hold: under 200 bytes in practice (a node name is at most 253
+/// bytes), 1.4 KB with the most pods it asks about (`core::unlisted::MAX_ASKED`).
 pub const MAX_BODY: usize = 4 << 10;
+
+/// The most an answer's body may hold: under 200 bytes in practice, more with pods listed for
+/// the asker (`Answer::pods`); the server leaves out pods beyond it.
+pub const MAX_ANSWER_BODY: usize = 64 << 10;
 
 /// The question's body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +68,11 @@ pub struct Question {
     /// (`core::quorum::TaintReads`). Absent when false, as `back`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub taint: bool,
+    /// The UIDs of pods whose cgroups run on the asking node and that its view lacks
+    /// (`core::unlisted`, at most `unlisted::MAX_ASKED`): a node that reaches the API server
+    /// lists the asker's pods and answers with these of them. Absent when empty, as `back`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<String>,
 }
 
 /// The answer's body.
@@ -90,6 +99,12 @@ pub struct Answer {
     /// for a question with `taint`. Absent when not asked, not read, or not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreachable_tainted: Option<bool>,
+    /// The pods asked about (`Question::pods`) that the list of the asking node's pods held, in
+    /// the state file's form of a pod (`core::fence_plan::FencePod`); an empty list when it held
+    /// none. Absent when not asked, not listed, or not readable. Each pod is read on its own: one
+    /// this build cannot read (a later build's fields) is left out, not the whole answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<Vec<serde_json::Value>>,
 }
 
 impl From<&PeerReport> for Answer {
@@ -106,6 +121,11 @@ impl From<&PeerReport> for Answer {
                 .kubelet_renewed
                 .map(|t| humantime::format_rfc3339_micros(t).to_string()),
             unreachable_tainted: r.node_tainted,
+            pods: r.pods.as_ref().map(|pods| {
+                pods.iter()
+                    .filter_map(|p| serde_json::to_value(p).ok())
+                    .collect()
+            }),
         }
     }
 }
@@ -130,6 +150,11 @@ impl TryFrom<Answer> for PeerReport {
             last_contact_age: a.last_contact_age_millis.map(Duration::from_millis),
             kubelet_renewed,
             node_tainted: a.unreachable_tainted,
+            pods: a.pods.map(|pods| {
+                pods.into_iter()
+                    .filter_map(|p| serde_json::from_value(p).ok())
+                    .collect()
+            }),
         })
     }
 }
@@ -148,6 +173,7 @@ mod tests {
             last_contact_age: Some(Duration::from_millis(1500)),
             kubelet_renewed: None,
             node_tainted: None,
+            pods: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert_eq!(
@@ -182,6 +208,7 @@ mod tests {
             back: false,
             lease: false,
             taint: false,
+            pods: Vec::new(),
         };
         let text = serde_json::to_string(&ordinary).expect("json");
         assert_eq!(text, r#"{"from":"n1","zone":"z"}"#);
@@ -218,6 +245,7 @@ mod tests {
             last_contact_age: Some(Duration::from_millis(10)),
             kubelet_renewed: Some(renewed),
             node_tainted: None,
+            pods: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(

@@ -23,10 +23,11 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
+use crate::core::fence_plan::FencePod;
 use crate::core::quorum::PeerReport;
 use crate::peer::auth::{self, Key};
 use crate::peer::counters::{PeerCounters, Rejection};
-use crate::peer::{Answer, MAX_BODY, Question};
+use crate::peer::{Answer, MAX_ANSWER_BODY, MAX_BODY, Question};
 
 /// What this node says when asked the (checked) question; called once per accepted question,
 /// never for a refused one. Called on the server's task: it must return at once (read a snapshot,
@@ -50,12 +51,25 @@ pub type TaintFn = Arc<
     dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<bool>> + Send>> + Send + Sync,
 >;
 
-/// What the server reads from the API server for an asker that asks (both optional: without
+/// Lists the pods bound to the node named, for a question that asks about some of them
+/// (`Question::pods`): those of the UIDs given that the list holds, or `None` when the list
+/// failed or was not whole. Bounded and asked as [`LeaseFn`] is.
+pub type PodsFn = Arc<
+    dyn Fn(
+            String,
+            Vec<String>,
+        ) -> std::pin::Pin<Box<dyn Future<Output = Option<Vec<FencePod>>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// What the server reads from the API server for an asker that asks (each optional: without
 /// one, such a question is answered without that read).
 #[derive(Clone, Default)]
 pub struct Reads {
     pub lease: Option<LeaseFn>,
     pub taint: Option<TaintFn>,
+    pub pods: Option<PodsFn>,
 }
 
 /// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
@@ -96,6 +110,9 @@ pub struct Limits {
     /// Lease's would make its answer late, and the peer silent, to an asker with a short
     /// timeout. An API server that answers does so in milliseconds.
     pub node_read: Duration,
+    /// The same for the list of the asker's pods (`Question::pods`), read beside the other two,
+    /// and as short as the Node's for the same reason.
+    pub pods_read: Duration,
 }
 
 impl Default for Limits {
@@ -112,6 +129,7 @@ impl Default for Limits {
             log_interval: Duration::from_secs(60),
             lease_read: Duration::from_millis(500),
             node_read: Duration::from_millis(200),
+            pods_read: Duration::from_millis(200),
         }
     }
 }
@@ -390,9 +408,10 @@ impl Shared {
             "peer question from {} ({peer}) answered", question.from
         );
         let mut report = (self.answer)(&question);
-        // The asker's kubelet Lease and Node, read now that the question is here: only by a node
-        // that reaches the API server, side by side, and never longer than their bounds.
-        let (lease_bound, node_bound) = (self.limits.lease_read, self.limits.node_read);
+        // The asker's kubelet Lease, Node and pods, read now that the question is here: only by
+        // a node that reaches the API server, side by side, and never longer than their bounds.
+        let limits = &self.limits;
+        let (lease_bound, node_bound) = (limits.lease_read, limits.node_read);
         let lease = self
             .reads
             .lease
@@ -405,17 +424,30 @@ impl Shared {
             .as_ref()
             .filter(|_| question.taint && report.reachable)
             .map(|read| read(question.from.clone()));
-        (report.kubelet_renewed, report.node_tainted) = tokio::join!(
+        let pods = self
+            .reads
+            .pods
+            .as_ref()
+            .filter(|_| !question.pods.is_empty() && report.reachable)
+            .map(|read| read(question.from.clone(), question.pods.clone()));
+        (report.kubelet_renewed, report.node_tainted, report.pods) = tokio::join!(
             read_within(lease_bound, lease),
-            read_within(node_bound, taint)
+            read_within(node_bound, taint),
+            read_within(limits.pods_read, pods)
         );
-        Ok(self.signed_answer(&report, &nonce))
+        Ok(self.signed_answer(&mut report, &nonce))
     }
 
-    fn signed_answer(&self, report: &PeerReport, nonce: &str) -> Response<Full<Bytes>> {
-        let body = match serde_json::to_vec(&Answer::from(report)) {
-            Ok(b) => b,
-            Err(_) => return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+    /// The answer, signed. Pods listed for the asker that would take it past
+    /// [`MAX_ANSWER_BODY`] are all left out, as if not listed: a part of them would tell the
+    /// asker that the rest are not in the API.
+    fn signed_answer(&self, report: &mut PeerReport, nonce: &str) -> Response<Full<Bytes>> {
+        let mut body = serde_json::to_vec(&Answer::from(&*report));
+        if body.as_ref().is_ok_and(|b| b.len() > MAX_ANSWER_BODY) && report.pods.take().is_some() {
+            body = serde_json::to_vec(&Answer::from(&*report));
+        }
+        let Ok(body) = body else {
+            return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal");
         };
         let timestamp = auth::unix_now(SystemTime::now());
         let signature = self

@@ -28,6 +28,7 @@ use crate::core::fencing::{
 use crate::core::qos::QosClass;
 use crate::core::quorum::{self, Fixes, Gate, Heard, Peer, QuorumPolicy, Undecided, Verdict};
 use crate::core::taint::{Effect, Toleration};
+use crate::core::unlisted;
 
 /// The agents' and the world's settings, at the agent's defaults unless a run changes them.
 #[derive(Clone, Copy, Debug)]
@@ -440,6 +441,9 @@ struct Agent {
     /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
     /// keeps it: through returns of the link, not through a restart).
     reads: quorum::TaintReads,
+    /// The pod UIDs a peer's list answered in this partition (`unlisted::unlisted`), as
+    /// `agent::fence_task` keeps them: not through a restart or a return of the link.
+    settled: BTreeSet<String>,
     /// Not cut off at its last tick, but fencing on its Node's taint
     /// (`fencing::fences_on_taint`).
     on_taint: bool,
@@ -1079,6 +1083,7 @@ impl World<'_> {
             kubelet_read: None,
             started: self.now,
             unable: BTreeSet::new(),
+            settled: BTreeSet::new(),
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1999,6 +2004,7 @@ impl World<'_> {
             }
             Some(Transition::Reconnected { .. }) => {
                 a.steps.clear();
+                a.settled.clear();
                 a.gate = Gate::default();
                 a.next_round = None;
                 if !set.fixes.fence_on_taint {
@@ -2162,7 +2168,15 @@ impl World<'_> {
     /// What the peers named answer agent `i`, as its asker hears them; each one flagged in
     /// `lease` reads this node's kubelet Lease while it answers, if it says it reaches the API
     /// server and its read is answered (`peer::serve_reading`).
-    fn ask(&self, i: usize, peers: &[Peer], lease: &[bool]) -> Vec<(Peer, Heard)> {
+    /// Each question flagged in `listers` asks about the pods in `pods` (`unlisted::unlisted`):
+    /// a peer that reaches the API server lists those of them bound to this node.
+    fn ask(
+        &self,
+        i: usize,
+        peers: &[Peer],
+        lease: &[bool],
+        (pods, listers): (&[String], &[bool]),
+    ) -> Vec<(Peer, Heard)> {
         let now = self.now;
         peers
             .iter()
@@ -2194,6 +2208,16 @@ impl World<'_> {
                         if self.set.fixes.taint_read && r.reachable && self.reaches_api(j) {
                             r.node_tainted = Some(self.cp.taint(i).is_some());
                         }
+                        let lists = listers.get(k).copied().unwrap_or(false);
+                        if lists && !pods.is_empty() && r.reachable && self.reaches_api(j) {
+                            let listed = self.pods.iter().filter(|p| {
+                                p.node == i
+                                    && p.created <= now
+                                    && p.left_api.is_none()
+                                    && pods.contains(&p.uid)
+                            });
+                            r.pods = Some(listed.map(|p| self.fence_pod(p)).collect());
+                        }
                         Heard::Report(r)
                     }
                     None => Heard::Silent,
@@ -2223,7 +2247,7 @@ impl World<'_> {
             &self.node_zones[i].listed,
             self.unable(a),
         );
-        let heard = self.ask(i, &readers, &vec![true; readers.len()]);
+        let heard = self.ask(i, &readers, &vec![true; readers.len()], (&[], &[]));
         quorum::note_unable(&mut a.unable, &heard);
         self.read_renewal(i, a, &heard);
         if let Some(age) = quorum::kubelet_unheard(
@@ -2284,18 +2308,30 @@ impl World<'_> {
         let set = self.set;
         // Every node but this one, as the agent's peer list gives them (the same all run long).
         let mine = &self.peer_lists[i];
-        let ask = |peers: &[Peer], lease: &[bool]| self.ask(i, peers, lease);
+        // As `agent::fence_task` finds them: the pods whose processes run here (their cgroups)
+        // that its view lacks, asked about while cut off.
+        let running = self.pods.iter().filter(|p| p.node == i && p.running);
+        let asked = if set.fixes.pods_read && a.cut_off {
+            unlisted::unlisted(running.map(|p| p.uid.as_str()), &a.known, &a.settled)
+        } else {
+            Vec::new()
+        };
+        let ask = |peers: &[Peer], lease: &[bool], listers: &[bool]| {
+            self.ask(i, peers, lease, (&asked, listers))
+        };
         // `quorum::select` of that list, as the agent asks each round (the same each round),
-        // a few of them asked to read this node's kubelet Lease while this run has no contact.
+        // a few of them asked to read this node's kubelet Lease while this run has no contact,
+        // and as few to list its pods while it asks about some.
         let zone = &self.node_zones[i];
-        let lease = quorum::lease_readers(
-            &self.asked_lists[i],
-            &zone.listed,
-            a.contact.last_contact.is_some(),
-            self.unable(a),
+        let readers = |skip: bool| {
+            quorum::lease_readers(&self.asked_lists[i], &zone.listed, skip, self.unable(a))
+        };
+        let (lease, listers) = (
+            readers(a.contact.last_contact.is_some()),
+            readers(asked.is_empty()),
         );
-        let mut heard = ask(&self.asked_lists[i], &lease);
-        if a.contact.last_contact.is_none() {
+        let mut heard = ask(&self.asked_lists[i], &lease, &listers);
+        if a.contact.last_contact.is_none() || !asked.is_empty() {
             quorum::note_unable(&mut a.unable, &heard);
         }
         self.read_renewal(i, a, &heard);
@@ -2334,7 +2370,7 @@ impl World<'_> {
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
             if !rest.is_empty() {
-                heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[])));
+                heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[], &[])));
                 let (own_age, silence_age) = ages(&heard);
                 let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
                 round = crate::core::zone::round(zone, mine, &heard, own_age)
@@ -2353,6 +2389,15 @@ impl World<'_> {
             {
                 b.askers.push(i);
             }
+        }
+        // As `agent::fence_task`: the pods a peer listed join the view.
+        let read = unlisted::read(&asked, &a.known, round.heard.iter().map(|(_, h)| h));
+        a.settled.extend(read.settled);
+        if !read.found.is_empty() {
+            let uids: Vec<String> = read.found.iter().map(|p| p.uid.clone()).collect();
+            a.known.extend(read.found);
+            a.durability.changed();
+            self.log(|| format!("n{i} peers listed pods its view lacked: {uids:?}"));
         }
         // As `agent::quorum`: what the peers read of this node's Node, whatever the verdict.
         if set.fixes.taint_read && a.reads.note(now, round.heard.iter().map(|(_, h)| h)) {

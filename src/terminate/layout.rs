@@ -20,6 +20,20 @@ pub use crate::core::qos::{CgroupDriver, CgroupVersion};
 /// systemd itself manages `name=systemd`, but pods still appear there under their slices.
 pub const V1_HIERARCHIES: [&str; 5] = ["pids", "memory", "cpu,cpuacct", "cpu", "systemd"];
 
+/// The most pod directories [`CgroupLayout::pod_uids`] reads in one QoS class: far above any
+/// node's pods (the kubelet's `maxPods` is 110 by default), a bound on a directory that is not
+/// what it should be.
+pub const MAX_POD_DIRS: usize = 4096;
+
+/// A UID without dashes that stands for any pod's in [`CgroupLayout::pod_uids`].
+const UID_PROBE: &str = "0uid0";
+
+/// A pod UID as the API server makes them (RFC 4122, 36 characters), or a static pod's (the
+/// kubelet's hash of its manifest, 32 hex digits): hex digits and dashes, at most 64.
+fn is_uid(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
 /// Why the pod cgroups could not be located.
 #[derive(Debug, thiserror::Error)]
 pub enum LayoutError {
@@ -205,6 +219,53 @@ impl CgroupLayout {
     pub fn pod_dir(&self, uid: &str, qos: QosClass) -> PathBuf {
         let path = self.pod_cgroup_path(uid, qos);
         self.hierarchy_root().join(path.trim_start_matches('/'))
+    }
+
+    /// The UIDs of the pods whose cgroup directories exist under this layout, in every QoS class
+    /// (the kubelet makes a pod's before it starts its containers), sorted; at most
+    /// [`MAX_POD_DIRS`] a class. A class's directory that does not exist holds none (a node with
+    /// no best-effort pod may have none). Names that are not a pod's are skipped.
+    pub fn pod_uids(&self) -> std::io::Result<Vec<String>> {
+        let mut uids = std::collections::BTreeSet::new();
+        for qos in [
+            QosClass::Guaranteed,
+            QosClass::Burstable,
+            QosClass::BestEffort,
+        ] {
+            // The pod directory of a UID without dashes, whose name the driver does not escape:
+            // what surrounds it in the name is what surrounds every pod's UID in this class.
+            let probe = self.pod_dir(UID_PROBE, qos);
+            let name = probe
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let (Some(dir), Some((prefix, suffix))) = (probe.parent(), name.split_once(UID_PROBE))
+            else {
+                continue;
+            };
+            let entries = match std::fs::read_dir(dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            for entry in entries.take(MAX_POD_DIRS) {
+                let entry = entry?;
+                let name = entry.file_name();
+                let uid = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(prefix))
+                    .and_then(|n| n.strip_suffix(suffix))
+                    // The systemd driver escapes a UID's dashes; no UID holds an underscore.
+                    .map(|u| u.replace('_', "-"))
+                    .filter(|u| is_uid(u));
+                if let Some(uid) = uid
+                    && entry.file_type().is_ok_and(|t| t.is_dir())
+                {
+                    uids.insert(uid);
+                }
+            }
+        }
+        Ok(uids.into_iter().collect())
     }
 
     /// The path `/proc/<pid>/cgroup` shows for a process in `dir` (on this layout's hierarchy

@@ -541,55 +541,46 @@ impl Lab {
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": labels}
         }));
-        let ne = |s: Option<u64>| {
-            let mut t = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"});
-            if let Some(s) = s {
-                t["tolerationSeconds"] = json!(s);
-            }
-            t
-        };
-        let specs = [
-            (
-                format!("{name}-short"),
-                Some(toleration),
-                json!([ne(Some(toleration.as_secs()))]),
-                json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("rs-{name}"),
-                        "uid": format!("0d5a0000-0000-4000-8000-00000000000{i}"), "controller": true}]),
-            ),
-            (
-                format!("{name}-forever"),
-                None,
-                json!([ne(None)]),
-                json!([]),
-            ),
-        ];
-        for (pod_name, tol, tolerations, owners) in specs {
-            let created = self.server.api.create_pod(json!({
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": pod_name, "namespace": "default", "ownerReferences": owners},
-                "spec": {
-                    "nodeName": name,
-                    "terminationGracePeriodSeconds": 30,
-                    "tolerations": tolerations,
-                    "containers": [{"name": "c", "image": "busybox"}]
-                }
-            }));
-            let uid = created["metadata"]["uid"]
-                .as_str()
-                .expect("server-assigned uid")
-                .to_string();
-            let node = &mut self.nodes[i - 1];
-            let container = node.sandbox.container_dir(&uid, QosClass::BestEffort, "c0");
-            // One process that dies at the first SIGTERM and forks nothing: the moment the pod
-            // is stopped is the moment its SIGTERM or kill arrived, and ten pods cost nothing.
-            node.sandbox.spawn_in(&container, "exec sleep 100000", &[]);
-            let dir = node.sandbox.pod_dir(&uid, QosClass::BestEffort);
-            node.pods.push(LabPod {
-                name: pod_name,
-                toleration: tol,
-                dir,
-            });
+        self.add_pod(i, &format!("{name}-short"), Some(toleration));
+        self.add_pod(i, &format!("{name}-forever"), None);
+    }
+
+    /// A pod named `pod_name` bound to node `i`, tolerating the unreachable taint for
+    /// `toleration` and owned by a ReplicaSet (`None`: tolerating it forever, owned by nothing):
+    /// created in the API server, and its one process started in its cgroup, as the kubelet would.
+    pub fn add_pod(&mut self, i: usize, pod_name: &str, toleration: Option<Duration>) {
+        let mut ne = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"});
+        let mut owners = json!([]);
+        if let Some(s) = toleration {
+            ne["tolerationSeconds"] = json!(s.as_secs());
+            owners = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("rs-n{i}"),
+                    "uid": format!("0d5a0000-0000-4000-8000-00000000000{i}"), "controller": true}]);
         }
+        let created = self.server.api.create_pod(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": pod_name, "namespace": "default", "ownerReferences": owners},
+            "spec": {
+                "nodeName": format!("n{i}"),
+                "terminationGracePeriodSeconds": 30,
+                "tolerations": [ne],
+                "containers": [{"name": "c", "image": "busybox"}]
+            }
+        }));
+        let uid = created["metadata"]["uid"]
+            .as_str()
+            .expect("server-assigned uid")
+            .to_string();
+        let node = &mut self.nodes[i - 1];
+        let container = node.sandbox.container_dir(&uid, QosClass::BestEffort, "c0");
+        // One process that dies at the first SIGTERM and forks nothing: the moment the pod is
+        // stopped is the moment its SIGTERM or kill arrived, and ten pods cost nothing.
+        node.sandbox.spawn_in(&container, "exec sleep 100000", &[]);
+        let dir = node.sandbox.pod_dir(&uid, QosClass::BestEffort);
+        node.pods.push(LabPod {
+            name: pod_name.to_string(),
+            toleration,
+            dir,
+        });
     }
 
     fn config_text(&self, i: usize, spec: &LabSpec) -> String {
