@@ -417,7 +417,7 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // the API server answers: the agent, cut off, asks its peers about the pods whose cgroups it
     // finds and its view lacks, and plans those a peer lists (`Fixes::pods_read`). Seed 0x1e1
     // (93 s, while the kubelet renewed on its usual cadence after a failure) is fixed so.
-    let mut unread = fixed_cadence.clone();
+    let mut unread = fixed_cadence;
     unread.fixes.pods_read = false;
     let late = |seed: u64, s: &Settings| {
         sim::run(&Scenario::generate(seed), s, false)
