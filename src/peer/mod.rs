@@ -21,6 +21,10 @@
 //! And `"taint":true`: the asker, cut off, asks the node to read the asker's Node. A node that
 //! reaches the API server reads it before answering and adds `"unreachableTainted"`: whether the
 //! Node carries `node.kubernetes.io/unreachable:NoExecute` (`core::quorum::TaintReads`).
+//!
+//! And `"pods":[uid, …]`: the asker, cut off, asks the node about pods whose cgroups run on the
+//! asker and that its view lacks. A node that reaches the API server lists the asker's pods and
+//! adds `"pods"`: those of them the list holds (`core::unlisted`).
 
 pub mod auth;
 pub mod client;
