@@ -537,6 +537,8 @@ pub async fn run(
                     v.verdict = None;
                     v.held_at = None;
                     v.held_from = None;
+                    // What this partition's peers listed is of this partition only.
+                    v.pods_read = None;
                 });
                 untainted_logged = false;
             }
@@ -998,6 +1000,67 @@ mod tests {
             .collect();
         assert_eq!(flagged, [vec!["a1", "b0", "b1"], vec![]]);
         assert_eq!(*read.lock().expect("read"), [Some(renewed), None]);
+    }
+
+    /// A round with pods to ask about (`core::unlisted`) asks three of its peers to list them,
+    /// chosen as the Lease's readers are, whether or not this run has a contact of its own: other
+    /// zones first, and a peer whose latest answer was "cut off" after every other. A round with
+    /// none asks nobody to list anything.
+    #[tokio::test]
+    async fn a_round_with_pods_to_ask_about_asks_three_peers_to_list_them() {
+        use std::sync::Mutex;
+        let mut peers: Vec<Peer> = (1..4).map(|i| peer(&format!("a{i}"), "a")).collect();
+        peers.extend((0..2).map(|i| peer(&format!("b{i}"), "b")));
+        type Calls = Vec<(Vec<String>, Vec<String>)>;
+        let calls: Arc<Mutex<Calls>> = Arc::default();
+        let record = calls.clone();
+        let ask: Asker = Arc::new(
+            move |asked: Vec<Peer>, _lease, _zone, (pods, listers): Listing| -> AskFuture {
+                let listing = asked
+                    .iter()
+                    .zip(&listers)
+                    .filter(|(_, l)| **l)
+                    .map(|(p, _)| p.node.clone())
+                    .collect();
+                record.lock().expect("calls").push((pods, listing));
+                // b0 is cut off; every other peer reaches the API server.
+                let heard = asked
+                    .into_iter()
+                    .map(|p| {
+                        let reaches = p.node != "b0";
+                        answered(p, reaches, Duration::from_secs(1), None)
+                    })
+                    .collect();
+                Box::pin(std::future::ready(heard))
+            },
+        );
+        let policy = kubelet_policy();
+        let zone = NodeZone::from_key("a", false);
+        let ages = |_: &[(Peer, Heard)]| (Duration::from_secs(40), Duration::from_secs(40));
+        let uids = ["u1".to_string()];
+        let mut unable = BTreeSet::new();
+        for pods in [&uids[..], &uids[..], &[]] {
+            ask_round(
+                Some(&ask),
+                &peers,
+                (&zone, false, &TaintReads::default(), pods),
+                (50, true, &mut unable),
+                (&policy, true),
+                &ages,
+            )
+            .await;
+        }
+        let calls = calls.lock().expect("calls").clone();
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            calls,
+            [
+                (names(&["u1"]), names(&["a1", "b0", "b1"])),
+                // b0 said "cut off": the next round asks a2 instead, after b1.
+                (names(&["u1"]), names(&["a1", "a2", "b1"])),
+                (names(&[]), names(&[])),
+            ]
+        );
     }
 
     #[test]
