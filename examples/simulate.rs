@@ -123,6 +123,7 @@ fn main() {
                 "taint-read" => settings.fixes.taint_read = false,
                 "fence-on-taint" => settings.fixes.fence_on_taint = false,
                 "pods-read" => settings.fixes.pods_read = false,
+                "taint-read-settles" => settings.fixes.taint_read_settles = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),

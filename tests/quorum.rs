@@ -2017,3 +2017,83 @@ fn only_a_reaching_peers_list_finds_or_settles_and_only_the_pods_asked_about() {
         unlisted::PodsRead::default()
     );
 }
+
+// ---- a taint the peers read settles a pending enforce ----
+
+/// This node alone in zone "x", cut off 10 s ago (before its answers settle at `OWN_AGE`); three
+/// peers of zone "a" reach the API server, the first of them with `tainted` as its read of this
+/// node's Node, the others with none.
+fn alone_in_its_zone(tainted: Option<bool>, reaching: bool) -> Round {
+    let peers: Vec<Peer> = (1..4)
+        .map(|i| Peer {
+            node: format!("a{i}"),
+            address: "10.0.0.1:9843".parse().expect("address"),
+            zone: "a".into(),
+        })
+        .collect();
+    let heard: Vec<(Peer, Heard)> = peers
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let Heard::Report(r) = report(&p.node, i > 0 || reaching, Some(3)) else {
+                unreachable!("report() is a report")
+            };
+            let read = if i == 0 { tainted } else { None };
+            let r = PeerReport {
+                zone: "a".into(),
+                node_tainted: read,
+                ..r
+            };
+            (p.clone(), Heard::Report(r))
+        })
+        .collect();
+    zone::round(
+        &NodeZone::from_key("x", false),
+        &peers,
+        &heard,
+        Duration::from_secs(10),
+    )
+}
+
+#[test]
+fn a_taint_a_reaching_peer_read_this_round_settles_a_pending_enforce_at_once() {
+    let verdict = |round: &Round, policy: &QuorumPolicy| decide_or_ask(round, policy, true).0;
+    // Its whole zone cut off: `wholeZoneCutOff` (enforce) waits for the answers to settle.
+    let untainted = verdict(&alone_in_its_zone(Some(false), true), &policy());
+    assert!(
+        matches!(untainted, Verdict::Pending { .. }),
+        "{untainted:?}"
+    );
+    assert!(matches!(
+        verdict(&alone_in_its_zone(None, true), &policy()),
+        Verdict::Pending { .. }
+    ));
+    // A peer that reaches the API server read the taint: the control plane judged this node.
+    let read = alone_in_its_zone(Some(true), true);
+    let settled = verdict(&read, &policy());
+    assert!(settled.is_enforce(), "{settled:?}");
+    assert!(
+        settled
+            .reason()
+            .contains("settled: a peer that reaches the API server read this node's Node"),
+        "{}",
+        settled.reason()
+    );
+    assert!(
+        settled.reason().contains("peers.wholeZoneCutOff"),
+        "{}",
+        settled.reason()
+    );
+    // The same read from a peer that says it is cut off counts for nothing, nor does the rule
+    // reverted.
+    let unsure = verdict(&alone_in_its_zone(Some(true), false), &policy());
+    assert!(matches!(unsure, Verdict::Pending { .. }), "{unsure:?}");
+    let before = policy_without(|f| f.taint_read_settles = false);
+    assert!(matches!(verdict(&read, &before), Verdict::Pending { .. }));
+    // A hold stays a hold: with `wholeZoneCutOff` set to hold, the read settles nothing.
+    let holding = QuorumPolicy {
+        whole_zone_cut_off: Undecided::Hold,
+        ..policy()
+    };
+    assert!(verdict(&read, &holding).is_hold());
+}

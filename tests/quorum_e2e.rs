@@ -325,6 +325,59 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     );
 }
 
+/// n1, alone in its zone, is cut off from the API server while the four nodes of zone-a reach
+/// it. Its verdict (its whole zone cut off: `peers.wholeZoneCutOff`, enforce by default) would be
+/// pending until peers lost together with it would know (8.5 s after its last contact). Its Node
+/// is tainted once the grace period has passed since the cut, as the controller would: the next
+/// round's peers read the taint, and that settles the verdict at once (docs/fence.md §5, *Peers
+/// read the Node*). Its pod tolerating 3 s is stopped by the taint plus those 3 s, which the
+/// settled window would have missed.
+#[test]
+fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
+    let tol = Duration::from_secs(3);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        zones: vec!["zone-x"],
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    let (line, _) = expect_verdict(&mut lab, 1, "pending", Duration::from_secs(6));
+    assert!(line.contains("peers.wholeZoneCutOff"), "{line}");
+    let wait = (cut_at + GRACE)
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    std::thread::sleep(wait);
+    let tainted_at = SystemTime::now();
+    let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
+    support::taint_unreachable(&lab.server.api, "n1", &added);
+    let bound = tainted_at + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(2));
+    let log = lab.node(1).log();
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{log}"));
+    assert!(
+        at <= bound,
+        "n1-short stopped {:?} after the control plane could delete it:\n{log}",
+        at.duration_since(bound).unwrap_or_default()
+    );
+    let settled = verdicts(&log)
+        .into_iter()
+        .find(|(v, _)| v == "enforce")
+        .unwrap_or_else(|| panic!("never enforced:\n{log}"));
+    assert!(
+        settled
+            .1
+            .contains("settled: a peer that reaches the API server read this node's Node"),
+        "{settled:?}"
+    );
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+}
+
 /// n1's pod watch never delivers a pod bound to it as its link is cut, though its kubelet runs
 /// the pod: here the pod is created in the API server just after the cut and its process started
 /// in its cgroup, as a kubelet whose watch delivered it first would have. n1 finds the cgroup its

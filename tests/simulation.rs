@@ -1221,3 +1221,32 @@ fn a_pod_the_agents_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped(
     assert_timeline_says(0x2cd, "n2 peers listed pods its view lacked: [\"pod-17\"]");
     assert_timeline_says(0x2cd, "n2 kills pod 17");
 }
+
+/// Seed 0x1d5b (the default model): n11, alone in its zone, came back for 4.4 s and was cut off
+/// again before its kubelet was heard; the controller tainted it at 151.4 s and deleted its pod
+/// 25 (tolerating 6 s) at 157.4 s. Cut off again at 158.2 s, its first round's peers read the
+/// taint, but its verdict (its whole zone cut off) waited for the answers to settle until
+/// 173.2 s, and the pod ran 15.8 s past its deletion. A taint a peer that reaches the API server
+/// read settles the enforce at once (`Fixes::taint_read_settles`): 0.8 s, the time to know
+/// itself cut off, which no round can shorten.
+#[test]
+fn a_taint_the_peers_read_settles_the_verdict_at_once() {
+    let ran = |settings: &Settings| -> Vec<Duration> {
+        sim::run(&Scenario::generate(0x1d5b), settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice {
+                    pod: 25, ran_for, ..
+                } => Some(ran_for),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut reverted = Settings::default();
+    reverted.fixes.taint_read_settles = false;
+    assert!(ran(&reverted).iter().all(|t| *t > Duration::from_secs(15)));
+    assert!(!ran(&reverted).is_empty());
+    let now = ran(&Settings::default());
+    assert!(now.len() == 1 && now[0] < Duration::from_secs(1), "{now:?}");
+}

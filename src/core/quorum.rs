@@ -371,6 +371,13 @@ pub struct Fixes {
     /// ran 105 s past its deletion). The agent's shell applies it; only the simulator reads this
     /// switch.
     pub pods_read: bool,
+    /// A pending enforce settles at once when a peer that reaches the API server read this
+    /// node's Node with the unreachable taint in this round: the control plane is up and has
+    /// judged the node, and its pods are deleted as their tolerations run out, whoever else lost
+    /// the API server ([`settled_by_taint`]; issue 22, seed 0x1d5b: a node tainted after a short
+    /// return waited 15 s for its answers to settle and killed a pod 15.8 s after its deletion).
+    /// The agent's shell applies it; only the simulator reads this switch.
+    pub taint_read_settles: bool,
 }
 
 impl Fixes {
@@ -400,6 +407,7 @@ impl Fixes {
         taint_read: true,
         fence_on_taint: true,
         pods_read: true,
+        taint_read_settles: true,
     };
 }
 
@@ -834,6 +842,15 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
 pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> (Verdict, bool) {
     let (verdict, everyone) = decide_counted(round, policy, peers_known);
     let verdict = match verdict {
+        Verdict::Pending { .. }
+            if policy.fixes.taint_read_settles
+                && taint_read(round.heard.iter().map(|(_, h)| h)) == Some(true) =>
+        {
+            settled_by_taint(round, policy, peers_known).unwrap_or(verdict)
+        }
+        verdict => verdict,
+    };
+    let verdict = match verdict {
         Verdict::Pending { .. } if policy.fixes.settled_early => {
             settled_early(round, policy, peers_known).unwrap_or(verdict)
         }
@@ -1239,6 +1256,28 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
                 "{reason} — settled before {settled_after}s: {unsure} peer(s) may not know yet that they lost the API with this node, and this holds whichever way they answer"
             )
         },
+    })
+}
+
+/// A pending enforce, settled because a peer that reaches the API server read this node's Node
+/// with the unreachable taint in this round (docs/fence.md §5, *Peers read the Node*). The read
+/// was answered after the round was sent, so the control plane was up then and had judged this
+/// node; the taint-eviction controller deletes each pod once its toleration has run, and only
+/// this node's kubelet heard again, or every zone fully disrupted, removes the taint. What the
+/// peers that lost the API server with this node will say no longer matters. The verdict is
+/// the settled rule's on the answers as they are: `None` when that does not enforce.
+fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Option<Verdict> {
+    let as_settled = QuorumPolicy {
+        settled_after: Duration::ZERO,
+        ..*policy
+    };
+    let Verdict::Enforce { reason } = decide_counted(round, &as_settled, peers_known).0 else {
+        return None;
+    };
+    Some(Verdict::Enforce {
+        reason: format!(
+            "{reason} — settled: a peer that reaches the API server read this node's Node with node.kubernetes.io/unreachable:NoExecute"
+        ),
     })
 }
 
