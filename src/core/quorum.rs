@@ -842,17 +842,18 @@ pub fn decide(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Verdic
 pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> (Verdict, bool) {
     let (verdict, everyone) = decide_counted(round, policy, peers_known);
     let verdict = match verdict {
+        Verdict::Pending { .. } if policy.fixes.settled_early => {
+            settled_early(round, policy, peers_known).unwrap_or(verdict)
+        }
+        verdict => verdict,
+    };
+    // What the early settling leaves pending, a taint a peer read this round settles.
+    let verdict = match verdict {
         Verdict::Pending { .. }
             if policy.fixes.taint_read_settles
                 && taint_read(round.heard.iter().map(|(_, h)| h)) == Some(true) =>
         {
             settled_by_taint(round, policy, peers_known).unwrap_or(verdict)
-        }
-        verdict => verdict,
-    };
-    let verdict = match verdict {
-        Verdict::Pending { .. } if policy.fixes.settled_early => {
-            settled_early(round, policy, peers_known).unwrap_or(verdict)
         }
         verdict => verdict,
     };

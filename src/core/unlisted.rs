@@ -1,5 +1,5 @@
-//! Pods this node runs that its view of the API does not hold (issue 22, the late watch; docs/
-//! fence.md §5, *Pods the view missed*).
+//! Pods this node runs that its view of the API does not hold (issue 22, the late watch;
+//! docs/fence.md §5, *Pods the view missed*).
 //!
 //! The agent learns its pods from its watch, the kubelet from its own. A pod bound in the seconds
 //! before the link is cut may reach the kubelet, which starts it, and not yet the agent, whose
