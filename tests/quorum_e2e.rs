@@ -45,6 +45,17 @@ fn lab(spec: LabSpec) -> Option<Lab> {
     Some(Lab::build(&spec))
 }
 
+/// The lab of five nodes in one zone whose `-short` pods tolerate `toleration`, every agent
+/// started.
+fn started(toleration: Duration) -> Option<Lab> {
+    let mut lab = lab(LabSpec {
+        toleration,
+        ..LabSpec::default()
+    })?;
+    lab.start_all();
+    Some(lab)
+}
+
 /// Watches every pod of every node until `until` (wall clock); returns the moment each pod that
 /// stopped was first seen without a process.
 fn watch_pods(lab: &mut Lab, until: SystemTime) -> BTreeMap<String, SystemTime> {
@@ -288,13 +299,9 @@ fn the_lab_joins_five_agents_and_cuts_exactly_the_links_it_says() {
 #[test]
 fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     let tol = ENFORCED_TOLERATION;
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(tol) else {
         return;
     };
-    lab.start_all();
     let cut_at = SystemTime::now();
     lab.cut_api(1);
     let (line, _) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
@@ -387,13 +394,9 @@ fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
 #[test]
 fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time() {
     let tol = ENFORCED_TOLERATION;
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(tol) else {
         return;
     };
-    lab.start_all();
     let cut_at = SystemTime::now();
     lab.cut_api(1);
     lab.add_pod(1, "n1-late", Some(tol));
@@ -444,13 +447,9 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
 /// before the 8.5 s.
 #[test]
 fn a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
-    let Some(mut lab) = lab(LabSpec {
-        toleration: Duration::from_secs(30),
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(Duration::from_secs(30)) else {
         return;
     };
-    lab.start_all();
     let name = lab.node(1).name.clone();
     let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let state = lab.node(1).state.clone();
@@ -836,13 +835,9 @@ fn a_peer_reads_the_askers_node_from_the_api_server() {
 #[test]
 fn a_node_its_peers_read_untainted_stops_nothing_until_the_taint_comes_then_stops_on_time() {
     let tol = Duration::from_secs(15);
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(tol) else {
         return;
     };
-    lab.start_all();
     let cut_at = SystemTime::now();
     lab.cut_api(1);
     expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
@@ -907,13 +902,9 @@ fn a_node_its_peers_read_untainted_stops_nothing_until_the_taint_comes_then_stop
 #[test]
 fn a_node_not_cut_off_whose_node_carries_the_taint_stops_each_pod_by_its_deletion() {
     let tol = Duration::from_secs(15);
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(tol) else {
         return;
     };
-    lab.start_all();
     let tainted_at = SystemTime::now() - Duration::from_secs(12);
     let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
     support::taint_unreachable(&lab.server.api, "n1", &added);
@@ -1184,13 +1175,9 @@ fn forged_replayed_and_unsigned_peer_traffic_is_rejected_counted_and_changes_no_
 fn peers_regaining_the_api_turn_hold_into_enforce_with_deadlines_from_the_last_hold() {
     // Long enough that the SIGTERM (eviction − 1.5 s) falls well after the enforce verdict.
     let tol = Duration::from_secs(5);
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(tol) else {
         return;
     };
-    lab.start_all();
     let cut_at = cut_two_then_n1(&mut lab);
     expect_hold_from_answers(&mut lab, 1, Duration::from_secs(8));
     // Hold well past n1's eviction time as counted from its last contact (cut + grace + tol =
