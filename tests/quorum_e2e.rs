@@ -437,6 +437,39 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
     );
 }
 
+/// The same in `dry-run`: the fence finds the pods' cgroups to read which run, and a pod a peer
+/// listed is planned and reported as it would be stopped; nothing is stopped.
+#[test]
+fn in_dry_run_a_pod_the_watch_missed_is_listed_and_reported_as_it_would_be_stopped() {
+    let tol = ENFORCED_TOLERATION;
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        dry_run: vec![1],
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    lab.add_pod(1, "n1-late", Some(tol));
+    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
+    let would = "dry-run: would kill pod default/n1-late";
+    let node = lab.node(1);
+    let found = node.agent().wait_for(&[would], Duration::from_secs(12));
+    let log = node.log();
+    assert!(found.is_some(), "{log}");
+    assert!(
+        log.contains("pod default/n1-late runs here but the pod watch had not delivered it"),
+        "{log}"
+    );
+    let stopped = watch_pods(&mut lab, cut_at + GRACE + tol + Duration::from_secs(1));
+    assert!(
+        !stopped.keys().any(|p| p.starts_with("n1-")),
+        "dry-run stopped {stopped:?}"
+    );
+}
+
 /// A node whose Node carries the unreachable taint when its link is cut was judged already. A
 /// peer heard after this node's own next renewal would have landed (renew 1 s, no kubelet lag,
 /// and a second) shows the control plane still answers, and settles its verdict: it need not wait

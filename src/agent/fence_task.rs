@@ -366,6 +366,7 @@ pub async fn run(
         fence: Fence::new(),
         terminator: None,
         layout_error: None,
+        dry_layout: None,
         reconcile_error: None,
         write_errors: WriteErrors::default(),
         contact_errors: WriteErrors::default(),
@@ -522,6 +523,9 @@ struct Task {
     fence: Fence,
     terminator: Option<Terminator>,
     layout_error: Option<String>,
+    /// In dry-run, where no terminator is made: the pods' cgroups as found for reading which
+    /// run here (`scan_unlisted`).
+    dry_layout: Option<CgroupLayout>,
     reconcile_error: Option<String>,
     /// One record per distinct failure of each file (a nearly full disk may take the small
     /// contact file and refuse the state).
@@ -704,9 +708,9 @@ impl Task {
         }
     }
 
-    /// While cut off (the fence able to find the pods' cgroups), the pods whose cgroups run
-    /// here that the view lacks and no peer's list settled, read at most once an
-    /// `UNLISTED_SCAN`; none otherwise.
+    /// While cut off (the fence able to find the pods' cgroups: in enforce, its terminator's; in
+    /// dry-run, found for this), the pods whose cgroups run here that the view lacks and no
+    /// peer's list settled, read at most once an `UNLISTED_SCAN`; none otherwise.
     fn scan_unlisted(&mut self, cut_off: bool, now: Moment) {
         if !cut_off {
             self.unlisted.clear();
@@ -714,9 +718,6 @@ impl Task {
             self.last_scan = None;
             return;
         }
-        let Some(t) = &self.terminator else {
-            return;
-        };
         if self
             .last_scan
             .is_some_and(|at| now.mono < at + UNLISTED_SCAN)
@@ -724,7 +725,18 @@ impl Task {
             return;
         }
         self.last_scan = Some(now.mono);
-        match t.layout().pod_uids() {
+        if self.terminator.is_none()
+            && self.dry_layout.is_none()
+            && self.policy.mode == fence_plan::Mode::DryRun
+        {
+            self.dry_layout = self.find_layout("pods the pod view lacks cannot be found");
+        }
+        let layout = self.terminator.as_ref().map(Terminator::layout);
+        let Some(layout) = layout.or(self.dry_layout.as_ref()) else {
+            return;
+        };
+        let (read, root) = (layout.pod_uids(), layout.hierarchy_root());
+        match read {
             Ok(running) => {
                 let unlisted = crate::core::unlisted::unlisted(
                     running.iter().map(String::as_str),
@@ -744,7 +756,7 @@ impl Task {
             Err(e) => {
                 let msg = format!(
                     "cannot read the pods' cgroups under {}: {e}",
-                    t.layout().hierarchy_root().display()
+                    root.display()
                 );
                 if self.scan_error.as_deref() != Some(msg.as_str()) {
                     log::error!(error = msg.as_str(); "{msg}; pods the pod view lacks cannot be found");
@@ -1015,35 +1027,44 @@ impl Task {
         )
     }
 
-    /// The pods' cgroups, found once per run; each failure is logged once.
-    fn find_cgroups(&mut self) {
+    /// The pods' cgroups, or `None` with the failure logged once (what it costs: `then`).
+    fn find_layout(&mut self, then: &str) -> Option<CgroupLayout> {
         let c = &self.settings;
         match CgroupLayout::detect(&c.cgroup_root, c.cgroup_version, c.cgroup_driver)
             .and_then(|l| l.locate_in_mounts(&c.proc_path))
         {
             Ok(layout) => {
-                // Pods fenced before a restart are fenced again.
-                for p in self
-                    .kept
-                    .converted
-                    .pods
-                    .iter()
-                    .filter(|p| self.kept.fenced.contains(&p.uid))
-                {
-                    self.fence
-                        .fence(p.uid.clone(), layout.pod_dir(&p.uid, p.qos));
-                }
-                self.terminator = Some(Terminator::new(layout, c.proc_path.clone()));
                 self.layout_error = None;
+                Some(layout)
             }
             Err(e) => {
                 let msg = e.to_string();
                 if self.layout_error.as_deref() != Some(msg.as_str()) {
-                    log::error!(error = msg.as_str(); "cannot find the pods' cgroups ({msg}); nothing can be stopped");
+                    log::error!(error = msg.as_str(); "cannot find the pods' cgroups ({msg}); {then}");
                     self.layout_error = Some(msg);
                 }
+                None
             }
         }
+    }
+
+    /// The pods' cgroups, found once per run; each failure is logged once.
+    fn find_cgroups(&mut self) {
+        let Some(layout) = self.find_layout("nothing can be stopped") else {
+            return;
+        };
+        // Pods fenced before a restart are fenced again.
+        for p in self
+            .kept
+            .converted
+            .pods
+            .iter()
+            .filter(|p| self.kept.fenced.contains(&p.uid))
+        {
+            self.fence
+                .fence(p.uid.clone(), layout.pod_dir(&p.uid, p.qos));
+        }
+        self.terminator = Some(Terminator::new(layout, self.settings.proc_path.clone()));
     }
 
     /// Carries out one step the core found due.

@@ -299,6 +299,8 @@ pub struct LabSpec {
     pub zones: Vec<&'static str>,
     /// Nodes (1-based) labelled `node.kubernetes.io/exclude-disruption`.
     pub excluded: Vec<usize>,
+    /// Nodes (1-based) whose fence runs in `dry-run` mode; the others enforce.
+    pub dry_run: Vec<usize>,
     /// The agents' `[peers] interval`: [`PEER_INTERVAL`] unless a test needs rounds further apart.
     pub peer_interval: Duration,
 }
@@ -319,6 +321,7 @@ impl Default for LabSpec {
             redirects: Vec::new(),
             zones: Vec::new(),
             excluded: Vec::new(),
+            dry_run: Vec::new(),
             peer_interval: PEER_INTERVAL,
         }
     }
@@ -591,7 +594,7 @@ impl Lab {
              onlyStatusReporter = true\nleaseName = \"{name}\"\n\
              stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
-             [fence]\ncgroupRoot = \"{cg}\"\nmode = \"enforce\"\nnodeMonitorGracePeriod = \"{g}s\"\n\
+             [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\n\
              unreachableAfter = \"2500ms\"\nsafetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\n\
              cgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n",
             name = node.name,
@@ -599,6 +602,11 @@ impl Lab {
             health = node.health_addr(),
             state = node.state.display(),
             cg = node.sandbox.root().display(),
+            mode = if spec.dry_run.contains(&i) {
+                "dry-run"
+            } else {
+                "enforce"
+            },
             g = GRACE.as_secs(),
             m = MARGIN.as_millis(),
             c = CAP.as_secs(),
