@@ -1219,3 +1219,44 @@ async fn a_peer_lists_the_askers_pods_asked_about_only_when_reaching() {
         task.abort();
     }
 }
+
+/// At most `Limits::pod_lists_at_once` (2) lists of an asker's pods run at once: three questions
+/// at once that ask about pods make two lists, and the third is answered without one (not
+/// listed, so the asker settles nothing and asks again next round).
+#[tokio::test]
+async fn a_peer_makes_at_most_two_lists_of_pods_at_once() {
+    let lists = Arc::new(Mutex::new(0usize));
+    let made = Arc::clone(&lists);
+    let pods: peer::PodsFn = Arc::new(move |_node: String, uids: Vec<String>| {
+        *made.lock().expect("lists") += 1;
+        Box::pin(async move {
+            // Long enough that the three questions overlap, within the bound.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Some(uids.iter().map(|u| fence_pod(u, 5)).collect())
+        })
+    });
+    let with = peer::Reads {
+        lease: None,
+        taint: None,
+        pods: Some(pods),
+    };
+    let (addr, task) = serve_reads(true, with, Duration::from_millis(400)).await;
+    let asked: Vec<_> = (0..3).map(|_| the_peer("peer-a", addr)).collect();
+    let uids = ["00000000-0000-4000-8000-000000000000".to_string()];
+    let answers = peer::ask_all_reading(
+        &asked,
+        &[false; 3],
+        (&uids, &[true; 3]),
+        &key(),
+        "asker",
+        "z1",
+        WAIT,
+    )
+    .await;
+    let listed = answers
+        .into_iter()
+        .filter(|(_, r)| r.as_ref().expect("answered").pods.is_some())
+        .count();
+    assert_eq!((listed, *lists.lock().expect("lists")), (2, 2));
+    task.abort();
+}

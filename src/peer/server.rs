@@ -113,6 +113,11 @@ pub struct Limits {
     /// The same for the list of the asker's pods (`Question::pods`), read beside the other two,
     /// and as short as the Node's for the same reason.
     pub pods_read: Duration,
+    /// Lists of an asker's pods made at once at most: each is of every pod bound to a node (an
+    /// honest asker has three peers list them in a round, once a partition), and a holder of the
+    /// key must not turn a burst of questions into as many lists on the API server. A question
+    /// that finds none free is answered without the list, and asked again next round.
+    pub pod_lists_at_once: usize,
 }
 
 impl Default for Limits {
@@ -130,6 +135,7 @@ impl Default for Limits {
             lease_read: Duration::from_millis(500),
             node_read: Duration::from_millis(200),
             pods_read: Duration::from_millis(200),
+            pod_lists_at_once: 2,
         }
     }
 }
@@ -178,6 +184,7 @@ pub async fn serve_reading(
             limits.replay_capacity,
         )),
         log: Mutex::new(LogLimiter::new(limits.log_interval)),
+        pod_lists: Arc::new(tokio::sync::Semaphore::new(limits.pod_lists_at_once)),
         limits,
     });
     // Owned here so that dropping `serve` aborts every connection with it.
@@ -229,6 +236,8 @@ struct Shared {
     open: Mutex<HashMap<IpAddr, usize>>,
     replay: Mutex<ReplayCache>,
     log: Mutex<LogLimiter>,
+    /// One permit per list of an asker's pods made at once (`Limits::pod_lists_at_once`).
+    pod_lists: Arc<tokio::sync::Semaphore>,
     limits: Limits,
 }
 
@@ -424,17 +433,22 @@ impl Shared {
             .as_ref()
             .filter(|_| question.taint && report.reachable)
             .map(|read| read(question.from.clone()));
+        // A list only with a permit, held until the list ends or its bound does.
+        let permit = (!question.pods.is_empty() && report.reachable)
+            .then(|| Arc::clone(&self.pod_lists).try_acquire_owned().ok())
+            .flatten();
         let pods = self
             .reads
             .pods
             .as_ref()
-            .filter(|_| !question.pods.is_empty() && report.reachable)
+            .filter(|_| permit.is_some())
             .map(|read| read(question.from.clone(), question.pods.clone()));
         (report.kubelet_renewed, report.node_tainted, report.pods) = tokio::join!(
             read_within(lease_bound, lease),
             read_within(node_bound, taint),
             read_within(limits.pods_read, pods)
         );
+        drop(permit);
         Ok(self.signed_answer(&mut report, &nonce))
     }
 
