@@ -162,8 +162,8 @@ pub async fn serve_with_limits(
     serve_reading(listener, key, answer, Reads::default(), counters, limits).await;
 }
 
-/// [`serve_with_limits`], reading an asker's kubelet Lease and Node with `reads` for a question
-/// that asks for them.
+/// [`serve_with_limits`], reading an asker's kubelet Lease, Node and pods with `reads` for a
+/// question that asks for them.
 pub async fn serve_reading(
     listener: TcpListener,
     key: Arc<Key>,
