@@ -397,10 +397,7 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
     let Some(mut lab) = started(tol) else {
         return;
     };
-    let cut_at = SystemTime::now();
-    lab.cut_api(1);
-    lab.add_pod(1, "n1-late", Some(tol));
-    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
+    let cut_at = cut_with_a_late_pod(&mut lab, tol);
     let bound = cut_at + GRACE + tol;
     let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
     let log = lab.node(1).log();
@@ -437,6 +434,17 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
     );
 }
 
+/// Cuts n1 from the API server, then binds `n1-late` (tolerating `toleration`) to it with its
+/// process started, as a kubelet whose watch came first would have, and waits for n1 to enforce;
+/// when the cut was made.
+fn cut_with_a_late_pod(lab: &mut Lab, toleration: Duration) -> SystemTime {
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    lab.add_pod(1, "n1-late", Some(toleration));
+    expect_verdict(lab, 1, "enforce", Duration::from_secs(12));
+    cut_at
+}
+
 /// The same in `dry-run`: the fence finds the pods' cgroups to read which run, and a pod a peer
 /// listed is planned and reported as it would be stopped; nothing is stopped.
 #[test]
@@ -450,10 +458,7 @@ fn in_dry_run_a_pod_the_watch_missed_is_listed_and_reported_as_it_would_be_stopp
         return;
     };
     lab.start_all();
-    let cut_at = SystemTime::now();
-    lab.cut_api(1);
-    lab.add_pod(1, "n1-late", Some(tol));
-    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
+    let cut_at = cut_with_a_late_pod(&mut lab, tol);
     let would = "dry-run: would kill pod default/n1-late";
     let node = lab.node(1);
     let found = node.agent().wait_for(&[would], Duration::from_secs(12));
