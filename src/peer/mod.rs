@@ -105,8 +105,9 @@ pub struct Answer {
     pub unreachable_tainted: Option<bool>,
     /// The pods asked about (`Question::pods`) that the list of the asking node's pods held, in
     /// the state file's form of a pod (`core::fence_plan::FencePod`); an empty list when it held
-    /// none. Absent when not asked, not listed, or not readable. Each pod is read on its own: one
-    /// this build cannot read (a later build's fields) is left out, not the whole answer.
+    /// none. Absent when not asked, not listed, or not readable. Read apart from the rest of the
+    /// answer: a list with a pod this build cannot read (a later build's fields) counts as not
+    /// listed, and the answer stands without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<Vec<serde_json::Value>>,
 }
@@ -154,10 +155,13 @@ impl TryFrom<Answer> for PeerReport {
             last_contact_age: a.last_contact_age_millis.map(Duration::from_millis),
             kubelet_renewed,
             node_tainted: a.unreachable_tainted,
-            pods: a.pods.map(|pods| {
+            // A list with a pod this build cannot read is no list: leaving that pod out would
+            // tell the asker it is not in the API.
+            pods: a.pods.and_then(|pods| {
                 pods.into_iter()
-                    .filter_map(|p| serde_json::from_value(p).ok())
-                    .collect()
+                    .map(serde_json::from_value)
+                    .collect::<Result<Vec<_>, _>>()
+                    .ok()
             }),
         })
     }
@@ -267,5 +271,26 @@ mod tests {
             refused.contains("kubeletRenewTime \"yesterday\""),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn a_list_with_a_pod_this_build_cannot_read_counts_as_not_listed() {
+        let pod = |extra: &str| {
+            format!(
+                r#"{{"uid":"u1","namespace":"d","name":"p","tolerations":[],"terminationGracePeriodSeconds":30,"ownerKind":null,"staticOrMirror":false,"qosClass":"BestEffort","optedOut":false,"terminal":false{extra}}}"#
+            )
+        };
+        let answer = |pods: &str| -> PeerReport {
+            let text = format!(
+                r#"{{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"pods":[{pods}]}}"#
+            );
+            let a: Answer = serde_json::from_str(&text).expect("an answer");
+            PeerReport::try_from(a).expect("a report")
+        };
+        let read = answer(&pod(""));
+        assert_eq!(read.pods.map(|p| p.len()), Some(1));
+        let later = answer(&format!("{},{}", pod(""), pod(r#","laterField":1"#)));
+        assert_eq!(later.pods, None);
+        assert!(later.reachable);
     }
 }
