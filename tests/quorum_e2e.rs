@@ -217,10 +217,31 @@ fn status_json(node: &support::lab::LabNode) -> Value {
 
 /// Node `i`'s stop plan for its `-short` pod, from its log.
 fn short_plan(lab: &mut Lab, i: usize) -> StopPlan {
-    let node = lab.node(i);
-    let pod = format!("{}-short", node.name);
-    let log = node.log();
-    latest_stop_plan(&log, &pod).unwrap_or_else(|| panic!("no stop plan for {pod}:\n{log}"))
+    let pod = format!("{}-short", lab.node(i).name);
+    stop_plan(lab, i, &pod)
+}
+
+/// Node `i`'s latest stop plan for `pod`, from its log.
+fn stop_plan(lab: &mut Lab, i: usize, pod: &str) -> StopPlan {
+    let log = lab.node(i).log();
+    latest_stop_plan(&log, pod).unwrap_or_else(|| panic!("no stop plan for {pod}:\n{log}"))
+}
+
+/// Watches every pod until a second past `bound`, and asserts that node `i`'s `pod` stopped on
+/// time by its logged plan (`assert_stopped_on_time`); every pod that stopped, and when `pod` did.
+fn expect_stopped_on_time(
+    lab: &mut Lab,
+    i: usize,
+    pod: &str,
+    bound: SystemTime,
+) -> (BTreeMap<String, SystemTime>, SystemTime) {
+    let stopped = watch_pods(lab, bound + Duration::from_secs(1));
+    let at = *stopped
+        .get(pod)
+        .unwrap_or_else(|| panic!("{pod} never stopped:\n{}", lab.node(i).log()));
+    let plan = stop_plan(lab, i, pod);
+    assert_stopped_on_time(pod, at, plan, bound);
+    (stopped, at)
 }
 
 /// The lab itself, before any quorum: every agent registers and renews its Lease over its `api`
@@ -318,12 +339,7 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
             .as_millis()
     );
     let bound = cut_at + GRACE + tol;
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
-    let at = *stopped
-        .get("n1-short")
-        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
-    let plan = short_plan(&mut lab, 1);
-    assert_stopped_on_time("n1-short", at, plan, bound);
+    let (stopped, _) = expect_stopped_on_time(&mut lab, 1, "n1-short", bound);
     assert_only_stopped(&mut lab, &stopped, &["n1-short", "n2-short", "n3-short"]);
     let v = verdicts(&lab.node(1).log());
     assert!(
@@ -399,14 +415,8 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
     };
     let cut_at = cut_with_a_late_pod(&mut lab, tol);
     let bound = cut_at + GRACE + tol;
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    let (stopped, _) = expect_stopped_on_time(&mut lab, 1, "n1-late", bound);
     let log = lab.node(1).log();
-    let at = *stopped
-        .get("n1-late")
-        .unwrap_or_else(|| panic!("n1-late never stopped:\n{log}"));
-    let plan = latest_stop_plan(&log, "n1-late")
-        .unwrap_or_else(|| panic!("no stop plan for n1-late:\n{log}"));
-    assert_stopped_on_time("n1-late", at, plan, bound);
     assert!(
         log.contains("pod default/n1-late runs here but the pod watch had not delivered it"),
         "{log}"
@@ -648,12 +658,7 @@ fn a_node_without_any_link_fences_on_time() {
         "{line}"
     );
     let bound = cut_at + GRACE + Duration::from_secs(2);
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
-    let at = *stopped
-        .get("n1-short")
-        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
-    let plan = short_plan(&mut lab, 1);
-    assert_stopped_on_time("n1-short", at, plan, bound);
+    let (stopped, _) = expect_stopped_on_time(&mut lab, 1, "n1-short", bound);
     assert_only_stopped(&mut lab, &stopped, &["n1-short", "n2-short", "n3-short"]);
 }
 
@@ -909,12 +914,7 @@ fn a_node_its_peers_read_untainted_stops_nothing_until_the_taint_comes_then_stop
     let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
     support::taint_unreachable(&lab.server.api, "n1", &added);
     let bound = tainted_at + tol;
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
-    let at = *stopped
-        .get("n1-short")
-        .unwrap_or_else(|| panic!("n1-short never stopped:\n{}", lab.node(1).log()));
-    let plan = short_plan(&mut lab, 1);
-    assert_stopped_on_time("n1-short", at, plan, bound);
+    let (stopped, at) = expect_stopped_on_time(&mut lab, 1, "n1-short", bound);
     // Counted from the last round read without the taint (at most a round before it came), less
     // the slack: no sooner than 15 - 10 - 1 s round - 0.5 s margin - 1 s SIGTERM grace after it.
     assert!(
