@@ -1533,31 +1533,23 @@ pub async fn reconcile(
     // Paged and decoded as the watch decodes pods: only the UIDs are read, and a whole-node list
     // of whole Pods (10 KB of JSON each, typically) would be the largest allocation of the run.
     let pods: Api<SlimPod> = Api::all(client.clone());
-    let mut lp = kube::api::ListParams::default()
-        .fields(&format!("spec.nodeName={node}"))
-        .limit(crate::api::watch::PAGE_SIZE);
     let mut present: BTreeSet<String> = BTreeSet::new();
-    // Bounded: a server handing out continue tokens forever is an error, not a loop.
-    for page in 0.. {
-        if page == MAX_RECONCILE_PAGES {
-            return Err(format!(
-                "list pods?fieldSelector=spec.nodeName={node}: more than {MAX_RECONCILE_PAGES} pages, the list never ended"
-            ));
+    let resource = format!("pods?fieldSelector=spec.nodeName={node}");
+    crate::api::pods::each_page(
+        &pods,
+        requests,
+        node,
+        (crate::api::watch::PAGE_SIZE, MAX_RECONCILE_PAGES),
+        (requests.timeout(), &resource),
+        |listed| present.extend(listed.into_iter().filter_map(|p| p.metadata.uid)),
+    )
+    .await
+    .map_err(|e| match e {
+        crate::api::pods::PagesError::Api(e) => e.to_string(),
+        crate::api::pods::PagesError::Endless => {
+            format!("list {resource}: more than {MAX_RECONCILE_PAGES} pages, the list never ended")
         }
-        let listed = requests
-            .call(
-                "list",
-                format!("pods?fieldSelector=spec.nodeName={node}"),
-                pods.list(&lp),
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        present.extend(listed.items.iter().filter_map(|p| p.metadata.uid.clone()));
-        match listed.metadata.continue_ {
-            Some(token) if !token.is_empty() => lp = lp.continue_token(&token),
-            _ => break,
-        }
-    }
+    })?;
     for uid in std::mem::take(fenced) {
         fence.lift(&uid);
         if present.contains(&uid) {

@@ -265,8 +265,8 @@ async fn call_inner<T>(
     }
 }
 
-/// A read this agent makes for a peer that asked (`lease::KubeletLeases`, `node::NodeTaints`)
-/// failed, and the peer is answered without it. A refusal (403) is logged once per reader
+/// A read this agent makes for a peer that asked (`lease::KubeletLeases`, `node::NodeTaints`,
+/// `pods::NodePods`) failed, and the peer is answered without it. A refusal (403) is logged once per reader
 /// (`logged`): what could not be read (`what`), what that costs the peers and the grant that
 /// fixes it (`then`).
 pub fn peer_read_failed(

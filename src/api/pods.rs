@@ -9,8 +9,8 @@ use std::time::Duration;
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::api::Requests;
 use crate::api::slim::SlimPod;
+use crate::api::{ApiError, Requests};
 
 /// Pods a page: a node runs 110 at most by default, so one or two requests list it. Pods come
 /// back whole from the API server (10 KB of JSON each, typically), which bounds the page.
@@ -52,43 +52,74 @@ impl NodePods {
             return None;
         }
         let wanted: BTreeSet<&str> = uids.iter().map(String::as_str).collect();
-        let mut lp = ListParams::default()
-            .fields(&format!("spec.nodeName={node}"))
-            .limit(PAGE);
         let mut found = Vec::new();
-        for _ in 0..MAX_PAGES {
-            let page = self
-                .requests
-                .call_within(
-                    bound,
-                    "list",
-                    "pods?fieldSelector=spec.nodeName=*",
-                    self.api.list(&lp),
-                )
-                .await;
-            let page = match page {
-                Ok(page) => page,
-                Err(e) => {
-                    crate::api::peer_read_failed(
-                        &e,
-                        &self.refused_logged,
-                        "a peer's pods",
-                        "peers cut off cannot learn from this node of pods their watch missed before the cut; grant list on pods",
-                    );
-                    return None;
-                }
-            };
-            found.extend(page.items.into_iter().filter(|p| {
-                p.metadata
-                    .uid
-                    .as_deref()
-                    .is_some_and(|uid| wanted.contains(uid))
-            }));
-            match page.metadata.continue_ {
-                Some(token) if !token.is_empty() => lp = lp.continue_token(&token),
-                _ => return Some(found),
+        let listed = each_page(
+            &self.api,
+            &self.requests,
+            node,
+            (PAGE, MAX_PAGES),
+            (bound, "pods?fieldSelector=spec.nodeName=*"),
+            |pods| {
+                found.extend(pods.into_iter().filter(|p| {
+                    p.metadata
+                        .uid
+                        .as_deref()
+                        .is_some_and(|uid| wanted.contains(uid))
+                }));
+            },
+        )
+        .await;
+        match listed {
+            Ok(()) => Some(found),
+            Err(PagesError::Api(e)) => {
+                crate::api::peer_read_failed(
+                    &e,
+                    &self.refused_logged,
+                    "a peer's pods",
+                    "peers cut off cannot learn from this node of pods their watch missed before the cut; grant list on pods",
+                );
+                None
             }
+            Err(PagesError::Endless) => None,
         }
-        None
     }
+}
+
+/// Why [`each_page`] did not list the whole of a node's pods.
+#[derive(Debug)]
+pub enum PagesError {
+    /// A request failed.
+    Api(ApiError),
+    /// The list had not ended after the most pages allowed: a server handing out continue
+    /// tokens forever is an error, not a loop.
+    Endless,
+}
+
+/// Lists the pods bound to `node` (`fieldSelector=spec.nodeName`), `page` a page, and hands each
+/// page's pods to `each`; at most `max_pages` pages, each request within `bound` and counted
+/// under `resource`. The one paged list of a node's pods: the fence's reconciliation of its own
+/// and a peer's list for an asker.
+pub async fn each_page(
+    api: &Api<SlimPod>,
+    requests: &Requests,
+    node: &str,
+    (page, max_pages): (u32, u32),
+    (bound, resource): (Duration, &str),
+    mut each: impl FnMut(Vec<SlimPod>),
+) -> Result<(), PagesError> {
+    let mut lp = ListParams::default()
+        .fields(&format!("spec.nodeName={node}"))
+        .limit(page);
+    for _ in 0..max_pages {
+        let listed = requests
+            .call_within(bound, "list", resource, api.list(&lp))
+            .await
+            .map_err(PagesError::Api)?;
+        each(listed.items);
+        match listed.metadata.continue_ {
+            Some(token) if !token.is_empty() => lp = lp.continue_token(&token),
+            _ => return Ok(()),
+        }
+    }
+    Err(PagesError::Endless)
 }
