@@ -1263,8 +1263,9 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
 /// A pending enforce, settled because a peer that reaches the API server read this node's Node
 /// with the unreachable taint in this round (docs/fence.md §5, *Peers read the Node*). The read
 /// was answered after the round was sent, so the control plane was up then and had judged this
-/// node; the taint-eviction controller deletes each pod once its toleration has run, and only
-/// this node's kubelet heard again, or every zone fully disrupted, removes the taint. What the
+/// node; the taint-eviction controller deletes each pod once its toleration has run
+/// (docs/semantics.md §4.3), and only this node's kubelet heard again, or every zone fully
+/// disrupted, removes the taint (docs/semantics.md §5.5). What the
 /// peers that lost the API server with this node will say no longer matters. The verdict is
 /// the settled rule's on the answers as they are: `None` when that does not enforce.
 fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Option<Verdict> {
