@@ -1702,7 +1702,14 @@ impl World<'_> {
                     let healed = variant.goes_on.is_some_and(|first| {
                         i >= first && matches!(e, Event::HealApi(x) if *x == node)
                     });
-                    !healed && Some(i) != variant.no_later_outage && Some(i) != later_up
+                    // Outages are drawn independently and may overlap: the other beginnings of
+                    // the one left out go with it, as in `outage_as_partition`.
+                    let outage = variant.no_later_outage.is_some_and(|down| {
+                        i >= down
+                            && later_up.is_none_or(|up| i < up)
+                            && matches!(e, Event::ApiDown)
+                    });
+                    !healed && !outage && Some(i) != later_up
                 });
                 match variant.past {
                     Past::Plain => {}
