@@ -124,6 +124,7 @@ fn main() {
                 "fence-on-taint" => settings.fixes.fence_on_taint = false,
                 "pods-read" => settings.fixes.pods_read = false,
                 "taint-read-settles" => settings.fixes.taint_read_settles = false,
+                "unanswered-handed-on" => settings.fixes.unanswered_handed_on = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),

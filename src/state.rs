@@ -43,6 +43,10 @@ pub const STATE_FILE: &str = "state.json";
 /// (`core::clock::Scale::to_text`; earlier builds wrote the time alone). It advances with every
 /// Lease renewal, so it is written on its own: rewriting the whole state (every pod) that often
 /// would wear the flash storage of edge nodes for nothing. `load` takes the later of the two.
+/// While the agent waits for an answer past that contact, a second line says for how long
+/// (`unanswered 5450ms`, `core::fencing::Link::unanswered`): the next run counts its own wait on
+/// top of it. An earlier build cannot read a file with that line and keeps the state file's
+/// older contact, which can only make the fence act earlier.
 pub const CONTACT_FILE: &str = "last-contact";
 /// How current the fence's pod view was at its last change (`core::pod_view`): one line,
 /// `current` or `stale since <RFC 3339>`, written by the fence when that changes, for `status`.
@@ -106,6 +110,10 @@ pub struct State {
     /// bytes are then written back as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_scale: Option<String>,
+    /// Not in this file: how long the runs since `last_contact` waited without an answer, from
+    /// the contact file when its contact is the one `load` took ([`CONTACT_FILE`]).
+    #[serde(skip)]
+    pub unanswered: Option<Duration>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -537,18 +545,23 @@ fn save_serialized<T: Serialize>(dir: &Path, state: &T) -> Result<(), StateError
     })
 }
 
-/// Writes the last contact alone, atomically (see [`CONTACT_FILE`]). Refuses like [`save`]: a
-/// newer release reads this file too, and a contact moved later would move its deadlines later.
+/// Writes the last contact alone, atomically (see [`CONTACT_FILE`]), with how long the agent
+/// has waited for an answer since, if it has. Refuses like [`save`]: a newer release reads this
+/// file too, and a contact moved later would move its deadlines later.
 pub fn save_contact(
     dir: &Path,
     last_contact: SystemTime,
     scale: Option<Scale>,
+    unanswered: Option<Duration>,
 ) -> Result<(), StateError> {
     refuse_if_newer(dir)?;
-    let line = match scale {
+    let mut line = match scale {
         Some(scale) => format!("{} {}\n", format_time(last_contact), scale.to_text()),
         None => format!("{}\n", format_time(last_contact)),
     };
+    if let Some(waited) = unanswered {
+        line += &format!("{UNANSWERED} {}ms\n", waited.as_millis());
+    }
     write_atomically(dir, CONTACT_FILE, |f| {
         f.write_all(line.as_bytes()).map_err(Body::Io)
     })
@@ -630,7 +643,7 @@ fn version_in_head(head: &[u8]) -> Option<u32> {
 /// file's own, older, last contact stands: the fence can only act earlier, never later).
 /// One that exists but cannot be read or is not such a time is logged: it is ignored, and an
 /// operator should know why a restart counts from an older contact.
-fn load_contact(dir: &Path, to: Option<Scale>) -> Option<SystemTime> {
+fn load_contact(dir: &Path, to: Option<Scale>) -> Option<(SystemTime, Option<Duration>)> {
     let path = dir.join(CONTACT_FILE);
     let text = match bounded::read_to_string(&path, bounded::CONTACT) {
         Ok(text) => text,
@@ -640,12 +653,51 @@ fn load_contact(dir: &Path, to: Option<Scale>) -> Option<SystemTime> {
             return None;
         }
     };
-    let time = contact_line(text.trim()).map(|(time, from)| carried(time, from, to));
-    if time.is_none() {
+    let (first, rest) = contact_lines(&text);
+    let time = contact_line(first).map(|(time, from)| carried(time, from, to));
+    let Some(time) = time else {
         let shown = crate::bounded::excerpt(text.trim());
         log::warn!(file = path.display().to_string().as_str(); "{} does not hold a time this build writes ({shown:?}); ignored, the state file's last contact stands", path.display());
+        return None;
+    };
+    let unanswered = match rest.map(unanswered_line) {
+        None => None,
+        Some(Some(waited)) => Some(waited),
+        Some(None) => {
+            let shown = crate::bounded::excerpt(text.trim());
+            log::warn!(file = path.display().to_string().as_str(); "{}'s second line is not a wait this build writes ({shown:?}); ignored, this run counts its own wait from its start", path.display());
+            None
+        }
+    };
+    Some((time, unanswered))
+}
+
+/// How far apart the state file's and the contact file's last contact may read and still be the
+/// same contact ([`load`]): each file's scale is measured as it is written, from two clock reads.
+const SAME_CONTACT: Duration = Duration::from_millis(10);
+
+/// The word before the wait on the contact file's second line.
+const UNANSWERED: &str = "unanswered";
+
+/// The contact file's first line, and its second when there is one.
+fn contact_lines(text: &str) -> (&str, Option<&str>) {
+    let text = text.trim();
+    match text.split_once('\n') {
+        Some((first, rest)) => (first.trim(), Some(rest.trim())),
+        None => (text, None),
     }
-    time
+}
+
+/// `unanswered <milliseconds>ms`; `None` for anything else.
+fn unanswered_line(line: &str) -> Option<Duration> {
+    let ms = line
+        .strip_prefix(UNANSWERED)?
+        .strip_prefix(' ')?
+        .strip_suffix("ms")?;
+    if !ms.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    ms.parse().ok().map(Duration::from_millis)
 }
 
 /// The scale the contact file was written on: the previous run's (`core::clock::Scale`), read
@@ -653,7 +705,7 @@ fn load_contact(dir: &Path, to: Option<Scale>) -> Option<SystemTime> {
 /// [`load`] logs), or an earlier build's line without a scale.
 pub fn contact_scale(dir: &Path) -> Option<Scale> {
     let text = bounded::read_to_string(&dir.join(CONTACT_FILE), bounded::CONTACT).ok()?;
-    contact_line(text.trim())?.1
+    contact_line(contact_lines(&text).0)?.1
 }
 
 /// The contact file's line: its time and the writer's scale (none in an earlier build's line,
@@ -811,9 +863,17 @@ pub fn load(dir: &Path, to: Option<Scale>) -> Loaded {
         Ok(mut s) if READS.contains(&s.version) => {
             carry_times(&mut s, to);
             let from_state = s.last_contact.as_deref().and_then(parse_time);
-            if let Some(later) = load_contact(dir, to).filter(|c| from_state.is_none_or(|s| *c > s))
-            {
-                s.last_contact = Some(format_time(later));
+            if let Some((contact, unanswered)) = load_contact(dir, to) {
+                if from_state.is_none_or(|s| contact > s) {
+                    s.last_contact = Some(format_time(contact));
+                }
+                // The wait counts from the contact file's contact: only when that is the one
+                // taken (a state written since holds a later one, and the wait said nothing of
+                // it). The two files name the same contact on two scales, each measured as it
+                // was written, so they may read a few microseconds apart.
+                if from_state.is_none_or(|s| contact + SAME_CONTACT >= s) {
+                    s.unanswered = unanswered;
+                }
             }
             Loaded::Found(Box::new(s))
         }
@@ -862,6 +922,7 @@ mod tests {
             quorum: None,
             cut_off_since: None,
             wall_scale: None,
+            unanswered: None,
         };
         let bytes = serde_json::to_vec_pretty(&state).expect("encode");
         assert_eq!(version_in_head(&bytes[..32]), Some(VERSION));

@@ -72,6 +72,7 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
             quorum: None,
             cut_off_since: None,
             wall_scale: None,
+            unanswered: None,
         },
     )
     .expect("save state");

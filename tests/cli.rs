@@ -612,6 +612,7 @@ fn save_edge_state(
             }),
             cut_off_since: None,
             wall_scale: None,
+            unanswered: None,
         },
     )
     .expect("save state");

@@ -1125,3 +1125,102 @@ fn after_a_restart_into_a_hung_api_server_a_pod_created_once_it_answers_is_stopp
     );
     again.kill_hard();
 }
+
+/// Issue 22, seed 0x2420 (`Fixes::unanswered_handed_on`): an agent SIGKILLed while its requests
+/// hang, before it counted as cut off, hands its wait on in the contact file; the next run counts
+/// its own wait on top and knows itself cut off that much sooner, rather than at its first
+/// request's bound (the renew interval) or `unreachableAfter` after its start.
+#[test]
+fn a_run_killed_while_waiting_for_an_answer_hands_its_wait_on_to_the_next() {
+    let Some(s) = scene("enforce", 20, GRACE) else {
+        return;
+    };
+    // The defaults' shape: renewals every 10 s (the first request of a start is bounded by that),
+    // requests time out after 10 s, cut off after 15 s without an answer.
+    let text = std::fs::read_to_string(&s.config).expect("config");
+    let retimed = text
+        .replace(
+            "nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4",
+            "nodeStatusUpdateFrequency = \"10s\"\nnodeLeaseDurationSeconds = 40",
+        )
+        .replace(
+            &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
+            "unreachableAfter = \"15s\"",
+        )
+        .replace(
+            &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
+            "nodeMonitorGracePeriod = \"40s\"",
+        );
+    assert_ne!(retimed, text, "the scene's config changed shape");
+    std::fs::write(&s.config, retimed).expect("config");
+    let mut agent = start_agent(&s);
+    agent.kill_hard();
+    hang_everything(&s.server.api, true);
+    // A start into a link that hangs: its wait goes to disk with the contact once a second.
+    let contact_file = s.dir.path().join("state").join("last-contact");
+    let started = Instant::now();
+    let mut waiting = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    let recorded = loop {
+        let text = std::fs::read_to_string(&contact_file).unwrap_or_default();
+        if text.contains("\nunanswered ") {
+            break text;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "no wait written with the contact ({text:?}):\n{}",
+            waiting.dump()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        recorded.lines().nth(1).is_some_and(|l| l.ends_with("ms")),
+        "{recorded:?}"
+    );
+    // Killed 8.5 s after its start: before its first request's bound and `unreachableAfter`.
+    std::thread::sleep(Duration::from_millis(8_500).saturating_sub(started.elapsed()));
+    waiting.kill_hard();
+    let log = waiting.drained_dump();
+    assert!(
+        !log.contains("cut off from the API server"),
+        "cut off before the kill:\n{log}"
+    );
+    let waited_ms: u64 = std::fs::read_to_string(&contact_file)
+        .expect("contact file")
+        .lines()
+        .nth(1)
+        .and_then(|l| {
+            l.strip_prefix("unanswered ")?
+                .strip_suffix("ms")?
+                .parse()
+                .ok()
+        })
+        .expect("a wait on disk");
+    assert!(
+        (6_000..9_000).contains(&waited_ms),
+        "the wait on disk: {waited_ms} ms"
+    );
+    let started = Instant::now();
+    let mut again = Agent::start_in(&s.netns.enter(), &s.config, &[]);
+    let Some((_, at)) = again.wait_for(&["cut off from the API server"], Duration::from_secs(14))
+    else {
+        panic!(
+            "the restarted agent never counted as cut off:\n{}",
+            again.dump()
+        );
+    };
+    let took = at.duration_since(started);
+    // 15 s less the wait handed on; without it, 10 s (its first request's bound).
+    let expected = Duration::from_millis(15_000 - waited_ms);
+    assert!(
+        took < expected + Duration::from_millis(1_000) && took < Duration::from_secs(9),
+        "cut off {took:?} after the restart, {expected:?} expected from the {waited_ms} ms handed on:\n{}",
+        again.dump()
+    );
+    let log = again.dump();
+    assert!(
+        log.contains("the previous run waited"),
+        "the restart does not say it took the wait over:\n{log}"
+    );
+    again.kill_hard();
+    hang_everything(&s.server.api, false);
+}

@@ -50,6 +50,7 @@ fn cadence() -> Cadence {
     Cadence {
         coalesce: Duration::from_millis(250),
         contact_every: s(5),
+        overdue: s(11),
     }
 }
 
@@ -671,6 +672,124 @@ fn a_write_is_due_exactly_from_its_next_due_instant() {
         ms(9_001),
         "the state dirty after the contact was written",
     );
+    d.written(Write::State, true, ms(9_250));
+    d.unanswered(Some(s(12)));
+    check(&d, ms(9_300), "a wait never written");
+    d.written(Write::Contact, true, ms(9_300));
+    check(&d, ms(9_400), "a wait written 100 ms ago");
+    d.unanswered(None);
+    check(&d, ms(9_500), "no wait any more, one on disk");
+    d.contact_moved();
+    check(&d, ms(9_600), "the contact moved past the wait on disk");
+}
+
+/// A run that waits for an answer records the wait with its contact once a second, and a
+/// contact that moves past a recorded wait is written at once; a run that waits for nothing
+/// writes nothing more than before.
+#[test]
+fn a_wait_without_an_answer_is_written_with_the_contact_once_a_second() {
+    let cadence = cadence();
+    let mut d = Durability::new();
+    d.written(Write::State, true, ms(0));
+    // Connected: the contact moves, no wait: one contact write per `contact_every`.
+    d.contact_moved();
+    d.unanswered(None);
+    assert_eq!(d.due(false, ms(100), cadence), Write::Nothing);
+    // Waiting: the contact file with the wait, at once, then once a second.
+    d.unanswered(Some(s(12)));
+    assert_eq!(d.due(false, ms(200), cadence), Write::Contact);
+    assert_eq!(d.record(), Some(s(12)));
+    d.written(Write::Contact, true, ms(200));
+    d.unanswered(Some(Duration::from_millis(12_500)));
+    assert_eq!(d.due(false, ms(700), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(1_200), cadence), Write::Contact);
+    // A failed write is retried a second later, not on every tick.
+    d.written(Write::Contact, false, ms(1_200));
+    assert_eq!(d.due(false, ms(1_300), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(2_200), cadence), Write::Contact);
+    d.written(Write::Contact, true, ms(2_200));
+    // An answer: no wait any more, and the contact moved: written within a second over the
+    // wait on disk, which counts from the old contact, not at the contact's own pace.
+    d.unanswered(None);
+    d.contact_moved();
+    assert_eq!(d.due(false, ms(2_300), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(3_200), cadence), Write::Contact);
+    assert_eq!(d.record(), None);
+    d.written(Write::Contact, true, ms(3_200));
+    // Nothing on disk to supersede: the usual pace again.
+    d.contact_moved();
+    assert_eq!(d.due(false, ms(3_300), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(7_300), cadence), Write::Nothing);
+    assert_eq!(d.due(false, ms(8_200), cadence), Write::Contact);
+    d.written(Write::Contact, true, ms(8_200));
+    // Stopping while waiting writes the wait.
+    d.unanswered(Some(s(13)));
+    assert_eq!(d.unwritten(), Write::Contact);
+}
+
+/// How long a run went without an answer, as it hands it on (`Link::unanswered`), and a run that
+/// takes it over counting its own wait on top (`Link::with_unanswered`).
+#[test]
+fn a_wait_without_an_answer_is_handed_on_to_the_next_run() {
+    let overdue = s(11);
+    // The contact on disk is 100 s old; the previous runs waited 30 s of it without an answer.
+    let start = at(100, 0);
+    let mut link = Link::resume(Some(wall(0)), None, start).with_unanswered(s(30));
+    // At its start the wait goes on from 30 s (and is recorded at once, for the run after).
+    assert_eq!(link.unanswered(BASE + s(100), overdue), Some(s(30)));
+    // Cut off once 30 s and its own wait pass `unreachableAfter` (40 s), not 40 s after its start.
+    assert!(!link.judge(&Seen::default(), at(110, 0), AFTER).cut_off);
+    assert_eq!(
+        link.next_change(&Seen::default(), BASE + s(110), AFTER),
+        Some(BASE + s(110) + Duration::from_nanos(1))
+    );
+    let j = link.judge(&Seen::default(), at(111, 0), AFTER);
+    assert!(
+        j.cut_off && j.transition == Some(Transition::CutOff),
+        "{j:?}"
+    );
+    // Cut off, the partition is on record: no wait to hand on.
+    assert_eq!(link.unanswered(BASE + s(111), overdue), None);
+    // Without a wait handed on: `unreachableAfter` from the start.
+    let mut fresh = Link::resume(Some(wall(0)), None, start);
+    assert!(!fresh.judge(&Seen::default(), at(140, 0), AFTER).cut_off);
+    assert!(fresh.judge(&Seen::default(), at(141, 0), AFTER).cut_off);
+    // A start with no answer yet records its wait once it is a second long.
+    let fresh = Link::resume(Some(wall(0)), None, start);
+    assert_eq!(fresh.unanswered(BASE + s(100) + ms_(900), overdue), None);
+    assert_eq!(
+        fresh.unanswered(BASE + s(102), overdue),
+        Some(s(2)),
+        "two seconds of its own"
+    );
+    assert_eq!(
+        fresh.unanswered_from(overdue),
+        Some(BASE + s(101) + Duration::from_nanos(1))
+    );
+    // Once this run has contact, a wait counts from it, and only once an answer is overdue:
+    // connected, the contact moves every renewal and nothing is recorded.
+    let mut link = Link::resume(Some(wall(0)), None, start).with_unanswered(s(30));
+    let seen = Seen {
+        own: Some(BASE + s(120)),
+        ..Seen::default()
+    };
+    assert!(link.judge(&seen, at(120, 0), AFTER).reachable);
+    assert_eq!(link.unanswered(BASE + s(130), overdue), None);
+    assert_eq!(link.unanswered(BASE + s(132), overdue), Some(s(12)));
+    assert_eq!(
+        link.unanswered_from(overdue),
+        Some(BASE + s(131) + Duration::from_nanos(1))
+    );
+    // Never any contact: nothing to count from.
+    let never = Link::resume(None, None, start).with_unanswered(s(30));
+    assert_eq!(never.unanswered(BASE + s(200), overdue), None);
+    // A partition on record: cut off at once, no wait.
+    let on_record = Link::resume(Some(wall(0)), Some(wall(50)), start).with_unanswered(s(30));
+    assert_eq!(on_record.unanswered(BASE + s(101), overdue), None);
+}
+
+fn ms_(n: u64) -> Duration {
+    Duration::from_millis(n)
 }
 
 /// While cut off the fence task sleeps until `Steps::next_due`: a task that ticks only at those
@@ -874,8 +993,18 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
             Some(now + Duration::from_millis(250)),
         ),
         (
-            "connected: our own contact growing older than unreachableAfter",
+            "connected: an answer overdue past our own contact (a wait to record)",
             Waiting {
+                link: &heard,
+                seen: &heard_seen,
+                ..base
+            },
+            Some(BASE + s(16) + Duration::from_nanos(1)),
+        ),
+        (
+            "connected, the answer overdue: our own contact growing older than unreachableAfter",
+            Waiting {
+                now: BASE + s(20),
                 link: &heard,
                 seen: &heard_seen,
                 ..base

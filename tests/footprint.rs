@@ -1054,6 +1054,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         quorum: quorum.stored(),
         cut_off_since: Some(state::format_time(cut_off)),
         wall_scale: Some(scale.to_text()),
+        unanswered: None,
     };
     let copied = tempfile::tempdir().expect("tempdir");
     state::save(copied.path(), &owned).expect("the owned write");

@@ -904,9 +904,9 @@ fn a_restarted_agent_orders_its_silence_from_the_contact_on_its_disk() {
 /// controller deleted pod 1 (tolerating 86 s, stopped at its deletion by plan) at 187.3 s, and
 /// the pod ran until the link came back 0.8 s later, all of it while no agent ran: counted apart.
 /// Seed 0x2420: the pod's deletion also fell while n0's agent was down, but the restarted agent
-/// took 10 s more to know itself cut off; those 10 s count as the defect they are. (Its peer
-/// links were cut with its link to the API server, so no peer could read its kubelet Lease for
-/// it, as one does for 0x11d4 below.)
+/// took more time to know itself cut off (10 s, now 1 s); that time counts as the defect it is.
+/// (Its peer links were cut with its link to the API server, so no peer could read its kubelet
+/// Lease for it, as one does for 0x11d4 below.)
 #[test]
 fn running_twice_while_the_agent_was_not_running_is_counted_apart_and_no_longer() {
     let twice = |seed: u64| -> Vec<(Duration, Duration, &'static str)> {
@@ -931,11 +931,14 @@ fn running_twice_while_the_agent_was_not_running_is_counted_apart_and_no_longer(
     assert!(!nodewarden::sim::world::is_defect(
         "running-twice-agent-down"
     ));
+    // Killed three times while its link hung, each time before it counted as cut off: 10 s after
+    // the last restart until each run handed on its wait without an answer
+    // (`Fixes::unanswered_handed_on`), 1 s since.
     let partly = twice(0x2420);
     assert_eq!(partly.len(), 1, "{partly:?}");
     let (ran_for, down, k) = partly[0];
     assert_eq!(k, "running-twice");
-    assert_eq!(ran_for - down, ms(10_000), "{partly:?}");
+    assert_eq!(ran_for - down, ms(1_000), "{partly:?}");
 }
 
 /// Seed 0x11d4 (the default model): n3's agent was SIGKILLed at 126.5 s, its link was cut 2.7 s
@@ -960,6 +963,9 @@ fn a_restarted_agent_is_cut_off_at_once_when_peers_read_its_kubelet_unheard() {
     };
     let mut reverted = Settings::default();
     reverted.fixes.unheard_at_start = false;
+    // As the build they were found on: 0x5f7's agent, killed while waiting, now also hands its
+    // wait on to the restart (`Fixes::unanswered_handed_on`), which is then cut off in time.
+    reverted.fixes.unanswered_handed_on = false;
     let ms = Duration::from_millis;
     assert_eq!(
         twice(0x11d4, &Settings::default()),
@@ -1252,4 +1258,35 @@ fn a_taint_the_peers_read_settles_the_verdict_at_once() {
     assert!(!ran(&reverted).is_empty());
     let now = ran(&Settings::default());
     assert!(now.len() == 1 && now[0] < Duration::from_secs(1), "{now:?}");
+}
+
+/// Seed 0x1eb5 (the default model): n2's link to the API server and its peers was cut at 73.4 s;
+/// its agent, killed at 78.5 s before it counted as cut off, restarted at 96.8 s into the link
+/// that hung, and knew itself cut off only at its first request's bound 10 s later, 0.4 s after
+/// the controller deleted pod 2 (tolerating 0 s). Now the killed run hands on its wait of 12 s
+/// without an answer (`Fixes::unanswered_handed_on`): the restart counts on from it, is cut off
+/// 3 s after its start and stops the pod 6.6 s before its deletion.
+#[test]
+fn a_run_killed_before_it_knew_itself_cut_off_hands_its_wait_on() {
+    let late = |settings: &Settings| -> Vec<Duration> {
+        sim::run(&Scenario::generate(0x1eb5), settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice {
+                    pod: 2, ran_for, ..
+                } => Some(ran_for),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut reverted = Settings::default();
+    reverted.fixes.unanswered_handed_on = false;
+    assert!(!late(&reverted).is_empty());
+    assert_eq!(late(&Settings::default()), Vec::<Duration>::new());
+    assert_timeline_says(
+        0x1eb5,
+        "n2 takes over its previous run's wait of 12.000s without an answer",
+    );
+    assert_timeline_says(0x1eb5, "99.780s n2 kills pod 2");
 }

@@ -14,8 +14,8 @@ use nodewarden::core::resources::Effective;
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::state::{
     CONTACT_FILE, Loaded, STATE_FILE, State, StateError, StoredCondition, StoredNode, StoredPeer,
-    StoredPod, StoredQuorum, StoredTaint, VERSION, format_time, load, parse_time, save,
-    save_contact,
+    StoredPod, StoredQuorum, StoredTaint, VERSION, contact_scale, format_time, load, parse_time,
+    save, save_contact,
 };
 
 fn sample_state() -> State {
@@ -110,6 +110,7 @@ fn sample_state() -> State {
         }),
         cut_off_since: None,
         wall_scale: None,
+        unanswered: None,
     }
 }
 
@@ -338,14 +339,92 @@ fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
     };
     // Renewals since the last full write: the small file is later and wins, to the nanosecond.
     let later = in_state + Duration::new(12, 345);
-    save_contact(dir.path(), later, None).expect("save contact");
+    save_contact(dir.path(), later, None, None).expect("save contact");
     assert_eq!(contact_of(dir.path()), Some(later));
     // An older contact file (the full state was written after it) changes nothing.
-    save_contact(dir.path(), in_state - Duration::from_secs(60), None).expect("save contact");
+    save_contact(dir.path(), in_state - Duration::from_secs(60), None, None).expect("save contact");
     assert_eq!(contact_of(dir.path()), Some(in_state));
     // Nor does one that is not a time: the state file's own stands.
     std::fs::write(dir.path().join(CONTACT_FILE), "yesterday\n").expect("write");
     assert_eq!(contact_of(dir.path()), Some(in_state));
+}
+
+/// The contact file's second line: how long the agent waited for an answer past that contact
+/// (`core::fencing::Link::unanswered`). It is read with the contact it follows, and only when
+/// that contact is the one `load` takes; a line this build does not write leaves the contact
+/// standing and the wait unread; the scale still reads.
+#[test]
+fn a_wait_without_an_answer_is_read_with_the_contact_it_counts_from() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = sample_state();
+    let in_state = state
+        .last_contact
+        .as_deref()
+        .and_then(parse_time)
+        .expect("contact");
+    save(dir.path(), &state).expect("save");
+    let read = |dir: &std::path::Path| match load(dir, None) {
+        Loaded::Found(s) => (s.last_contact.as_deref().and_then(parse_time), s.unanswered),
+        other => panic!("{other:?}"),
+    };
+    let waited = Duration::from_millis(5_450);
+    let boot = 0x6b0f_d2c0_a1b2_4e6f_9c3d_2e1f_00aa_11bb;
+    let scale = Scale::of(boot, in_state, Duration::from_secs(1_000)).expect("scale");
+    // Written with the state's own contact (no renewal answered since): both read.
+    save_contact(dir.path(), in_state, Some(scale), Some(waited)).expect("save contact");
+    let text = std::fs::read_to_string(dir.path().join(CONTACT_FILE)).expect("contact file");
+    assert_eq!(
+        text,
+        format!(
+            "{} {}\nunanswered 5450ms\n",
+            format_time(in_state),
+            scale.to_text()
+        )
+    );
+    assert_eq!(read(dir.path()), (Some(in_state), Some(waited)));
+    assert_eq!(contact_scale(dir.path()), Some(scale));
+    // A later contact in the contact file: the wait counts from it.
+    let later = in_state + Duration::from_secs(12);
+    save_contact(dir.path(), later, None, Some(waited)).expect("save contact");
+    assert_eq!(read(dir.path()), (Some(later), Some(waited)));
+    // The state written since with a later contact than the contact file's: the wait counted
+    // from an older contact and says nothing of the one read.
+    save_contact(
+        dir.path(),
+        in_state - Duration::from_secs(1),
+        None,
+        Some(waited),
+    )
+    .expect("save contact");
+    assert_eq!(read(dir.path()), (Some(in_state), None));
+    // The same contact a few microseconds earlier (each file's scale measured as it was
+    // written): the same contact, the wait read, the state's time kept.
+    save_contact(
+        dir.path(),
+        in_state - Duration::from_micros(7),
+        None,
+        Some(waited),
+    )
+    .expect("save contact");
+    assert_eq!(read(dir.path()), (Some(in_state), Some(waited)));
+    // No wait written: none read.
+    save_contact(dir.path(), later, None, None).expect("save contact");
+    assert_eq!(read(dir.path()), (Some(later), None));
+    // A second line this build does not write: the contact stands, the wait is not guessed.
+    for bad in [
+        "unanswered 5.4s",
+        "unanswered -5ms",
+        "unanswered ms",
+        "waited 5450ms",
+        "unanswered 99999999999999999999999ms",
+    ] {
+        std::fs::write(
+            dir.path().join(CONTACT_FILE),
+            format!("{}\n{bad}\n", format_time(later)),
+        )
+        .expect("write");
+        assert_eq!(read(dir.path()), (Some(later), None), "{bad:?}");
+    }
 }
 
 /// The wall clock stepped back an hour between two runs of the same boot: every time a file holds
@@ -375,7 +454,7 @@ fn the_times_of_an_earlier_run_are_carried_past_a_wall_step_between_the_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
     save(dir.path(), &state).expect("save");
     let contact = written + Duration::from_secs(30);
-    save_contact(dir.path(), contact, Some(then)).expect("save contact");
+    save_contact(dir.path(), contact, Some(then), None).expect("save contact");
     let head = std::fs::read_to_string(dir.path().join(CONTACT_FILE)).expect("contact file");
     assert_eq!(
         head,
@@ -505,7 +584,7 @@ fn a_newer_releases_state_is_kept_byte_for_byte_and_nothing_overwrites_it() {
     );
     let later = SystemTime::now();
     assert!(matches!(
-        save_contact(dir.path(), later, None),
+        save_contact(dir.path(), later, None, None),
         Err(StateError::Newer { .. })
     ));
     untouched();
@@ -552,7 +631,7 @@ fn an_older_or_current_version_is_overwritten_as_before() {
     let state = sample_state();
     save(dir.path(), &state).expect("an upgrade rewrites a version 1 file");
     save(dir.path(), &state).expect("and its own");
-    save_contact(dir.path(), SystemTime::now(), None).expect("contact");
+    save_contact(dir.path(), SystemTime::now(), None, None).expect("contact");
     assert!(matches!(load(dir.path(), None), Loaded::Found(_)));
 }
 
@@ -645,7 +724,7 @@ fn state_files_are_private_whatever_the_umask() {
         let before = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
         assert_eq!(before.bits(), 0, "the child runs under umask 000");
         save(&root.join("fresh"), &sample_state()).expect("save");
-        save_contact(&root.join("fresh"), SystemTime::now(), None).expect("save contact");
+        save_contact(&root.join("fresh"), SystemTime::now(), None, None).expect("save contact");
         let stale = root.join("stale");
         std::fs::write(
             stale.join(format!(".{STATE_FILE}.tmp-{}", std::process::id())),

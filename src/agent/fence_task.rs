@@ -316,6 +316,7 @@ pub async fn run(
 ) {
     let persisted = inputs.persisted.take();
     let start = clock.now();
+    let unanswered = persisted.as_ref().and_then(|s| s.unanswered);
     let link = Link::resume(
         persisted
             .as_ref()
@@ -327,6 +328,7 @@ pub async fn run(
             .and_then(state::parse_time),
         start,
     )
+    .with_unanswered(unanswered.unwrap_or_default())
     .with_kubelet_lag(settings.policy.kubelet_lag);
     if let Some(since) = link.cut_off_since() {
         inputs.reach.set_cut_off(Some(since));
@@ -334,6 +336,13 @@ pub async fn run(
             reachable = "false";
             "cut off from the API server since {} (before this start): fencing goes on",
             crate::core::clock::rfc3339(since)
+        );
+    } else if let Some(waited) = unanswered {
+        log::warn!(
+            unanswered_ms = waited.as_millis() as u64;
+            "the previous run waited {:.1}s for an answer from the API server since its last contact and stopped before it counted as cut off: this run counts its own wait on top (cut off {:.1}s from now unless an answer comes)",
+            waited.as_secs_f64(),
+            settings.unreachable_after.saturating_sub(waited).as_secs_f64()
         );
     }
     let mut task = Task {
@@ -419,6 +428,8 @@ pub async fn run(
                 if task.reachable {
                     task.refresh_pods(&mut inputs, now);
                 }
+                let waited = task.link.unanswered(now.mono, task.cadence.overdue);
+                task.durability.unanswered(waited);
                 let what = task.durability.unwritten();
                 task.carry_out(&inputs, now, what);
                 return;
@@ -474,6 +485,8 @@ pub async fn run(
             }
             changed
         });
+        let waited = task.link.unanswered(now.mono, task.cadence.overdue);
+        task.durability.unanswered(waited);
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);
         let ended = tokio::time::Instant::now();
@@ -1155,6 +1168,7 @@ impl Task {
                         &self.settings.state_directory,
                         contact,
                         scale,
+                        self.durability.record(),
                     ))
                 }
                 None => true,

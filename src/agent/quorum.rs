@@ -1129,6 +1129,7 @@ mod tests {
             }),
             cut_off_since: None,
             wall_scale: None,
+            unanswered: None,
         };
         let clock = Clock::start();
         let v = resume(Some(&state), &clock);

@@ -120,6 +120,19 @@ impl Link {
         }
     }
 
+    /// The same link after earlier runs, since the contact on disk, ran `waited` in all without
+    /// an answer (`state::load` reads it from the contact file, [`Link::unanswered`] gave it):
+    /// this run counts its own wait from its start on top of theirs, so a run killed before it
+    /// knew itself cut off hands its wait on rather than starting `unreachableAfter` afresh
+    /// (docs/fence.md §6, *A wait handed on*). The time no agent ran counts for nothing: the
+    /// kubelet may have been heard then.
+    pub fn with_unanswered(self, waited: Duration) -> Link {
+        Link {
+            started: self.started.map(|s| s.saturating_sub(waited)),
+            ..self
+        }
+    }
+
     /// The same link, counting the fence's deadlines with the kubelet's `lag` in mind
     /// ([`Link::counted`]).
     pub fn with_kubelet_lag(self, lag: Duration) -> Link {
@@ -221,6 +234,37 @@ impl Link {
             .min()
     }
 
+    /// How long this run (with the earlier runs it took over from, [`Link::with_unanswered`])
+    /// has gone without an answer since the last contact, once that is worth a record for the
+    /// next run: while not cut off (a partition on record goes on at once anyway), from a start
+    /// that has had no contact yet, or `overdue` past the last contact (a renewal answered that
+    /// late is one the API server did not answer in time; `Cadence::overdue`). `None` otherwise,
+    /// and when there is no contact to count from.
+    pub fn unanswered(&self, now: Duration, overdue: Duration) -> Option<Duration> {
+        let (anchor, threshold) = self.unanswered_anchor(overdue)?;
+        let waited = now.saturating_sub(anchor);
+        (waited > threshold).then_some(waited)
+    }
+
+    /// The first instant [`Link::unanswered`] gives a wait, for a task that sleeps between ticks.
+    pub fn unanswered_from(&self, overdue: Duration) -> Option<Duration> {
+        let (anchor, threshold) = self.unanswered_anchor(overdue)?;
+        Some(anchor + threshold + Duration::from_nanos(1))
+    }
+
+    /// What [`Link::unanswered`] counts from, and how long past it a wait is recorded.
+    fn unanswered_anchor(&self, overdue: Duration) -> Option<(Duration, Duration)> {
+        if self.cut_off_since.is_some() {
+            return None;
+        }
+        let last = self.last_contact?;
+        Some(match self.started {
+            // No contact in this run yet: from its start, less what earlier runs waited.
+            Some(start) if start >= last => (start, UNANSWERED_RECORD_EVERY),
+            _ => (last, overdue),
+        })
+    }
+
     /// The last contact as a wall time at `now`, for the state file and the records.
     pub fn last_contact_wall(&self, now: Moment) -> Option<SystemTime> {
         self.last_contact.map(|c| now.wall_at(c))
@@ -231,6 +275,10 @@ impl Link {
         self.cut_off_since
     }
 }
+
+/// While this run waits for an answer ([`Link::unanswered`]), the wait is written with the last
+/// contact this often, and a start with no contact yet records it once it is this long.
+pub const UNANSWERED_RECORD_EVERY: Duration = Duration::from_secs(1);
 
 /// After a renewal of our Lease failed, the next one goes out this soon, whatever the renew
 /// interval (`agent::heartbeat`): the kubelet retries at once too (docs/fence.md §2).
@@ -387,6 +435,9 @@ pub struct Cadence {
     pub coalesce: Duration,
     /// The last contact alone, while connected.
     pub contact_every: Duration,
+    /// How long past the last contact an answer is overdue: a renewal every renew interval,
+    /// answered within [`UNANSWERED_RECORD_EVERY`] ([`Link::unanswered`]).
+    pub overdue: Duration,
 }
 
 /// Changes to the durable state are written at most this long after they happen (and no more
@@ -398,11 +449,13 @@ pub const CONTACT_WRITE_MAX: Duration = Duration::from_secs(5);
 
 impl Cadence {
     /// The fence task's cadence for a Lease renew interval: changes within [`COALESCE`], the
-    /// last contact every half renew interval, at most [`CONTACT_WRITE_MAX`] apart.
+    /// last contact every half renew interval, at most [`CONTACT_WRITE_MAX`] apart; an answer
+    /// overdue a renew interval and [`UNANSWERED_RECORD_EVERY`] after the last contact.
     pub fn for_renew(renew: Duration) -> Cadence {
         Cadence {
             coalesce: COALESCE,
             contact_every: (renew / 2).min(CONTACT_WRITE_MAX),
+            overdue: renew + UNANSWERED_RECORD_EVERY,
         }
     }
 }
@@ -416,6 +469,13 @@ pub struct Durability {
     contact_dirty: bool,
     last_state: Option<Duration>,
     last_contact: Option<Duration>,
+    /// The wait to write with the contact ([`Durability::unanswered`]).
+    unanswered: Option<Duration>,
+    /// When a wait was last written, and whether the contact file on disk holds one.
+    unanswered_written: Option<Duration>,
+    unanswered_on_disk: bool,
+    /// The contact moved past the wait on disk: that file counts from an old contact.
+    wait_stale: bool,
 }
 
 impl Durability {
@@ -435,11 +495,35 @@ impl Durability {
     /// The last contact moved.
     pub fn contact_moved(&mut self) {
         self.contact_dirty = true;
+        self.wait_stale |= self.unanswered_on_disk;
+    }
+
+    /// This tick's wait without an answer ([`Link::unanswered`]): written with the last contact
+    /// every [`UNANSWERED_RECORD_EVERY`] while there is one. A contact that moves past a wait on
+    /// disk is written within that time too, not the contact's own cadence: the wait counts
+    /// from the old contact.
+    pub fn unanswered(&mut self, waited: Option<Duration>) {
+        self.unanswered = waited;
+    }
+
+    /// The wait to write with the contact now.
+    pub fn record(&self) -> Option<Duration> {
+        self.unanswered
     }
 
     /// Whether anything is unwritten.
     pub fn pending(&self) -> bool {
         self.dirty || self.contact_dirty
+    }
+
+    /// The contact file is due for the wait: one to write, or one on disk that a moved contact
+    /// makes stale (a failed write of either is retried at the same pace).
+    fn wait_due(&self, now: Duration) -> bool {
+        let since = |t: Option<Duration>| {
+            t.is_none_or(|t| now.saturating_sub(t) >= UNANSWERED_RECORD_EVERY)
+        };
+        (self.unanswered.is_some() && since(self.unanswered_written))
+            || (self.wait_stale && since(self.last_contact))
     }
 
     /// What to write at `now`. While cut off every change is written at once (a kill, a fenced
@@ -449,7 +533,9 @@ impl Durability {
             |t: Option<Duration>, every: Duration| t.is_none_or(|t| now.saturating_sub(t) >= every);
         if self.dirty && (cut_off || since(self.last_state, cadence.coalesce)) {
             Write::State
-        } else if self.contact_dirty && since(self.last_contact, cadence.contact_every) {
+        } else if (self.contact_dirty && since(self.last_contact, cadence.contact_every))
+            || self.wait_due(now)
+        {
             Write::Contact
         } else {
             Write::Nothing
@@ -459,6 +545,25 @@ impl Durability {
     /// The first instant at which `due` answers something other than `Write::Nothing`, for a
     /// task that sleeps between ticks (it may be now or past); `None` while nothing is unwritten.
     pub fn next_due(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
+        let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
+        let recorded = self
+            .unanswered
+            .map(|_| after(self.unanswered_written, UNANSWERED_RECORD_EVERY));
+        let stale = self
+            .wait_stale
+            .then(|| after(self.last_contact, UNANSWERED_RECORD_EVERY));
+        let wait = match (recorded, stale) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let others = self.next_due_but_wait(cut_off, cadence);
+        match (others, wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn next_due_but_wait(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
         let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
         if self.dirty {
             let state = if cut_off {
@@ -483,7 +588,7 @@ impl Durability {
     pub fn unwritten(&self) -> Write {
         if self.dirty {
             Write::State
-        } else if self.contact_dirty {
+        } else if self.contact_dirty || self.unanswered.is_some() {
             Write::Contact
         } else {
             Write::Nothing
@@ -506,6 +611,13 @@ impl Durability {
             Write::Contact => {
                 self.contact_dirty = !ok;
                 self.last_contact = Some(now);
+                if self.unanswered.is_some() {
+                    self.unanswered_written = Some(now);
+                }
+                if ok {
+                    self.unanswered_on_disk = self.unanswered.is_some();
+                    self.wait_stale = false;
+                }
             }
         }
     }
@@ -558,7 +670,8 @@ pub fn fences_on_taint(judged: &Judged, tainted: bool) -> bool {
 /// The instant the fence task must tick next if none of its inputs moves first: the earliest of
 /// a step of the plans, the sweep of fenced pods (both only while cut off or fencing on the
 /// taint), the judgement
-/// changing with time alone (`Link::next_change`), a write falling due, and the retry of the
+/// changing with time alone (`Link::next_change`), a write falling due, a wait without an
+/// answer becoming worth a record (`Link::unanswered_from`), and the retry of the
 /// fence's API work while reachable (at once when no failure pushed it back). It may be at or
 /// before `now` (due at once). `None` when nothing is pending: only a new observation can give
 /// the task something to do, so it sleeps until one arrives (bounded by the caller).
@@ -572,8 +685,13 @@ pub fn next_wake(w: &Waiting<'_>) -> Option<Duration> {
     let sweep = w.sweep_at.filter(|_| fencing);
     let judgement = w.link.next_change(w.seen, w.now, w.unreachable_after);
     let write = w.durability.next_due(cut_off, w.cadence);
+    // A wait without an answer becomes worth recording (`Link::unanswered`).
+    let wait = w
+        .link
+        .unanswered_from(w.cadence.overdue)
+        .filter(|t| *t > w.now);
     let retry = (w.judged.reachable && w.api_work).then(|| w.retry.next_at().unwrap_or(w.now));
-    [steps, sweep, judgement, write, retry]
+    [steps, sweep, judgement, write, wait, retry]
         .into_iter()
         .flatten()
         .min()

@@ -378,6 +378,13 @@ pub struct Fixes {
     /// return waited 15 s for its answers to settle and killed a pod 15.8 s after its deletion).
     /// The agent's shell applies it; only the simulator reads this switch.
     pub taint_read_settles: bool,
+    /// A run killed before it knew itself cut off hands its wait for an answer on to the next
+    /// one (`core::fencing::Link::unanswered`, the contact file's second line), which counts its
+    /// own on top rather than `unreachableAfter` afresh from its start (issue 22, seed 0x2420: an
+    /// agent killed three times, each before `unreachableAfter` of a link that hung, knew itself
+    /// cut off only 19 s after the controller deleted a pod). The agent's shell applies it; only
+    /// the simulator reads this switch.
+    pub unanswered_handed_on: bool,
 }
 
 impl Fixes {
@@ -408,6 +415,7 @@ impl Fixes {
         fence_on_taint: true,
         pods_read: true,
         taint_read_settles: true,
+        unanswered_handed_on: true,
     };
 }
 

@@ -394,6 +394,9 @@ struct Disk {
     /// The unreachable taint's `timeAdded` on the Node as last seen (the controller's clock, true
     /// time).
     taint_added: Option<Duration>,
+    /// The contact file's second line (`core::fencing::Link::unanswered`), with the contact its
+    /// first line held then: a state written since with a later contact makes it stale.
+    unanswered: Option<(Option<SystemTime>, Duration)>,
 }
 
 #[derive(Clone, Debug)]
@@ -1023,6 +1026,11 @@ impl World<'_> {
         let scale = scale_of(i, wall_offset).filter(|_| self.set.fixes.wall_scale_carried);
         let carry = |w: Option<SystemTime>, from| w.map(|w| clock::carried(w, from, scale));
         let last_contact = carry(disk.last_contact, disk.contact_scale);
+        // As `state::load` takes the contact file's wait: when its contact is the one read.
+        let unanswered = disk
+            .unanswered
+            .filter(|(contact, _)| *contact == disk.last_contact)
+            .map_or(Duration::ZERO, |(_, waited)| waited);
         let cut_off_since = carry(disk.cut_off_since, disk.state_scale);
         let held_at = carry(disk.held_at, disk.state_scale);
         let held_from = carry(disk.held_from, disk.state_scale);
@@ -1049,6 +1057,7 @@ impl World<'_> {
                 self.now
             },
             link: Link::resume(last_contact, cut_off_since, now)
+                .with_unanswered(unanswered)
                 .with_kubelet_lag(self.set.lag_after_return()),
             gate,
             steps: Steps::default(),
@@ -1097,6 +1106,14 @@ impl World<'_> {
         self.at(first, Ev::AgentRenew(i, run, 0));
         self.wake(i, run, self.now);
         self.log(|| format!("n{i} agent starts (run {run})"));
+        if !unanswered.is_zero() {
+            self.log(|| {
+                format!(
+                    "n{i} takes over its previous run's wait of {:.3}s without an answer",
+                    unanswered.as_secs_f64()
+                )
+            });
+        }
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -1705,9 +1722,7 @@ impl World<'_> {
                     // Outages are drawn independently and may overlap: the other beginnings of
                     // the one left out go with it, as in `outage_as_partition`.
                     let outage = variant.no_later_outage.is_some_and(|down| {
-                        i >= down
-                            && later_up.is_none_or(|up| i < up)
-                            && matches!(e, Event::ApiDown)
+                        i >= down && later_up.is_none_or(|up| i < up) && matches!(e, Event::ApiDown)
                     });
                     !healed && !outage && Some(i) != later_up
                 });
@@ -2116,6 +2131,9 @@ impl World<'_> {
             }
         }
         let cadence = Cadence::for_renew(set.renew);
+        let waited = a.link.unanswered(now, cadence.overdue);
+        a.durability
+            .unanswered(waited.filter(|_| set.fixes.unanswered_handed_on));
         let what = a.durability.due(a.cut_off, now, cadence);
         if what != Write::Nothing {
             let disk = &mut self.disks[i];
@@ -2133,6 +2151,9 @@ impl World<'_> {
                 .map(|w| clock::on_system_scale(w, run_scale, system));
             disk.last_contact = written.map(|(w, _)| w);
             disk.contact_scale = written.map_or(run_scale, |(_, s)| s);
+            if what == Write::Contact {
+                disk.unanswered = a.durability.record().map(|w| (disk.last_contact, w));
+            }
             if what == Write::State {
                 disk.state_scale = run_scale;
                 disk.cut_off_since = a.link.cut_off_since();
@@ -2149,6 +2170,11 @@ impl World<'_> {
             next.push(t.max(now));
         }
         if let Some(t) = a.link.next_change(&seen, now, set.unreachable_after) {
+            next.push(t);
+        }
+        if set.fixes.unanswered_handed_on
+            && let Some(t) = a.link.unanswered_from(cadence.overdue)
+        {
             next.push(t);
         }
         if self.probing(&a)
