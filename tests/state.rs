@@ -787,3 +787,49 @@ fn a_file_an_earlier_build_wrote_loads_and_is_written_back_byte_for_byte() {
         String::from_utf8_lossy(&written)
     );
 }
+
+mod contact_file_never_guesses {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever follows the contact's line, `load` keeps the contact and reads a wait only
+        /// from exactly `unanswered <digits>ms`.
+        #[test]
+        fn a_second_line_is_a_wait_or_nothing(
+            line in prop_oneof![
+                ".{0,40}",
+                "unanswered [0-9]{1,6}ms",
+                "unanswered [0-9 .a-z-]{0,8}(ms|s)?",
+            ]
+        ) {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let state = sample_state();
+            let in_state = state.last_contact.as_deref().and_then(parse_time).expect("contact");
+            save(dir.path(), &state).expect("save");
+            let later = in_state + Duration::from_secs(5);
+            std::fs::write(
+                dir.path().join(CONTACT_FILE),
+                format!("{}\n{line}\n", format_time(later)),
+            )
+            .expect("write");
+            let Loaded::Found(s) = load(dir.path(), None) else {
+                panic!("the state file was not found");
+            };
+            let exact = line
+                .trim()
+                .strip_prefix("unanswered ")
+                .and_then(|r| r.strip_suffix("ms"))
+                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<u64>().ok());
+            if line.trim().is_empty() {
+                // A blank second line is no second line: the contact and no wait.
+                prop_assert_eq!(s.unanswered, None);
+            } else {
+                prop_assert_eq!(s.unanswered, exact.map(Duration::from_millis));
+            }
+            prop_assert_eq!(s.last_contact.as_deref().and_then(parse_time), Some(later));
+        }
+    }
+}

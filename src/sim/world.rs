@@ -1106,7 +1106,9 @@ impl World<'_> {
         self.at(first, Ev::AgentRenew(i, run, 0));
         self.wake(i, run, self.now);
         self.log(|| format!("n{i} agent starts (run {run})"));
-        if !unanswered.is_zero() {
+        // As `agent::fence_task` logs it: only when no partition is on record (one on record
+        // goes on at once, and the wait says nothing more).
+        if !unanswered.is_zero() && disk.cut_off_since.is_none() {
             self.log(|| {
                 format!(
                     "n{i} takes over its previous run's wait of {:.3}s without an answer",
