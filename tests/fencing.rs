@@ -50,7 +50,7 @@ fn cadence() -> Cadence {
     Cadence {
         coalesce: Duration::from_millis(250),
         contact_every: s(5),
-        overdue: s(11),
+        renew: s(10),
     }
 }
 
@@ -727,16 +727,54 @@ fn a_wait_without_an_answer_is_written_with_the_contact_once_a_second() {
     assert_eq!(d.unwritten(), Write::Contact);
 }
 
+/// An answer is overdue once the next renewal had its second to be answered: a renew interval
+/// after the last contact, or the kubelet's lag after the first contact past a failure, when the
+/// agent's renewals wait that long (`next_renewal`); never sooner, so a connected agent, whose
+/// contact moves with every renewal, records no wait.
+#[test]
+fn an_answer_is_overdue_a_second_after_the_next_renewal() {
+    let renew = s(10);
+    let lag = Duration::from_millis(10_400);
+    let mut link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+    let seen = |own_at: u64, failed: bool| Seen {
+        own: own(own_at),
+        heartbeat: None,
+        failed,
+    };
+    link.judge(&seen(5, false), at(5, 0), AFTER);
+    // A contact: the next renewal 10 s later, overdue a second after that.
+    assert_eq!(
+        link.unanswered_from(renew),
+        Some(BASE + s(16) + Duration::from_nanos(1))
+    );
+    assert_eq!(link.unanswered(BASE + s(16), renew), None);
+    assert_eq!(link.unanswered(BASE + s(17), renew), Some(s(12)));
+    // A failure, then the first contact past it: the next renewal waits the kubelet's lag.
+    link.judge(&seen(5, true), at(20, 0), AFTER);
+    link.judge(&seen(30, false), at(30, 0), AFTER);
+    assert_eq!(
+        link.unanswered_from(renew),
+        Some(BASE + s(30) + lag + s(1) + Duration::from_nanos(1))
+    );
+    assert_eq!(link.unanswered(BASE + s(41), renew), None);
+    // The one after it: a renew interval again.
+    link.judge(&seen(40, false), at(40, 0), AFTER);
+    assert_eq!(
+        link.unanswered_from(renew),
+        Some(BASE + s(51) + Duration::from_nanos(1))
+    );
+}
+
 /// How long a run went without an answer, as it hands it on (`Link::unanswered`), and a run that
 /// takes it over counting its own wait on top (`Link::with_unanswered`).
 #[test]
 fn a_wait_without_an_answer_is_handed_on_to_the_next_run() {
-    let overdue = s(11);
+    let renew = s(10);
     // The contact on disk is 100 s old; the previous runs waited 30 s of it without an answer.
     let start = at(100, 0);
     let mut link = Link::resume(Some(wall(0)), None, start).with_unanswered(s(30));
     // At its start the wait goes on from 30 s (and is recorded at once, for the run after).
-    assert_eq!(link.unanswered(BASE + s(100), overdue), Some(s(30)));
+    assert_eq!(link.unanswered(BASE + s(100), renew), Some(s(30)));
     // Cut off once 30 s and its own wait pass `unreachableAfter` (40 s), not 40 s after its start.
     assert!(!link.judge(&Seen::default(), at(110, 0), AFTER).cut_off);
     assert_eq!(
@@ -749,21 +787,21 @@ fn a_wait_without_an_answer_is_handed_on_to_the_next_run() {
         "{j:?}"
     );
     // Cut off, the partition is on record: no wait to hand on.
-    assert_eq!(link.unanswered(BASE + s(111), overdue), None);
+    assert_eq!(link.unanswered(BASE + s(111), renew), None);
     // Without a wait handed on: `unreachableAfter` from the start.
     let mut fresh = Link::resume(Some(wall(0)), None, start);
     assert!(!fresh.judge(&Seen::default(), at(140, 0), AFTER).cut_off);
     assert!(fresh.judge(&Seen::default(), at(141, 0), AFTER).cut_off);
     // A start with no answer yet records its wait once it is a second long.
     let fresh = Link::resume(Some(wall(0)), None, start);
-    assert_eq!(fresh.unanswered(BASE + s(100) + ms_(900), overdue), None);
+    assert_eq!(fresh.unanswered(BASE + s(100) + ms_(900), renew), None);
     assert_eq!(
-        fresh.unanswered(BASE + s(102), overdue),
+        fresh.unanswered(BASE + s(102), renew),
         Some(s(2)),
         "two seconds of its own"
     );
     assert_eq!(
-        fresh.unanswered_from(overdue),
+        fresh.unanswered_from(renew),
         Some(BASE + s(101) + Duration::from_nanos(1))
     );
     // Once this run has contact, a wait counts from it, and only once an answer is overdue:
@@ -774,18 +812,18 @@ fn a_wait_without_an_answer_is_handed_on_to_the_next_run() {
         ..Seen::default()
     };
     assert!(link.judge(&seen, at(120, 0), AFTER).reachable);
-    assert_eq!(link.unanswered(BASE + s(130), overdue), None);
-    assert_eq!(link.unanswered(BASE + s(132), overdue), Some(s(12)));
+    assert_eq!(link.unanswered(BASE + s(130), renew), None);
+    assert_eq!(link.unanswered(BASE + s(132), renew), Some(s(12)));
     assert_eq!(
-        link.unanswered_from(overdue),
+        link.unanswered_from(renew),
         Some(BASE + s(131) + Duration::from_nanos(1))
     );
     // Never any contact: nothing to count from.
     let never = Link::resume(None, None, start).with_unanswered(s(30));
-    assert_eq!(never.unanswered(BASE + s(200), overdue), None);
+    assert_eq!(never.unanswered(BASE + s(200), renew), None);
     // A partition on record: cut off at once, no wait.
     let on_record = Link::resume(Some(wall(0)), Some(wall(50)), start).with_unanswered(s(30));
-    assert_eq!(on_record.unanswered(BASE + s(101), overdue), None);
+    assert_eq!(on_record.unanswered(BASE + s(101), renew), None);
 }
 
 fn ms_(n: u64) -> Duration {

@@ -428,7 +428,7 @@ pub async fn run(
                 if task.reachable {
                     task.refresh_pods(&mut inputs, now);
                 }
-                let waited = task.link.unanswered(now.mono, task.cadence.overdue);
+                let waited = task.link.unanswered(now.mono, task.cadence.renew);
                 task.durability.unanswered(waited);
                 let what = task.durability.unwritten();
                 task.carry_out(&inputs, now, what);
@@ -485,7 +485,7 @@ pub async fn run(
             }
             changed
         });
-        let waited = task.link.unanswered(now.mono, task.cadence.overdue);
+        let waited = task.link.unanswered(now.mono, task.cadence.renew);
         task.durability.unanswered(waited);
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);

@@ -237,23 +237,25 @@ impl Link {
     /// How long this run (with the earlier runs it took over from, [`Link::with_unanswered`])
     /// has gone without an answer since the last contact, once that is worth a record for the
     /// next run: while not cut off (a partition on record goes on at once anyway), from a start
-    /// that has had no contact yet, or `overdue` past the last contact (a renewal answered that
-    /// late is one the API server did not answer in time; `Cadence::overdue`). `None` otherwise,
-    /// and when there is no contact to count from.
-    pub fn unanswered(&self, now: Duration, overdue: Duration) -> Option<Duration> {
-        let (anchor, threshold) = self.unanswered_anchor(overdue)?;
+    /// that has had no contact yet, or past the last contact once the next renewal is overdue —
+    /// sent `renew` after it (the kubelet's lag after the first contact past a failure,
+    /// [`next_renewal`]) and not answered within [`UNANSWERED_RECORD_EVERY`]. `None` otherwise,
+    /// and when there is no contact to count from. Connected, the contact moves with every
+    /// renewal, and no wait is ever recorded.
+    pub fn unanswered(&self, now: Duration, renew: Duration) -> Option<Duration> {
+        let (anchor, threshold) = self.unanswered_anchor(renew)?;
         let waited = now.saturating_sub(anchor);
         (waited > threshold).then_some(waited)
     }
 
     /// The first instant [`Link::unanswered`] gives a wait, for a task that sleeps between ticks.
-    pub fn unanswered_from(&self, overdue: Duration) -> Option<Duration> {
-        let (anchor, threshold) = self.unanswered_anchor(overdue)?;
+    pub fn unanswered_from(&self, renew: Duration) -> Option<Duration> {
+        let (anchor, threshold) = self.unanswered_anchor(renew)?;
         Some(anchor + threshold + Duration::from_nanos(1))
     }
 
     /// What [`Link::unanswered`] counts from, and how long past it a wait is recorded.
-    fn unanswered_anchor(&self, overdue: Duration) -> Option<(Duration, Duration)> {
+    fn unanswered_anchor(&self, renew: Duration) -> Option<(Duration, Duration)> {
         if self.cut_off_since.is_some() {
             return None;
         }
@@ -261,7 +263,13 @@ impl Link {
         Some(match self.started {
             // No contact in this run yet: from its start, less what earlier runs waited.
             Some(start) if start >= last => (start, UNANSWERED_RECORD_EVERY),
-            _ => (last, overdue),
+            _ => {
+                let returned = self
+                    .resumed
+                    .is_some_and(|(first, _)| Some(first) == self.last_contact);
+                let next = next_renewal(renew, self.kubelet_lag, returned);
+                (last, next + UNANSWERED_RECORD_EVERY)
+            }
         })
     }
 
@@ -435,9 +443,9 @@ pub struct Cadence {
     pub coalesce: Duration,
     /// The last contact alone, while connected.
     pub contact_every: Duration,
-    /// How long past the last contact an answer is overdue: a renewal every renew interval,
-    /// answered within [`UNANSWERED_RECORD_EVERY`] ([`Link::unanswered`]).
-    pub overdue: Duration,
+    /// The Lease renew interval: an answer is overdue once the next renewal after the last
+    /// contact had [`UNANSWERED_RECORD_EVERY`] to be answered ([`Link::unanswered`]).
+    pub renew: Duration,
 }
 
 /// Changes to the durable state are written at most this long after they happen (and no more
@@ -449,13 +457,12 @@ pub const CONTACT_WRITE_MAX: Duration = Duration::from_secs(5);
 
 impl Cadence {
     /// The fence task's cadence for a Lease renew interval: changes within [`COALESCE`], the
-    /// last contact every half renew interval, at most [`CONTACT_WRITE_MAX`] apart; an answer
-    /// overdue a renew interval and [`UNANSWERED_RECORD_EVERY`] after the last contact.
+    /// last contact every half renew interval, at most [`CONTACT_WRITE_MAX`] apart.
     pub fn for_renew(renew: Duration) -> Cadence {
         Cadence {
             coalesce: COALESCE,
             contact_every: (renew / 2).min(CONTACT_WRITE_MAX),
-            overdue: renew + UNANSWERED_RECORD_EVERY,
+            renew,
         }
     }
 }
@@ -546,24 +553,24 @@ impl Durability {
     /// task that sleeps between ticks (it may be now or past); `None` while nothing is unwritten.
     pub fn next_due(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
         let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
+        // The wait's own pace ([`Durability::wait_due`]), beside the state's and the contact's.
         let recorded = self
             .unanswered
             .map(|_| after(self.unanswered_written, UNANSWERED_RECORD_EVERY));
         let stale = self
             .wait_stale
             .then(|| after(self.last_contact, UNANSWERED_RECORD_EVERY));
-        let wait = match (recorded, stale) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let others = self.next_due_but_wait(cut_off, cadence);
-        match (others, wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            recorded,
+            stale,
+            self.next_state_or_contact_due(cut_off, cadence),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    fn next_due_but_wait(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
+    fn next_state_or_contact_due(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
         let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
         if self.dirty {
             let state = if cut_off {
@@ -688,7 +695,7 @@ pub fn next_wake(w: &Waiting<'_>) -> Option<Duration> {
     // A wait without an answer becomes worth recording (`Link::unanswered`).
     let wait = w
         .link
-        .unanswered_from(w.cadence.overdue)
+        .unanswered_from(w.cadence.renew)
         .filter(|t| *t > w.now);
     let retry = (w.judged.reachable && w.api_work).then(|| w.retry.next_at().unwrap_or(w.now));
     [steps, sweep, judgement, write, wait, retry]

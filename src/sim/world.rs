@@ -2133,7 +2133,7 @@ impl World<'_> {
             }
         }
         let cadence = Cadence::for_renew(set.renew);
-        let waited = a.link.unanswered(now, cadence.overdue);
+        let waited = a.link.unanswered(now, cadence.renew);
         a.durability
             .unanswered(waited.filter(|_| set.fixes.unanswered_handed_on));
         let what = a.durability.due(a.cut_off, now, cadence);
@@ -2175,7 +2175,7 @@ impl World<'_> {
             next.push(t);
         }
         if set.fixes.unanswered_handed_on
-            && let Some(t) = a.link.unanswered_from(cadence.overdue)
+            && let Some(t) = a.link.unanswered_from(cadence.renew)
         {
             next.push(t);
         }
