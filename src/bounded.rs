@@ -63,7 +63,8 @@ pub const STATE: Limit = Limit {
     kind: "a state file",
 };
 
-/// The `last-contact` file: one RFC 3339 line of about 31 bytes.
+/// The `last-contact` file: one RFC 3339 line and the writer's scale, about 90 bytes, and while
+/// an answer is overdue a second line of about 20 (`state::CONTACT_FILE`).
 pub const CONTACT: Limit = Limit {
     bytes: 4 << 10,
     kind: "a last-contact file",
