@@ -1240,18 +1240,7 @@ fn a_pod_the_agents_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped(
 /// itself cut off, which no round can shorten.
 #[test]
 fn a_taint_the_peers_read_settles_the_verdict_at_once() {
-    let ran = |settings: &Settings| -> Vec<Duration> {
-        sim::run(&Scenario::generate(0x1d5b), settings, false)
-            .violations
-            .into_iter()
-            .filter_map(|v| match v {
-                Violation::RunningTwice {
-                    pod: 25, ran_for, ..
-                } => Some(ran_for),
-                _ => None,
-            })
-            .collect()
-    };
+    let ran = |settings: &Settings| ran_twice_for(0x1d5b, settings, 25);
     let mut reverted = Settings::default();
     reverted.fixes.taint_read_settles = false;
     assert!(ran(&reverted).iter().all(|t| *t > Duration::from_secs(15)));
@@ -1268,18 +1257,7 @@ fn a_taint_the_peers_read_settles_the_verdict_at_once() {
 /// 3 s after its start and stops the pod 6.6 s before its deletion.
 #[test]
 fn a_run_killed_before_it_knew_itself_cut_off_hands_its_wait_on() {
-    let late = |settings: &Settings| -> Vec<Duration> {
-        sim::run(&Scenario::generate(0x1eb5), settings, false)
-            .violations
-            .into_iter()
-            .filter_map(|v| match v {
-                Violation::RunningTwice {
-                    pod: 2, ran_for, ..
-                } => Some(ran_for),
-                _ => None,
-            })
-            .collect()
-    };
+    let late = |settings: &Settings| ran_twice_for(0x1eb5, settings, 2);
     let mut reverted = Settings::default();
     reverted.fixes.unanswered_handed_on = false;
     assert!(!late(&reverted).is_empty());
@@ -1289,4 +1267,18 @@ fn a_run_killed_before_it_knew_itself_cut_off_hands_its_wait_on() {
         "n2 takes over its previous run's wait of 12.000s without an answer",
     );
     assert_timeline_says(0x1eb5, "99.780s n2 kills pod 2");
+}
+
+/// How long `pod` ran past its deletion in the scenario of `seed`, each time it did.
+fn ran_twice_for(seed: u64, settings: &Settings, pod: usize) -> Vec<Duration> {
+    sim::run(&Scenario::generate(seed), settings, false)
+        .violations
+        .into_iter()
+        .filter_map(|v| match v {
+            Violation::RunningTwice {
+                pod: p, ran_for, ..
+            } if p == pod => Some(ran_for),
+            _ => None,
+        })
+        .collect()
 }

@@ -323,8 +323,8 @@ fn saving_replaces_the_previous_state_whole() {
     }
 }
 
-#[test]
-fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
+/// A directory holding the sample state, and that state's last contact.
+fn saved_sample() -> (tempfile::TempDir, SystemTime) {
     let dir = tempfile::tempdir().expect("tempdir");
     let state = sample_state();
     let in_state = state
@@ -333,10 +333,21 @@ fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
         .and_then(parse_time)
         .expect("contact");
     save(dir.path(), &state).expect("save");
-    let contact_of = |dir: &std::path::Path| match load(dir, None) {
-        Loaded::Found(s) => s.last_contact.as_deref().and_then(parse_time),
+    (dir, in_state)
+}
+
+/// What `load` finds in `dir`: its last contact and the contact file's wait.
+fn contact_and_wait(dir: &Path) -> (Option<SystemTime>, Option<Duration>) {
+    match load(dir, None) {
+        Loaded::Found(s) => (s.last_contact.as_deref().and_then(parse_time), s.unanswered),
         other => panic!("{other:?}"),
-    };
+    }
+}
+
+#[test]
+fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
+    let (dir, in_state) = saved_sample();
+    let contact_of = |dir: &Path| contact_and_wait(dir).0;
     // Renewals since the last full write: the small file is later and wins, to the nanosecond.
     let later = in_state + Duration::new(12, 345);
     save_contact(dir.path(), later, None, None).expect("save contact");
@@ -355,18 +366,8 @@ fn the_later_of_the_state_files_and_the_contact_files_last_contact_wins() {
 /// standing and the wait unread; the scale still reads.
 #[test]
 fn a_wait_without_an_answer_is_read_with_the_contact_it_counts_from() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let state = sample_state();
-    let in_state = state
-        .last_contact
-        .as_deref()
-        .and_then(parse_time)
-        .expect("contact");
-    save(dir.path(), &state).expect("save");
-    let read = |dir: &std::path::Path| match load(dir, None) {
-        Loaded::Found(s) => (s.last_contact.as_deref().and_then(parse_time), s.unanswered),
-        other => panic!("{other:?}"),
-    };
+    let (dir, in_state) = saved_sample();
+    let read = contact_and_wait;
     let waited = Duration::from_millis(5_450);
     let boot = 0x6b0f_d2c0_a1b2_4e6f_9c3d_2e1f_00aa_11bb;
     let scale = Scale::of(boot, in_state, Duration::from_secs(1_000)).expect("scale");
@@ -804,19 +805,14 @@ mod contact_file_never_guesses {
                 "unanswered [0-9 .a-z-]{0,8}(ms|s)?",
             ]
         ) {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let state = sample_state();
-            let in_state = state.last_contact.as_deref().and_then(parse_time).expect("contact");
-            save(dir.path(), &state).expect("save");
+            let (dir, in_state) = saved_sample();
             let later = in_state + Duration::from_secs(5);
             std::fs::write(
                 dir.path().join(CONTACT_FILE),
                 format!("{}\n{line}\n", format_time(later)),
             )
             .expect("write");
-            let Loaded::Found(s) = load(dir.path(), None) else {
-                panic!("the state file was not found");
-            };
+            let (contact, unanswered) = contact_and_wait(dir.path());
             let exact = line
                 .trim()
                 .strip_prefix("unanswered ")
@@ -825,11 +821,11 @@ mod contact_file_never_guesses {
                 .and_then(|d| d.parse::<u64>().ok());
             if line.trim().is_empty() {
                 // A blank second line is no second line: the contact and no wait.
-                prop_assert_eq!(s.unanswered, None);
+                prop_assert_eq!(unanswered, None);
             } else {
-                prop_assert_eq!(s.unanswered, exact.map(Duration::from_millis));
+                prop_assert_eq!(unanswered, exact.map(Duration::from_millis));
             }
-            prop_assert_eq!(s.last_contact.as_deref().and_then(parse_time), Some(later));
+            prop_assert_eq!(contact, Some(later));
         }
     }
 }

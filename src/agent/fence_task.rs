@@ -339,7 +339,7 @@ pub async fn run(
         );
     } else if let Some(waited) = unanswered {
         log::warn!(
-            unanswered_ms = waited.as_millis() as u64;
+            unanswered_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
             "the previous run waited {:.1}s for an answer from the API server since its last contact and stopped before it counted as cut off: this run counts its own wait on top (cut off {:.1}s from now unless an answer comes)",
             waited.as_secs_f64(),
             settings.unreachable_after.saturating_sub(waited).as_secs_f64()
