@@ -428,8 +428,7 @@ pub async fn run(
                 if task.reachable {
                     task.refresh_pods(&mut inputs, now);
                 }
-                let waited = task.link.unanswered(now.mono, task.cadence.renew);
-                task.durability.unanswered(waited);
+                task.note_wait(now);
                 let what = task.durability.unwritten();
                 task.carry_out(&inputs, now, what);
                 return;
@@ -485,8 +484,7 @@ pub async fn run(
             }
             changed
         });
-        let waited = task.link.unanswered(now.mono, task.cadence.renew);
-        task.durability.unanswered(waited);
+        task.note_wait(now);
         let what = task.durability.due(judged.cut_off, now.mono, task.cadence);
         task.carry_out(&inputs, now, what);
         let ended = tokio::time::Instant::now();
@@ -1127,6 +1125,13 @@ impl Task {
             // No cgroups found (logged once): nothing can be stopped.
             (_, false, None) => {}
         }
+    }
+
+    /// Tells the writes this tick's wait without an answer (`Link::unanswered`), which goes to
+    /// the contact file for a next run to take over.
+    fn note_wait(&mut self, now: Moment) {
+        let waited = self.link.unanswered(now.mono, self.cadence.renew);
+        self.durability.unanswered(waited);
     }
 
     /// Writes what the core says is due (`Durability::due`: every change within `COALESCE`, at
