@@ -88,8 +88,18 @@ struct NodeHealth {
     /// The kubelet Lease's renewTime last seen, and the controller's time it was seen.
     lease_seen: Option<Duration>,
     probe: Duration,
-    /// The Ready condition as stored (true: True; false: Unknown).
+    /// The Ready condition as the controller counts it in its zones and taints (true: True;
+    /// false: Unknown). It turns True again when the controller sees the kubelet's Lease
+    /// renewed; upstream waits for the kubelet's next node status (a simplification kept here).
     ready: bool,
+    /// The controller wrote Ready=Unknown and the kubelet has not posted its status since: the
+    /// node carries `unreachable:NoSchedule`, which `doNoScheduleTaintingPass` follows at once,
+    /// so the scheduler binds no replacement to it (docs/semantics.md §3, §5.3). Set when
+    /// [`NodeHealth::ready`] turns Unknown, cleared only by [`ControlPlane::status_posted`]:
+    /// `ready` turns True again on the kubelet's Lease, this only on its node status, which it
+    /// sends every `nodeStatusUpdateFrequency` (the simulator's simplification of the controller
+    /// keeps its zone counts on the Lease, as before).
+    unknown_written: bool,
     /// When the unreachable NoExecute taint was added (its `timeAdded`), while it is on.
     tainted_at: Option<Duration>,
     /// Queued for the taint.
@@ -181,6 +191,7 @@ impl ControlPlane {
                     lease_seen: None,
                     probe: now,
                     ready: true,
+                    unknown_written: false,
                     tainted_at: None,
                     queued: false,
                 })
@@ -273,6 +284,17 @@ impl ControlPlane {
         *r = Some(r.map_or(renew_time, |t| t.max(renew_time)));
     }
 
+    /// The kubelet of `node` posted its node status (Ready=True): the NoSchedule taint of an
+    /// Unknown condition goes with it.
+    pub fn status_posted(&mut self, node: usize) {
+        self.nodes[node].unknown_written = false;
+    }
+
+    /// Whether the scheduler may bind a pod to `node`: no stored Ready=Unknown stands on it.
+    pub fn schedulable(&self, node: usize) -> bool {
+        !self.nodes[node].unknown_written
+    }
+
     /// The taint's `timeAdded` while `node` carries the unreachable NoExecute taint.
     pub fn taint(&self, node: usize) -> Option<Duration> {
         self.nodes[node].tainted_at
@@ -306,6 +328,7 @@ impl ControlPlane {
                 n.ready = true;
             }
             if now > n.probe + self.settings.grace {
+                n.unknown_written |= n.ready;
                 n.ready = false;
             }
             // processTaintBaseEviction on the stored condition.
@@ -522,6 +545,34 @@ mod tests {
         // Its renewal stood for Ready=True: the taint goes on the first pass.
         assert_eq!(c.untainted.len(), 1, "{c:?}");
         assert_eq!(cp.taint(0), None);
+    }
+
+    #[test]
+    fn a_node_written_unknown_takes_no_replacement_until_its_kubelet_posts_its_status() {
+        // Two nodes; node 1's kubelet renews until 10 s and again from 70 s; passes every 5 s.
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0, 0], Duration::ZERO);
+        let mut t = Duration::from_millis(500);
+        let mut unschedulable_from = None;
+        while t < s(90) {
+            cp.kubelet_renewed(0, s(t.as_secs() / 10 * 10));
+            let last = t.as_secs() / 10 * 10;
+            cp.kubelet_renewed(1, s(if (10..70).contains(&last) { 10 } else { last }));
+            cp.monitor(t);
+            if !cp.schedulable(1) {
+                unschedulable_from.get_or_insert(t);
+            }
+            t += s(5);
+        }
+        // Written Unknown on the first pass after its grace period (40 s from 10.5 s).
+        assert_eq!(unschedulable_from, Some(Duration::from_millis(55_500)));
+        // The Lease renewed from 70 s counts for the zone, not for the scheduler.
+        assert!(!cp.schedulable(1));
+        assert!(cp.schedulable(0));
+        cp.status_posted(1);
+        assert!(cp.schedulable(1));
+        // A status posted with nothing written changes nothing.
+        cp.status_posted(0);
+        assert!(cp.schedulable(0));
     }
 
     #[test]

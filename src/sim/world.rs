@@ -12,7 +12,9 @@
 //! were the agent's watch lag ago, whenever the agent can reach the API server; after a restart it
 //! holds the pods on disk until then. The kubelet starts a pod its own watch lag after it was
 //! created, and renews the node's own Lease on its own phase, which is all the controller judges
-//! the node by.
+//! the node by; its node status updates, on a phase of their own, matter only to where a
+//! replacement can start (a node whose Ready the controller wrote Unknown takes none until its
+//! kubelet posts its status).
 
 use std::collections::{BTreeSet, BinaryHeap};
 use std::time::{Duration, SystemTime};
@@ -83,6 +85,20 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// How soon after the first node's link comes back, every node having been cut off, the
+    /// agents must have stopped a pod the control plane deleted meanwhile: that node's agent
+    /// hears its own return within a probe's second (or a retry's, after a refused renewal);
+    /// a node it answered "cut off" is nudged at once, any other asks at its next round (the
+    /// peer interval), whose answers come within the peer timeout (1 s). Beyond it, a pod
+    /// running on is a defect.
+    pub fn cut_off_reaction(&self) -> Duration {
+        fencing::PROBE_EVERY.max(fencing::RETRY_AFTER_FAILURE)
+            + self.peer_interval
+            + Duration::from_secs(1)
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         let renew = Duration::from_secs(10);
@@ -132,6 +148,14 @@ pub enum Violation {
         /// restarted): no fence stops a pod then. When that is all of it, the violation is
         /// counted apart ([`kind`]); otherwise the seconds after the restart are a defect.
         agent_down: Duration,
+        /// Every node's link to the API server was down when the control plane deleted the pod,
+        /// or until moments before, and the node's agent held then: how long after the first
+        /// link came back the pod stopped, when that is within [`Settings::cut_off_reaction`]. No
+        /// agent can tell the world until that return from one with an outage of the API server
+        /// from the last node's cut to that return (every request fails the same way in both),
+        /// and in that outage it must hold; after it, it needs that long to hear of the return.
+        /// Counted apart ([`kind`]); a slower stop is a defect.
+        every_node_cut_off: Option<Duration>,
     },
     /// The fence stopped a pod the control plane keeps.
     WrongfulStop {
@@ -159,6 +183,10 @@ pub fn kind(v: &Violation) -> &'static str {
         Violation::RunningTwice {
             late_watch: true, ..
         } => "running-twice-late-watch",
+        Violation::RunningTwice {
+            every_node_cut_off: Some(_),
+            ..
+        } => "running-twice-every-node-cut-off",
         Violation::RunningTwice {
             ran_for,
             agent_down,
@@ -211,6 +239,7 @@ pub fn is_defect(kind: &str) -> bool {
     !kind.ends_with("-by-policy")
         && !kind.ends_with("-transient-taint")
         && !kind.ends_with("-agent-down")
+        && !kind.ends_with("-every-node-cut-off")
 }
 
 /// What a run found.
@@ -336,6 +365,8 @@ enum Ev {
     KubeletAnchor(usize),
     /// The kubelet's watch delivers this pod, created its lag ago.
     KubeletSees(usize),
+    /// A try of the kubelet's node status update (`syncNodeStatus`), the how-manieth of its run.
+    KubeletStatus(usize, u32),
     Wake(usize, u32),
     /// A peer tells this agent (of that run) that its answer turned to "reachable".
     Nudge(usize, u32),
@@ -372,6 +403,8 @@ struct Pod {
     /// When its replacement could first start: at the deletion, or later when another node is
     /// Ready again (the scheduler binds it only to a Ready node).
     replaced_at: Option<Duration>,
+    /// Its node's agent held (every node known cut off) when the control plane deleted it.
+    held_at_deletion: bool,
     fence_sigterm: Option<Duration>,
     /// The quorum's reason when the fence sent SIGTERM.
     stopped_under: Option<String>,
@@ -728,6 +761,19 @@ fn outage_began(events: &[(Duration, Event)], k: usize) -> usize {
 /// Where every run's clocks start: far enough from zero that nothing saturates.
 const ORIGIN: Duration = Duration::from_secs(1_000);
 
+/// The kubelet's `nodeStatusUpdateFrequency` and the tries of one status update
+/// (`nodeStatusUpdateRetry`), docs/semantics.md §6.
+const STATUS_EVERY: Duration = Duration::from_secs(10);
+const STATUS_TRIES: u32 = 5;
+
+/// Where in its 10 s node `node`'s kubelet's status updates fall: drawn from the seed on a stream
+/// of its own, so that every seed keeps the scenario it had before the status updates were
+/// simulated.
+fn status_phase(seed: u64, node: usize) -> Duration {
+    let mut r = crate::sim::Rng::new(seed ^ 0x5354_4154_5553 ^ ((node as u64) << 40));
+    Duration::from_millis(r.below(STATUS_EVERY.as_millis() as u64))
+}
+
 fn wall(mono: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + mono
 }
@@ -851,6 +897,10 @@ fn run_as(
             w.start_agent(i);
         }
         w.at(ORIGIN + scenario.kubelet_phase[i], Ev::KubeletRenew(i, 0));
+        w.at(
+            ORIGIN + status_phase(scenario.seed, i),
+            Ev::KubeletStatus(i, 0),
+        );
         if let Some(a) = scenario.kubelet_anchor[i] {
             w.at(ORIGIN + a, Ev::KubeletAnchor(i));
         }
@@ -946,6 +996,7 @@ impl World<'_> {
             deleted_by_controller: None,
             deleted_for: None,
             replaced_at: None,
+            held_at_deletion: false,
             fence_sigterm: None,
             stopped_under: None,
             fence_kill: None,
@@ -1323,6 +1374,7 @@ impl World<'_> {
                 }
             }
             Ev::KubeletSees(p) => self.kubelet_starts(p),
+            Ev::KubeletStatus(i, tried) => self.kubelet_status(i, tried),
             Ev::Judge {
                 pod,
                 eviction,
@@ -1438,7 +1490,11 @@ impl World<'_> {
             return;
         }
         let now = self.now;
+        let held = self.agents[node]
+            .as_ref()
+            .is_some_and(|a| a.gate.verdict.as_ref().is_some_and(|v| v.is_hold()));
         let p = &mut self.pods[pod];
+        p.held_at_deletion = held;
         p.in_api = false;
         p.deleted_by_controller = Some(now);
         p.deleted_for = Some(tainted);
@@ -1461,14 +1517,44 @@ impl World<'_> {
         self.refresh_views();
     }
 
-    /// Whether a node other than `node` is Ready: its kubelet reaches the API server.
+    /// Whether a node other than `node` can run a replacement: its kubelet reaches the API
+    /// server, and no Ready=Unknown the controller wrote stands on it (its `unreachable:NoSchedule`
+    /// keeps the replacement off it until the kubelet posts its status).
     fn other_ready(&self, node: usize) -> bool {
-        self.cp.api_up() && (0..self.api_link.len()).any(|j| j != node && self.api_link[j])
+        self.cp.api_up()
+            && (0..self.api_link.len())
+                .any(|j| j != node && self.api_link[j] && self.cp.schedulable(j))
     }
 
-    /// Deleted pods whose replacement can start now: the scheduler binds it to a Ready node, so
-    /// while every other node is cut off it waits. A pod still running on its node from then on
-    /// runs twice.
+    /// A try of `node`'s kubelet's node status update (docs/semantics.md §6.2): every
+    /// `nodeStatusUpdateFrequency` (10 s, up to 4 % jitter, counted from the end of a run), up to
+    /// five tries a run, each reading the Node through the heartbeat client, whose timeout is
+    /// that frequency (10 s), so a hanging link holds a run for 50 s. An answered try posts
+    /// Ready=True: a Ready=Unknown the controller wrote meanwhile is gone, and its node can take
+    /// replacements again.
+    fn kubelet_status(&mut self, node: usize, tried: u32) {
+        let jitter = Duration::from_millis(self.now.as_millis() as u64 * 6271 % 400);
+        let next = if self.reaches_api(node) {
+            if !self.cp.schedulable(node) {
+                self.cp.status_posted(node);
+                self.log(|| format!("n{node}'s kubelet posts Ready=True"));
+                self.replacements();
+            }
+            self.now + STATUS_EVERY + jitter
+        } else {
+            let failed = self.now + self.request_time(node, self.set.kubelet_timeout);
+            if tried + 1 < STATUS_TRIES {
+                self.at(failed, Ev::KubeletStatus(node, tried + 1));
+                return;
+            }
+            failed + STATUS_EVERY + jitter
+        };
+        self.at(next, Ev::KubeletStatus(node, 0));
+    }
+
+    /// Deleted pods whose replacement can start now: the scheduler binds it to a Ready node
+    /// ([`Self::other_ready`]), so while every other node is cut off or written Unknown it waits.
+    /// A pod still running on its node from then on runs twice.
     fn replacements(&mut self) {
         let now = self.now;
         for p in 0..self.pods.len() {
@@ -1831,6 +1917,33 @@ impl World<'_> {
 
     /// When `node` last lost the API server (its own link, or the server for everyone, whichever
     /// went first) at or before `upto`, from the run's start.
+    /// The latest instant by `at` at which every node's link to the API server was down, or
+    /// was down until then: when the first link came back after it. At `at` every link is
+    /// still down (the return comes later), or one came back before.
+    fn return_after_every_cut(&self, at: Duration) -> Option<Duration> {
+        let mut link = vec![true; self.api_link.len()];
+        let mut back = None;
+        for (t, e) in &self.s.events {
+            let t = ORIGIN + *t;
+            let every_cut = link.iter().all(|l| !l);
+            if t > at && !every_cut {
+                break;
+            }
+            if let Event::CutApi(x) | Event::HealApi(x) = e
+                && let Some(l) = link.get_mut(*x)
+            {
+                *l = matches!(e, Event::HealApi(_));
+                if every_cut && *l {
+                    back = Some(t);
+                    if t > at {
+                        break;
+                    }
+                }
+            }
+        }
+        back
+    }
+
     fn last_cut(&self, node: usize, upto: Duration) -> Option<Duration> {
         let (mut link, mut server, mut cut) = (true, true, None);
         for (t, e) in &self.s.events {
@@ -2549,6 +2662,14 @@ impl World<'_> {
                 to.saturating_sub(from)
             })
             .sum();
+        // Stopped within the reaction's bound after the first return, having held through a
+        // deletion no agent could tell from an outage.
+        let reaction = self.pods[p]
+            .held_at_deletion
+            .then(|| self.return_after_every_cut(deleted))
+            .flatten()
+            .map(|back| self.now.saturating_sub(back));
+        let every_node_cut_off = reaction.filter(|r| *r <= self.set.cut_off_reaction());
         self.out.violations.push(Violation::RunningTwice {
             pod: p,
             deleted,
@@ -2557,16 +2678,25 @@ impl World<'_> {
             transient_taint,
             late_watch,
             agent_down,
+            every_node_cut_off,
         });
         self.log(|| {
             format!(
-                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}{}{}",
+                "RUNNING TWICE: pod {p} ran {:.3}s past its deletion{}{}{}{}",
                 ran_for.as_secs_f64(),
                 if killed_late { " (killed late)" } else { "" },
                 if late_watch {
                     " (its agent's pod watch had not delivered it when the link was cut)"
                 } else {
                     ""
+                },
+                match reaction {
+                    Some(r) => format!(
+                        " (every node was cut off at its deletion, its agent held; stopped {:.3}s after the first return{})",
+                        r.as_secs_f64(),
+                        if every_node_cut_off.is_some() { "" } else { ", later than the agents can react" }
+                    ),
+                    None => String::new(),
                 },
                 if agent_down.is_zero() {
                     String::new()
