@@ -87,18 +87,20 @@ struct NodeHealth {
     zone: usize,
     /// The kubelet Lease's renewTime last seen, and the controller's time it was seen.
     lease_seen: Option<Duration>,
+    /// The kubelet's node status last seen (when it was posted).
+    status_seen: Option<Duration>,
     probe: Duration,
     /// The Ready condition as the controller counts it in its zones and taints (true: True;
-    /// false: Unknown). It turns True again when the controller sees the kubelet's Lease
-    /// renewed; upstream waits for the kubelet's next node status (a simplification kept here).
+    /// false: Unknown). It turns True again when the controller sees the kubelet's node status
+    /// posted, or its Lease renewed, where upstream waits for the status (a simplification kept
+    /// here: the Lease comes first only when the kubelet's status tries hang longer).
     ready: bool,
     /// The controller wrote Ready=Unknown and the kubelet has not posted its status since: the
     /// node carries `unreachable:NoSchedule`, which `doNoScheduleTaintingPass` follows at once,
     /// so the scheduler binds no replacement to it (docs/semantics.md §3, §5.3). Set when
-    /// [`NodeHealth::ready`] turns Unknown, cleared only by [`ControlPlane::status_posted`]:
-    /// `ready` turns True again on the kubelet's Lease, this only on its node status, which it
-    /// sends every `nodeStatusUpdateFrequency` (the simulator's simplification of the controller
-    /// keeps its zone counts on the Lease, as before).
+    /// [`NodeHealth::ready`] turns Unknown, cleared only by [`ControlPlane::status_posted`]
+    /// (`ready` may turn True on the kubelet's Lease before: see there), which the kubelet sends
+    /// every `nodeStatusUpdateFrequency` once its status differs from the stored one.
     unknown_written: bool,
     /// When the unreachable NoExecute taint was added (its `timeAdded`), while it is on.
     tainted_at: Option<Duration>,
@@ -150,6 +152,9 @@ pub struct ControlPlane {
     master_disruption: bool,
     /// The kubelet's latest stored Lease renewal per node (renewTime).
     stored_renewal: Vec<Option<Duration>>,
+    /// Per node: when its kubelet last posted its node status (a new `lastHeartbeatTime` on
+    /// the Ready condition).
+    stored_status: Vec<Option<Duration>>,
     /// Whether the API server answers (the controller's informers and writes reach it, and so
     /// do agents whose links are up): set only by [`ControlPlane::api_down`] and
     /// [`ControlPlane::api_back`], which the world calls as the API server goes down and comes
@@ -189,6 +194,7 @@ impl ControlPlane {
                 .map(|&zone| NodeHealth {
                     zone,
                     lease_seen: None,
+                    status_seen: None,
                     probe: now,
                     ready: true,
                     unknown_written: false,
@@ -208,6 +214,7 @@ impl ControlPlane {
             ],
             master_disruption: false,
             stored_renewal: vec![None; zone_of.len()],
+            stored_status: vec![None; zone_of.len()],
             api_up: true,
             down_since: None,
             leading_from: None,
@@ -256,12 +263,15 @@ impl ControlPlane {
         self.leading_from = None;
         for (i, n) in self.nodes.iter_mut().enumerate() {
             let renewed = self.stored_renewal[i];
+            let posted = self.stored_status[i];
             // A kubelet that renewed since the old process last saw it reached the API server
-            // again and posted Ready=True with it, as [`ControlPlane::monitor`] has it.
-            if renewed > n.lease_seen {
+            // again and posted Ready=True with it, as [`ControlPlane::monitor`] has it; one that
+            // posted its status did so in so many words.
+            if renewed > n.lease_seen || posted > n.status_seen {
                 n.ready = true;
             }
             n.lease_seen = renewed;
+            n.status_seen = posted;
             n.probe = now;
             n.queued = false;
         }
@@ -284,10 +294,11 @@ impl ControlPlane {
         *r = Some(r.map_or(renew_time, |t| t.max(renew_time)));
     }
 
-    /// The kubelet of `node` posted its node status (Ready=True): the NoSchedule taint of an
-    /// Unknown condition goes with it.
-    pub fn status_posted(&mut self, node: usize) {
+    /// The kubelet of `node` posted its node status (Ready=True) at `at`: the NoSchedule taint
+    /// of an Unknown condition goes with it, and the next pass counts the node heard.
+    pub fn status_posted(&mut self, node: usize, at: Duration) {
         self.nodes[node].unknown_written = false;
+        self.stored_status[node] = Some(at);
     }
 
     /// Whether the scheduler may bind a pod to `node`: no stored Ready=Unknown stands on it.
@@ -325,6 +336,15 @@ impl ControlPlane {
                 n.lease_seen = Some(r);
                 n.probe = now;
                 // A kubelet that reaches the API server again posts Ready=True with it.
+                n.ready = true;
+            }
+            // A status the kubelet posted (a new `lastHeartbeatTime` on its Ready condition)
+            // refreshes the probe as a renewal does, and says Ready=True (`tryUpdateNodeHealth`).
+            if let Some(p) = self.stored_status[i]
+                && n.status_seen.is_none_or(|s| s < p)
+            {
+                n.status_seen = Some(p);
+                n.probe = now;
                 n.ready = true;
             }
             if now > n.probe + self.settings.grace {
@@ -568,11 +588,40 @@ mod tests {
         // The Lease renewed from 70 s counts for the zone, not for the scheduler.
         assert!(!cp.schedulable(1));
         assert!(cp.schedulable(0));
-        cp.status_posted(1);
+        cp.status_posted(1, s(90));
         assert!(cp.schedulable(1));
-        // A status posted with nothing written changes nothing.
-        cp.status_posted(0);
-        assert!(cp.schedulable(0));
+    }
+
+    #[test]
+    fn a_status_posted_counts_as_a_heartbeat() {
+        // Two nodes; node 1's kubelet renews its Lease until 10 s and never again, and posts its
+        // status at 80 s; passes every 5 s from 0.5 s.
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0, 0], Duration::ZERO);
+        let mut t = Duration::from_millis(500);
+        let (mut tainted, mut untainted, mut unknown_again) = (None, None, None);
+        while t < s(150) {
+            cp.kubelet_renewed(0, s(t.as_secs() / 10 * 10));
+            cp.kubelet_renewed(1, s(t.as_secs().min(10) / 10 * 10));
+            if t == Duration::from_millis(80_500) {
+                cp.status_posted(1, s(80));
+            }
+            let c = cp.monitor(t);
+            if !c.untainted.is_empty() {
+                untainted.get_or_insert(t);
+            }
+            if !cp.taint_pass(t).tainted.is_empty() {
+                tainted.get_or_insert(t);
+            }
+            if untainted.is_some() && !cp.schedulable(1) {
+                unknown_again.get_or_insert(t);
+            }
+            t += s(5);
+        }
+        // Tainted on the first pass after its grace period, untainted on the pass that saw the
+        // status, and judged again only a grace period after that pass.
+        assert_eq!(tainted, Some(Duration::from_millis(55_500)));
+        assert_eq!(untainted, Some(Duration::from_millis(80_500)));
+        assert_eq!(unknown_again, Some(Duration::from_millis(125_500)));
     }
 
     #[test]

@@ -58,6 +58,12 @@ pub struct Settings {
     /// false: it tries again on its usual cadence, as the simulator modelled it until the fifth
     /// session.
     pub kubelet_backoff: bool,
+    /// The kubelets post their node status every `nodeStatusUpdateFrequency` (`Ev::KubeletStatus`):
+    /// the controller hears a node by it as by its Lease, and a node whose Ready it wrote Unknown
+    /// takes no replacement until its kubelet posts again. False: neither, as the simulator had
+    /// it until the twenty-second session (a replacement could start on any node that reached the
+    /// API server).
+    pub kubelet_status: bool,
     /// The kubelet's heartbeat client's timeout: `nodeStatusUpdateFrequency`, at most the Lease
     /// duration (10 s by default). A request into a dead link hangs that long.
     pub kubelet_timeout: Duration,
@@ -117,6 +123,7 @@ impl Default for Settings {
             list_hang: Duration::from_secs(10),
             tolerance: Duration::from_secs(15),
             kubelet_backoff: true,
+            kubelet_status: true,
             kubelet_timeout: Duration::from_secs(10),
             probe: Some(fencing::PROBE_EVERY),
             nudge: true,
@@ -897,10 +904,12 @@ fn run_as(
             w.start_agent(i);
         }
         w.at(ORIGIN + scenario.kubelet_phase[i], Ev::KubeletRenew(i, 0));
-        w.at(
-            ORIGIN + status_phase(scenario.seed, i),
-            Ev::KubeletStatus(i, 0),
-        );
+        if settings.kubelet_status {
+            w.at(
+                ORIGIN + status_phase(scenario.seed, i),
+                Ev::KubeletStatus(i, 0),
+            );
+        }
         if let Some(a) = scenario.kubelet_anchor[i] {
             w.at(ORIGIN + a, Ev::KubeletAnchor(i));
         }
@@ -1522,8 +1531,11 @@ impl World<'_> {
     /// keeps the replacement off it until the kubelet posts its status).
     fn other_ready(&self, node: usize) -> bool {
         self.cp.api_up()
-            && (0..self.api_link.len())
-                .any(|j| j != node && self.api_link[j] && self.cp.schedulable(j))
+            && (0..self.api_link.len()).any(|j| {
+                j != node
+                    && self.api_link[j]
+                    && (self.cp.schedulable(j) || !self.set.kubelet_status)
+            })
     }
 
     /// A try of `node`'s kubelet's node status update (docs/semantics.md §6.2): every
@@ -1536,7 +1548,7 @@ impl World<'_> {
         let jitter = Duration::from_millis(self.now.as_millis() as u64 * 6271 % 400);
         let next = if self.reaches_api(node) {
             if !self.cp.schedulable(node) {
-                self.cp.status_posted(node);
+                self.cp.status_posted(node, self.now);
                 self.log(|| format!("n{node}'s kubelet posts Ready=True"));
                 self.replacements();
             }
@@ -1570,6 +1582,12 @@ impl World<'_> {
 
     fn judge(&mut self, pod: usize, eviction: Duration, sigterm: Duration) {
         if self.pods[pod].deleted_by_controller.is_some() {
+            return;
+        }
+        // A user deleted it before the stop: its stop is what was asked for (the kubelet, had it
+        // reached the API server, would have stopped it too), whatever the controller does.
+        if self.pods[pod].left_api.is_some_and(|l| l <= sigterm) {
+            self.log(|| format!("stop of pod {pod}: a user deleted it before"));
             return;
         }
         // Neither deleted nor about to be: the control plane keeps it when it holds the node's
