@@ -415,8 +415,8 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // Counted apart since the twenty-second session (it was open): a node that heals half a
     // second after its neighbours ran a pod the control plane deleted while every node was cut
     // off and every agent held, beside its replacement, for that half second; 0.67 s after the
-    // first node came back, within the agents' reaction. In the default model the same seed
-    // deletes the pod 0.5 s after that return, and the stop comes as long after it.
+    // first node came back, within the agents' reaction. In the default model the pod is
+    // deleted 0.5 s after that return and stopped 0.67 s after it: counted apart too.
     assert!(kinds(0x11).contains(&"running-twice-every-node-cut-off"));
     assert!(!kinds(0x11).contains(&"running-twice"));
     assert!(running_twice(0x11, &Settings::default()).is_empty());

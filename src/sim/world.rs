@@ -12,9 +12,9 @@
 //! were the agent's watch lag ago, whenever the agent can reach the API server; after a restart it
 //! holds the pods on disk until then. The kubelet starts a pod its own watch lag after it was
 //! created, and renews the node's own Lease on its own phase, which is all the controller judges
-//! the node by; its node status updates, on a phase of their own, matter only to where a
-//! replacement can start (a node whose Ready the controller wrote Unknown takes none until its
-//! kubelet posts its status).
+//! the node by; its node status updates, on a phase of their own, post Ready=True once the
+//! controller has written Unknown, which the controller hears as it hears a renewal, and until
+//! which the node takes no replacement.
 
 use std::collections::{BTreeSet, BinaryHeap};
 use std::time::{Duration, SystemTime};
@@ -410,7 +410,7 @@ struct Pod {
     /// When its replacement could first start: at the deletion, or later when another node is
     /// Ready again (the scheduler binds it only to a Ready node).
     replaced_at: Option<Duration>,
-    /// Its node's agent held (every node known cut off) when the control plane deleted it.
+    /// Its node's agent's verdict was a hold when the control plane deleted it.
     held_at_deletion: bool,
     fence_sigterm: Option<Duration>,
     /// The quorum's reason when the fence sent SIGTERM.
