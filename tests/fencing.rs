@@ -1182,3 +1182,61 @@ fn the_first_renewal_after_a_failure_is_followed_by_one_that_proves_the_kubelet_
     // An agent that renews the node's Lease itself has no lag to wait for.
     assert_eq!(next_renewal(renew, Duration::ZERO, true), renew);
 }
+
+/// A return too short to count (`Link::counted`: the first contact past a failure, before the
+/// kubelet's lag has passed) ends the moment it fails: a request failing, or the renewal after it
+/// going a second unanswered, cuts the node off again at once (`Link::with_short_return_cut`),
+/// where it waited `unreachableAfter` from the uncounted contact. The next contact ends that; a
+/// return that has counted is judged as before.
+#[test]
+fn a_return_too_short_to_count_is_cut_off_again_the_moment_it_fails() {
+    let renew = s(10);
+    let lag = ms_(10_400);
+    let seen = |own_at: u64, failed: bool| Seen {
+        own: own(own_at),
+        heartbeat: None,
+        failed,
+    };
+    // A contact at 5 s, cut off at 46 s, back at 60 s: the contact at 60 s does not count yet.
+    let returned = |rule: bool| {
+        let link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+        let mut link = if rule {
+            link.with_short_return_cut(renew)
+        } else {
+            link
+        };
+        link.judge(&seen(5, false), at(5, 0), AFTER);
+        assert!(link.judge(&seen(5, true), at(46, 0), AFTER).cut_off);
+        let j = link.judge(&seen(60, false), at(60, 0), AFTER);
+        assert!(j.reachable && j.counted == own(5), "{j:?}");
+        link
+    };
+    // A request fails at 62 s: cut off at once with the rule, at 100 s without it.
+    let mut link = returned(true);
+    let j = link.judge(&seen(60, true), at(62, 0), AFTER);
+    assert!(
+        j.cut_off && !j.reachable && j.transition == Some(Transition::CutOff),
+        "{j:?}"
+    );
+    assert_eq!(j.counted, own(5));
+    let mut old = returned(false);
+    assert!(!old.judge(&seen(60, true), at(62, 0), AFTER).cut_off);
+    assert!(!old.judge(&seen(60, true), at(100, 0), AFTER).cut_off);
+    assert!(old.judge(&seen(60, true), at(101, 0), AFTER).cut_off);
+    // It stays cut off without a failure on every tick, and the next contact ends it.
+    assert!(link.judge(&seen(60, false), at(63, 0), AFTER).cut_off);
+    let j = link.judge(&seen(64, false), at(64, 0), AFTER);
+    assert!(j.reachable && !j.cut_off, "{j:?}");
+    assert!(matches!(j.transition, Some(Transition::Reconnected { .. })));
+    // No failure, but the renewal after the return (due at 70.4 s) unanswered for a second.
+    let mut link = returned(true);
+    assert!(!link.judge(&seen(60, false), at(71, 0), AFTER).cut_off);
+    assert!(link.judge(&seen(60, false), at(72, 0), AFTER).cut_off);
+    // A return that has lasted the kubelet's lag counts, and a failure after it is judged as
+    // any other: `unreachableAfter` after the last contact.
+    let mut link = returned(true);
+    let j = link.judge(&seen(71, false), at(71, 0), AFTER);
+    assert_eq!(j.counted, own(71));
+    assert!(!link.judge(&seen(71, true), at(73, 0), AFTER).cut_off);
+    assert!(link.judge(&seen(71, true), at(112, 0), AFTER).cut_off);
+}

@@ -1116,9 +1116,16 @@ impl World<'_> {
             } else {
                 self.now
             },
-            link: Link::resume(last_contact, cut_off_since, now)
-                .with_unanswered(unanswered)
-                .with_kubelet_lag(self.set.lag_after_return()),
+            link: {
+                let link = Link::resume(last_contact, cut_off_since, now)
+                    .with_unanswered(unanswered)
+                    .with_kubelet_lag(self.set.lag_after_return());
+                if self.set.fixes.short_return_cut {
+                    link.with_short_return_cut(self.set.renew)
+                } else {
+                    link
+                }
+            },
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
