@@ -329,8 +329,7 @@ pub async fn run(
         start,
     )
     .with_unanswered(unanswered.unwrap_or_default())
-    .with_kubelet_lag(settings.policy.kubelet_lag)
-    .with_short_return_cut(settings.renew);
+    .with_kubelet_lag(settings.policy.kubelet_lag);
     if let Some(since) = link.cut_off_since() {
         inputs.reach.set_cut_off(Some(since));
         log::warn!(

@@ -100,11 +100,6 @@ pub struct Link {
     failed: bool,
     /// The first contact after the latest failure, and the contact counted just before it.
     resumed: Option<(Duration, Option<Duration>)>,
-    /// The renew interval, when a return too short to count ends the moment it fails
-    /// ([`Link::with_short_return_cut`]).
-    short_return: Option<Duration>,
-    /// Cut off again by that rule, until the next contact.
-    short_return_ended: bool,
 }
 
 impl Link {
@@ -122,8 +117,6 @@ impl Link {
             kubelet_lag: Duration::ZERO,
             failed: false,
             resumed: None,
-            short_return: None,
-            short_return_ended: false,
         }
     }
 
@@ -147,29 +140,6 @@ impl Link {
             kubelet_lag: lag,
             ..self
         }
-    }
-
-    /// The same link, cut off again at once when a return too short to count
-    /// ([`Link::counted`]) ends: a request fails, or the renewal after the return (sent the
-    /// kubelet's lag after it, or `renew`, as the heartbeat schedules it, [`next_renewal`]) goes
-    /// a second unanswered ([`Link::unanswered`]). Such a return proved nothing of the kubelet,
-    /// and the control plane may be counting the node's grace period from before the first cut,
-    /// as the fence's deadlines do; counting `unreachableAfter` from the uncounted contact left
-    /// the node not cut off until after a deletion (issue 22, seed 0x1d5b: a link back for 4.4 s,
-    /// a pod run 0.8 s past its deletion). The next contact ends it.
-    pub fn with_short_return_cut(self, renew: Duration) -> Link {
-        Link {
-            short_return: Some(renew),
-            ..self
-        }
-    }
-
-    /// Whether the last contact came after a failure and has not lasted the kubelet's lag yet,
-    /// with a contact counted before that failure ([`Link::counted`]).
-    fn uncounted_return(&self) -> bool {
-        self.resumed.is_some_and(|(first, before)| {
-            before.is_some() && self.last_contact < Some(first + self.kubelet_lag)
-        })
     }
 
     /// The contact the fence's deadlines count from. The control plane judges the node by the
@@ -204,28 +174,18 @@ impl Link {
                 self.resumed = contact.map(|first| (first, before));
             }
             self.last_contact = contact;
-            self.short_return_ended = false;
         }
         // After the contact it may have proved: the latest request failed.
         self.failed |= seen.failed;
-        if let Some(renew) = self.short_return
-            && self.uncounted_return()
-            && (self.failed || self.unanswered(now.mono, renew).is_some())
-        {
-            self.short_return_ended = true;
-        }
-        let reachable = !self.short_return_ended
-            && seen.own.is_some()
-            && !contact::older_than(seen.own, now.mono, after);
-        let cut_off = self.short_return_ended
-            || contact::cut_off(
-                seen.own,
-                self.last_contact,
-                self.started,
-                seen.failed,
-                now.mono,
-                after,
-            ) && self.last_contact.is_some();
+        let reachable = seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
+        let cut_off = contact::cut_off(
+            seen.own,
+            self.last_contact,
+            self.started,
+            seen.failed,
+            now.mono,
+            after,
+        ) && self.last_contact.is_some();
         let transition = match (reachable, cut_off, self.cut_off_since) {
             (true, _, Some(since)) => {
                 self.cut_off_since = None;

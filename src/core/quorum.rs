@@ -385,11 +385,6 @@ pub struct Fixes {
     /// cut off only 19 s after the controller deleted a pod). The agent's shell applies it; only
     /// the simulator reads this switch.
     pub unanswered_handed_on: bool,
-    /// A return too short to count ends the moment a request fails or the renewal after it goes
-    /// unanswered: cut off again at once (`core::fencing::Link::with_short_return_cut`), not
-    /// `unreachableAfter` after the uncounted contact (issue 22, seed 0x1d5b). The agent's shell
-    /// applies it; only the simulator reads this switch.
-    pub short_return_cut: bool,
 }
 
 impl Fixes {
@@ -421,7 +416,6 @@ impl Fixes {
         pods_read: true,
         taint_read_settles: true,
         unanswered_handed_on: true,
-        short_return_cut: true,
     };
 }
 

@@ -1116,16 +1116,9 @@ impl World<'_> {
             } else {
                 self.now
             },
-            link: {
-                let link = Link::resume(last_contact, cut_off_since, now)
-                    .with_unanswered(unanswered)
-                    .with_kubelet_lag(self.set.lag_after_return());
-                if self.set.fixes.short_return_cut {
-                    link.with_short_return_cut(self.set.renew)
-                } else {
-                    link
-                }
-            },
+            link: Link::resume(last_contact, cut_off_since, now)
+                .with_unanswered(unanswered)
+                .with_kubelet_lag(self.set.lag_after_return()),
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
