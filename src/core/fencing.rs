@@ -284,6 +284,17 @@ impl Link {
     }
 }
 
+/// Whether `every` has passed at `now` since a write at `t` (never written: it has).
+fn passed(t: Option<Duration>, now: Duration, every: Duration) -> bool {
+    t.is_none_or(|t| now.saturating_sub(t) >= every)
+}
+
+/// When `every` will have passed since a write at `t` (never written: at once), as [`passed`]
+/// counts it.
+fn after(t: Option<Duration>, every: Duration) -> Duration {
+    t.map_or(Duration::ZERO, |t| t + every)
+}
+
 /// While this run waits for an answer ([`Link::unanswered`]), the wait is written with the last
 /// contact this often, and a start with no contact yet records it once it is this long.
 pub const UNANSWERED_RECORD_EVERY: Duration = Duration::from_secs(1);
@@ -526,21 +537,16 @@ impl Durability {
     /// The contact file is due for the wait: one to write, or one on disk that a moved contact
     /// makes stale (a failed write of either is retried at the same pace).
     fn wait_due(&self, now: Duration) -> bool {
-        let since = |t: Option<Duration>| {
-            t.is_none_or(|t| now.saturating_sub(t) >= UNANSWERED_RECORD_EVERY)
-        };
-        (self.unanswered.is_some() && since(self.unanswered_written))
-            || (self.wait_stale && since(self.last_contact))
+        (self.unanswered.is_some() && passed(self.unanswered_written, now, UNANSWERED_RECORD_EVERY))
+            || (self.wait_stale && passed(self.last_contact, now, UNANSWERED_RECORD_EVERY))
     }
 
     /// What to write at `now`. While cut off every change is written at once (a kill, a fenced
     /// pod): a restart must plan the very same deadlines and announce nothing twice.
     pub fn due(&self, cut_off: bool, now: Duration, cadence: Cadence) -> Write {
-        let since =
-            |t: Option<Duration>, every: Duration| t.is_none_or(|t| now.saturating_sub(t) >= every);
-        if self.dirty && (cut_off || since(self.last_state, cadence.coalesce)) {
+        if self.dirty && (cut_off || passed(self.last_state, now, cadence.coalesce)) {
             Write::State
-        } else if (self.contact_dirty && since(self.last_contact, cadence.contact_every))
+        } else if (self.contact_dirty && passed(self.last_contact, now, cadence.contact_every))
             || self.wait_due(now)
         {
             Write::Contact
@@ -552,7 +558,6 @@ impl Durability {
     /// The first instant at which `due` answers something other than `Write::Nothing`, for a
     /// task that sleeps between ticks (it may be now or past); `None` while nothing is unwritten.
     pub fn next_due(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
-        let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
         // The wait's own pace ([`Durability::wait_due`]), beside the state's and the contact's.
         let recorded = self
             .unanswered
@@ -571,7 +576,6 @@ impl Durability {
     }
 
     fn next_state_or_contact_due(&self, cut_off: bool, cadence: Cadence) -> Option<Duration> {
-        let after = |t: Option<Duration>, every: Duration| t.map_or(Duration::ZERO, |t| t + every);
         if self.dirty {
             let state = if cut_off {
                 Duration::ZERO

@@ -89,9 +89,7 @@ impl Settings {
             Duration::ZERO
         }
     }
-}
 
-impl Settings {
     /// How soon after the first node's link comes back, every node having been cut off, the
     /// agents must have stopped a pod the control plane deleted meanwhile: that node's agent
     /// hears its own return within a probe's second (or a retry's, after a refused renewal);
