@@ -93,6 +93,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             own_silence_age: Duration::from_secs(20),
             heard,
             tainted: false,
+            silent_reaching: 0,
         };
         let policy = QuorumPolicy {
             fixes: nodewarden::core::quorum::Fixes::ALL,

@@ -132,6 +132,7 @@ fn main() {
                 "pods-read" => settings.fixes.pods_read = false,
                 "taint-read-settles" => settings.fixes.taint_read_settles = false,
                 "unanswered-handed-on" => settings.fixes.unanswered_handed_on = false,
+                "silent-remembered" => settings.fixes.silent_remembered = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),
@@ -321,7 +322,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered]"
     );
     std::process::exit(2)
 }

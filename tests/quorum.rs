@@ -10,9 +10,9 @@ use nodewarden::core::fence_plan::{
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, TaintReads, Undecided, Verdict, decide,
-    decide_or_ask, next_round, planning, rest_counted, resumed_heard_bound, round_tainted, select,
-    unasked,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, TaintReads, Undecided, Verdict,
+    decide, decide_or_ask, next_round, planning, rest_counted, resumed_heard_bound, round_tainted,
+    select, unasked,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -98,6 +98,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         own_silence_age: OWN_AGE,
         heard,
         tainted: false,
+        silent_reaching: 0,
     }
 }
 
@@ -179,6 +180,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         own_silence_age: OWN_AGE,
         heard: vec![],
         tainted: false,
+        silent_reaching: 0,
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
@@ -776,6 +778,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         own_silence_age: Duration::from_secs(25),
         heard,
         tainted: false,
+        silent_reaching: 0,
     };
     let decide_both = |r: &Round| {
         let early = decide(r, &policy, true);
@@ -1456,6 +1459,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         own_silence_age: age(fleet[me].contact),
         heard,
         tainted: false,
+        silent_reaching: 0,
     }
 }
 
@@ -2096,4 +2100,114 @@ fn a_taint_a_reaching_peer_read_this_round_settles_a_pending_enforce_at_once() {
         ..policy()
     };
     assert!(verdict(&read, &holding).is_hold());
+}
+
+/// An answer of a peer of zone "a".
+fn in_a(heard: Heard) -> Heard {
+    match heard {
+        Heard::Report(r) => Heard::Report(PeerReport {
+            zone: "a".into(),
+            ..r
+        }),
+        silent => silent,
+    }
+}
+
+/// A peer of zone "a" named `n`, for rounds built with `zone::round`.
+fn peer_a(n: &str) -> Peer {
+    Peer {
+        node: n.into(),
+        address: "10.0.0.1:9843".parse().expect("address"),
+        zone: "a".into(),
+    }
+}
+
+#[test]
+fn a_silent_peer_still_counts_as_reaching_while_its_latest_answer_says_so() {
+    let secs = Duration::from_secs;
+    let after = policy().unreachable_after;
+    let (a, b, c) = (peer_a("a"), peer_a("b"), peer_a("c"));
+    let mut memory = Remembered::default();
+    // Round sent at 100 s: a reaches the API server (contact 3 s old), b is cut off, c is
+    // silent.
+    memory.note(
+        secs(100),
+        &[
+            (a.clone(), report("a", true, Some(3))),
+            (b.clone(), report("b", false, Some(40))),
+            (c.clone(), Heard::Silent),
+        ],
+    );
+    let silent = || {
+        vec![
+            (a.clone(), Heard::Silent),
+            (b.clone(), Heard::Silent),
+            (c.clone(), Heard::Silent),
+        ]
+    };
+    // All three silent later: only a's answer still says it reaches the API server, while its
+    // contact is at most 15 s old (at 112 s), no longer at 113 s. b's "cut off" and c's silence
+    // are nothing to remember.
+    assert_eq!(memory.reaching(secs(105), &silent(), after), 1);
+    assert_eq!(memory.reaching(secs(112), &silent(), after), 1);
+    assert_eq!(memory.reaching(secs(113), &silent(), after), 0);
+    // A peer answering this round is counted by its answer, not the memory.
+    let answering = vec![(a.clone(), report("a", false, Some(20)))];
+    assert_eq!(memory.reaching(secs(105), &answering, after), 0);
+    // A later answer "reachable" with an older contact does not move the fact back; a later
+    // answer "cut off" replaces it.
+    memory.note(secs(101), &[(a.clone(), report("a", true, Some(10)))]);
+    assert_eq!(memory.reaching(secs(112), &silent(), after), 1);
+    memory.note(secs(106), &[(a.clone(), report("a", false, Some(9)))]);
+    assert_eq!(memory.reaching(secs(107), &silent(), after), 0);
+}
+
+#[test]
+fn a_zone_whose_only_reaching_peer_falls_silent_still_counts_a_live_control_plane() {
+    // Issue 22, seed 0x1a62: a zone of four, three cut off together (none certainly before this
+    // node, so it may have been tainted while the zone still counted as healthy), the fourth
+    // reaching the API server until its agent restarts.
+    let peers = [peer_a("p1"), peer_a("p2"), peer_a("up")];
+    let cut = |p: &Peer| (p.clone(), in_a(report(&p.node, false, Some(20))));
+    let round_of = |heard: &[(Peer, Heard)]| {
+        zone::round(
+            &NodeZone::from_key("a", false),
+            &peers,
+            heard,
+            Duration::from_secs(22),
+        )
+    };
+    let mut memory = Remembered::default();
+    let reaching = [
+        cut(&peers[0]),
+        cut(&peers[1]),
+        (peers[2].clone(), in_a(report("up", true, Some(2)))),
+    ];
+    memory.note(Duration::from_secs(200), &reaching);
+    let answered = decide(&round_of(&reaching), &policy(), true);
+    assert!(answered.is_enforce(), "{answered:?}");
+    // Three seconds later the reaching peer is silent. Its silence alone is no evidence of a
+    // live control plane, and the partial disruption holds; its latest answer (its contact 5 s
+    // old) still is, and the verdict stands, saying so.
+    let later = [
+        cut(&peers[0]),
+        cut(&peers[1]),
+        (peers[2].clone(), Heard::Silent),
+    ];
+    let unremembered = decide(&round_of(&later), &policy(), true);
+    assert!(unremembered.is_hold(), "{unremembered:?}");
+    let n = memory.reaching(Duration::from_secs(203), &later, policy().unreachable_after);
+    assert_eq!(n, 1);
+    let remembered = decide(&round_of(&later).silent_reaching(n), &policy(), true);
+    assert!(remembered.is_enforce(), "{remembered:?}");
+    assert!(
+        remembered
+            .reason()
+            .contains("1 silent now said so within the last 15s"),
+        "{}",
+        remembered.reason()
+    );
+    // With the fix reverted, the memory counts for nothing.
+    let reverted = policy_without(|f| f.silent_remembered = false);
+    assert!(decide(&round_of(&later).silent_reaching(n), &reverted, true).is_hold());
 }

@@ -1427,3 +1427,22 @@ fn ran_twice_for(seed: u64, settings: &Settings, pod: usize) -> Vec<Duration> {
         })
         .collect()
 }
+
+/// Seed 0x1a62 (the default model): n0, n1 and n2 of a zone of four lost the API server within
+/// 2.7 s, none certainly before the others, and enforced (the staggered expiry: each may have
+/// been tainted while the zone still counted as healthy) on the word of n3, the one that reached
+/// it. n3's agent was killed at 175.2 s; with its silence no evidence of a live control plane,
+/// the three held, and the controller deleted n1's pod 4 (tolerating 5 s) at 186.4 s, 1.9 s
+/// before a round read n1's taint. Now n3's answer to n1's round of 173.3 s still says, in the
+/// round of 176.3 s, that it reaches the API server (`Fixes::silent_remembered`): n1 enforces
+/// and kills the pod at 178.9 s, 7.5 s before its deletion.
+#[test]
+fn a_peer_that_reached_the_api_server_is_still_evidence_when_it_falls_silent() {
+    let late = |settings: &Settings| ran_twice_for(0x1a62, settings, 4);
+    let mut reverted = Settings::default();
+    reverted.fixes.silent_remembered = false;
+    assert!(!late(&reverted).is_empty());
+    assert_eq!(late(&Settings::default()), Vec::<Duration>::new());
+    assert_timeline_says(0x1a62, "but 1 silent now said so within the last 15s");
+    assert_timeline_says(0x1a62, "178.886s n1 kills pod 4");
+}

@@ -26,8 +26,8 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Round, TaintReads, Verdict, decide_or_ask,
-    lease_readers, next_round, note_unable, rest_counted, round_tainted, unasked,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, TaintReads, Verdict,
+    decide_or_ask, lease_readers, next_round, note_unable, rest_counted, round_tainted, unasked,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -284,7 +284,8 @@ fn zone_of(node: &Node) -> NodeZone {
 /// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
 /// its Node carried the unreachable taint when last seen; with what the peers read of it, this
 /// round's or earlier ones (`reads`), whether the round is of a node tainted
-/// (`core::quorum::round_tainted`).
+/// (`core::quorum::round_tainted`). A peer silent in it answers what its latest answer
+/// "reachable" still says (`remembered`, the round sent at `sent_at` on the monotonic scale).
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
@@ -292,6 +293,7 @@ async fn ask_round(
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
+    (remembered, sent_at): (&mut Remembered, Duration),
 ) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => {
@@ -309,11 +311,13 @@ async fn ask_round(
     if !has_contact || !pods.is_empty() {
         note_unable(unable, &heard);
     }
+    remembered.note(sent_at, heard.iter());
     let (own_contact_age, own_silence_age) = ages(&heard);
     let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
         .silent_for(own_silence_age)
-        .tainted(tainted);
+        .tainted(tainted)
+        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after));
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
@@ -324,11 +328,13 @@ async fn ask_round(
     }
     let answers = ask(rest, Vec::new(), zone.key.clone(), Listing::default()).await;
     heard.extend(rest_counted(&zone.listed, answers));
+    remembered.note(sent_at, heard.iter());
     let (own_contact_age, own_silence_age) = ages(&heard);
     let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
         .silent_for(own_silence_age)
-        .tainted(tainted);
+        .tainted(tainted)
+        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after));
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
 }
@@ -475,6 +481,9 @@ pub async fn run(
     // The peers whose latest answer was not "reachable": asked last to read this node's Lease
     // (`core::quorum::lease_readers`).
     let mut unable: BTreeSet<String> = BTreeSet::new();
+    // What each peer last answered "reachable": a silent peer answers that while it still says
+    // so (`core::quorum::Remembered`).
+    let mut remembered = Remembered::default();
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
@@ -603,6 +612,7 @@ pub async fn run(
             (ask_at_most, this_run.is_some(), &mut unable),
             (&policy, known),
             &ages,
+            (&mut remembered, mono(now)),
         )
         .await;
         note_renewal(&view, round.heard.iter().map(|(_, h)| h), steady);
@@ -771,6 +781,63 @@ mod tests {
         (p, Heard::Report(report))
     }
 
+    /// The rounds carry what each peer last answered "reachable" from one to the next
+    /// (`core::quorum::Remembered`): zone a of four, this node and two peers cut off together
+    /// (none certainly before it), the fourth reaching the API server in the first round and
+    /// silent in the second (its agent restarting).
+    #[tokio::test]
+    async fn a_peer_that_reached_the_api_server_and_falls_silent_still_counts_as_evidence() {
+        let peers = vec![peer("p1", "a"), peer("p2", "a"), peer("up", "a")];
+        let asker = |up_answers: bool| -> Asker {
+            Arc::new(
+                move |asked: Vec<Peer>, _lease, _zone: String, _pods| -> AskFuture {
+                    let heard = asked
+                        .into_iter()
+                        .map(|p| match p.node.as_str() {
+                            "up" if up_answers => answered(p, true, Duration::from_secs(2), None),
+                            "up" => (p, Heard::Silent),
+                            _ => answered(p, false, Duration::from_secs(33), None),
+                        })
+                        .collect();
+                    Box::pin(std::future::ready(heard))
+                },
+            )
+        };
+        let policy = kubelet_policy();
+        let zone = NodeZone::from_key("a", false);
+        let own = Duration::from_secs(35);
+        let ages = |_: &[(Peer, Heard)]| (own, own);
+        let round = async |ask: Asker, memory: &mut Remembered, sent_at: u64| {
+            ask_round(
+                Some(&ask),
+                &peers,
+                (&zone, false, &TaintReads::default(), &[]),
+                (10, true, &mut BTreeSet::new()),
+                (&policy, true),
+                &ages,
+                (memory, Duration::from_secs(sent_at)),
+            )
+            .await
+            .1
+        };
+        let mut memory = Remembered::default();
+        let first = round(asker(true), &mut memory, 200).await;
+        assert!(first.is_enforce(), "{first:?}");
+        // Three seconds later: the same memory still counts the silent peer's answer; a fresh one
+        // (a round with nothing before it) holds the partial disruption.
+        let second = round(asker(false), &mut memory, 203).await;
+        assert!(second.is_enforce(), "{second:?}");
+        assert!(
+            second.reason().contains("1 silent now said so"),
+            "{second:?}"
+        );
+        let fresh = round(asker(false), &mut Remembered::default(), 203).await;
+        assert!(fresh.is_hold(), "{fresh:?}");
+        // Its contact 16 s old, the answer no longer says so.
+        let late = round(asker(false), &mut memory, 214).await;
+        assert!(late.is_hold(), "{late:?}");
+    }
+
     #[tokio::test]
     async fn a_round_of_a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
         // Zone a: this node, cut off 13 s ago, and a1-a4, which all reach the API server, their
@@ -800,6 +867,7 @@ mod tests {
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
                 &fixed,
+                (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
             assert_eq!(round.tainted, tainted);
@@ -860,6 +928,7 @@ mod tests {
                 (50, true, &mut unable),
                 (policy, true),
                 fixed,
+                (&mut Remembered::default(), Duration::ZERO),
             )
             .await
         };
@@ -924,6 +993,7 @@ mod tests {
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
+            (&mut Remembered::default(), Duration::ZERO),
         )
         .await;
         assert_eq!(
@@ -985,6 +1055,7 @@ mod tests {
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
+                (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
         }
@@ -1047,6 +1118,7 @@ mod tests {
                 (50, true, &mut unable),
                 (&policy, true),
                 &ages,
+                (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
         }

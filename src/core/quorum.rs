@@ -165,6 +165,7 @@ pub fn round<'a>(
         own_silence_age: own_contact_age,
         heard,
         tainted: false,
+        silent_reaching: 0,
     }
 }
 
@@ -385,6 +386,13 @@ pub struct Fixes {
     /// cut off only 19 s after the controller deleted a pod). The agent's shell applies it; only
     /// the simulator reads this switch.
     pub unanswered_handed_on: bool,
+    /// A peer silent in a round answers for it what its latest answer "reachable" still says
+    /// ([`Remembered`]): that it reached the API server at that contact, while the contact is
+    /// within `unreachableAfter` (issue 22, seed 0x1a62: the one peer of a zone that reached the
+    /// API server was restarted; the three nodes cut off took its silence for no evidence of a
+    /// live control plane and held, and the controller deleted a pod 1.9 s before its node
+    /// stopped it). The agent's shell applies it; only the simulator reads this switch.
+    pub silent_remembered: bool,
 }
 
 impl Fixes {
@@ -416,6 +424,7 @@ impl Fixes {
         pods_read: true,
         taint_read_settles: true,
         unanswered_handed_on: true,
+        silent_remembered: true,
     };
 }
 
@@ -725,6 +734,67 @@ pub fn resumed_heard_bound<T: Ord + Copy>(
     }
 }
 
+/// What each peer last said of its reach, across the rounds of a run (docs/fence.md §5): which
+/// peers silent in a round gave an answer "reachable" that still says so.
+///
+/// A peer that answered "reachable" with its last contact `age` old, in a round sent at `t`,
+/// reached the API server at `t − age` or later (it answered after the round was sent). Until
+/// that contact is `unreachableAfter` old it would answer "reachable" again, whether or not its
+/// link held since ([`answer`]): it is what a peer that lost its link right after that answer
+/// says. So when such a peer is silent in a later round (its agent restarting, say, or the link
+/// to it lost), that answer still stands as evidence that a control plane was live after this
+/// node lost it ([`Round::silent_reaching`]), where silence alone is none. A later answer "cut
+/// off" replaces it. Only that evidence is carried over: the silent peer is counted as silent
+/// in everything else.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Remembered {
+    /// Per peer node: the earliest instant, on the caller's monotonic scale, its latest answer
+    /// "reachable" puts its contact at.
+    reached: std::collections::BTreeMap<String, Duration>,
+}
+
+impl Remembered {
+    /// Notes the answers of a round sent at `sent_at`.
+    pub fn note<'a>(
+        &mut self,
+        sent_at: Duration,
+        heard: impl IntoIterator<Item = &'a (Peer, Heard)>,
+    ) {
+        for (peer, h) in heard {
+            match h {
+                Heard::Report(r) if r.reachable => {
+                    let at = sent_at.saturating_sub(r.last_contact_age.unwrap_or(Duration::MAX));
+                    let known = self.reached.entry(peer.node.clone()).or_insert(at);
+                    *known = (*known).max(at);
+                }
+                Heard::Report(_) => {
+                    self.reached.remove(&peer.node);
+                }
+                Heard::Silent => {}
+            }
+        }
+    }
+
+    /// How many of the peers silent in a round sent at `sent_at` gave an answer "reachable" that
+    /// still says so ([`Round::silent_reaching`]).
+    pub fn reaching(
+        &self,
+        sent_at: Duration,
+        heard: &[(Peer, Heard)],
+        unreachable_after: Duration,
+    ) -> usize {
+        heard
+            .iter()
+            .filter(|(peer, h)| {
+                matches!(h, Heard::Silent)
+                    && self.reached.get(&peer.node).is_some_and(|at| {
+                        reaches(Some(sent_at.saturating_sub(*at)), unreachable_after)
+                    })
+            })
+            .count()
+    }
+}
+
 /// One round of questions: what this node knows of its zone and what its peers said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Round {
@@ -753,6 +823,12 @@ pub struct Round {
     /// This node's Node carried the unreachable NoExecute taint when last seen: the control
     /// plane judged it already, and a later partial disruption of its zone removes no taint.
     pub tainted: bool,
+    /// How many peers silent in this round answered "reachable" earlier in this run with a
+    /// contact that still says so ([`Remembered`]): as a peer answering "reachable" now, each
+    /// is evidence that a control plane was live after this node lost it. Counted for that
+    /// alone (the staggered expiry's and a tainted node's "some peer reaches the API server",
+    /// `Fixes::silent_remembered`).
+    pub silent_reaching: usize,
 }
 
 /// The quorum's answer: would the control plane evict this node's pods?
@@ -779,6 +855,13 @@ impl Round {
     /// ([`Round::tainted`]).
     pub fn tainted(mut self, tainted: bool) -> Round {
         self.tainted = tainted;
+        self
+    }
+
+    /// The round with `n` silent peers whose earlier answer "reachable" still says so
+    /// ([`Round::silent_reaching`]).
+    pub fn silent_reaching(mut self, n: usize) -> Round {
+        self.silent_reaching = n;
         self
     }
 }
@@ -1052,15 +1135,28 @@ fn counted(
             // Only a live control plane taints: a peer must say it reaches the API server (once
             // settled, it did after this node lost it). Without one, the nodes counted ready may
             // be silent ones in an outage of the whole control plane, where nothing is evicted.
-            let live = round.heard.iter().any(|(_, h)| reaching(h));
+            // A peer silent now whose earlier answer "reachable" still says so is the same
+            // evidence (`Remembered`).
+            let remembered = policy.fixes.silent_remembered && round.silent_reaching > 0;
+            let answering = round.heard.iter().any(|(_, h)| reaching(h));
+            let live = answering || remembered;
+            let evidence = if answering {
+                String::new()
+            } else {
+                format!(
+                    " (no peer answering says it reaches the API server, but {} silent now said so within the last {}s)",
+                    round.silent_reaching,
+                    policy.unreachable_after.as_secs()
+                )
+            };
             if policy.fixes.staggered_expiry && judged && live {
                 return enforce_when_settled(format!(
-                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but this node was tainted before: a partial disruption keeps taints already added"
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but this node was tainted before: a partial disruption keeps taints already added{evidence}"
                 ));
             }
             if policy.fixes.staggered_expiry && !disrupted_first && live {
                 return enforce_when_settled(format!(
-                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: it may have been tainted while the zone still counted as healthy, and a partial disruption keeps taints already added"
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: it may have been tainted while the zone still counted as healthy, and a partial disruption keeps taints already added{evidence}"
                 ));
             }
             return Verdict::Hold {

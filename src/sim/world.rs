@@ -500,6 +500,8 @@ struct Agent {
     started: Duration,
     /// The peers whose latest answer was not "reachable" (`quorum::note_unable`).
     unable: BTreeSet<String>,
+    /// What each peer last answered "reachable" (`quorum::Remembered`).
+    remembered: quorum::Remembered,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -1151,6 +1153,7 @@ impl World<'_> {
             started: self.now,
             unable: BTreeSet::new(),
             settled: BTreeSet::new(),
+            remembered: quorum::Remembered::default(),
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -2498,6 +2501,8 @@ impl World<'_> {
         if a.contact.last_contact.is_none() || !asked.is_empty() {
             quorum::note_unable(&mut a.unable, &heard);
         }
+        // As `agent::quorum`: which silent peers said "reachable" earlier, and still would.
+        a.remembered.note(now, heard.iter());
         self.read_renewal(i, a, &heard);
         let own = a.contact.last_contact.max(a.contact_before);
         // As the agent's quorum task reads it: the system clock against this run's wall scale,
@@ -2529,17 +2534,20 @@ impl World<'_> {
         let known = !mine.is_empty();
         let mut round = crate::core::zone::round(zone, mine, &heard, own_age)
             .silent_for(silence_age)
-            .tainted(tainted);
+            .tainted(tainted)
+            .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after));
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
             if !rest.is_empty() {
                 heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[], &[])));
+                a.remembered.note(now, heard.iter());
                 let (own_age, silence_age) = ages(&heard);
                 let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
                 round = crate::core::zone::round(zone, mine, &heard, own_age)
                     .silent_for(silence_age)
-                    .tainted(tainted);
+                    .tainted(tainted)
+                    .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after));
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
