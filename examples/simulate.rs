@@ -63,6 +63,9 @@ fn main() {
     let mut max_failing = 0u64;
     // --quiet: the summary only, not a line per failing scenario.
     let mut quiet = false;
+    // --agent-path-cuts: each scenario with cuts of an agent's own path to the API server, its
+    // kubelet's path up (`Scenario::with_agent_path_cuts`).
+    let mut agent_path_cuts = false;
     while let Some(a) = args.next() {
         let mut value = || {
             args.next()
@@ -80,6 +83,7 @@ fn main() {
             "--jobs" => jobs = parse(&value()).clamp(1, 256) as usize,
             "--max-failing" => max_failing = parse(&value()),
             "--quiet" => quiet = true,
+            "--agent-path-cuts" => agent_path_cuts = true,
             // The kubelet as the simulator modelled it until the fifth session: a failed Lease
             // renewal tried again on the usual cadence, not with the lease controller's backoff.
             "--kubelet-fixed-cadence" => {
@@ -133,13 +137,22 @@ fn main() {
                 "taint-read-settles" => settings.fixes.taint_read_settles = false,
                 "unanswered-handed-on" => settings.fixes.unanswered_handed_on = false,
                 "silent-remembered" => settings.fixes.silent_remembered = false,
+                "kubelet-heard-after" => settings.fixes.kubelet_heard_after = false,
                 other => usage(&format!("unknown fix {other:?}")),
             },
             other => usage(&format!("unknown argument {other:?}")),
         }
     }
+    let generate = |seed: u64| {
+        let s = Scenario::generate(seed);
+        if agent_path_cuts {
+            s.with_agent_path_cuts()
+        } else {
+            s
+        }
+    };
     if let Some(seed) = one {
-        let scenario = Scenario::generate(seed);
+        let scenario = generate(seed);
         let outcome = sim::run(&scenario, &settings, true);
         println!("{scenario}");
         for line in &outcome.timeline {
@@ -163,7 +176,7 @@ fn main() {
         };
         for k in 0..count {
             let seed = start.wrapping_add(k);
-            let scenario = Scenario::generate(seed);
+            let scenario = generate(seed);
             let with: Vec<_> = sim::run(&scenario, &fixed, false)
                 .violations
                 .iter()
@@ -212,8 +225,7 @@ fn main() {
                     if k >= count {
                         break;
                     }
-                    let outcome =
-                        sim::run(&Scenario::generate(start.wrapping_add(k)), settings, false);
+                    let outcome = sim::run(&generate(start.wrapping_add(k)), settings, false);
                     if tx.send((k, outcome)).is_err() {
                         break;
                     }
@@ -269,7 +281,7 @@ fn main() {
                 if stop_at_first {
                     stop.store(true, Ordering::Relaxed);
                     ran = k;
-                    let small = shrink(Scenario::generate(seed), &settings);
+                    let small = shrink(generate(seed), &settings);
                     let replay = sim::run(&small, &settings, true);
                     println!("shrunk:\n{small}");
                     for line in &replay.timeline {
@@ -322,7 +334,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after]"
     );
     std::process::exit(2)
 }

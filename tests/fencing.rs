@@ -10,7 +10,7 @@ use nodewarden::core::clock::Moment;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::fencing::{
     Cadence, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Waiting,
-    Write, next_renewal, next_wake,
+    Write, counted_with_kubelet, next_renewal, next_wake,
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
@@ -1181,4 +1181,33 @@ fn the_first_renewal_after_a_failure_is_followed_by_one_that_proves_the_kubelet_
     assert_eq!(next_renewal(renew, lag, true), lag);
     // An agent that renews the node's Lease itself has no lag to wait for.
     assert_eq!(next_renewal(renew, Duration::ZERO, true), renew);
+}
+
+#[test]
+fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
+    let s = Duration::from_secs;
+    let (renew, lag) = (s(10), Duration::from_millis(10_400));
+    // This run's own last contact at 100 s, its deadlines counted from 100 s.
+    let count =
+        |read: Option<u64>| counted_with_kubelet(s(100), Some(s(100)), read.map(s), renew, lag);
+    // A renewal up to a renew interval and a second after the contact proves nothing the
+    // contact does not: the kubelet may have renewed just before a cut this agent's next request
+    // found.
+    assert_eq!(count(None), s(100));
+    assert_eq!(count(Some(95)), s(100));
+    assert_eq!(count(Some(111)), s(100));
+    // Later, the kubelet was heard after this agent's requests had failed: the count is the
+    // renewal, given with the lag the plan takes off a contact.
+    assert_eq!(count(Some(112)), s(112) + lag);
+    assert_eq!(count(Some(140)), s(140) + lag);
+    // A count already later stays; with no contact of this run's own, the read is a heartbeat
+    // of its own kind (`Seen::heartbeat`) and nothing moves here.
+    assert_eq!(
+        counted_with_kubelet(s(200), Some(s(100)), Some(s(140)), renew, lag),
+        s(200)
+    );
+    assert_eq!(
+        counted_with_kubelet(s(100), None, Some(s(140)), renew, lag),
+        s(100)
+    );
 }

@@ -1003,6 +1003,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         held_at: Some((tokio::time::Instant::now(), SystemTime::now())),
         held_from: Some((tokio::time::Instant::now(), SystemTime::now())),
         kubelet_renewed: None,
+        kubelet_read: None,
         untainted_at: None,
         tainted_read: false,
         pods_read: None,

@@ -525,7 +525,8 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
         own_ages(Some(95), Some(50), 80, Some(71), &Fixes::ALL, age),
         (s(5), s(5))
     );
-    // Who is asked to read it: three, other zones first; nobody once this run has a contact.
+    // Who is asked to read it: three, other zones first; nobody when the round skips the read
+    // (as it skips listing pods when it asks about none).
     let peer = |node: &str, zone: &str| nodewarden::core::quorum::Peer {
         node: node.into(),
         address: "10.0.0.1:9843".parse().expect("address"),

@@ -348,6 +348,55 @@ fn a_node_alone_without_the_api_fences_on_time_and_the_others_kill_nothing() {
     );
 }
 
+/// n1's own path to the API server is cut while its node's Lease goes on being renewed, as a
+/// kubelet on a path of its own renews it (the packaged DaemonSet reaches the API server through
+/// the `kubernetes` Service, the kubelet through its kubeconfig): the control plane hears the
+/// node. Its peers read those renewals, later than n1's last contact by more than a renew
+/// interval, and its deadlines count from the latest (docs/fence.md §5, *The kubelet heard after
+/// this agent*): n1 stops nothing, and says why. Counting from its own last contact, as before,
+/// it stopped `n1-short` by the same bound as the test above.
+#[test]
+fn an_agent_cut_off_alone_while_its_kubelet_renews_stops_nothing() {
+    let tol = ENFORCED_TOLERATION;
+    let Some(mut lab) = started(tol) else {
+        return;
+    };
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    // As n1's kubelet: a renewal of its Lease every half second (its renew interval is 1 s
+    // here), bounded by a minute.
+    let stop = Arc::new(AtomicBool::new(false));
+    let renewer = {
+        let (api, stop) = (lab.server.api.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                let now = humantime::format_rfc3339_micros(SystemTime::now()).to_string();
+                let renewed = api.update_lease_as("kubelet", "kube-node-lease", "n1", |l| {
+                    l["spec"]["renewTime"] = Value::String(now);
+                });
+                assert!(renewed.is_ok(), "renewal: {renewed:?}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        })
+    };
+    // The bound by which the test above stops n1-short, and two seconds more.
+    let until = cut_at + GRACE + tol + Duration::from_secs(2);
+    let stopped = watch_pods(&mut lab, until);
+    stop.store(true, Ordering::Relaxed);
+    renewer.join().expect("renewer");
+    let log = lab.node(1).log();
+    assert!(
+        !stopped.contains_key("n1-short"),
+        "n1-short stopped though the node's Lease was renewed:\n{log}"
+    );
+    assert!(
+        log.contains("the kubelet reaches the API server while this agent's own requests fail"),
+        "{log}"
+    );
+    assert_only_stopped(&mut lab, &stopped, &[]);
+}
+
 /// n1, alone in its zone, is cut off from the API server while the four nodes of zone-a reach
 /// it. Its verdict (its whole zone cut off: `peers.wholeZoneCutOff`, enforce by default) would be
 /// pending until peers lost together with it would know (8.5 s after its last contact). Its Node

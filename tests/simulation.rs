@@ -1446,3 +1446,55 @@ fn a_peer_that_reached_the_api_server_is_still_evidence_when_it_falls_silent() {
     assert_timeline_says(0x1a62, "but 1 silent now said so within the last 15s");
     assert_timeline_says(0x1a62, "178.886s n1 kills pod 4");
 }
+
+/// Seed 0x1720 (the default model): n5's link to the API server was cut at 57.9 s and came back
+/// at 61.5 s. Its agent's request hung to its timeout and counted it cut off at 64.9 s, while
+/// its kubelet renewed the Lease on the returned link. The agent stopped pod 9 at 70.9 s, 20 ms
+/// before it reconnected, though the control plane never judged the node. Now every round has
+/// peers read the kubelet Lease, and a renewal later than the agent's own last contact by more
+/// than a renew interval and a second moves the deadlines (`Fixes::kubelet_heard_after`,
+/// `fencing::counted_with_kubelet`).
+#[test]
+fn a_kubelet_renewal_read_after_the_agents_own_requests_failed_moves_the_deadlines() {
+    let scenario = Scenario::generate(0x1720);
+    let mut reverted = Settings::default();
+    reverted.fixes.kubelet_heard_after = false;
+    assert_eq!(wrongful_stops(&scenario, &reverted), vec![9]);
+    assert_eq!(
+        wrongful_stops(&scenario, &Settings::default()),
+        Vec::<usize>::new()
+    );
+}
+
+/// Seed 0x52 with cuts of an agent's own path to the API server
+/// (`Scenario::with_agent_path_cuts`): n1's agent lost its path at 111.5 s for two minutes
+/// while its kubelet, on the node's own link, kept renewing. Cut off at 118.7 s, alone in its
+/// zone while the other zone reached the API server, it enforced at 133.7 s and stopped pods 3
+/// and 4 of a node the control plane never judged. Now its peers read the kubelet's renewals,
+/// each later than the agent's last contact, and no deadline comes due. Seed 0x1 likewise (n6's
+/// path cut at 269.9 s): pod 15 (30 s of SIGTERM grace, tolerating 4 s) is planned as on the
+/// taint, its SIGTERM a second before the kill, so each renewal read moves it again before it
+/// is sent (`FencePolicy::kubelet_heard`); with the whole grace it was sent before the next one
+/// was read.
+#[test]
+fn an_agent_whose_own_path_failed_stops_nothing_while_its_kubelet_is_heard() {
+    for (seed, node, stopped) in [(0x52, 1, vec![3, 4]), (0x1, 6, vec![15, 21])] {
+        let scenario = Scenario::generate(seed).with_agent_path_cuts();
+        assert!(
+            scenario
+                .events
+                .iter()
+                .any(|(_, e)| *e == Event::CutAgentPath(node))
+        );
+        let mut reverted = Settings::default();
+        reverted.fixes.kubelet_heard_after = false;
+        let mut before = wrongful_stops(&scenario, &reverted);
+        before.sort_unstable();
+        assert_eq!(before, stopped, "seed {seed:#x}");
+        assert_eq!(
+            wrongful_stops(&scenario, &Settings::default()),
+            Vec::<usize>::new(),
+            "seed {seed:#x}"
+        );
+    }
+}

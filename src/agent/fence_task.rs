@@ -352,6 +352,8 @@ pub async fn run(
         link,
         heartbeat: None,
         kubelet_read: None,
+        renewal_read: None,
+        counted_from_kubelet: None,
         node_read: false,
         reachable: false,
         on_taint: false,
@@ -473,7 +475,7 @@ pub async fn run(
             task.connected(&mut inputs, now).await;
         }
         if judged.cut_off || task.on_taint {
-            task.fence(now, judged.counted);
+            task.fence(now, judged.counted, seen.own);
         }
         task.scan_unlisted(judged.cut_off, now);
         let unlisted = &task.unlisted;
@@ -507,6 +509,13 @@ struct Task {
     /// This node's kubelet renewal as peers read it for this run (`QuorumView::kubelet_renewed`):
     /// counted as a heartbeat seen.
     kubelet_read: Option<Heartbeat>,
+    /// This node's kubelet renewal as peers read it in any round of this run
+    /// (`QuorumView::kubelet_read`): the deadlines count from it when it came after this run's
+    /// own requests failed (`core::fencing::counted_with_kubelet`).
+    renewal_read: Option<Heartbeat>,
+    /// The deadlines of this partition count from a kubelet renewal read after this run's own
+    /// requests failed, as logged.
+    counted_from_kubelet: Option<SystemTime>,
     /// A Node has been read from the channel.
     node_read: bool,
     /// Judged reachable at the last tick.
@@ -639,6 +648,12 @@ impl Task {
             let mut next = inputs.quorum.borrow_and_update().clone();
             if let Some((stamped, arrived)) = next.kubelet_renewed.take() {
                 self.kubelet_read = Some(Heartbeat {
+                    stamped,
+                    arrived: self.clock.mono_of(arrived),
+                });
+            }
+            if let Some((stamped, arrived)) = next.kubelet_read.take() {
+                self.renewal_read = Some(Heartbeat {
                     stamped,
                     arrived: self.clock.mono_of(arrived),
                 });
@@ -791,6 +806,7 @@ impl Task {
                 reach.set_cut_off(None);
                 self.steps.clear();
                 self.logged_verdict = None;
+                self.counted_from_kubelet = None;
                 // The plans' metrics go back to a partition starting now.
                 self.refreshed = false;
                 self.durability.changed();
@@ -951,14 +967,40 @@ impl Task {
 
     /// Cut off, or fencing on the taint (`Task::on_taint`): plan every pod from the last contact
     /// and take the steps due. `counted`: the contact the deadlines count from
-    /// (`Judged::counted`).
-    fn fence(&mut self, now: Moment, counted: Option<Duration>) {
-        let Some(contact) = counted else {
+    /// (`Judged::counted`), moved to a renewal of the kubelet peers read when it came after this
+    /// run's own requests (its last contact: `own`) stopped reaching the API server
+    /// (`core::fencing::counted_with_kubelet`).
+    fn fence(&mut self, now: Moment, counted: Option<Duration>, own: Option<Duration>) {
+        let Some(counted) = counted else {
             return;
         };
+        let read = self.renewal_read.filter(|_| !self.on_taint);
+        let contact = crate::core::fencing::counted_with_kubelet(
+            counted,
+            own,
+            read.map(|h| h.contact(now)),
+            self.settings.renew,
+            self.policy.kubelet_lag,
+        );
+        if contact > counted
+            && let Some(h) = read
+            && self.counted_from_kubelet != Some(h.stamped)
+        {
+            if self.counted_from_kubelet.is_none() {
+                log::warn!(
+                    "peers read this node's kubelet Lease renewed {:.1}s after this agent's last contact: the kubelet reaches the API server while this agent's own requests fail (its path to the API server is not the node's); the fence counts its deadlines from that renewal",
+                    h.contact(now)
+                        .saturating_sub(own.unwrap_or_default())
+                        .as_secs_f64()
+                );
+            }
+            self.counted_from_kubelet = Some(h.stamped);
+        }
         let untainted = self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t));
         let (verdict, policy) = if self.on_taint {
             (QuorumVerdict::Tainted { untainted }, self.policy.on_taint())
+        } else if contact > counted {
+            (self.planning(untainted), self.policy.kubelet_heard())
         } else {
             (self.planning(untainted), self.policy)
         };

@@ -112,6 +112,10 @@ pub struct QuorumView {
     /// of its own (`core::quorum::kubelet_renewal`), and when the answer came: the fence counts
     /// from it as from a Ready heartbeat seen. Not persisted.
     pub kubelet_renewed: Option<(SystemTime, Instant)>,
+    /// This node's kubelet renewal as peers last read it in any round of this run, and when the
+    /// answer came: the fence counts from it when it came after this run's own requests failed
+    /// (`core::fencing::counted_with_kubelet`). Not persisted.
+    pub kubelet_read: Option<(SystemTime, Instant)>,
     /// When the latest round of this run was sent in which a peer that reaches the API server
     /// read this node's Node without the unreachable taint (`core::quorum::TaintReads`): the
     /// fence counts no deadline from before it. Not persisted: a restart counts without it, as
@@ -226,6 +230,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         held_at,
         held_from,
         kubelet_renewed: None,
+        kubelet_read: None,
         untainted_at: None,
         tainted_read: false,
         pods_read: None,
@@ -279,9 +284,9 @@ fn zone_of(node: &Node) -> NodeZone {
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
 /// node holds (`core::quorum::decide_or_ask`).
 ///
-/// This node's two ages come from `ages`, given what the peers said: a restarted agent with no
-/// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
-/// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
+/// Every round asks a few peers to read this node's kubelet Lease (`core::quorum::lease_readers`).
+/// This node's two ages come from `ages`, given what the peers said: for a restarted agent with
+/// no contact of its own, what they read bounds when it was last heard. `seen`:
 /// its Node carried the unreachable taint when last seen; with what the peers read of it, this
 /// round's or earlier ones (`reads`), whether the round is of a node tainted
 /// (`core::quorum::round_tainted`). A peer silent in it answers what its latest answer
@@ -290,7 +295,7 @@ async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
     (zone, seen, reads, pods): (&NodeZone, bool, &TaintReads, &[String]),
-    (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
+    (ask_at_most, unable): (usize, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
     (remembered, sent_at): (&mut Remembered, Duration),
@@ -298,7 +303,7 @@ async fn ask_round(
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => {
             let chosen = select(peers, &zone.listed, ask_at_most);
-            let lease = lease_readers(&chosen, &zone.listed, has_contact, unable);
+            let lease = lease_readers(&chosen, &zone.listed, false, unable);
             // As few peers list this node's pods as read its Lease, chosen alike: each list is
             // of every pod bound to this node.
             let listers = lease_readers(&chosen, &zone.listed, pods.is_empty(), unable);
@@ -306,11 +311,9 @@ async fn ask_round(
         }
         _ => Vec::new(),
     };
-    // Only a run with no contact of its own has its Lease read, and only a round that asks
-    // about pods has them listed (`lease_readers`).
-    if !has_contact || !pods.is_empty() {
-        note_unable(unable, &heard);
-    }
+    // Every round has the Lease read (`lease_readers`): who could read it decides who is asked
+    // first next time.
+    note_unable(unable, &heard);
     remembered.note(sent_at, heard.iter());
     let (own_contact_age, own_silence_age) = ages(&heard);
     let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
@@ -389,7 +392,13 @@ async fn probe_at_start(
     note_unable(unable, &heard);
     let now = Instant::now();
     let steady = steady_now(clock, inputs.previous_scale);
-    note_renewal(view, heard.iter().map(|(_, h)| h), steady);
+    let steady_run = steady_now(clock, clock.scale());
+    note_renewal(
+        view,
+        heard.iter().map(|(_, h)| h),
+        (steady, steady_run),
+        false,
+    );
     let heard = heard.iter().map(|(_, h)| h);
     let after = policy.unheard_after;
     if let Some(age) = crate::core::quorum::kubelet_unheard(heard, clock.at(now), steady, after) {
@@ -399,29 +408,38 @@ async fn probe_at_start(
 
 /// Whether the node's system clock has read as this run's wall scale since the previous run's
 /// last write (`previous`, its contact file's scale): a kubelet renewal its peers read is then
-/// placed on this run's clock (`core::clock::steady`).
+/// placed on this run's clock (`core::clock::steady`). With `previous` this run's own scale, since
+/// this run began: enough for a renewal stamped after this run's own last contact.
 fn steady_now(clock: &Clock, previous: Option<crate::core::clock::Scale>) -> bool {
     let system_offset = crate::core::clock::wall_offset_ms(clock.now().wall, SystemTime::now());
     crate::core::clock::steady(clock.scale(), previous, system_offset)
 }
 
 /// Keeps in the view the latest kubelet renewal the peers read for this run, for the fence to
-/// count from (`core::quorum::kubelet_renewal`).
+/// count from (`core::quorum::kubelet_renewal`): as a heartbeat seen while this run has had no
+/// contact of its own (`has_contact` false; placed on this run's clock when `steady` since the
+/// previous run's last write), and from any round for the fence to count from when it came after
+/// this run's own requests failed (`QuorumView::kubelet_read`; stamped during this run, placed
+/// when the clock held `steady_run` since this run began).
 fn note_renewal<'a>(
     view: &watch::Sender<QuorumView>,
-    heard: impl IntoIterator<Item = &'a Heard>,
-    steady: bool,
+    heard: impl IntoIterator<Item = &'a Heard> + Clone,
+    (steady, steady_run): (bool, bool),
+    has_contact: bool,
 ) {
-    let Some(renewed) = crate::core::quorum::kubelet_renewal(heard, steady) else {
-        return;
-    };
     let arrived = Instant::now();
+    let read = crate::core::quorum::kubelet_renewal(heard.clone(), steady_run);
+    let renewed = crate::core::quorum::kubelet_renewal(heard, steady).filter(|_| !has_contact);
+    let later = |kept: Option<(SystemTime, Instant)>, new: Option<SystemTime>| {
+        new.filter(|n| kept.is_none_or(|(t, _)| t < *n))
+            .map(|n| (n, arrived))
+    };
     view.send_if_modified(|v| {
-        if v.kubelet_renewed.is_some_and(|(t, _)| t >= renewed) {
-            return false;
-        }
-        v.kubelet_renewed = Some((renewed, arrived));
-        true
+        let read = later(v.kubelet_read, read);
+        let renewed = later(v.kubelet_renewed, renewed);
+        v.kubelet_read = read.or(v.kubelet_read);
+        v.kubelet_renewed = renewed.or(v.kubelet_renewed);
+        read.is_some() || renewed.is_some()
     });
 }
 
@@ -609,13 +627,18 @@ pub async fn run(
             inputs.ask.as_ref(),
             &peers,
             (&zone, tainted, &reads, &asked),
-            (ask_at_most, this_run.is_some(), &mut unable),
+            (ask_at_most, &mut unable),
             (&policy, known),
             &ages,
             (&mut remembered, mono(now)),
         )
         .await;
-        note_renewal(&view, round.heard.iter().map(|(_, h)| h), steady);
+        note_renewal(
+            &view,
+            round.heard.iter().map(|(_, h)| h),
+            (steady, steady_now(&clock, clock.scale())),
+            this_run.is_some(),
+        );
         if let Some(k) =
             kubelet(&mut round.heard.iter().map(|(_, h)| h)).filter(|k| *k < inputs.heard_bound)
             && kubelet_logged != Some(k)
@@ -812,7 +835,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 (&zone, false, &TaintReads::default(), &[]),
-                (10, true, &mut BTreeSet::new()),
+                (10, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
                 (memory, Duration::from_secs(sent_at)),
@@ -864,7 +887,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 (&zone, tainted, &TaintReads::default(), &[]),
-                (10, true, &mut BTreeSet::new()),
+                (10, &mut BTreeSet::new()),
                 (&policy, true),
                 &fixed,
                 (&mut Remembered::default(), Duration::ZERO),
@@ -925,7 +948,7 @@ mod tests {
                 Some(ask),
                 peers,
                 (zone, false, &TaintReads::default(), &[]),
-                (50, true, &mut unable),
+                (50, &mut unable),
                 (policy, true),
                 fixed,
                 (&mut Remembered::default(), Duration::ZERO),
@@ -990,7 +1013,7 @@ mod tests {
             Some(&ask),
             &peers,
             (&zone, false, &TaintReads::default(), &[]),
-            (2, true, &mut BTreeSet::new()),
+            (2, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
             (&mut Remembered::default(), Duration::ZERO),
@@ -1004,10 +1027,11 @@ mod tests {
         assert!(!v.is_hold(), "{v:?}");
     }
 
-    /// A round of a run with no contact of its own asks three peers, other zones first, to read
-    /// its kubelet Lease, and its ages see what they read; a run with a contact asks none.
+    /// Every round asks three peers, other zones first, to read this node's kubelet Lease, and
+    /// its ages see what they read (a run with a contact of its own too, since the twenty-third
+    /// session: `core::fencing::counted_with_kubelet`).
     #[tokio::test]
-    async fn a_round_without_contact_asks_three_peers_to_read_its_kubelet_lease() {
+    async fn every_round_asks_three_peers_to_read_its_kubelet_lease() {
         use std::sync::Mutex;
         let renewed = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let mut peers: Vec<Peer> = (1..4).map(|i| peer(&format!("a{i}"), "a")).collect();
@@ -1047,12 +1071,12 @@ mod tests {
             read.lock().expect("read").push(latest);
             (Duration::from_secs(40), Duration::from_secs(40))
         };
-        for has_contact in [false, true] {
+        for _ in 0..2 {
             ask_round(
                 Some(&ask),
                 &peers,
                 (&zone, false, &TaintReads::default(), &[]),
-                (50, has_contact, &mut BTreeSet::new()),
+                (50, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
                 (&mut Remembered::default(), Duration::ZERO),
@@ -1069,8 +1093,8 @@ mod tests {
                     .collect()
             })
             .collect();
-        assert_eq!(flagged, [vec!["a1", "b0", "b1"], vec![]]);
-        assert_eq!(*read.lock().expect("read"), [Some(renewed), None]);
+        assert_eq!(flagged, [vec!["a1", "b0", "b1"], vec!["a1", "b0", "b1"]]);
+        assert_eq!(*read.lock().expect("read"), [Some(renewed), Some(renewed)]);
     }
 
     /// A round with pods to ask about (`core::unlisted`) asks three of its peers to list them,
@@ -1115,7 +1139,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 (&zone, false, &TaintReads::default(), pods),
-                (50, true, &mut unable),
+                (50, &mut unable),
                 (&policy, true),
                 &ages,
                 (&mut Remembered::default(), Duration::ZERO),

@@ -160,6 +160,17 @@ impl FencePolicy {
             ..*self
         }
     }
+
+    /// The policy of a plan counted from a kubelet renewal read after this agent's own requests
+    /// failed (`core::fencing::counted_with_kubelet`, docs/fence.md §5): as [`Self::on_taint`],
+    /// the pod stopped as late as it can be. The kubelet reaches the API server, and each of its
+    /// renewals (every renew interval) that a round reads moves the deadlines again; a SIGTERM a
+    /// whole grace period early would come before the next one is read, and stop pods the
+    /// control plane keeps. Should the kubelet go silent after the renewal read, the kill still
+    /// comes by the deletion.
+    pub fn kubelet_heard(&self) -> FencePolicy {
+        self.on_taint()
+    }
 }
 
 /// How much earlier than the agent's last contact the kubelet's Lease may last have been renewed.

@@ -303,6 +303,38 @@ pub const UNANSWERED_RECORD_EVERY: Duration = Duration::from_secs(1);
 /// interval (`agent::heartbeat`): the kubelet retries at once too (docs/fence.md §2).
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
+/// The contact the fence's deadlines count from, given the latest renewal of this node's kubelet
+/// Lease its peers read (`read`, on the monotonic scale, `quorum::RENEWAL_SLACK` earlier than its
+/// `renewTime`; docs/fence.md §5, *The kubelet heard after this agent*): `counted`
+/// (`Link::counted`), unless that renewal came more than a renew interval and a second after this
+/// run's own last contact (`own`).
+///
+/// This agent sends its next request a renew interval after a contact at most, and on a link it
+/// shares with the kubelet that request finds the link up if the kubelet could store a renewal
+/// later. A renewal stored after it therefore proves that the kubelet reached the API server
+/// after this agent's own requests failed: this agent's path is not the node's (the packaged
+/// DaemonSet reaches the API server through the `kubernetes` Service, the kubelet through its
+/// kubeconfig; or an API priority level throttles this agent's requests alone), or the link came
+/// back for a moment this agent did not catch. Either way the control plane heard the node then,
+/// and judges it no sooner than a grace period after it: the deadlines count from that renewal
+/// (the plan takes `kubelet_lag` off the contact it is given, so it is given the renewal plus
+/// that lag). A renewal no later than that proves nothing this run's contact does not, and the
+/// count stands.
+pub fn counted_with_kubelet(
+    counted: Duration,
+    own: Option<Duration>,
+    read: Option<Duration>,
+    renew: Duration,
+    kubelet_lag: Duration,
+) -> Duration {
+    match (own, read) {
+        (Some(own), Some(k)) if k > own + renew + crate::core::quorum::ANSWERED_WITHIN => {
+            counted.max(k + kubelet_lag)
+        }
+        _ => counted,
+    }
+}
+
 /// While a renewal sent after a failure is not answered, the API server is probed this often (a
 /// read of the Lease, bounded by this too); once a probe is answered the hung renewal is dropped
 /// and another goes out at once, not on its connection (`agent::heartbeat`, docs/fence.md §2). A

@@ -393,6 +393,11 @@ pub struct Fixes {
     /// live control plane and held, and the controller deleted a pod 1.9 s before its node
     /// stopped it). The agent's shell applies it; only the simulator reads this switch.
     pub silent_remembered: bool,
+    /// A kubelet renewal peers read after this run's own requests stopped reaching the API
+    /// server moves the deadlines (`fencing::counted_with_kubelet`, and every round asks for the
+    /// read): the kubelet's path to the API server is not the agent's. The agent's shell applies
+    /// it; only the simulator reads this switch.
+    pub kubelet_heard_after: bool,
 }
 
 impl Fixes {
@@ -425,6 +430,7 @@ impl Fixes {
         taint_read_settles: true,
         unanswered_handed_on: true,
         silent_remembered: true,
+        kubelet_heard_after: true,
     };
 }
 
@@ -597,9 +603,8 @@ pub const LEASE_READERS: usize = 3;
 pub const RENEWAL_SLACK: Duration = crate::core::clock::STEADY_WITHIN;
 
 /// Which of a round's peers (`asked`, in the order asked) are asked to read this node's kubelet
-/// Lease for it, as one flag per peer: none while this run has a contact of its own (that
-/// contact is the latest moment the node may have been heard); otherwise up to
-/// [`LEASE_READERS`], those of other zones first (a partition that cut this node off took its
+/// Lease for it (or, alike, to list its pods), as one flag per peer: none when `skip`;
+/// otherwise up to [`LEASE_READERS`], those of other zones first (a partition that cut this node off took its
 /// own zone's peers with it more often than any other zone's), and those whose latest answer
 /// was not "reachable" (`unable`, [`note_unable`]) after every other: only a peer that reaches
 /// the API server reads it (issue 22, seed 0xd6b: the three first of a zone of six were cut off,
@@ -608,11 +613,11 @@ pub const RENEWAL_SLACK: Duration = crate::core::clock::STEADY_WITHIN;
 pub fn lease_readers(
     asked: &[Peer],
     zone: &str,
-    has_contact: bool,
+    skip: bool,
     unable: &BTreeSet<String>,
 ) -> Vec<bool> {
     let mut flags = vec![false; asked.len()];
-    if has_contact {
+    if skip {
         return flags;
     }
     let able = |i: &usize| !unable.contains(&asked[*i].node);

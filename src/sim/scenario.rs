@@ -25,6 +25,14 @@ pub enum Event {
     /// The node's link to its peers goes down or comes back.
     CutPeers(usize),
     HealPeers(usize),
+    /// The agent's own path to the API server goes down (its requests hang, or are refused
+    /// where the node's dead links refuse) while the node's link, the kubelet's, stays up; or it
+    /// comes back. The packaged DaemonSet reaches the API server through the `kubernetes`
+    /// Service (kube-proxy, the pod network), the kubelet through its kubeconfig; and an API
+    /// priority level can throttle one client's requests alone (429). Only
+    /// [`Scenario::with_agent_path_cuts`] draws these.
+    CutAgentPath(usize),
+    HealAgentPath(usize),
     /// The API server stops answering anyone (the controllers with it), or answers again.
     ApiDown,
     ApiUp,
@@ -281,6 +289,25 @@ impl Scenario {
         }
     }
 
+    /// The same scenario with one or two cuts of an agent's own path to the API server
+    /// ([`Event::CutAgentPath`]), each of 20 s to 2.5 min on a random node, drawn from a stream
+    /// of the seed's own so that the scenario's other events stay as [`Scenario::generate`] drew
+    /// them (`simulate --agent-path-cuts`).
+    pub fn with_agent_path_cuts(mut self) -> Scenario {
+        let mut r = Rng::new(self.seed ^ 0x6167_656e_7470_6174);
+        let n = self.nodes() as u64;
+        let span = self.length.as_millis() as u64;
+        for _ in 0..1 + r.below(2) {
+            let node = r.below(n) as usize;
+            let start = Duration::from_millis(30_000 + r.below(span.saturating_sub(90_000).max(1)));
+            let end = start + Duration::from_millis(20_000 + r.below(130_000));
+            self.events.push((start, Event::CutAgentPath(node)));
+            self.events.push((end, Event::HealAgentPath(node)));
+        }
+        self.events.sort_by_key(|(t, _)| *t);
+        self
+    }
+
     /// Smaller scenarios that may still fail: each event (with its pair, for a cut and its heal)
     /// or pod left out in turn, for a caller that keeps the first that still fails.
     pub fn shrunk(&self) -> Vec<Scenario> {
@@ -292,6 +319,7 @@ impl Scenario {
             let pair = match e {
                 Event::CutApi(n) => Some(Event::HealApi(n)),
                 Event::CutPeers(n) => Some(Event::HealPeers(n)),
+                Event::CutAgentPath(n) => Some(Event::HealAgentPath(n)),
                 Event::ApiDown => Some(Event::ApiUp),
                 _ => None,
             };
@@ -300,7 +328,10 @@ impl Scenario {
             {
                 s.events.remove(j);
             }
-            if matches!(e, Event::HealApi(_) | Event::HealPeers(_) | Event::ApiUp) {
+            if matches!(
+                e,
+                Event::HealApi(_) | Event::HealPeers(_) | Event::HealAgentPath(_) | Event::ApiUp
+            ) {
                 continue;
             }
             out.push(s);

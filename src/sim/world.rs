@@ -502,6 +502,8 @@ struct Agent {
     unable: BTreeSet<String>,
     /// What each peer last answered "reachable" (`quorum::Remembered`).
     remembered: quorum::Remembered,
+    /// The latest kubelet renewal the peers read in any round (`fencing::counted_with_kubelet`).
+    renewal_read: Option<Heartbeat>,
 }
 
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
@@ -529,6 +531,9 @@ struct World<'a> {
     seq: u64,
     api_link: Vec<bool>,
     peer_link: Vec<bool>,
+    /// Per node: its agent's own path to the API server is up (`Event::CutAgentPath`); the
+    /// kubelet's is `api_link`.
+    agent_path: Vec<bool>,
     /// When the API server last went down for everyone, while it is down: with two outages
     /// drawn overlapping, the later start (the control plane counts its restart from the
     /// earlier, `ControlPlane::api_down`).
@@ -836,6 +841,7 @@ fn run_as(
         seq: 0,
         api_link: vec![true; n],
         peer_link: vec![true; n],
+        agent_path: vec![true; n],
         api_down_since: None,
         agents: vec![None; n],
         disks: vec![Disk::default(); n],
@@ -976,11 +982,19 @@ impl World<'_> {
         self.cp.api_up() && self.api_link[node]
     }
 
+    /// Whether `node`'s agent reaches the API server: its node's link and its own path
+    /// (`Event::CutAgentPath`).
+    fn agent_reaches(&self, node: usize) -> bool {
+        self.reaches_api(node) && self.agent_path[node]
+    }
+
     /// How long a request of `node`'s that the API server does not answer takes to fail: its
     /// `timeout` through a link that hangs (and while the API server is down for everyone), a
-    /// moment through its own dead link when that link refuses.
-    fn request_time(&self, node: usize, timeout: Duration) -> Duration {
-        if !self.api_link[node] && self.s.refuses(node) {
+    /// moment through its own dead link when that link refuses. `agent`: a request of the
+    /// agent's, whose own path may be the dead one.
+    fn request_time(&self, node: usize, timeout: Duration, agent: bool) -> Duration {
+        let dead = !self.api_link[node] || (agent && !self.agent_path[node]);
+        if dead && self.s.refuses(node) {
             Duration::from_millis(30)
         } else {
             timeout
@@ -1104,7 +1118,7 @@ impl World<'_> {
             gate.held_at = held_at.map(|w| now.mono_at(w));
             gate.held_from = held_from.map(|w| now.mono_at(w));
         }
-        let list_blocked_until = (!self.reaches_api(i)).then_some(self.now + self.set.list_hang);
+        let list_blocked_until = (!self.agent_reaches(i)).then_some(self.now + self.set.list_hang);
         let agent = Agent {
             run,
             wall_offset,
@@ -1123,7 +1137,7 @@ impl World<'_> {
             steps: Steps::default(),
             durability: Durability::new(),
             fenced: disk.fenced.clone(),
-            known: if self.reaches_api(i) {
+            known: if self.agent_reaches(i) {
                 self.api_view(i, self.watched_at(i))
             } else {
                 disk.pods.clone()
@@ -1133,7 +1147,7 @@ impl World<'_> {
             cut_off: false,
             plans: Vec::new(),
             // A view taken from the API at the start is current; one from disk is not.
-            view_at: self.reaches_api(i).then(|| self.watched_at(i)),
+            view_at: self.agent_reaches(i).then(|| self.watched_at(i)),
             renewals: 0,
             failing: false,
             after_probe: false,
@@ -1141,7 +1155,7 @@ impl World<'_> {
             askers: Vec::new(),
             reads: quorum::TaintReads::default(),
             on_taint: false,
-            taint_view: if self.reaches_api(i) {
+            taint_view: if self.agent_reaches(i) {
                 self.taint_at(i, self.watched_at(i))
                     .map(|t| (t, Some(self.now)))
             } else {
@@ -1154,6 +1168,7 @@ impl World<'_> {
             unable: BTreeSet::new(),
             settled: BTreeSet::new(),
             remembered: quorum::Remembered::default(),
+            renewal_read: None,
         };
         self.agents[i] = Some(agent);
         // The agents' first start is spread over a renew interval, as a cluster's are; a
@@ -1206,7 +1221,7 @@ impl World<'_> {
                         (Duration::from_millis(100) * (1 << (failures - 5).min(10)))
                             .min(Duration::from_secs(7))
                     };
-                    self.now + self.request_time(i, self.set.kubelet_timeout) + sleep
+                    self.now + self.request_time(i, self.set.kubelet_timeout, false) + sleep
                 } else {
                     self.now + self.set.renew + jitter
                 };
@@ -1236,10 +1251,10 @@ impl World<'_> {
                     a.after_probe = false;
                     probed
                 });
-                if self.reaches_api(i) {
+                if self.agent_reaches(i) {
                     self.at(sent + Duration::from_millis(20), answer(true));
                 } else {
-                    let fails = self.request_time(i, self.set.request_timeout);
+                    let fails = self.request_time(i, self.set.request_timeout, true);
                     self.at(sent + fails, answer(false));
                     if let Some(every) = self.set.probe.filter(|e| probed && *e < fails) {
                         if let Some(a) = self.agents[i].as_mut() {
@@ -1258,7 +1273,7 @@ impl World<'_> {
                     return;
                 }
                 self.out.probes += 1;
-                if self.reaches_api(i) {
+                if self.agent_reaches(i) {
                     // Answered (a read: no proof of contact by itself): renew now.
                     self.renew_after_read(i, run);
                 } else if let Some(every) = self.set.probe {
@@ -1328,8 +1343,8 @@ impl World<'_> {
                 // As `agent::quorum`: a cut-off agent reads its Lease, bounded by
                 // `NUDGE_PROBE`; answered, the heartbeat renews at once (a renewal hung after a
                 // failure is dropped, as for a probe's answer); otherwise it asks its peers.
-                let probe = self.request_time(i, fencing::NUDGE_PROBE);
-                let reaches = self.reaches_api(i);
+                let probe = self.request_time(i, fencing::NUDGE_PROBE, true);
+                let reaches = self.agent_reaches(i);
                 let Some(a) = self.agents[i]
                     .as_mut()
                     .filter(|a| a.run == run && a.cut_off)
@@ -1555,7 +1570,7 @@ impl World<'_> {
             }
             self.now + STATUS_EVERY + jitter
         } else {
-            let failed = self.now + self.request_time(node, self.set.kubelet_timeout);
+            let failed = self.now + self.request_time(node, self.set.kubelet_timeout, false);
             if tried + 1 < STATUS_TRIES {
                 self.at(failed, Ev::KubeletStatus(node, tried + 1));
                 return;
@@ -1598,7 +1613,13 @@ impl World<'_> {
         // A controller-manager restarted after an outage runs once it leads; until then it is
         // judged as the API server down.
         let running = self.cp.running(self.now);
-        if !self.cp.holds(node) && running {
+        // That excuse needs a partition: a node whose link to the API server held for the
+        // minute before the stop (its agent's own path cut, `Event::CutAgentPath`) had its
+        // kubelet heard all along, and its stop is judged.
+        let partitioned = self
+            .unheard_until(node, sigterm)
+            .is_some_and(|t| sigterm <= t + Duration::from_secs(60));
+        if !self.cp.holds(node) && running && partitioned {
             return;
         }
         if let (false, Some(taint)) = (running, self.cp.taint(node)) {
@@ -1963,6 +1984,31 @@ impl World<'_> {
         back
     }
 
+    /// The latest instant by `at` at which `node`'s link to the API server, or the API server
+    /// for everyone, was down (`at` itself while it is); `None` when neither ever was.
+    fn unheard_until(&self, node: usize, at: Duration) -> Option<Duration> {
+        let (mut link, mut server, mut until) = (true, true, None);
+        for (t, e) in &self.s.events {
+            let t = ORIGIN + *t;
+            if t > at {
+                break;
+            }
+            let was = link && server;
+            match e {
+                Event::CutApi(x) | Event::HealApi(x) if *x == node => {
+                    link = matches!(e, Event::HealApi(_))
+                }
+                Event::ApiDown => server = false,
+                Event::ApiUp => server = true,
+                _ => {}
+            }
+            if !was && link && server {
+                until = Some(t);
+            }
+        }
+        if !(link && server) { Some(at) } else { until }
+    }
+
     fn last_cut(&self, node: usize, upto: Duration) -> Option<Duration> {
         let (mut link, mut server, mut cut) = (true, true, None);
         for (t, e) in &self.s.events {
@@ -1996,6 +2042,11 @@ impl World<'_> {
             }
             Event::CutPeers(i) => self.peer_link[i] = false,
             Event::HealPeers(i) => self.peer_link[i] = true,
+            Event::CutAgentPath(i) => self.agent_path[i] = false,
+            Event::HealAgentPath(i) => {
+                self.agent_path[i] = true;
+                self.refresh_view(i);
+            }
             Event::ApiDown => {
                 self.api_down_since = Some(self.now);
                 self.cp.api_down(self.now);
@@ -2098,7 +2149,7 @@ impl World<'_> {
     fn refresh_view(&mut self, i: usize) {
         let now = self.now;
         let changed = self.pods_changed[i];
-        if !self.reaches_api(i)
+        if !self.agent_reaches(i)
             || self.agents[i].as_ref().is_none_or(|a| {
                 a.list_blocked_until.is_some_and(|t| now < t)
                     || (a.list_blocked_until.is_none() && a.view_at.is_some_and(|v| v >= changed))
@@ -2241,6 +2292,25 @@ impl World<'_> {
             // And, if earlier, the latest round before the peers read the taint that read the
             // Node without it.
             let tainted = fence_plan::taint_counted(own, a.reads.tainted_from());
+            // As `agent::fence_task`: a kubelet renewal the peers read after this run's own
+            // requests stopped reaching the API server moves the count.
+            let read = a
+                .renewal_read
+                .filter(|_| !on_taint && set.fixes.kubelet_heard_after)
+                .map(|h| h.contact(moment_off(now, a.wall_offset)));
+            let counted = contact;
+            let contact = fencing::counted_with_kubelet(
+                counted,
+                a.contact.last_contact,
+                read,
+                set.renew,
+                set.kubelet_lag,
+            );
+            let policy = if contact > counted {
+                policy.kubelet_heard()
+            } else {
+                policy
+            };
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
@@ -2317,7 +2387,7 @@ impl World<'_> {
             next.push(t);
         }
         // A change of the API's pods its watch has not delivered yet (`pods_changed_on`).
-        if self.reaches_api(i) && a.view_at.is_some_and(|v| v < self.pods_changed[i]) {
+        if self.agent_reaches(i) && a.view_at.is_some_and(|v| v < self.pods_changed[i]) {
             next.push(self.pods_changed[i] + self.s.agent_lag(i));
         }
         let run = a.run;
@@ -2366,17 +2436,17 @@ impl World<'_> {
                         );
                         if lease.get(k).copied().unwrap_or(false)
                             && r.reachable
-                            && self.reaches_api(j)
+                            && self.agent_reaches(j)
                         {
                             r.kubelet_renewed = self.kubelet_renew_time[i];
                         }
                         // Every question asks for this node's Node (`peer::ask_all_reading`;
                         // a build before `taint_read` asked for none).
-                        if self.set.fixes.taint_read && r.reachable && self.reaches_api(j) {
+                        if self.set.fixes.taint_read && r.reachable && self.agent_reaches(j) {
                             r.node_tainted = Some(self.cp.taint(i).is_some());
                         }
                         let lists = listers.get(k).copied().unwrap_or(false);
-                        if lists && !pods.is_empty() && r.reachable && self.reaches_api(j) {
+                        if lists && !pods.is_empty() && r.reachable && self.agent_reaches(j) {
                             let listed = self.pods.iter().filter(|p| {
                                 p.node == i
                                     && p.created <= now
@@ -2436,6 +2506,23 @@ impl World<'_> {
     /// As `agent::quorum`'s `note_renewal` and the fence task: the latest kubelet renewal the
     /// peers read for this run counts as a heartbeat seen (`quorum::kubelet_renewal`).
     fn read_renewal(&self, i: usize, a: &mut Agent, heard: &[(Peer, Heard)]) {
+        // Stamped during this run, for the count (`fencing::counted_with_kubelet`): placed when
+        // the clock held since this run began.
+        let scale = scale_of(i, a.wall_offset);
+        let offset = self.clock_offset[i].saturating_sub(a.wall_offset);
+        let steady_run = crate::core::clock::steady(scale, scale, offset);
+        if let Some(stamped) = quorum::kubelet_renewal(heard.iter().map(|(_, h)| h), steady_run)
+            && a.renewal_read.is_none_or(|k| k.stamped < stamped)
+        {
+            a.renewal_read = Some(Heartbeat {
+                stamped,
+                arrived: self.now,
+            });
+        }
+        // As a heartbeat seen only while this run has had no contact of its own.
+        if a.contact.last_contact.is_some() {
+            return;
+        }
         let steady = self.steady(i, a) && self.set.fixes.renewal_counted;
         let Some(stamped) = quorum::kubelet_renewal(heard.iter().map(|(_, h)| h), steady) else {
             return;
@@ -2494,11 +2581,13 @@ impl World<'_> {
             quorum::lease_readers(&self.asked_lists[i], &zone.listed, skip, self.unable(a))
         };
         let (lease, listers) = (
-            readers(a.contact.last_contact.is_some()),
+            // As `agent::quorum`: every round has the Lease read (before that fix, only a run with
+            // no contact of its own).
+            readers(a.contact.last_contact.is_some() && !set.fixes.kubelet_heard_after),
             readers(asked.is_empty()),
         );
         let mut heard = ask(&self.asked_lists[i], &lease, &listers);
-        if a.contact.last_contact.is_none() || !asked.is_empty() {
+        if a.contact.last_contact.is_none() || !asked.is_empty() || set.fixes.kubelet_heard_after {
             quorum::note_unable(&mut a.unable, &heard);
         }
         // As `agent::quorum`: which silent peers said "reachable" earlier, and still would.
