@@ -284,9 +284,9 @@ fn zone_of(node: &Node) -> NodeZone {
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
 /// node holds (`core::quorum::decide_or_ask`).
 ///
-/// Every round asks a few peers to read this node's kubelet Lease (`core::quorum::lease_readers`).
-/// This node's two ages come from `ages`, given what the peers said: for a restarted agent with
-/// no contact of its own, what they read bounds when it was last heard. `seen`:
+/// This node's two ages come from `ages`, given what the peers said: a restarted agent with no
+/// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
+/// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
 /// its Node carried the unreachable taint when last seen; with what the peers read of it, this
 /// round's or earlier ones (`reads`), whether the round is of a node tainted
 /// (`core::quorum::round_tainted`). A peer silent in it answers what its latest answer
@@ -295,7 +295,7 @@ async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
     (zone, seen, reads, pods): (&NodeZone, bool, &TaintReads, &[String]),
-    (ask_at_most, unable): (usize, &mut BTreeSet<String>),
+    (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
     ages: &Ages<'_>,
     (remembered, sent_at): (&mut Remembered, Duration),
@@ -303,7 +303,7 @@ async fn ask_round(
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => {
             let chosen = select(peers, &zone.listed, ask_at_most);
-            let lease = lease_readers(&chosen, &zone.listed, false, unable);
+            let lease = lease_readers(&chosen, &zone.listed, has_contact, unable);
             // As few peers list this node's pods as read its Lease, chosen alike: each list is
             // of every pod bound to this node.
             let listers = lease_readers(&chosen, &zone.listed, pods.is_empty(), unable);
@@ -311,9 +311,12 @@ async fn ask_round(
         }
         _ => Vec::new(),
     };
-    // Every round has the Lease read (`lease_readers`): who could read it decides who is asked
-    // first next time.
-    note_unable(unable, &heard);
+    // Only a run with no contact of its own has its Lease read in the round's questions (a run
+    // with one asks in a question of its own, `read_lease`), and only a round that asks about
+    // pods has them listed (`lease_readers`).
+    if !has_contact || !pods.is_empty() {
+        note_unable(unable, &heard);
+    }
     remembered.note(sent_at, heard.iter());
     let (own_contact_age, own_silence_age) = ages(&heard);
     let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
@@ -340,6 +343,22 @@ async fn ask_round(
         .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after));
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
+}
+
+/// Has `readers` (when any) read this node's kubelet Lease, in a question of its own
+/// (`QuorumView::kubelet_read`, docs/fence.md §5, *The kubelet heard after this agent*).
+async fn read_lease(
+    ask: Option<&Asker>,
+    readers: Option<Vec<Peer>>,
+    zone: &NodeZone,
+) -> Vec<(Peer, Heard)> {
+    match (ask, readers) {
+        (Some(ask), Some(readers)) if !readers.is_empty() => {
+            let flags = vec![true; readers.len()];
+            ask(readers, flags, zone.key.clone(), Listing::default()).await
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// This node's zone and peers as the view has them.
@@ -623,19 +642,38 @@ pub async fn run(
         let known = inputs.ask.is_some() && !peers.is_empty();
         let tainted = *inputs.tainted.borrow();
         let asked = inputs.unlisted.borrow().clone();
-        let (round, decided) = ask_round(
-            inputs.ask.as_ref(),
-            &peers,
-            (&zone, tainted, &reads, &asked),
-            (ask_at_most, &mut unable),
-            (&policy, known),
-            &ages,
-            (&mut remembered, mono(now)),
-        )
-        .await;
+        // A run with a contact of its own has its kubelet Lease read in a question of its own,
+        // beside the round's: a peer that reads it answers up to the read's bound later, and a
+        // round's answer that late would count as silence.
+        let readers = this_run.map(|_| {
+            let chosen = select(&peers, &zone.listed, ask_at_most);
+            let flags = lease_readers(&chosen, &zone.listed, false, &unable);
+            chosen
+                .into_iter()
+                .zip(flags)
+                .filter(|(_, f)| *f)
+                .map(|(p, _)| p)
+                .collect()
+        });
+        let ((round, decided), read) = tokio::join!(
+            ask_round(
+                inputs.ask.as_ref(),
+                &peers,
+                (&zone, tainted, &reads, &asked),
+                (ask_at_most, this_run.is_some(), &mut unable),
+                (&policy, known),
+                &ages,
+                (&mut remembered, mono(now)),
+            ),
+            read_lease(inputs.ask.as_ref(), readers, &zone),
+        );
         note_renewal(
             &view,
-            round.heard.iter().map(|(_, h)| h),
+            round
+                .heard
+                .iter()
+                .map(|(_, h)| h)
+                .chain(read.iter().map(|(_, h)| h)),
             (steady, steady_now(&clock, clock.scale())),
             this_run.is_some(),
         );
@@ -835,7 +873,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 (&zone, false, &TaintReads::default(), &[]),
-                (10, &mut BTreeSet::new()),
+                (10, true, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
                 (memory, Duration::from_secs(sent_at)),
@@ -887,7 +925,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 (&zone, tainted, &TaintReads::default(), &[]),
-                (10, &mut BTreeSet::new()),
+                (10, true, &mut BTreeSet::new()),
                 (&policy, true),
                 &fixed,
                 (&mut Remembered::default(), Duration::ZERO),
@@ -948,7 +986,7 @@ mod tests {
                 Some(ask),
                 peers,
                 (zone, false, &TaintReads::default(), &[]),
-                (50, &mut unable),
+                (50, true, &mut unable),
                 (policy, true),
                 fixed,
                 (&mut Remembered::default(), Duration::ZERO),
@@ -1013,7 +1051,7 @@ mod tests {
             Some(&ask),
             &peers,
             (&zone, false, &TaintReads::default(), &[]),
-            (2, &mut BTreeSet::new()),
+            (2, true, &mut BTreeSet::new()),
             (&policy, true),
             &fixed,
             (&mut Remembered::default(), Duration::ZERO),
@@ -1027,11 +1065,11 @@ mod tests {
         assert!(!v.is_hold(), "{v:?}");
     }
 
-    /// Every round asks three peers, other zones first, to read this node's kubelet Lease, and
-    /// its ages see what they read (a run with a contact of its own too, since the twenty-third
-    /// session: `core::fencing::counted_with_kubelet`).
+    /// A round of a run with no contact of its own asks three peers, other zones first, to read
+    /// its kubelet Lease, and its ages see what they read; a run with a contact asks none in the
+    /// round's questions (it asks in a question of its own, `read_lease`).
     #[tokio::test]
-    async fn every_round_asks_three_peers_to_read_its_kubelet_lease() {
+    async fn a_round_without_contact_asks_three_peers_to_read_its_kubelet_lease() {
         use std::sync::Mutex;
         let renewed = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
         let mut peers: Vec<Peer> = (1..4).map(|i| peer(&format!("a{i}"), "a")).collect();
@@ -1071,12 +1109,12 @@ mod tests {
             read.lock().expect("read").push(latest);
             (Duration::from_secs(40), Duration::from_secs(40))
         };
-        for _ in 0..2 {
+        for has_contact in [false, true] {
             ask_round(
                 Some(&ask),
                 &peers,
                 (&zone, false, &TaintReads::default(), &[]),
-                (50, &mut BTreeSet::new()),
+                (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
                 &ages,
                 (&mut Remembered::default(), Duration::ZERO),
@@ -1093,8 +1131,18 @@ mod tests {
                     .collect()
             })
             .collect();
-        assert_eq!(flagged, [vec!["a1", "b0", "b1"], vec!["a1", "b0", "b1"]]);
-        assert_eq!(*read.lock().expect("read"), [Some(renewed), Some(renewed)]);
+        assert_eq!(flagged, [vec!["a1", "b0", "b1"], vec![]]);
+        assert_eq!(*read.lock().expect("read"), [Some(renewed), None]);
+        // The question of its own asks the readers given, each to read the Lease.
+        flags.lock().expect("flags").clear();
+        let readers = vec![peers[0].clone(), peers[3].clone()];
+        let answers = read_lease(Some(&ask), Some(readers), &zone).await;
+        assert_eq!(answers.len(), 2);
+        assert_eq!(
+            *flags.lock().expect("flags"),
+            [vec![("a1".to_string(), true), ("b0".to_string(), true)]]
+        );
+        assert!(read_lease(Some(&ask), None, &zone).await.is_empty());
     }
 
     /// A round with pods to ask about (`core::unlisted`) asks three of its peers to list them,
@@ -1139,7 +1187,7 @@ mod tests {
                 Some(&ask),
                 &peers,
                 (&zone, false, &TaintReads::default(), pods),
-                (50, &mut unable),
+                (50, true, &mut unable),
                 (&policy, true),
                 &ages,
                 (&mut Remembered::default(), Duration::ZERO),

@@ -1955,8 +1955,6 @@ impl World<'_> {
         worlds
     }
 
-    /// When `node` last lost the API server (its own link, or the server for everyone, whichever
-    /// went first) at or before `upto`, from the run's start.
     /// The latest instant by `at` at which every node's link to the API server was down, or
     /// was down until then: when the first link came back after it. At `at` every link is
     /// still down (the return comes later), or one came back before.
@@ -1987,30 +1985,25 @@ impl World<'_> {
     /// The latest instant by `at` at which `node`'s link to the API server, or the API server
     /// for everyone, was down (`at` itself while it is); `None` when neither ever was.
     fn unheard_until(&self, node: usize, at: Duration) -> Option<Duration> {
-        let (mut link, mut server, mut until) = (true, true, None);
-        for (t, e) in &self.s.events {
-            let t = ORIGIN + *t;
-            if t > at {
-                break;
-            }
-            let was = link && server;
-            match e {
-                Event::CutApi(x) | Event::HealApi(x) if *x == node => {
-                    link = matches!(e, Event::HealApi(_))
-                }
-                Event::ApiDown => server = false,
-                Event::ApiUp => server = true,
-                _ => {}
-            }
-            if !was && link && server {
-                until = Some(t);
-            }
-        }
-        if !(link && server) { Some(at) } else { until }
+        let (_, back, reached) = self.reach_edges(node, at);
+        if reached { back } else { Some(at) }
     }
 
+    /// When `node` last lost the API server (its own link, or the server for everyone, whichever
+    /// went first) at or before `upto`, from the run's start.
     fn last_cut(&self, node: usize, upto: Duration) -> Option<Duration> {
-        let (mut link, mut server, mut cut) = (true, true, None);
+        self.reach_edges(node, upto).0
+    }
+
+    /// `node`'s reach of the API server (its link and the server for everyone) through the
+    /// scenario's events up to `upto`: when it last went (from the run's start), when it last
+    /// came back (on the run's clock), and whether it is there at `upto`.
+    fn reach_edges(
+        &self,
+        node: usize,
+        upto: Duration,
+    ) -> (Option<Duration>, Option<Duration>, bool) {
+        let (mut link, mut server, mut cut, mut back) = (true, true, None, None);
         for (t, e) in &self.s.events {
             if ORIGIN + *t > upto {
                 break;
@@ -2024,11 +2017,13 @@ impl World<'_> {
                 Event::ApiUp => server = true,
                 _ => {}
             }
-            if reached && !(link && server) {
-                cut = Some(*t);
+            match (reached, link && server) {
+                (true, false) => cut = Some(*t),
+                (false, true) => back = Some(ORIGIN + *t),
+                _ => {}
             }
         }
-        cut
+        (cut, back, link && server)
     }
 
     fn world(&mut self, k: usize) {
@@ -2582,7 +2577,9 @@ impl World<'_> {
         };
         let (lease, listers) = (
             // As `agent::quorum`: every round has the Lease read (before that fix, only a run with
-            // no contact of its own).
+            // no contact of its own). The agent asks a run with a contact in a question of its
+            // own beside the round's, so that a read's wait makes no answer late; here answers
+            // take no time, and the two are alike.
             readers(a.contact.last_contact.is_some() && !set.fixes.kubelet_heard_after),
             readers(asked.is_empty()),
         );
