@@ -289,8 +289,9 @@ fn zone_of(node: &Node) -> NodeZone {
 /// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
 /// its Node carried the unreachable taint when last seen; with what the peers read of it, this
 /// round's or earlier ones (`reads`), whether the round is of a node tainted
-/// (`core::quorum::round_tainted`). A peer silent in it answers what its latest answer
-/// "reachable" still says (`remembered`, the round sent at `sent_at` on the monotonic scale).
+/// (`core::quorum::round_tainted`). A peer silent in it whose latest answer "reachable" still
+/// says so is evidence of a live control plane all the same (`remembered`, the round sent at
+/// `sent_at` on the monotonic scale; `core::quorum::Round::silent_reaching`).
 async fn ask_round(
     ask: Option<&Asker>,
     peers: &[Peer],
@@ -518,8 +519,8 @@ pub async fn run(
     // The peers whose latest answer was not "reachable": asked last to read this node's Lease
     // (`core::quorum::lease_readers`).
     let mut unable: BTreeSet<String> = BTreeSet::new();
-    // What each peer last answered "reachable": a silent peer answers that while it still says
-    // so (`core::quorum::Remembered`).
+    // What each peer last answered "reachable": evidence of a live control plane while a silent
+    // peer's answer still says so (`core::quorum::Remembered`).
     let mut remembered = Remembered::default();
     loop {
         if !std::mem::take(&mut first) {
