@@ -1187,9 +1187,29 @@ fn the_first_renewal_after_a_failure_is_followed_by_one_that_proves_the_kubelet_
 fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     let s = Duration::from_secs;
     let (renew, lag) = (s(10), Duration::from_millis(10_400));
+    let policy = FencePolicy {
+        node_monitor_grace_period: s(40),
+        safety_margin: Duration::from_millis(500),
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+        kubelet_lag: lag,
+    };
+    let with = |counted: u64, own: Option<u64>, read: Option<u64>| {
+        counted_with_kubelet(s(counted), own.map(s), read.map(s), renew, &policy)
+    };
+    // A count that moves is planned with a second of SIGTERM grace, one that does not with the
+    // policy given.
+    for read in [None, Some(95), Some(111), Some(112), Some(140)] {
+        let (count, planned) = with(100, Some(100), read);
+        let moved = count > s(100);
+        assert_eq!(
+            planned.grace_cap,
+            if moved { s(1) } else { s(30) },
+            "{read:?}"
+        );
+    }
     // This run's own last contact at 100 s, its deadlines counted from 100 s.
-    let count =
-        |read: Option<u64>| counted_with_kubelet(s(100), Some(s(100)), read.map(s), renew, lag);
+    let count = |read: Option<u64>| with(100, Some(100), read).0;
     // A renewal up to a renew interval and a second after the contact proves nothing the
     // contact does not: the kubelet may have renewed just before a cut this agent's next request
     // found.
@@ -1202,12 +1222,6 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     assert_eq!(count(Some(140)), s(140) + lag);
     // A count already later stays; with no contact of this run's own, the read is a heartbeat
     // of its own kind (`Seen::heartbeat`) and nothing moves here.
-    assert_eq!(
-        counted_with_kubelet(s(200), Some(s(100)), Some(s(140)), renew, lag),
-        s(200)
-    );
-    assert_eq!(
-        counted_with_kubelet(s(100), None, Some(s(140)), renew, lag),
-        s(100)
-    );
+    assert_eq!(with(200, Some(100), Some(140)), (s(200), policy));
+    assert_eq!(with(100, None, Some(140)), (s(100), policy));
 }

@@ -975,12 +975,12 @@ impl Task {
             return;
         };
         let read = self.renewal_read.filter(|_| !self.on_taint);
-        let contact = crate::core::fencing::counted_with_kubelet(
+        let (contact, cut_off_policy) = crate::core::fencing::counted_with_kubelet(
             counted,
             own,
             read.map(|h| h.contact(now)),
             self.settings.renew,
-            self.policy.kubelet_lag,
+            &self.policy,
         );
         if contact > counted
             && let Some(h) = read
@@ -999,10 +999,8 @@ impl Task {
         let untainted = self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t));
         let (verdict, policy) = if self.on_taint {
             (QuorumVerdict::Tainted { untainted }, self.policy.on_taint())
-        } else if contact > counted {
-            (self.planning(untainted), self.policy.kubelet_heard())
         } else {
-            (self.planning(untainted), self.policy)
+            (self.planning(untainted), cut_off_policy)
         };
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::core::clock::Moment;
 use crate::core::contact;
-use crate::core::fence_plan::{Plan, PodPlan};
+use crate::core::fence_plan::{FencePolicy, Plan, PodPlan};
 
 /// Our Node's Ready heartbeat as last seen: the time the API server stored (a wall time, from
 /// the writer's clock) and when that version of the Node reached us (monotonic).
@@ -303,11 +303,12 @@ pub const UNANSWERED_RECORD_EVERY: Duration = Duration::from_secs(1);
 /// interval (`agent::heartbeat`): the kubelet retries at once too (docs/fence.md §2).
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
-/// The contact the fence's deadlines count from, given the latest renewal of this node's kubelet
-/// Lease its peers read (`read`, on the monotonic scale, `quorum::RENEWAL_SLACK` earlier than its
-/// `renewTime`; docs/fence.md §5, *The kubelet heard after this agent*): `counted`
-/// (`Link::counted`), unless that renewal came more than a renew interval and a second after this
-/// run's own last contact (`own`).
+/// The contact the fence's deadlines count from and the policy it plans with, given the latest
+/// renewal of this node's kubelet Lease its peers read (`read`, on the monotonic scale,
+/// `quorum::RENEWAL_SLACK` earlier than its `renewTime`; docs/fence.md §5, *The kubelet heard
+/// after this agent*): `counted` (`Link::counted`) and `policy`, unless that renewal came more
+/// than a renew interval and a second after this run's own last contact (`own`) and moves the
+/// count later; then the renewal, planned with [`FencePolicy::kubelet_heard`].
 ///
 /// This agent sends its next request a renew interval after a contact at most, and on a link it
 /// shares with the kubelet that request finds the link up if the kubelet could store a renewal
@@ -325,13 +326,15 @@ pub fn counted_with_kubelet(
     own: Option<Duration>,
     read: Option<Duration>,
     renew: Duration,
-    kubelet_lag: Duration,
-) -> Duration {
-    match (own, read) {
-        (Some(own), Some(k)) if k > own + renew + crate::core::quorum::ANSWERED_WITHIN => {
-            counted.max(k + kubelet_lag)
+    policy: &FencePolicy,
+) -> (Duration, FencePolicy) {
+    match (own, read.map(|k| (k, k + policy.kubelet_lag))) {
+        (Some(own), Some((k, from)))
+            if k > own + renew + crate::core::quorum::ANSWERED_WITHIN && from > counted =>
+        {
+            (from, policy.kubelet_heard())
         }
-        _ => counted,
+        _ => (counted, *policy),
     }
 }
 

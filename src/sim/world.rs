@@ -2293,19 +2293,13 @@ impl World<'_> {
                 .renewal_read
                 .filter(|_| !on_taint && set.fixes.kubelet_heard_after)
                 .map(|h| h.contact(moment_off(now, a.wall_offset)));
-            let counted = contact;
-            let contact = fencing::counted_with_kubelet(
-                counted,
+            let (contact, policy) = fencing::counted_with_kubelet(
+                contact,
                 a.contact.last_contact,
                 read,
                 set.renew,
-                set.kubelet_lag,
+                &policy,
             );
-            let policy = if contact > counted {
-                policy.kubelet_heard()
-            } else {
-                policy
-            };
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
