@@ -9,8 +9,8 @@ use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::clock::Moment;
 use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
 use nodewarden::core::fencing::{
-    Cadence, Durability, Heartbeat, Judged, Link, Retry, Seen, Step, Steps, Transition, Waiting,
-    Write, counted_with_kubelet, next_renewal, next_wake,
+    Cadence, Durability, Heartbeat, Judged, Link, NodePath, Retry, Seen, Step, Steps, Transition,
+    Waiting, Write, counted_with_kubelet, next_renewal, next_wake, node_path_window,
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
@@ -1224,4 +1224,50 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     // of its own kind (`Seen::heartbeat`) and nothing moves here.
     assert_eq!(with(200, Some(100), Some(140)), (s(200), policy));
     assert_eq!(with(100, None, Some(140)), (s(100), policy));
+}
+
+#[test]
+fn the_kubelets_path_probed_holds_while_it_answers_and_bounds_the_kubelets_renewal() {
+    let s = Duration::from_secs;
+    let renew = s(10);
+    // A renewal hung on the path while it was down, then the next one a renew interval later,
+    // and a second for its answer.
+    assert_eq!(node_path_window(renew), s(21));
+    let mut path = NodePath::<Duration>::default();
+    assert!(!path.answers());
+    assert_eq!(path.heard_age(s(5)), None);
+    // A failed probe proves nothing.
+    path.note(false, s(100), renew);
+    assert_eq!(path, NodePath::default());
+    // Answered from 103 s on, every 3 s: the fence holds at once; the kubelet's renewal is
+    // bounded only once the answers span the window.
+    for t in (103..=121).step_by(3) {
+        path.note(true, s(t), renew);
+        assert!(path.answers());
+        assert_eq!(path.kubelet_by, None, "at {t}");
+    }
+    path.note(true, s(124), renew);
+    assert_eq!(path.kubelet_by, Some(s(103)));
+    path.note(true, s(130), renew);
+    assert_eq!(
+        (path.since, path.heard, path.kubelet_by),
+        (Some(s(103)), Some(s(130)), Some(s(109)))
+    );
+    assert_eq!(path.heard_age(s(133)), Some(s(3)));
+    // An answer older than the latest heard (a late one) moves nothing back.
+    path.note(true, s(127), renew);
+    assert_eq!((path.heard, path.kubelet_by), (Some(s(130)), Some(s(109))));
+    // A failure ends the hold; what the answers proved stays: the kubelet renewed by 109 s, and
+    // the peers hear of the latest answer, ageing.
+    path.note(false, s(133), renew);
+    assert!(!path.answers());
+    assert_eq!((path.heard, path.kubelet_by), (Some(s(130)), Some(s(109))));
+    assert_eq!(path.heard_age(s(150)), Some(s(20)));
+    // Answered again: a new span, which must last the window again before it bounds anything.
+    path.note(true, s(136), renew);
+    assert_eq!((path.since, path.kubelet_by), (Some(s(136)), Some(s(109))));
+    path.note(true, s(157), renew);
+    assert_eq!(path.kubelet_by, Some(s(136)));
+    // An instant given before the latest answer (another scale's rounding) ages nothing below 0.
+    assert_eq!(path.heard_age(s(150)), Some(Duration::ZERO));
 }

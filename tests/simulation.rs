@@ -17,10 +17,13 @@ use nodewarden::sim::{self, Event, Scenario, Settings, Violation};
 /// these seeds replay the world they were found in, and [`the_controller_manager_restarts_after_a_long_outage`]
 /// pins the new model. So with the controller's passes: exactly periodic, as the seeds were found,
 /// where since the fourteenth session each pass takes `pass_duration` and the next starts a period
-/// after it ends.
+/// after it ends. And without the probe of the kubelet's path (`Fixes::node_path`, the
+/// twenty-fourth session): a cut-off agent whose probe finds the node's link up holds, which
+/// also covers the returns a hung request missed, and hides most of the defects below behind it.
 fn settings() -> Settings {
     let mut s = periodic_passes();
     s.controller.leader = None;
+    s.fixes.node_path = false;
     s
 }
 
@@ -998,11 +1001,13 @@ fn a_pod_deleted_while_every_node_was_cut_off_is_counted_apart_when_stopped_with
         twice(&alone, &Settings::default()),
         [(Some(ms(981)), "running-twice-every-node-cut-off")]
     );
-    let slow = Settings {
+    let mut slow = Settings {
         probe: None,
         request_timeout: Duration::from_secs(20),
         ..Settings::default()
     };
+    // And no probe of the kubelet's path either, which would find the return too.
+    slow.fixes.node_path = false;
     let late = twice(&alone, &slow);
     assert!(
         !late.is_empty()
@@ -1329,6 +1334,8 @@ fn a_hold_waits_a_round_while_the_renewal_after_an_answered_read_is_in_flight() 
     assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
     let mut reverted = before_reads(Settings::default());
     reverted.fixes.renewal_in_flight = false;
+    // The probe of the kubelet's path, which finds the return, came later.
+    reverted.fixes.node_path = false;
     assert_eq!(wrongful_stops(&scenario, &reverted), [120, 122]);
     assert_timeline_says(0x1cea, "n59 would enforce, its renewal in flight");
 }
@@ -1459,7 +1466,11 @@ fn a_kubelet_renewal_read_after_the_agents_own_requests_failed_moves_the_deadlin
     let scenario = Scenario::generate(0x1720);
     let mut reverted = Settings::default();
     reverted.fixes.kubelet_heard_after = false;
+    // The probe of the kubelet's path finds the return as well: each rule alone spares pod 9.
+    reverted.fixes.node_path = false;
     assert_eq!(wrongful_stops(&scenario, &reverted), vec![9]);
+    reverted.fixes.node_path = true;
+    assert_eq!(wrongful_stops(&scenario, &reverted), Vec::<usize>::new());
     assert_eq!(
         wrongful_stops(&scenario, &Settings::default()),
         Vec::<usize>::new()
@@ -1488,13 +1499,51 @@ fn an_agent_whose_own_path_failed_stops_nothing_while_its_kubelet_is_heard() {
         );
         let mut reverted = Settings::default();
         reverted.fixes.kubelet_heard_after = false;
+        // The probe of the kubelet's path holds these nodes as well: each rule alone spares
+        // their pods.
+        reverted.fixes.node_path = false;
         let mut before = wrongful_stops(&scenario, &reverted);
         before.sort_unstable();
         assert_eq!(before, stopped, "seed {seed:#x}");
-        assert_eq!(
-            wrongful_stops(&scenario, &Settings::default()),
-            Vec::<usize>::new(),
-            "seed {seed:#x}"
-        );
+        for node_path in [false, true] {
+            let mut with = Settings::default();
+            with.fixes.node_path = node_path;
+            assert_eq!(
+                wrongful_stops(&scenario, &with),
+                Vec::<usize>::new(),
+                "seed {seed:#x}"
+            );
+        }
+        reverted.fixes.node_path = true;
+        assert_eq!(wrongful_stops(&scenario, &reverted), Vec::<usize>::new());
     }
+}
+
+/// Seed 0x420 with cuts of an agent's own path (`Scenario::with_agent_path_cuts`): the node
+/// whose kubelet alone still reached the API server had its agent's own path cut, and answered
+/// its peers "cut off"; every other node was cut off too, every agent held on "every node known
+/// cut off", and the controller, which heard that one node, evicted the others' zone: pod 0 ran
+/// 23 s past its deletion. Now each round of a cut-off agent probes the kubelet's path
+/// (`fencing::NodePath`, `Fixes::node_path`): answered, the agent answers "reachable", and the
+/// others enforce as the controller evicts.
+#[test]
+fn an_agent_whose_kubelets_path_answers_tells_its_peers_it_reaches_the_api_server() {
+    let scenario = Scenario::generate(0x420).with_agent_path_cuts();
+    let ran_twice = |settings: &Settings| -> Vec<(usize, Duration)> {
+        sim::run(&scenario, settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice { pod, ran_for, .. } => Some((pod, ran_for)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut reverted = Settings::default();
+    reverted.fixes.node_path = false;
+    let before = ran_twice(&reverted);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0].0, 0);
+    assert!(before[0].1 > Duration::from_secs(20), "{before:?}");
+    assert_eq!(ran_twice(&Settings::default()), vec![]);
 }

@@ -338,6 +338,75 @@ pub fn counted_with_kubelet(
     }
 }
 
+/// What the probes of this node's own path to the API server said in this partition
+/// (`fence.kubeletServer`; docs/fence.md §5, *The kubelet's path probed*). While this agent's
+/// own requests fail, each round of its quorum reads `/readyz` of the server the kubelet names, as
+/// the kubelet reaches it, with the agent's own credentials; a ready answer proves that this
+/// node's path to a ready API server works, so the kubelet's renewals are stored and the control
+/// plane hears the node. `T` is an instant on one monotonic scale.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodePath<T> {
+    /// When the latest probe that was answered ready was sent.
+    pub heard: Option<T>,
+    /// When the probes began to be answered ready with none failing since; `None` when the latest
+    /// failed, or none was sent.
+    pub since: Option<T>,
+    /// The latest instant by which the kubelet certainly renewed its Lease: [`NodePath::note`].
+    pub kubelet_by: Option<T>,
+}
+
+/// The fence's hold while [`NodePath::answers`], as the log and `status` give it.
+pub const NODE_PATH_HOLDS: &str = "this agent's own requests fail, but the kubelet's path to the API server (fence.kubeletServer) answers ready: the control plane hears this node, and its kubelet stops what the API server deletes";
+
+/// How long the probes must have been answered without a failure between for the kubelet to have
+/// renewed on the path they found up: a renewal sent while it was down hangs up to the kubelet's
+/// request timeout (a renew interval at the defaults), the next goes out a renew interval later at
+/// most, and a second covers its answer.
+pub fn node_path_window(renew: Duration) -> Duration {
+    renew * 2 + crate::core::quorum::ANSWERED_WITHIN
+}
+
+impl<T> NodePath<T>
+where
+    T: Copy + Ord + std::ops::Add<Duration, Output = T> + std::ops::Sub<Duration, Output = T>,
+{
+    /// Records a probe sent at `at`: answered ready or not. Once the probes have been answered
+    /// over [`node_path_window`] without a failure, the kubelet renewed in the last such window
+    /// of it: [`NodePath::kubelet_by`] moves to `at` less the window (never back).
+    pub fn note(&mut self, answered: bool, at: T, renew: Duration) {
+        if !answered {
+            self.since = None;
+            return;
+        }
+        let since = *self.since.get_or_insert(at);
+        self.heard = Some(self.heard.map_or(at, |h| h.max(at)));
+        let window = node_path_window(renew);
+        if since + window <= at {
+            let by = at - window;
+            self.kubelet_by = Some(self.kubelet_by.map_or(by, |k| k.max(by)));
+        }
+    }
+
+    /// The latest probe was answered ready: the control plane hears this node's kubelet, which
+    /// stops whatever the API server deletes of its pods itself. The fence holds meanwhile,
+    /// unless a peer read the unreachable taint on the Node (the kubelet's path answers, but the
+    /// control plane judged the node: the kubelet may be down).
+    pub fn answers(&self) -> bool {
+        self.since.is_some()
+    }
+
+    /// How old the latest ready answer is at `now`, for the peers: this node's kubelet reaches the
+    /// API server as far as they are concerned (`core::quorum::answer` takes the younger of this
+    /// and the agent's own contact).
+    pub fn heard_age(&self, now: T) -> Option<Duration>
+    where
+        T: std::ops::Sub<T, Output = Duration>,
+    {
+        self.heard
+            .map(|h| if h <= now { now - h } else { Duration::ZERO })
+    }
+}
+
 /// While a renewal sent after a failure is not answered, the API server is probed this often (a
 /// read of the Lease, bounded by this too); once a probe is answered the hung renewal is dropped
 /// and another goes out at once, not on its connection (`agent::heartbeat`, docs/fence.md §2). A

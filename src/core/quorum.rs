@@ -195,6 +195,16 @@ pub fn answer(
     }
 }
 
+/// The contact age a peer answer gives ([`answer`]): the younger of this run's own contact's and
+/// the latest ready answer of the kubelet's path's (`fencing::NodePath::heard_age`), either of
+/// which proves the control plane heard this node then.
+pub fn answer_age(contact: Option<Duration>, node_path: Option<Duration>) -> Option<Duration> {
+    match (contact, node_path) {
+        (Some(c), Some(p)) => Some(c.min(p)),
+        (c, p) => c.or(p),
+    }
+}
+
 /// The rule [`answer`] says "reachable" by: a last contact at most `unreachable_after` old.
 pub fn reaches(last_contact_age: Option<Duration>, unreachable_after: Duration) -> bool {
     last_contact_age.is_some_and(|a| a <= unreachable_after)
@@ -398,6 +408,15 @@ pub struct Fixes {
     /// read): the kubelet's path to the API server is not the agent's. The agent's shell applies
     /// it; only the simulator reads this switch.
     pub kubelet_heard_after: bool,
+    /// An agent whose own requests fail probes the kubelet's path to the API server each round
+    /// (`fencing::NodePath`, `fence.kubeletServer`): while it is answered ready, the fence holds
+    /// and the agent answers its peers "reachable" (issue 22, seed 0x420 of
+    /// `simulate --agent-path-cuts`: every other node cut off, the one node whose kubelet still
+    /// reached the API server answered "cut off" for its agent's own failed path, every agent
+    /// held on "every node known cut off", and the controller, which heard that node, evicted the
+    /// others' zone). The agent applies it when `fence.kubeletServer` is set; only the simulator
+    /// reads this switch.
+    pub node_path: bool,
 }
 
 impl Fixes {
@@ -431,6 +450,7 @@ impl Fixes {
         unanswered_handed_on: true,
         silent_remembered: true,
         kubelet_heard_after: true,
+        node_path: true,
     };
 }
 

@@ -496,6 +496,9 @@ struct Agent {
     next_probe: Option<Duration>,
     /// Its kubelet's renewal as peers last read it for this run (`read_renewal`).
     kubelet_read: Option<Heartbeat>,
+    /// What its probes of the kubelet's path said in this partition (`fencing::NodePath`, as
+    /// `agent::quorum` keeps it in `QuorumView::node_path`).
+    node_path: crate::core::fencing::NodePath<Duration>,
     /// When this run started.
     started: Duration,
     /// The peers whose latest answer was not "reachable" (`quorum::note_unable`).
@@ -1164,6 +1167,7 @@ impl World<'_> {
             read_answered_at: None,
             next_probe: None,
             kubelet_read: None,
+            node_path: Default::default(),
             started: self.now,
             unable: BTreeSet::new(),
             settled: BTreeSet::new(),
@@ -2244,6 +2248,9 @@ impl World<'_> {
             a.gate = Gate::default();
             a.durability.changed();
         }
+        if !judged.cut_off {
+            a.node_path = Default::default();
+        }
         if (judged.cut_off || on_taint)
             && let Some(contact) = judged.counted
         {
@@ -2260,6 +2267,11 @@ impl World<'_> {
                 (verdict, policy.on_taint())
             } else {
                 if a.next_round.is_none_or(|t| now >= t) {
+                    // As `agent::quorum`: each round probes the kubelet's path beside its
+                    // questions; its answer takes no time here.
+                    if set.fixes.node_path {
+                        a.node_path.note(self.reaches_api(i), now, set.renew);
+                    }
                     self.round(i, &mut a);
                     a.next_round = Some(now + set.peer_interval);
                 }
@@ -2293,6 +2305,8 @@ impl World<'_> {
                 .renewal_read
                 .filter(|_| !on_taint && set.fixes.kubelet_heard_after)
                 .map(|h| h.contact(moment_off(now, a.wall_offset)));
+            // And so does the latest instant the probes of the kubelet's path prove it renewed.
+            let read = read.max(a.node_path.kubelet_by.filter(|_| !on_taint));
             let (contact, policy) = fencing::counted_with_kubelet(
                 contact,
                 a.contact.last_contact,
@@ -2300,6 +2314,13 @@ impl World<'_> {
                 set.renew,
                 &policy,
             );
+            let verdict = if !on_taint && a.node_path.answers() && !a.reads.tainted {
+                fence_plan::QuorumVerdict::Hold {
+                    reason: fencing::NODE_PATH_HOLDS.into(),
+                }
+            } else {
+                verdict
+            };
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
@@ -2417,12 +2438,10 @@ impl World<'_> {
                     .filter(|_| self.peer_link[i] && self.peer_link[j]);
                 let h = match answer {
                     Some(b) => {
-                        let mut r = quorum::answer(
-                            &p.node,
-                            &p.zone,
-                            contact_age(b, now),
-                            self.set.unreachable_after,
-                        );
+                        let age =
+                            quorum::answer_age(contact_age(b, now), b.node_path.heard_age(now));
+                        let mut r =
+                            quorum::answer(&p.node, &p.zone, age, self.set.unreachable_after);
                         if lease.get(k).copied().unwrap_or(false)
                             && r.reachable
                             && self.agent_reaches(j)
