@@ -465,7 +465,12 @@ fn run(source: &ConfigSource) -> ExitCode {
         };
         let server = tokio::spawn(observe::http::serve(listener, health.clone()));
         let code = if connected(&config) {
-            let client = match nodewarden::api::connect(config.kubeconfig.as_deref()).await {
+            let clients = nodewarden::api::connect_agent(
+                config.kubeconfig.as_deref(),
+                config.fence.kubelet_server.as_deref(),
+            )
+            .await;
+            let client = match clients {
                 Ok(c) => c,
                 Err(e) => {
                     log::error!("cannot build the API client: {e}");

@@ -1732,6 +1732,89 @@ mod through_kube {
 
 use support::kubectl::{available as kubectl_available, run as kubectl};
 
+/// `/readyz` answers as the real server's health endpoint: `ok` as text whatever the client
+/// accepts, 500 naming the failed check when a check fails, 405 for a write, and 401 before
+/// anything else when the credential is wrong (authentication runs first, as for every path).
+/// kubectl reads it with `get --raw`, and kube's text request is answered.
+#[tokio::test]
+async fn readyz_answers_as_the_health_endpoint_does() {
+    let s = seeded();
+    let raw = |s: &ApiServer, method: &'static str, auth: Option<&'static str>| {
+        let s = s.clone();
+        async move {
+            let mut b = http::Request::builder()
+                .method(method)
+                .uri("/readyz")
+                .header("Accept", "text/html");
+            if let Some(a) = auth {
+                b = b.header("Authorization", a);
+            }
+            let req = b
+                .body(kube::client::Body::from(Vec::new()))
+                .expect("request");
+            let resp = s.service().oneshot(req).await.expect("infallible");
+            let status = resp.status().as_u16();
+            let ct = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+            (status, ct, String::from_utf8_lossy(&bytes).into_owned())
+        }
+    };
+    assert_eq!(
+        raw(&s, "GET", None).await,
+        (200, "text/plain; charset=utf-8".into(), "ok".into())
+    );
+    assert_eq!(raw(&s, "POST", None).await.0, 405);
+    s.set_ready(false);
+    let (status, _, body) = raw(&s, "GET", None).await;
+    assert_eq!(status, 500);
+    assert!(
+        body.contains("[-]etcd failed") && body.contains("readyz check failed"),
+        "{body}"
+    );
+    s.set_ready(true);
+    s.require_bearer(Some("t0ken"));
+    assert_eq!(raw(&s, "GET", Some("Bearer other")).await.0, 401);
+    assert_eq!(raw(&s, "GET", Some("Bearer t0ken")).await.0, 200);
+    s.require_bearer(None);
+    // kube's text request, as the agent's probe sends it.
+    let text = s
+        .client()
+        .request_text(
+            http::Request::get("/readyz")
+                .body(Vec::new())
+                .expect("request"),
+        )
+        .await
+        .expect("ready");
+    assert_eq!(text, "ok");
+    s.set_ready(false);
+    let refused = s
+        .client()
+        .request_text(
+            http::Request::get("/readyz")
+                .body(Vec::new())
+                .expect("request"),
+        )
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    s.set_ready(true);
+    if !support::require(kubectl_available(), "the kubectl binary") {
+        return;
+    }
+    let lb = s.serve_loopback();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = lb.write_kubeconfig(dir.path());
+    let (ok, out, err) =
+        kubectl(&kc, &dir.path().join("cache"), &["get", "--raw", "/readyz"]).await;
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "ok");
+}
+
 #[tokio::test]
 async fn kubectl_get_describe_and_taint() {
     if !support::require(kubectl_available(), "the kubectl binary") {

@@ -710,6 +710,56 @@ fn reservations_are_read_printed_and_checked() {
 }
 
 #[test]
+fn the_kubelets_server_is_a_bare_url_and_every_other_value_says_why_not() {
+    assert_eq!(load_ok("").fence.kubelet_server, None);
+    for (given, kept) in [
+        ("https://10.0.0.10:6443", "https://10.0.0.10:6443"),
+        ("https://10.0.0.10:6443/", "https://10.0.0.10:6443"),
+        ("https://api.site-a.example", "https://api.site-a.example"),
+        ("https://[fd00::10]:6443", "https://[fd00::10]:6443"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+    ] {
+        let c = load_ok(&format!("[fence]\nkubeletServer = \"{given}\"\n"));
+        assert_eq!(c.fence.kubelet_server.as_deref(), Some(kept), "{given}");
+        let json = effective_json(&c);
+        assert_eq!(json["fence"]["kubeletServer"], json!(kept), "{given}");
+        assert!(
+            effective_text(&c).contains(&format!("{kept}/readyz")),
+            "{given}"
+        );
+    }
+    for (given, why) in [
+        ("10.0.0.10:6443", "the scheme must be https (or http)"),
+        ("ftp://10.0.0.10", "the scheme must be https (or http)"),
+        ("https://", "not a URL"),
+        (
+            "https://user:pw@10.0.0.10:6443",
+            "credentials in the URL are not read",
+        ),
+        ("https://10.0.0.10:6443/api", "a path, query or fragment"),
+        ("https://10.0.0.10:6443/?x=1", "a path, query or fragment"),
+        ("https://10.0.0.10:6443/#f", "a path, query or fragment"),
+        ("https://10.0.0.10:", "an empty port"),
+        ("", "not a URL"),
+        ("not a url", "not a URL"),
+    ] {
+        let text = format!("[fence]\nkubeletServer = \"{given}\"\n");
+        let errors = config::from_str(&text, None).expect_err(given).0;
+        assert_eq!(errors.len(), 1, "{given}: {errors:?}");
+        let shown = errors[0].to_string();
+        assert!(
+            shown.contains("fence.kubeletServer") && shown.contains(why) && shown.contains(":2:"),
+            "{given}: {shown}"
+        );
+    }
+    let wrong_kind = config::from_str("[fence]\nkubeletServer = 6443\n", None).expect_err("int");
+    assert!(
+        wrong_kind.to_string().contains("fence.kubeletServer"),
+        "{wrong_kind}"
+    );
+}
+
+#[test]
 fn peers_default_to_none_and_parse_every_key() {
     use nodewarden::core::quorum::Undecided;
     let d = load_ok("");

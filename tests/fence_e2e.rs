@@ -110,7 +110,7 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
     let sandbox = CgroupSandbox::create(CgroupVersion::V2, CgroupDriver::Systemd)?;
     let netns = Netns::create();
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(SocketAddr::new(netns.host_ip.into(), 0), dir.path());
+    let server = Server::start(SocketAddr::new(netns.host_ip.into(), 0), None, dir.path());
     server
         .api
         .create_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}));

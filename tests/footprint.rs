@@ -1007,6 +1007,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         untainted_at: None,
         tainted_read: false,
         pods_read: None,
+        node_path: Default::default(),
     };
     let contact = SystemTime::UNIX_EPOCH + Duration::new(1_800_000_000, 123_456_789);
     let cut_off = contact + Duration::from_secs(15);

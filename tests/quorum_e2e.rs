@@ -365,21 +365,7 @@ fn an_agent_cut_off_alone_while_its_kubelet_renews_stops_nothing() {
     lab.cut_api(1);
     // As n1's kubelet: a renewal of its Lease every half second (its renew interval is 1 s
     // here), bounded by a minute.
-    let stop = Arc::new(AtomicBool::new(false));
-    let renewer = {
-        let (api, stop) = (lab.server.api.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                let now = humantime::format_rfc3339_micros(SystemTime::now()).to_string();
-                let renewed = api.update_lease_as("kubelet", "kube-node-lease", "n1", |l| {
-                    l["spec"]["renewTime"] = Value::String(now);
-                });
-                assert!(renewed.is_ok(), "renewal: {renewed:?}");
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        })
-    };
+    let (stop, renewer) = renew_as_kubelet(&lab, "n1");
     // The bound by which the test above stops n1-short, and two seconds more.
     let until = cut_at + GRACE + tol + Duration::from_secs(2);
     let stopped = watch_pods(&mut lab, until);
@@ -395,6 +381,94 @@ fn an_agent_cut_off_alone_while_its_kubelet_renews_stops_nothing() {
         "{log}"
     );
     assert_only_stopped(&mut lab, &stopped, &[]);
+}
+
+/// Renews `node`'s Lease every half second from the test, as its kubelet on a path of its own
+/// would (the lab's renew interval is 1 s), until the returned flag is set or a minute passes.
+fn renew_as_kubelet(
+    lab: &Lab,
+    node: &'static str,
+) -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (api, flag) = (lab.server.api.clone(), stop.clone());
+    let thread = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let now = humantime::format_rfc3339_micros(SystemTime::now()).to_string();
+            let renewed = api.update_lease_as("kubelet", "kube-node-lease", node, |l| {
+                l["spec"]["renewTime"] = Value::String(now);
+            });
+            assert!(renewed.is_ok(), "renewal: {renewed:?}");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    (stop, thread)
+}
+
+/// Three nodes of one zone. n1's agent loses its own path to the API server (the kubeconfig's
+/// address), while the path its kubelet takes (the server's second address, `[fence]
+/// kubeletServer`) still answers and, as its kubelet, the test renews n1's Lease; n2 and n3
+/// lose the API server altogether. This is the simulator's seed 0x420 with `--agent-path-cuts`
+/// (issue 22): answering "cut off" for its agent's failed path, n1 made every node of the zone
+/// known cut off, and n2 and n3 held, while the control plane, which hears n1, saw two of three
+/// nodes cut off (no disruption: that takes more than two) and evicted them. Now each round of
+/// n1 reads `/readyz` over the kubelet's path (docs/fence.md §5, *The kubelet's path probed*):
+/// answered, n1 stops nothing and says why, and answers its peers that it reaches the API
+/// server; n2 and n3 enforce and stop their pods on time.
+#[test]
+fn an_agent_whose_kubelets_path_answers_holds_and_its_cut_off_peers_enforce() {
+    let tol = ENFORCED_TOLERATION;
+    let Some(mut lab) = lab(LabSpec {
+        nodes: 3,
+        toleration: tol,
+        kubelet_server: true,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    let also = lab.server.also.expect("a second address");
+    assert!(lab.can_connect(1, also) && lab.can_connect(1, lab.server.addr));
+    let cut_at = SystemTime::now();
+    lab.cut_agent_path(1);
+    lab.cut_api(2);
+    lab.cut_api(3);
+    // Exactly n1's agent's own path is gone.
+    assert!(lab.can_connect(1, also) && !lab.can_connect(1, lab.server.addr));
+    assert!(!lab.can_connect(2, also) && !lab.can_connect(3, also));
+    let (stop, renewer) = renew_as_kubelet(&lab, "n1");
+    let bound = cut_at + GRACE + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(1));
+    stop.store(true, Ordering::Relaxed);
+    renewer.join().expect("renewer");
+    for (i, pod) in [(2, "n2-short"), (3, "n3-short")] {
+        let at = *stopped.get(pod).unwrap_or_else(|| {
+            panic!(
+                "{pod} never stopped:\n{}\n--- n1 ---\n{}",
+                lab.node(i).log(),
+                lab.node(1).log()
+            )
+        });
+        let plan = stop_plan(&mut lab, i, pod);
+        assert_stopped_on_time(pod, at, plan, bound);
+        let v = verdicts(&lab.node(i).log());
+        assert!(
+            v.iter().any(|(v, r)| v == "enforce"
+                && r.contains("1 peer(s) answer that they reach the API server")),
+            "n{i}: {v:?}"
+        );
+    }
+    let log = lab.node(1).log();
+    assert!(
+        !stopped.contains_key("n1-short"),
+        "n1-short stopped though its kubelet's path answered:\n{log}"
+    );
+    assert!(
+        log.contains("the kubelet's path to the API server (fence.kubeletServer) answers ready"),
+        "{log}"
+    );
+    assert!(gets(&lab, "/readyz") >= 2, "the probes reached the server");
+    assert_only_stopped(&mut lab, &stopped, &["n2-short", "n3-short"]);
 }
 
 /// n1, alone in its zone, is cut off from the API server while the four nodes of zone-a reach

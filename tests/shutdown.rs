@@ -105,7 +105,7 @@ fn sigterm_mid_write_keeps_every_seen_pod_and_exits_within_a_second() {
     let mut rng = Rng(seed);
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start("127.0.0.1:0".parse().expect("address"), dir.path());
+    let server = Server::start("127.0.0.1:0".parse().expect("address"), None, dir.path());
     server
         .api
         .create_node(realistic::for_create(realistic::node(NODE)));

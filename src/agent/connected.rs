@@ -153,13 +153,17 @@ impl Settings {
 /// its thresholds and conditions, so it owns a copy of what it was started with.
 pub async fn run<S: Source>(
     config: &Config,
-    client: kube::Client,
+    clients: impl Into<api::Clients>,
     source: S,
     health: Arc<Health>,
     shutdown: impl Future<Output = &'static str>,
 ) -> Result<(), StartError> {
     // The one clock every decision reads.
     let clock = Clock::start();
+    let api::Clients {
+        agent: client,
+        node_path,
+    } = clients.into();
     // Every request's timeout and counters, built once and handed to each task that asks.
     let requests = api::Requests::new(config.request_timeout());
     let Settings {
@@ -381,6 +385,7 @@ pub async fn run<S: Source>(
                 .key
                 .map(|key| teller(&node, key, peers.timeout, counters)),
             probe: Some(prober(keeper.probe())),
+            node_path: node_path.map(|client| node_path_prober(client, &requests)),
             renew_now: renew_now.clone(),
         };
         let (node, health) = (node.clone(), health.clone());
@@ -586,7 +591,8 @@ fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartE
 }
 
 /// What this agent tells a peer: whether it reaches the API server by the fence's own rule (a
-/// contact within `unreachableAfter`) and how long ago its last contact was.
+/// contact within `unreachableAfter`) and how long ago its last contact was — its own, or the
+/// latest ready answer of the kubelet's path while its own requests fail (`QuorumView::node_path`).
 fn peer_answer(
     node: &str,
     after: Duration,
@@ -598,14 +604,16 @@ fn peer_answer(
     let node = node.to_string();
     Arc::new(move |question| {
         let now = tokio::time::Instant::now();
-        let age = reach
+        let own = reach
             .last_contact()
             .max(contact_before)
             .map(|t| now.saturating_duration_since(t));
-        let (zone, excluded) = {
+        let (zone, excluded, probed) = {
             let v = view.borrow();
-            (v.zone.clone().unwrap_or_default(), v.excluded)
+            let probed = v.node_path.heard_age(now);
+            (v.zone.clone().unwrap_or_default(), v.excluded, probed)
         };
+        let age = crate::core::quorum::answer_age(own, probed);
         let report = crate::core::quorum::PeerReport {
             excluded,
             ..crate::core::quorum::answer(&node, &zone, age, after)
@@ -649,6 +657,15 @@ fn prober(probe: crate::api::lease::LeaseProbe) -> quorum::Prober {
     Arc::new(move |bound| {
         let probe = probe.clone();
         Box::pin(async move { probe.once(bound).await })
+    })
+}
+
+/// Probes the kubelet's path for the quorum task (`api::node_path_ready`).
+fn node_path_prober(client: kube::Client, requests: &api::Requests) -> quorum::Prober {
+    let requests = requests.clone();
+    Arc::new(move |bound| {
+        let (client, requests) = (client.clone(), requests.clone());
+        Box::pin(async move { api::node_path_ready(&client, &requests, bound).await })
     })
 }
 

@@ -354,6 +354,7 @@ pub async fn run(
         kubelet_read: None,
         renewal_read: None,
         counted_from_kubelet: None,
+        node_path: Default::default(),
         node_read: false,
         reachable: false,
         on_taint: false,
@@ -516,6 +517,9 @@ struct Task {
     /// The deadlines of this partition count from a kubelet renewal read after this run's own
     /// requests failed, as logged.
     counted_from_kubelet: Option<SystemTime>,
+    /// What this partition's probes of the kubelet's path said (`QuorumView::node_path`): taken
+    /// from the view, as the reads are, so that a probe alone writes nothing to disk.
+    node_path: crate::core::fencing::NodePath<tokio::time::Instant>,
     /// A Node has been read from the channel.
     node_read: bool,
     /// Judged reachable at the last tick.
@@ -661,6 +665,7 @@ impl Task {
             if let Some(read) = next.pods_read.take() {
                 self.learn(read);
             }
+            self.node_path = std::mem::take(&mut next.node_path);
             // The read is not persisted: only what the state file keeps is written again.
             if next != self.quorum_view {
                 self.quorum_view = next;
@@ -975,10 +980,14 @@ impl Task {
             return;
         };
         let read = self.renewal_read.filter(|_| !self.on_taint);
+        // The latest renewal the probes of the kubelet's path prove counts as one read.
+        let probed = (self.node_path.kubelet_by)
+            .filter(|_| !self.on_taint)
+            .map(|t| self.clock.mono_of(t));
         let (contact, cut_off_policy) = crate::core::fencing::counted_with_kubelet(
             counted,
             own,
-            read.map(|h| h.contact(now)),
+            read.map(|h| h.contact(now)).max(probed),
             self.settings.renew,
             &self.policy,
         );
@@ -1063,8 +1072,15 @@ impl Task {
         }
     }
 
-    /// The quorum's verdict as the fence plans with it while cut off.
+    /// The quorum's verdict as the fence plans with it while cut off: a hold while the kubelet's
+    /// path answers ready, unless a peer read the unreachable taint on the Node
+    /// (`core::fencing::NodePath::answers`).
     fn planning(&self, untainted: Option<Duration>) -> QuorumVerdict {
+        if self.node_path.answers() && !self.quorum_view.tainted_read {
+            return QuorumVerdict::Hold {
+                reason: crate::core::fencing::NODE_PATH_HOLDS.into(),
+            };
+        }
         crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             (

@@ -128,6 +128,11 @@ pub struct QuorumView {
     /// fence plans the pods found and asks no more about the UIDs settled. Taken by the fence
     /// (as `kubelet_renewed`); the pods it plans are persisted with its others.
     pub pods_read: Option<crate::core::unlisted::PodsRead>,
+    /// What this partition's probes of the kubelet's path said (`core::fencing::NodePath`): while
+    /// the latest was answered ready, the fence holds and the peer endpoint answers "reachable";
+    /// the kubelet's renewal they bound moves the deadlines. Cleared when the partition ends;
+    /// not persisted (a restarted run probes at its first round).
+    pub node_path: crate::core::fencing::NodePath<Instant>,
 }
 
 impl QuorumView {
@@ -184,6 +189,9 @@ pub struct QuorumInputs {
     pub tell: Option<Teller>,
     /// A read of this node's Lease, when a peer says it reaches the API server again.
     pub probe: Option<Prober>,
+    /// A read of `/readyz` over the kubelet's path (`api::node_path_ready`), once a round;
+    /// `None`: nothing probes it.
+    pub node_path: Option<Prober>,
     /// Has the heartbeat renew at once (`agent::heartbeat`).
     pub renew_now: Arc<Notify>,
 }
@@ -234,6 +242,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         untainted_at: None,
         tainted_read: false,
         pods_read: None,
+        node_path: Default::default(),
     }
 }
 
@@ -260,6 +269,9 @@ pub struct QuorumSettings {
     pub interval: Duration,
     /// At most this many peers of this node's zone are asked per round (`[peers] ask`).
     pub ask: usize,
+    /// The kubelet's Lease renew interval, by which the probes of its path bound its renewals
+    /// (`core::fencing::NodePath::note`).
+    pub renew: Duration,
 }
 
 impl QuorumSettings {
@@ -270,6 +282,7 @@ impl QuorumSettings {
             fencing: config.fence.mode != crate::core::fence_plan::Mode::Off,
             interval: config.peers.interval,
             ask: config.peers.ask,
+            renew: crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
         }
     }
 }
@@ -463,6 +476,36 @@ fn note_renewal<'a>(
     });
 }
 
+/// Notes a probe of the kubelet's path sent at `sent` (`core::fencing::NodePath::note`), and logs
+/// when the probes begin or cease to be answered ready.
+fn note_node_path(view: &watch::Sender<QuorumView>, ready: bool, sent: Instant, renew: Duration) {
+    let was = view.borrow().node_path;
+    view.send_if_modified(|v| {
+        v.node_path.note(ready, sent, renew);
+        v.node_path != was
+    });
+    let now = view.borrow().node_path;
+    match (was.answers(), now.answers()) {
+        (false, true) => log::warn!(
+            kubelet_path = "ready";
+            "{}: the fence stops nothing while it does, and this agent answers its peers that it reaches the API server",
+            crate::core::fencing::NODE_PATH_HOLDS
+        ),
+        (true, false) => log::warn!(
+            kubelet_path = "failed";
+            "the kubelet's path to the API server (fence.kubeletServer) no longer answers ready: the fence plans on the peers' verdict again{}",
+            match now.kubelet_by {
+                Some(by) => format!(
+                    ", counting from the kubelet's renewal by {:.1}s ago at the latest",
+                    Instant::now().saturating_duration_since(by).as_secs_f64()
+                ),
+                None => String::new(),
+            }
+        ),
+        _ => {}
+    }
+}
+
 /// The quorum task. Runs until dropped.
 pub async fn run(
     settings: QuorumSettings,
@@ -477,6 +520,7 @@ pub async fn run(
         fencing,
         interval,
         ask: ask_at_most,
+        renew,
     } = settings;
     let mono = |t: Instant| clock.mono_of(t);
     let mut gate = {
@@ -589,6 +633,14 @@ pub async fn run(
                 });
                 untainted_logged = false;
             }
+            if !cut_off {
+                // So are the probes of the kubelet's path: the agent's own contact answers now.
+                view.send_if_modified(|v| {
+                    let was = v.node_path;
+                    v.node_path = Default::default();
+                    v.node_path != was
+                });
+            }
             last_round = None;
             let now = clock.now().mono;
             if probing(&inputs, &policy, fencing, started) && next_probe.is_none_or(|t| now >= t) {
@@ -656,7 +708,14 @@ pub async fn run(
                 .map(|(p, _)| p)
                 .collect()
         });
-        let ((round, decided), read) = tokio::join!(
+        // And the kubelet's path is probed beside them, bounded as a round's answers are.
+        let node_path = async {
+            match &inputs.node_path {
+                Some(probe) => Some(probe(crate::api::NODE_PATH_BOUND).await),
+                None => None,
+            }
+        };
+        let ((round, decided), read, node_path) = tokio::join!(
             ask_round(
                 inputs.ask.as_ref(),
                 &peers,
@@ -667,7 +726,11 @@ pub async fn run(
                 (&mut remembered, mono(now)),
             ),
             read_lease(inputs.ask.as_ref(), readers, &zone),
+            node_path,
         );
+        if let Some(ready) = node_path {
+            note_node_path(&view, ready, now, renew);
+        }
         note_renewal(
             &view,
             round
@@ -1344,6 +1407,10 @@ mod nudge_tests {
         kubelet: Arc<Mutex<Option<SystemTime>>>,
         /// The peers each round asked to read this node's kubelet Lease.
         readers: Arc<Mutex<Vec<usize>>>,
+        /// Whether a probe of the kubelet's path is answered ready (`None`, the default: no
+        /// prober at all), and when each was sent.
+        node_path: Arc<Mutex<Option<bool>>>,
+        node_path_probes: Arc<Mutex<Vec<Duration>>>,
         _node: watch::Sender<Option<Arc<Node>>>,
         _peers: watch::Sender<Vec<Peer>>,
         view: watch::Receiver<QuorumView>,
@@ -1452,6 +1519,16 @@ mod nudge_tests {
                 answered && read <= bound
             })
         });
+        let node_path: Arc<Mutex<Option<bool>>> = Arc::default();
+        let node_path_probes: Arc<Mutex<Vec<Duration>>> = Arc::default();
+        let (path, path_probes) = (node_path.clone(), node_path_probes.clone());
+        let path_probe: Prober = Arc::new(move |_bound| -> ProbeFuture {
+            let ready = *path.lock().expect("node path");
+            if ready.is_some() {
+                path_probes.lock().expect("node path probes").push(since());
+            }
+            Box::pin(async move { ready.unwrap_or(false) })
+        });
         let (node_tx, node) = watch::channel(None);
         let (peers_tx, peers) = watch::channel(Vec::new());
         // A change, as discovery sends it: the task reads the list on a change only.
@@ -1475,6 +1552,7 @@ mod nudge_tests {
             nudges: nudges.clone(),
             tell: Some(tell),
             probe: Some(probe),
+            node_path: Some(path_probe),
             renew_now: renew_now.clone(),
         };
         let settings = QuorumSettings {
@@ -1488,6 +1566,7 @@ mod nudge_tests {
             fencing: true,
             interval: INTERVAL,
             ask: 10,
+            renew: Duration::from_secs(10),
         };
         let (view_tx, view) = watch::channel(QuorumView::default());
         let health = Arc::new(Health::new(Duration::from_secs(60)));
@@ -1504,6 +1583,8 @@ mod nudge_tests {
             answer,
             kubelet,
             readers,
+            node_path,
+            node_path_probes,
             _node: node_tx,
             _peers: peers_tx,
             view,
@@ -1517,6 +1598,42 @@ mod nudge_tests {
 
     fn ms(ms: u64) -> Duration {
         Duration::from_millis(ms)
+    }
+
+    /// Each round of a cut-off agent probes the kubelet's path beside its questions. While the
+    /// latest probe is answered ready, the view says so (the fence holds on it, the peer
+    /// endpoint answers with its age); a failed one ends that, keeping the renewal the answers
+    /// bounded; the end of the partition clears it.
+    #[tokio::test(start_paused = true)]
+    async fn each_round_probes_the_kubelets_path_and_the_view_holds_what_it_proved() {
+        let h = harness(true, ms(30), true);
+        *h.answer.lock().expect("answer") = Some(false);
+        *h.node_path.lock().expect("node path") = Some(true);
+        at(&h, ms(100)).await;
+        let path = || h.view.borrow().node_path;
+        assert!(path().answers());
+        assert_eq!(path().heard, Some(h.start));
+        assert_eq!(path().kubelet_by, None);
+        // Rounds every 10 s: the answers span the 21 s window at the fourth round, at 30 s.
+        at(&h, ms(30_100)).await;
+        assert_eq!(
+            *h.node_path_probes.lock().expect("probes"),
+            [ms(0), ms(10_000), ms(20_000), ms(30_000)]
+        );
+        assert_eq!(path().kubelet_by, Some(h.start + ms(9_000)));
+        // The peers' questions went out all the same (their reads bound the deadlines too).
+        assert_eq!(h.rounds.lock().expect("rounds").len(), 4);
+        *h.node_path.lock().expect("node path") = Some(false);
+        at(&h, ms(40_100)).await;
+        assert!(!path().answers());
+        assert_eq!(path().heard, Some(h.start + ms(30_000)));
+        assert_eq!(path().kubelet_by, Some(h.start + ms(9_000)));
+        // The API server answers this agent again: the partition's probes are over.
+        h.cut_off.send_replace(Some(false));
+        at(&h, ms(40_200)).await;
+        assert_eq!(path(), crate::core::fencing::NodePath::default());
+        at(&h, ms(60_000)).await;
+        assert_eq!(h.node_path_probes.lock().expect("probes").len(), 5);
     }
 
     #[tokio::test(start_paused = true)]

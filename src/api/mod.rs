@@ -327,6 +327,81 @@ pub async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectE
     connect_with(kubeconfig, READ_TIMEOUT).await
 }
 
+/// The connected agent's clients: its own, and the one that probes the kubelet's path to the API
+/// server while the agent's own requests fail (docs/fence.md §5, *The kubelet's path probed*).
+#[derive(Clone)]
+pub struct Clients {
+    pub agent: kube::Client,
+    /// `None`: nothing probes (an agent handed a client alone, as the in-process tests are).
+    pub node_path: Option<kube::Client>,
+}
+
+impl From<kube::Client> for Clients {
+    fn from(agent: kube::Client) -> Clients {
+        Clients {
+            agent,
+            node_path: None,
+        }
+    }
+}
+
+/// [`connect`], and the probe of the kubelet's path: the same credentials and certificate
+/// authority, sent to `kubelet_server` (`fence.kubeletServer`, validated by the configuration's
+/// loader) or to the agent's own server when it is `None`. The probe's client retries nothing
+/// and gives up on a connection after [`NODE_PATH_BOUND`]: its one question is whether the
+/// server answers now.
+pub async fn connect_agent(
+    kubeconfig: Option<&Path>,
+    kubelet_server: Option<&str>,
+) -> Result<Clients, ConnectError> {
+    let mut config = load_config(kubeconfig).await?;
+    let mut probe = config.clone();
+    config.connect_timeout = Some(Duration::from_secs(5));
+    config.read_timeout = Some(READ_TIMEOUT);
+    config.reset_reader_on_write = true;
+    if let Some(server) = kubelet_server {
+        probe.cluster_url = server
+            .parse()
+            .map_err(|e| ConnectError::Client(format!("fence.kubeletServer \"{server}\": {e}")))?;
+        // A server name set for the agent's own server is not this one's.
+        probe.tls_server_name = None;
+    }
+    probe.default_retry = false;
+    probe.connect_timeout = Some(NODE_PATH_BOUND);
+    probe.read_timeout = Some(NODE_PATH_BOUND);
+    probe.reset_reader_on_write = true;
+    Ok(Clients {
+        agent: agent_client(config)?,
+        node_path: Some(agent_client(probe)?),
+    })
+}
+
+/// The bound of one probe of the kubelet's path (`/readyz`): a ready API server answers it in
+/// milliseconds; a second leaves room for a new TLS connection over a slow link.
+pub const NODE_PATH_BOUND: Duration = Duration::from_secs(1);
+
+/// One probe of the kubelet's path: `GET /readyz` through `client` within `bound`, counted in the
+/// request metric as `readyz`. True only for a 2xx answer: a server that answers but is not
+/// ready (its storage down, say: 500), refuses the agent (401, 403) or is throttled proves no
+/// renewal of the kubelet's lands, and counts as no answer.
+pub async fn node_path_ready(client: &kube::Client, requests: &Requests, bound: Duration) -> bool {
+    let request = match http::Request::get("/readyz").body(Vec::new()) {
+        Ok(r) => r,
+        Err(_) => return false,
+    };
+    requests
+        .call_within(bound, "get", "readyz", client.request_text(request))
+        .await
+        .is_ok()
+}
+
+async fn load_config(kubeconfig: Option<&Path>) -> Result<kube::Config, ConnectError> {
+    Ok(match kubeconfig {
+        Some(path) => kubeconfig::load(path).await?,
+        None => kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?,
+    })
+}
+
 /// A client for the commands a person runs (`explain`, `nodes`), its credentials found as
 /// `kubectl` finds them ([`kubeconfig::load_as_kubectl`]); every request bounded.
 pub async fn connect_as_kubectl(
@@ -345,10 +420,7 @@ pub async fn connect_with(
     kubeconfig: Option<&Path>,
     read_timeout: Duration,
 ) -> Result<kube::Client, ConnectError> {
-    let mut config = match kubeconfig {
-        Some(path) => kubeconfig::load(path).await?,
-        None => kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?,
-    };
+    let mut config = load_config(kubeconfig).await?;
     config.connect_timeout = Some(Duration::from_secs(5));
     config.read_timeout = Some(read_timeout);
     // Counted from each request's sending, not from when its pooled connection went idle.

@@ -123,6 +123,7 @@ impl Config {
                 cgroup_driver: None,
                 cgroup_version: None,
                 cgroup_root: None,
+                kubelet_server: None,
             },
             peers: super::PeersConfig {
                 service: None,

@@ -218,6 +218,14 @@ pub fn effective_text(config: &Config) -> String {
     );
     row(
         &mut out,
+        "  kubelet's path",
+        match &f.kubelet_server {
+            Some(s) => format!("{s}/readyz, probed while cut off"),
+            None => "the agent's own server's /readyz, probed while cut off".to_string(),
+        },
+    );
+    row(
+        &mut out,
         "  grace period",
         super::grace_period_note(f.node_monitor_grace_period),
     );
@@ -362,5 +370,6 @@ fn fence_json(f: &super::FenceConfig) -> Value {
         "cgroupVersion": word_of(CGROUP_VERSIONS, &f.cgroup_version),
         "cgroupDriver": word_of(CGROUP_DRIVERS, &f.cgroup_driver),
         "cgroupRoot": f.cgroup_root.as_deref().map(path_json),
+        "kubeletServer": f.kubelet_server,
     })
 }

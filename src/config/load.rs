@@ -142,6 +142,35 @@ fn non_empty(expected: &str, s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// An API server's URL as a kubeconfig's `server` names one: `http` or `https`, a host, an
+/// optional port, and nothing else (no user, path, query or fragment: the agent adds `/readyz`).
+/// Returned without a trailing `/`.
+fn server_url(expected: &str, s: &str) -> Result<String, String> {
+    let bad = |why: &str| Err(format!("expected {expected}, found \"{s}\": {why}"));
+    let Ok(uri) = s.parse::<http::Uri>() else {
+        return bad("not a URL");
+    };
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return bad("the scheme must be https (or http)");
+    }
+    let Some(authority) = uri.authority() else {
+        return bad("no host");
+    };
+    if authority.as_str().contains('@') {
+        return bad("credentials in the URL are not read; the agent's own are sent");
+    }
+    if authority.host().is_empty() {
+        return bad("no host");
+    }
+    if authority.as_str().ends_with(':') {
+        return bad("an empty port");
+    }
+    if !matches!(uri.path(), "" | "/") || uri.query().is_some() || s.contains('#') {
+        return bad("a path, query or fragment (the agent reads /readyz of the server itself)");
+    }
+    Ok(s.trim_end_matches('/').to_string())
+}
+
 /// Where each eviction-map entry sits (key, value), so threshold errors can be placed.
 type EntrySpans = HashMap<(ThresholdMap, String), (Range<usize>, Range<usize>)>;
 
@@ -864,6 +893,12 @@ impl Walker<'_> {
         set(&mut f.cgroup_version, cgroup_version);
         let root = read!(self, path, path, raw.cgroup_root);
         set(&mut f.cgroup_root, root.map(Some));
+        let expected =
+            "the API server's URL as the kubelet reaches it, such as \"https://10.0.0.10:6443\"";
+        let server = read!(self, text, path, raw.kubelet_server, expected, |s| {
+            server_url(expected, s).map(Some)
+        });
+        set(&mut f.kubelet_server, server);
     }
 
     fn peers(&mut self, path: &str, span: &Range<usize>, raw: &RawPeers, config: &mut Config) {
@@ -1446,6 +1481,7 @@ mod tests {
             (fields_of::<RawPeers>(), key!("", static_)),
             (fields_of::<RawCondition>(), key!("", type_)),
             (fields_of::<RawFence>(), key!("", cgroup_root)),
+            (fields_of::<RawFence>(), key!("", kubelet_server)),
         ] {
             assert!(
                 fields.contains(&spelt.as_str()),

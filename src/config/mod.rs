@@ -355,6 +355,11 @@ pub struct FenceConfig {
     pub cgroup_version: Option<crate::core::qos::CgroupVersion>,
     /// `cgroupRoot` (unset: `cgroupPath`): where the pods' cgroups are looked for.
     pub cgroup_root: Option<std::path::PathBuf>,
+    /// `kubeletServer` (unset: the agent's own server): the API server's URL as this node's
+    /// kubelet reaches it, `scheme://host[:port]`. While the agent's own requests fail, each round
+    /// of the quorum reads its `/readyz` with the agent's own credentials (docs/fence.md §5, *The
+    /// kubelet's path probed*).
+    pub kubelet_server: Option<String>,
 }
 
 pub use crate::core::quorum::Undecided;

@@ -85,6 +85,7 @@ pub(super) struct RawFence {
     pub cgroup_driver: Field,
     pub cgroup_version: Field,
     pub cgroup_root: Field,
+    pub kubelet_server: Field,
 }
 
 /// `[peers]`.

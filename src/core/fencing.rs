@@ -344,7 +344,7 @@ pub fn counted_with_kubelet(
 /// the kubelet reaches it, with the agent's own credentials; a ready answer proves that this
 /// node's path to a ready API server works, so the kubelet's renewals are stored and the control
 /// plane hears the node. `T` is an instant on one monotonic scale.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodePath<T> {
     /// When the latest probe that was answered ready was sent.
     pub heard: Option<T>,
@@ -353,6 +353,16 @@ pub struct NodePath<T> {
     pub since: Option<T>,
     /// The latest instant by which the kubelet certainly renewed its Lease: [`NodePath::note`].
     pub kubelet_by: Option<T>,
+}
+
+impl<T> Default for NodePath<T> {
+    fn default() -> NodePath<T> {
+        NodePath {
+            heard: None,
+            since: None,
+            kubelet_by: None,
+        }
+    }
 }
 
 /// The fence's hold while [`NodePath::answers`], as the log and `status` give it.

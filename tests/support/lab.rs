@@ -78,12 +78,16 @@ pub struct Server {
     pub kubeconfig: PathBuf,
     /// Where it listens.
     pub addr: SocketAddr,
+    /// A second address it listens on, when asked for: the one a node's kubelet reaches it by
+    /// (`LabSpec::kubelet_server`).
+    pub also: Option<SocketAddr>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
-    pub fn start(addr: SocketAddr, dir: &Path) -> Server {
+    /// Served on `addr` (its kubeconfig names it) and, when given, on `also` too.
+    pub fn start(addr: SocketAddr, also: Option<SocketAddr>, dir: &Path) -> Server {
         let api = ApiServer::new();
         let (tx, rx) = mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -98,18 +102,29 @@ impl Server {
                 let lb = server
                     .serve_on(addr)
                     .expect("bind on the api bridge's address");
-                let _ = tx.send((lb.write_kubeconfig(&dir), lb.addr()));
+                let second = also.map(|a| {
+                    server
+                        .serve_on(a)
+                        .expect("bind on the api bridge's second address")
+                });
+                let _ = tx.send((
+                    lb.write_kubeconfig(&dir),
+                    lb.addr(),
+                    second.as_ref().map(|s| s.addr()),
+                ));
                 let _ = stop_rx.await;
+                drop(second);
                 drop(lb);
             });
         });
-        let (kubeconfig, addr) = rx
+        let (kubeconfig, addr, also) = rx
             .recv_timeout(Duration::from_secs(10))
             .expect("server started");
         Server {
             api,
             kubeconfig,
             addr,
+            also,
             stop: Some(stop_tx),
             thread: Some(thread),
         }
@@ -303,6 +318,10 @@ pub struct LabSpec {
     pub dry_run: Vec<usize>,
     /// The agents' `[peers] interval`: [`PEER_INTERVAL`] unless a test needs rounds further apart.
     pub peer_interval: Duration,
+    /// The API server listens on a second address of the host, 10.214.L.253, which every agent
+    /// is told is its kubelet's (`[fence] kubeletServer`): [`Lab::cut_agent_path`] cuts the
+    /// agent's own path (the kubeconfig's address) and leaves that one.
+    pub kubelet_server: bool,
 }
 
 impl LabSpec {
@@ -323,6 +342,7 @@ impl Default for LabSpec {
             excluded: Vec::new(),
             dry_run: Vec::new(),
             peer_interval: PEER_INTERVAL,
+            kubelet_server: false,
         }
     }
 }
@@ -406,6 +426,7 @@ impl Lab {
                 api: ApiServer::new(),
                 kubeconfig: PathBuf::new(),
                 addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+                also: None,
                 stop: None,
                 thread: None,
             },
@@ -443,7 +464,12 @@ impl Lab {
         ip(&["link", "set", &peer_bridge, "up"]);
         std::fs::write(&lab.key_file, hex(&random_bytes(48))).expect("write the key");
 
-        lab.server = Server::start(SocketAddr::new(host_api.into(), 0), lab.dir.path());
+        let also = spec.kubelet_server.then(|| {
+            let kubelets = Ipv4Addr::new(10, 214, id, 253);
+            ip(&["addr", "add", &format!("{kubelets}/24"), "dev", &api_bridge]);
+            SocketAddr::new(kubelets.into(), 0)
+        });
+        lab.server = Server::start(SocketAddr::new(host_api.into(), 0), also, lab.dir.path());
         for i in 1..=spec.nodes {
             let node = lab.add_node(i);
             lab.nodes.push(node);
@@ -640,6 +666,15 @@ impl Lab {
                 statics = statics.join("\n"),
             ));
         }
+        if let Some(also) = self.server.also {
+            // Into `[fence]`, which the text above ends with when there are no peers; placed
+            // before `[peers]` otherwise.
+            let line = format!("kubeletServer = \"http://{also}\"\n");
+            match text.find("[peers]") {
+                Some(at) => text.insert_str(at, &line),
+                None => text.push_str(&line),
+            }
+        }
         text.push_str("[logging]\ntarget = \"stderr\"\n");
         text
     }
@@ -673,6 +708,21 @@ impl Lab {
     /// Node `i` loses the API server (its `api` port down); its peer link stays.
     pub fn cut_api(&self, i: usize) {
         ip(&["link", "set", &self.nodes[i - 1].api_port, "down"]);
+    }
+
+    /// Node `i`'s agent loses its own path to the API server (the kubeconfig's address, a
+    /// blackhole route in its namespace); the server's second address, the kubelet's
+    /// (`LabSpec::kubelet_server`), and the peer link stay.
+    pub fn cut_agent_path(&self, i: usize) {
+        let n = &self.nodes[i - 1];
+        let to = format!("{}/32", self.api_host());
+        ip(&["-n", &n.netns, "route", "add", "blackhole", &to]);
+    }
+
+    pub fn heal_agent_path(&self, i: usize) {
+        let n = &self.nodes[i - 1];
+        let to = format!("{}/32", self.api_host());
+        ip(&["-n", &n.netns, "route", "del", "blackhole", &to]);
     }
 
     pub fn heal_api(&self, i: usize) {

@@ -31,6 +31,8 @@ pub enum Reply {
     Stream(WatchStream),
     /// Not from the API server at all: what a proxy in front of it answers (HTML).
     Proxy { status: u16, body: &'static str },
+    /// Plain text, as the health endpoints answer (`text/plain; charset=utf-8`).
+    Text { status: u16, body: String },
     /// Never answer (black hole).
     Never,
 }
@@ -93,6 +95,7 @@ pub struct Target {
 
 enum Route {
     Version,
+    Readyz,
     Doc(Value),
     Resource(Target),
 }
@@ -105,6 +108,8 @@ fn route(path: &str) -> Result<Route, ApiError> {
         .collect();
     let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
         ["version"] => return Ok(Route::Version),
+        // The aggregate readiness check only (`/readyz/<check>` is not served).
+        ["readyz"] => return Ok(Route::Readyz),
         ["api"] => return Ok(Route::Doc(super::discovery::api_versions())),
         ["apis"] => return Ok(Route::Doc(super::discovery::api_group_list())),
         ["apis", g] => {
@@ -253,6 +258,26 @@ pub fn fault_reply(fault: Fault, path: &str) -> Reply {
 
 fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
     let route = route(&req.path)?;
+    if let Route::Readyz = route {
+        // Served as text whatever the client accepts, to anyone authenticated (the
+        // `system:public-info-viewer` role).
+        if req.method != "GET" {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
+        return Ok(if server.with_state(|s| s.not_ready) {
+            Reply::Text {
+                status: 500,
+                body: "[-]etcd failed: reason withheld\nreadyz check failed\n".into(),
+            }
+        } else {
+            Reply::Text {
+                status: 200,
+                body: "ok".into(),
+            }
+        });
+    }
     if req.method == "GET" && !accepts_json(req.accept.as_deref()) {
         return Err(ApiError::plain(
             406,
@@ -265,6 +290,7 @@ fn handle_inner(server: &ApiServer, req: &Req) -> Result<Reply, ApiError> {
     }
     let t = match route {
         Route::Version => return Ok(Reply::ok(200, super::discovery::version())),
+        Route::Readyz => return Err(ApiError::no_route()),
         Route::Doc(doc) => {
             if req.method != "GET" {
                 return Err(ApiError::method_not_allowed(

@@ -99,6 +99,14 @@ impl ApiServer {
                     .body(Full::new(Bytes::from_static(body.as_bytes())).boxed_unsync())
                     .expect("a valid response")
             }
+            Reply::Text { status, body } => {
+                self.record_answer(seq, status, Some(body.len()));
+                http::Response::builder()
+                    .status(status)
+                    .header(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")
+                    .body(Full::new(Bytes::from(body)).boxed_unsync())
+                    .expect("a valid response")
+            }
             Reply::Never => std::future::pending().await,
         }
     }

@@ -1,8 +1,8 @@
 //! A strict in-memory Kubernetes API server for tests.
 //!
 //! It serves core/v1 Nodes (with `status`), Pods (with `status`), Events,
-//! coordination.k8s.io/v1 Leases and discovery.k8s.io/v1 EndpointSlices, plus `/version` and
-//! legacy discovery, in-process (a
+//! coordination.k8s.io/v1 Leases and discovery.k8s.io/v1 EndpointSlices, plus `/version`,
+//! `/readyz` and legacy discovery, in-process (a
 //! `tower::Service` behind `kube::Client`) and over HTTP/1 (hyper) for `kubectl` and real
 //! processes. It aims to answer as the real API server does: one global resourceVersion,
 //! optimistic concurrency (409 on a stale resourceVersion in an update or a patch), no-op writes
@@ -122,6 +122,8 @@ pub(crate) struct State {
     pub(crate) watch_list: bool,
     /// The only bearer token accepted, when authentication is on.
     pub(crate) bearer: Option<String>,
+    /// A readiness check fails (`/readyz` answers 500, as with its storage down).
+    pub(crate) not_ready: bool,
     requests: Vec<(u64, Recorded)>,
     next_seq: u64,
 }
@@ -158,6 +160,7 @@ impl ApiServer {
                 bookmark_interval: Duration::from_secs(60),
                 watch_list: true,
                 bearer: None,
+                not_ready: false,
                 requests: Vec::new(),
                 next_seq: 0,
             })),
@@ -283,6 +286,13 @@ impl ApiServer {
     /// `None` turns authentication off again.
     pub fn require_bearer(&self, token: Option<&str>) {
         self.with_state(|s| s.bearer = token.map(String::from));
+    }
+
+    /// Whether `/readyz` answers ready (200 `ok`) or not (500, naming the failed check as the
+    /// real server does with `etcd` down). Nothing else changes: the real server still serves
+    /// what it can.
+    pub fn set_ready(&self, ready: bool) {
+        self.with_state(|s| s.not_ready = !ready);
     }
 
     /// The user name in Forbidden messages.
