@@ -1270,4 +1270,17 @@ fn the_kubelets_path_probed_holds_while_it_answers_and_bounds_the_kubelets_renew
     assert_eq!(path.kubelet_by, Some(s(136)));
     // An instant given before the latest answer (another scale's rounding) ages nothing below 0.
     assert_eq!(path.heard_age(s(150)), Some(Duration::ZERO));
+    // A round whose peers read the unreachable taint on the Node ends the hold and the answer
+    // "reachable", though the path answers: the control plane judged the node. A round that read
+    // nothing changes nothing; one that read the Node without the taint gives both back.
+    assert!(path.answers());
+    path.note_taint(Some(true));
+    assert!(!path.answers());
+    assert_eq!(path.heard_age(s(160)), None);
+    path.note(true, s(160), renew);
+    path.note_taint(None);
+    assert!(!path.answers());
+    path.note_taint(Some(false));
+    assert!(path.answers());
+    assert_eq!(path.heard_age(s(161)), Some(s(1)));
 }

@@ -1073,10 +1073,10 @@ impl Task {
     }
 
     /// The quorum's verdict as the fence plans with it while cut off: a hold while the kubelet's
-    /// path answers ready, unless a peer read the unreachable taint on the Node
+    /// path answers ready, unless a peer read the unreachable taint on the Node in this partition
     /// (`core::fencing::NodePath::answers`).
     fn planning(&self, untainted: Option<Duration>) -> QuorumVerdict {
-        if self.node_path.answers() && !self.quorum_view.tainted_read {
+        if self.node_path.answers() {
             return QuorumVerdict::Hold {
                 reason: crate::core::fencing::NODE_PATH_HOLDS.into(),
             };

@@ -476,12 +476,19 @@ fn note_renewal<'a>(
     });
 }
 
-/// Notes a probe of the kubelet's path sent at `sent` (`core::fencing::NodePath::note`), and logs
-/// when the probes begin or cease to be answered ready.
-fn note_node_path(view: &watch::Sender<QuorumView>, ready: bool, sent: Instant, renew: Duration) {
+/// Notes a probe of the kubelet's path sent at `sent` with what the same round's peers read of the
+/// Node (`core::fencing::NodePath::note`, `note_taint`), and logs when the fence's hold on it
+/// begins or ends.
+fn note_node_path(
+    view: &watch::Sender<QuorumView>,
+    (ready, taint): (bool, Option<bool>),
+    sent: Instant,
+    renew: Duration,
+) {
     let was = view.borrow().node_path;
     view.send_if_modified(|v| {
         v.node_path.note(ready, sent, renew);
+        v.node_path.note_taint(taint);
         v.node_path != was
     });
     let now = view.borrow().node_path;
@@ -492,8 +499,13 @@ fn note_node_path(view: &watch::Sender<QuorumView>, ready: bool, sent: Instant, 
             crate::core::fencing::NODE_PATH_HOLDS
         ),
         (true, false) => log::warn!(
-            kubelet_path = "failed";
-            "the kubelet's path to the API server (fence.kubeletServer) no longer answers ready: the fence plans on the peers' verdict again{}",
+            kubelet_path = if now.taint_read == Some(true) { "tainted" } else { "failed" };
+            "{}: the fence plans on the peers' verdict again{}",
+            if now.taint_read == Some(true) {
+                "the kubelet's path to the API server (fence.kubeletServer) answers, but a peer read the unreachable taint on this node's Node"
+            } else {
+                "the kubelet's path to the API server (fence.kubeletServer) no longer answers ready"
+            },
             match now.kubelet_by {
                 Some(by) => format!(
                     ", counting from the kubelet's renewal by {:.1}s ago at the latest",
@@ -729,7 +741,8 @@ pub async fn run(
             node_path,
         );
         if let Some(ready) = node_path {
-            note_node_path(&view, ready, now, renew);
+            let taint = crate::core::quorum::taint_read(round.heard.iter().map(|(_, h)| h));
+            note_node_path(&view, (ready, taint), now, renew);
         }
         note_renewal(
             &view,

@@ -353,6 +353,10 @@ pub struct NodePath<T> {
     pub since: Option<T>,
     /// The latest instant by which the kubelet certainly renewed its Lease: [`NodePath::note`].
     pub kubelet_by: Option<T>,
+    /// What the latest round of this partition whose peers read the Node found
+    /// (`core::quorum::taint_read`): `Some(true)`, the unreachable taint. Of this partition
+    /// only: a taint a peer read in an earlier one may have been removed since.
+    pub taint_read: Option<bool>,
 }
 
 impl<T> Default for NodePath<T> {
@@ -361,6 +365,7 @@ impl<T> Default for NodePath<T> {
             heard: None,
             since: None,
             kubelet_by: None,
+            taint_read: None,
         }
     }
 }
@@ -397,21 +402,34 @@ where
         }
     }
 
+    /// Records what a round's peers read of the Node (`None`: none read it; a read stands until
+    /// a later one).
+    pub fn note_taint(&mut self, read: Option<bool>) {
+        if read.is_some() {
+            self.taint_read = read;
+        }
+    }
+
     /// The latest probe was answered ready: the control plane hears this node's kubelet, which
     /// stops whatever the API server deletes of its pods itself. The fence holds meanwhile,
-    /// unless a peer read the unreachable taint on the Node (the kubelet's path answers, but the
-    /// control plane judged the node: the kubelet may be down).
+    /// unless a peer read the unreachable taint on the Node in this partition's latest round that
+    /// read it (the kubelet's path answers, but the control plane judged the node: the kubelet
+    /// may be down).
     pub fn answers(&self) -> bool {
-        self.since.is_some()
+        self.since.is_some() && self.taint_read != Some(true)
     }
 
     /// How old the latest ready answer is at `now`, for the peers: this node's kubelet reaches the
     /// API server as far as they are concerned (`core::quorum::answer` takes the younger of this
-    /// and the agent's own contact).
+    /// and the agent's own contact). `None` once a peer read the unreachable taint in this
+    /// partition: the control plane counts the node not ready, whatever its path answers.
     pub fn heard_age(&self, now: T) -> Option<Duration>
     where
         T: std::ops::Sub<T, Output = Duration>,
     {
+        if self.taint_read == Some(true) {
+            return None;
+        }
         self.heard
             .map(|h| if h <= now { now - h } else { Duration::ZERO })
     }

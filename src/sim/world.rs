@@ -2314,7 +2314,7 @@ impl World<'_> {
                 set.renew,
                 &policy,
             );
-            let verdict = if !on_taint && a.node_path.answers() && !a.reads.tainted {
+            let verdict = if !on_taint && a.node_path.answers() {
                 fence_plan::QuorumVerdict::Hold {
                     reason: fencing::NODE_PATH_HOLDS.into(),
                 }
@@ -2675,6 +2675,9 @@ impl World<'_> {
             let read = quorum::taint_read(round.heard.iter().map(|(_, h)| h));
             self.log(|| format!("n{i} peers read its Node: tainted {read:?}"));
         }
+        // And the probes of the kubelet's path: a taint read in this partition ends their hold.
+        a.node_path
+            .note_taint(quorum::taint_read(round.heard.iter().map(|(_, h)| h)));
         let answered = round
             .heard
             .iter()
