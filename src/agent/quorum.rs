@@ -476,19 +476,16 @@ fn note_renewal<'a>(
     });
 }
 
-/// Notes a probe of the kubelet's path sent at `sent` with what the same round's peers read of the
-/// Node (`core::fencing::NodePath::note`, `note_taint`), and logs when the fence's hold on it
-/// begins or ends.
-fn note_node_path(
+/// Notes a probe of the kubelet's path or what a round's peers read of the Node (`change`:
+/// `core::fencing::NodePath::note`, `note_taint`), and logs when the fence's hold on it begins or
+/// ends.
+fn update_node_path(
     view: &watch::Sender<QuorumView>,
-    (ready, taint): (bool, Option<bool>),
-    sent: Instant,
-    renew: Duration,
+    change: impl FnOnce(&mut crate::core::fencing::NodePath<Instant>),
 ) {
     let was = view.borrow().node_path;
     view.send_if_modified(|v| {
-        v.node_path.note(ready, sent, renew);
-        v.node_path.note_taint(taint);
+        change(&mut v.node_path);
         v.node_path != was
     });
     let now = view.borrow().node_path;
@@ -578,6 +575,9 @@ pub async fn run(
     // What each peer last answered "reachable": evidence of a live control plane while a silent
     // peer's answer still says so (`core::quorum::Remembered`).
     let mut remembered = Remembered::default();
+    // The probe of the kubelet's path in flight, with when it was sent: it runs beside the
+    // rounds, whose verdicts never wait for it (`QuorumView::node_path`).
+    let mut path_probe: Option<(Instant, ProbeFuture)> = None;
     loop {
         if !std::mem::take(&mut first) {
             let asking = *inputs.cut_off.borrow() == Some(true) && fencing;
@@ -589,6 +589,17 @@ pub async fn run(
                 _ = wake.any() => {}
                 () = inputs.nudges.back.notified() => nudged = true,
                 _ = tokio::time::sleep_until(round.unwrap_or_else(Instant::now)), if round.is_some() => {}
+                ready = async {
+                    match path_probe.as_mut() {
+                        Some((_, probe)) => probe.await,
+                        None => std::future::pending().await,
+                    }
+                }, if path_probe.is_some() => {
+                    if let Some((sent, _)) = path_probe.take() {
+                        update_node_path(&view, |p| p.note(ready, sent, renew));
+                    }
+                    continue;
+                }
             }
         }
         // Zone and peers, whenever they change.
@@ -647,6 +658,7 @@ pub async fn run(
             }
             if !cut_off {
                 // So are the probes of the kubelet's path: the agent's own contact answers now.
+                path_probe = None;
                 view.send_if_modified(|v| {
                     let was = v.node_path;
                     v.node_path = Default::default();
@@ -720,14 +732,14 @@ pub async fn run(
                 .map(|(p, _)| p)
                 .collect()
         });
-        // And the kubelet's path is probed beside them, bounded as a round's answers are.
-        let node_path = async {
-            match &inputs.node_path {
-                Some(probe) => Some(probe(crate::api::NODE_PATH_BOUND).await),
-                None => None,
-            }
-        };
-        let ((round, decided), read, node_path) = tokio::join!(
+        // And the kubelet's path is probed beside them (one probe at a time), its answer noted when
+        // it comes.
+        if let Some(probe) = &inputs.node_path
+            && path_probe.is_none()
+        {
+            path_probe = Some((now, probe(crate::api::NODE_PATH_BOUND)));
+        }
+        let ((round, decided), read) = tokio::join!(
             ask_round(
                 inputs.ask.as_ref(),
                 &peers,
@@ -738,12 +750,9 @@ pub async fn run(
                 (&mut remembered, mono(now)),
             ),
             read_lease(inputs.ask.as_ref(), readers, &zone),
-            node_path,
         );
-        if let Some(ready) = node_path {
-            let taint = crate::core::quorum::taint_read(round.heard.iter().map(|(_, h)| h));
-            note_node_path(&view, (ready, taint), now, renew);
-        }
+        let taint = crate::core::quorum::taint_read(round.heard.iter().map(|(_, h)| h));
+        update_node_path(&view, |p| p.note_taint(taint));
         note_renewal(
             &view,
             round
