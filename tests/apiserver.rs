@@ -1781,27 +1781,15 @@ async fn readyz_answers_as_the_health_endpoint_does() {
     assert_eq!(raw(&s, "GET", Some("Bearer other")).await.0, 401);
     assert_eq!(raw(&s, "GET", Some("Bearer t0ken")).await.0, 200);
     s.require_bearer(None);
-    // kube's text request, as the agent's probe sends it.
-    let text = s
-        .client()
-        .request_text(
-            http::Request::get("/readyz")
-                .body(Vec::new())
-                .expect("request"),
-        )
-        .await
-        .expect("ready");
-    assert_eq!(text, "ok");
+    // The agent's probe of the kubelet's path (`api::node_path_ready`): ready only for a 2xx.
+    let requests = nodewarden::api::Requests::new(Duration::from_secs(5));
+    let probe = |s: &ApiServer| {
+        let (client, requests) = (s.client(), requests.clone());
+        async move { nodewarden::api::node_path_ready(&client, &requests, Duration::from_secs(1)).await }
+    };
+    assert!(probe(&s).await);
     s.set_ready(false);
-    let refused = s
-        .client()
-        .request_text(
-            http::Request::get("/readyz")
-                .body(Vec::new())
-                .expect("request"),
-        )
-        .await;
-    assert!(refused.is_err(), "{refused:?}");
+    assert!(!probe(&s).await);
     s.set_ready(true);
     if !support::require(kubectl_available(), "the kubectl binary") {
         return;
