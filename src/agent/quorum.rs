@@ -1429,8 +1429,8 @@ mod nudge_tests {
         kubelet: Arc<Mutex<Option<SystemTime>>>,
         /// The peers each round asked to read this node's kubelet Lease.
         readers: Arc<Mutex<Vec<usize>>>,
-        /// Whether a probe of the kubelet's path is answered ready (`None`, the default: no
-        /// prober at all), and when each was sent.
+        /// Whether a probe of the kubelet's path is answered ready (`None`, the default: every
+        /// probe fails at once, and is not recorded), and when each recorded one was sent.
         node_path: Arc<Mutex<Option<bool>>>,
         node_path_probes: Arc<Mutex<Vec<Duration>>>,
         _node: watch::Sender<Option<Arc<Node>>>,
