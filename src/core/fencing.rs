@@ -370,7 +370,7 @@ impl<T> Default for NodePath<T> {
     }
 }
 
-/// The fence's hold while [`NodePath::answers`], as the log and `status` give it.
+/// The fence's hold while [`NodePath::answers`], as each held plan's log line gives it.
 pub const NODE_PATH_HOLDS: &str = "this agent's own requests fail, but the kubelet's path to the API server (fence.kubeletServer) answers ready: the control plane hears this node, and its kubelet stops what the API server deletes";
 
 /// How long the probes must have been answered without a failure between for the kubelet to have
