@@ -1274,8 +1274,18 @@ fn the_kubelets_path_probed_holds_while_it_answers_and_bounds_the_kubelets_renew
     // "reachable", though the path answers: the control plane judged the node. A round that read
     // nothing changes nothing; one that read the Node without the taint gives both back.
     assert!(path.answers());
+    let enforce = QuorumVerdict::Enforce {
+        not_before: None,
+        held_from: None,
+        untainted: None,
+    };
+    assert!(matches!(
+        path.verdict(enforce.clone()),
+        QuorumVerdict::Hold { .. }
+    ));
     path.note_taint(Some(true));
     assert!(!path.answers());
+    assert_eq!(path.verdict(enforce.clone()), enforce);
     assert_eq!(path.heard_age(s(160)), None);
     path.note(true, s(160), renew);
     path.note_taint(None);

@@ -1076,12 +1076,7 @@ impl Task {
     /// path answers ready, unless a peer read the unreachable taint on the Node in this partition
     /// (`core::fencing::NodePath::answers`).
     fn planning(&self, untainted: Option<Duration>) -> QuorumVerdict {
-        if self.node_path.answers() {
-            return QuorumVerdict::Hold {
-                reason: crate::core::fencing::NODE_PATH_HOLDS.into(),
-            };
-        }
-        crate::core::quorum::planning(
+        self.node_path.verdict(crate::core::quorum::planning(
             self.quorum_view.verdict.as_ref(),
             (
                 self.quorum_view.held_at.map(|(t, _)| self.clock.mono_of(t)),
@@ -1091,7 +1086,7 @@ impl Task {
             ),
             untainted,
             self.requests.timeout(),
-        )
+        ))
     }
 
     /// The pods' cgroups, or `None` with the failure logged once (what it costs: `then`).

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::core::clock::Moment;
 use crate::core::contact;
-use crate::core::fence_plan::{FencePolicy, Plan, PodPlan};
+use crate::core::fence_plan::{FencePolicy, Plan, PodPlan, QuorumVerdict};
 
 /// Our Node's Ready heartbeat as last seen: the time the API server stored (a wall time, from
 /// the writer's clock) and when that version of the Node reached us (monotonic).
@@ -417,6 +417,18 @@ where
     /// may be down).
     pub fn answers(&self) -> bool {
         self.since.is_some() && self.taint_read != Some(true)
+    }
+
+    /// The verdict a cut-off fence plans with, given the quorum's: a hold with
+    /// [`NODE_PATH_HOLDS`] while [`NodePath::answers`], the quorum's otherwise.
+    pub fn verdict(&self, quorum: QuorumVerdict) -> QuorumVerdict {
+        if self.answers() {
+            QuorumVerdict::Hold {
+                reason: NODE_PATH_HOLDS.into(),
+            }
+        } else {
+            quorum
+        }
     }
 
     /// How old the latest ready answer is at `now`, for the peers: this node's kubelet reaches the

@@ -2314,12 +2314,10 @@ impl World<'_> {
                 set.renew,
                 &policy,
             );
-            let verdict = if !on_taint && a.node_path.answers() {
-                fence_plan::QuorumVerdict::Hold {
-                    reason: fencing::NODE_PATH_HOLDS.into(),
-                }
-            } else {
+            let verdict = if on_taint {
                 verdict
+            } else {
+                a.node_path.verdict(verdict)
             };
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             for due in a.steps.due(&a.plans, &a.fenced, now) {
