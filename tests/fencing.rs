@@ -1174,6 +1174,78 @@ fn after_a_failure_deadlines_count_from_a_contact_only_once_the_kubelet_must_hav
     );
 }
 
+/// A relapse (docs/fence.md §2): a request that fails while the contact back after a failure has
+/// not yet proved the kubelet renewed cuts the node off at once, its deadlines counted from the
+/// contact before the first failure. Once a contact proves the kubelet, a failure waits for
+/// `unreachableAfter` again (issue 22, seeds 0x63a4 and 0x7c1b).
+#[test]
+fn a_failure_before_the_return_proved_the_kubelet_cuts_the_node_off_at_once() {
+    let lag = Duration::from_millis(10_400);
+    let seen = |own_at: u64, failed: bool| Seen {
+        own: Some(BASE + s(own_at)),
+        heartbeat: None,
+        failed,
+    };
+    let mut link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+    link.judge(&seen(0, false), at(0, 0), AFTER);
+    assert!(!link.unproven());
+    // Cut at 1 s: the renewal at 10 s fails, and the node is cut off `AFTER` past its contact.
+    link.judge(&seen(0, true), at(10, 0), AFTER);
+    let cut = link.judge(&seen(0, true), at(41, 0), AFTER);
+    assert_eq!(cut.transition, Some(Transition::CutOff));
+    // Back at 45 s: reachable, but unproven until a contact 10.4 s after it.
+    let back = link.judge(&seen(45, false), at(45, 0), AFTER);
+    assert!(matches!(
+        back.transition,
+        Some(Transition::Reconnected { .. })
+    ));
+    assert!(back.reachable && !back.cut_off && link.unproven());
+    assert_eq!(back.counted, Some(BASE));
+    // A read unanswered at 47 s: cut off at once (not at 86 s), counted from 0 s.
+    let relapse = link.judge(&seen(45, true), at(47, 0), AFTER);
+    assert!(relapse.cut_off && !relapse.reachable, "{relapse:?}");
+    assert_eq!(relapse.transition, Some(Transition::CutOff));
+    assert_eq!(relapse.counted, Some(BASE));
+
+    // The same return proved by the renewal 10.4 s after it: a later failure is a failure, and
+    // the node is cut off only `unreachableAfter` after its last contact.
+    let mut proved = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+    proved.judge(&seen(0, false), at(0, 0), AFTER);
+    proved.judge(&seen(0, true), at(10, 0), AFTER);
+    proved.judge(&seen(0, true), at(41, 0), AFTER);
+    proved.judge(&seen(45, false), at(45, 0), AFTER);
+    let later = BASE + Duration::from_millis(55_400);
+    proved.judge(
+        &Seen {
+            own: Some(later),
+            heartbeat: None,
+            failed: false,
+        },
+        at(56, 0),
+        AFTER,
+    );
+    assert!(!proved.unproven());
+    let failed = proved.judge(
+        &Seen {
+            own: Some(later),
+            heartbeat: None,
+            failed: true,
+        },
+        at(58, 0),
+        AFTER,
+    );
+    assert!(failed.reachable && !failed.cut_off, "{failed:?}");
+    assert_eq!(failed.counted, Some(later));
+
+    // With no kubelet (the agent renews the node's Lease), no return is unproven.
+    let mut own_lease = Link::resume(None, None, at(0, 0));
+    own_lease.judge(&seen(0, false), at(0, 0), AFTER);
+    own_lease.judge(&seen(0, true), at(41, 0), AFTER);
+    own_lease.judge(&seen(45, false), at(45, 0), AFTER);
+    let j = own_lease.judge(&seen(45, true), at(47, 0), AFTER);
+    assert!(!j.cut_off && !own_lease.unproven());
+}
+
 #[test]
 fn the_first_renewal_after_a_failure_is_followed_by_one_that_proves_the_kubelet_renewed() {
     let (renew, lag) = (s(10), Duration::from_millis(10_400));

@@ -1037,13 +1037,17 @@ fn the_stop_of_a_pod_a_user_deleted_before_is_not_wrongful() {
 /// controller does not judge n2 again a grace period after the renewal it missed. Without the
 /// kubelets' status updates (as the simulator had it until the twenty-second session) it tainted
 /// n2 at 156.4 s, deleted pod 14 (tolerating 0 s) at once, and the pod ran 6.5 s twice: the agent
-/// knew itself cut off only `unreachableAfter` after the uncounted contact.
+/// knew itself cut off only `unreachableAfter` after the uncounted contact. Since the
+/// twenty-fifth session the return is watched (`Fixes::return_watched`): the agent knows itself
+/// cut off again within seconds of the second cut, and stops the pod in time in either model.
 #[test]
 fn a_kubelet_status_posted_in_a_return_counts_as_a_heartbeat() {
-    let lease_only = Settings {
+    let mut lease_only = Settings {
         kubelet_status: false,
         ..Settings::default()
     };
+    assert!(running_twice(0x9ea, &lease_only).is_empty());
+    lease_only.fixes.return_watched = false;
     assert_eq!(running_twice(0x9ea, &lease_only), [14]);
     assert!(running_twice(0x9ea, &Settings::default()).is_empty());
     assert_timeline_says(0x9ea, "n2's kubelet posts Ready=True");
@@ -1348,11 +1352,15 @@ fn a_hold_waits_a_round_while_the_renewal_after_an_answered_read_is_in_flight() 
 /// contact, did not know itself cut off again until 131.0 s. Its Node carried the taint when it
 /// looked in the return: the fence plans on that taint while not cut off and stops the pod in
 /// time (`Fixes::fence_on_taint`). With the reads and without that rule, it ran 6.6 s twice;
-/// without both the pod was stopped before the return, on the earliest count.
+/// without both the pod was stopped before the return, on the earliest count. (Since the
+/// twenty-fifth session the return is watched as well, `Fixes::return_watched`: the agent knows
+/// itself cut off again at once, which alone would stop the pod in time; it is reverted here.)
 #[test]
 fn a_node_tainted_when_its_link_returns_fences_on_the_taint_until_it_is_gone() {
     assert!(running_twice(0x95e, &Settings::default()).is_empty());
     let mut reverted = Settings::default();
+    reverted.fixes.return_watched = false;
+    assert!(running_twice(0x95e, &reverted).is_empty());
     reverted.fixes.fence_on_taint = false;
     assert_eq!(running_twice(0x95e, &reverted), [26]);
     assert!(running_twice(0x95e, &before_reads(Settings::default())).is_empty());
@@ -1389,7 +1397,9 @@ fn a_pod_the_agents_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped(
 /// taint, but its verdict (its whole zone cut off) waited for the answers to settle until
 /// 173.2 s, and the pod ran 15.8 s past its deletion. A taint a peer that reaches the API server
 /// read settles the enforce at once (`Fixes::taint_read_settles`): 0.8 s, the time to know
-/// itself cut off, which no round can shorten.
+/// itself cut off, which no round could shorten then. Since the twenty-fifth session the return
+/// is watched (`Fixes::return_watched`): n11 knows itself cut off again 1.3 s after the second
+/// cut, its round reads the taint at 154.2 s, and it kills the pod 3.1 s before its deletion.
 #[test]
 fn a_taint_the_peers_read_settles_the_verdict_at_once() {
     let ran = |settings: &Settings| ran_twice_for(0x1d5b, settings, 25);
@@ -1397,8 +1407,36 @@ fn a_taint_the_peers_read_settles_the_verdict_at_once() {
     reverted.fixes.taint_read_settles = false;
     assert!(ran(&reverted).iter().all(|t| *t > Duration::from_secs(15)));
     assert!(!ran(&reverted).is_empty());
-    let now = ran(&Settings::default());
-    assert!(now.len() == 1 && now[0] < Duration::from_secs(1), "{now:?}");
+    let mut unwatched = Settings::default();
+    unwatched.fixes.return_watched = false;
+    let then = ran(&unwatched);
+    assert!(
+        then.len() == 1 && then[0] < Duration::from_secs(1),
+        "{then:?}"
+    );
+    assert_eq!(ran(&Settings::default()), Vec::<Duration>::new());
+}
+
+/// Seed 0x63a4 (the default model): n2, cut off from the API server and its peers at 43.1 s, came
+/// back at 74.8 s and lost both again at 77.7 s, before the renewal that would prove its kubelet
+/// renewed. The controller, still counting from before the first cut, tainted n2 at 81.3 s and
+/// deleted pod 4 (tolerating 8 s) at 89.3 s; the agent knew itself cut off again only at 90.6 s,
+/// `unreachableAfter` after its return, and the pod ran 1.3 s past its deletion. Now the return
+/// is watched until that renewal (`Fixes::return_watched`, `fencing::Link::unproven`): a read
+/// unanswered cuts n2 off at 79.6 s, and it kills the pod 9.7 s before its deletion.
+#[test]
+fn a_link_cut_again_before_its_return_proved_the_kubelet_is_cut_off_at_once() {
+    let ran = |settings: &Settings| ran_twice_for(0x63a4, settings, 4);
+    let mut reverted = Settings::default();
+    reverted.fixes.return_watched = false;
+    let before = ran(&reverted);
+    assert!(
+        before.len() == 1 && before[0] > Duration::from_secs(1),
+        "{before:?}"
+    );
+    assert_eq!(ran(&Settings::default()), Vec::<Duration>::new());
+    assert_timeline_says(0x63a4, "79.624s n2 cut off");
+    assert_timeline_says(0x63a4, "79.624s n2 kills pod 4");
 }
 
 /// Seed 0x1eb5 (the default model): n2's link to the API server and its peers was cut at 73.4 s;

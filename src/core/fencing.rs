@@ -154,11 +154,16 @@ impl Link {
     /// last contact counts, as it always did: nothing else is known to count from.
     pub fn counted(&self) -> Option<Duration> {
         match self.resumed {
-            Some((first, before)) if self.last_contact < Some(first + self.kubelet_lag) => {
-                before.or(self.last_contact)
-            }
+            Some((_, before)) if self.unproven() => before.or(self.last_contact),
             _ => self.last_contact,
         }
+    }
+
+    /// Whether contact came back after a failure less than the kubelet's lag ago: no contact
+    /// since proves the kubelet renewed, and the control plane may still count from the one
+    /// before the failure ([`Link::counted`]).
+    pub fn unproven(&self) -> bool {
+        matches!(self.resumed, Some((first, _)) if self.last_contact < Some(first + self.kubelet_lag))
     }
 
     /// Folds in one tick's observations; `after` is `unreachableAfter`.
@@ -177,15 +182,23 @@ impl Link {
         }
         // After the contact it may have proved: the latest request failed.
         self.failed |= seen.failed;
-        let reachable = seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
-        let cut_off = contact::cut_off(
-            seen.own,
-            self.last_contact,
-            self.started,
-            seen.failed,
-            now.mono,
-            after,
-        ) && self.last_contact.is_some();
+        // A relapse (docs/fence.md §2): a request fails while contact back after a failure has
+        // not yet proved the kubelet renewed. The control plane may still count from the contact
+        // before that failure, and deadlines counted from it do not wait for `after` to pass
+        // since the return: the node is cut off again at once.
+        let relapsed = seen.failed && self.unproven();
+        let reachable =
+            !relapsed && seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
+        let cut_off = (relapsed
+            || contact::cut_off(
+                seen.own,
+                self.last_contact,
+                self.started,
+                seen.failed,
+                now.mono,
+                after,
+            ))
+            && self.last_contact.is_some();
         let transition = match (reachable, cut_off, self.cut_off_since) {
             (true, _, Some(since)) => {
                 self.cut_off_since = None;

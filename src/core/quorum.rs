@@ -417,6 +417,14 @@ pub struct Fixes {
     /// others' zone). The agent applies it when `fence.kubeletServer` is set; only the simulator
     /// reads this switch.
     pub node_path: bool,
+    /// After the first renewal stored past a failure, until the one that proves the kubelet
+    /// renewed too, the agent reads its Lease every second, and a read not answered within it
+    /// cuts the node off again at once (`fencing::Link::unproven`; issue 22, seeds
+    /// 0x63a4 and 0x7c1b: a link back for 2.4–2.8 s between two cuts, the kubelet's renewal
+    /// never stored in it, and the agent knew itself cut off again only `unreachableAfter` after
+    /// its return, after the controller had deleted a pod counted from the first cut). The
+    /// agent's shell applies it; only the simulator reads this switch.
+    pub return_watched: bool,
 }
 
 impl Fixes {
@@ -451,6 +459,7 @@ impl Fixes {
         silent_remembered: true,
         kubelet_heard_after: true,
         node_path: true,
+        return_watched: true,
     };
 }
 

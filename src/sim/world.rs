@@ -298,6 +298,9 @@ pub struct Outcome {
     /// The agents' renewals that were probed while they hung, and the probes sent for them.
     pub probed_renewals: usize,
     pub probes: usize,
+    /// The reads of their Lease the agents sent while a return was watched
+    /// (`Ev::AgentWatch`).
+    pub watch_probes: usize,
     /// Nudges sent by agents whose answer turned to "reachable".
     pub nudges: usize,
 }
@@ -364,6 +367,11 @@ enum Ev {
     /// (`agent::heartbeat`): once it is answered, the hung renewal is dropped and a new chain of
     /// renewals begins at once; once that renewal is answered, the probes stop.
     AgentProbe(usize, u32, u32, Duration),
+    /// The heartbeat's probe after the first renewal stored past a failure, every second until
+    /// the renewal that proves the kubelet renewed goes out (`Agent::watched_until`); `true`
+    /// when the probe sent a second ago found the link down, and its second runs out
+    /// (`agent::heartbeat`, `Fixes::return_watched`).
+    AgentWatch(usize, u32, u32, bool),
     /// A kubelet's renewal, of its chain of renewals (see `kubelet_chain`).
     KubeletRenew(usize, u32),
     /// A witness world's anchored renewal: a new chain from here.
@@ -474,6 +482,9 @@ struct Agent {
     after_probe: bool,
     /// The send time of the renewal being probed, until it or a probe is answered.
     probing: Option<Duration>,
+    /// When the renewal that proves the kubelet renewed goes out, while the link back after a
+    /// failure is watched until then (`Ev::AgentWatch`).
+    watched_until: Option<Duration>,
     /// The peers this agent answered "cut off" since its answer last turned to "reachable".
     askers: Vec<usize>,
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
@@ -1154,6 +1165,7 @@ impl World<'_> {
             renewals: 0,
             failing: false,
             after_probe: false,
+            watched_until: None,
             probing: None,
             askers: Vec::new(),
             reads: quorum::TaintReads::default(),
@@ -1284,6 +1296,35 @@ impl World<'_> {
                     self.at(self.now + every, Ev::AgentProbe(i, run, chain, renewal));
                 }
             }
+            Ev::AgentWatch(node, run, chain, unanswered) => {
+                if !self.alive(node, run) || !self.renewing(node, chain) {
+                    return;
+                }
+                let now = self.now;
+                if unanswered {
+                    // Unanswered within its second: a failure, and a new chain of renewals
+                    // begins at once, probed as any renewal after a failure is.
+                    if let Some(a) = self.agents[node].as_mut() {
+                        let sent = now - fencing::PROBE_EVERY;
+                        a.contact.observe(Evidence::Failure, sent, now);
+                        a.watched_until = None;
+                        a.failing = true;
+                        a.after_probe = false;
+                        a.renewals += 1;
+                        let chain = a.renewals;
+                        self.at(now, Ev::AgentRenew(node, run, chain));
+                    }
+                    self.wake(node, run, now);
+                    return;
+                }
+                self.out.watch_probes += 1;
+                let next = now + fencing::PROBE_EVERY;
+                let unanswered = !self.agent_reaches(node);
+                let until = self.agents[node].as_ref().and_then(|a| a.watched_until);
+                if unanswered || until.is_some_and(|u| next < u) {
+                    self.at(next, Ev::AgentWatch(node, run, chain, unanswered));
+                }
+            }
             Ev::AgentAnswer {
                 node,
                 run,
@@ -1309,6 +1350,9 @@ impl World<'_> {
                             Evidence::Failure
                         };
                         let first_after_failure = ok && a.contact.reach == Reach::Unreachable;
+                        // As `agent::heartbeat`: a renewal that ends the fence's partition with
+                        // no failure seen is a return too, watched on the usual cadence.
+                        let returned = first_after_failure || (ok && a.cut_off);
                         a.contact.observe(evidence, sent, now);
                         // As `agent::quorum` on a contact: answering "reachable" again, it tells
                         // the peers it answered "cut off".
@@ -1322,15 +1366,36 @@ impl World<'_> {
                         // Renewals every renew interval (the first after a failure no sooner
                         // than the kubelet's lag, as `agent::heartbeat` does); after a failure
                         // the next goes out a second later.
-                        if ok {
+                        let next = if ok {
                             let lag = set.lag_after_return();
                             sent + fencing::next_renewal(set.renew, lag, first_after_failure)
                         } else {
                             now + fencing::RETRY_AFTER_FAILURE.min(set.renew)
-                        }
+                        };
+                        (next, returned, first_after_failure)
                     });
-                if let Some(next) = next {
+                if let Some((next, returned, first_after_failure)) = next {
                     self.at(next.max(now), Ev::AgentRenew(node, run, chain));
+                    // As `agent::heartbeat`: the link back, watched until the renewal that
+                    // proves the kubelet renewed too.
+                    let watched = returned
+                        && set.fixes.return_watched
+                        && !set.kubelet_lag.is_zero()
+                        && next > now + fencing::PROBE_EVERY;
+                    if watched && let Some(a) = self.agents[node].as_mut() {
+                        // After a failure, until the renewal a kubelet's lag later; after a
+                        // return with no failure seen, the renewals keep their cadence, and the
+                        // first sent a kubelet's lag after this one proves the kubelet.
+                        a.watched_until = Some(if first_after_failure {
+                            next
+                        } else {
+                            sent + set.kubelet_lag + set.renew
+                        });
+                        self.at(
+                            now + fencing::PROBE_EVERY,
+                            Ev::AgentWatch(node, run, chain, false),
+                        );
+                    }
                 }
                 for k in nudged {
                     // Sent over the peer link, as a question is: lost when either end is down.
