@@ -1783,7 +1783,9 @@ fn reporter_logs() -> &'static ReporterLogs {
 
 /// docs/fence.md §2: after a failure, a renewal that hangs across the API server's return is
 /// dropped once a probe (a read of the Lease, every second) is answered, and another is stored at
-/// once, rather than at that renewal's 10 s timeout. The probes stop once renewals are stored.
+/// once, rather than at that renewal's 10 s timeout. The probes stop once renewals are stored;
+/// the return is then watched by a read a second until the renewal a kubelet's lag later
+/// (docs/fence.md §2, *A relapse*), and nothing reads the Lease after that.
 #[tokio::test(start_paused = true)]
 async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() {
     let (server, health, source, cfg) = idle_node();
@@ -1812,8 +1814,20 @@ async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() 
         (1..=12).contains(&probes_during),
         "{probes_during} probes in the 22 s cut off"
     );
-    // Connected again: no more probes.
-    let settled = back + Duration::from_secs(2);
+    // Connected again: a read a second while the return is watched, about ten.
+    let stored_at = back + first;
+    let watch_ends = stored_at + Duration::from_millis(10_400);
+    let watched = all
+        .iter()
+        .filter(|r| r.path == LEASE_PATH && r.method == "GET")
+        .filter(|r| r.at > stored_at && r.at <= watch_ends)
+        .count();
+    assert!(
+        (8..=11).contains(&watched),
+        "{watched} reads while the return was watched"
+    );
+    // Then no more reads.
+    let settled = watch_ends + Duration::from_secs(1);
     let probes_after: Vec<_> = all
         .iter()
         .filter(|r| r.path == LEASE_PATH && r.method == "GET" && r.at >= settled)

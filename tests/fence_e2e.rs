@@ -1224,3 +1224,74 @@ fn a_run_killed_while_waiting_for_an_answer_hands_its_wait_on_to_the_next() {
     again.kill_hard();
     hang_everything(&s.server.api, false);
 }
+
+/// A link back for a moment and cut again before the next renewal could prove that the kubelet
+/// renewed too (docs/fence.md §2, *A relapse*): the control plane may still count from the
+/// contact before the first cut, so the agent, which reads its Lease every second until that
+/// renewal, knows itself cut off again within seconds rather than `unreachableAfter` after the
+/// return. Without the watch it took `unreachableAfter` (8 s here).
+#[test]
+fn a_link_cut_again_before_its_return_proved_the_kubelet_is_known_cut_off_within_seconds() {
+    let Some(s) = scene("dry-run", 20, GRACE) else {
+        return;
+    };
+    // A kubelet renews the node's Lease (the agent renews a Lease of its own): renewals every
+    // 5 s, the kubelet's lag 5.2 s. Status is reported rarely, so no other request fails in the
+    // window; the grace period is long, so no deadline comes in the test.
+    let text = std::fs::read_to_string(&s.config).expect("config");
+    let retimed = text
+        .replace(
+            "onlyStatusReporter = true\nleaseName = \"n1\"\n",
+            "onlyStatusReporter = false\n",
+        )
+        .replace(
+            "nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4",
+            "nodeStatusUpdateFrequency = \"30s\"\nnodeLeaseDurationSeconds = 20",
+        )
+        .replace(
+            &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
+            "unreachableAfter = \"8s\"",
+        )
+        .replace(
+            &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
+            "nodeMonitorGracePeriod = \"60s\"",
+        );
+    assert_eq!(
+        retimed.matches("leaseName").count(),
+        0,
+        "the scene's config changed shape"
+    );
+    std::fs::write(&s.config, retimed).expect("config");
+    let mut agent = start_agent(&s);
+    s.netns.cut();
+    agent
+        .wait_for(&["cut off from the API server"], Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("never cut off:\n{}", agent.dump()));
+    // Long enough for the renewal in flight to fail at its bound (the renew interval): the
+    // return is then the first renewal stored after a failure, a fresh contact.
+    std::thread::sleep(Duration::from_secs(6));
+    s.netns.heal();
+    agent
+        .wait_for(&["lease renewed again"], Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("never renewed again:\n{}", agent.dump()));
+    s.netns.cut();
+    let cut = Instant::now();
+    let (line, at) = agent
+        .wait_for(&["cut off from the API server"], Duration::from_secs(12))
+        .unwrap_or_else(|| panic!("never cut off again:\n{}", agent.dump()));
+    let took = at.duration_since(cut);
+    // A read a second after the return, unanswered within its second: about 2 s; without the
+    // watch, `unreachableAfter` (8 s) after the renewal.
+    assert!(
+        took < Duration::from_secs(4),
+        "cut off again {took:?} after the second cut ({line}):\n{}",
+        agent.dump()
+    );
+    let log = agent.dump();
+    assert!(
+        log.contains("a read of our Lease went unanswered"),
+        "the relapse's failure is not named:\n{log}"
+    );
+    agent.kill_hard();
+    s.netns.heal();
+}

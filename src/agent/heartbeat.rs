@@ -12,6 +12,15 @@
 //!   quick to answer reads would otherwise see every renewal dropped;
 //! - the first renewal stored is followed by the next one no sooner than the kubelet's lag
 //!   (`core::fencing::next_renewal`): that one proves the kubelet renewed too;
+//! - until that one goes out, the Lease is read every second, and a read not answered within
+//!   its second is recorded as a failure, and a renewal goes out at once (`watch_return`). The
+//!   control plane may still count from the contact before the failure, so the fence counts the
+//!   node cut off again at once (`core::fencing::Link::unproven`, docs/fence.md §2, *A relapse*).
+//!   The reads go on while a renewal is in flight, which hangs until its bound if the link is cut
+//!   again. A renewal that ends the fence's partition with no failure seen (one that hung
+//!   through a cut and was answered once the link came back) is a return too: the renewals keep
+//!   their cadence, and the Lease is read every second until the one sent a kubelet's lag after
+//!   it;
 //! - when the quorum task's own read of the Lease is answered after a peer said it reaches the
 //!   API server again (`agent::quorum`, `renew_now`), the next renewal goes out at once, and a
 //!   renewal hung after a failure is dropped as for a probe's answer.
@@ -28,6 +37,26 @@ use crate::api::reachability::Reachability;
 use crate::core::contact::Request;
 use crate::core::fencing::{PROBE_EVERY, RETRY_AFTER_FAILURE};
 use crate::observe::http::Health;
+
+/// Reads the Lease every second until `until`; the send time of the first read not answered
+/// within its second. Never returns once `until` comes.
+async fn watch_return(
+    probe: &crate::api::lease::LeaseProbe,
+    until: tokio::time::Instant,
+) -> tokio::time::Instant {
+    let mut next = tokio::time::Instant::now();
+    loop {
+        next += PROBE_EVERY;
+        if next >= until {
+            return std::future::pending().await;
+        }
+        tokio::time::sleep_until(next).await;
+        let sent = tokio::time::Instant::now();
+        if !probe.once(PROBE_EVERY).await {
+            return sent;
+        }
+    }
+}
 
 /// The renew interval for a Lease duration: a quarter of it, as the kubelet renews.
 pub fn renew_interval(lease_duration_seconds: u32) -> Duration {
@@ -53,10 +82,26 @@ pub async fn run(
     let mut failing = false;
     // The renewal about to go out follows a probe's answer: it is not probed itself.
     let mut after_probe = false;
+    // After a return (the first renewal stored past a failure, or one that ended the fence's
+    // partition): until when the Lease is read every second, about when the renewal that proves
+    // the kubelet renewed too goes out.
+    let mut watched_until: Option<tokio::time::Instant> = None;
     loop {
+        let watch = async {
+            match watched_until {
+                Some(until) => watch_return(&probe, until).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = ticker.tick() => {}
             () = renew_now.notified() => {}
+            sent = watch => {
+                reach.record_unanswered(PROBE_EVERY, sent);
+                watched_until = None;
+                failing = true;
+                after_probe = false;
+            }
         }
         let now =
             jiff::Timestamp::try_from(clock.now().wall).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
@@ -69,6 +114,18 @@ pub async fn run(
                 () = probe.answered(PROBE_EVERY) => None,
                 () = renew_now.notified() => None,
             }
+        } else if let Some(until) = watched_until {
+            // The return is watched while this renewal is in flight too: one sent into a link
+            // cut again hangs until its bound.
+            let mut renewal = std::pin::pin!(renewal);
+            tokio::select! {
+                result = &mut renewal => Some(result),
+                sent = watch_return(&probe, until) => {
+                    reach.record_unanswered(PROBE_EVERY, sent);
+                    watched_until = None;
+                    Some(renewal.await)
+                }
+            }
         } else {
             Some(renewal.await)
         };
@@ -79,18 +136,25 @@ pub async fn run(
             ticker.reset_immediately();
             continue;
         };
-        reach.record(&result, Request::OwnWrite, sent);
+        // A renewal that hung through a cut and was answered once the link came back ends a
+        // partition with no failure seen: a return all the same.
+        let ended = reach.record(&result, Request::OwnWrite, sent);
         match &result {
             Ok(_) => {
                 health.set_api_ok();
                 if failing {
                     log::info!("lease renewed again");
                     failing = false;
-                    ticker.reset_after(crate::core::fencing::next_renewal(
-                        interval,
-                        kubelet_lag,
-                        true,
-                    ));
+                    let next = crate::core::fencing::next_renewal(interval, kubelet_lag, true);
+                    ticker.reset_after(next);
+                    watched_until =
+                        (!kubelet_lag.is_zero()).then(|| tokio::time::Instant::now() + next);
+                } else if ended && !kubelet_lag.is_zero() {
+                    // No failure seen: the cadence stands (on an API server slow to store
+                    // writes, a kubelet's lag more would let the contact age past
+                    // `unreachableAfter`), and the return is watched until the renewal that
+                    // proves the kubelet, the first sent a kubelet's lag after this one.
+                    watched_until = Some(sent + kubelet_lag + interval);
                 }
             }
             Err(e) => {

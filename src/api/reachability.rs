@@ -99,9 +99,15 @@ impl Reachability {
     }
 
     /// Records the outcome of one request sent at `sent_at`; logs when reachability changes.
-    pub fn record<T>(&self, result: &Result<T, ApiError>, request: Request, sent_at: Instant) {
+    /// True when it proved contact that ended the fence's partition ([`Reachability::set_cut_off`]).
+    pub fn record<T>(
+        &self,
+        result: &Result<T, ApiError>,
+        request: Request,
+        sent_at: Instant,
+    ) -> bool {
         let error = result.as_ref().err().map(|e| e as &dyn std::fmt::Display);
-        self.fold(evidence(outcome(result), request), sent_at, error);
+        self.fold(evidence(outcome(result), request), sent_at, error)
     }
 
     /// Records that peers read this node's kubelet Lease last renewed `age` ago, long enough to
@@ -112,12 +118,29 @@ impl Reachability {
             "peers read this node's kubelet Lease last renewed {:.1}s ago",
             age.as_secs_f64()
         );
-        self.fold(Evidence::Failure, sent_at, Some(&why));
+        let _ = self.fold(Evidence::Failure, sent_at, Some(&why));
+    }
+
+    /// Records that a read of our Lease sent at `sent_at`, after contact came back and before it
+    /// proved the kubelet renewed too, went unanswered within `bound` (`agent::heartbeat`,
+    /// docs/fence.md §2, *A relapse*): a failure, as if it had timed out.
+    pub fn record_unanswered(&self, bound: Duration, sent_at: Instant) {
+        let why = format!(
+            "a read of our Lease went unanswered within {}s, before the contact that came back \
+             proved the kubelet renewed",
+            bound.as_secs_f64()
+        );
+        let _ = self.fold(Evidence::Failure, sent_at, Some(&why));
     }
 
     /// Folds in one piece of evidence; `error` says why a failure failed, formatted only for the
     /// line that logs a change (most failures change nothing).
-    fn fold(&self, evidence: Evidence, sent_at: Instant, error: Option<&dyn std::fmt::Display>) {
+    fn fold(
+        &self,
+        evidence: Evidence,
+        sent_at: Instant,
+        error: Option<&dyn std::fmt::Display>,
+    ) -> bool {
         let (sent, now) = (
             self.since_origin(sent_at),
             self.since_origin(Instant::now()),
@@ -156,7 +179,7 @@ impl Reachability {
                     "API server reachable again{fence}"
                 );
             }
-            return;
+            return ended.is_some();
         };
         let next = guard.reach;
         let last_contact = guard.last_contact;
@@ -188,6 +211,7 @@ impl Reachability {
             // A failure is always an error; Unknown is never entered.
             _ => {}
         }
+        ended.is_some()
     }
 
     /// The fence's partition: `Some(since)` from the moment it counts this node cut off (or
