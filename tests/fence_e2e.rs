@@ -1126,6 +1126,20 @@ fn after_a_restart_into_a_hung_api_server_a_pod_created_once_it_answers_is_stopp
     again.kill_hard();
 }
 
+/// Rewrites the scene's config, each `(from, to)` in turn; each `from` must be there (the scene's
+/// config changed shape otherwise).
+fn rewrite_config(s: &Scene, edits: &[(&str, &str)]) {
+    let mut text = std::fs::read_to_string(&s.config).expect("config");
+    for (from, to) in edits {
+        assert!(
+            text.contains(from),
+            "the scene's config changed shape: no {from:?} in\n{text}"
+        );
+        text = text.replace(from, to);
+    }
+    std::fs::write(&s.config, text).expect("config");
+}
+
 /// Issue 22, seed 0x2420 (`Fixes::unanswered_handed_on`): an agent SIGKILLed while its requests
 /// hang, before it counted as cut off, hands its wait on in the contact file; the next run counts
 /// its own wait on top and knows itself cut off that much sooner, rather than at its first
@@ -1137,22 +1151,23 @@ fn a_run_killed_while_waiting_for_an_answer_hands_its_wait_on_to_the_next() {
     };
     // The defaults' shape: renewals every 10 s (the first request of a start is bounded by that),
     // requests time out after 10 s, cut off after 15 s without an answer.
-    let text = std::fs::read_to_string(&s.config).expect("config");
-    let retimed = text
-        .replace(
-            "nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4",
-            "nodeStatusUpdateFrequency = \"10s\"\nnodeLeaseDurationSeconds = 40",
-        )
-        .replace(
-            &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
-            "unreachableAfter = \"15s\"",
-        )
-        .replace(
-            &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
-            "nodeMonitorGracePeriod = \"40s\"",
-        );
-    assert_ne!(retimed, text, "the scene's config changed shape");
-    std::fs::write(&s.config, retimed).expect("config");
+    rewrite_config(
+        &s,
+        &[
+            (
+                "nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4",
+                "nodeStatusUpdateFrequency = \"10s\"\nnodeLeaseDurationSeconds = 40",
+            ),
+            (
+                &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
+                "unreachableAfter = \"15s\"",
+            ),
+            (
+                &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
+                "nodeMonitorGracePeriod = \"40s\"",
+            ),
+        ],
+    );
     let mut agent = start_agent(&s);
     agent.kill_hard();
     hang_everything(&s.server.api, true);
@@ -1238,30 +1253,27 @@ fn a_link_cut_again_before_its_return_proved_the_kubelet_is_known_cut_off_within
     // A kubelet renews the node's Lease (the agent renews a Lease of its own): renewals every
     // 5 s, the kubelet's lag 5.2 s. Status is reported rarely, so no other request fails in the
     // window; the grace period is long, so no deadline comes in the test.
-    let text = std::fs::read_to_string(&s.config).expect("config");
-    let retimed = text
-        .replace(
-            "onlyStatusReporter = true\nleaseName = \"n1\"\n",
-            "onlyStatusReporter = false\n",
-        )
-        .replace(
-            "nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4",
-            "nodeStatusUpdateFrequency = \"30s\"\nnodeLeaseDurationSeconds = 20",
-        )
-        .replace(
-            &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
-            "unreachableAfter = \"8s\"",
-        )
-        .replace(
-            &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
-            "nodeMonitorGracePeriod = \"60s\"",
-        );
-    assert_eq!(
-        retimed.matches("leaseName").count(),
-        0,
-        "the scene's config changed shape"
+    rewrite_config(
+        &s,
+        &[
+            (
+                "onlyStatusReporter = true\nleaseName = \"n1\"\n",
+                "onlyStatusReporter = false\n",
+            ),
+            (
+                "nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4",
+                "nodeStatusUpdateFrequency = \"30s\"\nnodeLeaseDurationSeconds = 20",
+            ),
+            (
+                &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
+                "unreachableAfter = \"8s\"",
+            ),
+            (
+                &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
+                "nodeMonitorGracePeriod = \"60s\"",
+            ),
+        ],
     );
-    std::fs::write(&s.config, retimed).expect("config");
     let mut agent = start_agent(&s);
     s.netns.cut();
     agent
