@@ -367,10 +367,11 @@ enum Ev {
     /// (`agent::heartbeat`): once it is answered, the hung renewal is dropped and a new chain of
     /// renewals begins at once; once that renewal is answered, the probes stop.
     AgentProbe(usize, u32, u32, Duration),
-    /// The heartbeat's probe after the first renewal stored past a failure, every second until
-    /// the renewal that proves the kubelet renewed goes out (`Agent::watched_until`); `true`
-    /// when the probe sent a second ago found the link down, and its second runs out
-    /// (`agent::heartbeat`, `Fixes::return_watched`).
+    /// The heartbeat's read of its Lease after a return (the first renewal stored past a failure,
+    /// or one that ended the fence's partition), every second until about when the renewal that
+    /// proves the kubelet renewed goes out (`Agent::watched_until`); `true` when the read sent a
+    /// second ago found the link down, and its second runs out (`agent::heartbeat`,
+    /// `Fixes::return_watched`).
     AgentWatch(usize, u32, u32, bool),
     /// A kubelet's renewal, of its chain of renewals (see `kubelet_chain`).
     KubeletRenew(usize, u32),
@@ -482,8 +483,8 @@ struct Agent {
     after_probe: bool,
     /// The send time of the renewal being probed, until it or a probe is answered.
     probing: Option<Duration>,
-    /// When the renewal that proves the kubelet renewed goes out, while the link back after a
-    /// failure is watched until then (`Ev::AgentWatch`).
+    /// Until when a return is watched (`Ev::AgentWatch`): about when the renewal that proves
+    /// the kubelet renewed goes out.
     watched_until: Option<Duration>,
     /// The peers this agent answered "cut off" since its answer last turned to "reachable".
     askers: Vec<usize>,
