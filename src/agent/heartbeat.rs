@@ -17,7 +17,7 @@
 //!   control plane may still count from the contact before the failure, so the fence counts the
 //!   node cut off again at once (`core::fencing::Link::unproven`, docs/fence.md §2, *A relapse*).
 //!   The reads go on while a renewal is in flight, which hangs until its bound if the link is cut
-//!   again. A renewal that ends the fence's partition with no failure seen (one that hung
+//!   again; after an unanswered read that renewal is probed as one sent after a failure. A renewal that ends the fence's partition with no failure seen (one that hung
 //!   through a cut and was answered once the link came back) is a return too: the renewals keep
 //!   their cadence, and the Lease is read every second until the one sent a kubelet's lag after
 //!   it;
@@ -123,7 +123,13 @@ pub async fn run(
                 sent = watch_return(&probe, until) => {
                     reach.record_unanswered(PROBE_EVERY, sent);
                     watched_until = None;
-                    Some(renewal.await)
+                    // A failure now: the renewal in flight is probed as one sent after a failure.
+                    failing = true;
+                    tokio::select! {
+                        result = &mut renewal => Some(result),
+                        () = probe.answered(PROBE_EVERY) => None,
+                        () = renew_now.notified() => None,
+                    }
                 }
             }
         } else {
