@@ -13,9 +13,10 @@
 //! - the first renewal stored is followed by the next one no sooner than the kubelet's lag
 //!   (`core::fencing::next_renewal`): that one proves the kubelet renewed too;
 //! - until that one goes out, the Lease is read every second, and a read not answered within
-//!   its second is recorded as a failure, and a renewal goes out at once (`watch_return`). The
-//!   control plane may still count from the contact before the failure, so the fence counts the
-//!   node cut off again at once (`core::fencing::Link::unproven`, docs/fence.md §2, *A relapse*).
+//!   its second is recorded as a failure, and a renewal goes out at once
+//!   (`api::lease::LeaseProbe::unanswered`). The control plane may still count from the contact
+//!   before the failure, so the fence counts the node cut off again at once
+//!   (`core::fencing::Link::unproven`, docs/fence.md §2, *A relapse*).
 //!   The reads go on while a renewal is in flight, which hangs until its bound if the link is cut
 //!   again; after an unanswered read that renewal is probed as one sent after a failure. A renewal that ends the fence's partition with no failure seen (one that hung
 //!   through a cut and was answered once the link came back) is a return too: the renewals keep
@@ -37,26 +38,6 @@ use crate::api::reachability::Reachability;
 use crate::core::contact::Request;
 use crate::core::fencing::{PROBE_EVERY, RETRY_AFTER_FAILURE};
 use crate::observe::http::Health;
-
-/// Reads the Lease every second until `until`; the send time of the first read not answered
-/// within its second. Never returns once `until` comes.
-async fn watch_return(
-    probe: &crate::api::lease::LeaseProbe,
-    until: tokio::time::Instant,
-) -> tokio::time::Instant {
-    let mut next = tokio::time::Instant::now();
-    loop {
-        next += PROBE_EVERY;
-        if next >= until {
-            return std::future::pending().await;
-        }
-        tokio::time::sleep_until(next).await;
-        let sent = tokio::time::Instant::now();
-        if !probe.once(PROBE_EVERY).await {
-            return sent;
-        }
-    }
-}
 
 /// The renew interval for a Lease duration: a quarter of it, as the kubelet renews.
 pub fn renew_interval(lease_duration_seconds: u32) -> Duration {
@@ -89,7 +70,7 @@ pub async fn run(
     loop {
         let watch = async {
             match watched_until {
-                Some(until) => watch_return(&probe, until).await,
+                Some(until) => probe.unanswered(PROBE_EVERY, until).await,
                 None => std::future::pending().await,
             }
         };
@@ -120,7 +101,7 @@ pub async fn run(
             let mut renewal = std::pin::pin!(renewal);
             tokio::select! {
                 result = &mut renewal => Some(result),
-                sent = watch_return(&probe, until) => {
+                sent = probe.unanswered(PROBE_EVERY, until) => {
                     reach.record_unanswered(PROBE_EVERY, sent);
                     watched_until = None;
                     // A failure now: the renewal in flight is probed as one sent after a failure.

@@ -255,12 +255,39 @@ impl LeaseProbe {
     /// (`core::contact::evidence`). Each read is bounded by `every`, so one that hangs ends as the
     /// next goes out.
     pub async fn answered(&self, every: std::time::Duration) {
+        self.first_read(every, true, None).await;
+    }
+
+    /// The send time of the first of the reads sent `every`, 2 × `every`, … after the call that
+    /// is not answered within `every` (`agent::heartbeat`, a return watched); never returns once
+    /// the next read would go out at or after `until`.
+    pub async fn unanswered(
+        &self,
+        every: std::time::Duration,
+        until: tokio::time::Instant,
+    ) -> tokio::time::Instant {
+        self.first_read(every, false, Some(until)).await
+    }
+
+    /// The send time of the first read, one sent every `every` from the call on and each bounded
+    /// by `every`, that is answered ([`LeaseProbe::once`]) when `answered`, or not when not; none
+    /// goes out at or after `until`.
+    async fn first_read(
+        &self,
+        every: std::time::Duration,
+        answered: bool,
+        until: Option<tokio::time::Instant>,
+    ) -> tokio::time::Instant {
         let mut next = tokio::time::Instant::now();
         loop {
             next += every;
+            if until.is_some_and(|u| next >= u) {
+                return std::future::pending().await;
+            }
             tokio::time::sleep_until(next).await;
-            if self.once(every).await {
-                return;
+            let sent = tokio::time::Instant::now();
+            if self.once(every).await == answered {
+                return sent;
             }
         }
     }
