@@ -88,33 +88,31 @@ pub async fn run(
             jiff::Timestamp::try_from(clock.now().wall).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let node_uid = uid.borrow().clone();
         let sent = tokio::time::Instant::now();
-        let renewal = keeper.renew(now, node_uid.as_deref());
-        let result = if failing && !after_probe {
+        let mut renewal = std::pin::pin!(keeper.renew(now, node_uid.as_deref()));
+        // The return is watched while this renewal is in flight too: one sent into a link cut
+        // again hangs until its bound. An unanswered read is a failure, and the renewal is then
+        // probed as one sent after a failure.
+        let mut answered = None;
+        let probed = failing && !after_probe;
+        if !probed && let Some(until) = watched_until {
             tokio::select! {
-                result = renewal => Some(result),
-                () = probe.answered(PROBE_EVERY) => None,
-                () = renew_now.notified() => None,
-            }
-        } else if let Some(until) = watched_until {
-            // The return is watched while this renewal is in flight too: one sent into a link
-            // cut again hangs until its bound.
-            let mut renewal = std::pin::pin!(renewal);
-            tokio::select! {
-                result = &mut renewal => Some(result),
+                result = &mut renewal => answered = Some(result),
                 sent = probe.unanswered(PROBE_EVERY, until) => {
                     reach.record_unanswered(PROBE_EVERY, sent);
                     watched_until = None;
-                    // A failure now: the renewal in flight is probed as one sent after a failure.
                     failing = true;
-                    tokio::select! {
-                        result = &mut renewal => Some(result),
-                        () = probe.answered(PROBE_EVERY) => None,
-                        () = renew_now.notified() => None,
-                    }
+                    after_probe = false;
                 }
             }
-        } else {
-            Some(renewal.await)
+        }
+        let result = match answered {
+            Some(result) => Some(result),
+            None if failing && !after_probe => tokio::select! {
+                result = &mut renewal => Some(result),
+                () = probe.answered(PROBE_EVERY) => None,
+                () = renew_now.notified() => None,
+            },
+            None => Some(renewal.await),
         };
         after_probe = result.is_none();
         let Some(result) = result else {
