@@ -495,22 +495,30 @@ fn update_node_path(
             "{}: the fence stops nothing while it does, and this agent answers its peers that it reaches the API server",
             crate::core::fencing::NODE_PATH_HOLDS
         ),
-        (true, false) => log::warn!(
-            kubelet_path = if now.taint_read == Some(true) { "tainted" } else { "failed" };
-            "{}: the fence plans on the peers' verdict again{}",
-            if now.taint_read == Some(true) {
-                "the kubelet's path to the API server (fence.kubeletServer) answers, but a peer read the unreachable taint on this node's Node"
+        (true, false) => {
+            let (kubelet_path, why) = if now.taint_read == Some(true) {
+                (
+                    "tainted",
+                    "the kubelet's path to the API server (fence.kubeletServer) answers, but a peer read the unreachable taint on this node's Node",
+                )
             } else {
-                "the kubelet's path to the API server (fence.kubeletServer) no longer answers ready"
-            },
-            match now.kubelet_by {
-                Some(by) => format!(
-                    ", counting from the kubelet's renewal by {:.1}s ago at the latest",
-                    Instant::now().saturating_duration_since(by).as_secs_f64()
-                ),
-                None => String::new(),
-            }
-        ),
+                (
+                    "failed",
+                    "the kubelet's path to the API server (fence.kubeletServer) no longer answers ready",
+                )
+            };
+            log::warn!(
+                kubelet_path = kubelet_path;
+                "{why}: the fence plans on the peers' verdict again{}",
+                match now.kubelet_by {
+                    Some(by) => format!(
+                        ", counting from the kubelet's renewal by {:.1}s ago at the latest",
+                        Instant::now().saturating_duration_since(by).as_secs_f64()
+                    ),
+                    None => String::new(),
+                }
+            );
+        }
         _ => {}
     }
 }
