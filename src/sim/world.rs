@@ -2735,13 +2735,12 @@ impl World<'_> {
             self.log(|| format!("n{i} peers listed pods its view lacked: {uids:?}"));
         }
         // As `agent::quorum`: what the peers read of this node's Node, whatever the verdict.
+        let read = quorum::taint_read(round.heard.iter().map(|(_, h)| h));
         if set.fixes.taint_read && a.reads.note(now, round.heard.iter().map(|(_, h)| h)) {
-            let read = quorum::taint_read(round.heard.iter().map(|(_, h)| h));
             self.log(|| format!("n{i} peers read its Node: tainted {read:?}"));
         }
         // And the probes of the kubelet's path: a taint read in this partition ends their hold.
-        a.node_path
-            .note_taint(quorum::taint_read(round.heard.iter().map(|(_, h)| h)));
+        a.node_path.note_taint(read);
         let answered = round
             .heard
             .iter()
