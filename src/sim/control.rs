@@ -9,7 +9,8 @@
 //! period has passed (only while the API server answers the controller), zone states from the
 //! stored conditions, master disruption (enter: taints removed, limiters at 0; exit: probe
 //! timestamps reset), the NoExecute tainter's per-zone token buckets (burst 1) at 0.1/s, 0.01/s
-//! for a partially disrupted zone of more than 50 nodes and 0 for a smaller one, each pod
+//! for a partially disrupted zone of more than 50 nodes and 0 for a smaller one (a bucket
+//! swapped in when the old one has no token starts empty: [`Bucket::swap`]), each pod
 //! deleted `tolerationSeconds` after its node's taint was added, and the controller-manager's
 //! restart when an outage of the API server outlasts its leader lease's renew deadline
 //! ([`Leader`]). Left out: the not-ready taint (nodes here are reachable or not, never NotReady),
@@ -131,12 +132,17 @@ impl Bucket {
             false
         }
     }
+    /// `RateLimitedTimedQueue::SwapLimiter`: nothing when the rate is the same; otherwise a new
+    /// limiter, which never hands out more than the old one held. A positive rate starts a new
+    /// token bucket, full, but first the old limiter is asked for a token (`TryAccept`): when it
+    /// has none (a rate of 0 never has one) the new bucket is drained at once, so its first token
+    /// comes a whole period (1 / rate) after the swap.
     fn swap(&mut self, rate: f64, now: Duration) {
         self.refill(now);
         if rate != self.rate {
+            let old_had_one = self.take(now);
             self.rate = rate;
-            // SwapLimiter starts a new limiter: a full burst when the rate is positive.
-            self.tokens = if rate > 0.0 { 1.0 } else { 0.0 };
+            self.tokens = if rate > 0.0 && old_had_one { 1.0 } else { 0.0 };
         }
     }
 }
@@ -437,7 +443,9 @@ impl ControlPlane {
     }
 
     /// One pass of the NoExecute tainting worker (every 100 ms upstream): each zone's queue, in
-    /// node order, as far as its limiter allows.
+    /// node order, as far as its limiter allows. Upstream every untainted node found Unknown is
+    /// queued afresh on each monitor pass, whose workers run in parallel (docs/semantics.md
+    /// §5.5), so the order among the nodes waiting is any; node order is one of them.
     pub fn taint_pass(&mut self, now: Duration) -> Changes {
         let mut changes = Changes::default();
         if !self.running(now) || self.leading_from.is_some() {
@@ -498,6 +506,41 @@ mod tests {
             t += s(5);
         }
         tainted
+    }
+
+    #[test]
+    fn a_limiter_swapped_from_a_rate_of_zero_gives_its_first_token_a_period_later() {
+        // A zone of four: nodes 0 and 1 silent from 0 s, node 2 silent from 0 s until it renews
+        // at 100 s, node 3 renewing every 10 s. Monitor passes every 5 s from 0.5 s, tainting
+        // passes every 100 ms (upstream's `nodeEvictionPeriod`).
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0, 0, 0, 0], s(0));
+        let mut first = None;
+        for tick in 0..1_500u64 {
+            let t = Duration::from_millis(tick * 100);
+            let renewal = s(t.as_secs() / 10 * 10);
+            cp.kubelet_renewed(3, renewal);
+            if t >= s(100) {
+                cp.kubelet_renewed(2, renewal);
+            }
+            if tick % 50 == 5 {
+                cp.monitor(t);
+            }
+            if let Some(&(node, at)) = cp.taint_pass(t).tainted.first() {
+                first = Some((node, at));
+                break;
+            }
+        }
+        // Three of four judged on the same pass (40.5 s + a period: the grace period has to
+        // have passed strictly): a partial disruption of a small zone, rate 0, nothing tainted.
+        // Node 2 heard again on the pass at 100.5 s: two of four, a normal zone, rate 0.1/s. The
+        // old limiter (rate 0) had no token, so the new one is drained: the first taint comes
+        // 10 s later, not on that pass.
+        let (node, at) = first.expect("a node is tainted once the zone is normal again");
+        assert_eq!(node, 0);
+        assert!(
+            at >= Duration::from_millis(110_500) && at < Duration::from_millis(110_700),
+            "first taint at {at:?}"
+        );
     }
 
     #[test]
