@@ -204,13 +204,16 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // Since peers read a restarted agent's kubelet Lease for it (fifteenth session), its
     // kubelet's last renewal bounds when it was heard as the contact on disk does, so this fix
     // shows only where no peer can read it (`lease_heard` off: an identity without `get` on
-    // Leases, a wall step between the two runs).
+    // Leases, a wall step between the two runs). Since the simulated controller swaps its
+    // limiters in empty, as upstream's does (twenty-sixth session), 0xa0b's node is tainted after
+    // its stops even then; with `settled_early` reverted too, the search meets the defect first
+    // at 0x15e.
     let mut resumed = settings();
     resumed.fixes.resumed_cut_off = false;
     resumed.fixes.lease_heard = false;
     assert!(!found(0x198, &resumed, "running-twice").is_empty());
     resumed.fixes.settled_early = false;
-    assert!(!found(0xa0b, &resumed, "running-twice").is_empty());
+    assert!(!found(0x15e, &resumed, "running-twice").is_empty());
     // A wall step back between two runs: the restarted fence took the contact on its disk,
     // which read as later than now, for now, and counted its deadlines from its start (scenario
     // 2,279 of the search, 0x8e7: 45 s running twice; 0x14e8, open until now, 25 s).
@@ -308,24 +311,51 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     };
     let mut unseen = found;
     unseen.fixes.seen_taint = false;
-    let ran_for = |settings: &Settings| {
-        sim::run(&Scenario::generate(0x14c8), settings, false)
+    let ran_for = |seed: u64, pod: usize, settings: &Settings| {
+        sim::run(&Scenario::generate(seed), settings, false)
             .violations
             .iter()
             .find_map(|v| match v {
                 Violation::RunningTwice {
-                    pod: 18, ran_for, ..
-                } => Some(*ran_for),
+                    pod: p, ran_for, ..
+                } if *p == pod => Some(*ran_for),
                 _ => None,
             })
     };
-    assert!(ran_for(&unseen).is_some_and(|t| t > Duration::from_secs(29)));
-    assert!(ran_for(&before_reads(found)).is_some_and(|t| t < Duration::from_secs(5)));
+    // Since the simulated controller swaps its limiters in empty, as upstream's does
+    // (twenty-sixth session), that taint comes a limiter period later, after the node's second
+    // cut: the agent never sees it, and pod 18 runs 20 s twice with every fix on. It is the open
+    // class of a return counted as proved once it lasted the kubelet's lag, while the kubelet,
+    // backing off after the outage, had not renewed (BENCHMARKS.md, *The tainting limiter
+    // swapped in empty*; 0xa7 with keep-state). The kubelet's node status, posted in the return,
+    // hides it.
+    let open = ran_for(0x14c8, 18, &found);
+    assert!(
+        open.is_some_and(|t| t > Duration::from_secs(19) && t < Duration::from_secs(21)),
+        "{open:?}"
+    );
+    assert_eq!(ran_for(0x14c8, 18, &unseen), open);
+    assert_eq!(
+        ran_for(
+            0x14c8,
+            18,
+            &Settings {
+                kubelet_status: true,
+                ..found
+            }
+        ),
+        None
+    );
+    // The fix is now pinned on 0x46d, the first seed of the search with it reverted in this
+    // model: 27 s twice without it, 12.8 s with it but without the nineteenth session's two
+    // rules ([`before_reads`]).
+    assert!(ran_for(0x46d, 5, &unseen).is_some_and(|t| t > Duration::from_secs(25)));
+    assert!(ran_for(0x46d, 5, &before_reads(found)).is_some_and(|t| t < Duration::from_secs(15)));
     // Since the nineteenth session the fence plans on the taint it saw while its link was back
     // (`Fixes::fence_on_taint`): the pod is stopped before its deletion, in the return.
-    assert_eq!(ran_for(&found), None);
+    assert_eq!(ran_for(0x46d, 5, &found), None);
     unseen.kubelet_status = true;
-    assert_eq!(ran_for(&unseen), None);
+    assert_eq!(ran_for(0x46d, 5, &unseen), None);
 }
 
 /// The agent's probes (`agent::heartbeat`) run only while the renewal they watch hangs: one a

@@ -530,8 +530,9 @@ mod tests {
                 break;
             }
         }
-        // Three of four judged on the same pass (40.5 s + a period: the grace period has to
-        // have passed strictly): a partial disruption of a small zone, rate 0, nothing tainted.
+        // Nodes 0, 1 and 2 judged together on the pass at 40.5 s (their grace period counted
+        // from the controller's start): three of four, a partial disruption of a small zone,
+        // rate 0, nothing tainted.
         // Node 2 heard again on the pass at 100.5 s: two of four, a normal zone, rate 0.1/s. The
         // old limiter (rate 0) had no token, so the new one is drained: the first taint comes
         // 10 s later, not on that pass.
