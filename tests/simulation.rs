@@ -205,9 +205,8 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // kubelet's last renewal bounds when it was heard as the contact on disk does, so this fix
     // shows only where no peer can read it (`lease_heard` off: an identity without `get` on
     // Leases, a wall step between the two runs). Since the simulated controller swaps its
-    // limiters in empty, as upstream's does (twenty-sixth session), 0xa0b's node is tainted after
-    // its stops even then; with `settled_early` reverted too, the search meets the defect first
-    // at 0x15e.
+    // limiters in empty, as upstream's does (twenty-sixth session), 0xa0b runs no pod twice even
+    // with all three reverted; the search meets the defect first at 0x15e then.
     let mut resumed = settings();
     resumed.fixes.resumed_cut_off = false;
     resumed.fixes.lease_heard = false;
