@@ -567,6 +567,52 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
     );
 }
 
+/// Every pod watch lags 8 s behind the API server (a watch cache fallen behind; lists stay
+/// current). A pod is bound to n1 and started in its cgroup, as a kubelet whose watch came first
+/// would have: n1's agent sees the cgroup appear that its view lacks and lists its node's pods at
+/// once, while its link is up. n1 then loses every link, so no peer can list the pod for it, and
+/// the fence stops it on time all the same (docs/fence.md §5, *Pods the view missed*). Without
+/// that list the pod would be unknown to the fence and never stopped.
+#[test]
+fn a_pod_whose_cgroup_appears_before_the_watch_delivers_it_is_listed_at_once() {
+    let tol = ENFORCED_TOLERATION;
+    let Some(mut lab) = started(tol) else {
+        return;
+    };
+    lab.server
+        .api
+        .faults()
+        .watch_lag("pods", Duration::from_secs(8));
+    let lists_of_n1 = |lab: &Lab| {
+        lab.server
+            .api
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.method == "GET"
+                    && r.path == "/api/v1/pods"
+                    && r.query_pairs
+                        .iter()
+                        .any(|(k, v)| k == "fieldSelector" && v == "spec.nodeName=n1")
+                    && !r.query_pairs.iter().any(|(k, _)| k == "watch")
+            })
+            .count()
+    };
+    let before = lists_of_n1(&lab);
+    lab.add_pod(1, "n1-late", Some(tol));
+    let listed = "pod default/n1-late runs here but the pod watch had not delivered it: this node's pods were listed";
+    let found = lab
+        .node(1)
+        .agent()
+        .wait_for(&[listed], Duration::from_secs(4));
+    assert!(found.is_some(), "{}", lab.node(1).log());
+    assert!(lists_of_n1(&lab) > before, "no list of n1's pods was sent");
+    let cut_at = SystemTime::now();
+    lab.cut_all(1);
+    let (stopped, _) = expect_stopped_on_time(&mut lab, 1, "n1-late", cut_at + GRACE + tol);
+    assert!(stopped.contains_key("n1-short"), "{stopped:?}");
+}
+
 /// Cuts n1 from the API server, then binds `n1-late` (tolerating `toleration`) to it with its
 /// process started, as a kubelet whose watch came first would have, and waits for n1 to enforce;
 /// when the cut was made.

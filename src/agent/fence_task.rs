@@ -70,6 +70,8 @@ const SWEEP: Duration = Duration::from_millis(250);
 /// How often, while cut off, the pods' cgroups are read for pods the view lacks
 /// (`core::unlisted`): as often as the quorum's rounds may come.
 const UNLISTED_SCAN: Duration = Duration::from_secs(1);
+/// The fence's own list of this node's pods (`OwnList`), each page within this.
+const OWN_LIST_BOUND: Duration = Duration::from_secs(2);
 
 /// A watched pod (the watch cache's compact pod, `api::slim`) in the planner's terms, read
 /// straight from it; `None` (logged by the caller) when malformed.
@@ -388,6 +390,7 @@ pub async fn run(
         settled: BTreeSet::new(),
         scan_error: None,
         malformed: BTreeSet::new(),
+        own: OwnList::default(),
         refreshed: false,
         event_api: Api::namespaced(api.kube.clone(), EVENT_NAMESPACE),
         client: api.kube,
@@ -398,6 +401,7 @@ pub async fn run(
         clock,
     };
     drop(persisted);
+    task.own.start(&task.settings, &task.client, &task.requests);
     // Wakes the task between its planned ticks when an input moves.
     let mut view_current = inputs.pod_view.subscribe();
     // Written at the first tick too: a file from an earlier run says nothing of this one.
@@ -410,6 +414,9 @@ pub async fn run(
         .watch(&inputs.journal)
         .watch(&inputs.reach.subscribe())
         .watch(&inputs.reach.subscribe_contact());
+    if let (Some(moved), Some(answer)) = (&task.own.moved, &task.own.answer) {
+        wake = wake.watch(moved).watch(answer);
+    }
     // The first tick at once; then at the instant the core names (`core::fencing::next_wake`),
     // or earlier when an input moves — but never within `MIN_GAP` of the last tick for that (a
     // burst of changes is taken in together).
@@ -564,6 +571,9 @@ struct Task {
     settled: BTreeSet<String>,
     scan_error: Option<String>,
     malformed: BTreeSet<String>,
+    /// While not cut off, the fence's own list of this node's pods for cgroups the view lacks
+    /// (`Task::list_unseen`).
+    own: OwnList,
     /// Whether the pods have been converted from the store since this task started or the
     /// last partition ended.
     refreshed: bool,
@@ -572,6 +582,121 @@ struct Task {
     /// The API requests' timeout and counters.
     requests: Requests,
     clock: Clock,
+}
+
+/// The answer of the fence's own list: the UIDs it asked about, and the pods among them it
+/// listed (`None`: the list failed).
+type OwnAnswer = Option<(Vec<String>, Option<Vec<FencePod>>)>;
+
+/// While not cut off, the fence's own list of this node's pods whenever a pod's cgroup appears
+/// that the view lacks (issue 22, the late watch; docs/fence.md §5, *Pods the view missed*): the
+/// kubelet's watch delivered the pod before the agent's, and a cut a moment later would leave the
+/// fence without it. `agent::pod_cgroups` tells of each pod directory made or removed; the list
+/// (`api::pods::NodePods`, a consistent read) is sent from a task of its own, so the fence's
+/// ticks never wait for it.
+#[derive(Default)]
+struct OwnList {
+    layout: Option<CgroupLayout>,
+    lister: Option<Arc<crate::api::pods::NodePods>>,
+    /// Bumped by `pod_cgroups::watch`.
+    moved: Option<watch::Receiver<u64>>,
+    answer: Option<watch::Receiver<OwnAnswer>>,
+    send: Option<watch::Sender<OwnAnswer>>,
+    in_flight: bool,
+    /// The cgroups are to be read at the next tick: they moved, or the last list failed.
+    due: bool,
+    /// Pods a list found that the watch's store lacked: kept in the view until the store holds
+    /// them or their cgroups go.
+    listed: Vec<FencePod>,
+    /// UIDs a list did not hold (a static pod runs under a UID of the kubelet's own): not listed
+    /// for again while their cgroups remain.
+    checked: BTreeSet<String>,
+    scan_error: Option<String>,
+}
+
+impl OwnList {
+    /// Finds the pods' cgroups and starts watching them, unless the fence is off; a layout not
+    /// found is logged, and nothing is listed.
+    fn start(&mut self, settings: &FenceSettings, client: &kube::Client, requests: &Requests) {
+        if settings.policy.mode == fence_plan::Mode::Off {
+            return;
+        }
+        let layout = CgroupLayout::detect(
+            &settings.cgroup_root,
+            settings.cgroup_version,
+            settings.cgroup_driver,
+        )
+        .and_then(|l| l.locate_in_mounts(&settings.proc_path));
+        let layout = match layout {
+            Ok(layout) => layout,
+            Err(e) => {
+                log::info!(error = e.to_string().as_str();
+                    "pods' cgroups not found ({e}): a pod the pod watch has not delivered when the link is cut is learned only from the peers");
+                return;
+            }
+        };
+        let (moved_tx, moved_rx) = watch::channel(0);
+        // A first read of the cgroups at the first tick, for pods that started before this run.
+        self.due = true;
+        tokio::spawn(crate::agent::pod_cgroups::watch(layout.clone(), moved_tx));
+        let (send, answer) = watch::channel(None);
+        self.layout = Some(layout);
+        self.moved = Some(moved_rx);
+        self.answer = Some(answer);
+        self.send = Some(send);
+        self.lister = Some(Arc::new(crate::api::pods::NodePods::new(
+            client.clone(),
+            requests,
+        )));
+    }
+
+    /// The answer of the list sent last, once, when it has come.
+    fn take_answer(&mut self) -> OwnAnswer {
+        let rx = self.answer.as_mut()?;
+        if !rx.has_changed().unwrap_or(false) {
+            return None;
+        }
+        self.in_flight = false;
+        rx.borrow_and_update().clone()
+    }
+
+    /// Whether the cgroups are to be read now (clearing that).
+    fn take_due(&mut self) -> bool {
+        let moved = self
+            .moved
+            .as_mut()
+            .is_some_and(|rx| rx.has_changed().unwrap_or(false));
+        if moved && let Some(rx) = self.moved.as_mut() {
+            rx.borrow_and_update();
+        }
+        std::mem::take(&mut self.due) | moved
+    }
+
+    /// After the view was refreshed from the store: the pods listed that the store still lacks
+    /// join it again (a refresh leaves them out); whether any did.
+    fn keep_in(&mut self, converted: &mut Converted) -> bool {
+        self.listed.retain(|p| {
+            converted
+                .pods
+                .binary_search_by(|q| q.uid.cmp(&p.uid))
+                .is_err()
+        });
+        !self.listed.is_empty() && converted.learn(self.listed.clone())
+    }
+
+    /// Sends a list of `node`'s pods for `asked`.
+    fn send(&mut self, node: &str, asked: Vec<String>) {
+        let (Some(lister), Some(send)) = (self.lister.clone(), self.send.clone()) else {
+            return;
+        };
+        self.in_flight = true;
+        let node = node.to_owned();
+        tokio::spawn(async move {
+            let listed = lister.listed(&node, &asked, OWN_LIST_BOUND).await;
+            let pods = listed.map(|pods| pods.iter().filter_map(fence_pod).collect());
+            send.send_replace(Some((asked, pods)));
+        });
+    }
 }
 
 /// What a partition's plans are made from: last contact, the unreachable taint's time, the
@@ -861,7 +986,96 @@ impl Task {
     /// Connected: refresh the pods from the watch, reconcile fenced pods and send held Events.
     async fn connected(&mut self, inputs: &mut FenceInputs, now: Moment) {
         self.refresh_pods(inputs, now);
+        self.list_unseen();
         self.api_work(inputs, now).await;
+    }
+
+    /// Connected, the view current: takes in the answer of the fence's own list, and sends one
+    /// when the pods' cgroups moved and show a pod the view lacks (`OwnList`).
+    fn list_unseen(&mut self) {
+        if let Some((asked, found)) = self.own.take_answer() {
+            match found {
+                Some(found) => {
+                    let found: Vec<FencePod> = found
+                        .into_iter()
+                        .filter(|p| {
+                            asked.contains(&p.uid)
+                                && self
+                                    .kept
+                                    .converted
+                                    .pods
+                                    .binary_search_by(|q| q.uid.cmp(&p.uid))
+                                    .is_err()
+                        })
+                        .collect();
+                    // Not held by the list, and not in the view: a static pod's UID.
+                    self.own.checked.extend(asked.into_iter().filter(|uid| {
+                        found.iter().all(|p| p.uid != *uid)
+                            && self
+                                .kept
+                                .converted
+                                .pods
+                                .binary_search_by(|q| q.uid.cmp(uid))
+                                .is_err()
+                    }));
+                    for p in &found {
+                        log::warn!(pod = format!("{}/{}", p.namespace, p.name).as_str(), pod_uid = p.uid.as_str();
+                            "pod {}/{} runs here but the pod watch had not delivered it: this node's pods were listed, and the fence plans it", p.namespace, p.name);
+                    }
+                    self.own.listed.extend(found.iter().cloned());
+                    if self.kept.converted.learn(found) {
+                        self.pods_generation += 1;
+                        self.durability.changed();
+                    }
+                }
+                None => self.own.due = true,
+            }
+        }
+        if !self.refreshed || self.own.in_flight || !self.own.take_due() {
+            return;
+        }
+        let Some(layout) = self.own.layout.as_ref() else {
+            return;
+        };
+        let running = match layout.pod_uids() {
+            Ok(running) => {
+                self.own.scan_error = None;
+                running
+            }
+            Err(e) => {
+                let msg = format!(
+                    "cannot read the pods' cgroups under {}: {e}",
+                    layout.hierarchy_root().display()
+                );
+                if self.own.scan_error.as_deref() != Some(msg.as_str()) {
+                    log::error!(error = msg.as_str(); "{msg}; a pod the pod watch has not delivered is not listed before a cut");
+                    self.own.scan_error = Some(msg);
+                }
+                return;
+            }
+        };
+        // What is gone from the cgroups is forgotten.
+        self.own
+            .checked
+            .retain(|uid| running.binary_search(uid).is_ok());
+        self.own
+            .listed
+            .retain(|p| running.binary_search(&p.uid).is_ok());
+        let unseen = crate::core::unlisted::unlisted(
+            running.iter().map(String::as_str),
+            &self.kept.converted.pods,
+            &self.own.checked,
+        );
+        if unseen.is_empty() {
+            return;
+        }
+        log::info!(
+            pods = unseen.join(",").as_str();
+            "{} pod(s) have cgroups here that the pod view lacks: listing this node's pods ({})",
+            unseen.len(), unseen.join(", ")
+        );
+        let node = self.node.clone();
+        self.own.send(&node, unseen);
     }
 
     /// The pods from the watch's store: once the initial list is complete (an empty store right
@@ -876,7 +1090,8 @@ impl Task {
             let converted = self
                 .kept
                 .converted
-                .refresh(&inputs.pods, &mut self.malformed);
+                .refresh(&inputs.pods, &mut self.malformed)
+                | self.own.keep_in(&mut self.kept.converted);
             if converted {
                 self.pods_generation += 1;
                 self.durability.changed();
@@ -1662,5 +1877,47 @@ mod tests {
         config.fence.cgroup_root = Some(PathBuf::from("/fixture/kubepods"));
         let settings = FenceSettings::new(&config);
         assert_eq!(settings.cgroup_root, PathBuf::from("/fixture/kubepods"));
+    }
+
+    fn slim(name: &str, uid: &str) -> SlimPod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "default", "uid": uid},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+        }))
+        .expect("a pod decodes")
+    }
+
+    fn uids(c: &Converted) -> Vec<&str> {
+        c.pods.iter().map(|p| p.uid.as_str()).collect()
+    }
+
+    /// A pod the fence's own list found stays in the view through refreshes from a store that
+    /// lacks it, and is left to the store once the watch delivers it.
+    #[test]
+    fn a_pod_the_own_list_found_stays_in_the_view_until_the_store_holds_it() {
+        use kube::runtime::watcher::Event as Ev;
+        let mut writer: kube::runtime::reflector::store::Writer<SlimPod> = Default::default();
+        writer.apply_watcher_event(&Ev::Apply(slim("a", "uid-a")));
+        let store = writer.as_reader();
+        let (mut converted, mut malformed) = (Converted::default(), BTreeSet::new());
+        converted.refresh(&store, &mut malformed);
+        let mut own = OwnList::default();
+        let late = fence_pod(&slim("b", "uid-b")).expect("converts");
+        own.listed.push(late.clone());
+        assert!(own.keep_in(&mut converted), "the listed pod joins the view");
+        assert_eq!(uids(&converted), ["uid-a", "uid-b"]);
+        // Another pod's change: the refresh from the store leaves the listed pod out, and it
+        // joins again.
+        writer.apply_watcher_event(&Ev::Apply(slim("c", "uid-c")));
+        converted.refresh(&store, &mut malformed);
+        assert_eq!(uids(&converted), ["uid-a", "uid-c"]);
+        assert!(own.keep_in(&mut converted));
+        assert_eq!(uids(&converted), ["uid-a", "uid-b", "uid-c"]);
+        // The watch delivers it: the store's object stands, and the list's is forgotten.
+        writer.apply_watcher_event(&Ev::Apply(slim("b", "uid-b")));
+        converted.refresh(&store, &mut malformed);
+        assert!(!own.keep_in(&mut converted));
+        assert!(own.listed.is_empty());
+        assert_eq!(uids(&converted), ["uid-a", "uid-b", "uid-c"]);
     }
 }

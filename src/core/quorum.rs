@@ -425,6 +425,12 @@ pub struct Fixes {
     /// its return, after the controller had deleted a pod counted from the first cut). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub return_watched: bool,
+    /// An agent not cut off lists its node's pods as soon as a pod's cgroup appears that its
+    /// view lacks, and plans those the list holds (`agent::pod_cgroups`; issue 22, seed 0x2041:
+    /// the agent's watch was 5.5 s late, the kubelet's started a pod 1.6 s before the link was
+    /// cut with no peer to list it, and it ran 9.6 s past its deletion). The agent's shell
+    /// applies it; only the simulator reads this switch.
+    pub cgroup_listed: bool,
 }
 
 impl Fixes {
@@ -460,6 +466,7 @@ impl Fixes {
         kubelet_heard_after: true,
         node_path: true,
         return_watched: true,
+        cgroup_listed: true,
     };
 }
 

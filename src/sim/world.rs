@@ -379,6 +379,9 @@ enum Ev {
     KubeletAnchor(usize),
     /// The kubelet's watch delivers this pod, created its lag ago.
     KubeletSees(usize),
+    /// The agent's own list of its node's pods, sent when a pod's cgroup appeared that its view
+    /// lacked (`Fixes::cgroup_listed`), is answered now if its path reaches the API server.
+    OwnList(usize, u32),
     /// A try of the kubelet's node status update (`syncNodeStatus`), the how-manieth of its run.
     KubeletStatus(usize, u32),
     Wake(usize, u32),
@@ -474,6 +477,9 @@ struct Agent {
     /// The instant of the API whose pods the view shows (the agent's watch delivers each change
     /// its lag later); `None` for a view read from disk, which is not current.
     view_at: Option<Duration>,
+    /// When its own list of the node's pods was last answered (`Ev::OwnList`): the view shows
+    /// the API of then at least, its watch's later changes its lag later.
+    listed_at: Option<Duration>,
     /// The current chain of Lease renewals: a probe answered while a renewal hangs starts a new
     /// one, and the hung renewal's answer then schedules nothing.
     renewals: u32,
@@ -790,6 +796,9 @@ const ORIGIN: Duration = Duration::from_secs(1_000);
 
 /// The kubelet's `nodeStatusUpdateFrequency` and the tries of one status update
 /// (`nodeStatusUpdateRetry`), docs/semantics.md §6.
+/// From a pod's cgroup appearing to the answer of the list its agent sends then
+/// (`Ev::OwnList`): the cgroup watch's wake-up and a list's round trip.
+const OWN_LIST_AFTER: Duration = Duration::from_millis(100);
 const STATUS_EVERY: Duration = Duration::from_secs(10);
 const STATUS_TRIES: u32 = 5;
 
@@ -1163,6 +1172,7 @@ impl World<'_> {
             plans: Vec::new(),
             // A view taken from the API at the start is current; one from disk is not.
             view_at: self.agent_reaches(i).then(|| self.watched_at(i)),
+            listed_at: None,
             renewals: 0,
             failing: false,
             after_probe: false,
@@ -1469,6 +1479,35 @@ impl World<'_> {
                 }
             }
             Ev::KubeletSees(p) => self.kubelet_starts(p),
+            Ev::OwnList(i, run) => {
+                if self.alive(i, run) && self.agent_reaches(i) {
+                    let now = self.now;
+                    let before: Vec<String> = self.agents[i]
+                        .as_ref()
+                        .map(|a| a.known.iter().map(|p| p.uid.clone()).collect())
+                        .unwrap_or_default();
+                    if let Some(a) = self.agents[i].as_mut() {
+                        a.listed_at = Some(now);
+                    }
+                    self.refresh_view(i);
+                    self.wake(i, run, now);
+                    let gained: Vec<String> = self.agents[i]
+                        .as_ref()
+                        .map(|a| {
+                            a.known
+                                .iter()
+                                .filter(|p| !before.contains(&p.uid))
+                                .map(|p| p.uid.clone())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    self.log(|| {
+                        format!(
+                            "n{i} lists its pods for a cgroup its view lacked: it gains {gained:?}"
+                        )
+                    });
+                }
+            }
             Ev::KubeletStatus(i, tried) => self.kubelet_status(i, tried),
             Ev::Judge {
                 pod,
@@ -2176,6 +2215,18 @@ impl World<'_> {
             && pod.created + self.s.kubelet_lag(pod.node) <= self.now
         {
             self.pods[p].running = true;
+            // Its cgroup appears: an agent not cut off whose view lacks it lists its node's pods
+            // at once (`agent::pod_cgroups`), answered a round trip later.
+            let node = self.pods[p].node;
+            let uid = &self.pods[p].uid;
+            if self.set.fixes.cgroup_listed
+                && let Some(a) = self.agents[node].as_ref()
+                && !a.cut_off
+                && a.known.iter().all(|k| k.uid != *uid)
+            {
+                let run = a.run;
+                self.at(self.now + OWN_LIST_AFTER, Ev::OwnList(node, run));
+            }
         }
     }
 
@@ -2222,9 +2273,10 @@ impl World<'_> {
         {
             return;
         }
-        let at = self.watched_at(i);
+        let listed = self.agents[i].as_ref().and_then(|a| a.listed_at);
+        let at = self.watched_at(i).max(listed.unwrap_or_default());
         let view = self.api_view(i, at);
-        let taint = self.taint_at(i, at);
+        let taint = self.taint_at(i, self.watched_at(i));
         let now = self.now;
         if let Some(a) = self.agents[i].as_mut() {
             a.list_blocked_until = None;

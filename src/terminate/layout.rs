@@ -227,23 +227,8 @@ impl CgroupLayout {
     /// no best-effort pod may have none). Names that are not a pod's are skipped.
     pub fn pod_uids(&self) -> std::io::Result<Vec<String>> {
         let mut uids = std::collections::BTreeSet::new();
-        for qos in [
-            QosClass::Guaranteed,
-            QosClass::Burstable,
-            QosClass::BestEffort,
-        ] {
-            // The pod directory of a UID without dashes, whose name the driver does not escape:
-            // what surrounds it in the name is what surrounds every pod's UID in this class.
-            let probe = self.pod_dir(UID_PROBE, qos);
-            let name = probe
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            let (Some(dir), Some((prefix, suffix))) = (probe.parent(), name.split_once(UID_PROBE))
-            else {
-                continue;
-            };
-            let entries = match std::fs::read_dir(dir) {
+        for (dir, prefix, suffix) in self.class_patterns() {
+            let entries = match std::fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
@@ -253,8 +238,8 @@ impl CgroupLayout {
                 let name = entry.file_name();
                 let uid = name
                     .to_str()
-                    .and_then(|n| n.strip_prefix(prefix))
-                    .and_then(|n| n.strip_suffix(suffix))
+                    .and_then(|n| n.strip_prefix(prefix.as_str()))
+                    .and_then(|n| n.strip_suffix(suffix.as_str()))
                     // The systemd driver escapes a UID's dashes; no UID holds an underscore.
                     .map(|u| u.replace('_', "-"))
                     .filter(|u| is_uid(u));
@@ -266,6 +251,35 @@ impl CgroupLayout {
             }
         }
         Ok(uids.into_iter().collect())
+    }
+
+    /// The directories that hold the pods' directories, one per QoS class (the Guaranteed
+    /// class's is the parent of the other two under both drivers), in that order.
+    pub fn class_dirs(&self) -> Vec<PathBuf> {
+        self.class_patterns()
+            .into_iter()
+            .map(|(dir, _, _)| dir)
+            .collect()
+    }
+
+    /// Per QoS class: the directory its pods' directories are in, and what comes before and
+    /// after the UID in their names.
+    fn class_patterns(&self) -> Vec<(PathBuf, String, String)> {
+        [
+            QosClass::Guaranteed,
+            QosClass::Burstable,
+            QosClass::BestEffort,
+        ]
+        .into_iter()
+        .filter_map(|qos| {
+            // The pod directory of a UID without dashes, whose name the driver does not escape:
+            // what surrounds it in the name is what surrounds every pod's UID in this class.
+            let probe = self.pod_dir(UID_PROBE, qos);
+            let name = probe.file_name()?.to_str()?;
+            let (prefix, suffix) = name.split_once(UID_PROBE)?;
+            Some((probe.parent()?.to_path_buf(), prefix.into(), suffix.into()))
+        })
+        .collect()
     }
 
     /// The path `/proc/<pid>/cgroup` shows for a process in `dir` (on this layout's hierarchy

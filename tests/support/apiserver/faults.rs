@@ -87,6 +87,19 @@ pub struct FaultState {
     pub(crate) black_hole: Vec<Route>,
     /// The next streaming list sends this many of its initial events, then nothing more.
     pub(crate) stall_initial_events: Option<usize>,
+    /// Each live event on a watch of this resource (plural) reaches its client this much after
+    /// the change.
+    pub(crate) watch_lag: Vec<(String, Duration)>,
+}
+
+impl FaultState {
+    /// The lag of live events on watches of `plural` (`Faults::watch_lag`).
+    pub fn watch_lag(&self, plural: &str) -> Duration {
+        self.watch_lag
+            .iter()
+            .find(|(p, _)| p == plural)
+            .map_or(Duration::ZERO, |(_, d)| *d)
+    }
 }
 
 /// What to do with a request before handling it.
@@ -195,6 +208,19 @@ impl Faults {
     pub fn stall_next_initial_events(&self, after: usize) -> &Self {
         self.server
             .with_state(|s| s.faults.stall_initial_events = Some(after));
+        self
+    }
+
+    /// Delivers each live event on every watch of `plural` (open or opened later) `lag` after the
+    /// change, in order, as a watch cache that has fallen behind does; a list is current all the
+    /// same (it is read from storage). Zero ends it for events not yet held back.
+    pub fn watch_lag(&self, plural: &str, lag: Duration) -> &Self {
+        self.server.with_state(|s| {
+            s.faults.watch_lag.retain(|(p, _)| p != plural);
+            if !lag.is_zero() {
+                s.faults.watch_lag.push((plural.to_string(), lag));
+            }
+        });
         self
     }
 

@@ -28,6 +28,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 struct State {
     server: ApiServer,
+    plural: &'static str,
     kind: &'static str,
     api_version: String,
     rx: Option<mpsc::UnboundedReceiver<Value>>,
@@ -180,6 +181,7 @@ pub fn start(server: &ApiServer, t: &Target, q: &Query) -> Result<WatchStream, A
     });
     let state = State {
         server: server.clone(),
+        plural: t.res.plural,
         kind: t.res.kind,
         api_version: t.res.api_version(),
         rx,
@@ -227,7 +229,14 @@ async fn next(mut st: State) -> Option<(Bytes, State)> {
         let bookmarks = st.bookmark_every.is_some();
         tokio::select! {
             ev = rx.recv() => match ev {
-                Some(v) => st.pending.push_back(v),
+                Some(v) => {
+                    // A lagging watch cache (`Faults::watch_lag`): held back from its arrival.
+                    let lag = st.server.with_state(|s| s.faults.watch_lag(st.plural));
+                    if !lag.is_zero() {
+                        tokio::time::sleep(lag).await;
+                    }
+                    st.pending.push_back(v);
+                }
                 // The store dropped the sender: drop_watches.
                 None => return None,
             },
