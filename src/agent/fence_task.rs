@@ -390,7 +390,7 @@ pub async fn run(
         settled: BTreeSet::new(),
         scan_error: None,
         malformed: BTreeSet::new(),
-        own: OwnList::default(),
+        own: OwnList::new(&api.kube, &api.requests),
         refreshed: false,
         event_api: Api::namespaced(api.kube.clone(), EVENT_NAMESPACE),
         client: api.kube,
@@ -401,7 +401,7 @@ pub async fn run(
         clock,
     };
     drop(persisted);
-    task.own.start(&task.settings, &task.client, &task.requests);
+    task.own.find(&task.settings, start.mono);
     // Wakes the task between its planned ticks when an input moves.
     let mut view_current = inputs.pod_view.subscribe();
     // Written at the first tick too: a file from an earlier run says nothing of this one.
@@ -414,9 +414,7 @@ pub async fn run(
         .watch(&inputs.journal)
         .watch(&inputs.reach.subscribe())
         .watch(&inputs.reach.subscribe_contact());
-    if let (Some(moved), Some(answer)) = (&task.own.moved, &task.own.answer) {
-        wake = wake.watch(moved).watch(answer);
-    }
+    wake = wake.watch(&task.own.moved).watch(&task.own.answer);
     // The first tick at once; then at the instant the core names (`core::fencing::next_wake`),
     // or earlier when an input moves — but never within `MIN_GAP` of the last tick for that (a
     // burst of changes is taken in together).
@@ -594,14 +592,17 @@ type OwnAnswer = Option<(Vec<String>, Option<Vec<FencePod>>)>;
 /// fence without it. `agent::pod_cgroups` tells of each pod directory made or removed; the list
 /// (`api::pods::NodePods`, a consistent read) is sent from a task of its own, so the fence's
 /// ticks never wait for it.
-#[derive(Default)]
 struct OwnList {
+    /// The pods' cgroups, once found; until then they are looked for every
+    /// `pod_cgroups::FIND_AGAIN` (the agent may start before the kubelet makes them).
     layout: Option<CgroupLayout>,
-    lister: Option<Arc<crate::api::pods::NodePods>>,
-    /// Bumped by `pod_cgroups::watch`.
-    moved: Option<watch::Receiver<u64>>,
-    answer: Option<watch::Receiver<OwnAnswer>>,
-    send: Option<watch::Sender<OwnAnswer>>,
+    next_find: Option<Duration>,
+    lister: Arc<crate::api::pods::NodePods>,
+    /// Bumped by `pod_cgroups::watch`, which takes `moved_tx` once the cgroups are found.
+    moved: watch::Receiver<u64>,
+    moved_tx: Option<watch::Sender<u64>>,
+    answer: watch::Receiver<OwnAnswer>,
+    send: watch::Sender<OwnAnswer>,
     in_flight: bool,
     /// The cgroups are to be read at the next tick: they moved, or the last list failed.
     due: bool,
@@ -615,59 +616,75 @@ struct OwnList {
 }
 
 impl OwnList {
-    /// Finds the pods' cgroups and starts watching them, unless the fence is off; a layout not
-    /// found is logged, and nothing is listed.
-    fn start(&mut self, settings: &FenceSettings, client: &kube::Client, requests: &Requests) {
-        if settings.policy.mode == fence_plan::Mode::Off {
+    /// Lists through `client`; nothing is looked for until [`OwnList::find`].
+    fn new(client: &kube::Client, requests: &Requests) -> OwnList {
+        let (moved_tx, moved) = watch::channel(0);
+        let (send, answer) = watch::channel(None);
+        OwnList {
+            layout: None,
+            next_find: None,
+            lister: Arc::new(crate::api::pods::NodePods::new(client.clone(), requests)),
+            moved,
+            moved_tx: Some(moved_tx),
+            answer,
+            send,
+            in_flight: false,
+            due: false,
+            listed: Vec::new(),
+            checked: BTreeSet::new(),
+            scan_error: None,
+        }
+    }
+
+    /// Unless the fence is off or they were found already: looks for the pods' cgroups at most
+    /// once a `FIND_AGAIN`, and once found, starts watching them (`agent::pod_cgroups`) and
+    /// reads them at the next tick, for pods that started before. Not finding them is logged
+    /// once.
+    fn find(&mut self, settings: &FenceSettings, now: Duration) {
+        if settings.policy.mode == fence_plan::Mode::Off
+            || self.layout.is_some()
+            || self.next_find.is_some_and(|t| now < t)
+        {
             return;
         }
+        let first = self.next_find.is_none();
+        self.next_find = Some(now + crate::agent::pod_cgroups::FIND_AGAIN);
         let layout = CgroupLayout::detect(
             &settings.cgroup_root,
             settings.cgroup_version,
             settings.cgroup_driver,
         )
         .and_then(|l| l.locate_in_mounts(&settings.proc_path));
-        let layout = match layout {
-            Ok(layout) => layout,
-            Err(e) => {
-                log::info!(error = e.to_string().as_str();
-                    "pods' cgroups not found ({e}): a pod the pod watch has not delivered when the link is cut is learned only from the peers");
-                return;
+        match layout {
+            Ok(layout) => {
+                if let Some(tx) = self.moved_tx.take() {
+                    tokio::spawn(crate::agent::pod_cgroups::watch(layout.clone(), tx));
+                }
+                self.layout = Some(layout);
+                self.due = true;
             }
-        };
-        let (moved_tx, moved_rx) = watch::channel(0);
-        // A first read of the cgroups at the first tick, for pods that started before this run.
-        self.due = true;
-        tokio::spawn(crate::agent::pod_cgroups::watch(layout.clone(), moved_tx));
-        let (send, answer) = watch::channel(None);
-        self.layout = Some(layout);
-        self.moved = Some(moved_rx);
-        self.answer = Some(answer);
-        self.send = Some(send);
-        self.lister = Some(Arc::new(crate::api::pods::NodePods::new(
-            client.clone(),
-            requests,
-        )));
+            Err(e) if first => {
+                log::info!(error = e.to_string().as_str();
+                    "pods' cgroups not found ({e}): looked for again every minute; until then a pod the pod watch has not delivered when the link is cut is learned only from the peers");
+            }
+            Err(_) => {}
+        }
     }
 
     /// The answer of the list sent last, once, when it has come.
     fn take_answer(&mut self) -> OwnAnswer {
-        let rx = self.answer.as_mut()?;
-        if !rx.has_changed().unwrap_or(false) {
+        if !self.answer.has_changed().unwrap_or(false) {
             return None;
         }
         self.in_flight = false;
-        rx.borrow_and_update().clone()
+        self.answer.borrow_and_update().clone()
     }
 
     /// Whether the cgroups are to be read now (clearing that).
     fn take_due(&mut self) -> bool {
-        let moved = self
-            .moved
-            .as_mut()
-            .is_some_and(|rx| rx.has_changed().unwrap_or(false));
-        if moved && let Some(rx) = self.moved.as_mut() {
-            rx.borrow_and_update();
+        let moved = self.moved.has_changed().unwrap_or(false);
+        if moved {
+            self.moved.borrow_and_update();
         }
         std::mem::take(&mut self.due) | moved
     }
@@ -686,9 +703,7 @@ impl OwnList {
 
     /// Sends a list of `node`'s pods for `asked`.
     fn send(&mut self, node: &str, asked: Vec<String>) {
-        let (Some(lister), Some(send)) = (self.lister.clone(), self.send.clone()) else {
-            return;
-        };
+        let (lister, send) = (self.lister.clone(), self.send.clone());
         self.in_flight = true;
         let node = node.to_owned();
         tokio::spawn(async move {
@@ -986,13 +1001,14 @@ impl Task {
     /// Connected: refresh the pods from the watch, reconcile fenced pods and send held Events.
     async fn connected(&mut self, inputs: &mut FenceInputs, now: Moment) {
         self.refresh_pods(inputs, now);
-        self.list_unseen();
+        self.list_unseen(now);
         self.api_work(inputs, now).await;
     }
 
     /// Connected, the view current: takes in the answer of the fence's own list, and sends one
     /// when the pods' cgroups moved and show a pod the view lacks (`OwnList`).
-    fn list_unseen(&mut self) {
+    fn list_unseen(&mut self, now: Moment) {
+        self.own.find(&self.settings, now.mono);
         if let Some((asked, found)) = self.own.take_answer() {
             match found {
                 Some(found) => {
@@ -1879,6 +1895,47 @@ mod tests {
         assert_eq!(settings.cgroup_root, PathBuf::from("/fixture/kubepods"));
     }
 
+    /// The pods' cgroups not there at the start (the agent started before the kubelet made
+    /// them) are looked for again a minute later, and then watched and read.
+    #[tokio::test(flavor = "current_thread")]
+    async fn cgroups_not_found_at_the_start_are_looked_for_again_a_minute_later() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("cgroup");
+        std::fs::create_dir_all(&root).expect("root");
+        std::fs::write(root.join("cgroup.controllers"), "cpu memory pids\n").expect("v2");
+        let real = std::fs::canonicalize(&root).expect("canonical");
+        let proc_self = tmp.path().join("proc/self");
+        std::fs::create_dir_all(&proc_self).expect("proc");
+        std::fs::write(
+            proc_self.join("mountinfo"),
+            format!(
+                "30 23 0:26 / {} rw,nosuid - cgroup2 cgroup2 rw\n",
+                real.display()
+            ),
+        )
+        .expect("mountinfo");
+        let mut config = crate::config::from_str("", None).expect("the defaults");
+        config.fence.cgroup_root = Some(root.clone());
+        config.proc_path = tmp.path().join("proc");
+        let settings = FenceSettings::new(&config);
+        assert_ne!(settings.policy.mode, fence_plan::Mode::Off);
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:1".parse().expect("a URL"),
+        ))
+        .expect("a client");
+        let mut own = OwnList::new(&client, &Requests::new(Duration::from_secs(1)));
+        let s = Duration::from_secs;
+        own.find(&settings, s(100));
+        assert!(own.layout.is_none() && !own.due);
+        std::fs::create_dir(root.join("kubepods")).expect("the kubelet's cgroups");
+        own.find(&settings, s(130));
+        assert!(own.layout.is_none(), "looked for again before a minute");
+        own.find(&settings, s(160));
+        assert!(own.layout.is_some(), "not found a minute later");
+        assert!(own.due, "the cgroups are read at the next tick");
+        assert!(own.moved_tx.is_none(), "the cgroups are not watched");
+    }
+
     fn slim(name: &str, uid: &str) -> SlimPod {
         serde_json::from_value(serde_json::json!({
             "metadata": {"name": name, "namespace": "default", "uid": uid},
@@ -1893,15 +1950,19 @@ mod tests {
 
     /// A pod the fence's own list found stays in the view through refreshes from a store that
     /// lacks it, and is left to the store once the watch delivers it.
-    #[test]
-    fn a_pod_the_own_list_found_stays_in_the_view_until_the_store_holds_it() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_pod_the_own_list_found_stays_in_the_view_until_the_store_holds_it() {
         use kube::runtime::watcher::Event as Ev;
         let mut writer: kube::runtime::reflector::store::Writer<SlimPod> = Default::default();
         writer.apply_watcher_event(&Ev::Apply(slim("a", "uid-a")));
         let store = writer.as_reader();
         let (mut converted, mut malformed) = (Converted::default(), BTreeSet::new());
         converted.refresh(&store, &mut malformed);
-        let mut own = OwnList::default();
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:1".parse().expect("a URL"),
+        ))
+        .expect("a client");
+        let mut own = OwnList::new(&client, &Requests::new(Duration::from_secs(1)));
         let late = fence_pod(&slim("b", "uid-b")).expect("converts");
         own.listed.push(late.clone());
         assert!(own.keep_in(&mut converted), "the listed pod joins the view");

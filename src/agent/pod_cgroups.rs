@@ -24,6 +24,10 @@ use crate::terminate::layout::CgroupLayout;
 /// While no class directory exists, how often the watch tries to add them again.
 pub const LOOK_AGAIN: Duration = Duration::from_secs(10);
 
+/// While the pods' cgroups cannot be found at all (the layout: no kubelet has made them yet),
+/// how often the fence looks for them again.
+pub const FIND_AGAIN: Duration = Duration::from_secs(60);
+
 /// The inotify instance, as tokio's readiness needs it.
 struct Fd(Inotify);
 

@@ -480,6 +480,9 @@ struct Agent {
     /// When its own list of the node's pods was last answered (`Ev::OwnList`): the view shows
     /// the API of then at least, its watch's later changes its lag later.
     listed_at: Option<Duration>,
+    /// A pod's cgroup appeared since the fence last read them while connected, or this run has
+    /// not read them yet (`agent::fence_task`'s `OwnList::due`).
+    cgroups_moved: bool,
     /// The current chain of Lease renewals: a probe answered while a renewal hangs starts a new
     /// one, and the hung renewal's answer then schedules nothing.
     renewals: u32,
@@ -1173,6 +1176,7 @@ impl World<'_> {
             // A view taken from the API at the start is current; one from disk is not.
             view_at: self.agent_reaches(i).then(|| self.watched_at(i)),
             listed_at: None,
+            cgroups_moved: true,
             renewals: 0,
             failing: false,
             after_probe: false,
@@ -2215,17 +2219,14 @@ impl World<'_> {
             && pod.created + self.s.kubelet_lag(pod.node) <= self.now
         {
             self.pods[p].running = true;
-            // Its cgroup appears: an agent not cut off whose view lacks it lists its node's pods
-            // at once (`agent::pod_cgroups`), answered a round trip later.
+            // Its cgroup appears: the agent's cgroup watch wakes the fence
+            // (`agent::pod_cgroups`), which lists its node's pods when it lacks one and is
+            // connected (`step_agent`).
             let node = self.pods[p].node;
-            let uid = &self.pods[p].uid;
-            if self.set.fixes.cgroup_listed
-                && let Some(a) = self.agents[node].as_ref()
-                && !a.cut_off
-                && a.known.iter().all(|k| k.uid != *uid)
-            {
+            if let Some(a) = self.agents[node].as_mut() {
+                a.cgroups_moved = true;
                 let run = a.run;
-                self.at(self.now + OWN_LIST_AFTER, Ev::OwnList(node, run));
+                self.wake(node, run, self.now);
             }
         }
     }
@@ -2342,6 +2343,17 @@ impl World<'_> {
             None => {}
         }
         a.cut_off = judged.cut_off;
+        // As `agent::fence_task`'s `list_unseen`: connected, after a pod's cgroup appeared, it
+        // lists its node's pods when its view lacks one that runs.
+        if set.fixes.cgroup_listed && judged.reachable && std::mem::take(&mut a.cgroups_moved) {
+            let unseen = self
+                .pods
+                .iter()
+                .any(|p| p.node == i && p.running && a.known.iter().all(|k| k.uid != p.uid));
+            if unseen {
+                self.at(now + OWN_LIST_AFTER, Ev::OwnList(i, a.run));
+            }
+        }
         // As `agent::fence_task`: not cut off, the fence plans on the taint its Node carries as
         // last seen; fenced pods are released to the kubelet once the API server answers and
         // the taint is gone (`reconcile`).
