@@ -564,6 +564,7 @@ fn where_bytes_go(n: usize, shape: &str) {
             decided: &[],
             quorum: &quorum,
             cut_off_since: None,
+            counted_before: None,
             wall_scale: None,
         },
     );

@@ -53,12 +53,12 @@ pub const CONTACT_FILE: &str = "last-contact";
 /// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
 pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
 /// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale,
 /// version 5 when the quorum's first hold began, version 6 when each of the Node's taints was
-/// added; all then read as empty.
-const READS: [u32; 7] = [1, 2, 3, 4, 5, 6, VERSION];
+/// added, version 7 the contact a relapse counts from; all then read as empty.
+const READS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,6 +105,12 @@ pub struct State {
     /// running, and the control plane hears the kubelet, not us.
     #[serde(default)]
     pub cut_off_since: Option<String>,
+    /// RFC 3339: while cut off by a relapse (a failure before the return proved the kubelet
+    /// renewed, docs/fence.md §2), the contact the deadlines count from, earlier than
+    /// `lastContact` (since version 8). A restart resumes the relapse from it
+    /// (`core::fencing::Link::with_unproven_return`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_from: Option<String>,
     /// The scale of the run that wrote the file's times (`core::clock::Scale::to_text`; since
     /// version 5). Absent when that run could not read the boot clock, and in older files, whose
     /// bytes are then written back as they were.
@@ -423,6 +429,8 @@ pub struct StateView<'a> {
     pub peers: Vec<StoredPeer>,
     pub quorum: Option<StoredQuorum>,
     pub cut_off_since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted_from: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wall_scale: Option<String>,
 }
@@ -828,6 +836,7 @@ fn carry_times(s: &mut State, to: Option<Scale>) {
     };
     carry(&mut s.last_contact);
     carry(&mut s.cut_off_since);
+    carry(&mut s.counted_from);
     if let Some(q) = s.quorum.as_mut() {
         carry(&mut q.held_at);
         carry(&mut q.held_from);
@@ -921,6 +930,7 @@ mod tests {
             peers: vec![],
             quorum: None,
             cut_off_since: None,
+            counted_from: None,
             wall_scale: None,
             unanswered: None,
         };

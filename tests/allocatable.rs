@@ -71,6 +71,7 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
             peers: vec![],
             quorum: None,
             cut_off_since: None,
+            counted_from: None,
             wall_scale: None,
             unanswered: None,
         },

@@ -611,6 +611,7 @@ fn save_edge_state(
                 held_from: None,
             }),
             cut_off_since: None,
+            counted_from: None,
             wall_scale: None,
             unanswered: None,
         },

@@ -1304,6 +1304,21 @@ fn a_link_cut_again_before_its_return_proved_the_kubelet_is_known_cut_off_within
         log.contains("a read of our Lease went unanswered"),
         "the relapse's failure is not named:\n{log}"
     );
+    // Killed in the relapse: the state names the contact its deadlines count from, and the next
+    // run resumes the relapse from it, cut off at once (`Link::with_unproven_return`) rather than
+    // `unreachableAfter` after the return.
+    std::thread::sleep(Duration::from_millis(500));
     agent.kill_hard();
+    let state = std::fs::read_to_string(s.dir.path().join("state").join("state.json"))
+        .expect("the state file");
+    assert!(state.contains("\"countedFrom\""), "{state}");
+    let mut again = start_agent(&s);
+    again
+        .wait_for(
+            &["by a failure before the return proved the kubelet renewed: fencing goes on at once"],
+            Duration::from_secs(5),
+        )
+        .unwrap_or_else(|| panic!("the restart did not resume the relapse:\n{}", again.dump()));
+    again.kill_hard();
     s.netns.heal();
 }

@@ -1246,6 +1246,84 @@ fn a_failure_before_the_return_proved_the_kubelet_cuts_the_node_off_at_once() {
     assert!(!j.cut_off && !own_lease.unproven());
 }
 
+/// A run killed during a relapse writes down the contact its deadlines counted from
+/// (`Link::counted_before_return`); the next run resumes the relapse from it: cut off at once,
+/// not `unreachableAfter` after the unproven return, and counting from the contact before the
+/// first failure, until contact comes back (issue 22, seed 0x12ec with
+/// `--controller-keeps-state`).
+#[test]
+fn a_restart_during_a_relapse_resumes_it() {
+    let lag = Duration::from_millis(10_400);
+    let seen = |own_at: u64, failed: bool| Seen {
+        own: Some(BASE + s(own_at)),
+        heartbeat: None,
+        failed,
+    };
+    let mut link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
+    link.judge(&seen(0, false), at(0, 0), AFTER);
+    link.judge(&seen(0, true), at(10, 0), AFTER);
+    link.judge(&seen(0, true), at(41, 0), AFTER);
+    link.judge(&seen(45, false), at(45, 0), AFTER);
+    assert_eq!(
+        link.counted_before_return(at(45, 0)),
+        None,
+        "not cut off: nothing to write"
+    );
+    let relapse = link.judge(&seen(45, true), at(47, 0), AFTER);
+    assert!(relapse.cut_off);
+    assert_eq!(link.counted_before_return(at(47, 0)), Some(wall(0)));
+    // Killed at 48 s, restarted at 50 s: the contact file says 45 s, the state 0 s and cut off
+    // since 47 s.
+    let now = at(50, 0);
+    let resumed = Link::resume(Some(wall(45)), Some(wall(47)), now)
+        .with_kubelet_lag(lag)
+        .with_unproven_return(Some(wall(0)), now);
+    let mut plain = resumed.clone();
+    let mut resumed = resumed;
+    let j = resumed.judge(
+        &Seen {
+            own: None,
+            heartbeat: None,
+            failed: false,
+        },
+        now,
+        AFTER,
+    );
+    assert!(j.cut_off && !j.reachable, "{j:?}");
+    assert_eq!(
+        j.counted,
+        Some(BASE),
+        "counted from before the first failure"
+    );
+    assert_eq!(resumed.counted_before_return(now), Some(wall(0)));
+    // Without the record, the run counts from 45 s and is not cut off until 85 s.
+    let mut without = Link::resume(Some(wall(45)), Some(wall(47)), now).with_kubelet_lag(lag);
+    let j = without.judge(
+        &Seen {
+            own: None,
+            heartbeat: None,
+            failed: false,
+        },
+        now,
+        AFTER,
+    );
+    assert!(!j.cut_off);
+    assert_eq!(j.counted, Some(BASE + s(45)));
+    // Contact back at 60 s: reachable, the return unproven again, still counted from 0 s.
+    let back = plain.judge(&seen(60, false), at(60, 0), AFTER);
+    assert!(back.reachable && !back.cut_off, "{back:?}");
+    assert_eq!(back.counted, Some(BASE));
+    // A record with no contact after it, or no partition on record, changes nothing.
+    let none = Link::resume(Some(wall(45)), None, now)
+        .with_kubelet_lag(lag)
+        .with_unproven_return(Some(wall(0)), now);
+    assert!(!none.unproven());
+    let later = Link::resume(Some(wall(45)), Some(wall(47)), now)
+        .with_kubelet_lag(lag)
+        .with_unproven_return(Some(wall(46)), now);
+    assert!(!later.unproven());
+}
+
 #[test]
 fn the_first_renewal_after_a_failure_is_followed_by_one_that_proves_the_kubelet_renewed() {
     let (renew, lag) = (s(10), Duration::from_millis(10_400));

@@ -1030,6 +1030,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
             decided: &decided,
             quorum: &quorum,
             cut_off_since: Some(cut_off),
+            counted_before: None,
             wall_scale: Some(scale),
         },
     )
@@ -1055,6 +1056,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         peers: quorum.peers.iter().map(StoredPeer::from_peer).collect(),
         quorum: quorum.stored(),
         cut_off_since: Some(state::format_time(cut_off)),
+        counted_from: None,
         wall_scale: Some(scale.to_text()),
         unanswered: None,
     };

@@ -1472,6 +1472,31 @@ fn a_pod_whose_cgroup_appears_before_the_agents_watch_delivers_it_is_listed_at_o
     assert_timeline_says(0x2041, "n0 kills pod 6");
 }
 
+/// Seed 0x12ec with the controller keeping its state through an outage (found in the
+/// twenty-seventh session's keep-state run): n3's link came back as the API server returned
+/// after an outage of 68 s and went again 4 s later; its agent, the return unproven, knew itself
+/// cut off at once (a relapse), counting from before the outage, and was SIGKILLed 3.4 s later.
+/// The restarted agent read only its last contact and that a partition was on record: it counted
+/// from the unproven return, knew itself cut off only `unreachableAfter` after it, and two pods
+/// ran 7.7 s past their deletion. The state now names the contact a relapse counts from, and a
+/// restart resumes the relapse (`Fixes::relapse_kept`, `Link::with_unproven_return`).
+#[test]
+fn a_restart_during_a_relapse_resumes_it() {
+    let mut keeps = Settings::default();
+    keeps.controller.leader = None;
+    let twice = |s: &Settings| {
+        sim::run(&Scenario::generate(0x12ec), s, false)
+            .violations
+            .iter()
+            .filter(|v| kind(v) == "running-twice")
+            .count()
+    };
+    let mut reverted = keeps;
+    reverted.fixes.relapse_kept = false;
+    assert_eq!(twice(&reverted), 2);
+    assert_eq!(twice(&keeps), 0);
+}
+
 /// Seed 0x1d5b (the default model): n11, alone in its zone, came back for 4.4 s and was cut off
 /// again before its kubelet was heard; the controller tainted it at 151.4 s and deleted its pod
 /// 25 (tolerating 6 s) at 157.4 s. Cut off again at 158.2 s, its first round's peers read the

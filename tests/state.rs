@@ -109,6 +109,7 @@ fn sample_state() -> State {
             held_from: Some("2027-01-15T08:01:30.25Z".into()),
         }),
         cut_off_since: None,
+        counted_from: None,
         wall_scale: None,
         unanswered: None,
     }
@@ -149,6 +150,32 @@ fn state_round_trips_exactly_including_the_nanosecond_anchor() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, vec![STATE_FILE.to_string()]);
+}
+
+/// The contact a relapse counts from is kept with the partition (version 8), and read back: a
+/// restart resumes the relapse from it (`Link::with_unproven_return`).
+#[test]
+fn the_contact_a_relapse_counts_from_round_trips_with_the_partition() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("nodewarden");
+    let mut state = sample_state();
+    state.cut_off_since = Some("2027-01-15T08:03:00Z".into());
+    state.counted_from = Some("2027-01-15T07:57:00.25Z".into());
+    save(&state_dir, &state).expect("save");
+    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    assert!(
+        text.contains("\"countedFrom\": \"2027-01-15T07:57:00.25Z\""),
+        "{text}"
+    );
+    match load(&state_dir, None) {
+        Loaded::Found(back) => assert_eq!(*back, state),
+        other => panic!("{other:?}"),
+    }
+    // Without a relapse nothing is written for it.
+    state.counted_from = None;
+    save(&state_dir, &state).expect("save");
+    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    assert!(!text.contains("countedFrom"), "{text}");
 }
 
 #[test]

@@ -331,8 +331,23 @@ pub async fn run(
         start,
     )
     .with_unanswered(unanswered.unwrap_or_default())
-    .with_kubelet_lag(settings.policy.kubelet_lag);
-    if let Some(since) = link.cut_off_since() {
+    .with_kubelet_lag(settings.policy.kubelet_lag)
+    .with_unproven_return(
+        persisted
+            .as_ref()
+            .and_then(|s| s.counted_from.as_deref())
+            .and_then(state::parse_time),
+        start,
+    );
+    if let (Some(since), Some(from)) = (link.cut_off_since(), link.counted_before_return(start)) {
+        inputs.reach.set_cut_off(Some(since));
+        log::warn!(
+            reachable = "false";
+            "cut off from the API server since {} (before this start), by a failure before the return proved the kubelet renewed: fencing goes on at once, its deadlines counted from {}",
+            crate::core::clock::rfc3339(since),
+            crate::core::clock::rfc3339(from)
+        );
+    } else if let Some(since) = link.cut_off_since() {
         inputs.reach.set_cut_off(Some(since));
         log::warn!(
             reachable = "false";
@@ -1435,6 +1450,7 @@ impl Task {
                         decided: &self.kept.decided,
                         quorum: &self.quorum_view,
                         cut_off_since: self.link.cut_off_since(),
+                        counted_before: self.link.counted_before_return(now),
                         wall_scale: self.clock.scale(),
                     },
                 ));
@@ -1747,6 +1763,9 @@ pub struct Held<'a> {
     /// The zone, the peers and the quorum of the current partition.
     pub quorum: &'a QuorumView,
     pub cut_off_since: Option<SystemTime>,
+    /// While cut off by a relapse, the contact the deadlines count from
+    /// (`Link::counted_before_return`).
+    pub counted_before: Option<SystemTime>,
     /// The scale the times are on: this run's (`agent::clock::Clock::scale`).
     pub wall_scale: Option<crate::core::clock::Scale>,
 }
@@ -1781,6 +1800,7 @@ pub fn persist(
             .collect(),
         quorum: held.quorum.stored(),
         cut_off_since: held.cut_off_since.map(state::format_time),
+        counted_from: held.counted_before.map(state::format_time),
         wall_scale: held.wall_scale.map(|s| s.to_text()),
     };
     state::save_view(dir, &s)

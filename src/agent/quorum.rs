@@ -1366,6 +1366,7 @@ mod tests {
                 held_from: Some(crate::state::format_time(held - Duration::from_secs(20))),
             }),
             cut_off_since: None,
+            counted_from: None,
             wall_scale: None,
             unanswered: None,
         };

@@ -100,6 +100,9 @@ pub struct Link {
     failed: bool,
     /// The first contact after the latest failure, and the contact counted just before it.
     resumed: Option<(Duration, Option<Duration>)>,
+    /// The previous run stopped cut off by a relapse ([`Link::with_unproven_return`]): this run
+    /// is cut off at once, until contact comes back.
+    relapse_on_record: bool,
 }
 
 impl Link {
@@ -117,7 +120,36 @@ impl Link {
             kubelet_lag: Duration::ZERO,
             failed: false,
             resumed: None,
+            relapse_on_record: false,
         }
+    }
+
+    /// The same link after a previous run that stopped cut off while a return was unproven
+    /// (a relapse, docs/fence.md §2): `before` is the contact its deadlines counted from, earlier
+    /// than the last contact ([`Link::counted_before_return`] gave it). The return stays
+    /// unproven, so this run counts from `before` too, and it is cut off at once rather than
+    /// `unreachableAfter` after the last contact. Nothing changes without a partition on record
+    /// or without a contact after `before`.
+    pub fn with_unproven_return(self, before: Option<SystemTime>, now: Moment) -> Link {
+        match (before, self.last_contact, self.cut_off_since) {
+            (Some(before), Some(last), Some(_)) if now.mono_at(before) < last => Link {
+                resumed: Some((last, Some(now.mono_at(before)))),
+                relapse_on_record: true,
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// While cut off by a relapse (the return not proven), the contact the deadlines count
+    /// from, as a wall time, for the state file: a restart resumes from it
+    /// ([`Link::with_unproven_return`]). `None` otherwise.
+    pub fn counted_before_return(&self, now: Moment) -> Option<SystemTime> {
+        if self.cut_off_since.is_none() || !self.unproven() {
+            return None;
+        }
+        let (_, before) = self.resumed?;
+        before.map(|b| now.wall_at(b))
     }
 
     /// The same link after earlier runs, since the contact on disk, ran `waited` in all without
@@ -174,6 +206,7 @@ impl Link {
             // A partition on record counts as a failure too: a request that hangs for its
             // whole timeout may cut the node off before any has failed.
             let failed = std::mem::take(&mut self.failed) || self.cut_off_since.is_some();
+            self.relapse_on_record = false;
             if failed && !self.kubelet_lag.is_zero() {
                 let before = self.counted();
                 self.resumed = contact.map(|first| (first, before));
@@ -186,7 +219,7 @@ impl Link {
         // not yet proved the kubelet renewed. The control plane may still count from the contact
         // before that failure, and deadlines counted from it do not wait for `after` to pass
         // since the return: the node is cut off again at once.
-        let relapsed = seen.failed && self.unproven();
+        let relapsed = (seen.failed || self.relapse_on_record) && self.unproven();
         let reachable =
             !relapsed && seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
         let cut_off = (relapsed

@@ -431,6 +431,14 @@ pub struct Fixes {
     /// cut with no peer to list it, and it ran 9.6 s past its deletion). The agent's shell
     /// applies it; only the simulator reads this switch.
     pub cgroup_listed: bool,
+    /// A run that stops cut off by a relapse writes down the contact its deadlines counted
+    /// from, and the next run resumes the relapse: cut off at once, counting from it
+    /// (`fencing::Link::with_unproven_return`; issue 22, seed 0x12ec with
+    /// `--controller-keeps-state`: an agent killed 4.4 s into a relapse after an outage of the
+    /// API server restarted counting from its unproven return, knew itself cut off only
+    /// `unreachableAfter` after it, and two pods ran 7.7 s past their deletion). The agent's
+    /// shell applies it; only the simulator reads this switch.
+    pub relapse_kept: bool,
 }
 
 impl Fixes {
@@ -467,6 +475,7 @@ impl Fixes {
         node_path: true,
         return_watched: true,
         cgroup_listed: true,
+        relapse_kept: true,
     };
 }
 

@@ -436,6 +436,8 @@ struct Disk {
     contact_scale: Option<Scale>,
     state_scale: Option<Scale>,
     cut_off_since: Option<SystemTime>,
+    /// The contact a relapse's deadlines counted from (`Link::counted_before_return`).
+    counted_before: Option<SystemTime>,
     verdict: Option<Verdict>,
     held_at: Option<SystemTime>,
     held_from: Option<SystemTime>,
@@ -1133,6 +1135,8 @@ impl World<'_> {
             .filter(|(contact, _)| *contact == disk.last_contact)
             .map_or(Duration::ZERO, |(_, waited)| waited);
         let cut_off_since = carry(disk.cut_off_since, disk.state_scale);
+        let counted_before =
+            carry(disk.counted_before, disk.state_scale).filter(|_| self.set.fixes.relapse_kept);
         let held_at = carry(disk.held_at, disk.state_scale);
         let held_from = carry(disk.held_from, disk.state_scale);
         // As `agent::quorum::contact_before` reads it: none once the clock stepped back past it.
@@ -1159,7 +1163,8 @@ impl World<'_> {
             },
             link: Link::resume(last_contact, cut_off_since, now)
                 .with_unanswered(unanswered)
-                .with_kubelet_lag(self.set.lag_after_return()),
+                .with_kubelet_lag(self.set.lag_after_return())
+                .with_unproven_return(counted_before, now),
             gate,
             steps: Steps::default(),
             durability: Durability::new(),
@@ -2499,6 +2504,7 @@ impl World<'_> {
             if what == Write::State {
                 disk.state_scale = run_scale;
                 disk.cut_off_since = a.link.cut_off_since();
+                disk.counted_before = a.link.counted_before_return(m);
                 disk.verdict = a.gate.verdict.clone();
                 disk.held_at = a.gate.held_at.map(|h| m.wall_at(h));
                 disk.held_from = a.gate.held_from.map(|h| m.wall_at(h));
