@@ -1174,6 +1174,29 @@ fn after_a_failure_deadlines_count_from_a_contact_only_once_the_kubelet_must_hav
     );
 }
 
+/// The kubelet's lag of the relapse tests: renewals every 10 s.
+const RELAPSE_LAG: Duration = Duration::from_millis(10_400);
+
+/// This run's own contact at `own_at` s, and whether the latest request failed.
+fn own_seen(own_at: u64, failed: bool) -> Seen {
+    Seen {
+        own: Some(BASE + s(own_at)),
+        heartbeat: None,
+        failed,
+    }
+}
+
+/// A link with contact at 0 s, cut at 1 s (the renewal at 10 s fails, cut off at 41 s), and
+/// back at 45 s: the return unproven.
+fn returned_link() -> Link {
+    let mut link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(RELAPSE_LAG);
+    link.judge(&own_seen(0, false), at(0, 0), AFTER);
+    link.judge(&own_seen(0, true), at(10, 0), AFTER);
+    link.judge(&own_seen(0, true), at(41, 0), AFTER);
+    link.judge(&own_seen(45, false), at(45, 0), AFTER);
+    link
+}
+
 /// A relapse (docs/fence.md §2): a request that fails while the contact back after a failure has
 /// not yet proved the kubelet renewed cuts the node off at once, its deadlines counted from the
 /// contact before the first failure. Once a contact proves the kubelet, a failure waits for
@@ -1209,11 +1232,7 @@ fn a_failure_before_the_return_proved_the_kubelet_cuts_the_node_off_at_once() {
 
     // The same return proved by the renewal 10.4 s after it: a later failure is a failure, and
     // the node is cut off only `unreachableAfter` after its last contact.
-    let mut proved = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
-    proved.judge(&seen(0, false), at(0, 0), AFTER);
-    proved.judge(&seen(0, true), at(10, 0), AFTER);
-    proved.judge(&seen(0, true), at(41, 0), AFTER);
-    proved.judge(&seen(45, false), at(45, 0), AFTER);
+    let mut proved = returned_link();
     let later = BASE + Duration::from_millis(55_400);
     proved.judge(
         &Seen {
@@ -1253,17 +1272,8 @@ fn a_failure_before_the_return_proved_the_kubelet_cuts_the_node_off_at_once() {
 /// `--controller-keeps-state`).
 #[test]
 fn a_restart_during_a_relapse_resumes_it() {
-    let lag = Duration::from_millis(10_400);
-    let seen = |own_at: u64, failed: bool| Seen {
-        own: Some(BASE + s(own_at)),
-        heartbeat: None,
-        failed,
-    };
-    let mut link = Link::resume(None, None, at(0, 0)).with_kubelet_lag(lag);
-    link.judge(&seen(0, false), at(0, 0), AFTER);
-    link.judge(&seen(0, true), at(10, 0), AFTER);
-    link.judge(&seen(0, true), at(41, 0), AFTER);
-    link.judge(&seen(45, false), at(45, 0), AFTER);
+    let (lag, seen) = (RELAPSE_LAG, own_seen);
+    let mut link = returned_link();
     assert_eq!(
         link.counted_before_return(at(45, 0)),
         None,

@@ -546,19 +546,7 @@ fn a_pod_the_watch_missed_before_the_cut_is_listed_by_a_peer_and_stopped_on_time
     );
     // Asked of three peers a round (`quorum::LEASE_READERS`) until one listed it: one round, or
     // two when the next was sent as the first was answered.
-    let lists = lab
-        .server
-        .api
-        .requests()
-        .iter()
-        .filter(|r| {
-            r.method == "GET"
-                && r.path == "/api/v1/pods"
-                && r.query_pairs
-                    .iter()
-                    .any(|(k, v)| k == "fieldSelector" && v == "spec.nodeName=n1")
-        })
-        .count();
+    let lists = lists_of_pods(&lab, "n1");
     assert!((1..=6).contains(&lists), "{lists} lists of n1's pods");
     assert_only_stopped(
         &mut lab,
@@ -583,22 +571,7 @@ fn a_pod_whose_cgroup_appears_before_the_watch_delivers_it_is_listed_at_once() {
         .api
         .faults()
         .watch_lag("pods", Duration::from_secs(8));
-    let lists_of_n1 = |lab: &Lab| {
-        lab.server
-            .api
-            .requests()
-            .iter()
-            .filter(|r| {
-                r.method == "GET"
-                    && r.path == "/api/v1/pods"
-                    && r.query_pairs
-                        .iter()
-                        .any(|(k, v)| k == "fieldSelector" && v == "spec.nodeName=n1")
-                    && !r.query_pairs.iter().any(|(k, _)| k == "watch")
-            })
-            .count()
-    };
-    let before = lists_of_n1(&lab);
+    let before = lists_of_pods(&lab, "n1");
     lab.add_pod(1, "n1-late", Some(tol));
     let listed = "pod default/n1-late runs here but the pod watch had not delivered it: this node's pods were listed";
     let found = lab
@@ -606,11 +579,32 @@ fn a_pod_whose_cgroup_appears_before_the_watch_delivers_it_is_listed_at_once() {
         .agent()
         .wait_for(&[listed], Duration::from_secs(4));
     assert!(found.is_some(), "{}", lab.node(1).log());
-    assert!(lists_of_n1(&lab) > before, "no list of n1's pods was sent");
+    assert!(
+        lists_of_pods(&lab, "n1") > before,
+        "no list of n1's pods was sent"
+    );
     let cut_at = SystemTime::now();
     lab.cut_all(1);
     let (stopped, _) = expect_stopped_on_time(&mut lab, 1, "n1-late", cut_at + GRACE + tol);
     assert!(stopped.contains_key("n1-short"), "{stopped:?}");
+}
+
+/// How many lists of `node`'s pods the API server has answered (its watches apart).
+fn lists_of_pods(lab: &Lab, node: &str) -> usize {
+    let selector = format!("spec.nodeName={node}");
+    lab.server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.method == "GET"
+                && r.path == "/api/v1/pods"
+                && r.query_pairs
+                    .iter()
+                    .any(|(k, v)| k == "fieldSelector" && *v == selector)
+                && !r.query_pairs.iter().any(|(k, _)| k == "watch")
+        })
+        .count()
 }
 
 /// Cuts n1 from the API server, then binds `n1-late` (tolerating `toleration`) to it with its
