@@ -1290,15 +1290,13 @@ fn a_restart_during_a_relapse_resumes_it() {
         .with_unproven_return(Some(wall(0)), now);
     let mut plain = resumed.clone();
     let mut resumed = resumed;
-    let j = resumed.judge(
-        &Seen {
-            own: None,
-            heartbeat: None,
-            failed: false,
-        },
-        now,
-        AFTER,
-    );
+    // Nothing answered in this run yet.
+    let nothing = Seen {
+        own: None,
+        heartbeat: None,
+        failed: false,
+    };
+    let j = resumed.judge(&nothing, now, AFTER);
     assert!(j.cut_off && !j.reachable, "{j:?}");
     assert_eq!(
         j.counted,
@@ -1308,15 +1306,7 @@ fn a_restart_during_a_relapse_resumes_it() {
     assert_eq!(resumed.counted_before_return(now), Some(wall(0)));
     // Without the record, the run counts from 45 s and is not cut off until 85 s.
     let mut without = Link::resume(Some(wall(45)), Some(wall(47)), now).with_kubelet_lag(lag);
-    let j = without.judge(
-        &Seen {
-            own: None,
-            heartbeat: None,
-            failed: false,
-        },
-        now,
-        AFTER,
-    );
+    let j = without.judge(&nothing, now, AFTER);
     assert!(!j.cut_off);
     assert_eq!(j.counted, Some(BASE + s(45)));
     // Contact back at 60 s: reachable, the return unproven again, still counted from 0 s.
