@@ -72,6 +72,9 @@ const SWEEP: Duration = Duration::from_millis(250);
 const UNLISTED_SCAN: Duration = Duration::from_secs(1);
 /// The fence's own list of this node's pods (`OwnList`), each page within this.
 const OWN_LIST_BOUND: Duration = Duration::from_secs(2);
+/// After the fence's own list failed, the cgroups are read (and the list sent) again no sooner
+/// than this: the connected fence's idle tick, so no wake-up is added for it.
+const OWN_LIST_RETRY: Duration = IDLE_TICK;
 
 /// A watched pod (the watch cache's compact pod, `api::slim`) in the planner's terms, read
 /// straight from it; `None` (logged by the caller) when malformed.
@@ -492,6 +495,7 @@ pub async fn run(
             crate::core::fencing::fences_on_taint(&judged, tainted),
             judged.cut_off,
         );
+        task.take_own_list(now);
         if judged.reachable {
             task.connected(&mut inputs, now).await;
         }
@@ -621,6 +625,10 @@ struct OwnList {
     in_flight: bool,
     /// The cgroups are to be read at the next tick: they moved, or the last list failed.
     due: bool,
+    /// After a failed list, not before this (`OWN_LIST_RETRY`).
+    retry_at: Option<Duration>,
+    /// The UIDs the last list logged was sent for.
+    logged: Vec<String>,
     /// Pods a list found that the watch's store lacked: kept in the view until the store holds
     /// them or their cgroups go.
     listed: Vec<FencePod>,
@@ -645,6 +653,8 @@ impl OwnList {
             send,
             in_flight: false,
             due: false,
+            retry_at: None,
+            logged: Vec::new(),
             listed: Vec::new(),
             checked: BTreeSet::new(),
             scan_error: None,
@@ -1020,10 +1030,11 @@ impl Task {
         self.api_work(inputs, now).await;
     }
 
-    /// Connected, the view current: takes in the answer of the fence's own list, and sends one
-    /// when the pods' cgroups moved and show a pod the view lacks (`OwnList`).
-    fn list_unseen(&mut self, now: Moment) {
-        self.own.find(&self.settings, now.mono);
+    /// At every tick, connected or not (a list answered just before a cut counts): the answer of
+    /// the fence's own list, once it has come (`OwnList`). The pods it listed that the view
+    /// lacks join it; the UIDs it did not hold are not listed for again; after a failure the
+    /// cgroups are read again `OWN_LIST_RETRY` later.
+    fn take_own_list(&mut self, now: Moment) {
         if let Some((asked, found)) = self.own.take_answer() {
             match found {
                 Some(found) => {
@@ -1059,10 +1070,23 @@ impl Task {
                         self.durability.changed();
                     }
                 }
-                None => self.own.due = true,
+                None => {
+                    self.own.due = true;
+                    self.own.retry_at = Some(now.mono + OWN_LIST_RETRY);
+                }
             }
         }
-        if !self.refreshed || self.own.in_flight || !self.own.take_due() {
+    }
+
+    /// Connected, the view current: sends the fence's own list when the pods' cgroups moved and
+    /// show a pod the view lacks (`OwnList`).
+    fn list_unseen(&mut self, now: Moment) {
+        self.own.find(&self.settings, now.mono);
+        if !self.refreshed
+            || self.own.in_flight
+            || self.own.retry_at.is_some_and(|t| now.mono < t)
+            || !self.own.take_due()
+        {
             return;
         }
         let Some(layout) = self.own.layout.as_ref() else {
@@ -1100,11 +1124,15 @@ impl Task {
         if unseen.is_empty() {
             return;
         }
-        log::info!(
-            pods = unseen.join(",").as_str();
-            "{} pod(s) have cgroups here that the pod view lacks: listing this node's pods ({})",
-            unseen.len(), unseen.join(", ")
-        );
+        // Once for each set of pods: a list sent again after a failure says nothing new.
+        if self.own.logged != unseen {
+            log::info!(
+                pods = unseen.join(",").as_str();
+                "{} pod(s) have cgroups here that the pod view lacks: listing this node's pods ({})",
+                unseen.len(), unseen.join(", ")
+            );
+            self.own.logged.clone_from(&unseen);
+        }
         let node = self.node.clone();
         self.own.send(&node, unseen);
     }
