@@ -81,7 +81,11 @@ pub async fn watch(layout: CgroupLayout, changed: watch::Sender<u64>) {
                             if e.mask.contains(AddWatchFlags::IN_IGNORED) {
                                 // The directory itself went: added again when it comes back.
                                 watched.remove(&e.wd.as_raw());
-                            } else if e.mask.contains(AddWatchFlags::IN_ISDIR) {
+                            } else if e.mask.contains(AddWatchFlags::IN_ISDIR)
+                                || e.mask.contains(AddWatchFlags::IN_Q_OVERFLOW)
+                            {
+                                // A directory came or went; or events were lost, and one may
+                                // have: the fence reads the cgroups again either way.
                                 moved = true;
                             }
                         }
