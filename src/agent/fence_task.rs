@@ -342,21 +342,21 @@ pub async fn run(
             .and_then(state::parse_time),
         start,
     );
-    if let Some(since) = link.cut_off_since() {
+    if let (Some(since), Some(from)) = (link.cut_off_since(), link.counted_before_return(start)) {
         inputs.reach.set_cut_off(Some(since));
-        match link.counted_before_return(start) {
-            Some(from) => log::warn!(
-                reachable = "false";
-                "cut off from the API server since {} (before this start), by a failure before the return proved the kubelet renewed: fencing goes on at once, its deadlines counted from {}",
-                crate::core::clock::rfc3339(since),
-                crate::core::clock::rfc3339(from)
-            ),
-            None => log::warn!(
-                reachable = "false";
-                "cut off from the API server since {} (before this start): fencing goes on",
-                crate::core::clock::rfc3339(since)
-            ),
-        }
+        log::warn!(
+            reachable = "false";
+            "cut off from the API server since {} (before this start), by a failure before the return proved the kubelet renewed: fencing goes on at once, its deadlines counted from {}",
+            crate::core::clock::rfc3339(since),
+            crate::core::clock::rfc3339(from)
+        );
+    } else if let Some(since) = link.cut_off_since() {
+        inputs.reach.set_cut_off(Some(since));
+        log::warn!(
+            reachable = "false";
+            "cut off from the API server since {} (before this start): fencing goes on",
+            crate::core::clock::rfc3339(since)
+        );
     } else if let Some(waited) = unanswered {
         log::warn!(
             unanswered_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
@@ -638,15 +638,6 @@ struct OwnList {
     scan_error: Option<String>,
 }
 
-impl FenceSettings {
-    /// The pods' cgroups where these settings say (`[fence] cgroupRoot`, version and driver),
-    /// placed in this process's view of the cgroup mounts.
-    fn detect_layout(&self) -> Result<CgroupLayout, crate::terminate::LayoutError> {
-        CgroupLayout::detect(&self.cgroup_root, self.cgroup_version, self.cgroup_driver)
-            .and_then(|l| l.locate_in_mounts(&self.proc_path))
-    }
-}
-
 impl OwnList {
     /// Lists through `client`; nothing is looked for until [`OwnList::find`].
     fn new(client: &kube::Client, requests: &Requests) -> OwnList {
@@ -683,7 +674,13 @@ impl OwnList {
         }
         let first = self.next_find.is_none();
         self.next_find = Some(now + crate::agent::pod_cgroups::FIND_AGAIN);
-        match settings.detect_layout() {
+        let layout = CgroupLayout::detect(
+            &settings.cgroup_root,
+            settings.cgroup_version,
+            settings.cgroup_driver,
+        )
+        .and_then(|l| l.locate_in_mounts(&settings.proc_path));
+        match layout {
             Ok(layout) => {
                 if let Some(tx) = self.moved_tx.take() {
                     tokio::spawn(crate::agent::pod_cgroups::watch(layout.clone(), tx));
@@ -739,33 +736,6 @@ impl OwnList {
             let pods = listed.map(|pods| pods.iter().filter_map(fence_pod).collect());
             send.send_replace(Some((asked, pods)));
         });
-    }
-}
-
-/// The UIDs of the pods whose cgroups exist under `layout` (`CgroupLayout::pod_uids`); `None`
-/// when they cannot be read, logged with what that costs (`then`) once while the same failure
-/// repeats (`last`, cleared by a read).
-fn read_pod_uids(
-    layout: &CgroupLayout,
-    last: &mut Option<String>,
-    then: &str,
-) -> Option<Vec<String>> {
-    match layout.pod_uids() {
-        Ok(running) => {
-            *last = None;
-            Some(running)
-        }
-        Err(e) => {
-            let msg = format!(
-                "cannot read the pods' cgroups under {}: {e}",
-                layout.hierarchy_root().display()
-            );
-            if last.as_deref() != Some(msg.as_str()) {
-                log::error!(error = msg.as_str(); "{msg}; {then}");
-                *last = Some(msg);
-            }
-            None
-        }
     }
 }
 
@@ -924,15 +894,9 @@ impl Task {
         self.unlisted
             .retain(|uid| !read.settled.contains(uid) && found.iter().all(|p| p.uid != *uid));
         self.settled.extend(read.settled);
-        self.join_view(found, " before the cut: a peer listed it");
-    }
-
-    /// Pods a list held that the view lacked join it, each logged with how it was found
-    /// (`how`), and are planned with the others.
-    fn join_view(&mut self, found: Vec<FencePod>, how: &str) {
         for p in &found {
             log::warn!(pod = format!("{}/{}", p.namespace, p.name).as_str(), pod_uid = p.uid.as_str();
-                "pod {}/{} runs here but the pod watch had not delivered it{how}, and the fence plans it", p.namespace, p.name);
+                "pod {}/{} runs here but the pod watch had not delivered it before the cut: a peer listed it, and the fence plans it", p.namespace, p.name);
         }
         if self.kept.converted.learn(found) {
             self.pods_generation += 1;
@@ -967,26 +931,35 @@ impl Task {
         let Some(layout) = layout.or(self.dry_layout.as_ref()) else {
             return;
         };
-        let Some(running) = read_pod_uids(
-            layout,
-            &mut self.scan_error,
-            "pods the pod view lacks cannot be found",
-        ) else {
-            return;
-        };
-        let unlisted = crate::core::unlisted::unlisted(
-            running.iter().map(String::as_str),
-            &self.kept.converted.pods,
-            &self.settled,
-        );
-        if unlisted != self.unlisted && !unlisted.is_empty() {
-            log::info!(
-                pods = unlisted.join(",").as_str();
-                "{} pod(s) have cgroups here that the pod view lacks: asking the peers that reach the API server to list them ({})",
-                unlisted.len(), unlisted.join(", ")
-            );
+        let (read, root) = (layout.pod_uids(), layout.hierarchy_root());
+        match read {
+            Ok(running) => {
+                let unlisted = crate::core::unlisted::unlisted(
+                    running.iter().map(String::as_str),
+                    &self.kept.converted.pods,
+                    &self.settled,
+                );
+                if unlisted != self.unlisted && !unlisted.is_empty() {
+                    log::info!(
+                        pods = unlisted.join(",").as_str();
+                        "{} pod(s) have cgroups here that the pod view lacks: asking the peers that reach the API server to list them ({})",
+                        unlisted.len(), unlisted.join(", ")
+                    );
+                }
+                self.unlisted = unlisted;
+                self.scan_error = None;
+            }
+            Err(e) => {
+                let msg = format!(
+                    "cannot read the pods' cgroups under {}: {e}",
+                    root.display()
+                );
+                if self.scan_error.as_deref() != Some(msg.as_str()) {
+                    log::error!(error = msg.as_str(); "{msg}; pods the pod view lacks cannot be found");
+                    self.scan_error = Some(msg);
+                }
+            }
         }
-        self.unlisted = unlisted;
     }
 
     /// Records the judgement: a moved contact, the start or end of a partition.
@@ -1064,17 +1037,38 @@ impl Task {
     fn take_own_list(&mut self, now: Moment) {
         if let Some((asked, found)) = self.own.take_answer() {
             match found {
-                Some(listed) => {
-                    let known = &self.kept.converted.pods;
-                    let read = crate::core::unlisted::read_lists(&asked, known, [&listed[..]]);
+                Some(found) => {
+                    let found: Vec<FencePod> = found
+                        .into_iter()
+                        .filter(|p| {
+                            asked.contains(&p.uid)
+                                && self
+                                    .kept
+                                    .converted
+                                    .pods
+                                    .binary_search_by(|q| q.uid.cmp(&p.uid))
+                                    .is_err()
+                        })
+                        .collect();
                     // Not held by the list, and not in the view: a static pod's UID.
-                    self.own.checked.extend(
-                        read.settled
-                            .into_iter()
-                            .filter(|uid| known.iter().all(|k| k.uid != *uid)),
-                    );
-                    self.own.listed.extend(read.found.iter().cloned());
-                    self.join_view(read.found, ": this node's pods were listed");
+                    self.own.checked.extend(asked.into_iter().filter(|uid| {
+                        found.iter().all(|p| p.uid != *uid)
+                            && self
+                                .kept
+                                .converted
+                                .pods
+                                .binary_search_by(|q| q.uid.cmp(uid))
+                                .is_err()
+                    }));
+                    for p in &found {
+                        log::warn!(pod = format!("{}/{}", p.namespace, p.name).as_str(), pod_uid = p.uid.as_str();
+                            "pod {}/{} runs here but the pod watch had not delivered it: this node's pods were listed, and the fence plans it", p.namespace, p.name);
+                    }
+                    self.own.listed.extend(found.iter().cloned());
+                    if self.kept.converted.learn(found) {
+                        self.pods_generation += 1;
+                        self.durability.changed();
+                    }
                 }
                 None => {
                     self.own.due = true;
@@ -1098,12 +1092,22 @@ impl Task {
         let Some(layout) = self.own.layout.as_ref() else {
             return;
         };
-        let Some(running) = read_pod_uids(
-            layout,
-            &mut self.own.scan_error,
-            "a pod the pod watch has not delivered is not listed before a cut",
-        ) else {
-            return;
+        let running = match layout.pod_uids() {
+            Ok(running) => {
+                self.own.scan_error = None;
+                running
+            }
+            Err(e) => {
+                let msg = format!(
+                    "cannot read the pods' cgroups under {}: {e}",
+                    layout.hierarchy_root().display()
+                );
+                if self.own.scan_error.as_deref() != Some(msg.as_str()) {
+                    log::error!(error = msg.as_str(); "{msg}; a pod the pod watch has not delivered is not listed before a cut");
+                    self.own.scan_error = Some(msg);
+                }
+                return;
+            }
         };
         // What is gone from the cgroups is forgotten.
         self.own
@@ -1361,7 +1365,10 @@ impl Task {
 
     /// The pods' cgroups, or `None` with the failure logged once (what it costs: `then`).
     fn find_layout(&mut self, then: &str) -> Option<CgroupLayout> {
-        match self.settings.detect_layout() {
+        let c = &self.settings;
+        match CgroupLayout::detect(&c.cgroup_root, c.cgroup_version, c.cgroup_driver)
+            .and_then(|l| l.locate_in_mounts(&c.proc_path))
+        {
             Ok(layout) => {
                 self.layout_error = None;
                 Some(layout)
@@ -1960,7 +1967,11 @@ mod tests {
         config.proc_path = tmp.path().join("proc");
         let settings = FenceSettings::new(&config);
         assert_ne!(settings.policy.mode, fence_plan::Mode::Off);
-        let mut own = own_list();
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:1".parse().expect("a URL"),
+        ))
+        .expect("a client");
+        let mut own = OwnList::new(&client, &Requests::new(Duration::from_secs(1)));
         let s = Duration::from_secs;
         own.find(&settings, s(100));
         assert!(own.layout.is_none() && !own.due);
@@ -1971,15 +1982,6 @@ mod tests {
         assert!(own.layout.is_some(), "not found a minute later");
         assert!(own.due, "the cgroups are read at the next tick");
         assert!(own.moved_tx.is_none(), "the cgroups are not watched");
-    }
-
-    /// An `OwnList` whose lists would go to a port nothing answers (these tests send none).
-    fn own_list() -> OwnList {
-        let client = kube::Client::try_from(kube::Config::new(
-            "http://127.0.0.1:1".parse().expect("a URL"),
-        ))
-        .expect("a client");
-        OwnList::new(&client, &Requests::new(Duration::from_secs(1)))
     }
 
     fn slim(name: &str, uid: &str) -> SlimPod {
@@ -2004,7 +2006,11 @@ mod tests {
         let store = writer.as_reader();
         let (mut converted, mut malformed) = (Converted::default(), BTreeSet::new());
         converted.refresh(&store, &mut malformed);
-        let mut own = own_list();
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:1".parse().expect("a URL"),
+        ))
+        .expect("a client");
+        let mut own = OwnList::new(&client, &Requests::new(Duration::from_secs(1)));
         let late = fence_pod(&slim("b", "uid-b")).expect("converts");
         own.listed.push(late.clone());
         assert!(own.keep_in(&mut converted), "the listed pod joins the view");

@@ -60,28 +60,16 @@ pub fn read<'a>(
     known: &[FencePod],
     heard: impl IntoIterator<Item = &'a Heard>,
 ) -> PodsRead {
-    let lists = heard.into_iter().filter_map(|h| match h {
-        Heard::Report(r) if r.reachable => r.pods.as_deref(),
-        _ => None,
-    });
-    read_lists(asked, known, lists)
-}
-
-/// What lists of this node's pods (each the whole of them, as the API server holds them) say
-/// of `asked`: the pods among them not already `known`, each once, and, when there was any list,
-/// the UIDs none held. The peers' answers ([`read`]) and the fence's own list while connected
-/// (`agent::fence_task`'s `OwnList`) are read alike.
-pub fn read_lists<'a>(
-    asked: &[String],
-    known: &[FencePod],
-    lists: impl IntoIterator<Item = &'a [FencePod]>,
-) -> PodsRead {
     let mut out = PodsRead::default();
     if asked.is_empty() {
         return out;
     }
     let mut listed = false;
-    for pods in lists {
+    for h in heard {
+        let Heard::Report(r) = h else { continue };
+        let Some(pods) = r.pods.as_ref().filter(|_| r.reachable) else {
+            continue;
+        };
         listed = true;
         for p in pods {
             let new = asked.contains(&p.uid)
