@@ -94,6 +94,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             heard,
             tainted: false,
             silent_reaching: 0,
+            own_kubelet_age: None,
         };
         let policy = QuorumPolicy {
             fixes: nodewarden::core::quorum::Fixes::ALL,
@@ -103,6 +104,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             settled_after: Duration::from_secs(20),
             unreachable_after: Duration::from_secs(15),
             order_tie: Duration::from_secs(5),
+            order_tie_read: Duration::from_secs(5),
             unheard_after: Duration::from_secs(15),
             renewed_within: Duration::from_millis(11_400),
         };

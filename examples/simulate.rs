@@ -136,6 +136,7 @@ fn main() {
                 "pods-read" => settings.fixes.pods_read = false,
                 "cgroup-listed" => settings.fixes.cgroup_listed = false,
                 "relapse-kept" => settings.fixes.relapse_kept = false,
+                "kubelet-ordered" => settings.fixes.kubelet_ordered = false,
                 "taint-read-settles" => settings.fixes.taint_read_settles = false,
                 "unanswered-handed-on" => settings.fixes.unanswered_handed_on = false,
                 "silent-remembered" => settings.fixes.silent_remembered = false,

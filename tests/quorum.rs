@@ -31,6 +31,7 @@ fn policy() -> QuorumPolicy {
         settled_after: OWN_AGE,
         unreachable_after: Duration::from_secs(15),
         order_tie: Duration::from_secs(5),
+        order_tie_read: Duration::from_secs(5),
         unheard_after: Duration::from_secs(15),
         renewed_within: Duration::from_millis(11_400),
     }
@@ -99,6 +100,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         heard,
         tainted: false,
         silent_reaching: 0,
+        own_kubelet_age: None,
     }
 }
 
@@ -181,6 +183,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         heard: vec![],
         tainted: false,
         silent_reaching: 0,
+        own_kubelet_age: None,
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
@@ -287,6 +290,96 @@ fn a_partial_disruption_holds_only_a_node_judged_after_its_zone_was_disrupted() 
     let mut r = zone(5, 0);
     r.heard = vec![peer(20), peer(21), peer(19), up(0)];
     assert!(decide(&r, &old, true).is_hold());
+}
+
+#[test]
+fn the_staggered_expiry_orders_this_node_by_its_kubelets_renewal_as_peers_read_it() {
+    // Issue 22, seed 0x1f40: with a kubelet renewing the Lease (renew 10 s, its lag 10.4 s), a
+    // peer went silent certainly before this node only when its contact is 25.4 s older than
+    // ours; once peers have read this node's kubelet renewal, 15 s older than that renewal is
+    // enough (the peer's kubelet stored its last renewal at most a renew interval after the
+    // peer's contact; the monitor tick).
+    let policy = QuorumPolicy::new(
+        Duration::from_secs(10),
+        Duration::from_secs(15),
+        Duration::from_millis(10_400),
+        Undecided::Hold,
+        Undecided::Enforce,
+    );
+    assert_eq!(policy.order_tie, Duration::from_millis(25_400));
+    assert_eq!(policy.order_tie_read, Duration::from_secs(15));
+    // A zone of five: three peers cut off, their contacts 40 s old, against our 20 s; one peer
+    // reaches the API server.
+    let round = |kubelet: Option<u64>| {
+        let mut r = zone(5, 0);
+        r.heard = vec![
+            (ZONE.into(), report("p1", false, Some(40))),
+            (ZONE.into(), report("p2", false, Some(40))),
+            (ZONE.into(), report("p3", false, Some(40))),
+            up(0),
+        ];
+        r.kubelet_renewed(kubelet.map(Duration::from_secs))
+    };
+    // By the contacts alone (20 s apart, within 25.4 s) any of the four may have been judged
+    // first, while the zone was healthy: enforce.
+    let v = decide(&round(None), &policy, true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(
+        v.reason().contains("only 1 had certainly"),
+        "{}",
+        v.reason()
+    );
+    // Our kubelet last renewed 24 s ago, 16 s after the peers' contacts: the three went silent
+    // first, so the controller saw 4 of 5 when it judged us: hold.
+    let v = decide(&round(Some(24)), &policy, true);
+    assert!(v.is_hold(), "{}", v.reason());
+    assert!(
+        v.reason().contains("4 of them before this node"),
+        "{}",
+        v.reason()
+    );
+    // At the tie exactly (25 s): not certain.
+    assert!(decide(&round(Some(25)), &policy, true).is_enforce());
+    // With the fix switched off, the renewal read changes nothing.
+    let mut old = policy;
+    old.fixes.kubelet_ordered = false;
+    assert!(decide(&round(Some(24)), &old, true).is_enforce());
+    // When the agent renews the Lease itself, the contact's own tie (5 s) is the shorter.
+    let own = QuorumPolicy::new(
+        Duration::from_secs(10),
+        Duration::from_secs(15),
+        Duration::ZERO,
+        Undecided::Hold,
+        Undecided::Enforce,
+    );
+    assert!(own.order_tie < own.order_tie_read);
+}
+
+#[test]
+fn the_kubelets_renewal_is_aged_only_when_stamped_in_this_run_on_a_steady_clock() {
+    use nodewarden::core::clock::Moment;
+    use nodewarden::core::quorum::kubelet_age;
+    use std::time::SystemTime;
+    let started = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    // 100 s into the run.
+    let now = Moment {
+        mono: Duration::from_secs(100),
+        wall: started + Duration::from_secs(100),
+    };
+    let read = started + Duration::from_secs(70);
+    assert_eq!(
+        kubelet_age(Some(read), now, started, true),
+        Some(Duration::from_secs(30))
+    );
+    // The clock stepped since the run began: the stamp cannot be placed.
+    assert_eq!(kubelet_age(Some(read), now, started, false), None);
+    // Stamped before this run began: it may predate a step of the clock.
+    let before = started - Duration::from_secs(1);
+    assert_eq!(kubelet_age(Some(before), now, started, true), None);
+    // Later than now, or none read.
+    let later = now.wall + Duration::from_secs(1);
+    assert_eq!(kubelet_age(Some(later), now, started, true), None);
+    assert_eq!(kubelet_age(None, now, started, true), None);
 }
 
 #[test]
@@ -780,6 +873,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         heard,
         tainted: false,
         silent_reaching: 0,
+        own_kubelet_age: None,
     };
     let decide_both = |r: &Round| {
         let early = decide(r, &policy, true);
@@ -1461,6 +1555,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         heard,
         tainted: false,
         silent_reaching: 0,
+        own_kubelet_age: None,
     }
 }
 

@@ -1472,6 +1472,34 @@ fn a_pod_whose_cgroup_appears_before_the_agents_watch_delivers_it_is_listed_at_o
     assert_timeline_says(0x2041, "n0 kills pod 6");
 }
 
+/// Seed 0x1f40 (the default model; a wrongful stop in the 1–10,000 run of the twenty-eighth
+/// session): in a zone of five, n1 and n0 lost the API server at 163.7 s and 166.0 s and were
+/// tainted while the zone still counted as healthy; n2 lost it 30.6 s after n0, but its agent's
+/// last contact was only 24.1 s after n0's, within the 25.4 s order tie. n2 could not tell that
+/// it was judged after them, in the partial disruption they made, and enforced: it sent pod 4
+/// (tolerating 9 s, 60 s of grace) its SIGTERM at 205.0 s and killed it, a pod the control plane
+/// never deleted. Its peers had read its kubelet's last renewal, 26 s after n0's contact; ordered
+/// against that, the two went silent certainly first (`Fixes::kubelet_ordered`,
+/// `QuorumPolicy::order_tie_read`), and n2 holds.
+#[test]
+fn a_node_orders_its_silence_by_its_kubelets_renewal_as_its_peers_read_it() {
+    let wrongful = |settings: &Settings| {
+        sim::run(&Scenario::generate(0x1f40), settings, false)
+            .violations
+            .iter()
+            .filter(|v| kind(v) == "wrongful-stop")
+            .count()
+    };
+    let mut reverted = Settings::default();
+    reverted.fixes.kubelet_ordered = false;
+    assert_eq!(wrongful(&reverted), 1);
+    assert_eq!(wrongful(&Settings::default()), 0);
+    assert_timeline_says(
+        0x1f40,
+        "n2 quorum hold: 3 of 5 node(s) in zone zone-0 are cut off (partial disruption), 3 of them before this node",
+    );
+}
+
 /// Seed 0x12ec with the controller keeping its state through an outage (found in the
 /// twenty-seventh session's keep-state run): n3's link came back as the API server returned
 /// after an outage of 68 s and went again 4 s later; its agent, the return unproven, knew itself

@@ -297,7 +297,8 @@ fn zone_of(node: &Node) -> NodeZone {
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
 /// node holds (`core::quorum::decide_or_ask`).
 ///
-/// This node's two ages come from `ages`, given what the peers said: a restarted agent with no
+/// This node's two ages come from `ages`, given what the peers said (and its kubelet's last
+/// renewal from `kubelet_age`, `core::quorum::Round::own_kubelet_age`): a restarted agent with no
 /// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
 /// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
 /// its Node carried the unreachable taint when last seen; with what the peers read of it, this
@@ -311,7 +312,7 @@ async fn ask_round(
     (zone, seen, reads, pods): (&NodeZone, bool, &TaintReads, &[String]),
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
-    ages: &Ages<'_>,
+    (ages, kubelet_age): (&Ages<'_>, Option<Duration>),
     (remembered, sent_at): (&mut Remembered, Duration),
 ) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
@@ -337,7 +338,8 @@ async fn ask_round(
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
         .silent_for(own_silence_age)
         .tainted(tainted)
-        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after));
+        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after))
+        .kubelet_renewed(kubelet_age);
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
@@ -354,7 +356,8 @@ async fn ask_round(
     let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
         .silent_for(own_silence_age)
         .tainted(tainted)
-        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after));
+        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after))
+        .kubelet_renewed(kubelet_age);
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
 }
@@ -437,6 +440,24 @@ async fn probe_at_start(
     if let Some(age) = crate::core::quorum::kubelet_unheard(heard, clock.at(now), steady, after) {
         inputs.reach.record_kubelet_unheard(age, sent);
     }
+}
+
+/// How long ago, at `now`, this node's kubelet last renewed its Lease as earlier rounds' peers
+/// read it (`QuorumView::kubelet_read`), for the staggered expiry to order this node's silence by
+/// (`core::quorum::kubelet_age`): only a renewal stamped since `started` (this task's start), on
+/// a clock that held since this run began.
+fn kubelet_age(
+    view: &watch::Sender<QuorumView>,
+    clock: &Clock,
+    started: Instant,
+    now: Instant,
+) -> Option<Duration> {
+    crate::core::quorum::kubelet_age(
+        view.borrow().kubelet_read.map(|(t, _)| t),
+        clock.at(now),
+        clock.at(started).wall,
+        steady_now(clock, clock.scale()),
+    )
 }
 
 /// Whether the node's system clock has read as this run's wall scale since the previous run's
@@ -724,6 +745,9 @@ pub async fn run(
             )
         };
         let sent = (now, clock.at(now).wall);
+        // And against the kubelet's last renewal the earlier rounds' peers read (this round's
+        // read arrives beside it).
+        let kubelet_age = kubelet_age(&view, &clock, started, now);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let tainted = *inputs.tainted.borrow();
         let asked = inputs.unlisted.borrow().clone();
@@ -754,7 +778,7 @@ pub async fn run(
                 (&zone, tainted, &reads, &asked),
                 (ask_at_most, this_run.is_some(), &mut unable),
                 (&policy, known),
-                &ages,
+                (&ages, kubelet_age),
                 (&mut remembered, mono(now)),
             ),
             read_lease(inputs.ask.as_ref(), readers, &zone),
@@ -969,7 +993,7 @@ mod tests {
                 (&zone, false, &TaintReads::default(), &[]),
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
-                &ages,
+                (&ages, None),
                 (memory, Duration::from_secs(sent_at)),
             )
             .await
@@ -1021,7 +1045,7 @@ mod tests {
                 (&zone, tainted, &TaintReads::default(), &[]),
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
-                &fixed,
+                (&fixed, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1082,7 +1106,7 @@ mod tests {
                 (zone, false, &TaintReads::default(), &[]),
                 (50, true, &mut unable),
                 (policy, true),
-                fixed,
+                (fixed, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await
@@ -1147,7 +1171,7 @@ mod tests {
             (&zone, false, &TaintReads::default(), &[]),
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
-            &fixed,
+            (&fixed, None),
             (&mut Remembered::default(), Duration::ZERO),
         )
         .await;
@@ -1210,7 +1234,7 @@ mod tests {
                 (&zone, false, &TaintReads::default(), &[]),
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
-                &ages,
+                (&ages, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1283,7 +1307,7 @@ mod tests {
                 (&zone, false, &TaintReads::default(), pods),
                 (50, true, &mut unable),
                 (&policy, true),
-                &ages,
+                (&ages, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1321,6 +1345,26 @@ mod tests {
                 (Duration::from_secs(5), 7)
             );
         }
+    }
+
+    #[test]
+    fn the_round_ages_the_kubelet_renewal_earlier_rounds_read_in_this_run() {
+        let clock = Clock::start();
+        let started = Instant::now();
+        let (view, _rx) = watch::channel(QuorumView::default());
+        let now = started + Duration::from_secs(30);
+        assert_eq!(kubelet_age(&view, &clock, started, now), None);
+        // Read 10 s into the run, stamped 5 s into it.
+        let stamped = clock.at(started).wall + Duration::from_secs(5);
+        view.send_modify(|v| v.kubelet_read = Some((stamped, started + Duration::from_secs(10))));
+        assert_eq!(
+            kubelet_age(&view, &clock, started, now),
+            Some(Duration::from_secs(25))
+        );
+        // Stamped before this run's quorum task began: not placed.
+        let before = clock.at(started).wall - Duration::from_secs(1);
+        view.send_modify(|v| v.kubelet_read = Some((before, started)));
+        assert_eq!(kubelet_age(&view, &clock, started, now), None);
     }
 
     #[test]

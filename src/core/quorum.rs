@@ -166,6 +166,7 @@ pub fn round<'a>(
         heard,
         tainted: false,
         silent_reaching: 0,
+        own_kubelet_age: None,
     }
 }
 
@@ -439,6 +440,12 @@ pub struct Fixes {
     /// `unreachableAfter` after it, and two pods ran 7.7 s past their deletion). The agent's
     /// shell applies it; only the simulator reads this switch.
     pub relapse_kept: bool,
+    /// The staggered expiry orders this node's silence after its peers' by its kubelet's last
+    /// renewal as the peers read it, when they did, as well as by its own last contact (issue 22:
+    /// the contact alone leaves the kubelet's renew interval in the order's tie, and a node cut
+    /// off 15 s after three of its zone of five enforced in the partial disruption they made, and
+    /// stopped a pod the control plane kept, seed 0x1cad).
+    pub kubelet_ordered: bool,
 }
 
 impl Fixes {
@@ -476,6 +483,7 @@ impl Fixes {
         return_watched: true,
         cgroup_listed: true,
         relapse_kept: true,
+        kubelet_ordered: true,
     };
 }
 
@@ -505,6 +513,10 @@ pub struct QuorumPolicy {
     /// How much later than another node's last contact this node's must be for the controller
     /// to have certainly judged that node first ([`order_tie`]).
     pub order_tie: Duration,
+    /// As `order_tie`, against this node's kubelet's last renewal as peers read it instead of its
+    /// own last contact ([`order_tie_read`]).
+    pub order_tie_read: Duration,
+
     /// How long this node's kubelet, as its peers read its Lease, must have gone unheard to
     /// prove the node's link cut: `unreachable_after`, and no less than the kubelet's renew
     /// interval (`kubelet_lag`, docs/semantics.md §13), which a kubelet on a working link never
@@ -538,6 +550,7 @@ impl QuorumPolicy {
             settled_after,
             unreachable_after,
             order_tie: order_tie(renew, kubelet_lag),
+            order_tie_read: order_tie_read(renew),
             unheard_after: unreachable_after.max(kubelet_lag),
             renewed_within: renew.max(kubelet_lag) + ANSWERED_WITHIN,
         }
@@ -560,6 +573,17 @@ pub fn order_tie(renew: Duration, kubelet_lag: Duration) -> Duration {
     } else {
         renew + kubelet_lag + NODE_MONITOR_PERIOD
     }
+}
+
+/// How much later than another node's last contact this node's kubelet's last renewal, as peers
+/// read its Lease, must be for the controller to have certainly judged that node first. The
+/// renewal is stored no earlier than it is stamped, and the controller counts it no earlier than
+/// stored; the other node's kubelet stored its last renewal no later than its link was cut, at
+/// most one renew interval after its agent's last contact (its agent's next request would have
+/// been answered). So only that interval and the monitor tick blur the order, not the kubelet's
+/// lag before this node's contact that [`order_tie`] allows for.
+pub fn order_tie_read(renew: Duration) -> Duration {
+    renew + NODE_MONITOR_PERIOD
 }
 
 /// The latest moment the control plane may have heard this node, on the caller's monotonic
@@ -711,6 +735,23 @@ pub fn kubelet_heard<'a>(
     }
     now.mono_of_past(latest_renewal(heard)?)
         .map(|m| (m + RENEWAL_SLACK).min(now.mono))
+}
+
+/// How long ago this node's kubelet last renewed its Lease, at `now` ([`Round::own_kubelet_age`]):
+/// `read` is the latest renewal peers read for this run in earlier rounds, as
+/// [`kubelet_renewal`] gives it ([`RENEWAL_SLACK`] earlier than its `renewTime`), placed by this
+/// run's wall clock. `None` unless the clock held since this run began (`steady_run`,
+/// `core::clock::steady` against this run's own scale) and the renewal was stamped after the run
+/// began (`started`, on its wall scale): a stamp from before may have been made before a step of
+/// the clock, and read as later than it was. `None` too when it reads as later than now.
+pub fn kubelet_age(
+    read: Option<SystemTime>,
+    now: Moment,
+    started: SystemTime,
+    steady_run: bool,
+) -> Option<Duration> {
+    let read = read.filter(|r| steady_run && *r >= started)?;
+    now.mono_of_past(read).map(|m| now.mono.saturating_sub(m))
 }
 
 /// The latest `renewTime` of this node's kubelet Lease the peers reported this round.
@@ -879,6 +920,12 @@ pub struct Round {
     /// alone (the staggered expiry's and a tainted node's "some peer reaches the API server",
     /// `Fixes::silent_remembered`).
     pub silent_reaching: usize,
+    /// How long ago this node's kubelet last renewed its Lease, at the round, as peers read it
+    /// in earlier rounds of this run ([`kubelet_age`]); `None` when none did. The controller
+    /// counted that renewal no earlier, so this node went unheard no earlier: the staggered
+    /// expiry orders its peers' silence against it as well as against `own_silence_age`
+    /// ([`Round::silent_before`]).
+    pub own_kubelet_age: Option<Duration>,
 }
 
 /// The quorum's answer: would the control plane evict this node's pods?
@@ -910,6 +957,27 @@ impl Round {
 
     /// The round with `n` silent peers whose earlier answer "reachable" still says so
     /// ([`Round::silent_reaching`]).
+    /// The round with this node's kubelet last renewed `age` ago ([`Round::own_kubelet_age`]).
+    pub fn kubelet_renewed(mut self, age: Option<Duration>) -> Round {
+        self.own_kubelet_age = age;
+        self
+    }
+
+    /// Whether a peer's answer shows that the controller certainly judged it before this node
+    /// (docs/fence.md §5, staggered expiry): it never had a contact, or its last contact is older
+    /// than this node's silence by more than the order tie ([`order_tie`]), or older than this
+    /// node's kubelet's last renewal as peers read it by more than [`order_tie_read`].
+    pub fn silent_before(&self, r: &PeerReport, policy: &QuorumPolicy) -> bool {
+        let Some(a) = r.last_contact_age else {
+            return true;
+        };
+        a > self.own_silence_age.saturating_add(policy.order_tie)
+            || (policy.fixes.kubelet_ordered
+                && self
+                    .own_kubelet_age
+                    .is_some_and(|k| a > k.saturating_add(policy.order_tie_read)))
+    }
+
     pub fn silent_reaching(mut self, n: usize) -> Round {
         self.silent_reaching = n;
         self
@@ -1173,9 +1241,7 @@ fn counted(
             let first = own
                 .iter()
                 .filter(|h| match h {
-                    Heard::Report(r) if cut_off(h) => r
-                        .last_contact_age
-                        .is_none_or(|a| a > round.own_silence_age.saturating_add(policy.order_tie)),
+                    Heard::Report(r) if cut_off(h) => round.silent_before(r, policy),
                     _ => false,
                 })
                 .count()
@@ -1334,11 +1400,7 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
             && r.last_contact_age.is_none_or(|a| a.saturating_add(after) >= own_age))
     };
     // As `counted` tells a peer of this zone that went silent before this node.
-    let silence = round.own_silence_age;
-    let first = |h: &Heard| {
-        matches!(h, Heard::Report(r)
-            if r.last_contact_age.is_none_or(|a| a > silence.saturating_add(policy.order_tie)))
-    };
+    let first = |h: &Heard| matches!(h, Heard::Report(r) if round.silent_before(r, policy));
     let (mut own_first, mut own_rest, mut elsewhere) = (Vec::new(), Vec::new(), Vec::new());
     for (i, (zone, h)) in round.heard.iter().enumerate() {
         if !unsure(h) {

@@ -2736,6 +2736,9 @@ impl World<'_> {
         }
         // As `agent::quorum`: which silent peers said "reachable" earlier, and still would.
         a.remembered.note(now, heard.iter());
+        // As `agent::quorum`: the kubelet renewal the earlier rounds read orders this node's
+        // silence (this round's reads are noted after it, as the agent's arrive beside it).
+        let kubelet_read = a.renewal_read.map(|h| h.stamped);
         self.read_renewal(i, a, &heard);
         let own = a.contact.last_contact.max(a.contact_before);
         // As the agent's quorum task reads it: the system clock against this run's wall scale,
@@ -2765,10 +2768,22 @@ impl World<'_> {
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
+        let steady_run = {
+            let scale = scale_of(i, a.wall_offset);
+            let offset = self.clock_offset[i].saturating_sub(a.wall_offset);
+            crate::core::clock::steady(scale, scale, offset)
+        };
+        let kubelet_age = quorum::kubelet_age(
+            kubelet_read,
+            moment_off(now, a.wall_offset),
+            moment_off(a.started, a.wall_offset).wall,
+            steady_run,
+        );
         let mut round = crate::core::zone::round(zone, mine, &heard, own_age)
             .silent_for(silence_age)
             .tainted(tainted)
-            .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after));
+            .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after))
+            .kubelet_renewed(kubelet_age);
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
@@ -2780,7 +2795,8 @@ impl World<'_> {
                 round = crate::core::zone::round(zone, mine, &heard, own_age)
                     .silent_for(silence_age)
                     .tainted(tainted)
-                    .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after));
+                    .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after))
+                    .kubelet_renewed(kubelet_age);
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
