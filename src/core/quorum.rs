@@ -442,9 +442,10 @@ pub struct Fixes {
     pub relapse_kept: bool,
     /// The staggered expiry orders this node's silence after its peers' by its kubelet's last
     /// renewal as the peers read it, when they did, as well as by its own last contact (issue 22:
-    /// the contact alone leaves the kubelet's renew interval in the order's tie, and a node cut
-    /// off 15 s after three of its zone of five enforced in the partial disruption they made, and
-    /// stopped a pod the control plane kept, seed 0x1cad).
+    /// the contact alone leaves the kubelet's lag in the order's tie, and in seed 0x1f40 a node
+    /// whose contact came 24.1 s after those of the two nodes of its zone of five cut off before
+    /// it, within that 25.4 s tie, enforced in the partial disruption they made and stopped a pod
+    /// the control plane kept; its kubelet's renewal as read came 26 s after them).
     pub kubelet_ordered: bool,
 }
 
@@ -516,7 +517,6 @@ pub struct QuorumPolicy {
     /// As `order_tie`, against this node's kubelet's last renewal as peers read it instead of its
     /// own last contact ([`order_tie_read`]).
     pub order_tie_read: Duration,
-
     /// How long this node's kubelet, as its peers read its Lease, must have gone unheard to
     /// prove the node's link cut: `unreachable_after`, and no less than the kubelet's renew
     /// interval (`kubelet_lag`, docs/semantics.md §13), which a kubelet on a working link never
