@@ -2616,6 +2616,15 @@ impl World<'_> {
         )
     }
 
+    /// Whether the wall clock of agent `i`'s node has read as this run's wall scale since the run
+    /// began, as the agent's quorum task checks it against its own scale (`clock::steady`): a
+    /// renewal stamped during the run is then placed on its clock.
+    fn steady_run(&self, i: usize, a: &Agent) -> bool {
+        let scale = scale_of(i, a.wall_offset);
+        let offset = self.clock_offset[i].saturating_sub(a.wall_offset);
+        crate::core::clock::steady(scale, scale, offset)
+    }
+
     /// As `agent::quorum` at a start with no contact yet: a few peers read this node's kubelet
     /// Lease, and a kubelet unheard for longer than `quorum::kubelet_unheard` allows is a
     /// failure of this node's link (`Contact::observe`), as a request's timeout would be.
@@ -2650,9 +2659,7 @@ impl World<'_> {
     fn read_renewal(&self, i: usize, a: &mut Agent, heard: &[(Peer, Heard)]) {
         // Stamped during this run, for the count (`fencing::counted_with_kubelet`): placed when
         // the clock held since this run began.
-        let scale = scale_of(i, a.wall_offset);
-        let offset = self.clock_offset[i].saturating_sub(a.wall_offset);
-        let steady_run = crate::core::clock::steady(scale, scale, offset);
+        let steady_run = self.steady_run(i, a);
         if let Some(stamped) = quorum::kubelet_renewal(heard.iter().map(|(_, h)| h), steady_run)
             && a.renewal_read.is_none_or(|k| k.stamped < stamped)
         {
@@ -2768,16 +2775,11 @@ impl World<'_> {
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
-        let steady_run = {
-            let scale = scale_of(i, a.wall_offset);
-            let offset = self.clock_offset[i].saturating_sub(a.wall_offset);
-            crate::core::clock::steady(scale, scale, offset)
-        };
         let kubelet_age = quorum::kubelet_age(
             kubelet_read,
             moment_off(now, a.wall_offset),
             moment_off(a.started, a.wall_offset).wall,
-            steady_run,
+            self.steady_run(i, a),
         );
         let mut round = crate::core::zone::round(zone, mine, &heard, own_age)
             .silent_for(silence_age)
