@@ -342,21 +342,21 @@ pub async fn run(
             .and_then(state::parse_time),
         start,
     );
-    if let (Some(since), Some(from)) = (link.cut_off_since(), link.counted_before_return(start)) {
+    if let Some(since) = link.cut_off_since() {
         inputs.reach.set_cut_off(Some(since));
-        log::warn!(
-            reachable = "false";
-            "cut off from the API server since {} (before this start), by a failure before the return proved the kubelet renewed: fencing goes on at once, its deadlines counted from {}",
-            crate::core::clock::rfc3339(since),
-            crate::core::clock::rfc3339(from)
-        );
-    } else if let Some(since) = link.cut_off_since() {
-        inputs.reach.set_cut_off(Some(since));
-        log::warn!(
-            reachable = "false";
-            "cut off from the API server since {} (before this start): fencing goes on",
-            crate::core::clock::rfc3339(since)
-        );
+        match link.counted_before_return(start) {
+            Some(from) => log::warn!(
+                reachable = "false";
+                "cut off from the API server since {} (before this start), by a failure before the return proved the kubelet renewed: fencing goes on at once, its deadlines counted from {}",
+                crate::core::clock::rfc3339(since),
+                crate::core::clock::rfc3339(from)
+            ),
+            None => log::warn!(
+                reachable = "false";
+                "cut off from the API server since {} (before this start): fencing goes on",
+                crate::core::clock::rfc3339(since)
+            ),
+        }
     } else if let Some(waited) = unanswered {
         log::warn!(
             unanswered_ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
