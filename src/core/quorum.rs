@@ -578,7 +578,8 @@ pub fn order_tie(renew: Duration, kubelet_lag: Duration) -> Duration {
 /// How much later than another node's last contact this node's kubelet's last renewal, as peers
 /// read its Lease, must be for the controller to have certainly judged that node first. The
 /// renewal is stored no earlier than it is stamped, and the controller counts it no earlier than
-/// stored; the other node's kubelet stored its last renewal no later than its link was cut, at
+/// stored (it counts each advance of `renewTime` when it observes it, docs/semantics.md §5.2,
+/// §13); the other node's kubelet stored its last renewal no later than its link was cut, at
 /// most one renew interval after its agent's last contact (its agent's next request would have
 /// been answered). So only that interval and the monitor tick blur the order, not the kubelet's
 /// lag before this node's contact that [`order_tie`] allows for.
