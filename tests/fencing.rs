@@ -395,6 +395,50 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     );
 }
 
+/// While the peers read nothing from the API server they say they reach, a SIGTERM waits
+/// (`Steps::wait_sigterm`, docs/fence.md §5, *The SIGTERM waits for a read*): it goes out as soon
+/// as the wait ends, told as late as it is, or with its kill, which keeps its instant.
+#[test]
+fn a_waiting_sigterm_goes_out_when_the_wait_ends_or_with_its_kill_which_keeps_its_time() {
+    let policy = enforce();
+    let contact = BASE;
+    let pods = vec![pod("a", Some(0)), pod("b", Some(30))];
+    let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
+    let none = BTreeSet::new();
+    // a: SIGTERM 28 s, kill 38 s; b: SIGTERM 58 s, kill 68 s.
+    let mut steps = Steps::default();
+    assert!(steps.wait_sigterm(true), "a change");
+    assert!(!steps.wait_sigterm(true), "no change");
+    assert_eq!(steps.next_due(&plans, &none), Some(contact + s(38)));
+    assert!(steps.due(&plans, &none, contact + s(37)).is_empty());
+    let at = |steps: &mut Steps, tick: u64| -> Vec<(String, Step, u64)> {
+        steps
+            .due(&plans, &none, contact + s(tick))
+            .into_iter()
+            .map(|d| (d.uid, d.step, d.late.as_secs()))
+            .collect()
+    };
+    // Still waiting at a's kill: its SIGTERM goes with it, 10 s after its plan.
+    assert_eq!(
+        at(&mut steps, 38),
+        [
+            ("a".to_string(), Step::Sigterm, 10),
+            ("a".to_string(), Step::Kill, 0)
+        ]
+    );
+    assert_eq!(steps.next_due(&plans, &none), Some(contact + s(68)));
+    assert!(at(&mut steps, 60).is_empty(), "b's SIGTERM waits");
+    // The wait ends: b's SIGTERM is due at once, late by as much as it waited.
+    assert!(steps.wait_sigterm(false));
+    assert_eq!(steps.next_due(&plans, &none), Some(contact + s(58)));
+    assert_eq!(at(&mut steps, 61), [("b".to_string(), Step::Sigterm, 3)]);
+    assert_eq!(at(&mut steps, 68), [("b".to_string(), Step::Kill, 0)]);
+    // A new partition starts without the wait.
+    steps.wait_sigterm(true);
+    steps.clear();
+    assert_eq!(at(&mut steps, 28), [("a".to_string(), Step::Sigterm, 0)]);
+}
+
 #[test]
 fn writes_are_coalesced_while_connected_at_once_while_cut_off_and_retried_at_the_same_pace() {
     let cadence = cadence();

@@ -10,9 +10,9 @@ use nodewarden::core::fence_plan::{
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, TaintReads, Undecided, Verdict,
-    decide, decide_or_ask, next_round, planning, rest_counted, resumed_heard_bound, round_tainted,
-    select, unasked,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, ServerReads, TaintReads,
+    Undecided, Verdict, decide, decide_or_ask, next_round, planning, rest_counted,
+    resumed_heard_bound, round_tainted, select, unasked,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -2306,4 +2306,52 @@ fn a_zone_whose_only_reaching_peer_falls_silent_still_counts_a_live_control_plan
     // With the fix reverted, the memory counts for nothing.
     let reverted = policy_without(|f| f.silent_remembered = false);
     assert!(decide(&round_of(&later).silent_reaching(n), &reverted, true).is_hold());
+}
+
+/// A round proves the API server answered after it was sent only by a read a peer made for it
+/// (`ServerReads`, docs/fence.md §5, *The SIGTERM waits for a read*): peers that say they reach
+/// it and read nothing leave the round unread, once peers have read in this run; a round in
+/// which none says it reaches the API server, or a run whose peers never read (a build before
+/// the reads, or no RBAC for them), is not.
+#[test]
+fn a_round_whose_peers_say_they_reach_the_api_server_but_read_nothing_from_it_is_unread() {
+    let with = |read: fn(&mut PeerReport)| {
+        let mut h = report("p1", true, Some(1));
+        if let Heard::Report(r) = &mut h {
+            read(r);
+        }
+        h
+    };
+    let unread = report("p2", true, Some(2));
+    let tainted = with(|r| r.node_tainted = Some(false));
+    let renewed =
+        with(|r| r.kubelet_renewed = Some(std::time::UNIX_EPOCH + Duration::from_secs(9)));
+    let listed = with(|r| r.pods = Some(Vec::new()));
+    // A cut-off peer's answer carries no read either way.
+    let cut_off = report("p3", false, Some(30));
+
+    let mut reads = ServerReads::default();
+    assert!(
+        !reads.note([&unread, &cut_off]),
+        "no read yet in this run: nothing to miss"
+    );
+    assert!(!reads.unread && !reads.ever);
+    for read in [&tainted, &renewed, &listed] {
+        let mut r = ServerReads::default();
+        assert!(!r.note([read, &unread]));
+        assert!(r.ever && !r.unread, "{read:?}");
+        assert!(r.note([&unread, &cut_off]), "reaching peers read nothing");
+        assert!(r.unread);
+        assert!(!r.note([&unread, &cut_off]), "unchanged");
+        assert!(r.note([&cut_off]), "no peer says it reaches the API server");
+        assert!(!r.unread);
+        r.note([&unread]);
+        assert!(r.note([&unread, read]), "a read again");
+        assert!(!r.unread);
+    }
+    // No answer at all is not an unread round.
+    reads.note([&tainted]);
+    assert!(!reads.note(std::iter::empty::<&Heard>()));
+    assert!(!reads.note([&Heard::Silent]));
+    assert!(!reads.unread);
 }

@@ -548,6 +548,8 @@ struct Taken {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Steps {
     taken: BTreeMap<String, Taken>,
+    /// SIGTERMs not sent yet wait for their kills ([`Steps::wait_sigterm`]).
+    sigterm_waits: bool,
 }
 
 impl Steps {
@@ -556,6 +558,7 @@ impl Steps {
     /// announce it twice.
     pub fn due(&mut self, plans: &[PodPlan], fenced: &BTreeSet<String>, now: Duration) -> Vec<Due> {
         let mut out = Vec::new();
+        let waits = self.sigterm_waits;
         for p in plans {
             let Plan::Stop {
                 schedule, dry_run, ..
@@ -577,8 +580,14 @@ impl Steps {
             let Some(taken) = self.taken.get_mut(&p.uid) else {
                 continue;
             };
-            let mut take = |step, at: Duration, done: &mut bool| {
-                if !*done && now >= at {
+            // A SIGTERM that waits is taken with its kill, and told as late as it is.
+            let term_from = if waits {
+                schedule.sigterm_at.max(schedule.kill_at)
+            } else {
+                schedule.sigterm_at
+            };
+            let mut take = |step, at: Duration, from: Duration, done: &mut bool| {
+                if !*done && now >= from {
                     *done = true;
                     out.push(Due {
                         uid: p.uid.clone(),
@@ -589,8 +598,18 @@ impl Steps {
                     });
                 }
             };
-            take(Step::Sigterm, schedule.sigterm_at, &mut taken.termed);
-            take(Step::Kill, schedule.kill_at, &mut taken.killed);
+            take(
+                Step::Sigterm,
+                schedule.sigterm_at,
+                term_from,
+                &mut taken.termed,
+            );
+            take(
+                Step::Kill,
+                schedule.kill_at,
+                schedule.kill_at,
+                &mut taken.killed,
+            );
         }
         out
     }
@@ -612,6 +631,7 @@ impl Steps {
                     }
                 });
                 match (taken.termed, taken.killed) {
+                    (false, _) if self.sigterm_waits => Some(schedule.kill_at),
                     (false, _) => Some(schedule.sigterm_at.min(schedule.kill_at)),
                     (true, false) => Some(schedule.kill_at),
                     (true, true) => None,
@@ -620,9 +640,21 @@ impl Steps {
             .min()
     }
 
-    /// A partition ended: the next one starts from nothing taken.
+    /// A partition ended: the next one starts from nothing taken, and no SIGTERM waits.
     pub fn clear(&mut self) {
         self.taken.clear();
+        self.sigterm_waits = false;
+    }
+
+    /// Whether the SIGTERMs not sent yet wait (docs/fence.md §5, *The SIGTERM waits for a
+    /// read*): a SIGTERM is the one step nothing later undoes, sent a pod's grace period ahead of
+    /// its kill, and while the latest round's peers say they reach the API server but none read
+    /// from it (`core::quorum::ServerReads::unread`) the verdict it rests on may be about to turn.
+    /// A waiting SIGTERM goes out as soon as they read again, or with its kill, which keeps its
+    /// time: a pod is stopped no later than before, with less of its grace period. True when
+    /// that changed.
+    pub fn wait_sigterm(&mut self, wait: bool) -> bool {
+        std::mem::replace(&mut self.sigterm_waits, wait) != wait
     }
 }
 

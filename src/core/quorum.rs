@@ -447,6 +447,13 @@ pub struct Fixes {
     /// it, within that 25.4 s tie, enforced in the partial disruption they made and stopped a pod
     /// the control plane kept; its kubelet's renewal as read came 26 s after them).
     pub kubelet_ordered: bool,
+    /// A pod's SIGTERM, which nothing later undoes, waits while the latest round's peers say they
+    /// reach the API server but none of their reads of it came back ([`ServerReads`]); its kill
+    /// keeps its time (issue 22: the API server went down for everyone a few seconds before a
+    /// SIGTERM sent 30 s ahead of its kill, while the peers still said they reached it; two
+    /// rounds later the verdict was hold, and seeds such as 0x147d and 0x8d3 stopped pods the
+    /// control plane kept). The agent's shell applies it; only the simulator reads this switch.
+    pub sigterm_read: bool,
 }
 
 impl Fixes {
@@ -485,6 +492,7 @@ impl Fixes {
         cgroup_listed: true,
         relapse_kept: true,
         kubelet_ordered: true,
+        sigterm_read: true,
     };
 }
 
@@ -1503,6 +1511,42 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
 /// Whether `round` is of a node seen tainted, with the rules for one on (`Fixes::taint_settles`).
 fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
     round.tainted && policy.fixes.taint_settles
+}
+
+/// Whether the API server answered the peers after a round was sent, as their reads for this
+/// node show (docs/fence.md §5, *The SIGTERM waits for a read*). A peer says it reaches the API
+/// server for `unreachableAfter` after its last contact, so an outage of the API server for
+/// everyone looks, to the peers' answers, like a working control plane for that long; a read a
+/// peer made for the question (this node's Node, its kubelet Lease, its pods) is an answer of
+/// the API server after the question left. Kept across the rounds of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerReads {
+    /// A read of a peer that reaches the API server came back in some round of this run: the
+    /// peers read for this node (none of a build older than the reads, or without the RBAC for
+    /// them, ever does, and then nothing waits for one).
+    pub ever: bool,
+    /// The latest round: a peer said it reaches the API server, and none of those that did read
+    /// from it, though peers did in an earlier round.
+    pub unread: bool,
+}
+
+impl ServerReads {
+    /// Notes the answers of a round (and of its questions asked beside it); true when
+    /// [`ServerReads::unread`] changed.
+    pub fn note<'a>(&mut self, heard: impl IntoIterator<Item = &'a Heard>) -> bool {
+        let (mut claimed, mut read) = (false, false);
+        for h in heard {
+            if let Heard::Report(r) = h
+                && r.reachable
+            {
+                claimed = true;
+                read |= r.node_tainted.is_some() || r.kubelet_renewed.is_some() || r.pods.is_some();
+            }
+        }
+        self.ever |= read;
+        let unread = claimed && !read && self.ever;
+        std::mem::replace(&mut self.unread, unread) != unread
+    }
 }
 
 /// What the round's peers that reach the API server read of this node's Node
