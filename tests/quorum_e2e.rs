@@ -743,6 +743,46 @@ fn the_api_down_for_everyone_kills_nothing() {
     }
 }
 
+/// Issue 22, seed 0x147d of the simulator: n1, cut off alone, enforces on its peers' word; then
+/// the API server goes down for everyone. The peers still say they reach it for
+/// `unreachableAfter` (8 s here) after their last contacts, but their reads of n1's Node fail.
+/// Each round that read the Node without the taint moved n1-short's deadlines to count from it,
+/// less 10 s (`READ_SLACK`): its SIGTERM falls 3.5–4.5 s after the outage began, 10 s ahead of its
+/// kill, while the peers still say they reach the API server. The SIGTERM waits (docs/fence.md
+/// §5, *The SIGTERM waits for a read*), n1 holds before the kill's time, and nothing is stopped.
+/// Sent on plan, as before, it stopped a pod the control plane, down, never deletes.
+#[test]
+fn a_sigterm_waits_while_the_peers_read_nothing_from_the_api_server_and_the_hold_stops_nothing() {
+    let Some(mut lab) = lab(LabSpec {
+        toleration: Duration::from_secs(25),
+        grace_cap: Duration::from_secs(10),
+        unreachable_after: Duration::from_secs(8),
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    lab.cut_api(1);
+    expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(30));
+    // A few rounds that read the Node, so that the deadlines count from the reads, not from
+    // n1's last contact.
+    std::thread::sleep(Duration::from_secs(3));
+    let down = SystemTime::now();
+    lab.api_down();
+    let stopped = watch_pods(&mut lab, down + Duration::from_secs(16));
+    let log = lab.node(1).log();
+    assert!(
+        log.contains("none of their reads of it came back"),
+        "n1 never said its SIGTERMs wait:\n{log}"
+    );
+    let v = verdicts(&log);
+    assert!(
+        v.last().is_some_and(|(w, _)| w == "hold"),
+        "n1 did not hold once its peers knew the outage: {v:?}"
+    );
+    assert_only_stopped(&mut lab, &stopped, &[]);
+}
+
 /// Scenario 2b (issue 21): the API server gone for everyone, in two zones, where the one agent
 /// of `zone-b` notices a second and a half after the four of `zone-a` (its last renewal came
 /// later: here its link goes a little later, which the control plane cannot tell from a later

@@ -1327,6 +1327,11 @@ impl Task {
         if self.terminator.is_none() && self.policy.mode == fence_plan::Mode::Enforce {
             self.find_cgroups();
         }
+        // A SIGTERM waits while the peers read nothing from the API server they say they reach
+        // (`QuorumView::server_unread`); the quorum task logs when that begins and ends.
+        self.steps.wait_sigterm(
+            matches!(verdict, QuorumVerdict::Enforce { .. }) && self.quorum_view.server_unread,
+        );
         for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
             self.take(&due, now);
         }

@@ -124,6 +124,11 @@ pub struct QuorumView {
     /// The latest round in which a peer read this node's Node found the unreachable taint: the
     /// fence counts from `untainted_at` as from a taint it saw itself. Not persisted.
     pub tainted_read: bool,
+    /// The latest round's peers say they reach the API server, but none of their reads of it
+    /// came back, though peers' reads did in an earlier round of this run
+    /// (`core::quorum::ServerReads`): the fence's SIGTERMs wait (`core::fencing::Steps::
+    /// wait_sigterm`). False while connected; not persisted.
+    pub server_unread: bool,
     /// What the latest round's peers listed of the pods it asked about (`core::unlisted`): the
     /// fence plans the pods found and asks no more about the UIDs settled. Taken by the fence
     /// (as `kubelet_renewed`); the pods it plans are persisted with its others.
@@ -241,6 +246,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         kubelet_read: None,
         untainted_at: None,
         tainted_read: false,
+        server_unread: false,
         pods_read: None,
         node_path: Default::default(),
     }
@@ -591,6 +597,9 @@ pub async fn run(
     // whether a read without the taint was logged in this partition.
     let mut reads = crate::core::quorum::TaintReads::default();
     let mut untainted_logged = false;
+    // Whether the peers that say they reach the API server read from it (kept through returns
+    // of the link; the latest round's word cleared with the partition).
+    let mut server_reads = crate::core::quorum::ServerReads::default();
     // When a nudge's read of this node's Lease was last answered: the renewal it sent is in
     // flight for a moment (`core::quorum::RENEWAL_IN_FLIGHT`).
     let mut read_answered: Option<Instant> = None;
@@ -682,7 +691,9 @@ pub async fn run(
                     v.held_from = None;
                     // What this partition's peers listed is of this partition only.
                     v.pods_read = None;
+                    v.server_unread = false;
                 });
+                server_reads.unread = false;
                 untainted_logged = false;
             }
             if !cut_off {
@@ -836,6 +847,27 @@ pub async fn run(
                 ),
             }
             untainted_logged = true;
+        }
+        // Whether the API server answered the peers that say they reach it, published before the
+        // verdict it qualifies.
+        if server_reads.note(
+            round
+                .heard
+                .iter()
+                .map(|(_, h)| h)
+                .chain(read.iter().map(|(_, h)| h)),
+        ) {
+            let unread = server_reads.unread;
+            view.send_modify(|v| v.server_unread = unread);
+            if unread {
+                log::warn!(
+                    "the peers say they reach the API server, but none of their reads of it came back this round: the API server may have stopped answering everyone, which they cannot tell yet; SIGTERMs not sent yet wait for a round in which a peer reads from it (kills keep their times)"
+                );
+            } else {
+                log::info!(
+                    "SIGTERMs no longer wait for a peer's read of the API server: the latest round's peers read from it, or none says it reaches it"
+                );
+            }
         }
         // A hold about to turn into enforce just after a nudge's read was answered: the renewal
         // it sent is in flight, and enforcing now would stop pods for deadlines long past

@@ -41,8 +41,10 @@ pub const HEALTH_PORT: u16 = 9842;
 pub const GRACE: Duration = Duration::from_secs(4);
 /// `[fence] safetyMargin`.
 pub const MARGIN: Duration = Duration::from_millis(500);
-/// `[fence] gracePeriodCap`.
+/// `[fence] gracePeriodCap` ([`LabSpec::grace_cap`]).
 pub const CAP: Duration = Duration::from_secs(1);
+/// The agents' `[fence] unreachableAfter` ([`LabSpec::unreachable_after`]).
+pub const UNREACHABLE_AFTER: Duration = Duration::from_millis(2500);
 /// The agent's API request timeout: min(nodeStatusUpdateFrequency, lease duration) = 1 s here.
 pub const API_REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
 /// `[peers] timeout`.
@@ -318,6 +320,12 @@ pub struct LabSpec {
     pub dry_run: Vec<usize>,
     /// The agents' `[peers] interval`: [`PEER_INTERVAL`] unless a test needs rounds further apart.
     pub peer_interval: Duration,
+    /// The agents' `[fence] gracePeriodCap`: [`CAP`] unless a test needs SIGTERMs further ahead
+    /// of their kills.
+    pub grace_cap: Duration,
+    /// The agents' `[fence] unreachableAfter`: [`UNREACHABLE_AFTER`] unless a test needs peers
+    /// that say they reach the API server for longer after their last contact.
+    pub unreachable_after: Duration,
     /// The API server listens on a second address of the host, 10.214.L.253, which every agent
     /// is told is its kubelet's (`[fence] kubeletServer`): [`Lab::cut_agent_path`] cuts the
     /// agent's own path (the kubeconfig's address) and leaves that one.
@@ -342,6 +350,8 @@ impl Default for LabSpec {
             excluded: Vec::new(),
             dry_run: Vec::new(),
             peer_interval: PEER_INTERVAL,
+            grace_cap: CAP,
+            unreachable_after: UNREACHABLE_AFTER,
             kubelet_server: false,
         }
     }
@@ -621,7 +631,7 @@ impl Lab {
              stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
              [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\n\
-             unreachableAfter = \"2500ms\"\nsafetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\n\
+             unreachableAfter = \"{u}ms\"\nsafetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\n\
              cgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n",
             name = node.name,
             kc = self.server.kubeconfig.display(),
@@ -635,7 +645,8 @@ impl Lab {
             },
             g = GRACE.as_secs(),
             m = MARGIN.as_millis(),
-            c = CAP.as_secs(),
+            c = spec.grace_cap.as_secs(),
+            u = spec.unreachable_after.as_millis(),
         );
         if spec.peers {
             let mut statics = Vec::new();
