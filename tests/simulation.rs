@@ -1500,6 +1500,32 @@ fn a_node_orders_its_silence_by_its_kubelets_renewal_as_its_peers_read_it() {
     );
 }
 
+/// Seed 0x147d (the default model; a wrongful stop in the 1–10,000 run of the twenty-ninth
+/// session): n3, alone cut off in a zone of five, enforced on its four peers' word that they
+/// reached the API server. The API server went down for everyone at 53.6 s; the peers still said
+/// they reached it for `unreachableAfter` after their last contacts, and at 61.4 s n3 sent pod 7
+/// (tolerating 46 s, 30 s of grace) its SIGTERM, 32 s before its planned kill. At 68.8 s its
+/// verdict was hold, and the control plane never deleted the pod then. The peers' reads of n3's
+/// Node had failed in every round since 53.8 s: the SIGTERM now waits while the peers that say
+/// they reach the API server read nothing from it (`Fixes::sigterm_read`, `Steps::wait_sigterm`),
+/// the hold came before the kill's time, and nothing is stopped.
+#[test]
+fn a_sigterm_waits_while_the_peers_read_nothing_from_the_api_server_they_say_they_reach() {
+    let wrongful = |settings: &Settings| {
+        sim::run(&Scenario::generate(0x147d), settings, false)
+            .violations
+            .iter()
+            .filter(|v| kind(v) == "wrongful-stop")
+            .count()
+    };
+    let mut reverted = Settings::default();
+    reverted.fixes.sigterm_read = false;
+    assert_eq!(wrongful(&reverted), 1);
+    assert_eq!(wrongful(&Settings::default()), 0);
+    assert_timeline_says(0x147d, "53.817s n3 SIGTERMs wait for a read: true");
+    assert_timeline_says(0x147d, "68.817s n3 SIGTERMs wait for a read: false");
+}
+
 /// Seed 0x12ec with the controller keeping its state through an outage (found in the
 /// twenty-seventh session's keep-state run): n3's link came back as the API server returned
 /// after an outage of 68 s and went again 4 s later; its agent, the return unproven, knew itself

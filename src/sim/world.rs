@@ -254,6 +254,10 @@ pub struct Outcome {
     /// Per stop of a pod the control plane deleted: deletion − kill (positive: the fence was
     /// early), in milliseconds.
     pub earliness_ms: Vec<i64>,
+    /// Per SIGTERM that waited for a peer's read of the API server (`Steps::wait_sigterm`): how
+    /// long after its planned instant it was sent, in milliseconds (the pod's grace period is
+    /// that much shorter).
+    pub sigterm_waits_ms: Vec<u64>,
     /// Stops whose pod the control plane deleted later, none deleted, or kept.
     pub stops: usize,
     /// Pods the control plane deleted.
@@ -505,6 +509,11 @@ struct Agent {
     /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
     /// keeps it: through returns of the link, not through a restart).
     reads: quorum::TaintReads,
+    /// Whether the peers read from the API server they say they reach (`agent::quorum`).
+    server_reads: quorum::ServerReads,
+    /// When the SIGTERMs of this partition last began to wait for such a read, and when they
+    /// stopped (`None` while they wait) ([`Outcome::sigterm_waits_ms`]).
+    waits: Option<(Duration, Option<Duration>)>,
     /// The pod UIDs a peer's list answered in this partition (`unlisted::unlisted`), as
     /// `agent::fence_task` keeps them: not through a restart or a return of the link.
     settled: BTreeSet<String>,
@@ -1189,6 +1198,8 @@ impl World<'_> {
             probing: None,
             askers: Vec::new(),
             reads: quorum::TaintReads::default(),
+            server_reads: quorum::ServerReads::default(),
+            waits: None,
             on_taint: false,
             taint_view: if self.agent_reaches(i) {
                 self.taint_at(i, self.watched_at(i))
@@ -2334,6 +2345,7 @@ impl World<'_> {
             }
             Some(Transition::Reconnected { .. }) => {
                 a.steps.clear();
+                a.waits = None;
                 a.settled.clear();
                 a.gate = Gate::default();
                 a.next_round = None;
@@ -2455,7 +2467,29 @@ impl World<'_> {
                 a.node_path.verdict(verdict)
             };
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
+            // As `agent::fence_task`: a SIGTERM waits while the peers read nothing from the API
+            // server they say they reach.
+            let waits = set.fixes.sigterm_read
+                && matches!(verdict, fence_plan::QuorumVerdict::Enforce { .. })
+                && a.server_reads.unread;
+            if a.steps.wait_sigterm(waits) {
+                a.waits = if waits {
+                    Some((now, None))
+                } else {
+                    a.waits.map(|(from, _)| (from, Some(now)))
+                };
+                self.log(|| format!("n{i} SIGTERMs wait for a read: {waits}"));
+            }
             for due in a.steps.due(&a.plans, &a.fenced, now) {
+                // How much of the time since its planned instant the SIGTERM waited.
+                let planned = now.saturating_sub(due.late);
+                if let (Step::Sigterm, Some((from, until))) = (due.step, a.waits)
+                    && until.is_none_or(|u| u > planned)
+                {
+                    let waited = until.unwrap_or(now).saturating_sub(from.max(planned));
+                    let ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+                    self.out.sigterm_waits_ms.push(ms);
+                }
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
             }
             if let Some(t) = a.steps.next_due(&a.plans, &a.fenced) {
@@ -2829,6 +2863,8 @@ impl World<'_> {
         }
         // And the probes of the kubelet's path: a taint read in this partition ends their hold.
         a.node_path.note_taint(read);
+        // As `agent::quorum`: whether the peers that say they reach the API server read from it.
+        a.server_reads.note(round.heard.iter().map(|(_, h)| h));
         let answered = round
             .heard
             .iter()
