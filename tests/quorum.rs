@@ -12,7 +12,7 @@ use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, ServerReads, TaintReads,
     Undecided, Verdict, decide, decide_or_ask, next_round, planning, rest_counted,
-    resumed_heard_bound, round_tainted, select, unasked,
+    resumed_heard_bound, round_tainted, select, sigterm_waits, unasked,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -2338,8 +2338,9 @@ fn a_round_whose_peers_say_they_reach_the_api_server_but_read_nothing_from_it_is
     assert!(!reads.unread && !reads.ever);
     for read in [&tainted, &renewed, &listed] {
         let mut r = ServerReads::default();
-        assert!(!r.note([read, &unread]));
+        assert!(r.note([read, &unread]), "the first read");
         assert!(r.ever && !r.unread, "{read:?}");
+        assert!(!r.note([read]), "unchanged");
         assert!(r.note([&unread, &cut_off]), "reaching peers read nothing");
         assert!(r.unread);
         assert!(!r.note([&unread, &cut_off]), "unchanged");
@@ -2354,4 +2355,81 @@ fn a_round_whose_peers_say_they_reach_the_api_server_but_read_nothing_from_it_is
     assert!(!reads.note(std::iter::empty::<&Heard>()));
     assert!(!reads.note([&Heard::Silent]));
     assert!(!reads.unread);
+}
+
+/// When SIGTERMs wait (`sigterm_waits`, docs/fence.md §5, *The SIGTERM waits for a read*): only
+/// under an enforce; while the latest round is unread; and, under an enforce the staggered
+/// expiry only guesses (`Verdict::in_doubt`), until a peer reads the taint, once peers' reads
+/// come back in this run.
+#[test]
+fn sigterms_wait_on_an_unread_round_or_on_a_guessed_enforce_until_the_taint_is_read() {
+    // A zone of four: three cut off together (none certainly before this node), the fourth
+    // reaching the API server — the staggered expiry's guess; and the same zone with only this
+    // node cut off — a healthy zone, certain.
+    let peers = [peer_a("p1"), peer_a("p2"), peer_a("up")];
+    let cut = |p: &Peer| (p.clone(), in_a(report(&p.node, false, Some(20))));
+    let up = |p: &Peer| (p.clone(), in_a(report(&p.node, true, Some(2))));
+    let decided = |heard: &[(Peer, Heard)]| {
+        let round = zone::round(
+            &NodeZone::from_key("a", false),
+            &peers,
+            heard,
+            Duration::from_secs(22),
+        );
+        decide(&round, &policy(), true)
+    };
+    let guessed = decided(&[cut(&peers[0]), cut(&peers[1]), up(&peers[2])]);
+    let certain = decided(&[up(&peers[0]), up(&peers[1]), up(&peers[2])]);
+    assert!(guessed.is_enforce() && guessed.in_doubt(), "{guessed:?}");
+    assert!(certain.is_enforce() && !certain.in_doubt(), "{certain:?}");
+    let hold = Verdict::Hold {
+        reason: guessed.reason().to_string(),
+    };
+    assert!(!hold.in_doubt());
+
+    let fixes = policy().fixes;
+    let reads = |ever, unread| ServerReads { ever, unread };
+    let waits =
+        |v: Option<&Verdict>, r: ServerReads, tainted: bool| sigterm_waits(v, &r, tainted, &fixes);
+    // No verdict, or a hold: nothing is sent anyway.
+    assert!(!waits(None, reads(true, true), false));
+    assert!(!waits(Some(&hold), reads(true, true), false));
+    // An unread round: any enforce waits.
+    assert!(waits(Some(&certain), reads(true, true), false));
+    assert!(waits(Some(&guessed), reads(true, true), true));
+    // Reads that came back: a certain enforce goes ahead; a guessed one waits for the taint.
+    assert!(!waits(Some(&certain), reads(true, false), false));
+    assert!(waits(Some(&guessed), reads(true, false), false));
+    assert!(!waits(Some(&guessed), reads(true, false), true));
+    // Peers that never read in this run: nothing to wait for.
+    assert!(!waits(Some(&guessed), reads(false, false), false));
+    // Each rule off alone.
+    let mut no_read = fixes;
+    no_read.sigterm_read = false;
+    assert!(!sigterm_waits(
+        Some(&certain),
+        &reads(true, true),
+        false,
+        &no_read
+    ));
+    assert!(sigterm_waits(
+        Some(&guessed),
+        &reads(true, true),
+        false,
+        &no_read
+    ));
+    let mut no_doubt = fixes;
+    no_doubt.sigterm_doubt = false;
+    assert!(!sigterm_waits(
+        Some(&guessed),
+        &reads(true, false),
+        false,
+        &no_doubt
+    ));
+    assert!(sigterm_waits(
+        Some(&guessed),
+        &reads(true, true),
+        false,
+        &no_doubt
+    ));
 }

@@ -454,6 +454,13 @@ pub struct Fixes {
     /// rounds later the verdict was hold, and seeds such as 0x147d and 0x8d3 stopped pods the
     /// control plane kept). The agent's shell applies it; only the simulator reads this switch.
     pub sigterm_read: bool,
+    /// A pod's SIGTERM also waits under an enforce the staggered expiry only guesses
+    /// ([`Verdict::in_doubt`]) while the peers read this node's Node without the taint; its kill
+    /// keeps its time (issue 22: in a small zone's partial disruption, a node judged after the
+    /// zone was disrupted is never tainted, and pods whose grace period is longer than their
+    /// toleration less `READ_SLACK` got their SIGTERM at once, as in seeds 0xd97 and 0x2448).
+    /// The agent's shell applies it; only the simulator reads this switch.
+    pub sigterm_doubt: bool,
 }
 
 impl Fixes {
@@ -493,6 +500,7 @@ impl Fixes {
         relapse_kept: true,
         kubelet_ordered: true,
         sigterm_read: true,
+        sigterm_doubt: true,
     };
 }
 
@@ -1000,6 +1008,13 @@ impl Verdict {
     pub fn is_enforce(&self) -> bool {
         matches!(self, Verdict::Enforce { .. })
     }
+    /// An enforce (or one pending) that the staggered expiry only guesses: this node may have
+    /// been tainted while its zone still counted as healthy, or judged once the zone was
+    /// partially disrupted and never tainted (docs/fence.md §5, *Staggered expiry*). Read from
+    /// the reason, which the state file keeps with the verdict, so a restart resumes it.
+    pub fn in_doubt(&self) -> bool {
+        matches!(self, Verdict::Enforce { reason } | Verdict::Pending { reason } if reason.contains(IN_DOUBT))
+    }
     pub fn reason(&self) -> &str {
         match self {
             Verdict::Enforce { reason }
@@ -1281,7 +1296,7 @@ fn counted(
             }
             if policy.fixes.staggered_expiry && !disrupted_first && live {
                 return enforce_when_settled(format!(
-                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: it may have been tainted while the zone still counted as healthy, and a partial disruption keeps taints already added{evidence}"
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: {IN_DOUBT}, and a partial disruption keeps taints already added{evidence}"
                 ));
             }
             return Verdict::Hold {
@@ -1513,6 +1528,9 @@ fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
     round.tainted && policy.fixes.taint_settles
 }
 
+/// What the staggered expiry's guess says in its verdict's reason ([`Verdict::in_doubt`]).
+const IN_DOUBT: &str = "it may have been tainted while the zone still counted as healthy";
+
 /// Whether the API server answered the peers after a round was sent, as their reads for this
 /// node show (docs/fence.md §5, *The SIGTERM waits for a read*). A peer says it reaches the API
 /// server for `unreachableAfter` after its last contact, so an outage of the API server for
@@ -1531,8 +1549,8 @@ pub struct ServerReads {
 }
 
 impl ServerReads {
-    /// Notes the answers of a round (and of its questions asked beside it); true when
-    /// [`ServerReads::unread`] changed.
+    /// Notes the answers of a round (and of its questions asked beside it); true when anything
+    /// changed.
     pub fn note<'a>(&mut self, heard: impl IntoIterator<Item = &'a Heard>) -> bool {
         let (mut claimed, mut read) = (false, false);
         for h in heard {
@@ -1543,10 +1561,29 @@ impl ServerReads {
                 read |= r.node_tainted.is_some() || r.kubelet_renewed.is_some() || r.pods.is_some();
             }
         }
+        let before = *self;
         self.ever |= read;
-        let unread = claimed && !read && self.ever;
-        std::mem::replace(&mut self.unread, unread) != unread
+        self.unread = claimed && !read && self.ever;
+        *self != before
     }
+}
+
+/// Whether the SIGTERMs not sent yet wait (`fencing::Steps::wait_sigterm`, docs/fence.md §5,
+/// *The SIGTERM waits for a read*), under the quorum's `verdict`: only an enforce, and then
+/// while the latest round is unread ([`ServerReads::unread`]), or while the verdict is in doubt
+/// ([`Verdict::in_doubt`]) and no peer has read the taint on this node's Node (`tainted_read`,
+/// [`TaintReads::tainted`]) though peers' reads come back in this run.
+pub fn sigterm_waits(
+    verdict: Option<&Verdict>,
+    server: &ServerReads,
+    tainted_read: bool,
+    fixes: &Fixes,
+) -> bool {
+    let Some(v) = verdict.filter(|v| v.is_enforce()) else {
+        return false;
+    };
+    (fixes.sigterm_read && server.unread)
+        || (fixes.sigterm_doubt && v.in_doubt() && server.ever && !tainted_read)
 }
 
 /// What the round's peers that reach the API server read of this node's Node
