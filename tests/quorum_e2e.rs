@@ -860,6 +860,57 @@ fn three_of_five_one_after_another_the_last_holds_and_kills_nothing() {
     }
 }
 
+/// Issue 22, seed 0xd97 of the simulator: the staggered expiry's guess. n1, n2 and n3 lose the
+/// API server together, three of five: any of them may be the one the control plane judged
+/// while the zone still counted as healthy, so all three enforce (docs/fence.md §5, *Staggered
+/// expiry*), and the others are never tainted. Their peers read their Nodes every round; the lab
+/// has no node lifecycle controller, so none carries the taint. Their `-short` pods tolerate
+/// 15 s with 8 s of SIGTERM grace: counted from the latest read without the taint less 10 s,
+/// each SIGTERM is due at once, while its kill recedes with every read. Under a guessed enforce
+/// the SIGTERM waits until a peer reads the taint (§5, *The SIGTERM waits for a read*): nothing
+/// is stopped; once the test taints n2's Node, n2-short is stopped by its deletion, and the
+/// others run on.
+#[test]
+fn under_a_guessed_enforce_a_sigterm_waits_for_the_taint_then_stops_on_time() {
+    let tol = Duration::from_secs(15);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        grace_cap: Duration::from_secs(8),
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    for i in 1..=3 {
+        lab.cut_api(i);
+    }
+    for i in 1..=3 {
+        let (line, _) = expect_verdict(&mut lab, i, "enforce", Duration::from_secs(15));
+        assert!(
+            line.contains("may have been tainted while the zone still counted as healthy"),
+            "n{i} enforced on something else than the staggered expiry's guess: {line}"
+        );
+    }
+    let early = watch_pods(&mut lab, SystemTime::now() + Duration::from_secs(10));
+    assert!(
+        early.is_empty(),
+        "stopped under a guessed enforce with the Node read untainted: {early:?}\n{}",
+        lab.node(2).log()
+    );
+    for i in 1..=3 {
+        let log = lab.node(i).log();
+        assert!(
+            log.contains("wait until a peer reads the unreachable taint"),
+            "n{i} never said its SIGTERMs wait:\n{log}"
+        );
+    }
+    let tainted_at = SystemTime::now();
+    let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
+    support::taint_unreachable(&lab.server.api, "n2", &added);
+    let (stopped, _) = expect_stopped_on_time(&mut lab, 2, "n2-short", tainted_at + tol);
+    assert_only_stopped(&mut lab, &stopped, &["n2-short"]);
+}
+
 /// Scenario 4: a node that loses every link hears from no peer — it is alone, so the control
 /// plane evicts its pods, and it fences on time.
 #[test]

@@ -1327,11 +1327,29 @@ impl Task {
         if self.terminator.is_none() && self.policy.mode == fence_plan::Mode::Enforce {
             self.find_cgroups();
         }
-        // A SIGTERM waits while the peers read nothing from the API server they say they reach
-        // (`QuorumView::server_unread`); the quorum task logs when that begins and ends.
-        self.steps.wait_sigterm(
-            matches!(verdict, QuorumVerdict::Enforce { .. }) && self.quorum_view.server_unread,
-        );
+        // A SIGTERM waits while the peers read nothing from the API server they say they reach,
+        // or while an enforce in doubt has no taint read (`core::quorum::sigterm_waits`).
+        let view = &self.quorum_view;
+        let waits = matches!(verdict, QuorumVerdict::Enforce { .. })
+            && crate::core::quorum::sigterm_waits(
+                view.verdict.as_ref(),
+                &view.server_reads,
+                view.tainted_read,
+                &crate::core::quorum::Fixes::ALL,
+            );
+        if self.steps.wait_sigterm(waits) {
+            if !waits {
+                log::info!("SIGTERMs not sent yet no longer wait: each goes out when due");
+            } else if view.server_reads.unread {
+                log::warn!(
+                    "SIGTERMs not sent yet wait for a round in which a peer reads from the API server (their kills keep their times): the peers say they reach it, but none of their reads came back"
+                );
+            } else {
+                log::warn!(
+                    "SIGTERMs not sent yet wait until a peer reads the unreachable taint on this node's Node (their kills keep their times): the verdict only guesses that the control plane tainted this node, and the peers read its Node without the taint"
+                );
+            }
+        }
         for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
             self.take(&due, now);
         }

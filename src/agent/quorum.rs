@@ -124,11 +124,12 @@ pub struct QuorumView {
     /// The latest round in which a peer read this node's Node found the unreachable taint: the
     /// fence counts from `untainted_at` as from a taint it saw itself. Not persisted.
     pub tainted_read: bool,
-    /// The latest round's peers say they reach the API server, but none of their reads of it
-    /// came back, though peers' reads did in an earlier round of this run
-    /// (`core::quorum::ServerReads`): the fence's SIGTERMs wait (`core::fencing::Steps::
-    /// wait_sigterm`). False while connected; not persisted.
-    pub server_unread: bool,
+    /// Whether the peers' reads of the API server came back in this run, and whether the latest
+    /// round's peers say they reach it but none of their reads came back
+    /// (`core::quorum::ServerReads`): the fence's SIGTERMs may wait on it
+    /// (`core::quorum::sigterm_waits`). The latest round's word is cleared while connected; not
+    /// persisted.
+    pub server_reads: crate::core::quorum::ServerReads,
     /// What the latest round's peers listed of the pods it asked about (`core::unlisted`): the
     /// fence plans the pods found and asks no more about the UIDs settled. Taken by the fence
     /// (as `kubelet_renewed`); the pods it plans are persisted with its others.
@@ -246,7 +247,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         kubelet_read: None,
         untainted_at: None,
         tainted_read: false,
-        server_unread: false,
+        server_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),
     }
@@ -691,7 +692,7 @@ pub async fn run(
                     v.held_from = None;
                     // What this partition's peers listed is of this partition only.
                     v.pods_read = None;
-                    v.server_unread = false;
+                    v.server_reads.unread = false;
                 });
                 server_reads.unread = false;
                 untainted_logged = false;
@@ -850,6 +851,7 @@ pub async fn run(
         }
         // Whether the API server answered the peers that say they reach it, published before the
         // verdict it qualifies.
+        let was_unread = server_reads.unread;
         if server_reads.note(
             round
                 .heard
@@ -857,17 +859,16 @@ pub async fn run(
                 .map(|(_, h)| h)
                 .chain(read.iter().map(|(_, h)| h)),
         ) {
-            let unread = server_reads.unread;
-            view.send_modify(|v| v.server_unread = unread);
-            if unread {
-                log::warn!(
-                    "the peers say they reach the API server, but none of their reads of it came back this round: the API server may have stopped answering everyone, which they cannot tell yet; SIGTERMs not sent yet wait for a round in which a peer reads from it (kills keep their times)"
-                );
-            } else {
-                log::info!(
-                    "SIGTERMs no longer wait for a peer's read of the API server: the latest round's peers read from it, or none says it reaches it"
-                );
-            }
+            view.send_modify(|v| v.server_reads = server_reads);
+        }
+        match (was_unread, server_reads.unread) {
+            (false, true) => log::warn!(
+                "the peers say they reach the API server, but none of their reads of it came back this round: the API server may have stopped answering everyone, which they cannot tell yet"
+            ),
+            (true, false) => log::info!(
+                "the latest round's peers read from the API server again, or none says it reaches it"
+            ),
+            _ => {}
         }
         // A hold about to turn into enforce just after a nudge's read was answered: the renewal
         // it sent is in flight, and enforcing now would stop pods for deadlines long past
