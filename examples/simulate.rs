@@ -138,6 +138,7 @@ fn main() {
                 "relapse-kept" => settings.fixes.relapse_kept = false,
                 "kubelet-ordered" => settings.fixes.kubelet_ordered = false,
                 "sigterm-read" => settings.fixes.sigterm_read = false,
+                "sigterm-doubt" => settings.fixes.sigterm_doubt = false,
                 "taint-read-settles" => settings.fixes.taint_read_settles = false,
                 "unanswered-handed-on" => settings.fixes.unanswered_handed_on = false,
                 "silent-remembered" => settings.fixes.silent_remembered = false,
@@ -207,7 +208,8 @@ fn main() {
     }
     let began = Instant::now();
     let (mut failed, mut stops, mut deletions) = (0u64, 0usize, 0usize);
-    let (mut waited, mut waited_most) = (0usize, 0u64);
+    // How long each SIGTERM that waited for a peer's read waited.
+    let mut waits: Vec<u64> = Vec::new();
     let (mut earliest, mut latest) = (i64::MAX, i64::MIN);
     let mut indistinguishable = 0usize;
     // Of those, how many needed the node's partition to go on past the stop, every other node's
@@ -261,9 +263,7 @@ fn main() {
                 earliest = earliest.min(e);
                 latest = latest.max(e);
             }
-            waited += outcome.sigterm_waits_ms.len();
-            waited_most =
-                waited_most.max(outcome.sigterm_waits_ms.iter().copied().max().unwrap_or(0));
+            waits.extend(&outcome.sigterm_waits_ms);
             indistinguishable += outcome.indistinguishable.len();
             went_on += outcome.ended_after_stop;
             back += outcome.others_back;
@@ -305,8 +305,12 @@ fn main() {
     let count = ran;
     let secs = began.elapsed().as_secs_f64();
     println!(
-        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops ({waited} SIGTERM(s) waited for a peer's read of the API server, by up to {waited_most} ms), {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane (that failed after judging the node, or stayed up), {outage_later} had an outage of the API server begin after it, {over_as_partition} came after an outage of the API server that could have been a partition of every node from a live control plane; {combined} of them needed more than one of those changes); violations by kind: {kinds:?}",
+        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops ({} SIGTERM(s) waited for a peer's read, the median {} ms, nine in ten within {} ms, the longest {} ms), {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane (that failed after judging the node, or stayed up), {outage_later} had an outage of the API server begin after it, {over_as_partition} came after an outage of the API server that could have been a partition of every node from a live control plane; {combined} of them needed more than one of those changes); violations by kind: {kinds:?}",
         count as f64 / secs.max(1e-9),
+        waits.len(),
+        quantile(&mut waits, 0.5),
+        quantile(&mut waits, 0.9),
+        waits.iter().max().copied().unwrap_or(0),
         if earliest == i64::MAX { 0 } else { earliest },
         if latest == i64::MIN { 0 } else { latest },
     );
@@ -344,7 +348,14 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt]"
     );
     std::process::exit(2)
+}
+
+/// The `q` quantile of `values` (0 for none).
+fn quantile(values: &mut [u64], q: f64) -> u64 {
+    values.sort_unstable();
+    let at = ((values.len() as f64 * q) as usize).min(values.len().saturating_sub(1));
+    values.get(at).copied().unwrap_or(0)
 }

@@ -1526,6 +1526,25 @@ fn a_sigterm_waits_while_the_peers_read_nothing_from_the_api_server_they_say_the
     assert_timeline_says(0x147d, "68.817s n3 SIGTERMs wait for a read: false");
 }
 
+/// Seed 0xd97 (the default model; a wrongful stop in the 1–10,000 run of the twenty-ninth
+/// session): in a zone of five, n0 was tainted at 156.4 s; n4, cut off from 125.7 s, held
+/// through an outage of every link, and at 190.1 s enforced on the staggered expiry's guess
+/// ("only 1 had certainly gone silent ... it may have been tainted while the zone still counted
+/// as healthy"). It was judged in the partial disruption and never tainted: its peers read its
+/// Node without the taint every round. Pod 8 tolerates 34 s with 30 s of grace, so its SIGTERM,
+/// counted from the latest such read less 10 s, was due at once; its kill receded with every
+/// read. The SIGTERM now waits under a guessed enforce until a peer reads the taint
+/// (`Fixes::sigterm_doubt`, `core::quorum::sigterm_waits`), and the pod runs on.
+#[test]
+fn a_sigterm_waits_for_the_taint_under_an_enforce_the_staggered_expiry_only_guesses() {
+    let wrongful = |settings: &Settings| wrongful_stops(&Scenario::generate(0xd97), settings);
+    let mut reverted = Settings::default();
+    reverted.fixes.sigterm_doubt = false;
+    assert_eq!(wrongful(&reverted), [8]);
+    assert_eq!(wrongful(&Settings::default()), Vec::<usize>::new());
+    assert_timeline_says(0xd97, "190.081s n4 SIGTERMs wait for a read: true");
+}
+
 /// Seed 0x12ec with the controller keeping its state through an outage (found in the
 /// twenty-seventh session's keep-state run): n3's link came back as the API server returned
 /// after an outage of 68 s and went again 4 s later; its agent, the return unproven, knew itself

@@ -2468,10 +2468,14 @@ impl World<'_> {
             };
             a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
             // As `agent::fence_task`: a SIGTERM waits while the peers read nothing from the API
-            // server they say they reach.
-            let waits = set.fixes.sigterm_read
-                && matches!(verdict, fence_plan::QuorumVerdict::Enforce { .. })
-                && a.server_reads.unread;
+            // server they say they reach, or while an enforce in doubt has no taint read.
+            let waits = matches!(verdict, fence_plan::QuorumVerdict::Enforce { .. })
+                && quorum::sigterm_waits(
+                    a.gate.verdict.as_ref(),
+                    &a.server_reads,
+                    a.reads.tainted,
+                    &set.fixes,
+                );
             if a.steps.wait_sigterm(waits) {
                 a.waits = if waits {
                     Some((now, None))
