@@ -27,6 +27,14 @@ fn settings() -> Settings {
     s
 }
 
+/// `s` without the twenty-ninth session's waits of a SIGTERM (`Fixes::sigterm_read`,
+/// `Fixes::sigterm_doubt`).
+fn before_waits(mut s: Settings) -> Settings {
+    s.fixes.sigterm_read = false;
+    s.fixes.sigterm_doubt = false;
+    s
+}
+
 /// `s` without the two rules of the nineteenth session: peers read this node's Node for it
 /// (`Fixes::taint_read`), and the fence plans on a taint while not cut off
 /// (`Fixes::fence_on_taint`). Both move stops: the first later while the Node is read without the
@@ -427,8 +435,9 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     // their pods though the controller tainted none. Since the nineteenth session their peers
     // that reach the API server read each one's Node for it, and no deadline counts from before
     // a read without the taint, less `READ_SLACK` (`Fixes::taint_read`): pods 9 and 10 are
-    // kept; 6 and 12, tolerating 25 s and 40 s with 30 s of SIGTERM grace, are still signalled
-    // before the first read.
+    // kept; 6 and 12, tolerating 25 s and 40 s with 30 s of SIGTERM grace, were still signalled
+    // before the first read until, in the twenty-ninth session, a SIGTERM under such a guessed
+    // enforce waited for a peer to read the taint (`Fixes::sigterm_doubt`).
     let wrongful = |settings: &Settings| -> Vec<usize> {
         sim::run(&Scenario::generate(0x14), settings, false)
             .violations
@@ -439,7 +448,8 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
             })
             .collect()
     };
-    assert_eq!(wrongful(&settings()), [6, 12]);
+    assert_eq!(wrongful(&settings()), Vec::<usize>::new());
+    assert_eq!(wrongful(&before_waits(settings())), [6, 12]);
     assert_eq!(wrongful(&before_reads(settings())), [6, 10, 9, 12]);
     // Fixed (it ran a pod 138 s twice, then 12 s): another zone taken for down on two of its
     // peers, and a restarted agent's resumed enforce replaced by its unsettled rounds' pending.
@@ -605,8 +615,12 @@ fn the_judge_weighs_a_stop_by_what_could_be_known_when_it_was_made() {
     };
     // Seed 0x114: the node's link came back before the control plane deleted the pod it had
     // begun to stop; had the partition gone on, the pod was deleted in time. No agent sees the
-    // end of its partition coming.
-    let o = run(0x114);
+    // end of its partition coming. (As the agents stopped pods before their SIGTERMs waited:
+    // the stop was under the staggered expiry's guess, and since the twenty-ninth session its
+    // SIGTERM waits for the taint. The pod is then stopped only after the return, on a taint
+    // the controller removed 59 ms later, which is judged wrongful: the stop the old build also
+    // made then, unjudged behind its first.)
+    let o = sim::run(&Scenario::generate(0x114), &before_waits(settings()), false);
     assert!(o.ended_after_stop > 0, "{:?}", o.violations);
     assert_eq!(wrongful(&o), 0, "{:?}", o.violations);
     // Seed 0xe2: the API server went down for everyone five seconds before the stops, while
