@@ -2389,8 +2389,11 @@ fn sigterms_wait_on_an_unread_round_or_on_a_guessed_enforce_until_the_taint_is_r
 
     let fixes = policy().fixes;
     let reads = |ever, unread| ServerReads { ever, unread };
-    let waits =
-        |v: Option<&Verdict>, r: ServerReads, tainted: bool| sigterm_waits(v, &r, tainted, &fixes);
+    let under = |f: &nodewarden::core::quorum::Fixes,
+                 v: Option<&Verdict>,
+                 r: ServerReads,
+                 tainted: bool| sigterm_waits(v, &r, tainted, f);
+    let waits = |v: Option<&Verdict>, r: ServerReads, tainted: bool| under(&fixes, v, r, tainted);
     // No verdict, or a hold: nothing is sent anyway.
     assert!(!waits(None, reads(true, true), false));
     assert!(!waits(Some(&hold), reads(true, true), false));
@@ -2406,30 +2409,10 @@ fn sigterms_wait_on_an_unread_round_or_on_a_guessed_enforce_until_the_taint_is_r
     // Each rule off alone.
     let mut no_read = fixes;
     no_read.sigterm_read = false;
-    assert!(!sigterm_waits(
-        Some(&certain),
-        &reads(true, true),
-        false,
-        &no_read
-    ));
-    assert!(sigterm_waits(
-        Some(&guessed),
-        &reads(true, true),
-        false,
-        &no_read
-    ));
+    assert!(!under(&no_read, Some(&certain), reads(true, true), false));
+    assert!(under(&no_read, Some(&guessed), reads(true, true), false));
     let mut no_doubt = fixes;
     no_doubt.sigterm_doubt = false;
-    assert!(!sigterm_waits(
-        Some(&guessed),
-        &reads(true, false),
-        false,
-        &no_doubt
-    ));
-    assert!(sigterm_waits(
-        Some(&guessed),
-        &reads(true, true),
-        false,
-        &no_doubt
-    ));
+    assert!(!under(&no_doubt, Some(&guessed), reads(true, false), false));
+    assert!(under(&no_doubt, Some(&guessed), reads(true, true), false));
 }

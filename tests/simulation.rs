@@ -1372,6 +1372,19 @@ fn assert_timeline_under(seed: u64, settings: &Settings, needle: &str) {
     );
 }
 
+/// With one fix reverted (`revert`), seed `seed` stops exactly the pods `wrongful` wrongfully in
+/// the default model; with every fix, none.
+fn assert_spared(seed: u64, revert: fn(&mut nodewarden::core::quorum::Fixes), wrongful: &[usize]) {
+    let scenario = Scenario::generate(seed);
+    let mut reverted = Settings::default();
+    revert(&mut reverted.fixes);
+    assert_eq!(wrongful_stops(&scenario, &reverted), wrongful);
+    assert_eq!(
+        wrongful_stops(&scenario, &Settings::default()),
+        Vec::<usize>::new()
+    );
+}
+
 /// The pods of `scenario` stopped wrongfully under `settings`, in the order found.
 fn wrongful_stops(scenario: &Scenario, settings: &Settings) -> Vec<usize> {
     sim::run(scenario, settings, false)
@@ -1525,17 +1538,7 @@ fn a_node_orders_its_silence_by_its_kubelets_renewal_as_its_peers_read_it() {
 /// the hold came before the kill's time, and nothing is stopped.
 #[test]
 fn a_sigterm_waits_while_the_peers_read_nothing_from_the_api_server_they_say_they_reach() {
-    let wrongful = |settings: &Settings| {
-        sim::run(&Scenario::generate(0x147d), settings, false)
-            .violations
-            .iter()
-            .filter(|v| kind(v) == "wrongful-stop")
-            .count()
-    };
-    let mut reverted = Settings::default();
-    reverted.fixes.sigterm_read = false;
-    assert_eq!(wrongful(&reverted), 1);
-    assert_eq!(wrongful(&Settings::default()), 0);
+    assert_spared(0x147d, |f| f.sigterm_read = false, &[7]);
     assert_timeline_says(0x147d, "53.817s n3 SIGTERMs wait for a read: true");
     assert_timeline_says(0x147d, "68.817s n3 SIGTERMs wait for a read: false");
 }
@@ -1551,11 +1554,7 @@ fn a_sigterm_waits_while_the_peers_read_nothing_from_the_api_server_they_say_the
 /// (`Fixes::sigterm_doubt`, `core::quorum::sigterm_waits`), and the pod runs on.
 #[test]
 fn a_sigterm_waits_for_the_taint_under_an_enforce_the_staggered_expiry_only_guesses() {
-    let wrongful = |settings: &Settings| wrongful_stops(&Scenario::generate(0xd97), settings);
-    let mut reverted = Settings::default();
-    reverted.fixes.sigterm_doubt = false;
-    assert_eq!(wrongful(&reverted), [8]);
-    assert_eq!(wrongful(&Settings::default()), Vec::<usize>::new());
+    assert_spared(0xd97, |f| f.sigterm_doubt = false, &[8]);
     assert_timeline_says(0xd97, "190.081s n4 SIGTERMs wait for a read: true");
 }
 
