@@ -1339,7 +1339,9 @@ impl Task {
             );
         if self.steps.wait_sigterm(waits) {
             if !waits {
-                log::info!("SIGTERMs not sent yet no longer wait: each goes out when due");
+                log::info!(
+                    "SIGTERMs not sent yet no longer wait for a peer's read: under enforce, each goes out when due"
+                );
             } else if view.server_reads.unread {
                 log::warn!(
                     "SIGTERMs not sent yet wait for a round in which a peer reads from the API server (their kills keep their times): the peers say they reach it, but none of their reads came back"

@@ -646,13 +646,14 @@ impl Steps {
         self.sigterm_waits = false;
     }
 
-    /// Whether the SIGTERMs not sent yet wait (docs/fence.md §5, *The SIGTERM waits for a
-    /// read*): a SIGTERM is the one step nothing later undoes, sent a pod's grace period ahead of
-    /// its kill, and while the latest round's peers say they reach the API server but none read
-    /// from it (`core::quorum::ServerReads::unread`) the verdict it rests on may be about to turn.
-    /// A waiting SIGTERM goes out as soon as they read again, or with its kill, which keeps its
-    /// time: a pod is stopped no later than before, with less of its grace period. True when
-    /// that changed.
+    /// Whether the SIGTERMs not sent yet wait (`core::quorum::sigterm_waits`, docs/fence.md §5,
+    /// *The SIGTERM waits for a read*): a SIGTERM is the one step nothing later undoes, sent a
+    /// pod's grace period ahead of its kill, and while the latest round's peers say they reach the
+    /// API server but none read from it, the verdict it rests on may be about to turn; under the
+    /// staggered expiry's guess, until a peer reads the taint, the node may never be tainted. A
+    /// waiting SIGTERM goes out as soon as the wait ends, or with its kill, which keeps its time:
+    /// a pod is stopped no later than before, with less of its grace period. True when that
+    /// changed.
     pub fn wait_sigterm(&mut self, wait: bool) -> bool {
         std::mem::replace(&mut self.sigterm_waits, wait) != wait
     }

@@ -254,9 +254,9 @@ pub struct Outcome {
     /// Per stop of a pod the control plane deleted: deletion − kill (positive: the fence was
     /// early), in milliseconds.
     pub earliness_ms: Vec<i64>,
-    /// Per SIGTERM that waited for a peer's read of the API server (`Steps::wait_sigterm`): how
-    /// long after its planned instant it was sent, in milliseconds (the pod's grace period is
-    /// that much shorter).
+    /// Per SIGTERM that waited for a peer's read (`Steps::wait_sigterm`: of the API server, or of
+    /// the taint under the staggered expiry's guess): how much of the time since its planned
+    /// instant it waited, in milliseconds (the pod's grace period is that much shorter).
     pub sigterm_waits_ms: Vec<u64>,
     /// Stops whose pod the control plane deleted later, none deleted, or kept.
     pub stops: usize,
@@ -2346,6 +2346,8 @@ impl World<'_> {
             Some(Transition::Reconnected { .. }) => {
                 a.steps.clear();
                 a.waits = None;
+                // As `agent::quorum`: the latest round's word is of the partition that ended.
+                a.server_reads.unread = false;
                 a.settled.clear();
                 a.gate = Gate::default();
                 a.next_round = None;
