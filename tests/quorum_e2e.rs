@@ -747,7 +747,7 @@ fn the_api_down_for_everyone_kills_nothing() {
 /// the API server goes down for everyone. The peers still say they reach it for
 /// `unreachableAfter` (8 s here) after their last contacts, but their reads of n1's Node fail.
 /// Each round that read the Node without the taint moved n1-short's deadlines to count from it,
-/// less 10 s (`READ_SLACK`): its SIGTERM falls 3.5–4.5 s after the outage began, 10 s ahead of its
+/// less 10 s (`READ_SLACK`): its SIGTERM falls 3.3–4.5 s after the outage began, 10 s ahead of its
 /// kill, while the peers still say they reach the API server. The SIGTERM waits (docs/fence.md
 /// §5, *The SIGTERM waits for a read*), n1 holds before the kill's time, and nothing is stopped.
 /// Sent on plan, as before, it stopped a pod the control plane, down, never deletes.
