@@ -1531,7 +1531,7 @@ fn a_node_orders_its_silence_by_its_kubelets_renewal_as_its_peers_read_it() {
 /// session): n3, alone cut off in a zone of five, enforced on its four peers' word that they
 /// reached the API server. The API server went down for everyone at 53.6 s; the peers still said
 /// they reached it for `unreachableAfter` after their last contacts, and at 61.4 s n3 sent pod 7
-/// (tolerating 46 s, 30 s of grace) its SIGTERM, 32 s before its planned kill. At 68.8 s its
+/// (tolerating 46 s, 30 s of grace) its SIGTERM, 30 s before its planned kill. At 68.8 s its
 /// verdict was hold, and the control plane never deleted the pod then. The peers' reads of n3's
 /// Node had failed in every round since 53.8 s: the SIGTERM now waits while the peers that say
 /// they reach the API server read nothing from it (`Fixes::sigterm_read`, `Steps::wait_sigterm`),
