@@ -773,6 +773,10 @@ fn a_sigterm_waits_while_the_peers_read_nothing_from_the_api_server_and_the_hold
     let log = lab.node(1).log();
     assert!(
         log.contains("none of their reads of it came back"),
+        "n1 never said its peers' reads failed:\n{log}"
+    );
+    assert!(
+        log.contains("SIGTERMs not sent yet wait for a round in which a peer reads"),
         "n1 never said its SIGTERMs wait:\n{log}"
     );
     let v = verdicts(&log);
