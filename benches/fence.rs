@@ -65,6 +65,7 @@ fn planning() {
             &pods,
             Duration::from_secs(1000),
             None,
+            None,
             &policy,
             &QuorumVerdict::NotConsulted,
         );

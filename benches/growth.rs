@@ -148,6 +148,7 @@ fn plan_time(pods: &[FencePod], policy: &FencePolicy) -> Duration {
             black_box(pods),
             Duration::from_secs(1000),
             None,
+            None,
             policy,
             &QuorumVerdict::NotConsulted,
         ));
@@ -363,6 +364,7 @@ fn per_cycle() {
         black_box(plan(
             black_box(&pods),
             Duration::from_secs(1000),
+            None,
             None,
             &policy,
             &QuorumVerdict::NotConsulted,

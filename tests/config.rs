@@ -1040,3 +1040,49 @@ taintEffect = "NoSchedule"
         assert_eq!(got, want, "{condition} / {taint}: {:#?}", loaded.warnings);
     }
 }
+
+#[test]
+fn the_controller_managers_lease_is_a_namespace_and_a_name_or_nothing() {
+    let default = load_ok("").fence.controller_manager_lease;
+    assert_eq!(
+        default,
+        Some((
+            "kube-system".to_string(),
+            "kube-controller-manager".to_string()
+        ))
+    );
+    let c = load_ok("[fence]\ncontrollerManagerLease = \"control/kcm.leader\"\n");
+    assert_eq!(
+        c.fence.controller_manager_lease,
+        Some(("control".to_string(), "kcm.leader".to_string()))
+    );
+    assert_eq!(
+        effective_json(&c)["fence"]["controllerManagerLease"],
+        json!("control/kcm.leader")
+    );
+    let none = load_ok("[fence]\ncontrollerManagerLease = \"\"\n");
+    assert_eq!(none.fence.controller_manager_lease, None);
+    assert_eq!(
+        effective_json(&none)["fence"]["controllerManagerLease"],
+        json!("")
+    );
+    assert!(effective_text(&none).contains("none read"));
+    for given in [
+        "kube-controller-manager",
+        "kube-system/",
+        "/x",
+        "Kube/x",
+        "a/b/c",
+    ] {
+        let text = format!("[fence]\ncontrollerManagerLease = \"{given}\"\n");
+        let errors = config::from_str(&text, None).expect_err(given).0;
+        assert_eq!(errors.len(), 1, "{given}: {errors:?}");
+        let shown = errors[0].to_string();
+        assert!(
+            shown.contains("fence.controllerManagerLease")
+                && shown.contains("namespace/name")
+                && shown.contains(":2:"),
+            "{given}: {shown}"
+        );
+    }
+}

@@ -49,6 +49,7 @@ fn delay(tolerations: Vec<Toleration>) -> Option<u64> {
         &[pod(tolerations)],
         CONTACT,
         None,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -151,6 +152,7 @@ fn daemonset_tolerations_are_never_fenced() {
         std::slice::from_ref(&p),
         CONTACT,
         None,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -159,6 +161,7 @@ fn daemonset_tolerations_are_never_fenced() {
     let plans = plan(
         &[p],
         CONTACT,
+        None,
         None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
@@ -182,6 +185,7 @@ fn static_mirror_opted_out_and_finished_pods_are_never_fenced() {
             &[p],
             CONTACT,
             None,
+            None,
             &policy(Mode::Enforce),
             &QuorumVerdict::NotConsulted,
         );
@@ -199,6 +203,7 @@ fn the_pod_is_stopped_by_its_eviction_time() {
     let plans = plan(
         &[p],
         CONTACT,
+        None,
         None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
@@ -231,6 +236,7 @@ fn the_grace_is_capped() {
         &[p],
         CONTACT,
         None,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
@@ -250,12 +256,14 @@ fn dry_run_plans_the_same_schedule_but_marks_it() {
         std::slice::from_ref(&p),
         CONTACT,
         None,
+        None,
         &policy(Mode::Enforce),
         &QuorumVerdict::NotConsulted,
     );
     let dry = plan(
         &[p],
         CONTACT,
+        None,
         None,
         &policy(Mode::DryRun),
         &QuorumVerdict::NotConsulted,
@@ -280,6 +288,7 @@ fn off_plans_nothing_and_a_hold_verdict_holds() {
         std::slice::from_ref(&p),
         CONTACT,
         None,
+        None,
         &policy(Mode::Off),
         &QuorumVerdict::NotConsulted,
     );
@@ -287,6 +296,7 @@ fn off_plans_nothing_and_a_hold_verdict_holds() {
     let held = plan(
         &[p],
         CONTACT,
+        None,
         None,
         &policy(Mode::Enforce),
         &QuorumVerdict::Hold {
@@ -309,7 +319,7 @@ proptest! {
         let run = |s: i64| {
             let mut p = pod(vec![ne(UNREACHABLE).with_seconds(s)]);
             p.termination_grace_seconds = grace;
-            match plan(&[p], CONTACT, None, &policy(Mode::Enforce), &QuorumVerdict::NotConsulted)[0].plan.clone() {
+            match plan(&[p], CONTACT, None, None, &policy(Mode::Enforce), &QuorumVerdict::NotConsulted)[0].plan.clone() {
                 Plan::Stop { schedule, .. } => schedule,
                 other => panic!("{other:?}"),
             }
@@ -349,6 +359,7 @@ fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() 
     let plans = plan(
         &[pod(vec![toleration])],
         CONTACT,
+        None,
         None,
         &lagged,
         &QuorumVerdict::NotConsulted,
@@ -403,4 +414,59 @@ fn a_stored_pod_with_gt_tolerations_is_fenced_as_the_controller_evicts_it() {
     let fp = nodewarden::agent::fence_task::fence_pod(&alone).expect("the pod is read");
     assert!(fp.tolerations.is_empty(), "{:?}", fp.tolerations);
     assert_eq!(delay(fp.tolerations.clone()), Some(40));
+}
+
+/// No eviction counts from before the instant the controller-manager's leader Lease proves no
+/// running timer started (`core::leader`): a taint seen long ago counts from there, a later count
+/// stays, and a pod never evicted stays so.
+#[test]
+fn no_eviction_counts_from_before_every_timer_started_again() {
+    let at = |tainted: Option<u64>, timers_from: Option<u64>, t: Vec<Toleration>| {
+        let plans = plan(
+            &[pod(t)],
+            CONTACT,
+            tainted.map(Duration::from_secs),
+            timers_from.map(Duration::from_secs),
+            &policy(Mode::Enforce),
+            &QuorumVerdict::Tainted { untainted: None },
+        );
+        match &plans[0].plan {
+            Plan::Stop { schedule, .. } => Some(schedule.eviction_time.as_secs()),
+            Plan::Never { .. } => None,
+            Plan::Hold { .. } => panic!("not held"),
+        }
+    };
+    let tolerates =
+        |secs| vec![Toleration::exists(UNREACHABLE, Some(Effect::NoExecute)).with_seconds(secs)];
+    // The taint seen at 900 s; pods tolerating 60 s.
+    assert_eq!(at(Some(900), None, tolerates(60)), Some(960));
+    // Every timer started again no earlier than 1,200 s: the eviction moves with it.
+    assert_eq!(at(Some(900), Some(1200), tolerates(60)), Some(1260));
+    // Counted from the contact, later than the timers' start: unchanged.
+    assert_eq!(
+        at(None, Some(500), tolerates(60)),
+        at(None, None, tolerates(60))
+    );
+    assert_eq!(at(Some(900), Some(800), tolerates(60)), Some(960));
+    // A pod tolerating the taint forever is never stopped, whatever the Lease says.
+    let forever = vec![Toleration::exists(UNREACHABLE, Some(Effect::NoExecute))];
+    assert_eq!(at(Some(900), Some(1200), forever), None);
+    // The plan says why, only where the read moved it.
+    let reason = |timers_from: u64| {
+        let plans = plan(
+            &[pod(tolerates(60))],
+            CONTACT,
+            Some(Duration::from_secs(900)),
+            Some(Duration::from_secs(timers_from)),
+            &policy(Mode::Enforce),
+            &QuorumVerdict::Tainted { untainted: None },
+        );
+        match &plans[0].plan {
+            Plan::Stop { reason, .. } => reason.to_string(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let said = "no earlier than the read of the controller-manager's leader Lease";
+    assert!(reason(1200).contains(said), "{}", reason(1200));
+    assert!(!reason(800).contains(said), "{}", reason(800));
 }

@@ -252,7 +252,14 @@ fn wall_clock_steps_both_ways_move_no_decision_by_more_than_a_heartbeat() {
             let j = link.judge(&seen, now, AFTER);
             judged.push((tick, j.reachable, j.cut_off));
             if let (true, Some(contact)) = (j.cut_off, j.last_contact) {
-                let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
+                let plans = plan(
+                    &pods,
+                    contact,
+                    None,
+                    None,
+                    &policy,
+                    &QuorumVerdict::NotConsulted,
+                );
                 for d in taken.due(&plans, &BTreeSet::new(), now.mono) {
                     stops.push((d.uid, d.step == Step::Kill, tick));
                 }
@@ -333,7 +340,14 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     let policy = enforce();
     let contact = BASE;
     let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("done", Some(0))];
-    let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
+    let plans = plan(
+        &pods,
+        contact,
+        None,
+        None,
+        &policy,
+        &QuorumVerdict::NotConsulted,
+    );
     let fenced: BTreeSet<String> = ["done".to_string()].into();
     let mut steps = Steps::default();
     // a: eviction 40 s, kill 38 s, SIGTERM 28 s; b: eviction 70 s, kill 68 s, SIGTERM 58 s.
@@ -367,6 +381,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
         &pods,
         contact,
         None,
+        None,
         &FencePolicy {
             mode: Mode::DryRun,
             kubelet_lag: Duration::ZERO,
@@ -382,6 +397,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     let held = plan(
         &pods,
         contact,
+        None,
         None,
         &policy,
         &QuorumVerdict::Hold {
@@ -403,7 +419,14 @@ fn a_waiting_sigterm_goes_out_when_the_wait_ends_or_with_its_kill_which_keeps_it
     let policy = enforce();
     let contact = BASE;
     let pods = vec![pod("a", Some(0)), pod("b", Some(30))];
-    let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
+    let plans = plan(
+        &pods,
+        contact,
+        None,
+        None,
+        &policy,
+        &QuorumVerdict::NotConsulted,
+    );
     let none = BTreeSet::new();
     // a: SIGTERM 28 s, kill 38 s; b: SIGTERM 58 s, kill 68 s.
     let mut steps = Steps::default();
@@ -888,7 +911,14 @@ fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
         })
         .chain([pod("done", Some(0))])
         .collect();
-    let plans = plan(&pods, contact, None, &policy, &QuorumVerdict::NotConsulted);
+    let plans = plan(
+        &pods,
+        contact,
+        None,
+        None,
+        &policy,
+        &QuorumVerdict::NotConsulted,
+    );
     let fenced: BTreeSet<String> = ["done".to_string()].into();
 
     let mut by_sleeping = Steps::default();
@@ -951,6 +981,7 @@ fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
     let plans = plan(
         &[pod("a", Some(0)), pod("b", Some(30))],
         BASE,
+        None,
         None,
         &policy,
         &QuorumVerdict::NotConsulted,

@@ -1390,8 +1390,14 @@ fn the_connected_plan_metrics_allocate_nothing_a_pod() {
     let metrics = Metrics::default();
     let record = |pods: &[FencePod]| {
         thread_allocations::during(|| {
-            let plans =
-                fence_plan::plan_each(pods, Duration::from_secs(100), None, &policy, &verdict);
+            let plans = fence_plan::plan_each(
+                pods,
+                Duration::from_secs(100),
+                None,
+                None,
+                &policy,
+                &verdict,
+            );
             metrics.record_plans(plans.map(|(_, plan)| plan), &verdict, None);
         })
         .0
@@ -1413,7 +1419,14 @@ fn the_connected_plan_metrics_allocate_nothing_a_pod() {
     assert_eq!(counted, 1000.0, "{text}");
     // The counter sees allocations: the kept plans of 1,000 pods are a vector of them at least.
     let (kept, plans) = thread_allocations::during(|| {
-        fence_plan::plan(&many, Duration::from_secs(100), None, &policy, &verdict)
+        fence_plan::plan(
+            &many,
+            Duration::from_secs(100),
+            None,
+            None,
+            &policy,
+            &verdict,
+        )
     });
     assert_eq!(plans.len(), 1000);
     assert!(

@@ -245,6 +245,7 @@ fn rbac_grants_exactly_the_requests_the_agent_makes_and_no_wildcards() {
         g("kube-node-lease", "coordination.k8s.io", "leases", "get"),
         g("kube-node-lease", "coordination.k8s.io", "leases", "create"),
         g("kube-node-lease", "coordination.k8s.io", "leases", "update"),
+        g("kube-system", "coordination.k8s.io", "leases", "get"),
         g(NAMESPACE, "discovery.k8s.io", "endpointslices", "list"),
         g(NAMESPACE, "discovery.k8s.io", "endpointslices", "watch"),
     ]

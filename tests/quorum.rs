@@ -1307,7 +1307,16 @@ fn eviction(quorum: &QuorumVerdict) -> Option<Duration> {
         mode: Mode::Enforce,
         kubelet_lag: Duration::ZERO,
     };
-    match &plan(&[pod()], Duration::from_secs(1000), None, &policy, quorum)[0].plan {
+    match &plan(
+        &[pod()],
+        Duration::from_secs(1000),
+        None,
+        None,
+        &policy,
+        quorum,
+    )[0]
+    .plan
+    {
         Plan::Stop { schedule, .. } => Some(schedule.eviction_time),
         Plan::Hold { .. } => None,
         Plan::Never { reason } => panic!("never: {reason}"),
@@ -2011,7 +2020,7 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
                     tainted: Option<u64>,
                     verdict: &QuorumVerdict,
                     p: &FencePolicy| {
-        match &plan(&[pod()], s(contact), tainted.map(s), p, verdict)[0].plan {
+        match &plan(&[pod()], s(contact), tainted.map(s), None, p, verdict)[0].plan {
             Plan::Stop { schedule, .. } => *schedule,
             other => panic!("{other:?}"),
         }
@@ -2036,6 +2045,7 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
         &[pod()],
         s(1100),
         Some(s(1020)),
+        None,
         &policy.on_taint(),
         &on_taint,
     );

@@ -1705,3 +1705,101 @@ fn an_agent_restarted_while_holding_keeps_holding() {
     assert_eq!(report["quorum"]["verdict"], "hold", "{report:#}");
     assert!(report["quorum"]["reason"].is_string(), "{report:#}");
 }
+
+/// Issue 22, seeds 0xefd and 0x18ec of the simulator: n1 is cut off alone and the control plane
+/// taints its Node; then the API server is down for everyone for 20 s, longer than the
+/// controller-manager's renew deadline, and the controller-manager (here a thread of the test
+/// renewing `kube-system/kube-controller-manager` every second as holder `cm-a`) renews nothing.
+/// Back, n1 finds its Node still tainted, its toleration of 14 s long run from the taint's
+/// `timeAdded`. The controller-manager that takes over starts every toleration again, and
+/// removes the taint once it sees the kubelet (here 3 s after the return). n1's read of the
+/// Lease at the return shows `cm-a`'s last renewal from before the outage, 19 s or more ago: no
+/// taint eviction timer runs, so none that deletes a pod started before that read (docs/fence.md
+/// §7, *The controller-manager's Lease*). Nothing is stopped. Counted from `timeAdded`, as before,
+/// n1-short was stopped at the return.
+#[test]
+fn back_after_the_controller_managers_lead_lapsed_a_taint_counts_from_the_read_that_proves_it() {
+    let tol = Duration::from_secs(14);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    let api = lab.server.api.clone();
+    api.create_namespace("kube-system");
+    let stamp = |t: SystemTime| humantime::format_rfc3339_micros(t).to_string();
+    api.create_lease(serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "kube-controller-manager", "namespace": "kube-system"},
+        "spec": {
+            "holderIdentity": "cm-a",
+            "leaseDurationSeconds": 15,
+            "acquireTime": stamp(SystemTime::now()),
+            "renewTime": stamp(SystemTime::now()),
+            "leaseTransitions": 0,
+        },
+    }));
+    let stop = Arc::new(AtomicBool::new(false));
+    let renewer = {
+        let (api, flag) = (api.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(90);
+            while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+                let now = stamp(SystemTime::now());
+                let renewed = api.update_lease_as(
+                    "kube-controller-manager",
+                    "kube-system",
+                    "kube-controller-manager",
+                    |l| l["spec"]["renewTime"] = Value::String(now),
+                );
+                assert!(renewed.is_ok(), "renewal: {renewed:?}");
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    lab.start_all();
+    let cut_at = SystemTime::now();
+    lab.cut_api(1);
+    std::thread::sleep(Duration::from_secs(1));
+    support::taint_unreachable(
+        &api,
+        "n1",
+        &humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, Ordering::Relaxed);
+    renewer.join().expect("renewer");
+    lab.api_down();
+    let stopped = watch_pods(&mut lab, cut_at + Duration::from_secs(23));
+    assert_only_stopped(&mut lab, &stopped, &[]);
+    lab.api_up();
+    lab.heal_api(1);
+    let back = Instant::now();
+    let mut log = String::new();
+    while back.elapsed() < Duration::from_secs(5) && !log.contains("stopped renewing longer ago") {
+        std::thread::sleep(Duration::from_millis(100));
+        log = lab.node(1).log();
+    }
+    assert!(
+        log.contains("its holder cm-a stopped renewing longer ago than the Lease lasts"),
+        "n1 never read the lapsed Lease:\n{log}"
+    );
+    let stopped = watch_pods(&mut lab, SystemTime::now() + Duration::from_secs(3));
+    api.update_node_as("kube-controller-manager", "n1", |n| {
+        n["spec"]["taints"] = serde_json::json!([]);
+    })
+    .unwrap_or_else(|e| panic!("untaint: {e:?}"));
+    let later = watch_pods(&mut lab, SystemTime::now() + tol + Duration::from_secs(2));
+    let log = lab.node(1).log();
+    assert!(
+        stopped.is_empty() && later.is_empty(),
+        "stopped {stopped:?} {later:?}:\n{log}"
+    );
+    assert!(
+        log.contains("no earlier than the read of the controller-manager's leader Lease"),
+        "n1's plan never said what it counted from:\n{log}"
+    );
+    assert_only_stopped(&mut lab, &later, &[]);
+}

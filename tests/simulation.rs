@@ -1411,9 +1411,13 @@ fn a_hold_waits_a_round_while_the_renewal_after_an_answered_read_is_in_flight() 
     assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
     let mut reverted = before_reads(Settings::default());
     reverted.fixes.renewal_in_flight = false;
-    // The probe of the kubelet's path, which finds the return, came later.
+    // The probe of the kubelet's path, which finds the return, came later; so did the read of
+    // the controller-manager's leader Lease, which counts pod 120's deadline from n59's return.
     reverted.fixes.node_path = false;
+    let lease_read = reverted;
+    reverted.fixes.leader_read = false;
     assert_eq!(wrongful_stops(&scenario, &reverted), [120, 122]);
+    assert_eq!(wrongful_stops(&scenario, &lease_read), [122]);
     assert_timeline_says(0x1cea, "n59 would enforce, its renewal in flight");
 }
 
@@ -1766,4 +1770,22 @@ fn an_agent_whose_kubelets_path_answers_tells_its_peers_it_reaches_the_api_serve
     assert_eq!(before[0].0, 0);
     assert!(before[0].1 > Duration::from_secs(20), "{before:?}");
     assert_eq!(ran_twice(&Settings::default()), vec![]);
+}
+
+/// Seeds 0xefd and 0x18ec (issue 22, the 1–10,000 run of the twenty-ninth session): an outage of
+/// the API server (0xefd: 241.8–387.0 s) outlasted the controller-manager's renew deadline; its
+/// successor takes over 15 s after the return and starts every toleration again. n9, back at
+/// 387.093 s with its Node still carrying the taint of before the outage, planned on the taint's
+/// `timeAdded` and stopped pod 15 (tolerating 134 s) at once; the controller-manager, once it
+/// led, removed the taint. Now the read of the leader Lease at the return shows its holder last
+/// renewed before the outage: no timer runs, and none that comes started before that read
+/// (`core::leader`, `Fixes::leader_read`).
+#[test]
+fn a_taint_that_outlived_the_controller_managers_lead_counts_from_the_read_that_proves_it() {
+    assert_spared(0xefd, |f| f.leader_read = false, &[15]);
+    assert_timeline_says(
+        0xefd,
+        "387.093s n9 reads the leader Lease: Lapsed, timers from 387.093s",
+    );
+    assert_spared(0x18ec, |f| f.leader_read = false, &[39]);
 }

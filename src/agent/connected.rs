@@ -226,6 +226,8 @@ pub async fn run<S: Source>(
     // Fence → quorum: whether the Node carried the unreachable taint when last seen.
     let (tainted_tx, tainted_rx) = watch::channel(false);
     let (unlisted_tx, unlisted_rx) = watch::channel(Vec::new());
+    // Leader Lease reader → fence: what the controller-manager's leader Lease proves.
+    let (leader_tx, leader_rx) = watch::channel(crate::agent::leader::LeaderView::default());
     // Peer source → quorum. A static list is known at once; a discovered one replaces the
     // persisted list only once listed.
     let (peers_tx, mut peers_rx) = watch::channel(peers.known);
@@ -393,6 +395,18 @@ pub async fn run<S: Source>(
             quorum::run(quorum_settings, node, inputs, quorum_tx, health, clock).await;
         });
     }
+    // Read only for the fence: with fencing off, nothing is planned on a taint.
+    if let Some(lease) = config
+        .fence
+        .controller_manager_lease
+        .clone()
+        .filter(|_| config.fence.mode != crate::core::fence_plan::Mode::Off)
+    {
+        let (client, requests, reach) = (client.clone(), requests.clone(), reach.subscribe());
+        tasks.spawn("leader Lease", async move {
+            crate::agent::leader::run(client, requests, lease, reach, clock, leader_tx).await;
+        });
+    }
     // Also with fencing off: the task keeps the state `nodewarden status` reads.
     {
         let inputs = fence_task::FenceInputs {
@@ -405,6 +419,7 @@ pub async fn run<S: Source>(
             node: node_rx.clone(),
             reach: reach.clone(),
             quorum: quorum_rx,
+            leader: leader_rx,
             cut_off: cut_off_tx,
             tainted: tainted_tx,
             unlisted: unlisted_tx,

@@ -216,6 +216,8 @@ pub struct FenceInputs {
     pub reach: Arc<Reachability>,
     /// The peer quorum: its verdict gates every stop; its zone and peers are persisted.
     pub quorum: watch::Receiver<QuorumView>,
+    /// What the reads of the controller-manager's leader Lease prove (`agent::leader`).
+    pub leader: watch::Receiver<crate::agent::leader::LeaderView>,
     /// Whether this node is cut off, for the quorum task.
     pub cut_off: watch::Sender<Option<bool>>,
     /// Whether our Node carried the unreachable NoExecute taint when last seen (by this run, or
@@ -374,6 +376,8 @@ pub async fn run(
         kubelet_read: None,
         renewal_read: None,
         counted_from_kubelet: None,
+        leader: *inputs.leader.borrow(),
+        returned_at: None,
         node_path: Default::default(),
         node_read: false,
         reachable: false,
@@ -429,6 +433,7 @@ pub async fn run(
         .watch(&inputs.pods_changed)
         .watch(&inputs.node)
         .watch(&inputs.quorum)
+        .watch(&inputs.leader)
         .watch(&inputs.journal)
         .watch(&inputs.reach.subscribe())
         .watch(&inputs.reach.subscribe_contact());
@@ -541,6 +546,10 @@ struct Task {
     /// The deadlines of this partition count from a kubelet renewal read after this run's own
     /// requests failed, as logged.
     counted_from_kubelet: Option<SystemTime>,
+    /// What the reads of the controller-manager's leader Lease prove (`agent::leader`), and when
+    /// the latest partition ended: a plan on the taint waits for the read after it.
+    leader: crate::agent::leader::LeaderView,
+    returned_at: Option<Duration>,
     /// What this partition's probes of the kubelet's path said (`QuorumView::node_path`): taken
     /// from the view, as the reads are, so that a probe alone writes nothing to disk.
     node_path: crate::core::fencing::NodePath<tokio::time::Instant>,
@@ -567,7 +576,7 @@ struct Task {
     /// What the plans were last logged with in this partition: the verdict without the peers'
     /// latest read of the Node (`QuorumVerdict::without_reads`), the taint's time, and the pods'
     /// generation (a pod a peer listed is planned, and logged, with the others).
-    logged_verdict: Option<(QuorumVerdict, Option<Duration>, u64)>,
+    logged_verdict: Option<(QuorumVerdict, TaintCounts, u64)>,
     fence: Fence,
     terminator: Option<Terminator>,
     layout_error: Option<String>,
@@ -741,7 +750,10 @@ impl OwnList {
 
 /// What a partition's plans are made from: last contact, the unreachable taint's time, the
 /// quorum's verdict, the pods' generation.
-type PlanKey = (Duration, Option<Duration>, QuorumVerdict, u64);
+/// The taint's count and the instant every taint eviction timer started again, as planned.
+type TaintCounts = (Option<Duration>, Option<Duration>);
+
+type PlanKey = (Duration, TaintCounts, QuorumVerdict, u64);
 
 impl Task {
     /// When the unreachable taint on our Node as last seen was added, on the monotonic clock: its
@@ -836,6 +848,9 @@ impl Task {
                 self.quorum_view = next;
                 self.durability.changed();
             }
+        }
+        if inputs.leader.has_changed().unwrap_or(false) {
+            self.leader = *inputs.leader.borrow_and_update();
         }
         if inputs.journal.has_changed().unwrap_or(false) {
             let journal = inputs.journal.borrow_and_update();
@@ -974,6 +989,7 @@ impl Task {
                 let lasted = now.wall.duration_since(since).unwrap_or_default();
                 log::debug!("partition of {}s over: fencing stops", lasted.as_secs());
                 reach.set_cut_off(None);
+                self.returned_at = Some(now.mono);
                 self.steps.clear();
                 self.logged_verdict = None;
                 self.counted_from_kubelet = None;
@@ -1163,6 +1179,7 @@ impl Task {
                     &self.kept.converted.pods,
                     now.mono,
                     self.tainted(now),
+                    self.leader.timers_from,
                     &self.policy,
                     &verdict,
                 );
@@ -1288,13 +1305,20 @@ impl Task {
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
         let tainted = self.tainted(now);
-        let key = (contact, tainted, verdict.clone(), self.pods_generation);
+        let timers_from = self.leader.timers_from;
+        let key = (
+            contact,
+            (tainted, timers_from),
+            verdict.clone(),
+            self.pods_generation,
+        );
         let replanned = self.planned.as_ref().is_none_or(|(k, _)| *k != key);
         if replanned {
             let plans = fence_plan::plan(
                 &self.kept.converted.pods,
                 contact,
                 tainted,
+                timers_from,
                 &policy,
                 &verdict,
             );
@@ -1306,7 +1330,11 @@ impl Task {
         let answered = self.on_taint || self.quorum_view.verdict.is_some();
         // Each round read without the taint moves the deadlines a little later: the plans are
         // logged again when the verdict, the taint or the pods change, not at every such round.
-        let logged = (verdict.without_reads(), tainted, self.pods_generation);
+        let logged = (
+            verdict.without_reads(),
+            (tainted, timers_from),
+            self.pods_generation,
+        );
         if self.logged_verdict.as_ref() != Some(&logged) && answered {
             // Every plan, logged once the quorum first answers in this partition (a round takes
             // at most `[peers] timeout`; nothing is stopped before) and again whenever it changes
@@ -1352,10 +1380,28 @@ impl Task {
                 );
             }
         }
-        for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
-            self.take(&due, now);
+        // Back from a partition, a plan on the taint waits for the first read of the leader Lease,
+        // which may prove every timer started again (`agent::leader`), for at most
+        // `RETURN_READ_WAIT`; a step due in the meantime has the task tick every `MIN_GAP`.
+        let read_awaited = self.on_taint
+            && self.leader.pending
+            && self
+                .returned_at
+                .is_some_and(|r| now.mono < r + crate::core::leader::RETURN_READ_WAIT);
+        if !read_awaited {
+            for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
+                self.take(&due, now);
+            }
         }
-        self.planned = Some(((contact, tainted, verdict, self.pods_generation), plans));
+        self.planned = Some((
+            (
+                contact,
+                (tainted, timers_from),
+                verdict,
+                self.pods_generation,
+            ),
+            plans,
+        ));
         if let Some(t) = &self.terminator
             && now.mono.saturating_sub(self.last_sweep) >= SWEEP
         {

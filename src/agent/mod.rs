@@ -283,6 +283,7 @@ pub mod clock;
 pub mod connected;
 pub mod fence_task;
 pub mod heartbeat;
+pub mod leader;
 pub mod pod_cgroups;
 pub mod quorum;
 pub mod reporter;

@@ -264,6 +264,7 @@ pub fn report(
         &pods,
         contact_mono,
         tainted,
+        None,
         &fence_plan::FencePolicy::from(config),
         &verdict,
     );

@@ -124,6 +124,10 @@ impl Config {
                 cgroup_version: None,
                 cgroup_root: None,
                 kubelet_server: None,
+                controller_manager_lease: Some((
+                    "kube-system".to_string(),
+                    "kube-controller-manager".to_string(),
+                )),
             },
             peers: super::PeersConfig {
                 service: None,

@@ -226,6 +226,14 @@ pub fn effective_text(config: &Config) -> String {
     );
     row(
         &mut out,
+        "  leader Lease",
+        match &f.controller_manager_lease {
+            Some((ns, name)) => format!("{ns}/{name}, read while connected"),
+            None => "none read: taints count from their timeAdded".to_string(),
+        },
+    );
+    row(
+        &mut out,
         "  grace period",
         super::grace_period_note(f.node_monitor_grace_period),
     );
@@ -371,5 +379,9 @@ fn fence_json(f: &super::FenceConfig) -> Value {
         "cgroupDriver": word_of(CGROUP_DRIVERS, &f.cgroup_driver),
         "cgroupRoot": f.cgroup_root.as_deref().map(path_json),
         "kubeletServer": f.kubelet_server,
+        "controllerManagerLease": f
+            .controller_manager_lease
+            .as_ref()
+            .map_or(String::new(), |(ns, name)| format!("{ns}/{name}")),
     })
 }

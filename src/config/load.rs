@@ -899,6 +899,28 @@ impl Walker<'_> {
             server_url(expected, s).map(Some)
         });
         set(&mut f.kubelet_server, server);
+        let expected = "\"namespace/name\" of the kube-controller-manager's leader Lease, or \"\" to read none";
+        let lease = read!(
+            self,
+            text,
+            path,
+            raw.controller_manager_lease,
+            expected,
+            |s| {
+                match s.split_once('/') {
+                    _ if s.is_empty() => Ok(None),
+                    Some((ns, name))
+                        if names::is_dns_label(ns) && names::is_dns_subdomain(name) =>
+                    {
+                        Ok(Some((ns.to_string(), name.to_string())))
+                    }
+                    _ => Err(format!(
+                        "expected {expected}: a namespace (a DNS label) and a name (a DNS subdomain), found \"{s}\""
+                    )),
+                }
+            }
+        );
+        set(&mut f.controller_manager_lease, lease);
     }
 
     fn peers(&mut self, path: &str, span: &Range<usize>, raw: &RawPeers, config: &mut Config) {
@@ -1482,6 +1504,7 @@ mod tests {
             (fields_of::<RawCondition>(), key!("", type_)),
             (fields_of::<RawFence>(), key!("", cgroup_root)),
             (fields_of::<RawFence>(), key!("", kubelet_server)),
+            (fields_of::<RawFence>(), key!("", controller_manager_lease)),
         ] {
             assert!(
                 fields.contains(&spelt.as_str()),

@@ -360,6 +360,12 @@ pub struct FenceConfig {
     /// of the quorum reads its `/readyz` with the agent's own credentials (docs/fence.md §5, *The
     /// kubelet's path probed*).
     pub kubelet_server: Option<String>,
+    /// `controllerManagerLease` ("kube-system/kube-controller-manager"; "" reads none): the
+    /// kube-controller-manager's leader Lease, read while connected and at once when contact
+    /// returns. A read that shows its holder lapsed, no holder, or a new one bounds when the taint
+    /// eviction controller's timers count from (`core::leader`, docs/fence.md §7, *The
+    /// controller-manager's Lease*).
+    pub controller_manager_lease: Option<(String, String)>,
 }
 
 pub use crate::core::quorum::Undecided;

@@ -86,6 +86,7 @@ pub(super) struct RawFence {
     pub cgroup_version: Field,
     pub cgroup_root: Field,
     pub kubelet_server: Field,
+    pub controller_manager_lease: Field,
 }
 
 /// `[peers]`.

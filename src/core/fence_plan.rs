@@ -239,6 +239,9 @@ enum Why {
         lag_ms: u64,
         /// Counted from the unreachable taint the Node carried when last seen, not from contact.
         seen_taint: bool,
+        /// Counted from the instant the controller-manager's leader Lease proved every taint
+        /// eviction timer started again, later than the rest (`core::leader`).
+        restarted: bool,
         quorum: Quorum,
     },
     Text(String),
@@ -273,6 +276,7 @@ impl fmt::Display for Reason {
                 margin,
                 lag_ms,
                 seen_taint,
+                restarted,
                 quorum,
             } => {
                 match tolerated {
@@ -300,6 +304,13 @@ impl fmt::Display for Reason {
                         f,
                         "; counted instead from the node.kubernetes.io/unreachable:NoExecute taint \
                          the Node carried when last seen (its timeAdded), which is earlier"
+                    )?;
+                }
+                if *restarted {
+                    write!(
+                        f,
+                        "; and no earlier than the read of the controller-manager's leader Lease \
+                         that proved every taint eviction timer started again, which is later"
                     )?;
                 }
                 write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;
@@ -360,15 +371,19 @@ fn never(reason: &'static str) -> Plan {
 }
 
 /// Plans every pod. `last_contact` is the latest moment the control plane provably heard from
-/// this node (docs/fence.md §2).
+/// this node (docs/fence.md §2); `tainted`, when the unreachable taint its Node carried counts
+/// from ([`taint_counted`]); `timers_from`, the instant no taint eviction timer that can still
+/// delete a pod started before (`core::leader`, docs/fence.md §7): no eviction counts from
+/// earlier.
 pub fn plan(
     pods: &[FencePod],
     last_contact: Duration,
     tainted: Option<Duration>,
+    timers_from: Option<Duration>,
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
 ) -> Vec<PodPlan> {
-    plan_each(pods, last_contact, tainted, policy, quorum)
+    plan_each(pods, last_contact, tainted, timers_from, policy, quorum)
         .map(|(p, plan)| PodPlan {
             uid: p.uid.clone(),
             namespace: p.namespace.clone(),
@@ -396,6 +411,7 @@ pub fn plan_each<'a>(
     pods: &'a [FencePod],
     last_contact: Duration,
     tainted: Option<Duration>,
+    timers_from: Option<Duration>,
     policy: &'a FencePolicy,
     quorum: &'a QuorumVerdict,
 ) -> impl Iterator<Item = (&'a FencePod, Plan)> + 'a {
@@ -405,7 +421,14 @@ pub fn plan_each<'a>(
         _ => None,
     };
     pods.iter().map(move |p| {
-        let plan = plan_one(p, last_contact, tainted, policy, quorum, held.as_ref());
+        let plan = plan_one(
+            p,
+            last_contact,
+            (tainted, timers_from),
+            policy,
+            quorum,
+            held.as_ref(),
+        );
         (p, plan)
     })
 }
@@ -413,7 +436,7 @@ pub fn plan_each<'a>(
 fn plan_one(
     pod: &FencePod,
     last_contact: Duration,
-    tainted: Option<Duration>,
+    (tainted, timers_from): (Option<Duration>, Option<Duration>),
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
     held: Option<&Arc<str>>,
@@ -482,6 +505,10 @@ fn plan_one(
         _ => None,
     };
     let tainted_from = untainted.unwrap_or(seen_taint.unwrap_or(counted));
+    // Every timer that can still delete a pod started no earlier than `timers_from`: a process
+    // that took over the controller-manager's lead starts them again (docs/semantics.md §5.2).
+    let restarted = timers_from.is_some_and(|t| t > tainted_from);
+    let tainted_from = timers_from.map_or(tainted_from, |t| tainted_from.max(t));
     let eviction_time = tainted_from + delay;
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
@@ -502,6 +529,7 @@ fn plan_one(
             margin: policy.safety_margin.as_secs(),
             lag_ms: u64::try_from(policy.kubelet_lag.as_millis()).unwrap_or(u64::MAX),
             seen_taint: seen_taint.is_some(),
+            restarted,
             quorum,
         })
     };
@@ -652,7 +680,7 @@ mod tests {
                 (vec![unreachable(Some(0))], None),
                 (vec![unreachable(Some(300))], Some(300)),
             ] {
-                let plans = plan(&[pod(tolerations)], contact, None, &policy, verdict);
+                let plans = plan(&[pod(tolerations)], contact, None, None, &policy, verdict);
                 let reason = match &plans[0].plan {
                     Plan::Stop { reason, .. } | Plan::Hold { reason, .. } => reason.to_string(),
                     Plan::Never { reason } => panic!("never: {reason}"),
@@ -663,7 +691,16 @@ mod tests {
         let never = |edit: fn(&mut FencePod), policy: &FencePolicy| {
             let mut p = pod(vec![unreachable(None)]);
             edit(&mut p);
-            match &plan(&[p], contact, None, policy, &QuorumVerdict::NotConsulted)[0].plan {
+            match &plan(
+                &[p],
+                contact,
+                None,
+                None,
+                policy,
+                &QuorumVerdict::NotConsulted,
+            )[0]
+            .plan
+            {
                 Plan::Never { reason } => reason.to_string(),
                 other => panic!("{other:?}"),
             }
@@ -731,6 +768,7 @@ mod tests {
             std::slice::from_ref(&tolerating),
             contact,
             tainted,
+            None,
             &policy,
             verdict,
         )[0]

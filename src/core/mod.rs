@@ -11,6 +11,7 @@ pub mod event;
 pub mod features;
 pub mod fence_plan;
 pub mod fencing;
+pub mod leader;
 pub mod names;
 pub mod ownership;
 pub mod pod_view;

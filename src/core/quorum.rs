@@ -461,6 +461,13 @@ pub struct Fixes {
     /// toleration less `READ_SLACK` got their SIGTERM at once, as in seeds 0xd97 and 0x2448).
     /// The agent's shell applies it; only the simulator reads this switch.
     pub sigterm_doubt: bool,
+    /// The taint counts from no earlier than the instant the controller-manager's leader Lease
+    /// proves no taint eviction timer ran ([`crate::core::leader`]; issue 22, seeds 0xefd,
+    /// 0xf5f: an outage of a minute restarted the controller-manager, which starts every
+    /// toleration again when it takes over; the agent, back before it, counted the old taint's
+    /// `timeAdded` and stopped at once pods the control plane kept). The agent's shell applies
+    /// it; only the simulator reads this switch.
+    pub leader_read: bool,
 }
 
 impl Fixes {
@@ -501,6 +508,7 @@ impl Fixes {
         kubelet_ordered: true,
         sigterm_read: true,
         sigterm_doubt: true,
+        leader_read: true,
     };
 }
 

@@ -49,6 +49,8 @@ pub struct ControllerSettings {
 pub struct Leader {
     pub lease_duration: Duration,
     pub renew_deadline: Duration,
+    /// `--leader-elect-retry-period` (2 s): the leader renews its Lease this often.
+    pub retry_period: Duration,
 }
 
 impl Default for Leader {
@@ -56,6 +58,7 @@ impl Default for Leader {
         Leader {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
         }
     }
 }
@@ -174,6 +177,9 @@ pub struct ControlPlane {
     /// How many times the controller-manager restarted: a taint eviction timer of an earlier
     /// process is gone.
     pub generation: u32,
+    /// The leader Lease as stored ([`ControlPlane::leader_lease`]): the generation that holds it,
+    /// when that one acquired it, and, once it exited, its last renewal.
+    lease: (u32, Duration, Option<Duration>),
 }
 
 /// What one monitor pass or tainting pass changed.
@@ -225,6 +231,7 @@ impl ControlPlane {
             down_since: None,
             leading_from: None,
             generation: 0,
+            lease: (0, now, None),
         }
     }
 
@@ -243,12 +250,32 @@ impl ControlPlane {
         let Some(leader) = self.settings.leader else {
             return false;
         };
-        if since.is_some_and(|s| now.saturating_sub(s) >= leader.renew_deadline) {
+        if let Some(s) = since.filter(|s| now.saturating_sub(*s) >= leader.renew_deadline) {
+            // The holder's last renewal before the outage stays in the Lease until its successor
+            // acquires it (a holder that already exited keeps its own).
+            let (_, acquired, lapsed) = &mut self.lease;
+            lapsed.get_or_insert_with(|| renewal(*acquired, s, leader.retry_period));
             self.leading_from = Some(now + leader.lease_duration);
             self.generation += 1;
             return true;
         }
         false
+    }
+
+    /// The leader Lease as a read at `now` finds it, while the API server answers: its holder (a
+    /// generation), its `renewTime` (on the controller's clock, true time here) and its
+    /// `leaseDurationSeconds`. The leader renews every retry period from its acquisition; a
+    /// successor acquires it when it takes over ([`ControlPlane::running`]), and until then the
+    /// Lease keeps the exited holder's last renewal. `None` without leader election.
+    pub fn leader_lease(&self, now: Duration) -> Option<(u32, Duration, Duration)> {
+        let leader = self.settings.leader?;
+        let (holder, acquired, lapsed) = match self.leading_from {
+            // Acquired, its first pass not made yet.
+            Some(from) if now >= from => (self.generation, from, None),
+            _ => self.lease,
+        };
+        let renewed = lapsed.unwrap_or_else(|| renewal(acquired, now, leader.retry_period));
+        Some((holder, renewed, leader.lease_duration))
     }
 
     /// Whether the API server answers.
@@ -266,7 +293,9 @@ impl ControlPlane {
     /// from now; zone states and limiters fresh; taints and stored conditions as the API server
     /// keeps them.
     fn take_over(&mut self, now: Duration) {
-        self.leading_from = None;
+        if let Some(acquired) = self.leading_from.take() {
+            self.lease = (self.generation, acquired, None);
+        }
         for (i, n) in self.nodes.iter_mut().enumerate() {
             let renewed = self.stored_renewal[i];
             let posted = self.stored_status[i];
@@ -466,6 +495,13 @@ impl ControlPlane {
     pub fn queued(&self) -> bool {
         self.nodes.iter().any(|n| n.queued)
     }
+}
+
+/// The latest renewal at or before `now` of a leader that acquired its Lease at `acquired` and
+/// renews every `period`.
+fn renewal(acquired: Duration, now: Duration, period: Duration) -> Duration {
+    let renewals = now.saturating_sub(acquired).as_nanos() / period.as_nanos().max(1);
+    acquired + period.saturating_mul(u32::try_from(renewals).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]
@@ -681,5 +717,36 @@ mod tests {
         assert!(!cp.running(s(94)));
         assert!(cp.running(s(95)));
         assert_eq!(cp.generation, 1);
+    }
+
+    #[test]
+    fn the_leader_lease_keeps_the_exited_holders_last_renewal_until_its_successor_acquires_it() {
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0], Duration::ZERO);
+        let d = s(15);
+        // Renewed every 2 s from its acquisition at 0.
+        assert_eq!(
+            cp.leader_lease(Duration::from_millis(61_500)),
+            Some((0, s(60), d))
+        );
+        cp.api_down(Duration::from_millis(63_900));
+        // A short outage: the same holder renews again.
+        assert!(!cp.api_back(s(66)));
+        assert_eq!(cp.leader_lease(s(67)), Some((0, s(66), d)));
+        cp.api_down(Duration::from_millis(70_500));
+        assert!(cp.api_back(s(130)));
+        // The holder exited in the outage; its last renewal stays until 145 s.
+        assert_eq!(cp.leader_lease(s(130)), Some((0, s(70), d)));
+        assert_eq!(
+            cp.leader_lease(Duration::from_millis(144_900)),
+            Some((0, s(70), d))
+        );
+        // Gone again before the successor took over: the record stays the first holder's.
+        cp.api_down(s(140));
+        assert!(cp.api_back(s(200)));
+        assert_eq!(cp.leader_lease(s(214)), Some((0, s(70), d)));
+        // The successor acquires at 215 s and renews from there.
+        assert_eq!(cp.leader_lease(s(215)), Some((2, s(215), d)));
+        cp.monitor(s(216));
+        assert_eq!(cp.leader_lease(s(219)), Some((2, s(219), d)));
     }
 }

@@ -27,6 +27,7 @@ use crate::core::fence_plan::{self, FencePod, FencePolicy, Mode};
 use crate::core::fencing::{
     self, Cadence, Durability, Heartbeat, Link, Seen, Step, Steps, Transition, Write,
 };
+use crate::core::leader;
 use crate::core::qos::QosClass;
 use crate::core::quorum::{self, Fixes, Gate, Heard, Peer, QuorumPolicy, Undecided, Verdict};
 use crate::core::taint::{Effect, Toleration};
@@ -514,6 +515,10 @@ struct Agent {
     /// When the SIGTERMs of this partition last began to wait for such a read, and when they
     /// stopped (`None` while they wait) ([`Outcome::sigterm_waits_ms`]).
     waits: Option<(Duration, Option<Duration>)>,
+    /// What this run's reads of the controller-manager's leader Lease showed, and when it reads
+    /// it next (`agent::leader`; `None`: at once).
+    leader: leader::Leader,
+    leader_next: Option<Duration>,
     /// The pod UIDs a peer's list answered in this partition (`unlisted::unlisted`), as
     /// `agent::fence_task` keeps them: not through a restart or a return of the link.
     settled: BTreeSet<String>,
@@ -1200,6 +1205,8 @@ impl World<'_> {
             reads: quorum::TaintReads::default(),
             server_reads: quorum::ServerReads::default(),
             waits: None,
+            leader: leader::Leader::default(),
+            leader_next: None,
             on_taint: false,
             taint_view: if self.agent_reaches(i) {
                 self.taint_at(i, self.watched_at(i))
@@ -2351,6 +2358,7 @@ impl World<'_> {
                 a.settled.clear();
                 a.gate = Gate::default();
                 a.next_round = None;
+                a.leader_next = None;
                 if !set.fixes.fence_on_taint {
                     // Reconciled at once, as before the fence planned on a taint while not cut
                     // off (below, otherwise).
@@ -2362,6 +2370,32 @@ impl World<'_> {
             None => {}
         }
         a.cut_off = judged.cut_off;
+        // As `agent::leader`: the controller-manager's leader Lease, read every
+        // `leader::READ_INTERVAL` while the agent reaches the API server, and at once on a
+        // return, before the fence plans on a taint (`agent::fence_task` waits for that read).
+        // The answer takes no time here.
+        let reaches = self.agent_reaches(i);
+        if set.fixes.leader_read && reaches && a.leader_next.is_none_or(|t| now >= t) {
+            if let Some((holder, renewed, lease_duration)) = self.cp.leader_lease(now) {
+                let holder = format!("kube-controller-manager-{holder}");
+                let read = leader::Read {
+                    holder: &holder,
+                    renewed: Some(wall(renewed)),
+                    lease_duration,
+                    sent: now,
+                    answered: now,
+                };
+                if let Some(moved) = a.leader.read(&read) {
+                    self.log(|| {
+                        let from = a.leader.timers_from().unwrap_or_default();
+                        let from = from.saturating_sub(ORIGIN).as_secs_f64();
+                        format!("n{i} reads the leader Lease: {moved:?}, timers from {from:.3}s")
+                    });
+                }
+            }
+            a.leader_next = Some(now + leader::READ_INTERVAL);
+        }
+        let leader_wake = a.leader_next.filter(|_| set.fixes.leader_read && reaches);
         // As `agent::fence_task`'s `list_unseen`: connected, after a pod's cgroup appeared, it
         // lists its node's pods when its view lacks one that runs.
         if set.fixes.cgroup_listed && judged.reachable && std::mem::take(&mut a.cgroups_moved) {
@@ -2393,6 +2427,7 @@ impl World<'_> {
             a.durability.changed();
         }
         let mut next: Vec<Duration> = Vec::new();
+        next.extend(leader_wake);
         if !judged.cut_off && a.gate.verdict.is_some() {
             a.gate = Gate::default();
             a.durability.changed();
@@ -2468,7 +2503,8 @@ impl World<'_> {
             } else {
                 a.node_path.verdict(verdict)
             };
-            a.plans = fence_plan::plan(&a.known, contact, tainted, &policy, &verdict);
+            let timers_from = a.leader.timers_from();
+            a.plans = fence_plan::plan(&a.known, contact, tainted, timers_from, &policy, &verdict);
             // As `agent::fence_task`: a SIGTERM waits while the peers read nothing from the API
             // server they say they reach, or while an enforce in doubt has no taint read.
             let waits = matches!(verdict, fence_plan::QuorumVerdict::Enforce { .. })
