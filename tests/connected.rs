@@ -1927,3 +1927,52 @@ async fn a_slow_api_server_after_a_failure_has_its_renewals_stored() {
         "{puts:?}"
     );
 }
+
+/// The kube-controller-manager's leader Lease (`[fence] controllerManagerLease`, docs/fence.md
+/// §7) is read at the start and every 5 minutes after while connected, whether or not it exists;
+/// every 10 s once a read proves nobody leads (no holder, or a holder whose renewal has not moved
+/// for longer than the Lease lasts); not at all when the key is `""` or the fence is off.
+#[tokio::test(start_paused = true)]
+async fn the_controller_managers_lease_is_read_every_five_minutes_and_every_ten_seconds_while_nobody_leads()
+ {
+    const PATH: &str =
+        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager";
+    let reads = |with: fn(&mut Config), holder: Option<&'static str>| async move {
+        let (server, health, source, mut cfg) = idle_node();
+        if let Some(holder) = holder {
+            server.create_namespace("kube-system");
+            server.create_lease(json!({
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": "kube-controller-manager", "namespace": "kube-system"},
+                "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15,
+                         "renewTime": "2026-11-29T00:00:00.000000Z"}
+            }));
+        }
+        with(&mut cfg);
+        run_for(&server, cfg, source, health, Duration::from_secs(655)).await;
+        count(&server, "GET", PATH)
+    };
+    // A holder that never renews: read at 0 and 300 s, which proves it gone, then every 10 s
+    // (310, ..., 650 s).
+    assert_eq!(reads(|_| {}, Some("cm-a")).await, 2 + 35);
+    // At 0, 5 and 10 minutes.
+    assert_eq!(
+        reads(|_| {}, None).await,
+        3,
+        "a missing Lease is read again"
+    );
+    // Released: nobody leads, read every 10 s (at 0, 10, ..., 650 s).
+    assert_eq!(reads(|_| {}, Some("")).await, 66);
+    assert_eq!(
+        reads(|c| c.fence.controller_manager_lease = None, Some("cm-a")).await,
+        0
+    );
+    assert_eq!(
+        reads(
+            |c| c.fence.mode = nodewarden::core::fence_plan::Mode::Off,
+            Some("cm-a")
+        )
+        .await,
+        0
+    );
+}

@@ -118,3 +118,19 @@ fn a_released_lease_or_a_new_holder_bounds_the_timers() {
     assert_eq!(fresh.read(&read("cm-b", Some(75.0), 80.0)), None);
     assert_eq!(fresh.timers_from(), None);
 }
+
+#[test]
+fn reads_come_every_five_minutes_and_every_ten_seconds_while_nobody_leads() {
+    let mut l = Leader::default();
+    assert_eq!(l.next_read(), s(300.0));
+    l.read(&read("cm-a", Some(99.0), 100.0));
+    assert_eq!(l.next_read(), s(300.0));
+    l.read(&read("cm-a", Some(103.0), 160.0));
+    assert_eq!(l.next_read(), s(10.0), "lapsed");
+    l.read(&read("cm-b", Some(175.0), 176.0));
+    assert_eq!(l.next_read(), s(300.0), "taken over");
+    l.read(&read("", Some(180.0), 480.0));
+    assert_eq!(l.next_read(), s(10.0), "released");
+    l.read(&read("cm-c", Some(485.0), 490.0));
+    assert_eq!(l.next_read(), s(300.0));
+}

@@ -748,11 +748,12 @@ impl OwnList {
     }
 }
 
-/// What a partition's plans are made from: last contact, the unreachable taint's time, the
-/// quorum's verdict, the pods' generation.
-/// The taint's count and the instant every taint eviction timer started again, as planned.
+/// The unreachable taint's time, and the instant every taint eviction timer started again
+/// (`core::leader`), as planned.
 type TaintCounts = (Option<Duration>, Option<Duration>);
 
+/// What a partition's plans are made from: last contact, the taint's counts, the quorum's
+/// verdict, the pods' generation.
 type PlanKey = (Duration, TaintCounts, QuorumVerdict, u64);
 
 impl Task {

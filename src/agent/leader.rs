@@ -1,5 +1,7 @@
 //! The kube-controller-manager's leader Lease (`[fence] controllerManagerLease`), read every
-//! `core::leader::READ_INTERVAL` while the API server answers and at once when contact returns.
+//! `core::leader::READ_INTERVAL` while the API server answers (every
+//! `LEADERLESS_READ_INTERVAL` while a read proves no process leads) and at once when contact
+//! returns.
 //! What the reads prove (`core::leader::Leader`) goes to the fence, which counts no eviction
 //! from before the instant no running taint eviction timer started (docs/fence.md §7, *The
 //! controller-manager's Lease*).
@@ -12,7 +14,7 @@ use tokio::time::Instant;
 use crate::agent::clock::Clock;
 use crate::api::{ApiError, Requests};
 use crate::core::contact::Reach;
-use crate::core::leader::{Leader, Moved, READ_INTERVAL, Read};
+use crate::core::leader::{Leader, Moved, Read};
 
 /// What the fence learns from the reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,6 +64,9 @@ pub async fn run(
             .call("get", resource.clone(), api.get_opt(&name))
             .await;
         let answered = Instant::now();
+        // A read that failed on the way (a timeout, a 5xx) is tried again soon: the read after
+        // a return is the one the fence waits for.
+        let mut retry_soon = false;
         let problem = match read {
             Ok(Some(lease)) => {
                 let spec = lease.spec.unwrap_or_default();
@@ -82,19 +87,25 @@ pub async fn run(
                         if let Some(moved) = leader.read(&read) {
                             log_moved(&what, moved, &holder);
                         }
-                        let next = LeaderView {
+                        let seen = LeaderView {
                             timers_from: leader.timers_from(),
                             readable: true,
                             pending: false,
                         };
-                        view.send_if_modified(|v| std::mem::replace(v, next) != next);
+                        view.send_if_modified(|v| std::mem::replace(v, seen) != seen);
                         None
                     }
                     None => Some("it has no leaseDurationSeconds".to_string()),
                 }
             }
-            Ok(None) => Some("it does not exist".to_string()),
-            Err(e) => Some(describe(&e)),
+            Ok(None) => Some(
+                "it does not exist (set [fence] controllerManagerLease to where the controller-manager's --leader-elect-resource-namespace and -name put it, or to \"\" to read none)"
+                    .to_string(),
+            ),
+            Err(e) => {
+                retry_soon = e.is_transient();
+                Some(describe(&e))
+            }
         };
         match (&problem, &failing) {
             (Some(p), None) => log::warn!(
@@ -108,6 +119,11 @@ pub async fn run(
             view.send_if_modified(|v| std::mem::replace(&mut v.readable, false));
         }
         failing = problem;
+        let next = if retry_soon {
+            crate::core::leader::LEADERLESS_READ_INTERVAL
+        } else {
+            leader.next_read()
+        };
         // The next read: after the interval, or, once cut off, at the return (the loop's head).
         let cut_off = async {
             if reach.wait_for(|r| *r == Reach::Unreachable).await.is_err() {
@@ -115,7 +131,7 @@ pub async fn run(
             }
         };
         tokio::select! {
-            () = tokio::time::sleep_until(answered + READ_INTERVAL) => {}
+            () = tokio::time::sleep_until(answered + next) => {}
             () = cut_off => {}
         }
     }

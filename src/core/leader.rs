@@ -18,9 +18,15 @@
 
 use std::time::{Duration, SystemTime};
 
-/// How often a connected agent reads the leader Lease; it also reads it at once when contact
-/// returns.
-pub const READ_INTERVAL: Duration = Duration::from_secs(10);
+/// How often a connected agent reads the leader Lease while a process leads: what a later read
+/// proves needs only the holder's identity and one of its renewals from before an outage. It
+/// also reads it at once when contact returns. A GET of one object a node every five minutes
+/// adds little to an API server that already takes every kubelet's renewal every ten seconds.
+pub const READ_INTERVAL: Duration = Duration::from_secs(300);
+
+/// How often while the latest read proved no process leads: each such read moves
+/// [`Leader::timers_from`] on.
+pub const LEADERLESS_READ_INTERVAL: Duration = Duration::from_secs(10);
 
 /// How long after a return the fence waits for the first read of the Lease before it plans on
 /// a taint its Node carries (`agent::fence_task`); the read takes one round trip.
@@ -46,6 +52,8 @@ pub struct Read<'a> {
 pub struct Leader {
     holder: Option<Holder>,
     timers_from: Option<Duration>,
+    /// The latest read proved no process leads (lapsed or released).
+    leaderless: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,6 +92,15 @@ impl Leader {
         self.timers_from
     }
 
+    /// How long after this read to read again ([`READ_INTERVAL`], [`LEADERLESS_READ_INTERVAL`]).
+    pub fn next_read(&self) -> Duration {
+        if self.leaderless {
+            LEADERLESS_READ_INTERVAL
+        } else {
+            READ_INTERVAL
+        }
+    }
+
     /// The holder of the latest read, if any.
     pub fn holder(&self) -> Option<&str> {
         self.holder.as_ref().map(|h| h.identity.as_str())
@@ -101,6 +118,7 @@ impl Leader {
             // Released: no process leads while the read is served, after the request left.
             self.holder = None;
             self.raise(r.sent);
+            self.leaderless = true;
             return Some(Moved::Released);
         }
         let mut moved = None;
@@ -122,19 +140,20 @@ impl Leader {
             previous => {
                 // A holder other than the one the previous read showed acquired the Lease after
                 // that read was served, so after its request left.
-                if let Some(p) = previous.as_ref() {
-                    let since = p.sent;
-                    self.timers_from = Some(self.timers_from.map_or(since, |t| t.max(since)));
-                    moved = Some(Moved::TakenOver);
-                }
+                let since = previous.map(|p| p.sent);
                 self.holder = Some(Holder {
                     identity: r.holder.to_string(),
                     offset: offset_now,
                     sent: r.sent,
                 });
+                if let Some(since) = since {
+                    self.raise(since);
+                    moved = Some(Moved::TakenOver);
+                }
             }
         }
-        if moved == Some(Moved::Lapsed) {
+        self.leaderless = moved == Some(Moved::Lapsed);
+        if self.leaderless {
             self.raise(r.sent);
         }
         moved

@@ -2371,8 +2371,8 @@ impl World<'_> {
         }
         a.cut_off = judged.cut_off;
         // As `agent::leader`: the controller-manager's leader Lease, read every
-        // `leader::READ_INTERVAL` while the agent reaches the API server, and at once on a
-        // return, before the fence plans on a taint (`agent::fence_task` waits for that read).
+        // `Leader::next_read` while the agent reaches the API server, and at once on a return,
+        // before the fence plans on a taint (`agent::fence_task` waits for that read).
         // The answer takes no time here.
         let reaches = self.agent_reaches(i);
         if set.fixes.leader_read && reaches && a.leader_next.is_none_or(|t| now >= t) {
@@ -2393,7 +2393,7 @@ impl World<'_> {
                     });
                 }
             }
-            a.leader_next = Some(now + leader::READ_INTERVAL);
+            a.leader_next = Some(now + a.leader.next_read());
         }
         let leader_wake = a.leader_next.filter(|_| set.fixes.leader_read && reaches);
         // As `agent::fence_task`'s `list_unseen`: connected, after a pod's cgroup appeared, it
