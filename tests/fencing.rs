@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::clock::Moment;
-use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, PodPlan, QuorumVerdict, plan};
 use nodewarden::core::fencing::{
     Cadence, Durability, Heartbeat, Judged, Link, NodePath, Retry, Seen, Step, Steps, Transition,
     Waiting, Write, counted_with_kubelet, next_renewal, next_wake, node_path_window,
@@ -17,6 +17,18 @@ use nodewarden::core::taint::{Effect, Toleration};
 
 const AFTER: Duration = Duration::from_secs(40);
 const BASE: Duration = Duration::from_secs(400 * 24 * 3600);
+
+/// The plans of a node cut off with no taint seen and no peers asked.
+fn plan_unasked(pods: &[FencePod], contact: Duration, policy: &FencePolicy) -> Vec<PodPlan> {
+    plan(
+        pods,
+        contact,
+        None,
+        None,
+        policy,
+        &QuorumVerdict::NotConsulted,
+    )
+}
 
 fn s(secs: u64) -> Duration {
     Duration::from_secs(secs)
@@ -252,14 +264,7 @@ fn wall_clock_steps_both_ways_move_no_decision_by_more_than_a_heartbeat() {
             let j = link.judge(&seen, now, AFTER);
             judged.push((tick, j.reachable, j.cut_off));
             if let (true, Some(contact)) = (j.cut_off, j.last_contact) {
-                let plans = plan(
-                    &pods,
-                    contact,
-                    None,
-                    None,
-                    &policy,
-                    &QuorumVerdict::NotConsulted,
-                );
+                let plans = plan_unasked(&pods, contact, &policy);
                 for d in taken.due(&plans, &BTreeSet::new(), now.mono) {
                     stops.push((d.uid, d.step == Step::Kill, tick));
                 }
@@ -340,14 +345,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
     let policy = enforce();
     let contact = BASE;
     let pods = vec![pod("a", Some(0)), pod("b", Some(30)), pod("done", Some(0))];
-    let plans = plan(
-        &pods,
-        contact,
-        None,
-        None,
-        &policy,
-        &QuorumVerdict::NotConsulted,
-    );
+    let plans = plan_unasked(&pods, contact, &policy);
     let fenced: BTreeSet<String> = ["done".to_string()].into();
     let mut steps = Steps::default();
     // a: eviction 40 s, kill 38 s, SIGTERM 28 s; b: eviction 70 s, kill 68 s, SIGTERM 58 s.
@@ -419,14 +417,7 @@ fn a_waiting_sigterm_goes_out_when_the_wait_ends_or_with_its_kill_which_keeps_it
     let policy = enforce();
     let contact = BASE;
     let pods = vec![pod("a", Some(0)), pod("b", Some(30))];
-    let plans = plan(
-        &pods,
-        contact,
-        None,
-        None,
-        &policy,
-        &QuorumVerdict::NotConsulted,
-    );
+    let plans = plan_unasked(&pods, contact, &policy);
     let none = BTreeSet::new();
     // a: SIGTERM 28 s, kill 38 s; b: SIGTERM 58 s, kill 68 s.
     let mut steps = Steps::default();
@@ -911,14 +902,7 @@ fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
         })
         .chain([pod("done", Some(0))])
         .collect();
-    let plans = plan(
-        &pods,
-        contact,
-        None,
-        None,
-        &policy,
-        &QuorumVerdict::NotConsulted,
-    );
+    let plans = plan_unasked(&pods, contact, &policy);
     let fenced: BTreeSet<String> = ["done".to_string()].into();
 
     let mut by_sleeping = Steps::default();
@@ -978,14 +962,7 @@ fn ticking_only_when_the_next_step_is_due_takes_every_step_on_time() {
 fn the_next_wake_is_the_earliest_deadline_pending_and_none_when_nothing_is() {
     let policy = enforce();
     // a: SIGTERM at 28 s, kill at 38 s; b: SIGTERM at 58 s (see the steps' table above).
-    let plans = plan(
-        &[pod("a", Some(0)), pod("b", Some(30))],
-        BASE,
-        None,
-        None,
-        &policy,
-        &QuorumVerdict::NotConsulted,
-    );
+    let plans = plan_unasked(&[pod("a", Some(0)), pod("b", Some(30))], BASE, &policy);
     let none: BTreeSet<String> = BTreeSet::new();
     let fenced_a: BTreeSet<String> = ["a".to_string()].into();
     let now = BASE + s(10);

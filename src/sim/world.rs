@@ -2373,7 +2373,8 @@ impl World<'_> {
         // As `agent::leader`: the controller-manager's leader Lease, read every
         // `Leader::next_read` while the agent reaches the API server, and at once on a return,
         // before the fence plans on a taint (`agent::fence_task` waits for that read).
-        // The answer takes no time here.
+        // The answer takes no time here, and the read comes as the link does; the agent's comes
+        // once its own first request after the return succeeds, a moment later.
         let reaches = self.agent_reaches(i);
         if set.fixes.leader_read && reaches && a.leader_next.is_none_or(|t| now >= t) {
             if let Some((holder, renewed, lease_duration)) = self.cp.leader_lease(now) {
