@@ -148,6 +148,8 @@ fn describe(e: &ApiError) -> String {
 }
 
 fn log_moved(what: &str, moved: Moved, holder: &str) {
+    // Bounded: the identity is whatever the Lease holds.
+    let holder = crate::api::excerpt(holder);
     let why = match moved {
         Moved::Lapsed => {
             format!("its holder {holder} stopped renewing longer ago than the Lease lasts")
