@@ -22,9 +22,6 @@ pub struct LeaderView {
     /// The instant no taint eviction timer that can still delete a pod started before
     /// (`core::leader::Leader::timers_from`).
     pub timers_from: Option<std::time::Duration>,
-    /// Whether the latest read came back with the Lease: `false` before the first, and while the
-    /// API server refuses it, has none, or does not answer.
-    pub readable: bool,
     /// Cut off while the Lease was readable, and not read since: after a return, the fence plans
     /// on a taint once this read is in, or `core::leader::RETURN_READ_WAIT` after the return
     /// (`agent::fence_task`).
@@ -45,14 +42,13 @@ pub async fn run(
     let resource = format!("leases/{namespace}/{name}");
     let mut failing: Option<String> = None;
     let mut leader = Leader::default();
+    // Whether the latest read came back with the Lease: not before the first, nor while the API
+    // server refuses it, has none, or does not answer.
+    let mut readable = false;
     loop {
         // Cut off, nothing is read: the next read is the return's, which the fence waits for.
-        if *reach.borrow_and_update() == Reach::Unreachable {
-            view.send_if_modified(|v| {
-                let pending = v.readable && !v.pending;
-                v.pending |= pending;
-                pending
-            });
+        if readable && *reach.borrow_and_update() == Reach::Unreachable {
+            view.send_if_modified(|v| !std::mem::replace(&mut v.pending, true));
         }
         while *reach.borrow_and_update() == Reach::Unreachable {
             if reach.changed().await.is_err() {
@@ -89,7 +85,6 @@ pub async fn run(
                         }
                         let seen = LeaderView {
                             timers_from: leader.timers_from(),
-                            readable: true,
                             pending: false,
                         };
                         view.send_if_modified(|v| std::mem::replace(v, seen) != seen);
@@ -115,9 +110,7 @@ pub async fn run(
             (None, Some(_)) => log::info!(lease = what.as_str(); "{what} read again"),
             _ => {}
         }
-        if problem.is_some() {
-            view.send_if_modified(|v| std::mem::replace(&mut v.readable, false));
-        }
+        readable = problem.is_none();
         failing = problem;
         let next = if retry_soon {
             crate::core::leader::LEADERLESS_READ_INTERVAL
