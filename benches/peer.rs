@@ -47,6 +47,7 @@ fn start_server() -> SocketAddr {
                 last_contact_age: Some(Duration::from_millis(1234)),
                 kubelet_renewed: None,
                 node_tainted: None,
+                zone_recorded: None,
                 pods: None,
             });
             let limits = peer::Limits {

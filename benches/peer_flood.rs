@@ -44,6 +44,7 @@ fn main() {
                     last_contact_age: Some(Duration::from_millis(800)),
                     kubelet_renewed: None,
                     node_tainted: None,
+                    zone_recorded: None,
                     pods: None,
                 });
                 tokio::spawn(peer::serve(

@@ -54,6 +54,7 @@ fn start_peers(n: usize) -> Vec<Peer> {
                     last_contact_age: Some(Duration::from_secs(if i % 2 == 0 { 1 } else { 20 })),
                     kubelet_renewed: None,
                     node_tainted: None,
+                    zone_recorded: None,
                     pods: None,
                 });
                 let limits = peer::Limits {

@@ -189,6 +189,7 @@ fn report(node: &str) -> PeerReport {
         last_contact_age: Some(Duration::from_millis(1234)),
         kubelet_renewed: None,
         node_tainted: None,
+        zone_recorded: None,
         pods: None,
     }
 }
@@ -816,6 +817,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             last_contact_age: Some(Duration::from_millis(250)),
             kubelet_renewed: None,
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         }
     );
@@ -975,6 +977,7 @@ async fn serve_reads(
         lease_read: bound,
         node_read: bound,
         pods_read: bound,
+        zone_read: bound,
         ..peer::Limits::default()
     };
     let task = tokio::spawn(peer::serve_reading(
@@ -1011,12 +1014,14 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
             lease: Some(lease),
             taint: None,
             pods: None,
+            zone: None,
         };
         let (addr, task) = serve_reads(reachable, with, Duration::from_millis(200)).await;
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str, read: bool| async move {
             let answers =
-                peer::ask_all_reading(asked, &[read], (&[], &[]), &key(), from, "z1", WAIT).await;
+                peer::ask_all_reading(asked, (&[read], &[]), (&[], &[]), &key(), from, "z1", WAIT)
+                    .await;
             let (_, result) = answers.into_iter().next().expect("one answer");
             result.expect("answered").kubelet_renewed
         };
@@ -1074,13 +1079,15 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
             lease: Some(lease),
             taint: Some(taint),
             pods: None,
+            zone: None,
         };
         let (addr, task) = serve_reads(reachable, with, Duration::from_millis(300)).await;
         // (`serve_reads` bounds the Node read by the same 300 ms: the two still share it.)
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str| async move {
             let answers =
-                peer::ask_all_reading(asked, &[true], (&[], &[]), &key(), from, "z1", WAIT).await;
+                peer::ask_all_reading(asked, (&[true], &[]), (&[], &[]), &key(), from, "z1", WAIT)
+                    .await;
             let (_, result) = answers.into_iter().next().expect("one answer");
             result.expect("answered")
         };
@@ -1167,13 +1174,21 @@ async fn a_peer_lists_the_askers_pods_asked_about_only_when_reaching() {
             lease: None,
             taint: None,
             pods: Some(pods),
+            zone: None,
         };
         let (addr, task) = serve_reads(reachable, with, Duration::from_millis(200)).await;
         let asked = &[the_peer("peer-a", addr)];
         let ask = |from: &'static str, uids: Vec<String>| async move {
-            let answers =
-                peer::ask_all_reading(asked, &[false], (&uids, &[true]), &key(), from, "z1", WAIT)
-                    .await;
+            let answers = peer::ask_all_reading(
+                asked,
+                (&[false], &[]),
+                (&uids, &[true]),
+                &key(),
+                from,
+                "z1",
+                WAIT,
+            )
+            .await;
             let (_, result) = answers.into_iter().next().expect("one answer");
             result.expect("answered").pods
         };
@@ -1187,7 +1202,7 @@ async fn a_peer_lists_the_askers_pods_asked_about_only_when_reaching() {
         // A peer not flagged as a lister is not asked about the pods.
         let unflagged = peer::ask_all_reading(
             asked,
-            &[false],
+            (&[false], &[]),
             (&uids[..1], &[false]),
             &key(),
             "asker",
@@ -1239,13 +1254,14 @@ async fn a_peer_makes_at_most_two_lists_of_pods_at_once() {
         lease: None,
         taint: None,
         pods: Some(pods),
+        zone: None,
     };
     let (addr, task) = serve_reads(true, with, Duration::from_millis(400)).await;
     let asked: Vec<_> = (0..3).map(|_| the_peer("peer-a", addr)).collect();
     let uids = ["00000000-0000-4000-8000-000000000000".to_string()];
     let answers = peer::ask_all_reading(
         &asked,
-        &[false; 3],
+        (&[false; 3], &[]),
         (&uids, &[true; 3]),
         &key(),
         "asker",
@@ -1259,4 +1275,66 @@ async fn a_peer_makes_at_most_two_lists_of_pods_at_once() {
         .count();
     assert_eq!((listed, *lists.lock().expect("lists")), (2, 2));
     task.abort();
+}
+
+/// A question with `zoneRecord` has a node that reaches the API server read the asker's zone as
+/// recorded (`peer::ZoneFn`, given the asker's name and zone key) before it answers, within
+/// `Limits::zone_read`; a question without it, or a node that does not reach the API server,
+/// reads nothing.
+#[tokio::test]
+async fn a_peer_reads_the_askers_zone_only_when_asked_and_reaching() {
+    use nodewarden::core::quorum::ZoneRecord;
+    let recorded = ZoneRecord {
+        not_ready: 3,
+        size: 5,
+        tainted: false,
+    };
+    for reachable in [true, false] {
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&reads);
+        let zone: peer::ZoneFn = Arc::new(move |node: String, key: String| {
+            seen.lock().expect("reads").push((node.clone(), key));
+            Box::pin(async move {
+                if node == "slow" {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                Some(recorded)
+            })
+        });
+        let with = peer::Reads {
+            lease: None,
+            taint: None,
+            pods: None,
+            zone: Some(zone),
+        };
+        let (addr, task) = serve_reads(reachable, with, Duration::from_millis(200)).await;
+        let asked = &[the_peer("peer-a", addr)];
+        let ask = |from: &'static str, read: bool| async move {
+            let answers =
+                peer::ask_all_reading(asked, (&[], &[read]), (&[], &[]), &key(), from, "z1", WAIT)
+                    .await;
+            let (_, result) = answers.into_iter().next().expect("one answer");
+            result.expect("answered").zone_recorded
+        };
+        assert_eq!(
+            ask("asker", true).await,
+            reachable.then_some(recorded),
+            "reachable: {reachable}"
+        );
+        assert_eq!(ask("asker", false).await, None);
+        let started = Instant::now();
+        assert_eq!(ask("slow", true).await, None);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        let made = reads.lock().expect("reads").clone();
+        if reachable {
+            assert!(took >= Duration::from_millis(200), "{took:?}");
+            let expected =
+                [("asker", "z1"), ("slow", "z1")].map(|(n, z)| (n.to_string(), z.to_string()));
+            assert_eq!(made, expected);
+        } else {
+            assert!(made.is_empty(), "{made:?}");
+        }
+        task.abort();
+    }
 }

@@ -11,8 +11,8 @@ use nodewarden::core::fence_plan::{
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, ServerReads, TaintReads,
-    Undecided, Verdict, decide, decide_or_ask, next_round, planning, rest_counted,
-    resumed_heard_bound, round_tainted, select, sigterm_waits, unasked,
+    Undecided, Verdict, ZoneRecord, asks_zone_record, decide, decide_or_ask, next_round, planning,
+    rest_counted, resumed_heard_bound, round_tainted, select, sigterm_waits, unasked, zone_readers,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -53,6 +53,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         last_contact_age: age.map(Duration::from_secs),
         kubelet_renewed: None,
         node_tainted: None,
+        zone_recorded: None,
         pods: None,
     })
 }
@@ -69,6 +70,7 @@ fn answer_of(p: &Peer, reachable: bool) -> Heard {
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
         node_tainted: None,
+        zone_recorded: None,
         pods: None,
     })
 }
@@ -515,6 +517,7 @@ fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second
             last_contact_age: Some(s(1)),
             kubelet_renewed: Some(now.wall - s(ago)),
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         })]
     };
@@ -556,6 +559,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             last_contact_age: Some(s(1)),
             kubelet_renewed: renewed.map(|t| SystemTime::UNIX_EPOCH + s(t)),
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         };
         (
@@ -654,6 +658,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
                 last_contact_age: Some(Duration::from_secs(1)),
                 kubelet_renewed: None,
                 node_tainted: None,
+                zone_recorded: None,
                 pods: None,
             }),
         };
@@ -1067,6 +1072,7 @@ fn labelled_peer(
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
         node_tainted: None,
+        zone_recorded: None,
         pods: None,
     };
     (listed, Heard::Report(report))
@@ -1549,6 +1555,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 last_contact_age: Some(age(a.contact)),
                 kubelet_renewed: None,
                 node_tainted: None,
+                zone_recorded: None,
                 pods: None,
             };
             (a.zone.clone(), Heard::Report(report))
@@ -2425,4 +2432,203 @@ fn sigterms_wait_on_an_unread_round_or_on_a_guessed_enforce_until_the_taint_is_r
     no_doubt.sigterm_doubt = false;
     assert!(!under(&no_doubt, Some(&guessed), reads(true, false), false));
     assert!(under(&no_doubt, Some(&guessed), reads(true, true), false));
+}
+
+// ---- the zone as recorded ----
+
+/// A peer that reaches the API server, with `record` as its read of this node's zone.
+fn recording(record: Option<ZoneRecord>, reachable: bool) -> (String, Heard) {
+    let Heard::Report(r) = report("reader", reachable, Some(if reachable { 1 } else { 20 })) else {
+        unreachable!("report() is a report")
+    };
+    (
+        ZONE.into(),
+        Heard::Report(PeerReport {
+            zone_recorded: record,
+            ..r
+        }),
+    )
+}
+
+fn record(not_ready: usize, size: usize, tainted: bool) -> Option<ZoneRecord> {
+    Some(ZoneRecord {
+        not_ready,
+        size,
+        tainted,
+    })
+}
+
+/// A zone of five, three of them (this node and two peers) cut off together: which of the three
+/// the controller judged while the zone was still Normal is a guess (the staggered expiry), and
+/// the guess enforces. The other two reach the API server, the first with `first` as its read of
+/// the zone.
+fn three_of_five_together(first: (String, Heard)) -> Round {
+    let tied = |n: &str| (ZONE.to_string(), report(n, false, Some(20)));
+    let mut r = zone(5, 0);
+    r.heard = vec![tied("c1"), tied("c2"), first, up(1)];
+    r
+}
+
+#[test]
+fn a_zone_the_api_server_records_partly_disrupted_holds_a_node_read_untainted_in_it() {
+    // Without a record: the staggered expiry's guess, enforce.
+    let v = decide(&three_of_five_together(up(0)), &policy(), true);
+    assert!(v.is_enforce() && v.in_doubt(), "{}", v.reason());
+    // (the reader's record, whether it reaches the API server) → verdict
+    let table = [
+        // 3 of 5 recorded not Ready, this node untainted: the controller taints nothing there.
+        (record(3, 5, false), true, "hold"),
+        (record(4, 5, false), true, "hold"),
+        // This node tainted in the same read: judged while the zone was Normal.
+        (record(3, 5, true), true, "enforce"),
+        // Not yet a partial disruption: two of five.
+        (record(2, 5, false), true, "enforce"),
+        // 50 % of six is under the 55 % threshold.
+        (record(3, 6, false), true, "enforce"),
+        // Fully disrupted: tainted again at the normal rate.
+        (record(5, 5, false), true, "enforce"),
+        // A zone of more than 50 is still tainted in a partial disruption (0.01/s).
+        (record(40, 51, false), true, "enforce"),
+        (record(40, 50, false), true, "hold"),
+        // A record from a peer that says it does not reach the API server is no record.
+        (record(3, 5, false), false, "enforce"),
+    ];
+    for (rec, reachable, want) in table {
+        let r = three_of_five_together(recording(rec, reachable));
+        let v = decide(&r, &policy(), true);
+        assert_eq!(
+            v.word(),
+            want,
+            "{rec:?} reachable {reachable}: {}",
+            v.reason()
+        );
+        if want == "hold" {
+            assert!(
+                v.reason()
+                    .contains("recorded not Ready (partial disruption)")
+                    && v.reason()
+                        .contains("without node.kubernetes.io/unreachable"),
+                "{}",
+                v.reason()
+            );
+        }
+    }
+    // A node seen tainted was judged already: no record holds it.
+    let r = three_of_five_together(recording(record(3, 5, false), true)).tainted(true);
+    assert!(decide(&r, &policy(), true).is_enforce());
+    // With the rule switched off, the record changes nothing.
+    let old = policy_without(|f| f.zone_recorded = false);
+    let r = three_of_five_together(recording(record(3, 5, false), true));
+    assert!(decide(&r, &old, true).is_enforce());
+}
+
+#[test]
+fn a_zone_that_looks_healthy_to_the_peers_asked_but_is_recorded_disrupted_holds() {
+    // Issue 22, seed 0x381: the peers of this node's zone that lost the API server long before it
+    // also lost their peer links, so they are silent, and a silent peer counts as ready: the count
+    // says one of six cut off, a healthy zone. The API server records four of six not Ready.
+    let mut r = zone(6, 0);
+    r.heard = vec![silent(), silent(), silent(), up(0), up(1)];
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    r.heard[3] = recording(record(4, 6, false), true);
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    assert!(v.reason().contains("4 of the 6 node(s)"), "{}", v.reason());
+    // The same record with this node's Node tainted: evicted.
+    r.heard[3] = recording(record(4, 6, true), true);
+    assert!(decide(&r, &policy(), true).is_enforce());
+}
+
+#[test]
+fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_of_a_large_zone() {
+    let p = |n: &str, z: &str| Peer {
+        node: n.into(),
+        address: "10.0.0.1:9843".parse().expect("address"),
+        zone: z.into(),
+    };
+    let asked = [p("a1", "a"), p("a2", "a"), p("b1", "b"), p("b2", "b")];
+    let none = std::collections::BTreeSet::new();
+    // Another zone first, as for the Lease: one flag only.
+    let flags = zone_readers(&asked, "a", false, &none);
+    assert_eq!(flags, [false, false, true, false]);
+    // A peer whose latest answer was not "reachable" comes after every other.
+    let unable: std::collections::BTreeSet<String> = ["b1".to_string()].into();
+    assert_eq!(
+        zone_readers(&asked, "a", false, &unable),
+        [false, false, false, true]
+    );
+    assert_eq!(zone_readers(&asked, "a", true, &none), [false; 4]);
+    // Asked only for a zone the list does not show larger than 50, with the rule on.
+    let fixes = nodewarden::core::quorum::Fixes::ALL;
+    assert!(asks_zone_record(&fixes, 50));
+    assert!(!asks_zone_record(&fixes, 51));
+    let off = nodewarden::core::quorum::Fixes {
+        zone_recorded: false,
+        ..fixes
+    };
+    assert!(!asks_zone_record(&off, 5));
+}
+
+/// Labels of a Node in `zone` (GA label), with the deprecated one too when `beta` is given.
+fn zone_labels(zone: Option<&str>, beta: Option<&str>, excluded: bool) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::new();
+    if let Some(z) = zone {
+        l.insert(zone::ZONE_LABEL.to_string(), z.to_string());
+    }
+    if let Some(z) = beta {
+        l.insert(zone::BETA_ZONE_LABEL.to_string(), z.to_string());
+    }
+    if excluded {
+        l.insert(zone::EXCLUDE_DISRUPTION_LABEL.to_string(), String::new());
+    }
+    l
+}
+
+#[test]
+fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks() {
+    let a = zone_labels(Some("a"), None, false);
+    let a_excluded = zone_labels(Some("a"), None, true);
+    // GA label "a" but the deprecated one says "b": upstream's key is "b".
+    let a_but_b = zone_labels(Some("a"), Some("b"), false);
+    let other = zone_labels(Some("c"), None, false);
+    let listed =
+        |name, labels, ready, tainted| zone::Listed::of(name, Some(labels), ready, tainted);
+    let nodes = vec![
+        listed("me", &a, false, false),
+        listed("n2", &a, false, true),
+        listed("n3", &a, true, false),
+        listed("n4", &a_excluded, false, false),
+        listed("n5", &a_but_b, false, false),
+        listed("n6", &other, false, false),
+    ];
+    let r = zone::record(&nodes, "me", "a").expect("a record");
+    // me, n2 and n3 count (n4 excluded, n5 and n6 in other zones); me and n2 not Ready.
+    assert_eq!(
+        r,
+        ZoneRecord {
+            not_ready: 2,
+            size: 3,
+            tainted: false
+        }
+    );
+    // n2's own read says it is tainted.
+    assert!(zone::record(&nodes, "n2", "a").expect("n2").tainted);
+    // An excluded asker is still found, and left out of the counts.
+    assert_eq!(zone::record(&nodes, "n4", "a").map(|r| r.size), Some(3));
+    // An asker not listed, or listed in another zone, gets no record.
+    assert_eq!(zone::record(&nodes, "n9", "a"), None);
+    assert_eq!(zone::record(&nodes, "n5", "a"), None);
+    assert!(zone::record(&nodes, "n5", "b").is_some());
+    // The selector narrows by the GA zone label; an unlabelled zone is listed whole.
+    assert_eq!(
+        zone::record_selector("a").as_deref(),
+        Some("topology.kubernetes.io/zone=a")
+    );
+    assert_eq!(
+        zone::record_selector("r1/a").as_deref(),
+        Some("topology.kubernetes.io/zone=a")
+    );
+    assert_eq!(zone::record_selector(""), None);
+    assert_eq!(zone::record_selector("r1/"), None);
 }

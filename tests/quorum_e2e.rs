@@ -1803,3 +1803,172 @@ fn back_after_the_controller_managers_lead_lapsed_a_taint_counts_from_the_read_t
     );
     assert_only_stopped(&mut lab, &later, &[]);
 }
+
+/// Records node `node`'s Ready condition as `status`, as its kubelet ("True") or the node
+/// lifecycle controller ("Unknown") writes it to the status subresource. The lab's Nodes carry
+/// no Ready condition until a test writes one: the agents never write it.
+fn record_ready(lab: &Lab, node: &str, status: &str) {
+    let manager = if status == "True" {
+        "kubelet"
+    } else {
+        "kube-controller-manager"
+    };
+    lab.server
+        .api
+        .update_node_status_as(manager, node, |n| {
+            let mut conditions: Vec<Value> = n["status"]["conditions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| c["type"] != "Ready")
+                .collect();
+            let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+            conditions.push(serde_json::json!({
+                "type": "Ready", "status": status, "reason": "Test",
+                "lastHeartbeatTime": now, "lastTransitionTime": now
+            }));
+            n["status"]["conditions"] = Value::Array(conditions);
+        })
+        .unwrap_or_else(|e| panic!("record {node} Ready={status}: {e:?}"));
+}
+
+/// How many lists of Nodes by the zone label the API server has had.
+fn zone_lists(lab: &Lab) -> usize {
+    lab.server
+        .api
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == "/api/v1/nodes")
+        .filter(|r| {
+            r.param("labelSelector")
+                .is_some_and(|s| s.contains("topology.kubernetes.io/zone"))
+        })
+        .count()
+}
+
+/// A question with `zoneRecord` has a node that reaches the API server list the asker's zone
+/// (`GET /api/v1/nodes?labelSelector=topology.kubernetes.io/zone=…`) and say how many of its
+/// Nodes counted in disruption checks are recorded not Ready, of how many, and whether the
+/// asker's Node carries the unreachable NoExecute taint (docs/fence.md §5, *The zone as
+/// recorded*). One list answers the askers of a zone for a second. A question without it, an
+/// asker not in that zone, a name that is no node's or a zone that is no label value reads
+/// nothing into the answer.
+#[test]
+fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
+    let Some(mut lab) = lab(LabSpec {
+        excluded: vec![5],
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    for i in 1..=5 {
+        record_ready(&lab, &format!("n{i}"), "True");
+    }
+    record_ready(&lab, "n2", "Unknown");
+    record_ready(&lab, "n3", "Unknown");
+    // n5 is excluded: its Unknown is not counted, nor is it.
+    record_ready(&lab, "n5", "Unknown");
+    let ask = ask_n1(&lab);
+    let read = ask(r#"{"from":"n2","zone":"zone-a","zoneRecord":true}"#);
+    assert_eq!(read["reachable"], true, "{read}");
+    assert_eq!(
+        read["zoneRecord"],
+        serde_json::json!({"notReady": 2, "size": 4, "unreachableTainted": false}),
+        "{read}"
+    );
+    assert_eq!(zone_lists(&lab), 1);
+    // Within a second the same list answers every asker of the zone: n3 reads its own taint
+    // from it, and no second list is made.
+    let again = ask(r#"{"from":"n3","zone":"zone-a","zoneRecord":true}"#);
+    assert_eq!(again["zoneRecord"]["notReady"], 2, "{again}");
+    assert_eq!(zone_lists(&lab), 1);
+    let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    support::taint_unreachable(&lab.server.api, "n2", &added);
+    // A list older than a second is made again.
+    std::thread::sleep(Duration::from_millis(1100));
+    let tainted = ask(r#"{"from":"n2","zone":"zone-a","zoneRecord":true,"taint":true}"#);
+    assert_eq!(
+        tainted["zoneRecord"]["unreachableTainted"], true,
+        "{tainted}"
+    );
+    assert_eq!(tainted["unreachableTainted"], true, "{tainted}");
+    assert_eq!(zone_lists(&lab), 2);
+    let unasked = ask(r#"{"from":"n2","zone":"zone-a"}"#);
+    assert!(unasked.get("zoneRecord").is_none(), "{unasked}");
+    // A name the zone's list does not hold gets no record (from the same list).
+    let unknown = ask(r#"{"from":"n9","zone":"zone-a","zoneRecord":true}"#);
+    assert!(unknown.get("zoneRecord").is_none(), "{unknown}");
+    assert_eq!(zone_lists(&lab), 2);
+    // n2 is not in zone-b: the list of zone-b does not hold it.
+    let elsewhere = ask(r#"{"from":"n2","zone":"zone-b","zoneRecord":true}"#);
+    assert!(elsewhere.get("zoneRecord").is_none(), "{elsewhere}");
+    assert_eq!(zone_lists(&lab), 3);
+    // Neither a name nor a zone from a holder of the key goes into a request unchecked.
+    let odd = ask(r#"{"from":"n2/../n3","zone":"zone-a","zoneRecord":true}"#);
+    assert!(odd.get("zoneRecord").is_none(), "{odd}");
+    let injected = ask(r#"{"from":"n2","zone":"zone-a,x=y","zoneRecord":true}"#);
+    assert!(injected.get("zoneRecord").is_none(), "{injected}");
+    assert_eq!(
+        zone_lists(&lab),
+        3,
+        "a list was made for a name or zone refused"
+    );
+}
+
+/// The zone as recorded (docs/fence.md §5, issue 22): n1, n2 and n3 lose the API server
+/// together, three of five. Each may be the one the control plane judged while the zone still
+/// counted as healthy, so by their peers' answers alone each enforces on that guess (as in
+/// `under_a_guessed_enforce_a_sigterm_waits_for_the_taint_then_stops_on_time`), and their
+/// `-short` pods, tolerating 5 s, less than `READ_SLACK`, are due at once. The test plays the
+/// node lifecycle controller: it records Ready=Unknown on their three Nodes, a partial
+/// disruption of a zone of five, in which the controller taints nothing. The peer that reads
+/// the record for each of them finds it so and its Node untainted, and all three hold: nothing
+/// is stopped. Once the test records n2 and n3 Ready again (one of five not Ready: a healthy
+/// zone, whose queue taints n1), n1 enforces and stops n1-short.
+#[test]
+fn three_cut_off_together_hold_while_their_zone_is_recorded_partly_disrupted() {
+    let tol = Duration::from_secs(5);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    for i in 1..=5 {
+        record_ready(&lab, &format!("n{i}"), "True");
+    }
+    let cut_at = SystemTime::now();
+    for i in 1..=3 {
+        lab.cut_api(i);
+    }
+    for i in 1..=3 {
+        record_ready(&lab, &format!("n{i}"), "Unknown");
+    }
+    for i in 1..=3 {
+        let (line, _) = expect_verdict(&mut lab, i, "hold", Duration::from_secs(15));
+        assert!(
+            line.contains("3 of the 5 node(s) of zone zone-a recorded not Ready"),
+            "n{i} held on something else than the record: {line}"
+        );
+    }
+    let stopped = watch_pods(&mut lab, cut_at + GRACE + tol + Duration::from_secs(12));
+    assert_only_stopped(&mut lab, &stopped, &[]);
+    assert_never_enforced(&mut lab, &[1, 2, 3]);
+    let back_at = SystemTime::now();
+    record_ready(&lab, "n2", "True");
+    record_ready(&lab, "n3", "True");
+    let (line, _) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(10));
+    assert!(
+        line.contains("may have been tainted while the zone still counted as healthy"),
+        "{line}"
+    );
+    let stopped = watch_pods(&mut lab, back_at + Duration::from_secs(8));
+    assert!(
+        stopped.contains_key("n1-short"),
+        "n1 enforced but never stopped n1-short: {stopped:?}\n{}",
+        lab.node(1).log()
+    );
+}

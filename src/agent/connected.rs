@@ -321,9 +321,15 @@ pub async fn run<S: Source>(
         });
         let nodes = Arc::new(crate::api::node::NodeTaints::new(client.clone(), &requests));
         let node_bound = limits.node_read;
+        let zone_nodes = nodes.clone();
         let taint: crate::peer::TaintFn = Arc::new(move |asker: String| {
             let nodes = nodes.clone();
             Box::pin(async move { nodes.unreachable_tainted(&asker, node_bound).await })
+        });
+        let zone_bound = limits.zone_read;
+        let zone: crate::peer::ZoneFn = Arc::new(move |asker: String, key: String| {
+            let nodes = zone_nodes.clone();
+            Box::pin(async move { nodes.zone_record(&asker, &key, zone_bound).await })
         });
         let lister = Arc::new(crate::api::pods::NodePods::new(client.clone(), &requests));
         let pods_bound = limits.pods_read;
@@ -346,6 +352,7 @@ pub async fn run<S: Source>(
                     lease: Some(lease),
                     taint: Some(taint),
                     pods: Some(pods),
+                    zone: Some(zone),
                 },
                 counters.clone(),
                 limits,
@@ -697,13 +704,13 @@ fn asker(
         String,
         &'static str,
     >::new()));
-    Arc::new(move |peers, lease, zone, pods| {
+    Arc::new(move |peers, readers: quorum::Readers, zone, pods| {
         let (node, key, counters, seen) =
             (node.clone(), key.clone(), counters.clone(), seen.clone());
         Box::pin(async move {
             let answers = crate::peer::ask_all_reading(
                 &peers,
-                &lease,
+                (&readers.0, &readers.1),
                 (&pods.0, &pods.1),
                 &key,
                 &node,

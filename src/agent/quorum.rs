@@ -27,7 +27,8 @@ use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
     Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, TaintReads, Verdict,
-    decide_or_ask, lease_readers, next_round, note_unable, rest_counted, round_tainted, unasked,
+    asks_zone_record, decide_or_ask, lease_readers, next_round, note_unable, rest_counted,
+    round_tainted, unasked, zone_readers,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
@@ -39,8 +40,13 @@ type Ages<'a> = dyn Fn(&[(Peer, Heard)]) -> (Duration, Duration) + Sync + 'a;
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
 /// Asks the given peers as a node of the zone given, asking those flagged to read this node's
-/// kubelet Lease for it (`core::quorum::lease_readers`).
-pub type Asker = Arc<dyn Fn(Vec<Peer>, Vec<bool>, String, Listing) -> AskFuture + Send + Sync>;
+/// kubelet Lease for it (`core::quorum::lease_readers`) and its zone as recorded
+/// (`core::quorum::zone_readers`).
+pub type Asker = Arc<dyn Fn(Vec<Peer>, Readers, String, Listing) -> AskFuture + Send + Sync>;
+
+/// Which of the peers asked read this node's kubelet Lease, and which its zone as recorded, one
+/// flag per peer each.
+pub type Readers = (Vec<bool>, Vec<bool>);
 
 /// The pods a round asks about (`core::unlisted`), and which of its peers are asked to list
 /// them, one flag per peer (`core::quorum::lease_readers`' choice).
@@ -329,14 +335,19 @@ async fn ask_round(
             // As few peers list this node's pods as read its Lease, chosen alike: each list is
             // of every pod bound to this node.
             let listers = lease_readers(&chosen, &zone.listed, pods.is_empty(), unable);
-            ask(chosen, lease, zone.key.clone(), (pods.to_vec(), listers)).await
+            // And one reads the zone as recorded, unless the list shows it large.
+            let agents = 1 + peers.iter().filter(|p| p.zone == zone.listed).count();
+            let skip = !asks_zone_record(&policy.fixes, agents);
+            let zoned = zone_readers(&chosen, &zone.listed, skip, unable);
+            let readers = (lease, zoned);
+            ask(chosen, readers, zone.key.clone(), (pods.to_vec(), listers)).await
         }
         _ => Vec::new(),
     };
     // Only a run with no contact of its own has its Lease read in the round's questions (a run
-    // with one asks in a question of its own, `read_lease`), and only a round that asks about
-    // pods has them listed (`lease_readers`).
-    if !has_contact || !pods.is_empty() {
+    // with one asks in a question of its own, `read_lease`), only a round that asks about pods
+    // has them listed (`lease_readers`), and the zone's reader is chosen alike.
+    if !has_contact || !pods.is_empty() || policy.fixes.zone_recorded {
         note_unable(unable, &heard);
     }
     remembered.note(sent_at, heard.iter());
@@ -355,7 +366,13 @@ async fn ask_round(
     if rest.is_empty() {
         return (round, verdict);
     }
-    let answers = ask(rest, Vec::new(), zone.key.clone(), Listing::default()).await;
+    let answers = ask(
+        rest,
+        Readers::default(),
+        zone.key.clone(),
+        Listing::default(),
+    )
+    .await;
     heard.extend(rest_counted(&zone.listed, answers));
     remembered.note(sent_at, heard.iter());
     let (own_contact_age, own_silence_age) = ages(&heard);
@@ -379,7 +396,13 @@ async fn read_lease(
     match (ask, readers) {
         (Some(ask), Some(readers)) if !readers.is_empty() => {
             let flags = vec![true; readers.len()];
-            ask(readers, flags, zone.key.clone(), Listing::default()).await
+            ask(
+                readers,
+                (flags, Vec::new()),
+                zone.key.clone(),
+                Listing::default(),
+            )
+            .await
         }
         _ => Vec::new(),
     }
@@ -431,7 +454,13 @@ async fn probe_at_start(
     let readers = crate::core::quorum::start_readers(&chosen, &zone.listed, unable);
     let sent = Instant::now();
     let flags = vec![true; readers.len()];
-    let heard = ask(readers, flags, zone.key.clone(), Listing::default()).await;
+    let heard = ask(
+        readers,
+        (flags, Vec::new()),
+        zone.key.clone(),
+        Listing::default(),
+    )
+    .await;
     note_unable(unable, &heard);
     let now = Instant::now();
     let steady = steady_now(clock, inputs.previous_scale);
@@ -988,6 +1017,7 @@ mod tests {
             last_contact_age: Some(age),
             kubelet_renewed,
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         };
         (p, Heard::Report(report))
@@ -1230,7 +1260,7 @@ mod tests {
         let flags: Arc<Mutex<Calls>> = Arc::default();
         let record = flags.clone();
         let ask: Asker = Arc::new(
-            move |asked: Vec<Peer>, lease: Vec<bool>, _zone, _pods| -> AskFuture {
+            move |asked: Vec<Peer>, (lease, _): Readers, _zone, _pods| -> AskFuture {
                 let named = asked
                     .iter()
                     .map(|p| p.node.clone())
@@ -1548,6 +1578,7 @@ mod nudge_tests {
             last_contact_age: None,
             kubelet_renewed: None,
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         }
     }
@@ -1560,6 +1591,7 @@ mod nudge_tests {
             lease: false,
             taint: false,
             pods: Vec::new(),
+            zone_record: false,
         }
     }
 
@@ -1591,7 +1623,7 @@ mod nudge_tests {
         let readers: Arc<Mutex<Vec<usize>>> = Arc::default();
         let reading = readers.clone();
         let ask: Asker = Arc::new(
-            move |peers: Vec<Peer>, lease: Vec<bool>, _zone, _pods| -> AskFuture {
+            move |peers: Vec<Peer>, (lease, _): Readers, _zone, _pods| -> AskFuture {
                 asked.lock().expect("rounds").push(since());
                 let n = lease.iter().filter(|l| **l).count();
                 reading.lock().expect("readers").push(n);

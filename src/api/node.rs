@@ -245,14 +245,44 @@ pub async fn reconcile_taints(
     }))
 }
 
-/// Reads other nodes' Nodes for the peers that ask (`peer::TaintFn`, docs/fence.md §5): a node
-/// cut off learns whether the control plane has tainted it yet.
+/// Reads other nodes' Nodes for the peers that ask (`peer::TaintFn`, `peer::ZoneFn`,
+/// docs/fence.md §5): a node cut off learns whether the control plane has tainted it yet, and how
+/// it records its zone.
 pub struct NodeTaints {
     api: Api<crate::api::slim::SlimNode>,
     requests: Requests,
     /// A refusal (403) was logged: the agent's identity may not read other nodes.
     refused_logged: std::sync::atomic::AtomicBool,
+    /// The same for a list of Nodes.
+    list_refused_logged: std::sync::atomic::AtomicBool,
+    /// Each zone's latest list, by zone key ([`NodeTaints::zone_record`]).
+    zones: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<ZoneSlot>>>,
 }
+
+/// A zone's latest list, held while it is made.
+type ZoneSlot = tokio::sync::Mutex<Option<ZoneList>>;
+
+/// The Nodes of a zone as listed at `listed_at`, each kept as `core::zone::record` reads it.
+struct ZoneList {
+    listed_at: tokio::time::Instant,
+    nodes: Vec<crate::core::zone::Listed>,
+}
+
+/// How long a zone's list answers the askers of that zone: a second, so that the askers of a
+/// partition, which choose the same few readers, make one list a second between them, and each
+/// asker's answer is still of its round (rounds are seconds apart). The asker's Node is read
+/// afresh in the same answer beside it (`Question::taint`), and a taint found there holds no
+/// node (`core::quorum::round_tainted`).
+const ZONE_FRESH: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Zones whose lists are kept at once at most: a reader answers the askers of its own zone and
+/// of a few others; a holder of the peers' key naming made-up zones gets no more lists than this
+/// a second.
+const ZONES_KEPT: usize = 8;
+
+/// Nodes per page of a zone's list ([`NodeTaints::zone_record`]): a page's body is held whole
+/// before it is read, and a Node as the API server returns it runs to tens of kilobytes.
+const ZONE_PAGE: u32 = 25;
 
 impl NodeTaints {
     /// Reads through `client`, each request counted by `requests`.
@@ -261,6 +291,115 @@ impl NodeTaints {
             api: Api::all(client),
             requests: requests.clone(),
             refused_logged: std::sync::atomic::AtomicBool::new(false),
+            list_refused_logged: std::sync::atomic::AtomicBool::new(false),
+            zones: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Node `asker`'s zone, whose key is `key`, as the API server records it
+    /// (`core::zone::record`), from a list of the zone's Nodes made at most [`ZONE_FRESH`] ago
+    /// for any asker of that zone, or made now: the Nodes `core::zone::record_selector` selects,
+    /// in pages of [`ZONE_PAGE`], all within `bound`. One list at a time per zone: an asker that
+    /// finds one under way waits for it. `None` when `asker` is no node name or `key` no zone
+    /// key, when a page fails, when more than `core::zone::RECORD_SCAN` Nodes are listed, when
+    /// the list does not hold `asker` in that zone, or when [`ZONES_KEPT`] other zones' lists
+    /// are fresh. Every page of one list is served from the same resourceVersion, so the counts
+    /// and the asker's taint are of one moment. Counted under `nodes`; a refusal is logged
+    /// once: the agent's identity needs `list` on nodes (the packaged ClusterRole grants it).
+    pub async fn zone_record(
+        &self,
+        asker: &str,
+        key: &str,
+        bound: std::time::Duration,
+    ) -> Option<crate::core::quorum::ZoneRecord> {
+        use crate::core::zone;
+        // No text from a holder of the peers' key goes into a selector unchecked: a key is label
+        // values joined by `/` (`zone::key`).
+        if !crate::core::names::is_dns_subdomain(asker)
+            || key.split('/').count() > 2
+            || key
+                .split('/')
+                .any(|v| !crate::core::names::label_value_errors(v).is_empty())
+        {
+            return None;
+        }
+        let deadline = tokio::time::Instant::now() + bound;
+        let slot = self.zone_slot(key)?;
+        let mut kept = tokio::time::timeout_at(deadline, slot.lock()).await.ok()?;
+        let fresh = kept
+            .as_ref()
+            .is_some_and(|k| k.listed_at.elapsed() < ZONE_FRESH);
+        if !fresh {
+            *kept = None;
+            let listed_at = tokio::time::Instant::now();
+            let nodes = self.list_zone(key, deadline).await?;
+            *kept = Some(ZoneList { listed_at, nodes });
+        }
+        zone::record(&kept.as_ref()?.nodes, asker, key)
+    }
+
+    /// The slot of zone `key`'s list, made when there is none; `None` when [`ZONES_KEPT`]
+    /// zones have slots and none of them is idle with a list no longer fresh.
+    fn zone_slot(&self, key: &str) -> Option<std::sync::Arc<ZoneSlot>> {
+        let mut zones = self.zones.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = zones.get(key) {
+            return Some(slot.clone());
+        }
+        if zones.len() >= ZONES_KEPT {
+            let idle = |slot: &std::sync::Arc<ZoneSlot>| {
+                slot.try_lock().is_ok_and(|k| {
+                    k.as_ref()
+                        .is_none_or(|k| k.listed_at.elapsed() >= ZONE_FRESH)
+                })
+            };
+            let stale = zones
+                .iter()
+                .find(|(_, s)| idle(s))
+                .map(|(k, _)| k.clone())?;
+            zones.remove(&stale);
+        }
+        let slot = std::sync::Arc::new(ZoneSlot::new(None));
+        zones.insert(key.to_string(), slot.clone());
+        Some(slot)
+    }
+
+    /// The Nodes of zone `key`'s selector, page by page until `deadline`; `None` when a page
+    /// fails or more than `zone::RECORD_SCAN` are listed.
+    async fn list_zone(
+        &self,
+        key: &str,
+        deadline: tokio::time::Instant,
+    ) -> Option<Vec<crate::core::zone::Listed>> {
+        use crate::core::zone;
+        let mut params = kube::api::ListParams::default().limit(ZONE_PAGE);
+        if let Some(selector) = zone::record_selector(key) {
+            params = params.labels(&selector);
+        }
+        let mut listed = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let page = self
+                .requests
+                .call_within(left, "list", "nodes", self.api.list(&params))
+                .await;
+            let page = match page {
+                Ok(page) => page,
+                Err(e) => {
+                    crate::api::peer_read_failed(
+                        &e,
+                        &self.list_refused_logged,
+                        "the Nodes of a peer's zone",
+                        "peers cut off cannot learn from this node how the control plane records their zone, and decide without it; grant list on nodes",
+                    );
+                    return None;
+                }
+            };
+            listed.extend(page.items.iter().map(|n| listed_node(&n.0)));
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                None => return Some(listed),
+                Some(_) if listed.len() >= zone::RECORD_SCAN => return None,
+                Some(token) => params = params.continue_token(&token),
+            }
         }
     }
 
@@ -304,6 +443,30 @@ impl NodeTaints {
             }
         }
     }
+}
+
+/// A Node as `core::zone::record` reads it.
+fn listed_node(node: &Node) -> crate::core::zone::Listed {
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "True");
+    let unreachable_tainted = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .is_some_and(|t| {
+            t.iter()
+                .any(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
+        });
+    crate::core::zone::Listed::of(
+        node.metadata.name.as_deref().unwrap_or_default(),
+        node.metadata.labels.as_ref(),
+        ready,
+        unreachable_tainted,
+    )
 }
 
 #[cfg(test)]

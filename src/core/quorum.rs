@@ -54,12 +54,43 @@ pub struct PeerReport {
     /// `None` when not asked, when this peer does not reach the API server, or when its read
     /// failed ([`crate::core::unlisted`]).
     pub pods: Option<Vec<crate::core::fence_plan::FencePod>>,
+    /// The *asking* node's zone as the control plane records it, read by this peer from the API
+    /// server in the same list as the asker's Node ([`ZoneRecord`]). `None` when not asked, when
+    /// this peer does not reach the API server, or when its read failed.
+    pub zone_recorded: Option<ZoneRecord>,
+}
+
+/// A zone as the API server stores it (docs/fence.md §5, *The zone as recorded*): how many of
+/// its Nodes counted in disruption checks (no `node.kubernetes.io/exclude-disruption` label)
+/// have a Ready condition that is not True, of how many. The node lifecycle controller writes
+/// Ready=Unknown before it counts a node in its zone's state, in the same pass; only the
+/// kubelet's own status turns it True again. So this is the count its zone state was computed
+/// from at its last pass, but for nodes whose kubelet posted Ready=True since (counted ready
+/// here a pass early).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneRecord {
+    pub not_ready: usize,
+    pub size: usize,
+    /// Whether the asker's own Node carried the unreachable NoExecute taint in the same read.
+    pub tainted: bool,
+}
+
+impl ZoneRecord {
+    /// Whether the control plane, with the zone as recorded, adds no NoExecute taint in it: a
+    /// partial disruption of a zone of [`LARGE_ZONE`] nodes or fewer (its limiter at 0), not a
+    /// full one (tainted again at the normal rate).
+    pub fn stops_tainting(&self) -> bool {
+        self.size <= LARGE_ZONE
+            && self.not_ready > 2
+            && self.not_ready < self.size
+            && self.not_ready as f64 / self.size as f64 >= UNHEALTHY_ZONE_THRESHOLD
+    }
 }
 
 /// The controller's zone rules (docs/semantics.md §5.1, §5.5): `--unhealthy-zone-threshold` and
 /// `--large-cluster-size-threshold`, both at their defaults.
 const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
-const LARGE_ZONE: usize = 50;
+pub const LARGE_ZONE: usize = 50;
 
 /// The controller's node monitor period: it judges every node on the same 5 s tick.
 pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
@@ -193,6 +224,7 @@ pub fn answer(
         kubelet_renewed: None,
         node_tainted: None,
         pods: None,
+        zone_recorded: None,
     }
 }
 
@@ -468,6 +500,10 @@ pub struct Fixes {
     /// `timeAdded` and stopped at once pods the control plane kept). The agent's shell applies
     /// it; only the simulator reads this switch.
     pub leader_read: bool,
+    /// A node cut off in a small zone holds while a peer that reaches the API server reads its
+    /// zone recorded as partially disrupted and its Node without the unreachable taint
+    /// ([`recorded_hold`]).
+    pub zone_recorded: bool,
 }
 
 impl Fixes {
@@ -509,6 +545,7 @@ impl Fixes {
         sigterm_read: true,
         sigterm_doubt: true,
         leader_read: true,
+        zone_recorded: true,
     };
 }
 
@@ -690,6 +727,12 @@ pub const ANSWERED_WITHIN: Duration = Duration::from_secs(1);
 /// The most peers a round asks to read this node's kubelet Lease for it ([`lease_readers`]).
 pub const LEASE_READERS: usize = 3;
 
+/// The most peers a round asks to read this node's zone as recorded ([`zone_readers`]): one
+/// list of up to `zone::RECORD_SCAN` Nodes each, every round of every node cut off. The one
+/// asked is the peer likeliest to reach the API server; a round whose reader answers without it
+/// decides as before the record existed.
+pub const ZONE_READERS: usize = 1;
+
 /// How far a kubelet's `renewTime` read back through this run's wall scale may be from the
 /// instant it was stamped, when the wall clock was found steady over the span
 /// ([`crate::core::clock::steady`]): the tolerance of that check. [`kubelet_heard`] adds it,
@@ -710,6 +753,38 @@ pub fn lease_readers(
     skip: bool,
     unable: &BTreeSet<String>,
 ) -> Vec<bool> {
+    readers(asked, zone, skip, unable, LEASE_READERS)
+}
+
+/// Which of a round's peers are asked to read this node's zone as recorded
+/// (`peer::Question::zone_record`, [`ZoneRecord`]): the first [`ZONE_READERS`] that
+/// [`lease_readers`] would choose, in its order; none when `skip`. Each is one list of the zone's
+/// Nodes, so fewer than the Lease's single GETs.
+pub fn zone_readers(
+    asked: &[Peer],
+    zone: &str,
+    skip: bool,
+    unable: &BTreeSet<String>,
+) -> Vec<bool> {
+    readers(asked, zone, skip, unable, ZONE_READERS)
+}
+
+/// Whether a round asks for its zone as recorded ([`zone_readers`]): with the rule on
+/// (`Fixes::zone_recorded`), and only for a zone the peer list does not already show larger than
+/// [`LARGE_ZONE`] (`agents`: the nodes listed in this node's zone, itself included), which the
+/// controller taints in a partial disruption too.
+pub fn asks_zone_record(fixes: &Fixes, agents: usize) -> bool {
+    fixes.zone_recorded && agents <= LARGE_ZONE
+}
+
+/// [`lease_readers`] and [`zone_readers`], up to `most` peers.
+fn readers(
+    asked: &[Peer],
+    zone: &str,
+    skip: bool,
+    unable: &BTreeSet<String>,
+    most: usize,
+) -> Vec<bool> {
     let mut flags = vec![false; asked.len()];
     if skip {
         return flags;
@@ -722,7 +797,7 @@ pub fn lease_readers(
     for i in [others_able, own_able, others_not, own_not]
         .into_iter()
         .flatten()
-        .take(LEASE_READERS)
+        .take(most)
     {
         flags[i] = true;
     }
@@ -1302,6 +1377,9 @@ fn counted(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but this node was tainted before: a partial disruption keeps taints already added{evidence}"
                 ));
             }
+            if let Some(v) = recorded_hold(round, policy, judged) {
+                return v;
+            }
             if policy.fixes.staggered_expiry && !disrupted_first && live {
                 return enforce_when_settled(format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: {IN_DOUBT}, and a partial disruption keeps taints already added{evidence}"
@@ -1322,6 +1400,9 @@ fn counted(
             return Verdict::Enforce { reason };
         }
         return enforce_when_settled(reason);
+    }
+    if let Some(v) = recorded_hold(round, policy, judged) {
+        return v;
     }
     let reaching_peers = own.iter().filter(|h| reaching(h)).count();
     enforce_when_settled(format!(
@@ -1531,6 +1612,35 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
     })
 }
 
+/// A hold on the zone as the control plane records it (`Fixes::zone_recorded`): a peer that
+/// reaches the API server read this node's Node without the unreachable taint and, in the same
+/// read, its zone partially disrupted. The controller stopped tainting in it at the pass that
+/// recorded it so, and the read came after: this node was not tainted before, and is not while
+/// the record stands. `None` for a node seen tainted.
+fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool) -> Option<Verdict> {
+    if judged || !policy.fixes.zone_recorded {
+        return None;
+    }
+    let record = round.heard.iter().find_map(|(_, h)| match h {
+        Heard::Report(r) if r.reachable => {
+            r.zone_recorded.filter(|z| !z.tainted && z.stops_tainting())
+        }
+        _ => None,
+    })?;
+    Some(Verdict::Hold {
+        reason: format!(
+            "a peer that reaches the API server reads {} of the {} node(s) of zone {} recorded not Ready (partial disruption) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",
+            record.not_ready,
+            record.size,
+            if round.zone.is_empty() {
+                "(no zone)"
+            } else {
+                &round.zone
+            }
+        ),
+    })
+}
+
 /// Whether `round` is of a node seen tainted, with the rules for one on (`Fixes::taint_settles`).
 fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
     round.tainted && policy.fixes.taint_settles
@@ -1632,6 +1742,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 kubelet_renewed: None,
                 node_tainted: None,
                 pods: None,
+                zone_recorded: None,
             });
         }
     }

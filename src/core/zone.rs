@@ -73,6 +73,88 @@ pub fn excluded(labels: Option<&BTreeMap<String, String>>) -> bool {
     labels.is_some_and(|l| l.contains_key(EXCLUDE_DISRUPTION_LABEL))
 }
 
+/// A Node as a peer lists it for [`record`]: its name, its zone key ([`zone_key`]) and whether it
+/// is [`excluded`], whether its Ready condition is True, and whether it carries
+/// `node.kubernetes.io/unreachable:NoExecute`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub name: String,
+    pub key: String,
+    pub excluded: bool,
+    pub ready: bool,
+    pub unreachable_tainted: bool,
+}
+
+impl Listed {
+    /// A Node of `name` with `labels`, as [`Listed`] keeps it.
+    pub fn of(
+        name: &str,
+        labels: Option<&BTreeMap<String, String>>,
+        ready: bool,
+        unreachable_tainted: bool,
+    ) -> Listed {
+        Listed {
+            name: name.to_string(),
+            key: zone_key(labels),
+            excluded: excluded(labels),
+            ready,
+            unreachable_tainted,
+        }
+    }
+}
+
+/// The label selector a peer lists an asker's zone with ([`record`]): the GA zone label's value
+/// that `key` ends with, the label an EndpointSlice names too. A zone key names a zone label
+/// that may be the deprecated one ([`zone_key`]), and a node may carry both with different
+/// values, so the list is a superset that [`record`] narrows to the key; a Node that carries only
+/// the deprecated label is not listed (docs/fence.md §5, *The zone as recorded*). A key with no
+/// zone part gets no selector: `!label` would miss a label present with an empty value, and an
+/// unlabelled zone is then listed whole, page by page, up to [`RECORD_SCAN`].
+pub fn record_selector(key: &str) -> Option<String> {
+    let zone = key.rsplit('/').next().unwrap_or_default();
+    (!zone.is_empty()).then(|| format!("{ZONE_LABEL}={zone}"))
+}
+
+/// The most Nodes a peer reads to record an asker's zone ([`record`]): past it, or past a zone of
+/// more than [`LARGE_ZONE`](crate::core::quorum::LARGE_ZONE) nodes, it answers without a record, which a large zone does not need
+/// (it is tainted in a partial disruption too).
+pub const RECORD_SCAN: usize = 100;
+
+/// The asker's zone as the API server stores it (`quorum::ZoneRecord`), from a list of Nodes
+/// that holds every Node of zone `key` (and maybe others, left out here): the Nodes of the zone
+/// the controller counts (not excluded, [`excluded`]), how many of those have a Ready condition
+/// that is not True (`ComputeZoneState` counts a missing one as not ready too), and whether the
+/// asker's Node carries the unreachable taint. `None` when the asker is not in the list with
+/// that key: a list without it holds no answer about it, and an asker whose labels moved it to
+/// another zone asks about a zone it is no longer in.
+pub fn record<'a>(
+    nodes: impl IntoIterator<Item = &'a Listed>,
+    asker: &str,
+    key: &str,
+) -> Option<crate::core::quorum::ZoneRecord> {
+    let mut record = crate::core::quorum::ZoneRecord {
+        not_ready: 0,
+        size: 0,
+        tainted: false,
+    };
+    let mut found = false;
+    for n in nodes {
+        if n.key != key {
+            continue;
+        }
+        if n.name == asker {
+            found = true;
+            record.tainted = n.unreachable_tainted;
+        }
+        if n.excluded {
+            continue;
+        }
+        record.size += 1;
+        record.not_ready += usize::from(!n.ready);
+    }
+    found.then_some(record)
+}
+
 /// This node as the zone counts see it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeZone {

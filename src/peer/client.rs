@@ -77,6 +77,7 @@ fn question(from: &str, zone: &str, back: bool) -> Question {
         lease: false,
         taint: false,
         pods: Vec::new(),
+        zone_record: false,
     }
 }
 
@@ -101,17 +102,18 @@ pub async fn ask_all(
     zone: &str,
     timeout: Duration,
 ) -> Vec<(Peer, Result<PeerReport, AskError>)> {
-    ask_all_reading(peers, &[], (&[], &[]), key, from, zone, timeout).await
+    ask_all_reading(peers, (&[], &[]), (&[], &[]), key, from, zone, timeout).await
 }
 
 /// [`ask_all`], asking each peer whose flag in `lease` is set to read this node's kubelet Lease
 /// for it (`Question::lease`, `core::quorum::lease_readers`); a peer without a flag is not asked
 /// to. Every peer is asked to read this node's Node (`Question::taint`), and each whose flag in
 /// `listers` is set to list the pods of `pods` bound to this node (`Question::pods`, none when
-/// empty): only one that reaches the API server does.
+/// empty), and each whose flag in `zoned` is set to read this node's zone as recorded
+/// (`Question::zone_record`): only one that reaches the API server does.
 pub async fn ask_all_reading(
     peers: &[Peer],
-    lease: &[bool],
+    (lease, zoned): (&[bool], &[bool]),
     (pods, listers): (&[String], &[bool]),
     key: &Key,
     from: &str,
@@ -122,6 +124,7 @@ pub async fn ask_all_reading(
     let questions: Vec<Question> = (0..peers.len())
         .map(|i| Question {
             lease: flag(lease, i),
+            zone_record: flag(zoned, i),
             taint: true,
             pods: if flag(listers, i) {
                 pods.to_vec()

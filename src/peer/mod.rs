@@ -41,7 +41,8 @@ pub use auth::{Key, KeyError};
 pub use client::{AskError, ask, ask_all, ask_all_reading, tell_back};
 pub use counters::{PeerCounters, Rejection};
 pub use server::{
-    AnswerFn, LeaseFn, Limits, PodsFn, Reads, TaintFn, serve, serve_reading, serve_with_limits,
+    AnswerFn, LeaseFn, Limits, PodsFn, Reads, TaintFn, ZoneFn, serve, serve_reading,
+    serve_with_limits,
 };
 
 /// The most a question's body may hold: under 200 bytes in practice (a node name is at most 253
@@ -77,6 +78,14 @@ pub struct Question {
     /// lists the asker's pods and answers with these of them. Absent when empty, as `back`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pods: Vec<String>,
+    /// The asking node asks for its zone as the API server records it
+    /// (`core::quorum::ZoneRecord`, `core::quorum::zone_readers`). Absent when false, as `back`.
+    #[serde(
+        default,
+        rename = "zoneRecord",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub zone_record: bool,
 }
 
 /// The answer's body.
@@ -110,6 +119,24 @@ pub struct Answer {
     /// listed, and the answer stands without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<Vec<serde_json::Value>>,
+    /// The asking node's zone as the API server records it, read for a question with
+    /// `zoneRecord` (`core::quorum::ZoneRecord`). Absent when not asked, not read, or not
+    /// readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_record: Option<ZoneRecordWire>,
+}
+
+/// [`Answer::zone_record`] on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ZoneRecordWire {
+    /// Nodes of the zone counted in disruption checks whose Ready condition is not True.
+    pub not_ready: u32,
+    /// Nodes of the zone counted in disruption checks.
+    pub size: u32,
+    /// Whether the asker's Node carried `node.kubernetes.io/unreachable:NoExecute` in the same
+    /// list.
+    pub unreachable_tainted: bool,
 }
 
 impl From<&PeerReport> for Answer {
@@ -131,6 +158,11 @@ impl From<&PeerReport> for Answer {
                     .filter_map(|p| serde_json::to_value(p).ok())
                     .collect()
             }),
+            zone_record: r.zone_recorded.map(|z| ZoneRecordWire {
+                not_ready: u32::try_from(z.not_ready).unwrap_or(u32::MAX),
+                size: u32::try_from(z.size).unwrap_or(u32::MAX),
+                unreachable_tainted: z.tainted,
+            }),
         }
     }
 }
@@ -146,6 +178,20 @@ impl TryFrom<Answer> for PeerReport {
                 let shown = crate::bounded::excerpt(text);
                 format!("kubeletRenewTime {shown:?}: {e}")
             })?),
+        };
+        let zone_recorded = match a.zone_record {
+            None => None,
+            Some(z) if z.not_ready > z.size => {
+                return Err(format!(
+                    "zoneRecord: notReady {} of size {}",
+                    z.not_ready, z.size
+                ));
+            }
+            Some(z) => Some(crate::core::quorum::ZoneRecord {
+                not_ready: z.not_ready as usize,
+                size: z.size as usize,
+                tainted: z.unreachable_tainted,
+            }),
         };
         Ok(PeerReport {
             node: a.node,
@@ -163,6 +209,7 @@ impl TryFrom<Answer> for PeerReport {
                     .collect::<Result<Vec<_>, _>>()
                     .ok()
             }),
+            zone_recorded,
         })
     }
 }
@@ -181,6 +228,7 @@ mod tests {
             last_contact_age: Some(Duration::from_millis(1500)),
             kubelet_renewed: None,
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
@@ -217,6 +265,7 @@ mod tests {
             lease: false,
             taint: false,
             pods: Vec::new(),
+            zone_record: false,
         };
         let text = serde_json::to_string(&ordinary).expect("json");
         assert_eq!(text, r#"{"from":"n1","zone":"z"}"#);
@@ -253,6 +302,7 @@ mod tests {
             last_contact_age: Some(Duration::from_millis(10)),
             kubelet_renewed: Some(renewed),
             node_tainted: None,
+            zone_recorded: None,
             pods: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
@@ -271,6 +321,56 @@ mod tests {
             refused.contains("kubeletRenewTime \"yesterday\""),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn a_zone_record_travels_under_its_wire_names_and_an_impossible_one_is_refused() {
+        let report = PeerReport {
+            node: "n1".into(),
+            zone: "z".into(),
+            excluded: false,
+            reachable: true,
+            last_contact_age: Some(Duration::from_millis(10)),
+            kubelet_renewed: None,
+            node_tainted: None,
+            pods: None,
+            zone_recorded: Some(crate::core::quorum::ZoneRecord {
+                not_ready: 3,
+                size: 5,
+                tainted: false,
+            }),
+        };
+        let text = serde_json::to_string(&Answer::from(&report)).expect("json");
+        assert!(
+            text.ends_with(r#","zoneRecord":{"notReady":3,"size":5,"unreachableTainted":false}}"#),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(report));
+        let impossible: Answer = serde_json::from_str(
+            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":6,"size":5,"unreachableTainted":false}}"#,
+        )
+        .expect("parse");
+        let refused = PeerReport::try_from(impossible).expect_err("more not ready than nodes");
+        assert!(refused.contains("notReady 6 of size 5"), "{refused}");
+        let asking = Question {
+            zone_record: true,
+            ..question_of("n1")
+        };
+        let text = serde_json::to_string(&asking).expect("json");
+        assert_eq!(text, r#"{"from":"n1","zone":"z","zoneRecord":true}"#);
+    }
+
+    fn question_of(from: &str) -> Question {
+        Question {
+            from: from.into(),
+            zone: "z".into(),
+            back: false,
+            lease: false,
+            taint: false,
+            pods: Vec::new(),
+            zone_record: false,
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use crate::core::fence_plan::FencePod;
-use crate::core::quorum::PeerReport;
+use crate::core::quorum::{PeerReport, ZoneRecord};
 use crate::peer::auth::{self, Key};
 use crate::peer::counters::{PeerCounters, Rejection};
 use crate::peer::{Answer, MAX_ANSWER_BODY, MAX_BODY, Question};
@@ -63,6 +63,18 @@ pub type PodsFn = Arc<
         + Sync,
 >;
 
+/// Reads the zone of the node named, whose zone key is given, as the API server records it, for
+/// a question that asks for it (`Question::zone_record`, `core::quorum::ZoneRecord`): `None` when
+/// the list failed, was cut short, or did not hold the asker in that zone. Bounded by
+/// [`Limits::zone_read`] and asked as [`LeaseFn`] is. The reader keeps each zone's list for a
+/// moment and answers every asker of the zone from it (`api::node::NodeTaints::zone_record`):
+/// the askers of a partition all choose the same few readers.
+pub type ZoneFn = Arc<
+    dyn Fn(String, String) -> std::pin::Pin<Box<dyn Future<Output = Option<ZoneRecord>> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// What the server reads from the API server for an asker that asks (each optional: without
 /// one, such a question is answered without that read).
 #[derive(Clone, Default)]
@@ -70,6 +82,7 @@ pub struct Reads {
     pub lease: Option<LeaseFn>,
     pub taint: Option<TaintFn>,
     pub pods: Option<PodsFn>,
+    pub zone: Option<ZoneFn>,
 }
 
 /// The server's bounds. [`Limits::default`] is what the agent runs with; tests and the benchmark
@@ -118,6 +131,13 @@ pub struct Limits {
     /// key must not turn a burst of questions into as many lists on the API server. A question
     /// that finds none free is answered without the list, and asked again next round.
     pub pod_lists_at_once: usize,
+    /// How long a question that asks for the asker's zone as recorded waits for its list (of at
+    /// most `zone::RECORD_SCAN` Nodes, in pages) before it is answered without it: as short as
+    /// the Node's, for the same reason (the lab's test of the API server down in two zones caught
+    /// a 500 ms bound making the one peer of the other zone, asked for the record, late and
+    /// so silent to an asker with a 500 ms timeout, and silence counts as reaching the API
+    /// server).
+    pub zone_read: Duration,
 }
 
 impl Default for Limits {
@@ -136,6 +156,7 @@ impl Default for Limits {
             node_read: Duration::from_millis(200),
             pods_read: Duration::from_millis(200),
             pod_lists_at_once: 2,
+            zone_read: Duration::from_millis(200),
         }
     }
 }
@@ -413,7 +434,7 @@ impl Shared {
             )
         })?;
         log::debug!(
-            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back, lease = question.lease, taint = question.taint;
+            peer = peer.to_string().as_str(), from = question.from.as_str(), zone = question.zone.as_str(), back = question.back, lease = question.lease, taint = question.taint, zone_record = question.zone_record;
             "peer question from {} ({peer}) answered", question.from
         );
         let mut report = (self.answer)(&question);
@@ -443,10 +464,22 @@ impl Shared {
             .as_ref()
             .filter(|_| permit.is_some())
             .map(|read| read(question.from.clone(), question.pods.clone()));
-        (report.kubelet_renewed, report.node_tainted, report.pods) = tokio::join!(
+        let zone = self
+            .reads
+            .zone
+            .as_ref()
+            .filter(|_| question.zone_record && report.reachable)
+            .map(|read| read(question.from.clone(), question.zone.clone()));
+        (
+            report.kubelet_renewed,
+            report.node_tainted,
+            report.pods,
+            report.zone_recorded,
+        ) = tokio::join!(
             read_within(lease_bound, lease),
             read_within(node_bound, taint),
-            read_within(limits.pods_read, pods)
+            read_within(limits.pods_read, pods),
+            read_within(limits.zone_read, zone)
         );
         drop(permit);
         Ok(self.signed_answer(&mut report, &nonce))

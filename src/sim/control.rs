@@ -85,6 +85,16 @@ enum ZoneState {
     Full,
 }
 
+impl ZoneState {
+    fn word(self) -> &'static str {
+        match self {
+            ZoneState::Normal => "normal",
+            ZoneState::Partial => "partially disrupted",
+            ZoneState::Full => "fully disrupted",
+        }
+    }
+}
+
 /// One node as the controller keeps it.
 #[derive(Clone, Debug)]
 struct NodeHealth {
@@ -193,6 +203,8 @@ pub struct Changes {
     /// A restarted controller-manager made its first pass: the taint eviction controller starts
     /// the timers of every pod on a tainted node again.
     pub took_over: bool,
+    /// `(zone, state, not ready, nodes)` of each zone whose state changed, for the timeline.
+    pub zones: Vec<(usize, &'static str, usize, usize)>,
 }
 
 impl ControlPlane {
@@ -341,6 +353,18 @@ impl ControlPlane {
         !self.nodes[node].unknown_written
     }
 
+    /// `node`'s zone as the API server stores it (`quorum::ZoneRecord`): the Ready conditions
+    /// the controller counted at its last pass, with `node`'s taint.
+    pub fn zone_record(&self, node: usize) -> crate::core::quorum::ZoneRecord {
+        let zone = self.nodes[node].zone;
+        let in_zone = self.nodes.iter().filter(|n| n.zone == zone);
+        crate::core::quorum::ZoneRecord {
+            not_ready: in_zone.clone().filter(|n| !n.ready).count(),
+            size: in_zone.count(),
+            tainted: self.nodes[node].tainted_at.is_some(),
+        }
+    }
+
     /// The taint's `timeAdded` while `node` carries the unreachable NoExecute taint.
     pub fn taint(&self, node: usize) -> Option<Duration> {
         self.nodes[node].tainted_at
@@ -436,6 +460,16 @@ impl ControlPlane {
                 b.swap(0.0, now);
             }
             self.zone_states = vec![ZoneState::Full; self.zones];
+            changes.zones = (0..self.zones)
+                .map(|z| {
+                    (
+                        z,
+                        "fully disrupted (master disruption)",
+                        unhealthy[z],
+                        total[z],
+                    )
+                })
+                .collect();
             return;
         }
         if all_full {
@@ -450,6 +484,9 @@ impl ControlPlane {
             for z in 0..self.zones {
                 let rate = self.rate_for(states[z], total[z]);
                 self.buckets[z].swap(rate, now);
+                changes
+                    .zones
+                    .push((z, states[z].word(), unhealthy[z], total[z]));
             }
             self.zone_states = states;
             return;
@@ -459,6 +496,9 @@ impl ControlPlane {
                 let rate = self.rate_for(states[z], total[z]);
                 self.buckets[z].swap(rate, now);
                 self.zone_states[z] = states[z];
+                changes
+                    .zones
+                    .push((z, states[z].word(), unhealthy[z], total[z]));
             }
         }
     }

@@ -1580,6 +1580,9 @@ impl World<'_> {
                 }
             }
         }
+        for (z, state, not_ready, nodes) in changes.zones {
+            self.log(|| format!("controller: zone-{z} {state} ({not_ready} of {nodes} not ready)"));
+        }
         for (node, tainted) in changes.tainted {
             self.log(|| format!("controller taints n{node} unreachable:NoExecute"));
             self.node_taints[node].push((self.now, Some(tainted)));
@@ -2632,7 +2635,7 @@ impl World<'_> {
         &self,
         i: usize,
         peers: &[Peer],
-        lease: &[bool],
+        (lease, zoned): (&[bool], &[bool]),
         (pods, listers): (&[String], &[bool]),
     ) -> Vec<(Peer, Heard)> {
         let now = self.now;
@@ -2663,6 +2666,13 @@ impl World<'_> {
                         // a build before `taint_read` asked for none).
                         if self.set.fixes.taint_read && r.reachable && self.agent_reaches(j) {
                             r.node_tainted = Some(self.cp.taint(i).is_some());
+                        }
+                        // Asked of the one `quorum::zone_readers` chooses.
+                        if zoned.get(k).copied().unwrap_or(false)
+                            && r.reachable
+                            && self.agent_reaches(j)
+                        {
+                            r.zone_recorded = Some(self.cp.zone_record(i));
                         }
                         let lists = listers.get(k).copied().unwrap_or(false);
                         if lists && !pods.is_empty() && r.reachable && self.agent_reaches(j) {
@@ -2712,7 +2722,7 @@ impl World<'_> {
             &self.node_zones[i].listed,
             self.unable(a),
         );
-        let heard = self.ask(i, &readers, &vec![true; readers.len()], (&[], &[]));
+        let heard = self.ask(i, &readers, (&vec![true; readers.len()], &[]), (&[], &[]));
         quorum::note_unable(&mut a.unable, &heard);
         self.read_renewal(i, a, &heard);
         if let Some(age) = quorum::kubelet_unheard(
@@ -2796,8 +2806,8 @@ impl World<'_> {
         } else {
             Vec::new()
         };
-        let ask = |peers: &[Peer], lease: &[bool], listers: &[bool]| {
-            self.ask(i, peers, lease, (&asked, listers))
+        let ask = |peers: &[Peer], flags: (&[bool], &[bool]), listers: &[bool]| {
+            self.ask(i, peers, flags, (&asked, listers))
         };
         // `quorum::select` of that list, as the agent asks each round (the same each round),
         // a few of them asked to read this node's kubelet Lease while this run has no contact,
@@ -2814,7 +2824,15 @@ impl World<'_> {
             readers(a.contact.last_contact.is_some() && !set.fixes.kubelet_heard_after),
             readers(asked.is_empty()),
         );
-        let mut heard = ask(&self.asked_lists[i], &lease, &listers);
+        // As `agent::quorum`: one peer reads the zone as recorded, unless the list shows it large.
+        let agents = 1 + mine.iter().filter(|p| p.zone == zone.listed).count();
+        let zoned = quorum::zone_readers(
+            &self.asked_lists[i],
+            &zone.listed,
+            !quorum::asks_zone_record(&set.fixes, agents),
+            self.unable(a),
+        );
+        let mut heard = ask(&self.asked_lists[i], (&lease, &zoned), &listers);
         if a.contact.last_contact.is_none() || !asked.is_empty() || set.fixes.kubelet_heard_after {
             quorum::note_unable(&mut a.unable, &heard);
         }
@@ -2867,7 +2885,10 @@ impl World<'_> {
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
             if !rest.is_empty() {
-                heard.extend(quorum::rest_counted(&zone.listed, ask(&rest, &[], &[])));
+                heard.extend(quorum::rest_counted(
+                    &zone.listed,
+                    ask(&rest, (&[], &[]), &[]),
+                ));
                 a.remembered.note(now, heard.iter());
                 let (own_age, silence_age) = ages(&heard);
                 let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
