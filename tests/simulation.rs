@@ -1785,3 +1785,23 @@ fn a_taint_that_outlived_the_controller_managers_lead_counts_from_the_read_that_
     );
     assert_spared(0x18ec, |f| f.leader_read = false, &[39]);
 }
+
+/// Seeds 0x381, 0x16a2 and 0x1cad (issue 22, the 1–10,000 run of the thirtieth session). In
+/// 0x381, 14 nodes of a zone of 19 lost the API server and their peer links 90 s before n14 lost
+/// its own: to n14 they were silent, silence counts as ready, and "1 of 19 cut off" enforced as in
+/// a healthy zone; the controller had recorded the zone partially disrupted and never tainted
+/// n14, whose pod 33 (tolerating 8 s) it stopped. In 0x16a2 and 0x1cad nodes cut off together
+/// enforced on the staggered expiry's guess after the controller had recorded the disruption. A
+/// peer that reaches the API server now reads the zone as recorded for the asker, and a partial
+/// disruption recorded with the asker untainted holds (`quorum::ZoneRecord`,
+/// `Fixes::zone_recorded`).
+#[test]
+fn a_zone_the_controller_records_partly_disrupted_holds_what_the_peers_answers_would_enforce() {
+    assert_spared(0x381, |f| f.zone_recorded = false, &[33]);
+    assert_timeline_says(
+        0x381,
+        "238.663s n14 quorum hold: a peer that reaches the API server reads 14 of the 19 node(s) of zone zone-0 recorded not Ready",
+    );
+    assert_spared(0x16a2, |f| f.zone_recorded = false, &[77, 80]);
+    assert_spared(0x1cad, |f| f.zone_recorded = false, &[6]);
+}
