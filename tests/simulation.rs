@@ -450,7 +450,13 @@ fn open_defects_and_known_limits_reproduce_from_their_seeds() {
     };
     assert_eq!(wrongful(&settings()), Vec::<usize>::new());
     assert_eq!(wrongful(&before_waits(settings())), [6, 12]);
-    assert_eq!(wrongful(&before_reads(settings())), [6, 10, 9, 12]);
+    // Since the thirty-first session the zone as recorded (`Fixes::zone_recorded`) keeps pods 9
+    // and 10 without the reads as well: the controller had recorded the zone partially disrupted
+    // before they were due.
+    assert_eq!(wrongful(&before_reads(settings())), [6, 12]);
+    let mut unread = before_reads(settings());
+    unread.fixes.zone_recorded = false;
+    assert_eq!(wrongful(&unread), [6, 10, 9, 12]);
     // Fixed (it ran a pod 138 s twice, then 12 s): another zone taken for down on two of its
     // peers, and a restarted agent's resumed enforce replaced by its unsettled rounds' pending.
     assert!(!kinds(0x11d).contains(&"running-twice"));

@@ -2667,7 +2667,10 @@ impl World<'_> {
                         if self.set.fixes.taint_read && r.reachable && self.agent_reaches(j) {
                             r.node_tainted = Some(self.cp.taint(i).is_some());
                         }
-                        // Asked of the one `quorum::zone_readers` chooses.
+                        // Asked of the one `quorum::zone_readers` chooses. The agent's reader
+                        // answers from a list of the zone up to a second old
+                        // (`api::node::NodeTaints::zone_record`), beside a fresh read of the
+                        // asker's Node; here both are read as they stand.
                         if zoned.get(k).copied().unwrap_or(false)
                             && r.reachable
                             && self.agent_reaches(j)
