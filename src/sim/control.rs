@@ -13,7 +13,8 @@
 //! swapped in when the old one has no token starts empty: [`Bucket::swap`]), each pod
 //! deleted `tolerationSeconds` after its node's taint was added, and the controller-manager's
 //! restart when an outage of the API server outlasts its leader lease's renew deadline
-//! ([`Leader`]). Left out: the not-ready taint (nodes here are reachable or not, never NotReady),
+//! ([`Leader`]), whose first pass removes every unreachable taint and queues the nodes still
+//! recorded Unknown again. Left out: the not-ready taint (nodes here are reachable or not, never NotReady),
 //! the startup grace period, pods' own conditions.
 
 use std::time::Duration;
@@ -200,8 +201,8 @@ pub struct Changes {
     /// `(node, timeAdded)` of each taint removed, and whether entering master disruption
     /// removed it (rather than the node being heard again).
     pub untainted: Vec<(usize, Duration, bool)>,
-    /// A restarted controller-manager made its first pass: the taint eviction controller starts
-    /// the timers of every pod on a tainted node again.
+    /// A restarted controller-manager made its first pass ([`ControlPlane::take_over`]): it
+    /// removed every taint (in `untainted`), and taints again only through its queues.
     pub took_over: bool,
     /// `(zone, state, not ready, nodes)` of each zone whose state changed, for the timeline.
     pub zones: Vec<(usize, &'static str, usize, usize)>,
@@ -302,13 +303,23 @@ impl ControlPlane {
     }
 
     /// The restarted controller-manager's first pass: no node seen before, every grace period
-    /// from now; zone states and limiters fresh; taints and stored conditions as the API server
-    /// keeps them.
-    fn take_over(&mut self, now: Duration) {
+    /// from now; zone states and limiters fresh; stored conditions as the API server keeps them,
+    /// every unreachable taint removed (until the thirty-first session the taints stayed, and
+    /// the taint eviction controller started their pods' timers again at this pass: the first
+    /// taint of each zone comes back within the tainting worker's 100 ms, the others at the
+    /// zone's rate, 10 s apart, or never in a partial disruption of a small zone).
+    fn take_over(&mut self, now: Duration, changes: &mut Changes) {
         if let Some(acquired) = self.leading_from.take() {
             self.lease = (self.generation, acquired, None);
         }
         for (i, n) in self.nodes.iter_mut().enumerate() {
+            // Every node is one it observes for the first time, and `monitorNodeHealth` marks
+            // each such node reachable: its NoExecute taints go (`markNodeAsReachable`). A node
+            // still recorded Unknown is queued again in the same pass and tainted afresh, at its
+            // zone's rate (docs/semantics.md §5.2).
+            if let Some(t) = n.tainted_at.take() {
+                changes.untainted.push((i, t, false));
+            }
             let renewed = self.stored_renewal[i];
             let posted = self.stored_status[i];
             // A kubelet that renewed since the old process last saw it reached the API server
@@ -385,7 +396,7 @@ impl ControlPlane {
             return changes;
         }
         if self.leading_from.is_some() {
-            self.take_over(now);
+            self.take_over(now, &mut changes);
             changes.took_over = true;
         }
         for (i, n) in self.nodes.iter_mut().enumerate() {

@@ -1571,14 +1571,9 @@ impl World<'_> {
 
     fn apply(&mut self, changes: super::control::Changes) {
         if changes.took_over {
+            // It removed every taint (below), and its taint eviction controller counts from the
+            // taints it adds again.
             self.log(|| "a restarted controller-manager takes over".to_string());
-            // Its taint eviction controller handles every pod on a tainted node afresh.
-            for p in 0..self.pods.len() {
-                let node = self.pods[p].node;
-                if let Some(tainted) = self.cp.taint(node).filter(|_| self.pods[p].in_api) {
-                    self.schedule_eviction(p, tainted);
-                }
-            }
         }
         for (z, state, not_ready, nodes) in changes.zones {
             self.log(|| format!("controller: zone-{z} {state} ({not_ready} of {nodes} not ready)"));
@@ -1650,7 +1645,8 @@ impl World<'_> {
         }
         if !self.cp.running(self.now) {
             // No controller-manager leads yet after a restart: no timer runs. The one that takes
-            // over handles the pod afresh (`Changes::took_over`).
+            // over removes the taint at its first pass and counts from the one it adds again
+            // (`ControlPlane::take_over`).
             return;
         }
         let now = self.now;
