@@ -2570,28 +2570,14 @@ fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_of_a_l
     assert!(!asks_zone_record(&off, 5));
 }
 
-/// Labels of a Node in `zone` (GA label), with the deprecated one too when `beta` is given.
-fn zone_labels(zone: Option<&str>, beta: Option<&str>, excluded: bool) -> BTreeMap<String, String> {
-    let mut l = BTreeMap::new();
-    if let Some(z) = zone {
-        l.insert(zone::ZONE_LABEL.to_string(), z.to_string());
-    }
-    if let Some(z) = beta {
-        l.insert(zone::BETA_ZONE_LABEL.to_string(), z.to_string());
-    }
-    if excluded {
-        l.insert(zone::EXCLUDE_DISRUPTION_LABEL.to_string(), String::new());
-    }
-    l
-}
-
 #[test]
 fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks() {
-    let a = zone_labels(Some("a"), None, false);
-    let a_excluded = zone_labels(Some("a"), None, true);
+    let a = labels(None, Some("a"), false);
+    let a_excluded = labels(None, Some("a"), true);
     // GA label "a" but the deprecated one says "b": upstream's key is "b".
-    let a_but_b = zone_labels(Some("a"), Some("b"), false);
-    let other = zone_labels(Some("c"), None, false);
+    let mut a_but_b = labels(None, Some("a"), false);
+    a_but_b.insert(zone::BETA_ZONE_LABEL.to_string(), "b".to_string());
+    let other = labels(None, Some("c"), false);
     let listed =
         |name, labels, ready, tainted| zone::Listed::of(name, Some(labels), ready, tainted);
     let nodes = vec![

@@ -85,6 +85,18 @@ fn expect_verdict(lab: &mut Lab, i: usize, verdict: &str, within: Duration) -> (
     found.unwrap_or_else(|| panic!("{name} never logged {needle:?}:\n{}", node.log()))
 }
 
+/// Waits for each of n1, n2 and n3 to log `verdict` (within 15 s) and checks that its reason
+/// says `because`.
+fn expect_verdicts_saying(lab: &mut Lab, verdict: &str, because: &str) {
+    for i in 1..=3 {
+        let (line, _) = expect_verdict(lab, i, verdict, Duration::from_secs(15));
+        assert!(
+            line.contains(because),
+            "n{i} said {verdict} for another reason than {because:?}: {line}"
+        );
+    }
+}
+
 /// How many peers answered the round a verdict line reports.
 fn answered(line: &str) -> usize {
     support::field(line, "answered")
@@ -888,13 +900,11 @@ fn under_a_guessed_enforce_a_sigterm_waits_for_the_taint_then_stops_on_time() {
     for i in 1..=3 {
         lab.cut_api(i);
     }
-    for i in 1..=3 {
-        let (line, _) = expect_verdict(&mut lab, i, "enforce", Duration::from_secs(15));
-        assert!(
-            line.contains("may have been tainted while the zone still counted as healthy"),
-            "n{i} enforced on something else than the staggered expiry's guess: {line}"
-        );
-    }
+    expect_verdicts_saying(
+        &mut lab,
+        "enforce",
+        "may have been tainted while the zone still counted as healthy",
+    );
     let early = watch_pods(&mut lab, SystemTime::now() + Duration::from_secs(10));
     assert!(
         early.is_empty(),
@@ -1947,13 +1957,11 @@ fn three_cut_off_together_hold_while_their_zone_is_recorded_partly_disrupted() {
     for i in 1..=3 {
         record_ready(&lab, &format!("n{i}"), "Unknown");
     }
-    for i in 1..=3 {
-        let (line, _) = expect_verdict(&mut lab, i, "hold", Duration::from_secs(15));
-        assert!(
-            line.contains("3 of the 5 node(s) of zone zone-a recorded not Ready"),
-            "n{i} held on something else than the record: {line}"
-        );
-    }
+    expect_verdicts_saying(
+        &mut lab,
+        "hold",
+        "3 of the 5 node(s) of zone zone-a recorded not Ready",
+    );
     let stopped = watch_pods(&mut lab, cut_at + GRACE + tol + Duration::from_secs(12));
     assert_only_stopped(&mut lab, &stopped, &[]);
     assert_never_enforced(&mut lab, &[1, 2, 3]);

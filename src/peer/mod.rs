@@ -258,15 +258,7 @@ mod tests {
 
     #[test]
     fn a_question_says_back_only_when_it_is() {
-        let ordinary = Question {
-            from: "n1".into(),
-            zone: "z".into(),
-            back: false,
-            lease: false,
-            taint: false,
-            pods: Vec::new(),
-            zone_record: false,
-        };
+        let ordinary = question_of("n1");
         let text = serde_json::to_string(&ordinary).expect("json");
         assert_eq!(text, r#"{"from":"n1","zone":"z"}"#);
         let told = Question {
@@ -326,19 +318,17 @@ mod tests {
     #[test]
     fn a_zone_record_travels_under_its_wire_names_and_an_impossible_one_is_refused() {
         let report = PeerReport {
-            node: "n1".into(),
-            zone: "z".into(),
-            excluded: false,
-            reachable: true,
-            last_contact_age: Some(Duration::from_millis(10)),
-            kubelet_renewed: None,
-            node_tainted: None,
-            pods: None,
             zone_recorded: Some(crate::core::quorum::ZoneRecord {
                 not_ready: 3,
                 size: 5,
                 tainted: false,
             }),
+            ..crate::core::quorum::answer(
+                "n1",
+                "z",
+                Some(Duration::from_millis(10)),
+                Duration::from_secs(15),
+            )
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(
