@@ -1976,3 +1976,99 @@ async fn the_controller_managers_lease_is_read_every_five_minutes_and_every_ten_
         0
     );
 }
+
+/// `count` Nodes `{prefix}-00`… in zone `zone`, the first `unknown` of them recorded
+/// Ready=Unknown (as the node lifecycle controller writes it), the rest Ready=True.
+fn zone_nodes(server: &ApiServer, prefix: &str, zone: &str, count: usize, unknown: usize) {
+    for i in 0..count {
+        let status = if i < unknown { "Unknown" } else { "True" };
+        server.create_node(json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("{prefix}-{i:02}"),
+                         "labels": {"topology.kubernetes.io/zone": zone}},
+            "status": {"conditions": [{
+                "type": "Ready", "status": status, "reason": "Test",
+                "lastHeartbeatTime": "2026-11-29T00:00:00Z",
+                "lastTransitionTime": "2026-11-29T00:00:00Z"
+            }]}
+        }));
+    }
+}
+
+/// How many lists of Nodes the server has had.
+fn node_lists(server: &ApiServer) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == "/api/v1/nodes")
+        .count()
+}
+
+/// A reader records an asker's zone from the Nodes the zone label selects (docs/fence.md §5, *The
+/// zone as recorded*): in pages of 25, every page of one list; from the same list for a second,
+/// whoever asks; not at all from a zone of more than 100 Nodes listed, nor when the list is
+/// refused.
+#[tokio::test(start_paused = true)]
+async fn a_zone_is_recorded_from_its_nodes_in_pages_and_one_list_serves_a_second() {
+    let server = ApiServer::new();
+    zone_nodes(&server, "a", "za", 30, 10);
+    zone_nodes(&server, "b", "zb", 5, 5);
+    let reader = nodewarden::api::node::NodeTaints::new(
+        server.client(),
+        &nodewarden::api::Requests::default(),
+    );
+    let bound = Duration::from_secs(2);
+    let recorded = nodewarden::core::quorum::ZoneRecord {
+        not_ready: 10,
+        size: 30,
+        tainted: false,
+    };
+    assert_eq!(
+        reader.zone_record("a-00", "za", bound).await,
+        Some(recorded)
+    );
+    // 30 Nodes of the zone in pages of 25: two requests, the second with the first's token.
+    let lists: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "GET" && r.path == "/api/v1/nodes")
+        .collect();
+    assert_eq!(lists.len(), 2);
+    assert_eq!(lists[0].param("limit"), Some("25"));
+    assert_eq!(
+        lists[0].param("labelSelector"),
+        Some("topology.kubernetes.io/zone=za")
+    );
+    assert!(lists[1].param("continue").is_some());
+    // Another asker of the zone within the second: the same list.
+    assert_eq!(
+        reader.zone_record("a-29", "za", bound).await,
+        Some(recorded)
+    );
+    assert_eq!(node_lists(&server), 2);
+    // A second later the list is made again.
+    tokio::time::advance(Duration::from_millis(1_100)).await;
+    assert_eq!(
+        reader.zone_record("a-05", "za", bound).await,
+        Some(recorded)
+    );
+    assert_eq!(node_lists(&server), 4);
+    // zb: every Node not Ready.
+    assert_eq!(
+        reader.zone_record("b-01", "zb", bound).await,
+        Some(nodewarden::core::quorum::ZoneRecord {
+            not_ready: 5,
+            size: 5,
+            tainted: false
+        })
+    );
+    // A zone of 101 listed Nodes: cut short at the fourth page, no record.
+    zone_nodes(&server, "c", "zc", 101, 0);
+    let before = node_lists(&server);
+    assert_eq!(reader.zone_record("c-00", "zc", bound).await, None);
+    assert_eq!(node_lists(&server) - before, 4);
+    // Refused: no record.
+    server.deny("list", "nodes", "");
+    tokio::time::advance(Duration::from_millis(1_100)).await;
+    assert_eq!(reader.zone_record("a-00", "za", bound).await, None);
+}
