@@ -1940,13 +1940,9 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
 #[test]
 fn three_cut_off_together_hold_while_their_zone_is_recorded_partly_disrupted() {
     let tol = Duration::from_secs(5);
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = started(tol) else {
         return;
     };
-    lab.start_all();
     for i in 1..=5 {
         record_ready(&lab, &format!("n{i}"), "True");
     }
