@@ -2559,15 +2559,21 @@ fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_of_a_l
         [false, false, false, true]
     );
     assert_eq!(zone_readers(&asked, "a", true, &none), [false; 4]);
-    // Asked only for a zone the list does not show larger than 50, with the rule on.
+    // Asked only for a zone the list does not show larger than 50 (this node and its peers of
+    // the zone), with the rule on; peers of other zones do not count.
     let fixes = nodewarden::core::quorum::Fixes::ALL;
-    assert!(asks_zone_record(&fixes, 50));
-    assert!(!asks_zone_record(&fixes, 51));
+    let listed = |own: usize| -> Vec<Peer> {
+        let mut l: Vec<Peer> = (0..own).map(|i| p(&format!("a{i}"), "a")).collect();
+        l.extend((0..10).map(|i| p(&format!("b{i}"), "b")));
+        l
+    };
+    assert!(asks_zone_record(&fixes, &listed(49), "a"));
+    assert!(!asks_zone_record(&fixes, &listed(50), "a"));
     let off = nodewarden::core::quorum::Fixes {
         zone_recorded: false,
         ..fixes
     };
-    assert!(!asks_zone_record(&off, 5));
+    assert!(!asks_zone_record(&off, &listed(4), "a"));
 }
 
 #[test]

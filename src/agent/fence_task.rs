@@ -878,11 +878,7 @@ impl Task {
                 self.kept.node_status = Some(seen);
                 self.durability.changed();
             }
-            let stamped = n
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+            let stamped = crate::api::node::ready_condition(n)
                 .and_then(|c| c.last_heartbeat_time.as_ref())
                 .map(|t| SystemTime::from(t.0));
             // A new heartbeat arrives now; the same one delivered again is not news.

@@ -336,8 +336,7 @@ async fn ask_round(
             // of every pod bound to this node.
             let listers = lease_readers(&chosen, &zone.listed, pods.is_empty(), unable);
             // And one reads the zone as recorded, unless the list shows it large.
-            let agents = 1 + peers.iter().filter(|p| p.zone == zone.listed).count();
-            let skip = !asks_zone_record(&policy.fixes, agents);
+            let skip = !asks_zone_record(&policy.fixes, peers, &zone.listed);
             let zoned = zone_readers(&chosen, &zone.listed, skip, unable);
             let readers = (lease, zoned);
             ask(chosen, readers, zone.key.clone(), (pods.to_vec(), listers)).await
@@ -395,17 +394,21 @@ async fn read_lease(
 ) -> Vec<(Peer, Heard)> {
     match (ask, readers) {
         (Some(ask), Some(readers)) if !readers.is_empty() => {
-            let flags = vec![true; readers.len()];
-            ask(
-                readers,
-                (flags, Vec::new()),
-                zone.key.clone(),
-                Listing::default(),
-            )
-            .await
+            ask_reading_lease(ask, readers, zone).await
         }
         _ => Vec::new(),
     }
+}
+
+/// Asks `readers` as a node of `zone`, each to read this node's kubelet Lease for it.
+fn ask_reading_lease(ask: &Asker, readers: Vec<Peer>, zone: &NodeZone) -> AskFuture {
+    let flags = vec![true; readers.len()];
+    ask(
+        readers,
+        (flags, Vec::new()),
+        zone.key.clone(),
+        Listing::default(),
+    )
 }
 
 /// This node's zone and peers as the view has them.
@@ -453,14 +456,7 @@ async fn probe_at_start(
     let chosen = select(peers, &zone.listed, ask_at_most);
     let readers = crate::core::quorum::start_readers(&chosen, &zone.listed, unable);
     let sent = Instant::now();
-    let flags = vec![true; readers.len()];
-    let heard = ask(
-        readers,
-        (flags, Vec::new()),
-        zone.key.clone(),
-        Listing::default(),
-    )
-    .await;
+    let heard = ask_reading_lease(ask, readers, zone).await;
     note_unable(unable, &heard);
     let now = Instant::now();
     let steady = steady_now(clock, inputs.previous_scale);

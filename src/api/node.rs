@@ -423,15 +423,7 @@ impl NodeTaints {
             .call_within(bound, "get", "nodes/*", self.api.get_opt(node))
             .await;
         match read {
-            Ok(found) => {
-                let node = found?.into_node();
-                let taints = node.spec.and_then(|s| s.taints).unwrap_or_default();
-                Some(
-                    taints
-                        .iter()
-                        .any(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect)),
-                )
-            }
+            Ok(found) => Some(carries_unreachable(&found?.into_node())),
             Err(e) => {
                 crate::api::peer_read_failed(
                     &e,
@@ -447,26 +439,32 @@ impl NodeTaints {
 
 /// A Node as `core::zone::record` reads it.
 fn listed_node(node: &Node) -> crate::core::zone::Listed {
-    let ready = node
-        .status
+    let ready = ready_condition(node).is_some_and(|c| c.status == "True");
+    crate::core::zone::Listed::of(
+        node.metadata.name.as_deref().unwrap_or_default(),
+        node.metadata.labels.as_ref(),
+        ready,
+        carries_unreachable(node),
+    )
+}
+
+/// `node`'s Ready condition, as stored.
+pub fn ready_condition(node: &Node) -> Option<&k8s_openapi::api::core::v1::NodeCondition> {
+    node.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-        .is_some_and(|c| c.status == "True");
-    let unreachable_tainted = node
-        .spec
+}
+
+/// Whether `node` carries `node.kubernetes.io/unreachable:NoExecute`.
+fn carries_unreachable(node: &Node) -> bool {
+    node.spec
         .as_ref()
         .and_then(|s| s.taints.as_ref())
         .is_some_and(|t| {
             t.iter()
                 .any(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
-        });
-    crate::core::zone::Listed::of(
-        node.metadata.name.as_deref().unwrap_or_default(),
-        node.metadata.labels.as_ref(),
-        ready,
-        unreachable_tainted,
-    )
+        })
 }
 
 #[cfg(test)]

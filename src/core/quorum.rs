@@ -67,11 +67,17 @@ pub struct PeerReport {
 /// kubelet's own status turns it True again. So this is the count its zone state was computed
 /// from at its last pass, but for nodes whose kubelet posted Ready=True since (counted ready
 /// here a pass early).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// On the wire it is the peer answer's `zoneRecord` (`peer::Answer`), under the names below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ZoneRecord {
+    /// Nodes of the zone counted in disruption checks whose Ready condition is not True.
     pub not_ready: usize,
+    /// Nodes of the zone counted in disruption checks.
     pub size: usize,
     /// Whether the asker's own Node carried the unreachable NoExecute taint in the same read.
+    #[serde(rename = "unreachableTainted")]
     pub tainted: bool,
 }
 
@@ -81,9 +87,8 @@ impl ZoneRecord {
     /// full one (tainted again at the normal rate).
     pub fn stops_tainting(&self) -> bool {
         self.size <= LARGE_ZONE
-            && self.not_ready > 2
             && self.not_ready < self.size
-            && self.not_ready as f64 / self.size as f64 >= UNHEALTHY_ZONE_THRESHOLD
+            && partially_disrupted(self.not_ready, self.size)
     }
 }
 
@@ -91,6 +96,13 @@ impl ZoneRecord {
 /// `--large-cluster-size-threshold`, both at their defaults.
 const UNHEALTHY_ZONE_THRESHOLD: f64 = 0.55;
 pub const LARGE_ZONE: usize = 50;
+
+/// `ComputeZoneState`'s partial disruption: more than 2 of a zone's `size` nodes not Ready, and
+/// at least `UNHEALTHY_ZONE_THRESHOLD` of them (a zone with none Ready is fully disrupted, which
+/// callers test first).
+fn partially_disrupted(not_ready: usize, size: usize) -> bool {
+    not_ready > 2 && not_ready as f64 / size as f64 >= UNHEALTHY_ZONE_THRESHOLD
+}
 
 /// The controller's node monitor period: it judges every node on the same 5 s tick.
 pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
@@ -770,11 +782,12 @@ pub fn zone_readers(
 }
 
 /// Whether a round asks for its zone as recorded ([`zone_readers`]): with the rule on
-/// (`Fixes::zone_recorded`), and only for a zone the peer list does not already show larger than
-/// [`LARGE_ZONE`] (`agents`: the nodes listed in this node's zone, itself included), which the
-/// controller taints in a partial disruption too.
-pub fn asks_zone_record(fixes: &Fixes, agents: usize) -> bool {
-    fixes.zone_recorded && agents <= LARGE_ZONE
+/// (`Fixes::zone_recorded`), and only for a zone the peer list (`peers`, this node's zone label
+/// `zone`) does not already show larger than [`LARGE_ZONE`], this node included: the controller
+/// taints a larger zone in a partial disruption too.
+pub fn asks_zone_record(fixes: &Fixes, peers: &[Peer], zone: &str) -> bool {
+    // This node and its peers listed in the zone: at most `LARGE_ZONE`.
+    fixes.zone_recorded && peers.iter().filter(|p| p.zone == zone).count() < LARGE_ZONE
 }
 
 /// [`lease_readers`] and [`zone_readers`], up to `most` peers.
@@ -1336,8 +1349,7 @@ fn counted(
         *everyone = true;
         return nobody_reaches_hold(round, &z);
     }
-    let fraction = not_ready as f64 / size as f64;
-    if not_ready > 2 && fraction >= UNHEALTHY_ZONE_THRESHOLD {
+    if partially_disrupted(not_ready, size) {
         if size <= LARGE_ZONE {
             // docs/fence.md §5, staggered expiry. The controller judged this node when its own
             // grace period ended, counting the nodes of the zone judged by then; if the zone still counted as healthy, this node
@@ -1353,8 +1365,7 @@ fn counted(
                 })
                 .count()
                 + me;
-            let disrupted_first =
-                first > 2 && first as f64 / size as f64 >= UNHEALTHY_ZONE_THRESHOLD;
+            let disrupted_first = partially_disrupted(first, size);
             // Only a live control plane taints: a peer must say it reaches the API server (once
             // settled, it did after this node lost it). Without one, the nodes counted ready may
             // be silent ones in an outage of the whole control plane, where nothing is evicted.
@@ -1377,7 +1388,7 @@ fn counted(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but this node was tainted before: a partial disruption keeps taints already added{evidence}"
                 ));
             }
-            if let Some(v) = recorded_hold(round, policy, judged) {
+            if let Some(v) = recorded_hold(round, policy, judged, &z) {
                 return v;
             }
             if policy.fixes.staggered_expiry && !disrupted_first && live {
@@ -1401,7 +1412,7 @@ fn counted(
         }
         return enforce_when_settled(reason);
     }
-    if let Some(v) = recorded_hold(round, policy, judged) {
+    if let Some(v) = recorded_hold(round, policy, judged, &z) {
         return v;
     }
     let reaching_peers = own.iter().filter(|h| reaching(h)).count();
@@ -1616,8 +1627,8 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
 /// reaches the API server read this node's Node without the unreachable taint and, in the same
 /// read, its zone partially disrupted. The controller stopped tainting in it at the pass that
 /// recorded it so, and the read came after: this node was not tainted before, and is not while
-/// the record stands. `None` for a node seen tainted.
-fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool) -> Option<Verdict> {
+/// the record stands. `None` for a node seen tainted. `z`: the zone as [`counted`] names it.
+fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool, z: &str) -> Option<Verdict> {
     if judged || !policy.fixes.zone_recorded {
         return None;
     }
@@ -1629,14 +1640,8 @@ fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool) -> Option<V
     })?;
     Some(Verdict::Hold {
         reason: format!(
-            "a peer that reaches the API server reads {} of the {} node(s) of zone {} recorded not Ready (partial disruption) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",
-            record.not_ready,
-            record.size,
-            if round.zone.is_empty() {
-                "(no zone)"
-            } else {
-                &round.zone
-            }
+            "a peer that reaches the API server reads {} of the {} node(s) of zone {z} recorded not Ready (partial disruption) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",
+            record.not_ready, record.size
         ),
     })
 }

@@ -111,8 +111,14 @@ impl Listed {
 /// zone part gets no selector: `!label` would miss a label present with an empty value, and an
 /// unlabelled zone is then listed whole, page by page, up to [`RECORD_SCAN`].
 pub fn record_selector(key: &str) -> Option<String> {
-    let zone = key.rsplit('/').next().unwrap_or_default();
+    let zone = zone_of_key(key);
     (!zone.is_empty()).then(|| format!("{ZONE_LABEL}={zone}"))
+}
+
+/// The zone label value a key ([`key`]) ends with: the part after the `/`, or the whole key
+/// without one (a label value holds no `/`).
+fn zone_of_key(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or_default()
 }
 
 /// The most Nodes a peer reads to record an asker's zone ([`record`]): past it, or past a zone of
@@ -185,7 +191,7 @@ impl NodeZone {
     pub fn from_key(key: &str, excluded: bool) -> NodeZone {
         NodeZone {
             key: key.to_string(),
-            listed: key.rsplit('/').next().unwrap_or_default().to_string(),
+            listed: zone_of_key(key).to_string(),
             excluded,
         }
     }

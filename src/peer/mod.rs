@@ -123,20 +123,7 @@ pub struct Answer {
     /// `zoneRecord` (`core::quorum::ZoneRecord`). Absent when not asked, not read, or not
     /// readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zone_record: Option<ZoneRecordWire>,
-}
-
-/// [`Answer::zone_record`] on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ZoneRecordWire {
-    /// Nodes of the zone counted in disruption checks whose Ready condition is not True.
-    pub not_ready: u32,
-    /// Nodes of the zone counted in disruption checks.
-    pub size: u32,
-    /// Whether the asker's Node carried `node.kubernetes.io/unreachable:NoExecute` in the same
-    /// list.
-    pub unreachable_tainted: bool,
+    pub zone_record: Option<crate::core::quorum::ZoneRecord>,
 }
 
 impl From<&PeerReport> for Answer {
@@ -158,11 +145,7 @@ impl From<&PeerReport> for Answer {
                     .filter_map(|p| serde_json::to_value(p).ok())
                     .collect()
             }),
-            zone_record: r.zone_recorded.map(|z| ZoneRecordWire {
-                not_ready: u32::try_from(z.not_ready).unwrap_or(u32::MAX),
-                size: u32::try_from(z.size).unwrap_or(u32::MAX),
-                unreachable_tainted: z.tainted,
-            }),
+            zone_record: r.zone_recorded,
         }
     }
 }
@@ -179,20 +162,12 @@ impl TryFrom<Answer> for PeerReport {
                 format!("kubeletRenewTime {shown:?}: {e}")
             })?),
         };
-        let zone_recorded = match a.zone_record {
-            None => None,
-            Some(z) if z.not_ready > z.size => {
-                return Err(format!(
-                    "zoneRecord: notReady {} of size {}",
-                    z.not_ready, z.size
-                ));
-            }
-            Some(z) => Some(crate::core::quorum::ZoneRecord {
-                not_ready: z.not_ready as usize,
-                size: z.size as usize,
-                tainted: z.unreachable_tainted,
-            }),
-        };
+        if let Some(z) = a.zone_record.filter(|z| z.not_ready > z.size) {
+            return Err(format!(
+                "zoneRecord: notReady {} of size {}",
+                z.not_ready, z.size
+            ));
+        }
         Ok(PeerReport {
             node: a.node,
             zone: a.zone,
@@ -209,7 +184,7 @@ impl TryFrom<Answer> for PeerReport {
                     .collect::<Result<Vec<_>, _>>()
                     .ok()
             }),
-            zone_recorded,
+            zone_recorded: a.zone_record,
         })
     }
 }

@@ -2824,11 +2824,10 @@ impl World<'_> {
             readers(asked.is_empty()),
         );
         // As `agent::quorum`: one peer reads the zone as recorded, unless the list shows it large.
-        let agents = 1 + mine.iter().filter(|p| p.zone == zone.listed).count();
         let zoned = quorum::zone_readers(
             &self.asked_lists[i],
             &zone.listed,
-            !quorum::asks_zone_record(&set.fixes, agents),
+            !quorum::asks_zone_record(&set.fixes, mine, &zone.listed),
             self.unable(a),
         );
         let mut heard = ask(&self.asked_lists[i], (&lease, &zoned), &listers);
