@@ -191,6 +191,8 @@ pub struct ControlPlane {
     /// The leader Lease as stored ([`ControlPlane::leader_lease`]): the generation that holds it,
     /// when that one acquired it, and, once it exited, its last renewal.
     lease: (u32, Duration, Option<Duration>),
+    /// A node its zone's queue takes first from an instant on ([`ControlPlane::taint_pass`]).
+    queue_first: Option<(usize, Duration)>,
 }
 
 /// What one monitor pass or tainting pass changed.
@@ -245,7 +247,14 @@ impl ControlPlane {
             leading_from: None,
             generation: 0,
             lease: (0, now, None),
+            queue_first: None,
         }
+    }
+
+    /// From `from` on, `node`'s zone's queue takes it first while it waits there: one of the
+    /// orders upstream's queue may take (see [`ControlPlane::taint_pass`]).
+    pub fn take_first(&mut self, node: usize, from: Duration) {
+        self.queue_first = Some((node, from));
     }
 
     /// The API server stopped answering everyone, the controller-manager too.
@@ -525,13 +534,17 @@ impl ControlPlane {
     /// One pass of the NoExecute tainting worker (every 100 ms upstream): each zone's queue, in
     /// node order, as far as its limiter allows. Upstream every untainted node found Unknown is
     /// queued afresh on each monitor pass, whose workers run in parallel (docs/semantics.md
-    /// §5.5), so the order among the nodes waiting is any; node order is one of them.
+    /// §5.5), so the order among the nodes waiting is any; node order is one of them, and
+    /// [`ControlPlane::take_first`] puts one node ahead of it.
     pub fn taint_pass(&mut self, now: Duration) -> Changes {
         let mut changes = Changes::default();
         if !self.running(now) || self.leading_from.is_some() {
             return changes;
         }
-        for i in 0..self.nodes.len() {
+        let first = self
+            .queue_first
+            .and_then(|(node, from)| (now >= from).then_some(node));
+        for i in first.into_iter().chain(0..self.nodes.len()) {
             let z = self.nodes[i].zone;
             if self.nodes[i].queued && !self.nodes[i].ready && self.buckets[z].take(now) {
                 self.nodes[i].queued = false;
@@ -628,6 +641,48 @@ mod tests {
         assert!(
             at >= Duration::from_millis(110_500) && at < Duration::from_millis(110_700),
             "first taint at {at:?}"
+        );
+    }
+
+    /// A zone of eight whose nodes 0, 1 and 2 fall silent at the start (three of eight: a normal
+    /// zone, 0.1 taints a second), passes as in the test above: the taints in order, with node 2
+    /// taken first from `first_from` on.
+    fn taint_order(first_from: Option<Duration>) -> Vec<(usize, Duration)> {
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0; 8], s(0));
+        if let Some(from) = first_from {
+            cp.take_first(2, from);
+        }
+        let mut taints = Vec::new();
+        for tick in 0..800u64 {
+            let t = Duration::from_millis(tick * 100);
+            for node in 3..8 {
+                cp.kubelet_renewed(node, s(t.as_secs() / 10 * 10));
+            }
+            if tick % 50 == 5 {
+                cp.monitor(t);
+            }
+            taints.extend(cp.taint_pass(t).tainted);
+        }
+        taints
+    }
+
+    #[test]
+    fn a_queue_taking_a_node_first_changes_only_the_taints_from_then_on() {
+        let ms = Duration::from_millis;
+        // Judged together on the pass at 40.5 s; the limiter starts full, then one a period.
+        assert_eq!(
+            taint_order(None),
+            [(0, ms(40_500)), (1, ms(50_500)), (2, ms(60_500))]
+        );
+        // Node 2 first from 45 s: node 0's taint, before then, stays where it was.
+        assert_eq!(
+            taint_order(Some(s(45))),
+            [(0, ms(40_500)), (2, ms(50_500)), (1, ms(60_500))]
+        );
+        // From the start: node 2 takes the first token.
+        assert_eq!(
+            taint_order(Some(s(0))),
+            [(2, ms(40_500)), (0, ms(50_500)), (1, ms(60_500))]
         );
     }
 

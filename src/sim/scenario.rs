@@ -69,6 +69,12 @@ pub struct Scenario {
     /// When the controller's first monitor pass falls (then every monitor period): 1.234 s
     /// unless a witness world moves it, as no agent sees it.
     pub monitor_phase: Duration,
+    /// A node its zone's tainting queue takes first from an instant on (from the run's start),
+    /// while it waits there: upstream re-queues every untainted node found Unknown on each
+    /// monitor pass, in parallel workers, so the order among the nodes waiting is any
+    /// (`ControlPlane::taint_pass`). Node order otherwise. The judge's witness worlds set it; no
+    /// agent sees the order before a node is tainted.
+    pub queue_first: Option<(usize, Duration)>,
     /// Per node: how long after a change of its pods in the API the agent's pod watch delivers
     /// it, and how long the kubelet's takes to start a pod created for it. The two watches are
     /// separate streams of the same API server; most of the time both deliver within tens of
@@ -279,6 +285,7 @@ impl Scenario {
             agent_phase,
             kubelet_anchor: vec![None; n],
             monitor_phase: Duration::from_millis(1_234),
+            queue_first: None,
             kubelet_phase,
             agent_watch_lag,
             kubelet_watch_lag,

@@ -295,6 +295,10 @@ pub struct Outcome {
     /// witness turned it into a partition of every node from a live control plane (no
     /// controller-manager restart there).
     pub outage_over_as_partition: usize,
+    /// Of those, the stops whose witness had the node's zone's tainting queue take it first
+    /// from the stop on: upstream's queue takes its waiting nodes in any order, which no agent
+    /// sees.
+    pub first_in_queue: usize,
     /// Of those, the stops whose witness changed more than one of the above (the counts above
     /// count each change it made).
     pub combined: usize,
@@ -601,7 +605,7 @@ struct World<'a> {
     /// the instant they run until, and each world as it was built, with its run once one was
     /// needed.
     /// By node, variant, the node's last cut, and the stop when the worlds depend on it
-    /// ([`Past::LiveUntilJudged`]).
+    /// ([`Past::LiveUntilJudged`], [`Variant::first_in_queue`]).
     witnesses: std::collections::HashMap<
         (usize, Variant, Option<Duration>, Option<Duration>),
         WitnessWorlds,
@@ -669,6 +673,10 @@ struct Variant {
     /// The outage of the API server for everyone at this event index, which began after the
     /// stop, does not happen (nor its end).
     no_later_outage: Option<usize>,
+    /// From the stop on, the node's zone's tainting queue takes this node first while it waits
+    /// there ([`Scenario::queue_first`]): a future no agent sees at the stop, since upstream's
+    /// queue takes its waiting nodes in any order.
+    first_in_queue: bool,
 }
 
 /// What a witness world changes before the stop (see [`Variant`]).
@@ -698,6 +706,7 @@ impl Variant {
         usize::from(self.past != Past::Plain)
             + usize::from(self.goes_on.is_some())
             + usize::from(self.no_later_outage.is_some())
+            + usize::from(self.first_in_queue)
     }
 }
 
@@ -892,7 +901,13 @@ fn run_as(
         pods: Vec::new(),
         pods_changed: vec![ORIGIN; n],
         node_taints: vec![Vec::new(); n],
-        cp: ControlPlane::new(settings.controller, &zone_of, ORIGIN),
+        cp: {
+            let mut cp = ControlPlane::new(settings.controller, &zone_of, ORIGIN);
+            if let Some((node, from)) = scenario.queue_first {
+                cp.take_first(node, ORIGIN + from);
+            }
+            cp
+        },
         quorum_policy: QuorumPolicy {
             fixes: settings.fixes,
             ..QuorumPolicy::new(
@@ -1787,6 +1802,10 @@ impl World<'_> {
         api_down: bool,
     ) {
         let node = self.pods[pod].node;
+        let by_policy = self.pods[pod]
+            .stopped_under
+            .as_deref()
+            .is_some_and(by_policy);
         // The same worlds with the node's partition going on past the stop: the agent decided
         // at the stop, when its link's return was a future no agent sees.
         let heal = self.s.events.iter().position(|(t, e)| {
@@ -1837,13 +1856,16 @@ impl World<'_> {
             .into_iter()
             .flatten()
             .flat_map(|past| {
-                futures
-                    .iter()
-                    .map(move |&(goes_on, no_later_outage)| Variant {
-                        past,
-                        goes_on,
-                        no_later_outage,
-                    })
+                futures.iter().flat_map(move |&(goes_on, no_later_outage)| {
+                    [false, true][..1 + usize::from(!by_policy)].iter().map(
+                        move |&first_in_queue| Variant {
+                            past,
+                            goes_on,
+                            no_later_outage,
+                            first_in_queue,
+                        },
+                    )
+                })
             })
             .collect();
         variants.sort_by_key(Variant::changes);
@@ -1885,16 +1907,16 @@ impl World<'_> {
                 self.out.outage_after_stop += 1;
                 how += " and without the outage of the API server that began after the stop";
             }
+            if variant.first_in_queue {
+                self.out.first_in_queue += 1;
+                how += " and its zone's tainting queue taking it first from the stop on";
+            }
             if variant.changes() > 1 {
                 self.out.combined += 1;
             }
             self.log(|| format!("stop of pod {pod} kept here, but deleted by then had n{node}'s kubelet last renewed at {:.3}s before its cut{how}: no agent can tell", last.as_secs_f64()));
             return;
         }
-        let by_policy = self.pods[pod]
-            .stopped_under
-            .as_deref()
-            .is_some_and(by_policy);
         self.out.violations.push(Violation::WrongfulStop {
             pod,
             at: sigterm,
@@ -1940,8 +1962,10 @@ impl World<'_> {
         // A witness run goes a minute past the stop it judges (not to the end of the scenario);
         // later stops on the node within that minute are judged by the same runs.
         // A world whose outage is a partition keeps cut, until the outage ends, the links that
-        // came back during it by the stop (`outage_as_partition`): that one depends on the stop.
-        let by_stop = matches!(variant.past, Past::LiveUntilJudged(_)).then_some(stop);
+        // came back during it by the stop (`outage_as_partition`): that one depends on the stop,
+        // as does a queue that takes the node first from the stop on.
+        let by_stop = (variant.first_in_queue || matches!(variant.past, Past::LiveUntilJudged(_)))
+            .then_some(stop);
         let key = (node, variant, self.last_cut(node, stop), by_stop);
         if self
             .witnesses
@@ -1967,6 +1991,9 @@ impl World<'_> {
                 worlds.extend(through);
             }
             for (last, w, lives_through) in &mut worlds {
+                if variant.first_in_queue {
+                    w.queue_first = Some((node, stop - ORIGIN));
+                }
                 // The futures first: they leave out only events after the stop, so the index of
                 // the change before it is the same after them.
                 let later_up = variant.no_later_outage.and_then(|down| {
