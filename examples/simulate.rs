@@ -220,6 +220,10 @@ fn main() {
         (0usize, 0usize, 0usize, 0usize, 0usize);
     // And how many needed their zone's tainting queue to take their node first.
     let mut first_in_queue = 0usize;
+    // And how many needed the nodes cut off from their peers to keep the API server.
+    let mut silent_kept = 0usize;
+    // And how many were of pods a user deleted after the stop, judged without that deletion.
+    let mut user_deleted = 0usize;
     let mut combined = 0usize;
     let mut kinds = std::collections::BTreeMap::new();
     let mut ran = count;
@@ -275,6 +279,8 @@ fn main() {
             outage_later += outcome.outage_after_stop;
             over_as_partition += outcome.outage_over_as_partition;
             first_in_queue += outcome.first_in_queue;
+            silent_kept += outcome.silent_kept_api;
+            user_deleted += outcome.user_delete_after_stop;
             combined += outcome.combined;
             for v in &outcome.violations {
                 *kinds.entry(sim::world::kind(v)).or_insert(0usize) += 1;
@@ -310,7 +316,7 @@ fn main() {
     let count = ran;
     let secs = began.elapsed().as_secs_f64();
     println!(
-        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops ({} SIGTERM(s) waited for a peer's read, the median {} ms, nine in ten within {} ms, the longest {} ms), {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane (that failed after judging the node, or stayed up), {outage_later} had an outage of the API server begin after it, {over_as_partition} came after an outage of the API server that could have been a partition of every node from a live control plane, {first_in_queue} needed their zone's tainting queue to take their node first; {combined} of them needed more than one of those changes); violations by kind: {kinds:?}",
+        "{count} scenario(s) in {secs:.1} s ({:.0}/s): {failed} failing; {stops} stops ({} SIGTERM(s) waited for a peer's read, the median {} ms, nine in ten within {} ms, the longest {} ms), {deletions} deletions by the control plane; deletion − kill from {} ms to {} ms; {indistinguishable} stop(s) the control plane kept that no agent could tell from a deletion ({went_on} had its partition gone on past the stop, {back} had every other node's link come back with the API server, {as_partition} came so soon after an outage of the API server that no agent could see it yet, and had it been a partition from a live control plane (that failed after judging the node, or stayed up), {outage_later} had an outage of the API server begin after it, {over_as_partition} came after an outage of the API server that could have been a partition of every node from a live control plane, {first_in_queue} needed their zone's tainting queue to take their node first, {silent_kept} needed the nodes cut off from their peers to keep the API server, {user_deleted} were of pods a user deleted after the stop; {combined} of them needed more than one of those changes); violations by kind: {kinds:?}",
         count as f64 / secs.max(1e-9),
         waits.len(),
         quantile(&mut waits, 0.5),

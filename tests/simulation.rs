@@ -845,6 +845,24 @@ fn the_judge_lets_a_zones_queue_take_the_stopping_node_first() {
     );
 }
 
+/// A node cut off from its peers and from the API server is silent: no peer sees whether it still
+/// reaches the API server, and one silent since before a node's own cut counts by what it last
+/// answered. Seed 0x85e: n19, n20 and n21 of zone-1 (five nodes) lose both links at 211 s; n22
+/// loses the API server at 226.8 s, hears n23 reach it, enforces as in a healthy zone and stops pod
+/// 41 (tolerating 0 s) at 244.7 s. The controller judges the three first, records the zone
+/// partially disrupted at 251.5 s and never taints n22. Had the three kept the API server, it
+/// would have tainted n22 and deleted the pod by the judgement: no agent can tell.
+#[test]
+fn the_judge_lets_the_nodes_cut_off_from_their_peers_keep_the_api_server() {
+    let o = sim::run(&Scenario::generate(0x85e), &Settings::default(), true);
+    assert_eq!(o.silent_kept_api, 1, "{:?}", o.violations);
+    assert_excused(
+        &o,
+        41,
+        &["the nodes cut off from their peers keeping the API server"],
+    );
+}
+
 /// An outage of the API server for everyone, over before a stop, may have been every node's link
 /// cut from a live control plane: the agents see the same. No controller-manager restarts there,
 /// and the control plane taints a node it judged before as soon as the zone allows. Seed 0x56
@@ -1127,6 +1145,21 @@ fn the_stop_of_a_pod_a_user_deleted_before_is_not_wrongful() {
     assert_timeline_says(0xd6, "stop of pod 18: a user deleted it before");
     let o = sim::run(&Scenario::generate(0xd6), &Settings::default(), false);
     assert!(o.violations.is_empty(), "{:?}", o.violations);
+}
+
+/// Seed 0xa34: n2, tainted at 211.4 s, stops pod 4 (tolerating 41 s) at 237.8 s; a user deletes
+/// the pod 2 s later, so the controller's deletion, due at 252.4 s, never comes. The user's
+/// deletion after the stop is a future no agent sees, as a link's return is: the judge weighs the
+/// stop in worlds without it, where the controller deletes the pod by the judgement.
+#[test]
+fn the_stop_of_a_pod_a_user_deleted_after_is_judged_without_that_deletion() {
+    let o = sim::run(&Scenario::generate(0xa34), &Settings::default(), true);
+    assert_eq!(o.user_delete_after_stop, 1, "{:?}", o.violations);
+    assert_excused(
+        &o,
+        4,
+        &["without the user's deletion of the pod after the stop"],
+    );
 }
 
 /// Seed 0x9ea: n2 back for 7 s between two cuts, too short for its agent to count the contact;

@@ -193,6 +193,9 @@ pub struct ControlPlane {
     lease: (u32, Duration, Option<Duration>),
     /// A node its zone's queue takes first from an instant on ([`ControlPlane::taint_pass`]).
     queue_first: Option<(usize, Duration)>,
+    /// Per node: each change of its Ready condition as recorded ([`NodeHealth::ready`]), in
+    /// order: when, and whether it turned Ready.
+    recorded: Vec<Vec<(Duration, bool)>>,
 }
 
 /// What one monitor pass or tainting pass changed.
@@ -248,7 +251,18 @@ impl ControlPlane {
             generation: 0,
             lease: (0, now, None),
             queue_first: None,
+            recorded: vec![Vec::new(); zone_of.len()],
         }
+    }
+
+    /// Whether `node`'s Ready condition was recorded True all through `from..=to` (it starts so).
+    pub fn recorded_ready_through(&self, node: usize, from: Duration, to: Duration) -> bool {
+        let changes = &self.recorded[node];
+        let before = changes.iter().take_while(|(t, _)| *t <= from).last();
+        before.is_none_or(|&(_, ready)| ready)
+            && changes
+                .iter()
+                .all(|&(t, ready)| ready || t <= from || t > to)
     }
 
     /// From `from` on, `node`'s zone's queue takes it first while it waits there: one of the
@@ -404,6 +418,7 @@ impl ControlPlane {
             // evicted" for every node, and no zone is counted. Or no controller-manager leads.
             return changes;
         }
+        let before: Vec<bool> = self.nodes.iter().map(|n| n.ready).collect();
         if self.leading_from.is_some() {
             self.take_over(now, &mut changes);
             changes.took_over = true;
@@ -438,6 +453,11 @@ impl ControlPlane {
                 }
             } else if n.tainted_at.is_none() {
                 n.queued = true;
+            }
+        }
+        for (i, (n, was)) in self.nodes.iter().zip(before).enumerate() {
+            if n.ready != was {
+                self.recorded[i].push((now, n.ready));
             }
         }
         self.handle_disruption(now, &mut changes);

@@ -295,6 +295,12 @@ pub struct Outcome {
     /// witness turned it into a partition of every node from a live control plane (no
     /// controller-manager restart there).
     pub outage_over_as_partition: usize,
+    /// Of those, the stops of pods a user deleted after the stop, whose witness left that
+    /// deletion out ([`Variant::no_user_delete`]).
+    pub user_delete_after_stop: usize,
+    /// Of those, the stops whose witness kept the link to the API server of every other node cut
+    /// off from its peers and from the API server at the stop ([`Past::SilentKeptApi`]).
+    pub silent_kept_api: usize,
     /// Of those, the stops whose witness had the node's zone's tainting queue take it first
     /// from the stop on: upstream's queue takes its waiting nodes in any order, which no agent
     /// sees.
@@ -677,6 +683,10 @@ struct Variant {
     /// there ([`Scenario::queue_first`]): a future no agent sees at the stop, since upstream's
     /// queue takes its waiting nodes in any order.
     first_in_queue: bool,
+    /// A user's deletion of the pod after the stop, at this event index, does not happen: a
+    /// future no agent sees at the stop, as a link's return is. Set in every world of a stop
+    /// whose pod a user deleted after it: with the deletion, the controller deletes nothing.
+    no_user_delete: Option<usize>,
 }
 
 /// What a witness world changes before the stop (see [`Variant`]).
@@ -698,6 +708,13 @@ enum Past {
     /// lease renews), while every zone fully disrupted, and leaving that, has the controller
     /// taint a node judged before at once (docs/semantics.md §5.2, §5.5).
     OutageOverAsPartition(usize),
+    /// Every other node whose links to its peers and to the API server were both down at the
+    /// stop kept its link to the API server through that cut (`silent_kept_api`): silent to
+    /// every peer, its reach of the API server was unseen, and a peer silent since before the
+    /// node's own cut counts by what it last answered. The agents are run there too, and the
+    /// stopping agent must stop the pod no later: the zone as recorded would differ once the
+    /// controller judged those nodes.
+    SilentKeptApi,
 }
 
 impl Variant {
@@ -722,6 +739,48 @@ fn links_at(w: &Scenario, events: &[(Duration, Event)], upto: Duration) -> Vec<b
         }
     }
     up
+}
+
+/// The nodes but `node` whose links to their peers and to the API server are both down at `at`
+/// (from the run's start): silent to every peer, their reach of the API server unseen.
+fn silent_and_cut(w: &Scenario, at: Duration, node: usize) -> Vec<usize> {
+    let api = links_at(w, &w.events, at);
+    let mut peers = vec![true; w.nodes()];
+    for (_, e) in w.events.iter().take_while(|(t, _)| *t <= at) {
+        match e {
+            Event::CutPeers(n) => peers[*n] = false,
+            Event::HealPeers(n) => peers[*n] = true,
+            _ => {}
+        }
+    }
+    (0..w.nodes())
+        .filter(|&n| n != node && !api[n] && !peers[n])
+        .collect()
+}
+
+/// Leaves out, for each node of `silent`, the cut of its link to the API server in effect at `at`
+/// (from the run's start): every cut since its last return before `at`, and the first return
+/// after. Its link to its peers stays cut.
+fn silent_kept_api(w: &mut Scenario, silent: &[usize], at: Duration) {
+    for &n in silent {
+        let cut = |e: &Event| matches!(e, Event::CutApi(x) if *x == n);
+        let heal = |e: &Event| matches!(e, Event::HealApi(x) if *x == n);
+        let by = w.events.partition_point(|(t, _)| *t <= at);
+        let since = w.events[..by]
+            .iter()
+            .rposition(|(_, e)| heal(e))
+            .map_or(0, |k| k + 1);
+        let back = w.events[by..]
+            .iter()
+            .position(|(_, e)| heal(e))
+            .map(|k| by + k);
+        let mut k = 0;
+        w.events.retain(|(_, e)| {
+            k += 1;
+            let i = k - 1;
+            !((i >= since && i < by && cut(e)) || Some(i) == back)
+        });
+    }
 }
 
 /// Heals, when the API server comes back at event `up`, the link of every node but `node` that
@@ -1846,8 +1905,16 @@ impl World<'_> {
             up.map(Past::OthersBackWithServer),
             down.map(Past::LiveUntilJudged),
             over.map(Past::OutageOverAsPartition),
+            self.silent_unrecorded(node, sigterm, by_policy)
+                .then_some(Past::SilentKeptApi),
         ];
         // The futures no agent sees at the stop, alone and together.
+        // A user's deletion of the pod after the stop, by now.
+        let no_user_delete = self.s.events.iter().position(|(t, e)| {
+            ORIGIN + *t > sigterm
+                && ORIGIN + *t <= now
+                && matches!(e, Event::Delete(p) if *p == pod)
+        });
         let mut futures = vec![(None, None)];
         futures.extend(heal.map(|h| (Some(h), None)));
         futures.extend(later.map(|d| (None, Some(d))));
@@ -1863,6 +1930,7 @@ impl World<'_> {
                             goes_on,
                             no_later_outage,
                             first_in_queue,
+                            no_user_delete,
                         },
                     )
                 })
@@ -1898,6 +1966,10 @@ impl World<'_> {
                     self.out.outage_over_as_partition += 1;
                     how += " and the outage of the API server before the stop a partition of every node from a live control plane";
                 }
+                Past::SilentKeptApi => {
+                    self.out.silent_kept_api += 1;
+                    how += " and the nodes cut off from their peers keeping the API server";
+                }
             }
             if variant.goes_on.is_some() {
                 self.out.ended_after_stop += 1;
@@ -1906,6 +1978,10 @@ impl World<'_> {
             if variant.no_later_outage.is_some() {
                 self.out.outage_after_stop += 1;
                 how += " and without the outage of the API server that began after the stop";
+            }
+            if variant.no_user_delete.is_some() {
+                self.out.user_delete_after_stop += 1;
+                how += " and without the user's deletion of the pod after the stop";
             }
             if variant.first_in_queue {
                 self.out.first_in_queue += 1;
@@ -1928,6 +2004,21 @@ impl World<'_> {
                 (eviction - ORIGIN).as_secs_f64()
             )
         });
+    }
+
+    /// Whether [`Past::SilentKeptApi`] is a world to try for a stop on `node` at `stop`: some other
+    /// node was cut off from its peers and from the API server then, and each such node was
+    /// recorded Ready from its cut through the stop. Once the controller records one Unknown, a
+    /// peer that reads the zone as recorded tells the two worlds apart. Not for a stop under a
+    /// policy counted apart.
+    fn silent_unrecorded(&self, node: usize, stop: Duration, by_policy: bool) -> bool {
+        let silent = silent_and_cut(self.s, stop - ORIGIN, node);
+        !by_policy
+            && !silent.is_empty()
+            && silent.iter().all(|&n| {
+                self.last_cut(n, stop)
+                    .is_some_and(|cut| self.cp.recorded_ready_through(n, ORIGIN + cut, stop))
+            })
     }
 
     /// A world no agent can tell apart from this one in which the control plane deletes `pod`
@@ -1958,14 +2049,18 @@ impl World<'_> {
         } = judged;
         // The agents decide the same there as here up to the stop, by construction, but when
         // other nodes' links come back: then they are run, to check (below).
-        let agents = matches!(variant.past, Past::OthersBackWithServer(_));
+        let agents = matches!(
+            variant.past,
+            Past::OthersBackWithServer(_) | Past::SilentKeptApi
+        );
         // A witness run goes a minute past the stop it judges (not to the end of the scenario);
         // later stops on the node within that minute are judged by the same runs.
         // A world whose outage is a partition keeps cut, until the outage ends, the links that
         // came back during it by the stop (`outage_as_partition`): that one depends on the stop,
         // as does a queue that takes the node first from the stop on.
-        let by_stop = (variant.first_in_queue || matches!(variant.past, Past::LiveUntilJudged(_)))
-            .then_some(stop);
+        let by_stop = (variant.first_in_queue
+            || matches!(variant.past, Past::LiveUntilJudged(_) | Past::SilentKeptApi))
+        .then_some(stop);
         let key = (node, variant, self.last_cut(node, stop), by_stop);
         if self
             .witnesses
@@ -2014,7 +2109,7 @@ impl World<'_> {
                     let outage = variant.no_later_outage.is_some_and(|down| {
                         i >= down && later_up.is_none_or(|up| i < up) && matches!(e, Event::ApiDown)
                     });
-                    !healed && !outage && Some(i) != later_up
+                    !healed && !outage && Some(i) != later_up && Some(i) != variant.no_user_delete
                 });
                 match variant.past {
                     Past::Plain => {}
@@ -2032,6 +2127,10 @@ impl World<'_> {
                     }
                     Past::OutageOverAsPartition(down) => {
                         outage_as_partition(w, down, Duration::MAX, Duration::MAX);
+                    }
+                    Past::SilentKeptApi => {
+                        let silent = silent_and_cut(w, stop - ORIGIN, node);
+                        silent_kept_api(w, &silent, stop - ORIGIN);
                     }
                 }
             }
