@@ -3248,3 +3248,55 @@ fn contact_age(a: &Agent, now: Duration) -> Option<Duration> {
         .max(a.contact_before)
         .map(|c| now.saturating_sub(c))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    /// Node 0 stops a pod at 8.5 s. Node 1 is cut off from its peers and, by two overlapping
+    /// cuts, from the API server then; node 2 only from the API server. The world keeps node 1's
+    /// link up through the cut in effect at the stop (both its beginnings and its first end go),
+    /// leaves its earlier cut, its peer cut and node 2 as they were.
+    #[test]
+    fn a_silent_node_keeps_its_link_through_the_cut_in_effect_at_the_stop() {
+        let mut w = Scenario::generate(1);
+        w.zones = vec![3];
+        w.events = vec![
+            (s(1_000), Event::CutApi(1)),
+            (s(2_000), Event::HealApi(1)),
+            (s(5_000), Event::CutApi(1)),
+            (s(5_000), Event::CutPeers(1)),
+            (s(6_000), Event::CutApi(1)),
+            (s(7_000), Event::CutApi(2)),
+            (s(8_000), Event::CutApi(0)),
+            (s(9_000), Event::HealApi(1)),
+            (s(9_000), Event::HealPeers(1)),
+            (s(9_500), Event::HealApi(1)),
+            (s(10_000), Event::HealApi(2)),
+        ];
+        let stop = s(8_500);
+        let silent = silent_and_cut(&w, stop, 0);
+        assert_eq!(silent, [1]);
+        silent_kept_api(&mut w, &silent, stop);
+        assert_eq!(
+            w.events,
+            [
+                (s(1_000), Event::CutApi(1)),
+                (s(2_000), Event::HealApi(1)),
+                (s(5_000), Event::CutPeers(1)),
+                (s(7_000), Event::CutApi(2)),
+                (s(8_000), Event::CutApi(0)),
+                (s(9_000), Event::HealPeers(1)),
+                (s(9_500), Event::HealApi(1)),
+                (s(10_000), Event::HealApi(2)),
+            ]
+        );
+        // There, node 1 reaches the API server at the stop: silent, but not cut off.
+        assert!(links_at(&w, &w.events, stop)[1]);
+        assert!(silent_and_cut(&w, stop, 0).is_empty());
+    }
+}
