@@ -1908,13 +1908,13 @@ impl World<'_> {
             self.silent_unrecorded(node, sigterm, by_policy)
                 .then_some(Past::SilentKeptApi),
         ];
-        // The futures no agent sees at the stop, alone and together.
-        // A user's deletion of the pod after the stop, by now.
+        // A user's deletion of the pod after the stop, by now: every world leaves it out.
         let no_user_delete = self.s.events.iter().position(|(t, e)| {
             ORIGIN + *t > sigterm
                 && ORIGIN + *t <= now
                 && matches!(e, Event::Delete(p) if *p == pod)
         });
+        // The futures no agent sees at the stop, alone and together.
         let mut futures = vec![(None, None)];
         futures.extend(heal.map(|h| (Some(h), None)));
         futures.extend(later.map(|d| (None, Some(d))));
