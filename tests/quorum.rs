@@ -1472,6 +1472,7 @@ fn a_hold_that_began_after_the_node_could_be_tainted_does_not_move_its_deadlines
             gate.verdict.as_ref(),
             (gate.held_at, gate.held_from),
             None,
+            false,
             s(10)
         )),
         Some(s(1070))
@@ -2066,10 +2067,42 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
             Some(&Verdict::Enforce { reason: "r".into() }),
             (None, None),
             Some(s(1050)),
+            false,
             s(10)
         ),
         enforce(Some(s(1050)))
     );
+}
+
+#[test]
+fn a_taint_read_with_no_untainted_read_since_the_hold_began_may_have_come_during_it() {
+    // Seed 0xcdf7 of the simulator: a node held with no peer reaching the API server, though a
+    // peer's kubelet was back and the controller saw a healthy zone and tainted the node. The
+    // peers read the taint only after the hold, and the fence counted from the hold's end: the
+    // pod ran 12.9 s past its deletion.
+    let s = Duration::from_secs;
+    let enforce = Verdict::Enforce {
+        reason: "this node was tainted before".into(),
+    };
+    // Contact at 1000: taintable from 1040. Held from 1020 to 1060.
+    let held = (Some(s(1060)), Some(s(1020)));
+    let at = |untainted: Option<Duration>, read_tainted: bool| {
+        eviction(&planning(
+            Some(&enforce),
+            held,
+            untainted,
+            read_tainted,
+            s(10),
+        ))
+    };
+    // Not read tainted: from the hold's end (less a request timeout), 1050 + 30 s.
+    assert_eq!(at(None, false), Some(s(1080)));
+    // Read tainted, never without the taint: it may have come during the hold, 1040 + 30 s.
+    assert_eq!(at(None, true), Some(s(1070)));
+    // Read without it only before the hold began: the same.
+    assert_eq!(at(Some(s(1010)), true), Some(s(1070)));
+    // Read without it after the hold began: the taint came after that read, and the hold stands.
+    assert_eq!(at(Some(s(1030)), true), Some(s(1080)));
 }
 
 // ---- pods the view missed (`core::unlisted`) ----

@@ -1882,3 +1882,18 @@ fn a_zone_the_controller_records_partly_disrupted_holds_what_the_peers_answers_w
     assert_spared(0x16a2, |f| f.zone_recorded = false, &[77, 80]);
     assert_spared(0x1cad, |f| f.zone_recorded = false, &[6]);
 }
+
+/// Seed 0xcdf7 (found by the soak of 50,001–100,000, thirty-second session). Six nodes of a zone
+/// lose the API server and no peer answers that it reaches it, so n1 holds: "every node known is
+/// cut off", then "5 of 6" once n2's agent crashes. But n2's kubelet was back: the controller saw
+/// a healthy zone, tainted n1 at 146.4 s and deleted its pod 2 (tolerating 39 s) at 185.4 s. n1
+/// learned of the taint at 174.2 s from a peer's read and counted from the hold's end (159.2 s):
+/// the pod ran 12.9 s past its deletion. A taint read with no read without it since the hold
+/// began may have come during the hold (`Fixes::taint_during_hold`).
+#[test]
+fn a_taint_read_after_a_hold_counts_from_before_the_holds_end() {
+    let mut reverted = Settings::default();
+    reverted.fixes.taint_during_hold = false;
+    assert_eq!(running_twice(0xcdf7, &reverted), [2]);
+    assert!(running_twice(0xcdf7, &Settings::default()).is_empty());
+}

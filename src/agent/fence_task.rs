@@ -1427,6 +1427,7 @@ impl Task {
                     .map(|(t, _)| self.clock.mono_of(t)),
             ),
             untainted,
+            self.quorum_view.tainted_read,
             self.requests.timeout(),
         ))
     }

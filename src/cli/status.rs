@@ -233,8 +233,9 @@ pub fn report(
                 held_from.map(|h| moment.mono_at(h)),
             ),
             // The peers' reads of the Node are not kept on disk: counted without them, as a
-            // restart counts (earlier, never later).
+            // restart counts.
             None,
+            false,
             config.request_timeout(),
         )
     } else {

@@ -516,6 +516,11 @@ pub struct Fixes {
     /// zone recorded as partially disrupted and its Node without the unreachable taint
     /// ([`recorded_hold`]).
     pub zone_recorded: bool,
+    /// A node its peers read tainted, with no read without the taint since its hold began,
+    /// plans without the hold's end ([`planning`]): a hold is a bet that the control plane
+    /// taints nothing, and the taint read says it may have, during the hold (issue 22, seed
+    /// 0xcdf7).
+    pub taint_during_hold: bool,
 }
 
 impl Fixes {
@@ -558,6 +563,7 @@ impl Fixes {
         sigterm_doubt: true,
         leader_read: true,
         zone_recorded: true,
+        taint_during_hold: true,
     };
 }
 
@@ -1913,13 +1919,21 @@ impl TaintReads {
 /// hold held at `held_at`, eviction times count from [`Gate::not_before`], unless the hold began
 /// (`held_from`) after this node could be tainted; and never before `untainted_at`
 /// ([`TaintReads::untainted_at`]).
+///
+/// `read_tainted`: a peer read this node's Node with the unreachable taint in this run
+/// ([`TaintReads::tainted`]). With no read without it since the hold began, the taint may have
+/// come during the hold, whose bet (that the control plane taints nothing) it contradicts: the
+/// hold's end then moves no deadline ([`Fixes::taint_during_hold`]).
 pub fn planning(
     verdict: Option<&Verdict>,
     (held_at, held_from): (Option<Duration>, Option<Duration>),
     untainted_at: Option<Duration>,
+    read_tainted: bool,
     request_timeout: Duration,
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
+    let during_hold = read_tainted && untainted_at.is_none_or(|u| held_from.is_some_and(|h| u < h));
+    let held_at = held_at.filter(|_| !during_hold);
     match verdict {
         None => QuorumVerdict::Hold {
             reason: "the peer quorum has not answered yet".into(),

@@ -2593,6 +2593,7 @@ impl World<'_> {
                     a.gate.verdict.as_ref(),
                     (a.gate.held_at, held_from),
                     a.reads.untainted_at,
+                    a.reads.tainted && set.fixes.taint_during_hold,
                     set.request_timeout,
                 );
                 (verdict, policy)
