@@ -418,7 +418,6 @@ impl ControlPlane {
             // evicted" for every node, and no zone is counted. Or no controller-manager leads.
             return changes;
         }
-        let before: Vec<bool> = self.nodes.iter().map(|n| n.ready).collect();
         if self.leading_from.is_some() {
             self.take_over(now, &mut changes);
             changes.took_over = true;
@@ -455,9 +454,10 @@ impl ControlPlane {
                 n.queued = true;
             }
         }
-        for (i, (n, was)) in self.nodes.iter().zip(before).enumerate() {
-            if n.ready != was {
-                self.recorded[i].push((now, n.ready));
+        // The condition as last recorded is the one before this pass: only a pass changes it.
+        for (n, changes) in self.nodes.iter().zip(&mut self.recorded) {
+            if changes.last().is_none_or(|&(_, ready)| ready) != n.ready {
+                changes.push((now, n.ready));
             }
         }
         self.handle_disruption(now, &mut changes);

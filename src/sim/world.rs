@@ -1923,16 +1923,16 @@ impl World<'_> {
             .into_iter()
             .flatten()
             .flat_map(|past| {
+                // The queue's order is not searched for a stop under a policy counted apart.
+                let orders: &[bool] = if by_policy { &[false] } else { &[false, true] };
                 futures.iter().flat_map(move |&(goes_on, no_later_outage)| {
-                    [false, true][..1 + usize::from(!by_policy)].iter().map(
-                        move |&first_in_queue| Variant {
-                            past,
-                            goes_on,
-                            no_later_outage,
-                            first_in_queue,
-                            no_user_delete,
-                        },
-                    )
+                    orders.iter().map(move |&first_in_queue| Variant {
+                        past,
+                        goes_on,
+                        no_later_outage,
+                        first_in_queue,
+                        no_user_delete,
+                    })
                 })
             })
             .collect();
