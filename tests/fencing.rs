@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime};
 
 use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::clock::Moment;
-use nodewarden::core::fence_plan::{FencePod, FencePolicy, Mode, PodPlan, QuorumVerdict, plan};
+use nodewarden::core::fence_plan::{
+    FencePod, FencePolicy, Mode, Plan, PodPlan, QuorumVerdict, plan,
+};
 use nodewarden::core::fencing::{
     Cadence, Durability, Heartbeat, Judged, Link, NodePath, Retry, Seen, Step, Steps, Transition,
     Waiting, Write, counted_with_kubelet, next_renewal, next_wake, node_path_window,
@@ -1426,6 +1428,68 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     // of its own kind (`Seen::heartbeat`) and nothing moves here.
     assert_eq!(with(200, Some(100), Some(140)), (s(200), policy));
     assert_eq!(with(100, None, Some(140)), (s(100), policy));
+}
+
+/// A renewal of the kubelet's Lease read for a run with no contact of its own is the kubelet's:
+/// the deadlines count from it, less nothing, however the failures before it left the link
+/// (issue 22, seed 0x11f).
+#[test]
+fn a_renewal_read_counts_as_the_kubelets_own_after_a_partition_on_record() {
+    // Restarted at 60 s while cut off since 40 s, the contact on disk at 0 s; the peers read the
+    // kubelet's renewal at 9 s (a second before its `renewTime`) at 62 s.
+    let restarted =
+        || Link::resume(Some(wall(0)), Some(wall(40)), at(60, 0)).with_kubelet_lag(RELAPSE_LAG);
+    let read = |stamped: u64| Heartbeat {
+        stamped: wall(stamped),
+        arrived: BASE + s(62),
+    };
+    let seen = Seen {
+        own: None,
+        heartbeat: Some(read(9)),
+        failed: true,
+    };
+    // As a contact only, the read is a return the partition on record leaves unproven: the count
+    // stays the contact on disk, and the plan takes the lag off it.
+    let mut contact_only = restarted();
+    let j = contact_only.judge(&seen, at(62, 0), AFTER);
+    assert_eq!(j.last_contact, Some(BASE + s(9)));
+    assert_eq!(j.counted, Some(BASE));
+    // Noted as the kubelet's renewal, it is counted with the lag the plan takes off.
+    let mut noted = restarted();
+    noted.note_renewal(Some(read(9)), at(62, 0));
+    let j = noted.judge(&seen, at(62, 0), AFTER);
+    assert_eq!(j.last_contact, Some(BASE + s(9)));
+    assert_eq!(j.counted, Some(BASE + s(9) + RELAPSE_LAG));
+    let policy = FencePolicy {
+        node_monitor_grace_period: AFTER,
+        safety_margin: Duration::ZERO,
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+        kubelet_lag: RELAPSE_LAG,
+    };
+    let evicted =
+        |counted: Duration| match &plan_unasked(&[pod("a", Some(9))], counted, &policy)[0].plan {
+            Plan::Stop { schedule, .. } => schedule.eviction_time,
+            other => panic!("a pod tolerating 9 s is stopped: {other:?}"),
+        };
+    assert_eq!(evicted(BASE + s(9) + RELAPSE_LAG), BASE + s(9 + 40 + 9));
+    assert!(evicted(BASE) < BASE + s(40));
+    // An earlier read, or none, changes nothing; a later one moves the count.
+    noted.note_renewal(Some(read(5)), at(63, 0));
+    noted.note_renewal(None, at(63, 0));
+    assert_eq!(noted.counted(), Some(BASE + s(9) + RELAPSE_LAG));
+    noted.note_renewal(Some(read(19)), at(64, 0));
+    assert_eq!(noted.counted(), Some(BASE + s(19) + RELAPSE_LAG));
+    // A contact of the run's own later than the read counts as before.
+    let j = noted.judge(&own_seen(70, false), at(70, 0), AFTER);
+    assert!(matches!(j.transition, Some(Transition::Reconnected { .. })));
+    assert_eq!(
+        j.counted,
+        Some(BASE + s(19) + RELAPSE_LAG),
+        "the return is unproven: the count stays the renewal read"
+    );
+    let j = noted.judge(&own_seen(81, false), at(81, 0), AFTER);
+    assert_eq!(j.counted, Some(BASE + s(81)));
 }
 
 #[test]

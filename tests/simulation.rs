@@ -1897,3 +1897,22 @@ fn a_taint_read_after_a_hold_counts_from_before_the_holds_end() {
     assert_eq!(running_twice(0xcdf7, &reverted), [2]);
     assert!(running_twice(0xcdf7, &Settings::default()).is_empty());
 }
+
+/// Seed 0x11f (thirty-third session): a zone of six; n5's agent crashed at 61.3 s and its link was
+/// cut at 67.7 s while it was down. Restarted into the cut, it was read its kubelet's renewal of
+/// 62.8 s, 9 s after the contact on disk (53.1 s), but the partition on record made that read a
+/// return not yet proven, and the fence counted from the contact on disk less the kubelet's lag.
+/// It stopped pod 13 (tolerating 9 s) at 89.7 s, as "the zone may have been healthy when the
+/// controller judged it"; the controller judged n5 no sooner than 102.8 s, by which time the zone
+/// was partially disrupted, and kept the pod. Counted from the renewal read
+/// (`Fixes::renewal_exact`), the fence plans it for 110.8 s, and the zone's partial disruption,
+/// read at 108.1 s, holds it.
+#[test]
+fn a_renewal_read_after_a_restart_into_a_cut_counts_as_the_kubelets_own() {
+    let scenario = Scenario::generate(0x11f);
+    let mut reverted = Settings::default();
+    reverted.fixes.renewal_exact = false;
+    assert_eq!(wrongful_stops(&scenario, &reverted), [13]);
+    assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
+    assert!(running_twice(0x11f, &Settings::default()).is_empty());
+}

@@ -481,6 +481,9 @@ pub async fn run(
             heartbeat: Heartbeat::latest(task.heartbeat, task.kubelet_read, now),
             failed: inputs.reach.state() == crate::api::reachability::State::Unreachable,
         };
+        // The kubelet's renewal the peers read for a run with no contact of its own counts as the
+        // kubelet's own, not as this agent's contact.
+        task.link.note_renewal(task.kubelet_read, now);
         let judged = task.link.judge(&seen, now, task.settings.unreachable_after);
         task.transition(&judged, now, &inputs.reach);
         let cut_off = Some(judged.cut_off);

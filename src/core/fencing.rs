@@ -103,6 +103,9 @@ pub struct Link {
     /// The previous run stopped cut off by a relapse ([`Link::with_unproven_return`]): this run
     /// is cut off at once, until contact comes back.
     relapse_on_record: bool,
+    /// The latest renewal of the kubelet's Lease its peers read ([`Link::note_renewal`]), on
+    /// the monotonic scale, counted as the kubelet's own ([`Link::counted`]).
+    renewed: Option<Duration>,
 }
 
 impl Link {
@@ -121,6 +124,7 @@ impl Link {
             failed: false,
             resumed: None,
             relapse_on_record: false,
+            renewed: None,
         }
     }
 
@@ -184,11 +188,21 @@ impl Link {
     /// between two cuts, no renewal of the kubelet stored in it, a pod stopped 14 s after its
     /// deletion). With no contact counted before the failure (a start into an outage), the
     /// last contact counts, as it always did: nothing else is known to count from.
+    ///
+    /// A renewal of the kubelet's Lease its peers read ([`Link::note_renewal`]), though, is the
+    /// kubelet's own, not this agent's contact: the control plane heard the node no earlier than
+    /// it, whatever failed before, so the count is never earlier than that renewal plus the lag
+    /// the plan takes off (docs/fence.md §6, *Deadlines from the renewal read*; issue 22, seed
+    /// 0x11f: an agent restarted while cut off was read its kubelet's renewal 9 s after the
+    /// contact on disk, but its partition on record made the read a return not yet proven; the
+    /// fence counted from the contact on disk, less the lag, and stopped a pod 19 s before the
+    /// zone's partial disruption held it).
     pub fn counted(&self) -> Option<Duration> {
-        match self.resumed {
+        let contact = match self.resumed {
             Some((_, before)) if self.unproven() => before.or(self.last_contact),
             _ => self.last_contact,
-        }
+        };
+        contact.max(self.renewed.map(|r| r + self.kubelet_lag))
     }
 
     /// Whether contact came back after a failure less than the kubelet's lag ago: no contact
@@ -196,6 +210,14 @@ impl Link {
     /// before the failure ([`Link::counted`]).
     pub fn unproven(&self) -> bool {
         matches!(self.resumed, Some((first, _)) if self.last_contact < Some(first + self.kubelet_lag))
+    }
+
+    /// Notes the latest renewal of the kubelet's Lease the peers read for a run with no contact of
+    /// its own (`core::quorum::kubelet_renewal`: a second before its `renewTime`, placed on a
+    /// steady wall clock), which [`Link::counted`] counts as the kubelet's own. An earlier read,
+    /// or none, changes nothing.
+    pub fn note_renewal(&mut self, read: Option<Heartbeat>, now: Moment) {
+        self.renewed = self.renewed.max(read.map(|h| h.contact(now)));
     }
 
     /// Folds in one tick's observations; `after` is `unreachableAfter`.

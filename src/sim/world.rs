@@ -2464,9 +2464,12 @@ impl World<'_> {
             heartbeat: a.kubelet_read,
             failed: a.contact.reach == Reach::Unreachable,
         };
-        let judged = a
-            .link
-            .judge(&seen, moment_off(now, a.wall_offset), set.unreachable_after);
+        let m = moment_off(now, a.wall_offset);
+        if set.fixes.renewal_exact {
+            // As `agent::fence_task`: the renewal read counts as the kubelet's own.
+            a.link.note_renewal(a.kubelet_read, m);
+        }
+        let judged = a.link.judge(&seen, m, set.unreachable_after);
         if judged.moved {
             a.durability.contact_moved();
         }
