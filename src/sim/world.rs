@@ -961,7 +961,12 @@ fn run_as(
         pods_changed: vec![ORIGIN; n],
         node_taints: vec![Vec::new(); n],
         cp: {
-            let mut cp = ControlPlane::new(settings.controller, &zone_of, ORIGIN);
+            // Kubelets that post no status leave the Lease the only way back to Ready.
+            let controller = ControllerSettings {
+                ready_on_status: settings.controller.ready_on_status && settings.kubelet_status,
+                ..settings.controller
+            };
+            let mut cp = ControlPlane::new(controller, &zone_of, ORIGIN);
             if let Some((node, from)) = scenario.queue_first {
                 cp.take_first(node, ORIGIN + from);
             }
