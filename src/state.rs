@@ -203,6 +203,25 @@ impl StoredNode {
             .and_then(parse_time)
             .map(|wall| now.mono_at(wall))
     }
+
+    /// While this Node's Ready condition is Unknown (only the node lifecycle controller writes
+    /// that, and only the kubelet's posted status turns it True again), its
+    /// `lastTransitionTime` as the API server sent it: when the controller wrote it. `None`
+    /// otherwise, or without that time.
+    pub fn ready_unknown_since(&self) -> Option<&str> {
+        self.conditions
+            .iter()
+            .find(|c| c.type_ == "Ready" && c.status == "Unknown")
+            .and_then(|c| c.last_transition_time.as_deref())
+    }
+
+    /// [`StoredNode::ready_unknown_since`] on the monotonic scale of `now`, read on this node's
+    /// wall clock, as [`StoredNode::unreachable_added_at`].
+    pub fn ready_unknown_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
+        self.ready_unknown_since()
+            .and_then(parse_time)
+            .map(|wall| now.mono_at(wall))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -913,6 +932,40 @@ fn move_aside(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ready_condition_written_unknown_gives_when_it_was_written_and_only_then() {
+        let ready = |status: &str, at: Option<&str>| StoredNode {
+            conditions: vec![StoredCondition {
+                type_: "Ready".into(),
+                status: status.into(),
+                reason: "NodeStatusUnknown".into(),
+                message: "Kubelet stopped posting node status.".into(),
+                last_transition_time: at.map(str::to_string),
+            }],
+            taints: vec![],
+            allocatable: BTreeMap::new(),
+        };
+        let written = ready("Unknown", Some("2026-12-06T07:00:00Z"));
+        assert_eq!(written.ready_unknown_since(), Some("2026-12-06T07:00:00Z"));
+        let now = crate::core::clock::Moment {
+            mono: Duration::from_secs(1_000),
+            wall: parse_time("2026-12-06T07:00:30Z").expect("a time"),
+        };
+        assert_eq!(
+            written.ready_unknown_at(now),
+            Some(Duration::from_secs(970))
+        );
+        assert_eq!(
+            ready("True", Some("2026-12-06T07:00:00Z")).ready_unknown_since(),
+            None
+        );
+        assert_eq!(
+            ready("False", Some("2026-12-06T07:00:00Z")).ready_unknown_since(),
+            None
+        );
+        assert_eq!(ready("Unknown", None).ready_unknown_at(now), None);
+    }
 
     #[test]
     fn the_head_of_a_saved_file_gives_its_version() {

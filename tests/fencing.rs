@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use nodewarden::core::backoff::{Backoff, Jitter};
 use nodewarden::core::clock::Moment;
 use nodewarden::core::fence_plan::{
-    FencePod, FencePolicy, Mode, Plan, PodPlan, QuorumVerdict, plan,
+    FencePod, FencePolicy, Mode, Plan, PodPlan, QuorumVerdict, plan, queued_contact,
 };
 use nodewarden::core::fencing::{
     Cadence, Durability, Heartbeat, Judged, Link, NodePath, Retry, Seen, Step, Steps, Transition,
@@ -1428,6 +1428,37 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     // of its own kind (`Seen::heartbeat`) and nothing moves here.
     assert_eq!(with(200, Some(100), Some(140)), (s(200), policy));
     assert_eq!(with(100, None, Some(140)), (s(100), policy));
+}
+
+/// A Node recorded Unknown is queued for the taint: the contact the plan counts from is no later
+/// than the one that makes that write the earliest taint, whatever came since; without one, the
+/// contact stands.
+#[test]
+fn a_node_recorded_unknown_counts_from_that_write_at_the_latest() {
+    let policy = FencePolicy {
+        node_monitor_grace_period: AFTER,
+        safety_margin: Duration::ZERO,
+        grace_cap: s(30),
+        mode: Mode::Enforce,
+        kubelet_lag: RELAPSE_LAG,
+    };
+    let contact = BASE + s(190);
+    assert_eq!(queued_contact(contact, None, &policy), contact);
+    // Written at 181 s: counted as if the kubelet last renewed a grace period before.
+    let queued = queued_contact(contact, Some(BASE + s(181)), &policy);
+    assert_eq!(queued, BASE + s(181) + RELAPSE_LAG - AFTER);
+    let evicted =
+        |counted: Duration| match &plan_unasked(&[pod("a", Some(0))], counted, &policy)[0].plan {
+            Plan::Stop { schedule, .. } => schedule.eviction_time,
+            other => panic!("a pod tolerating 0 s is stopped: {other:?}"),
+        };
+    assert_eq!(evicted(queued), BASE + s(181));
+    assert_eq!(evicted(contact), BASE + s(190) - RELAPSE_LAG + AFTER);
+    // A write later than the contact's own earliest taint changes nothing.
+    assert_eq!(
+        queued_contact(contact, Some(BASE + s(250)), &policy),
+        contact
+    );
 }
 
 /// A renewal of the kubelet's Lease read for a run with no contact of its own is the kubelet's:

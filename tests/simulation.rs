@@ -1926,3 +1926,33 @@ fn a_renewal_read_after_a_restart_into_a_cut_counts_as_the_kubelets_own() {
     assert!(wrongful_stops(&scenario, &Settings::default()).is_empty());
     assert!(running_twice(0x11f, &Settings::default()).is_empty());
 }
+
+/// Seed 0x678 with the controller keeping its state through an outage (thirty-third session, once
+/// the controller counted a node Ready only on its kubelet's status): after an outage of the API
+/// server of 44 s, n8's agent and kubelet were back at 179.5 s; the controller wrote n8's Ready
+/// Unknown at 181.4 s, and the kubelet, whose status had matched until then, was cut off again at
+/// 192.8 s before its next status try. Its Lease renewals had refreshed the controller's probe
+/// time, but the stored Unknown kept the node queued: tainted at 201.4 s, its pods 14 and 15
+/// (tolerating 0 s) deleted then. The fence counted from its contact at 189.6 s and killed them at
+/// 217.6 s, 16.1 s late. A Node seen recorded Unknown now counts from that write at the latest
+/// (`Fixes::unknown_queued`, `fence_plan::queued_contact`): the kill comes as n8 knows itself cut
+/// off, 3.5 s after the deletion (the time the cut took to show, which no plan shortens).
+#[test]
+fn a_node_recorded_unknown_counts_from_that_write_whatever_its_lease_says() {
+    let mut keeps = Settings::default();
+    keeps.controller.leader = None;
+    let mut reverted = keeps;
+    reverted.fixes.unknown_queued = false;
+    for pod in [14, 15] {
+        let late = ran_twice_for(0x678, &reverted, pod);
+        assert!(
+            late.len() == 1 && late[0] > Duration::from_secs(16),
+            "{late:?}"
+        );
+        let fixed = ran_twice_for(0x678, &keeps, pod);
+        assert!(
+            fixed.len() == 1 && fixed[0] < Duration::from_secs(4),
+            "{fixed:?}"
+        );
+    }
+}

@@ -385,6 +385,7 @@ pub async fn run(
         pods_generation: 0,
         planned: None,
         taint_seen: None,
+        unknown_seen: None,
         steps: Steps::default(),
         durability: Durability::new(),
         retry: Retry::new(
@@ -571,6 +572,9 @@ struct Task {
     /// The `timeAdded` of the unreachable taint on our Node as this run saw it, and when it first
     /// saw it (`Task::tainted`).
     taint_seen: Option<(String, Duration)>,
+    /// The `lastTransitionTime` of the Ready=Unknown on our Node as this run saw it, and when it
+    /// first saw it (`Task::queued`).
+    unknown_seen: Option<(String, Duration)>,
     steps: Steps,
     durability: Durability,
     retry: Retry,
@@ -784,6 +788,22 @@ impl Task {
         fence_plan::taint_counted(own, read)
     }
 
+    /// While our Node as last seen carries the Ready=Unknown the controller wrote, when it wrote
+    /// it, on the monotonic clock: its `lastTransitionTime` read on our wall clock, or when this
+    /// run first saw it if that is earlier (as [`Task::tainted`]). The node is queued for the
+    /// taint until its kubelet posts Ready=True (`core::fence_plan::queued_contact`).
+    fn queued(&self, now: Moment) -> Option<Duration> {
+        self.kept.node_status.as_ref().and_then(|node| {
+            let since = node.ready_unknown_since()?;
+            let seen = self
+                .unknown_seen
+                .as_ref()
+                .filter(|(text, _)| text == since)
+                .map(|(_, at)| *at);
+            fence_plan::taint_counted(node.ready_unknown_at(now), seen)
+        })
+    }
+
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change
     /// of its inputs): at the instant `core::fencing::next_wake` names, `MIN_GAP` after the tick
     /// that ended at `ended` when that instant is no later than the tick's `now` (work due at
@@ -876,6 +896,11 @@ impl Task {
                 (Some(added), Some((known, _))) if added == known => {}
                 (Some(added), _) => self.taint_seen = Some((added.to_string(), now.mono)),
                 (None, _) => self.taint_seen = None,
+            }
+            match (seen.ready_unknown_since(), &self.unknown_seen) {
+                (Some(since), Some((known, _))) if since == known => {}
+                (Some(since), _) => self.unknown_seen = Some((since.to_string(), now.mono)),
+                (None, _) => self.unknown_seen = None,
             }
             if self.kept.node_status.as_ref() != Some(&seen) {
                 self.kept.node_status = Some(seen);
@@ -1282,6 +1307,8 @@ impl Task {
             self.settings.renew,
             &self.policy,
         );
+        // A Node recorded Unknown is queued for the taint, however recently it was heard.
+        let contact = fence_plan::queued_contact(contact, self.queued(now), &cut_off_policy);
         if contact > counted
             && let Some(h) = read
             && self.counted_from_kubelet != Some(h.stamped)

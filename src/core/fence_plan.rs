@@ -393,6 +393,27 @@ pub fn plan(
         .collect()
 }
 
+/// The contact [`plan`] counts from for a node whose Node, as last seen, carries the Ready=Unknown
+/// the controller wrote at `unknown` (on the monotonic scale, read on this node's clock; docs/
+/// fence.md §3, *A Node recorded Unknown*): no later than the contact that makes the earliest
+/// taint that instant. The controller queues a node for the taint on the pass after the one that
+/// wrote Unknown (`processTaintBaseEviction` reads the condition the pass found), and only the
+/// kubelet's posted status takes it out of the queue: a renewal of its Lease refreshes the probe
+/// time alone (docs/semantics.md §5.5). So while the condition stands the taint may come at any
+/// pass, however recently this node was heard. `contact` as it is without one.
+pub fn queued_contact(
+    contact: Duration,
+    unknown: Option<Duration>,
+    policy: &FencePolicy,
+) -> Duration {
+    match unknown {
+        Some(u) => {
+            contact.min((u + policy.kubelet_lag).saturating_sub(policy.node_monitor_grace_period))
+        }
+        None => contact,
+    }
+}
+
 /// When an unreachable taint the Node carried counts from, for [`plan`]'s `tainted`: the earlier
 /// of its `timeAdded` read on this node's wall clock and the moment this run first saw it (the
 /// node's clock may be behind the controller's); either alone when the other is not known.

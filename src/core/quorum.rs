@@ -529,6 +529,11 @@ pub struct Fixes {
     /// return, and it counted from the contact on disk and stopped a pod the zone's partial
     /// disruption kept). The agent's shell applies it; only the simulator reads this switch.
     pub renewal_exact: bool,
+    /// A node whose Node, as last seen, carries the Ready=Unknown the controller wrote counts its
+    /// deadlines from that write at the latest (`fence_plan::queued_contact`): the controller
+    /// queued it for the taint, and only the kubelet's posted status takes it out. The agent's
+    /// shell applies it; only the simulator reads this switch.
+    pub unknown_queued: bool,
 }
 
 impl Fixes {
@@ -573,6 +578,7 @@ impl Fixes {
         zone_recorded: true,
         taint_during_hold: true,
         renewal_exact: true,
+        unknown_queued: true,
     };
 }
 

@@ -264,6 +264,19 @@ impl ControlPlane {
         }
     }
 
+    /// While the Ready=Unknown the controller wrote on `node` stands (its kubelet has not posted
+    /// Ready=True since), when it was written: the condition's `lastTransitionTime`.
+    pub fn unknown_since(&self, node: usize) -> Option<Duration> {
+        if !self.nodes[node].unknown_written {
+            return None;
+        }
+        self.recorded[node]
+            .iter()
+            .rev()
+            .find(|(_, ready)| !ready)
+            .map(|&(t, _)| t)
+    }
+
     /// Whether `node`'s Ready condition was recorded True all through `from..=to` (it starts so).
     pub fn recorded_ready_through(&self, node: usize, from: Duration, to: Duration) -> bool {
         let changes = &self.recorded[node];

@@ -461,6 +461,9 @@ struct Disk {
     /// The unreachable taint's `timeAdded` on the Node as last seen (the controller's clock, true
     /// time).
     taint_added: Option<Duration>,
+    /// When the controller wrote the Ready=Unknown that stood on the Node as last seen (its
+    /// `lastTransitionTime`, the controller's clock, true time).
+    unknown_since: Option<Duration>,
     /// The contact file's second line (`core::fencing::Link::unanswered`), with the contact its
     /// first line held then: a state written since with a later contact makes it stale.
     unanswered: Option<(Option<SystemTime>, Duration)>,
@@ -517,6 +520,9 @@ struct Agent {
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
     /// run first saw it (`None`: read from disk) — `agent::fence_task`'s `tainted`.
     taint_view: Option<(Duration, Option<Duration>)>,
+    /// When the controller wrote the Ready=Unknown on its Node, while its view shows it standing
+    /// — `agent::fence_task`'s `queued`.
+    unknown_view: Option<Duration>,
     /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
     /// keeps it: through returns of the link, not through a restart).
     reads: quorum::TaintReads,
@@ -1292,6 +1298,11 @@ impl World<'_> {
                     .map(|t| (t, Some(self.now)))
             } else {
                 disk.taint_added.map(|t| (t, None))
+            },
+            unknown_view: if self.agent_reaches(i) {
+                self.cp.unknown_since(i)
+            } else {
+                disk.unknown_since
             },
             read_answered_at: None,
             next_probe: None,
@@ -2460,6 +2471,15 @@ impl World<'_> {
         let Some(mut a) = self.agents[i].take() else {
             return;
         };
+        if self.agent_reaches(i) {
+            // As the Node's watch: the Ready condition the controller wrote, until the kubelet
+            // posts its status.
+            let unknown = self.cp.unknown_since(i);
+            if unknown != a.unknown_view {
+                a.unknown_view = unknown;
+                a.durability.changed();
+            }
+        }
         if self.probing(&a) && a.next_probe.is_none_or(|t| now >= t) {
             self.probe_at_start(i, &mut a);
             a.next_probe = Some(now + set.peer_interval);
@@ -2633,6 +2653,12 @@ impl World<'_> {
                 set.renew,
                 &policy,
             );
+            // As `agent::fence_task`: a Node recorded Unknown is queued for the taint.
+            let queued = a
+                .unknown_view
+                .filter(|_| set.fixes.unknown_queued)
+                .map(|u| moment_off(now, a.wall_offset).mono_at(wall(u)));
+            let contact = fence_plan::queued_contact(contact, queued, &policy);
             let verdict = if on_taint {
                 verdict
             } else {
@@ -2722,6 +2748,7 @@ impl World<'_> {
                 disk.pods = a.known.clone();
                 disk.fenced = a.fenced.clone();
                 disk.taint_added = a.taint_view.map(|(t, _)| t);
+                disk.unknown_since = a.unknown_view;
             }
             a.durability.written(what, true, now);
         }
