@@ -788,12 +788,18 @@ impl Task {
         fence_plan::taint_counted(own, read)
     }
 
-    /// While our Node as last seen carries the Ready=Unknown the controller wrote, when it wrote
-    /// it, on the monotonic clock: its `lastTransitionTime` read on our wall clock, or when this
+    /// While our Node as last seen carries the Ready=Unknown the controller wrote, and not the
+    /// unreachable taint, when the controller wrote it, on the monotonic clock: its `lastTransitionTime` read on our wall clock, or when this
     /// run first saw it if that is earlier (as [`Task::tainted`]). The node is queued for the
     /// taint until its kubelet posts Ready=True (`core::fence_plan::queued_contact`).
     fn queued(&self, now: Moment) -> Option<Duration> {
-        self.kept.node_status.as_ref().and_then(|node| {
+        // A taint seen counts from its own time (`Task::tainted`), never earlier than its write.
+        let node = self
+            .kept
+            .node_status
+            .as_ref()
+            .filter(|n| !n.unreachable_tainted());
+        node.and_then(|node| {
             let since = node.ready_unknown_since()?;
             let seen = self
                 .unknown_seen

@@ -2656,7 +2656,7 @@ impl World<'_> {
             // As `agent::fence_task`: a Node recorded Unknown is queued for the taint.
             let queued = a
                 .unknown_view
-                .filter(|_| set.fixes.unknown_queued)
+                .filter(|_| set.fixes.unknown_queued && a.taint_view.is_none())
                 .map(|u| moment_off(now, a.wall_offset).mono_at(wall(u)));
             let contact = fence_plan::queued_contact(contact, queued, &policy);
             let verdict = if on_taint {
