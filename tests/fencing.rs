@@ -1430,18 +1430,23 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     assert_eq!(with(100, None, Some(140)), (s(100), policy));
 }
 
-/// A Node recorded Unknown is queued for the taint: the contact the plan counts from is no later
-/// than the one that makes that write the earliest taint, whatever came since; without one, the
-/// contact stands.
-#[test]
-fn a_node_recorded_unknown_counts_from_that_write_at_the_latest() {
-    let policy = FencePolicy {
+/// An enforcing policy with the relapse tests' kubelet lag, no margin and 30 s of grace.
+fn relapse_policy() -> FencePolicy {
+    FencePolicy {
         node_monitor_grace_period: AFTER,
         safety_margin: Duration::ZERO,
         grace_cap: s(30),
         mode: Mode::Enforce,
         kubelet_lag: RELAPSE_LAG,
-    };
+    }
+}
+
+/// A Node recorded Unknown is queued for the taint: the contact the plan counts from is no later
+/// than the one that makes that write the earliest taint, whatever came since; without one, the
+/// contact stands.
+#[test]
+fn a_node_recorded_unknown_counts_from_that_write_at_the_latest() {
+    let policy = relapse_policy();
     let contact = BASE + s(190);
     assert_eq!(queued_contact(contact, None, &policy), contact);
     // Written at 181 s: counted as if the kubelet last renewed a grace period before.
@@ -1491,13 +1496,7 @@ fn a_renewal_read_counts_as_the_kubelets_own_after_a_partition_on_record() {
     let j = noted.judge(&seen, at(62, 0), AFTER);
     assert_eq!(j.last_contact, Some(BASE + s(9)));
     assert_eq!(j.counted, Some(BASE + s(9) + RELAPSE_LAG));
-    let policy = FencePolicy {
-        node_monitor_grace_period: AFTER,
-        safety_margin: Duration::ZERO,
-        grace_cap: s(30),
-        mode: Mode::Enforce,
-        kubelet_lag: RELAPSE_LAG,
-    };
+    let policy = relapse_policy();
     let evicted =
         |counted: Duration| match &plan_unasked(&[pod("a", Some(9))], counted, &policy)[0].plan {
             Plan::Stop { schedule, .. } => schedule.eviction_time,

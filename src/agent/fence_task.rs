@@ -777,37 +777,26 @@ impl Task {
         }
         .tainted_from();
         let own = self.kept.node_status.as_ref().and_then(|node| {
-            let added = node.unreachable_added()?;
-            let seen = self
-                .taint_seen
-                .as_ref()
-                .filter(|(text, _)| text == added)
-                .map(|(_, at)| *at);
+            let seen = first_seen(&self.taint_seen, node.unreachable_added()?);
             fence_plan::taint_counted(node.unreachable_added_at(now), seen)
         });
         fence_plan::taint_counted(own, read)
     }
 
     /// While our Node as last seen carries the Ready=Unknown the controller wrote, and not the
-    /// unreachable taint, when the controller wrote it, on the monotonic clock: its `lastTransitionTime` read on our wall clock, or when this
-    /// run first saw it if that is earlier (as [`Task::tainted`]). The node is queued for the
-    /// taint until its kubelet posts Ready=True (`core::fence_plan::queued_contact`).
+    /// unreachable taint, when the controller wrote it, on the monotonic clock: its
+    /// `lastTransitionTime` read on our wall clock, or when this run first saw it if that is
+    /// earlier (as [`Task::tainted`]). The node is queued for the taint until its kubelet posts
+    /// Ready=True (`core::fence_plan::queued_contact`).
     fn queued(&self, now: Moment) -> Option<Duration> {
         // A taint seen counts from its own time (`Task::tainted`), never earlier than its write.
         let node = self
             .kept
             .node_status
             .as_ref()
-            .filter(|n| !n.unreachable_tainted());
-        node.and_then(|node| {
-            let since = node.ready_unknown_since()?;
-            let seen = self
-                .unknown_seen
-                .as_ref()
-                .filter(|(text, _)| text == since)
-                .map(|(_, at)| *at);
-            fence_plan::taint_counted(node.ready_unknown_at(now), seen)
-        })
+            .filter(|n| !n.unreachable_tainted())?;
+        let seen = first_seen(&self.unknown_seen, node.ready_unknown_since()?);
+        fence_plan::taint_counted(node.ready_unknown_at(now), seen)
     }
 
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change
@@ -1937,6 +1926,12 @@ pub fn persist(
         wall_scale: held.wall_scale.map(|s| s.to_text()),
     };
     state::save_view(dir, &s)
+}
+
+/// When this run first saw `text` (a taint's `timeAdded`, a condition's `lastTransitionTime`), if
+/// `seen` holds it.
+fn first_seen(seen: &Option<(String, Duration)>, text: &str) -> Option<Duration> {
+    seen.as_ref().filter(|(t, _)| t == text).map(|(_, at)| *at)
 }
 
 fn mode_name(m: fence_plan::Mode) -> &'static str {
