@@ -215,10 +215,18 @@ impl StoredNode {
             .and_then(|c| c.last_transition_time.as_deref())
     }
 
-    /// [`StoredNode::ready_unknown_since`] on the monotonic scale of `now`, read on this node's
-    /// wall clock, as [`StoredNode::unreachable_added_at`].
-    pub fn ready_unknown_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
+    /// [`StoredNode::ready_unknown_since`] while this Node does not carry the unreachable taint:
+    /// when the controller queued it for that taint (`core::fence_plan::queued_contact`). A Node
+    /// seen tainted counts from the taint's own time instead, never earlier than that write.
+    pub fn queued_since(&self) -> Option<&str> {
         self.ready_unknown_since()
+            .filter(|_| !self.unreachable_tainted())
+    }
+
+    /// [`StoredNode::queued_since`] on the monotonic scale of `now`, read on this node's wall
+    /// clock, as [`StoredNode::unreachable_added_at`].
+    pub fn queued_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
+        self.queued_since()
             .and_then(parse_time)
             .map(|wall| now.mono_at(wall))
     }
@@ -952,10 +960,20 @@ mod tests {
             mono: Duration::from_secs(1_000),
             wall: parse_time("2026-12-06T07:00:30Z").expect("a time"),
         };
-        assert_eq!(
-            written.ready_unknown_at(now),
-            Some(Duration::from_secs(970))
-        );
+        assert_eq!(written.queued_at(now), Some(Duration::from_secs(970)));
+        // Tainted, it counts from the taint's time, not from its queueing.
+        let tainted = StoredNode {
+            taints: vec![StoredTaint {
+                key: "node.kubernetes.io/unreachable".into(),
+                value: String::new(),
+                effect: "NoExecute".into(),
+                time_added: Some("2026-12-06T07:00:05Z".into()),
+            }],
+            ..written.clone()
+        };
+        assert_eq!(tainted.ready_unknown_since(), Some("2026-12-06T07:00:00Z"));
+        assert_eq!(tainted.queued_since(), None);
+        assert_eq!(tainted.queued_at(now), None);
         assert_eq!(
             ready("True", Some("2026-12-06T07:00:00Z")).ready_unknown_since(),
             None
@@ -964,7 +982,7 @@ mod tests {
             ready("False", Some("2026-12-06T07:00:00Z")).ready_unknown_since(),
             None
         );
-        assert_eq!(ready("Unknown", None).ready_unknown_at(now), None);
+        assert_eq!(ready("Unknown", None).queued_at(now), None);
     }
 
     #[test]

@@ -789,14 +789,9 @@ impl Task {
     /// earlier (as [`Task::tainted`]). The node is queued for the taint until its kubelet posts
     /// Ready=True (`core::fence_plan::queued_contact`).
     fn queued(&self, now: Moment) -> Option<Duration> {
-        // A taint seen counts from its own time (`Task::tainted`), never earlier than its write.
-        let node = self
-            .kept
-            .node_status
-            .as_ref()
-            .filter(|n| !n.unreachable_tainted())?;
-        let seen = first_seen(&self.unknown_seen, node.ready_unknown_since()?);
-        fence_plan::taint_counted(node.ready_unknown_at(now), seen)
+        let node = self.kept.node_status.as_ref()?;
+        let seen = first_seen(&self.unknown_seen, node.queued_since()?);
+        fence_plan::taint_counted(node.queued_at(now), seen)
     }
 
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change
@@ -887,16 +882,8 @@ impl Task {
         if node_changed && let Some(n) = inputs.node.borrow_and_update().as_ref() {
             self.node_read = true;
             let seen = snapshot::node(n);
-            match (seen.unreachable_added(), &self.taint_seen) {
-                (Some(added), Some((known, _))) if added == known => {}
-                (Some(added), _) => self.taint_seen = Some((added.to_string(), now.mono)),
-                (None, _) => self.taint_seen = None,
-            }
-            match (seen.ready_unknown_since(), &self.unknown_seen) {
-                (Some(since), Some((known, _))) if since == known => {}
-                (Some(since), _) => self.unknown_seen = Some((since.to_string(), now.mono)),
-                (None, _) => self.unknown_seen = None,
-            }
+            note_seen(&mut self.taint_seen, seen.unreachable_added(), now.mono);
+            note_seen(&mut self.unknown_seen, seen.ready_unknown_since(), now.mono);
             if self.kept.node_status.as_ref() != Some(&seen) {
                 self.kept.node_status = Some(seen);
                 self.durability.changed();
@@ -1932,6 +1919,16 @@ pub fn persist(
 /// `seen` holds it.
 fn first_seen(seen: &Option<(String, Duration)>, text: &str) -> Option<Duration> {
     seen.as_ref().filter(|(t, _)| t == text).map(|(_, at)| *at)
+}
+
+/// Keeps `seen` to the text the Node shows now ([`first_seen`]): the same one keeps when it was
+/// first seen, another is first seen `at`, none clears it.
+fn note_seen(seen: &mut Option<(String, Duration)>, now_shown: Option<&str>, at: Duration) {
+    match (now_shown, &*seen) {
+        (Some(text), Some((known, _))) if text == known => {}
+        (Some(text), _) => *seen = Some((text.to_string(), at)),
+        (None, _) => *seen = None,
+    }
 }
 
 fn mode_name(m: fence_plan::Mode) -> &'static str {

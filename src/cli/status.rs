@@ -263,11 +263,7 @@ pub fn report(
         .and_then(|n| n.unreachable_added_at(moment));
     // And a Ready=Unknown it carried then without the taint: queued for it since it was written.
     let policy = fence_plan::FencePolicy::from(config);
-    let unknown = state
-        .node_status
-        .as_ref()
-        .filter(|n| !n.unreachable_tainted())
-        .and_then(|n| n.ready_unknown_at(moment));
+    let unknown = state.node_status.as_ref().and_then(|n| n.queued_at(moment));
     let contact_mono = fence_plan::queued_contact(contact_mono, unknown, &policy);
     let plans = fence_plan::plan(&pods, contact_mono, tainted, None, &policy, &verdict);
     let pods = plans

@@ -394,8 +394,8 @@ pub fn plan(
 }
 
 /// The contact [`plan`] counts from for a node whose Node, as last seen, carries the Ready=Unknown
-/// the controller wrote at `unknown` (on the monotonic scale, read on this node's clock; docs/
-/// fence.md §3, *A Node recorded Unknown*): no later than the contact that makes the earliest
+/// the controller wrote at `unknown` (on the monotonic scale, read on this node's clock;
+/// docs/fence.md §3, *A Node recorded Unknown*): no later than the contact that makes the earliest
 /// taint that instant. The controller queues a node for the taint on the pass after the one that
 /// wrote Unknown (`processTaintBaseEviction` reads the condition the pass found), and only the
 /// kubelet's posted status takes it out of the queue: a renewal of its Lease refreshes the probe

@@ -523,11 +523,11 @@ pub struct Fixes {
     pub taint_during_hold: bool,
     /// A renewal of the kubelet's Lease the peers read for a run with no contact of its own
     /// counts as the kubelet's in the contact the deadlines count from, whatever failed before
-    /// it, and not as this agent's contact (`fencing::Link::
-    /// note_renewal`; issue 22, seed 0x11f: an agent restarted while cut off was read a renewal
-    /// 9 s later than the contact on disk, its partition on record made that an unproven
-    /// return, and it counted from the contact on disk and stopped a pod the zone's partial
-    /// disruption kept). The agent's shell applies it; only the simulator reads this switch.
+    /// it, and not as this agent's contact (`fencing::Link::note_renewal`; issue 22, seed 0x11f:
+    /// an agent restarted while cut off was read a renewal 9 s later than the contact on disk,
+    /// its partition on record made that an unproven return, and it counted from the contact on
+    /// disk and stopped a pod the zone's partial disruption kept). The agent's shell applies it;
+    /// only the simulator reads this switch.
     pub renewal_exact: bool,
     /// A node whose Node, as last seen, carries the Ready=Unknown the controller wrote counts its
     /// deadlines from that write at the latest (`fence_plan::queued_contact`): the controller
