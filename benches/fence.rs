@@ -53,6 +53,7 @@ fn planning() {
     let pods = pods(1000);
     let policy = FencePolicy {
         node_monitor_grace_period: Duration::from_secs(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode: Mode::Enforce,

@@ -116,6 +116,7 @@ fn ratio(a: Duration, floor: Duration) -> String {
 fn policy() -> FencePolicy {
     FencePolicy {
         node_monitor_grace_period: Duration::from_secs(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode: Mode::DryRun,

@@ -657,10 +657,10 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
     assert_eq!(web["pod"], "shop/web-1");
     assert_eq!(web["action"], "dry-run stop");
     // Eviction at last contact − 10.4 s (the kubelet may have renewed the node's Lease last that
-    // much earlier) + 40 s grace + 300 s.
+    // much earlier) + 40 s grace + the 5 s monitor period + 300 s.
     let eviction =
         humantime::parse_rfc3339(web["evictionTime"].as_str().expect("time")).expect("rfc3339");
-    let expected = contact + std::time::Duration::from_millis(329_600);
+    let expected = contact + std::time::Duration::from_millis(334_600);
     let diff = eviction
         .duration_since(expected)
         .or_else(|_| expected.duration_since(eviction))

@@ -851,26 +851,29 @@ fn peers_need_a_key_one_source_and_unique_nodes() {
 
 #[test]
 fn a_grace_period_shorter_than_the_quorum_needs_to_settle_is_a_warning() {
-    let text = |grace: &str| {
+    let text = |grace: &str, period: &str| {
         format!(
             "nodeLeaseDurationSeconds = 4\nnodeStatusUpdateFrequency = \"1s\"\n\
-             [fence]\nnodeMonitorGracePeriod = \"{grace}\"\nunreachableAfter = \"2s\"\n\
+             [fence]\nnodeMonitorGracePeriod = \"{grace}\"\nnodeMonitorPeriod = \"{period}\"\n\
+             unreachableAfter = \"2s\"\n\
              [peers]\nkeyFile = \"/k\"\nstatic = [{{ node = \"b\", address = \"10.0.0.2:9843\" }}]\n"
         )
     };
-    let warned = |grace: &str| {
-        config::from_str_with_warnings(&text(grace), None)
+    let warned = |grace: &str, period: &str| {
+        config::from_str_with_warnings(&text(grace, period), None)
             .unwrap_or_else(|e| panic!("{e}"))
             .warnings
             .iter()
             .any(|w| w.key == "fence.nodeMonitorGracePeriod" && w.message.contains("settled 8s"))
     };
     // Renew 1 s + 5 s, then the longer of unreachableAfter (2 s) and renew 1 s + a 1 s request
-    // timeout = 8 s; first kill at grace - 2 s margin - 1.04 s (the kubelet's Lease renewal, a
-    // quarter of 4 s with its jitter).
-    assert!(warned("4s"));
-    assert!(warned("11s"));
-    assert!(!warned("12s"));
+    // timeout = 8 s; first kill at grace + the monitor period - 2 s margin - 1.04 s (the
+    // kubelet's Lease renewal, a quarter of 4 s with its jitter).
+    assert!(warned("4s", "0s"));
+    assert!(warned("11s", "0s"));
+    assert!(!warned("12s", "0s"));
+    assert!(warned("6s", "5s"));
+    assert!(!warned("7s", "5s"));
 }
 
 #[test]

@@ -185,14 +185,15 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
              onlyStatusReporter = true\nleaseName = \"{NODE}\"\n\
              stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
-             [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\nunreachableAfter = \"{UNREACHABLE_AFTER}\"\n\
-             safetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n\
+             [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\nnodeMonitorPeriod = \"0s\"\n\
+             unreachableAfter = \"{UNREACHABLE_AFTER}\"\nsafetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n\
              [peers]\nwithoutPeers = \"{without}\"\n\
              [logging]\ntarget = \"stderr\"\n",
             // A node alone, whose operator knows the control plane evicts it (the quorum's own
             // cases are in tests/quorum_e2e.rs). No kubelet runs here: the agent renews the
             // node's own Lease, the one the control plane judges the node by, so its plans count
-            // from its own last contact (no kubelet lag).
+            // from its own last contact (no kubelet lag). And with no monitor period counted
+            // before the taint: the bounds below count it from the grace period's end.
             without = "enforce",
             kc = server.kubeconfig.display(),
             port = free_port(),

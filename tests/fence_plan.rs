@@ -17,6 +17,7 @@ const CONTACT: Duration = Duration::from_secs(1000);
 fn policy(mode: Mode) -> FencePolicy {
     FencePolicy {
         node_monitor_grace_period: Duration::from_secs(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode,
@@ -374,6 +375,63 @@ fn eviction_counts_from_when_the_kubelet_may_last_have_renewed_the_node_lease() 
     assert_eq!(schedule.eviction_time, Duration::from_millis(1_059_600));
     assert_eq!(schedule.kill_at, Duration::from_millis(1_057_600));
     assert!(reason.contains("counted from 10.4s before it"), "{reason}");
+}
+
+#[test]
+fn the_taint_counts_a_monitor_period_after_the_unknown_write() {
+    // The pass that finds the grace period run out writes the node's Ready Unknown; the next
+    // one, a `node-monitor-period` later, queues it for the taint (docs/semantics.md §5.5).
+    use nodewarden::core::fence_plan::queued_contact;
+    let periodic = FencePolicy {
+        node_monitor_period: Duration::from_secs(5),
+        ..policy(Mode::Enforce)
+    };
+    let toleration = ne(UNREACHABLE).with_seconds(30);
+    let eviction = |contact: Duration, tainted: Option<Duration>, policy: &FencePolicy| {
+        let plans = plan(
+            &[pod(vec![toleration.clone()])],
+            contact,
+            tainted,
+            None,
+            policy,
+            &QuorumVerdict::NotConsulted,
+        );
+        match &plans[0].plan {
+            Plan::Stop {
+                schedule, reason, ..
+            } => (schedule.eviction_time, reason.to_string()),
+            other => panic!("{other:?}"),
+        }
+    };
+    // 1000 + 40 + 5 + 30, and the sentence says where the 5 s come from.
+    let (at, reason) = eviction(CONTACT, None, &periodic);
+    assert_eq!(at, Duration::from_secs(1075));
+    assert!(
+        reason
+            .contains("75s after last contact (40s node-monitor grace + 5s monitor period + 30s)"),
+        "{reason}"
+    );
+    // Without it, as before.
+    let (at, reason) = eviction(CONTACT, None, &policy(Mode::Enforce));
+    assert_eq!(at, Duration::from_secs(1070));
+    assert!(
+        reason.contains("(40s node-monitor grace + 30s)"),
+        "{reason}"
+    );
+    // A Node recorded Unknown at 1010 s: queued no earlier than a period after that write,
+    // whatever later contact this node made.
+    let contact = queued_contact(
+        Duration::from_secs(1100),
+        Some(Duration::from_secs(1010)),
+        &periodic,
+    );
+    assert_eq!(
+        eviction(contact, None, &periodic).0,
+        Duration::from_secs(1045)
+    );
+    // A taint seen on the Node counts from its own time: the period is behind it already.
+    let (at, _) = eviction(CONTACT, Some(Duration::from_secs(1020)), &periodic);
+    assert_eq!(at, Duration::from_secs(1050));
 }
 
 /// KEP-5471: a pod stored while `TaintTolerationComparisonOperators` was on keeps its `Lt`/`Gt`

@@ -72,6 +72,7 @@ fn cadence() -> Cadence {
 fn enforce() -> FencePolicy {
     FencePolicy {
         node_monitor_grace_period: s(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: s(2),
         grace_cap: s(30),
         mode: Mode::Enforce,
@@ -1393,6 +1394,7 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
     let (renew, lag) = (s(10), Duration::from_millis(10_400));
     let policy = FencePolicy {
         node_monitor_grace_period: s(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::from_millis(500),
         grace_cap: s(30),
         mode: Mode::Enforce,
@@ -1434,6 +1436,7 @@ fn a_kubelet_renewal_read_after_this_agents_requests_failed_moves_the_count() {
 fn relapse_policy() -> FencePolicy {
     FencePolicy {
         node_monitor_grace_period: AFTER,
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::ZERO,
         grace_cap: s(30),
         mode: Mode::Enforce,

@@ -1371,6 +1371,7 @@ fn the_connected_plan_metrics_allocate_nothing_a_pod() {
 
     let policy = FencePolicy {
         node_monitor_grace_period: Duration::from_secs(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(10),
         mode: Mode::DryRun,

@@ -1308,6 +1308,7 @@ fn pod() -> FencePod {
 fn eviction(quorum: &QuorumVerdict) -> Option<Duration> {
     let policy = FencePolicy {
         node_monitor_grace_period: Duration::from_secs(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: Duration::from_secs(2),
         grace_cap: Duration::from_secs(30),
         mode: Mode::Enforce,
@@ -2019,6 +2020,7 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
     assert_eq!(eviction(&enforce(Some(s(1045)))), Some(s(1070)));
     let policy = FencePolicy {
         node_monitor_grace_period: s(40),
+        node_monitor_period: Duration::ZERO,
         safety_margin: s(2),
         grace_cap: s(30),
         mode: Mode::Enforce,

@@ -117,6 +117,7 @@ impl Config {
             fence: super::FenceConfig {
                 mode: crate::core::fence_plan::Mode::Enforce,
                 node_monitor_grace_period: Duration::from_secs(40),
+                node_monitor_period: Duration::from_secs(5),
                 unreachable_after: Duration::from_secs(15),
                 safety_margin: Duration::from_secs(2),
                 grace_period_cap: Duration::from_secs(30),

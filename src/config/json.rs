@@ -205,9 +205,10 @@ pub fn effective_text(config: &Config) -> String {
         &mut out,
         "fence",
         format!(
-            "mode {}, nodeMonitorGracePeriod {}, unreachableAfter {}, safetyMargin {}, gracePeriodCap {}, cgroups {} {} under {}",
+            "mode {}, nodeMonitorGracePeriod {}, nodeMonitorPeriod {}, unreachableAfter {}, safetyMargin {}, gracePeriodCap {}, cgroups {} {} under {}",
             word_of(MODES, &f.mode),
             format_duration(f.node_monitor_grace_period),
+            format_duration(f.node_monitor_period),
             format_duration(f.unreachable_after),
             format_duration(f.safety_margin),
             format_duration(f.grace_period_cap),
@@ -372,6 +373,7 @@ fn fence_json(f: &super::FenceConfig) -> Value {
     json!({
         "mode": word_of(MODES, &f.mode),
         "nodeMonitorGracePeriod": format_duration(f.node_monitor_grace_period),
+        "nodeMonitorPeriod": format_duration(f.node_monitor_period),
         "unreachableAfter": format_duration(f.unreachable_after),
         "safetyMargin": format_duration(f.safety_margin),
         "gracePeriodCap": format_duration(f.grace_period_cap),

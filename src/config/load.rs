@@ -719,6 +719,7 @@ impl Walker<'_> {
         let first_kill = config
             .fence
             .node_monitor_grace_period
+            .saturating_add(config.fence.node_monitor_period)
             .saturating_sub(config.fence.safety_margin)
             .saturating_sub(lag);
         let has_peers = config.peers.service.is_some() || !config.peers.static_peers.is_empty();
@@ -730,7 +731,7 @@ impl Walker<'_> {
                 r.fence_span.as_ref(),
                 "fence.nodeMonitorGracePeriod",
                 format!(
-                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then unreachableAfter), later than the first kill time ({} = nodeMonitorGracePeriod - safetyMargin - the kubelet's Lease renew interval with its jitter, unless onlyStatusReporter): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
+                    "the peer quorum is settled {} after the last contact (a renew interval and the controller's 5s monitor period, then unreachableAfter), later than the first kill time ({} = nodeMonitorGracePeriod + nodeMonitorPeriod - safetyMargin - the kubelet's Lease renew interval with its jitter, unless onlyStatusReporter): a pod tolerating node.kubernetes.io/unreachable for less than {} is stopped after the control plane could delete it",
                     format_duration(settled),
                     format_duration(first_kill),
                     format_duration(settled - first_kill),
@@ -881,6 +882,8 @@ impl Walker<'_> {
         set(&mut f.mode, read!(self, word, path, raw.mode, MODES));
         let node_monitor_grace_period = read!(self, duration, path, raw.node_monitor_grace_period);
         set(&mut f.node_monitor_grace_period, node_monitor_grace_period);
+        let node_monitor_period = read!(self, duration, path, raw.node_monitor_period);
+        set(&mut f.node_monitor_period, node_monitor_period);
         let unreachable_after = read!(self, duration, path, raw.unreachable_after);
         set(&mut f.unreachable_after, unreachable_after);
         let safety_margin = read!(self, duration, path, raw.safety_margin);

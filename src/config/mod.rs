@@ -241,6 +241,7 @@ impl From<&Config> for crate::core::fence_plan::FencePolicy {
         let fence = &config.fence;
         crate::core::fence_plan::FencePolicy {
             node_monitor_grace_period: fence.node_monitor_grace_period,
+            node_monitor_period: fence.node_monitor_period,
             safety_margin: fence.safety_margin,
             grace_cap: fence.grace_period_cap,
             mode: fence.mode,
@@ -341,6 +342,11 @@ pub struct FenceConfig {
     /// `nodeMonitorGracePeriod` ("40s"): the control plane's setting the fence mirrors; 40s, the
     /// smaller historical default, so a fence is never late.
     pub node_monitor_grace_period: std::time::Duration,
+    /// `nodeMonitorPeriod` ("5s"): the control plane's `node-monitor-period`. The controller
+    /// queues a node for the unreachable taint one such period after the pass that wrote its
+    /// Ready Unknown, so the fence counts the taint that much later; "0s" counts it from the
+    /// write (never late, whatever the controller's period).
+    pub node_monitor_period: std::time::Duration,
     /// `unreachableAfter` ("15s"): no answer from the API server for this long means cut off.
     /// Must exceed the Lease renew interval (`nodeLeaseDurationSeconds / 4`), since renewals are
     /// what proves contact while nothing else is written.

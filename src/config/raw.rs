@@ -79,6 +79,7 @@ pub(super) struct RawLogging {
 pub(super) struct RawFence {
     pub mode: Field,
     pub node_monitor_grace_period: Field,
+    pub node_monitor_period: Field,
     pub unreachable_after: Field,
     pub safety_margin: Field,
     pub grace_period_cap: Field,

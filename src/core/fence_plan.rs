@@ -5,9 +5,10 @@
 //! Facts mirrored (docs/semantics.md §4–5, §9–10): after `nodeMonitorGracePeriod` without a
 //! heartbeat the node is Unknown and gets `node.kubernetes.io/unreachable:NoExecute`; the
 //! taint-eviction controller deletes a pod after the NoExecute delay of its tolerations for that
-//! taint (the same `no_execute_outcome` `explain` uses). Both only ever add delay (monitor period,
-//! rate limits), so `last contact + grace + delay` is the earliest deletion: stopping the pod by
-//! then is never late.
+//! taint (the same `no_execute_outcome` `explain` uses). The pass that writes the node Unknown
+//! does not queue it for the taint; the next one, a monitor period later, does. Everything else
+//! only adds delay (the passes' phase, rate limits), so `last contact + grace + monitor period +
+//! delay` is the earliest deletion: stopping the pod by then is never late.
 
 use std::fmt;
 use std::sync::Arc;
@@ -124,6 +125,11 @@ impl QuorumVerdict {
 pub struct FencePolicy {
     /// The control plane's `node-monitor-grace-period` (40s by default here: never late).
     pub node_monitor_grace_period: Duration,
+    /// The control plane's `node-monitor-period` (5s upstream and here). The pass that finds a
+    /// node's grace period run out writes its Ready Unknown; the next pass, this much later,
+    /// queues it for the taint (`processTaintBaseEviction` reads the condition the pass began
+    /// with; docs/semantics.md §5.5). Zero counts the taint from the write itself.
+    pub node_monitor_period: Duration,
     /// Stop this much before the eviction time.
     pub safety_margin: Duration,
     /// Cap on the SIGTERM grace given to a pod.
@@ -232,6 +238,9 @@ enum Why {
         /// the SIGTERM grace, the safety margin.
         after_contact: u64,
         monitor: u64,
+        /// Seconds: the controller's monitor period between the pass that writes the node
+        /// Unknown and the one that queues it for the taint (`FencePolicy::node_monitor_period`).
+        period: u64,
         delay: u64,
         grace: u64,
         margin: u64,
@@ -271,6 +280,7 @@ impl fmt::Display for Reason {
                 tolerated,
                 after_contact,
                 monitor,
+                period,
                 delay,
                 grace,
                 margin,
@@ -288,8 +298,12 @@ impl fmt::Display for Reason {
                 write!(
                     f,
                     "; the control plane can delete it {after_contact}s after last contact \
-                     ({monitor}s node-monitor grace + {delay}s)"
+                     ({monitor}s node-monitor grace + "
                 )?;
+                if *period > 0 {
+                    write!(f, "{period}s monitor period + ")?;
+                }
+                write!(f, "{delay}s)")?;
                 if *lag_ms > 0 {
                     write!(
                         f,
@@ -396,7 +410,7 @@ pub fn plan(
 /// The contact [`plan`] counts from for a node whose Node, as last seen, carries the Ready=Unknown
 /// the controller wrote at `unknown` (on the monotonic scale, read on this node's clock;
 /// docs/fence.md §3, *A Node recorded Unknown*): no later than the contact that makes the earliest
-/// taint that instant. The controller queues a node for the taint on the pass after the one that
+/// taint a monitor period after that instant. The controller queues a node for the taint on the pass after the one that
 /// wrote Unknown (`processTaintBaseEviction` reads the condition the pass found), and only the
 /// kubelet's posted status takes it out of the queue: a renewal of its Lease refreshes the probe
 /// time alone (docs/semantics.md §5.5). So while the condition stands the taint may come at any
@@ -493,10 +507,11 @@ fn plan_one(
         ),
     };
     // The earliest moment the unreachable taint can be on the node: a grace period after the
-    // node's Lease was last renewed (up to `kubelet_lag` before our last contact), and after a
-    // hold no earlier than the control plane could resume tainting.
+    // node's Lease was last renewed (up to `kubelet_lag` before our last contact) its Ready is
+    // written Unknown, and a monitor period later the node is queued for the taint; after a hold
+    // no earlier than the control plane could resume tainting.
     let renewed = last_contact.saturating_sub(policy.kubelet_lag);
-    let judged = renewed + policy.node_monitor_grace_period;
+    let judged = renewed + policy.node_monitor_grace_period + policy.node_monitor_period;
     let resumed = match quorum {
         QuorumVerdict::Enforce {
             not_before: Some(t),
@@ -544,8 +559,10 @@ fn plan_one(
     let why = |quorum| {
         Reason(Why::Scheduled {
             tolerated,
-            after_contact: (policy.node_monitor_grace_period + delay).as_secs(),
+            after_contact: (policy.node_monitor_grace_period + policy.node_monitor_period + delay)
+                .as_secs(),
             monitor: policy.node_monitor_grace_period.as_secs(),
+            period: policy.node_monitor_period.as_secs(),
             delay: delay.as_secs(),
             grace: grace.as_secs(),
             margin: policy.safety_margin.as_secs(),
@@ -643,6 +660,7 @@ mod tests {
     fn a_reason_reads_exactly_as_the_sentence_it_stands_for() {
         let policy = FencePolicy {
             node_monitor_grace_period: Duration::from_millis(40_500),
+            node_monitor_period: Duration::ZERO,
             safety_margin: Duration::from_secs(2),
             grace_cap: Duration::from_secs(30),
             mode: Mode::Enforce,
@@ -771,6 +789,7 @@ mod tests {
     fn a_taint_seen_before_the_cut_counts_from_its_time_when_that_is_earlier() {
         let policy = FencePolicy {
             node_monitor_grace_period: Duration::from_secs(40),
+            node_monitor_period: Duration::ZERO,
             safety_margin: Duration::from_secs(2),
             grace_cap: Duration::from_secs(30),
             mode: Mode::Enforce,

@@ -44,6 +44,13 @@ pub struct ControllerSettings {
     /// too, the simplification the simulator kept until the thirty-third session (and the only
     /// model of kubelets that post no status, `Settings::kubelet_status` off).
     pub ready_on_status: bool,
+    /// A pass queues a node for the NoExecute taint (or takes it out of the queue) by the Ready
+    /// condition the pass began with, as upstream's `processTaintBaseEviction` reads
+    /// `observedReadyCondition`: a node written Unknown in one pass is queued in the next, a
+    /// monitor period later (docs/semantics.md §5.5). False: by the condition the pass wrote, the
+    /// simplification the simulator kept until the thirty-fourth session, which taints up to a
+    /// period earlier.
+    pub queue_on_observed: bool,
 }
 
 /// kube-controller-manager's leader election (`--leader-elect-lease-duration` 15 s,
@@ -82,6 +89,7 @@ impl Default for ControllerSettings {
             leader: Some(Leader::default()),
             pass_duration: Duration::from_millis(5),
             ready_on_status: true,
+            queue_on_observed: true,
         }
     }
 }
@@ -465,12 +473,22 @@ impl ControlPlane {
                 n.probe = now;
                 n.ready = true;
             }
+            // The condition as the node object holds it when the pass reads it: the kubelet's
+            // status posted since counts, this pass's own write does not.
+            let observed = n.ready;
             if now > n.probe + self.settings.grace {
                 n.unknown_written |= n.ready;
                 n.ready = false;
             }
-            // processTaintBaseEviction on the stored condition.
-            if n.ready {
+            // processTaintBaseEviction on the condition observed (or, in the simplification, on
+            // the one this pass wrote). An observed True takes the node out of the queue even
+            // when this pass writes Unknown (`markNodeAsReachable`).
+            let ready = if self.settings.queue_on_observed {
+                observed
+            } else {
+                n.ready
+            };
+            if ready {
                 n.queued = false;
                 if let Some(t) = n.tainted_at.take() {
                     changes.untainted.push((i, t, false));
@@ -484,6 +502,15 @@ impl ControlPlane {
             if changes.last().is_none_or(|&(_, ready)| ready) != n.ready {
                 changes.push((now, n.ready));
             }
+        }
+        if self.settings.queue_on_observed {
+            // The tainting worker runs every 100 ms beside the passes, and a pass that writes
+            // nodes Unknown also writes each of their pods NotReady (`MarkPodsNotReady`) before
+            // `handleDisruption` sets the limiters for the zones it found: the nodes this pass
+            // queued may be tainted at the limiters the previous pass left. The simulator takes
+            // that order, the one that taints more (docs/semantics.md §5.5).
+            let early = self.taint_pass(now);
+            changes.tainted.extend(early.tainted);
         }
         self.handle_disruption(now, &mut changes);
         changes
@@ -623,7 +650,7 @@ mod tests {
 
     /// Three nodes in one zone whose kubelets renew every 10 s: node 0 until 30 s, the others
     /// until `others_last`; the API server down from 60 s for `outage`; the passes every 5 s from
-    /// 0.5 s. Returns when node 0 was tainted.
+    /// 0.5 s. Returns when node 0 was tainted (a pass queues a node its previous pass wrote Unknown).
     fn taint_of_node0(leader: Option<Leader>, outage: u64, others_last: u64) -> Option<Duration> {
         let settings = ControllerSettings {
             leader,
@@ -646,8 +673,9 @@ mod tests {
                     cp.kubelet_renewed(i, s(renewal).min(*l));
                 }
             }
-            cp.monitor(t);
-            tainted = cp.taint_pass(t).tainted.first().map(|&(_, at)| at);
+            let mut c = cp.monitor(t);
+            c.tainted.extend(cp.taint_pass(t).tainted);
+            tainted = c.tainted.first().map(|&(_, at)| at);
             t += s(5);
         }
         tainted
@@ -671,10 +699,12 @@ mod tests {
                 // Its kubelet posts Ready=True with its first renewal.
                 cp.status_posted(2, t);
             }
+            let mut c = Changes::default();
             if tick % 50 == 5 {
-                cp.monitor(t);
+                c = cp.monitor(t);
             }
-            if let Some(&(node, at)) = cp.taint_pass(t).tainted.first() {
+            c.tainted.extend(cp.taint_pass(t).tainted);
+            if let Some(&(node, at)) = c.tainted.first() {
                 first = Some((node, at));
                 break;
             }
@@ -708,7 +738,7 @@ mod tests {
                 cp.kubelet_renewed(node, s(t.as_secs() / 10 * 10));
             }
             if tick % 50 == 5 {
-                cp.monitor(t);
+                taints.extend(cp.monitor(t).tainted);
             }
             taints.extend(cp.taint_pass(t).tainted);
         }
@@ -718,21 +748,46 @@ mod tests {
     #[test]
     fn a_queue_taking_a_node_first_changes_only_the_taints_from_then_on() {
         let ms = Duration::from_millis;
-        // Judged together on the pass at 40.5 s; the limiter starts full, then one a period.
+        // Written Unknown together on the pass at 40.5 s, queued on the next; the limiter starts
+        // full, then one a period.
         assert_eq!(
             taint_order(None),
-            [(0, ms(40_500)), (1, ms(50_500)), (2, ms(60_500))]
+            [(0, ms(45_500)), (1, ms(55_500)), (2, ms(65_500))]
         );
-        // Node 2 first from 45 s: node 0's taint, before then, stays where it was.
+        // Node 2 first from 50 s: node 0's taint, before then, stays where it was.
         assert_eq!(
-            taint_order(Some(s(45))),
-            [(0, ms(40_500)), (2, ms(50_500)), (1, ms(60_500))]
+            taint_order(Some(s(50))),
+            [(0, ms(45_500)), (2, ms(55_500)), (1, ms(65_500))]
         );
         // From the start: node 2 takes the first token.
         assert_eq!(
             taint_order(Some(s(0))),
-            [(2, ms(40_500)), (0, ms(50_500)), (1, ms(60_500))]
+            [(2, ms(45_500)), (0, ms(55_500)), (1, ms(65_500))]
         );
+    }
+
+    #[test]
+    fn a_node_queued_in_the_pass_that_disrupts_its_zone_is_tainted_at_the_limiter_before() {
+        // A zone of five; passes every 5 s from 0.5 s. Node 0's kubelet renews last at 0 s,
+        // nodes 1 and 2 at 5 s, nodes 3 and 4 all along.
+        let mut cp = ControlPlane::new(ControllerSettings::default(), &[0; 5], Duration::ZERO);
+        let mut taints = Vec::new();
+        let mut t = Duration::from_millis(500);
+        while t < s(100) {
+            let now = t.as_secs() / 5 * 5;
+            for (i, last) in [0, 5, 5, 100, 100].into_iter().enumerate() {
+                cp.kubelet_renewed(i, s(now.min(last)));
+            }
+            let mut c = cp.monitor(t);
+            c.tainted.extend(cp.taint_pass(t).tainted);
+            taints.extend(c.tainted);
+            t += s(5);
+        }
+        // Node 0 written Unknown at 45.5 s (one of five: a normal zone). At 50.5 s the pass
+        // queues it and writes nodes 1 and 2 Unknown: three of five, a partial disruption of a
+        // small zone, rate 0. The tainting worker took node 0 before the pass set that rate.
+        assert_eq!(taints, [(0, Duration::from_millis(50_500))]);
+        assert!(cp.holds(1));
     }
 
     #[test]
@@ -740,24 +795,25 @@ mod tests {
         let leader = Some(Leader::default());
         // The other two renew all along (but in the outage).
         // Kept state: node 0's last renewal (30 s) was seen before the outage; its grace period
-        // ran out during it, and it is tainted on the first pass after (90.5 s).
+        // ran out during it, it is written Unknown on the first pass after (90.5 s) and tainted
+        // on the next.
         assert_eq!(
             taint_of_node0(None, 30, 400),
-            Some(Duration::from_millis(90_500))
+            Some(Duration::from_millis(95_500))
         );
         // Restarted: the new process leads from 105 s (the old lease read at 90 s, 15 s to run
         // out) and sees every node first on its pass at 105.5 s; node 0's grace period counts
         // from there, and the first pass after it has run out is at 150.5 s.
         assert_eq!(
             taint_of_node0(leader, 30, 400),
-            Some(Duration::from_millis(150_500))
+            Some(Duration::from_millis(155_500))
         );
         // The other two silent from 58 s. Kept state: their renewals at 50 s were seen before the
         // outage and those at 58 s only after it, so they count as fresh, the zone as healthy,
-        // and node 0 is tainted at once (docs/semantics.md §5.2).
+        // and node 0 is tainted as soon as it can be (docs/semantics.md §5.2).
         assert_eq!(
             taint_of_node0(None, 30, 58),
-            Some(Duration::from_millis(90_500))
+            Some(Duration::from_millis(95_500))
         );
         // Restarted: all three are judged together at 150.5 s; the zone, the only one, is fully
         // disrupted, and nothing is tainted.
@@ -858,7 +914,7 @@ mod tests {
             if !c.untainted.is_empty() {
                 untainted.get_or_insert(t);
             }
-            if !cp.taint_pass(t).tainted.is_empty() {
+            if !c.tainted.is_empty() || !cp.taint_pass(t).tainted.is_empty() {
                 tainted.get_or_insert(t);
             }
             if untainted.is_some() && !cp.schedulable(1) {
@@ -866,9 +922,10 @@ mod tests {
             }
             t += s(5);
         }
-        // Tainted on the first pass after its grace period, untainted on the pass that saw the
-        // status, and judged again only a grace period after that pass.
-        assert_eq!(tainted, Some(Duration::from_millis(55_500)));
+        // Written Unknown on the first pass after its grace period and tainted on the next,
+        // untainted on the pass that saw the status, and judged again only a grace period after
+        // that pass.
+        assert_eq!(tainted, Some(Duration::from_millis(60_500)));
         assert_eq!(untainted, Some(Duration::from_millis(80_500)));
         assert_eq!(unknown_again, Some(Duration::from_millis(125_500)));
     }

@@ -40,6 +40,10 @@ pub struct Settings {
     pub request_timeout: Duration,
     pub unreachable_after: Duration,
     pub grace: Duration,
+    /// The agents' `[fence] nodeMonitorPeriod` (`FencePolicy::node_monitor_period`); zero
+    /// reverts that rule (thirty-fourth session), and replays the controller that queues a node
+    /// in the pass that writes it Unknown (`ControllerSettings::queue_on_observed` off).
+    pub monitor_period: Duration,
     pub safety_margin: Duration,
     pub grace_cap: Duration,
     pub peer_interval: Duration,
@@ -112,6 +116,7 @@ impl Default for Settings {
             request_timeout: Duration::from_secs(10),
             unreachable_after: Duration::from_secs(15),
             grace: Duration::from_secs(40),
+            monitor_period: Duration::from_secs(5),
             safety_margin: Duration::from_secs(2),
             grace_cap: Duration::from_secs(30),
             peer_interval: Duration::from_secs(3),
@@ -2594,6 +2599,7 @@ impl World<'_> {
         {
             let policy = FencePolicy {
                 node_monitor_grace_period: set.grace,
+                node_monitor_period: set.monitor_period,
                 safety_margin: set.safety_margin,
                 grace_cap: set.grace_cap,
                 mode: Mode::Enforce,
