@@ -2140,10 +2140,16 @@ impl World<'_> {
                     }
                     Past::LiveUntilJudged(down) => {
                         // Judged once its grace period ran out after that renewal, on the
-                        // monitor pass that follows, and tainted on the tainting pass after it.
+                        // monitor pass that follows, and tainted on the tainting pass after it
+                        // (queued a pass later still, as upstream's controller queues).
+                        let passes = if self.set.controller.queue_on_observed {
+                            3
+                        } else {
+                            2
+                        };
                         let judged = *last
                             + self.set.controller.grace
-                            + self.set.controller.monitor_period * 2;
+                            + self.set.controller.monitor_period * passes;
                         outage_as_partition(w, down, judged, stop - ORIGIN);
                     }
                     Past::OutageOverAsPartition(down) => {
