@@ -410,11 +410,11 @@ pub fn plan(
 /// The contact [`plan`] counts from for a node whose Node, as last seen, carries the Ready=Unknown
 /// the controller wrote at `unknown` (on the monotonic scale, read on this node's clock;
 /// docs/fence.md §3, *A Node recorded Unknown*): no later than the contact that makes the earliest
-/// taint a monitor period after that instant. The controller queues a node for the taint on the pass after the one that
-/// wrote Unknown (`processTaintBaseEviction` reads the condition the pass found), and only the
-/// kubelet's posted status takes it out of the queue: a renewal of its Lease refreshes the probe
-/// time alone (docs/semantics.md §5.5). So while the condition stands the taint may come at any
-/// pass, however recently this node was heard. `contact` as it is without one. Not for a Node seen
+/// taint a monitor period after that instant. The controller queues a node for the taint on the
+/// pass after the one that wrote Unknown (`processTaintBaseEviction` reads the condition the pass
+/// found), and only the kubelet's posted status takes it out of the queue: a renewal of its Lease
+/// refreshes the probe time alone (docs/semantics.md §5.5). So while the condition stands the
+/// taint may come at any pass, however recently this node was heard. `contact` as it is without one. Not for a Node seen
 /// tainted: the taint's own time, later than that write, counts ([`taint_counted`]).
 pub fn queued_contact(
     contact: Duration,

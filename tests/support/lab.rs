@@ -37,7 +37,8 @@ use super::{Agent, field};
 pub const PEER_PORT: u16 = 9843;
 /// The health server's (`/metrics`) port on every node, on its peer-bridge address.
 pub const HEALTH_PORT: u16 = 9842;
-/// `nodeMonitorGracePeriod` of every agent.
+/// `nodeMonitorGracePeriod` of every agent. Every agent counts no `nodeMonitorPeriod` ("0s"): the
+/// tests' bounds count the taint from the end of this grace period.
 pub const GRACE: Duration = Duration::from_secs(4);
 /// `[fence] safetyMargin`.
 pub const MARGIN: Duration = Duration::from_millis(500);
@@ -631,8 +632,8 @@ impl Lab {
              stateDirectory = \"{state}\"\nnodefsPath = \"/\"\nimagefsPath = \"/\"\n\
              nodeStatusUpdateFrequency = \"1s\"\nnodeLeaseDurationSeconds = 4\n\
              [fence]\ncgroupRoot = \"{cg}\"\nmode = \"{mode}\"\nnodeMonitorGracePeriod = \"{g}s\"\n\
-             unreachableAfter = \"{u}ms\"\nsafetyMargin = \"{m}ms\"\ngracePeriodCap = \"{c}s\"\n\
-             cgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n",
+             nodeMonitorPeriod = \"0s\"\nunreachableAfter = \"{u}ms\"\nsafetyMargin = \"{m}ms\"\n\
+             gracePeriodCap = \"{c}s\"\ncgroupVersion = \"v2\"\ncgroupDriver = \"systemd\"\n",
             name = node.name,
             kc = self.server.kubeconfig.display(),
             health = node.health_addr(),
