@@ -414,8 +414,9 @@ pub fn plan(
 /// pass after the one that wrote Unknown (`processTaintBaseEviction` reads the condition the pass
 /// found), and only the kubelet's posted status takes it out of the queue: a renewal of its Lease
 /// refreshes the probe time alone (docs/semantics.md §5.5). So while the condition stands the
-/// taint may come at any pass, however recently this node was heard. `contact` as it is without one. Not for a Node seen
-/// tainted: the taint's own time, later than that write, counts ([`taint_counted`]).
+/// taint may come at any pass, however recently this node was heard. `contact` as it is without
+/// one. Not for a Node seen tainted: the taint's own time, later than that write, counts
+/// ([`taint_counted`]).
 pub fn queued_contact(
     contact: Duration,
     unknown: Option<Duration>,

@@ -650,7 +650,8 @@ mod tests {
 
     /// Three nodes in one zone whose kubelets renew every 10 s: node 0 until 30 s, the others
     /// until `others_last`; the API server down from 60 s for `outage`; the passes every 5 s from
-    /// 0.5 s. Returns when node 0 was tainted (a pass queues a node its previous pass wrote Unknown).
+    /// 0.5 s. Returns when node 0 was tainted (a pass queues the nodes its previous pass wrote
+    /// Unknown).
     fn taint_of_node0(leader: Option<Leader>, outage: u64, others_last: u64) -> Option<Duration> {
         let settings = ControllerSettings {
             leader,
