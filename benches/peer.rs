@@ -46,7 +46,7 @@ fn start_server() -> SocketAddr {
                 reachable: true,
                 last_contact_age: Some(Duration::from_millis(1234)),
                 kubelet_renewed: None,
-                node_tainted: None,
+                node_read: None,
                 zone_recorded: None,
                 pods: None,
             });

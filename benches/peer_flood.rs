@@ -43,7 +43,7 @@ fn main() {
                     reachable: true,
                     last_contact_age: Some(Duration::from_millis(800)),
                     kubelet_renewed: None,
-                    node_tainted: None,
+                    node_read: None,
                     zone_recorded: None,
                     pods: None,
                 });

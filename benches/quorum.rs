@@ -53,7 +53,7 @@ fn start_peers(n: usize) -> Vec<Peer> {
                     reachable: i % 2 == 0,
                     last_contact_age: Some(Duration::from_secs(if i % 2 == 0 { 1 } else { 20 })),
                     kubelet_renewed: None,
-                    node_tainted: None,
+                    node_read: None,
                     zone_recorded: None,
                     pods: None,
                 });

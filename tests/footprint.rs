@@ -1006,6 +1006,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         kubelet_read: None,
         untainted_at: None,
         tainted_read: false,
+        node_reads: Default::default(),
         server_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),

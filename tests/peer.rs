@@ -188,7 +188,7 @@ fn report(node: &str) -> PeerReport {
         reachable: true,
         last_contact_age: Some(Duration::from_millis(1234)),
         kubelet_renewed: None,
-        node_tainted: None,
+        node_read: None,
         zone_recorded: None,
         pods: None,
     }
@@ -816,7 +816,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             reachable: false,
             last_contact_age: Some(Duration::from_millis(250)),
             kubelet_renewed: None,
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         }
@@ -1043,9 +1043,21 @@ async fn a_peer_reads_the_askers_kubelet_lease_only_when_asked_and_reaching() {
 
 // ---- reading the asker's Node ----
 
+/// What the asker's Node reads as in the tests below: Ready written Unknown at a time with
+/// microseconds, and, when `tainted`, the unreachable taint added 5 s later.
+fn node_read(tainted: bool) -> nodewarden::core::quorum::NodeRead {
+    let unknown = UNIX_EPOCH + Duration::from_micros(1_800_000_000_123_456);
+    nodewarden::core::quorum::NodeRead {
+        tainted,
+        taint_added: tainted.then(|| unknown + Duration::from_secs(5)),
+        unknown_since: Some(unknown),
+    }
+}
+
 /// Every question of a round asks the node to read the asker's Node (`Question::taint`): a node
 /// that reaches the API server reads it before answering and says whether it carries the
-/// unreachable taint; one that does not, or a read that fails, adds nothing. The Lease and the
+/// unreachable taint, when the taint was added and when Ready was written Unknown (to the
+/// microsecond); one that does not, or a read that fails, adds nothing. The Lease and the
 /// Node are read side by side: both slow reads end within one `Limits::lease_read`, not two. A
 /// plain `ask` (the nudge's) asks for no read.
 #[tokio::test]
@@ -1061,9 +1073,9 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
                     tokio::time::sleep(Duration::from_secs(60)).await;
                 }
                 match node.as_str() {
-                    "tainted" => Some(true),
+                    "tainted" => Some(node_read(true)),
                     "gone" => None,
-                    _ => Some(false),
+                    _ => Some(node_read(false)),
                 }
             })
         });
@@ -1091,18 +1103,14 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
             let (_, result) = answers.into_iter().next().expect("one answer");
             result.expect("answered")
         };
-        let read = |t: bool| reachable.then_some(t);
-        assert_eq!(
-            ask("untainted").await.node_tainted,
-            read(false),
-            "{reachable}"
-        );
-        assert_eq!(ask("tainted").await.node_tainted, read(true), "{reachable}");
-        assert_eq!(ask("gone").await.node_tainted, None);
+        let read = |t: bool| reachable.then(|| node_read(t));
+        assert_eq!(ask("untainted").await.node_read, read(false), "{reachable}");
+        assert_eq!(ask("tainted").await.node_read, read(true), "{reachable}");
+        assert_eq!(ask("gone").await.node_read, None);
         let started = Instant::now();
         let both = ask("slow").await;
         let took = started.elapsed();
-        assert_eq!((both.node_tainted, both.kubelet_renewed), (None, None));
+        assert_eq!((both.node_read, both.kubelet_renewed), (None, None));
         assert!(
             took < Duration::from_millis(550),
             "two bounds, one after the other: {took:?}"
@@ -1110,7 +1118,7 @@ async fn a_peer_reads_the_askers_node_when_reaching_and_both_reads_share_one_bou
         let plain = peer::ask(&asked[0], &key(), "untainted", "z1", WAIT)
             .await
             .expect("answered");
-        assert_eq!(plain.node_tainted, None);
+        assert_eq!(plain.node_read, None);
         let expected: &[&str] = if reachable {
             &["untainted", "tainted", "gone", "slow"]
         } else {

@@ -3,16 +3,17 @@
 //! the hold → enforce rule in the fence plan.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nodewarden::core::fence_plan::{
     FencePod, FencePolicy, Mode, Plan, QuorumVerdict, READ_SLACK, plan,
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, ServerReads, TaintReads,
-    Undecided, Verdict, ZoneRecord, asks_zone_record, decide, decide_or_ask, next_round, planning,
-    rest_counted, resumed_heard_bound, round_tainted, select, sigterm_waits, unasked, zone_readers,
+    Gate, Heard, NodeRead, NodeReads, Peer, PeerReport, QuorumPolicy, Remembered, Round,
+    ServerReads, TaintReads, Undecided, Verdict, ZoneRecord, asks_zone_record, decide,
+    decide_or_ask, next_round, planning, rest_counted, resumed_heard_bound, round_tainted, select,
+    sigterm_waits, unasked, zone_readers,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -52,7 +53,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         reachable,
         last_contact_age: age.map(Duration::from_secs),
         kubelet_renewed: None,
-        node_tainted: None,
+        node_read: None,
         zone_recorded: None,
         pods: None,
     })
@@ -69,7 +70,7 @@ fn answer_of(p: &Peer, reachable: bool) -> Heard {
         reachable,
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
-        node_tainted: None,
+        node_read: None,
         zone_recorded: None,
         pods: None,
     })
@@ -516,7 +517,7 @@ fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second
             reachable: true,
             last_contact_age: Some(s(1)),
             kubelet_renewed: Some(now.wall - s(ago)),
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         })]
@@ -558,7 +559,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             reachable: true,
             last_contact_age: Some(s(1)),
             kubelet_renewed: renewed.map(|t| SystemTime::UNIX_EPOCH + s(t)),
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         };
@@ -657,7 +658,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
                 reachable: up,
                 last_contact_age: Some(Duration::from_secs(1)),
                 kubelet_renewed: None,
-                node_tainted: None,
+                node_read: None,
                 zone_recorded: None,
                 pods: None,
             }),
@@ -1071,7 +1072,7 @@ fn labelled_peer(
         reachable,
         last_contact_age: Some(Duration::from_secs(age)),
         kubelet_renewed: None,
-        node_tainted: None,
+        node_read: None,
         zone_recorded: None,
         pods: None,
     };
@@ -1556,7 +1557,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 reachable: age(a.contact) <= after,
                 last_contact_age: Some(age(a.contact)),
                 kubelet_renewed: None,
-                node_tainted: None,
+                node_read: None,
                 zone_recorded: None,
                 pods: None,
             };
@@ -1948,16 +1949,112 @@ fn no_node_reaching_the_api_server_holds_whenever_each_lost_it() {
     );
 }
 
-/// A peer's answer that read this node's Node (`PeerReport::node_tainted`).
+/// A peer's answer that read this node's Node (`PeerReport::node_read`).
 fn read_node(reachable: bool, tainted: Option<bool>) -> Heard {
     Heard::Report(PeerReport {
-        node_tainted: tainted,
+        node_read: tainted.map(untimed),
         pods: None,
         ..match report("p", reachable, Some(1)) {
             Heard::Report(r) => r,
             Heard::Silent => unreachable!("a report"),
         }
     })
+}
+
+/// A read of this node's Node with no times on it.
+fn untimed(tainted: bool) -> NodeRead {
+    NodeRead {
+        tainted,
+        ..NodeRead::default()
+    }
+}
+
+/// A reaching peer's read of this node's Node with the taint added at `added` (with none when
+/// `None`) and Ready written Unknown at `unknown`, both on the control plane's wall clock.
+fn timed(added: Option<SystemTime>, unknown: Option<SystemTime>) -> Heard {
+    Heard::Report(PeerReport {
+        node_read: Some(NodeRead {
+            tainted: added.is_some(),
+            taint_added: added,
+            unknown_since: unknown,
+        }),
+        ..match report("p", true, Some(1)) {
+            Heard::Report(r) => r,
+            Heard::Silent => unreachable!("a report"),
+        }
+    })
+}
+
+/// The times the peers read on this node's Node (`NodeReads`, issue 22, seed 0x889f): the
+/// taint's `timeAdded` while the latest read found the taint, the Ready=Unknown's write while it
+/// found that and no taint; each counted on this node's wall clock, or from when this run first
+/// heard it read if that is earlier; a round with no read (or only cut-off peers' words) changes
+/// nothing.
+#[test]
+fn the_times_the_peers_read_on_the_node_count_from_the_earlier_of_the_wall_and_the_first_answer() {
+    use nodewarden::core::clock::Moment;
+    let s = Duration::from_secs;
+    let cp = |secs: u64| UNIX_EPOCH + s(1_800_000_000 + secs);
+    // This node's clock as the control plane's: mono 1000 s is the control plane's 1000.
+    let at = |mono: u64| Moment {
+        mono: s(mono),
+        wall: cp(mono),
+    };
+    let mut reads = NodeReads::<Duration>::default();
+    assert!(!reads.note(s(990), [&Heard::Silent, &read_node(true, None)]));
+    assert_eq!(reads, NodeReads::default());
+    // Queued: Ready written Unknown at 980, no taint yet; read in the round of 990.
+    assert!(reads.note(s(990), [&timed(None, Some(cp(980)))]));
+    assert_eq!(
+        (reads.queued(at(995)), reads.tainted(at(995))),
+        (Some(s(980)), None)
+    );
+    // A cut-off peer's word is no read.
+    let mut cut_off = timed(Some(cp(985)), Some(cp(980)));
+    if let Heard::Report(r) = &mut cut_off {
+        r.reachable = false;
+    }
+    assert!(!reads.note(s(992), [&cut_off]));
+    // Tainted at 985, read at 1000, again at 1010: the first answer stands, the queue is done.
+    assert!(reads.note(s(1000), [&timed(Some(cp(985)), Some(cp(980)))]));
+    assert!(!reads.note(s(1010), [&timed(Some(cp(985)), Some(cp(980)))]));
+    assert_eq!(reads.taint_added.map(|r| r.first_heard), Some(s(1000)));
+    assert_eq!(
+        (reads.tainted(at(1012)), reads.queued(at(1012))),
+        (Some(s(985)), None)
+    );
+    // This node's clock 60 s behind the control plane's: the taint reads as added at 1045 on
+    // it, later than the answer that carried it; the answer counts.
+    let behind = Moment {
+        mono: s(1012),
+        wall: cp(1012) - s(60),
+    };
+    assert_eq!(reads.tainted(behind), Some(s(1000)));
+    // 60 s ahead: the wall counts, earlier still.
+    let ahead = Moment {
+        mono: s(1012),
+        wall: cp(1012) + s(60),
+    };
+    assert_eq!(reads.tainted(ahead), Some(s(925)));
+    // Two peers, one that read the taint and one that read it earlier: tainted, from the
+    // earlier `timeAdded`; a taint that carries none counts no time.
+    assert!(reads.note(
+        s(1020),
+        [&timed(None, Some(cp(980))), &timed(Some(cp(984)), None)]
+    ));
+    assert_eq!(reads.tainted(at(1020)), Some(s(984)));
+    assert_eq!(reads.queued(at(1020)), None);
+    assert!(reads.note(s(1030), [&read_node(true, Some(true))]));
+    assert_eq!(reads, NodeReads::default());
+    // Removed, the Node back to Ready=True: nothing is read.
+    assert!(!reads.note(s(1040), [&read_node(true, Some(false))]));
+    // The same reads with their first answers on another scale.
+    assert!(reads.note(s(1050), [&timed(Some(cp(1045)), None)]));
+    let on = reads.map(|d| d.as_secs());
+    assert_eq!(
+        on.taint_added.map(|r| (r.wall, r.first_heard)),
+        Some((cp(1045), 1050))
+    );
 }
 
 /// What the peers read of this node's Node across rounds (`TaintReads`): the latest round
@@ -2193,7 +2290,7 @@ fn alone_in_its_zone(tainted: Option<bool>, reaching: bool) -> Round {
             let read = if i == 0 { tainted } else { None };
             let r = PeerReport {
                 zone: "a".into(),
-                node_tainted: read,
+                node_read: read.map(untimed),
                 ..r
             };
             (p.clone(), Heard::Report(r))
@@ -2375,7 +2472,7 @@ fn a_round_whose_peers_say_they_reach_the_api_server_but_read_nothing_from_it_is
         h
     };
     let unread = report("p2", true, Some(2));
-    let tainted = with(|r| r.node_tainted = Some(false));
+    let tainted = with(|r| r.node_read = Some(untimed(false)));
     let renewed =
         with(|r| r.kubelet_renewed = Some(std::time::UNIX_EPOCH + Duration::from_secs(9)));
     let listed = with(|r| r.pods = Some(Vec::new()));

@@ -536,6 +536,54 @@ fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
     assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
 }
 
+/// n1, alone in its zone, is cut off from the API server, and its agent is SIGKILLed at once.
+/// While it is down the control plane taints n1 (here a second after the cut: one whose view of
+/// n1 went stale earlier than the agent's own contact, which no agent can see). The restarted
+/// run has no view of the taint: its Node on disk is from before the cut, and no round of this
+/// run read the Node without the taint. The peers' answers carry the taint's `timeAdded`
+/// (docs/fence.md §5, *The times the peers read*), and the fence counts the pod's toleration from
+/// it: the pod tolerating 6 s is stopped by the taint plus 6 s. Counted from its last contact
+/// instead (a grace period of 4 s later), it would be stopped about 2 s after its deletion.
+#[test]
+fn a_run_restarted_while_cut_off_counts_from_the_taint_time_its_peers_read() {
+    let tol = Duration::from_secs(6);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        zones: vec!["zone-x"],
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    lab.cut_api(1);
+    lab.node(1).kill_agent();
+    std::thread::sleep(Duration::from_secs(1));
+    // The API server's times are to the second: `timeAdded` is no later than now.
+    let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let added_at = humantime::parse_rfc3339(&added).expect("a time");
+    support::taint_unreachable(&lab.server.api, "n1", &added);
+    lab.node(1).start_agent();
+    let bound = added_at + tol;
+    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(2));
+    let log = lab.node(1).log();
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{log}"));
+    assert!(
+        at <= bound,
+        "n1-short stopped {:?} after the control plane could delete it:\n{log}",
+        at.duration_since(bound).unwrap_or_default()
+    );
+    assert!(
+        log.contains("peers read this node's Node: node.kubernetes.io/unreachable:NoExecute added"),
+        "{log}"
+    );
+    let plan = latest_stop_plan(&log, "n1-short")
+        .unwrap_or_else(|| panic!("no stop plan for n1-short:\n{log}"));
+    assert!(plan.eviction_time <= bound + POLL, "{plan:?}");
+    assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+}
+
 /// n1's pod watch never delivers a pod bound to it as its link is cut, though its kubelet runs
 /// the pod: here the pod is created in the API server just after the cut and its process started
 /// in its cgroup, as a kubelet whose watch delivered it first would have. n1 finds the cgroup its

@@ -1993,3 +1993,51 @@ fn a_node_is_queued_for_the_taint_a_monitor_period_after_it_is_written_unknown()
     reverted.monitor_period = Duration::ZERO;
     assert_eq!(wrongful_stops(&scenario, &reverted), [46]);
 }
+
+/// Seed 0x889f in the default model (thirty-fifth session): zone-0's six nodes were cut off from
+/// 123 s; at 166.4 s the zone counted as fully disrupted, so the controller took n0's taint off
+/// as it added it, and n0's Ready=Unknown (written at 161.4 s) stayed. n0's agent was down from
+/// 176.3 s to 203.5 s; meanwhile its link came back for a second and was cut again. Its new run,
+/// cut off with no view of its Node, counted from its kubelet's renewal the peers read (at about
+/// 197 s). But the node was still queued for the taint: the zone turned normal at 206.4 s and the
+/// taint at 216.4 s deleted pods 0–2 (tolerating 0 s), which the agent killed 84 ms later. The
+/// peers' answers now carry the Ready=Unknown's `lastTransitionTime` and the taint's `timeAdded`
+/// they read (`core::quorum::NodeReads`), and the agent counts from them as from its own view of
+/// the Node: it kills the three at 213.5 s, when the quorum says enforce.
+#[test]
+fn a_run_restarted_while_cut_off_counts_from_the_unknown_the_peers_read() {
+    let fixed = Settings::default();
+    assert!(running_twice(0x889f, &fixed).is_empty());
+    let mut reverted = fixed;
+    reverted.fixes.node_times_read = false;
+    assert_eq!(running_twice(0x889f, &reverted), [0, 1, 2]);
+}
+
+/// Two seeds with cuts of an agent's own path (`Scenario::with_agent_path_cuts`; thirty-fifth
+/// session). 0x24d7: n0's path was cut at 160.7 s and its agent crashed three times after; the
+/// controller tainted n0 at 216.4 s. Run 4, restarted at 248.0 s, counted from its kubelet's
+/// renewal as its peers read it, though they read the Node tainted too: pod 0 (tolerating 32 s)
+/// ran 17.6 s past its deletion at 248.4 s. With the taint's `timeAdded` in the peers' answers
+/// (`core::quorum::NodeReads`), the pod is stopped before. 0xfe5: n3's peers read its taint
+/// (added at 106.3 s) as its first partition ended; the taint was removed after the return, and
+/// in the next partition no peer reached the API server. A time kept through the return would
+/// have stopped pod 8 (tolerating 139 s) at 245.3 s, a pod the control plane keeps: the times
+/// read are of one partition. Pod 4's wrongful stop there is older, and the same either way.
+#[test]
+fn with_path_cuts_the_times_the_peers_read_count_within_their_partition() {
+    let fixed = Settings::default();
+    let mut reverted = fixed;
+    reverted.fixes.node_times_read = false;
+    let twice = |settings: &Settings| {
+        let cuts = Scenario::generate(0x24d7).with_agent_path_cuts();
+        sim::run(&cuts, settings, false)
+            .violations
+            .into_iter()
+            .filter(|v| kind(v) == "running-twice")
+            .count()
+    };
+    assert_eq!((twice(&fixed), twice(&reverted)), (0, 1));
+    let fe5 = Scenario::generate(0xfe5).with_agent_path_cuts();
+    assert_eq!(wrongful_stops(&fe5, &fixed), [4]);
+    assert_eq!(wrongful_stops(&fe5, &reverted), [4]);
+}

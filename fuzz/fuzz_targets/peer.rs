@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
             serde_json::from_slice::<Answer>(&again).ok(),
             Some(answer.clone())
         );
-        // Its kubelet renewal time, checked as the asker checks it: an error, never a panic.
+        // Its times, checked as the asker checks them: an error, never a panic.
         let _ = nodewarden::core::quorum::PeerReport::try_from(answer);
     }
 

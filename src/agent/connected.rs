@@ -324,7 +324,7 @@ pub async fn run<S: Source>(
         let zone_nodes = nodes.clone();
         let taint: crate::peer::TaintFn = Arc::new(move |asker: String| {
             let nodes = nodes.clone();
-            Box::pin(async move { nodes.unreachable_tainted(&asker, node_bound).await })
+            Box::pin(async move { nodes.read(&asker, node_bound).await })
         });
         let zone_bound = limits.zone_read;
         let zone: crate::peer::ZoneFn = Arc::new(move |asker: String, key: String| {

@@ -767,8 +767,9 @@ impl Task {
     /// When the unreachable taint on our Node as last seen was added, on the monotonic clock: its
     /// `timeAdded` read on our wall clock (one in our future: now), or when this run first saw it
     /// if that is earlier (our clock may be behind the controller's); or, if earlier still, the
-    /// latest round before the peers read the taint in which they read the Node without it.
-    /// `None` without either.
+    /// `timeAdded` the peers read (as ours: `core::quorum::ReadTime::counted`), or the latest
+    /// round before the peers read the taint in which they read the Node without it. `None`
+    /// without any.
     fn tainted(&self, now: Moment) -> Option<Duration> {
         // A taint the peers read counts from the latest read without it (`TaintReads`).
         let read = crate::core::quorum::TaintReads {
@@ -780,18 +781,28 @@ impl Task {
             let seen = first_seen(&self.taint_seen, node.unreachable_added()?);
             fence_plan::taint_counted(node.unreachable_added_at(now), seen)
         });
+        // And the taint's `timeAdded` the peers read (`NodeReads`).
+        let own = fence_plan::taint_counted(own, self.node_reads().tainted(now));
         fence_plan::taint_counted(own, read)
+    }
+
+    /// The times the peers read on our Node (`core::quorum::NodeReads`), on the monotonic scale.
+    fn node_reads(&self) -> crate::core::quorum::NodeReads<Duration> {
+        self.quorum_view.node_reads.map(|t| self.clock.mono_of(t))
     }
 
     /// While our Node as last seen carries the Ready=Unknown the controller wrote, and not the
     /// unreachable taint, when the controller wrote it, on the monotonic clock: its
     /// `lastTransitionTime` read on our wall clock, or when this run first saw it if that is
-    /// earlier (as [`Task::tainted`]). The node is queued for the taint until its kubelet posts
-    /// Ready=True (`core::fence_plan::queued_contact`).
+    /// earlier (as [`Task::tainted`]); or the same the peers' latest read of it found, if earlier.
+    /// The node is queued for the taint until its kubelet posts Ready=True
+    /// (`core::fence_plan::queued_contact`).
     fn queued(&self, now: Moment) -> Option<Duration> {
-        let node = self.kept.node_status.as_ref()?;
-        let seen = first_seen(&self.unknown_seen, node.queued_since()?);
-        fence_plan::taint_counted(node.queued_at(now), seen)
+        let own = self.kept.node_status.as_ref().and_then(|node| {
+            let seen = first_seen(&self.unknown_seen, node.queued_since()?);
+            fence_plan::taint_counted(node.queued_at(now), seen)
+        });
+        fence_plan::taint_counted(own, self.node_reads().queued(now))
     }
 
     /// When the next tick is due with nothing new observed (the task wakes earlier on any change

@@ -130,6 +130,10 @@ pub struct QuorumView {
     /// The latest round in which a peer read this node's Node found the unreachable taint: the
     /// fence counts from `untainted_at` as from a taint it saw itself. Not persisted.
     pub tainted_read: bool,
+    /// The times the peers read on this node's Node in this partition (`core::quorum::NodeReads`):
+    /// the fence counts from them as from the same times on its own view. Cleared when the
+    /// partition ends (the agent's own view is fresh again); not persisted.
+    pub node_reads: crate::core::quorum::NodeReads<Instant>,
     /// Whether the peers' reads of the API server came back in this run, and whether the latest
     /// round's peers say they reach it but none of their reads came back
     /// (`core::quorum::ServerReads`): the fence's SIGTERMs may wait on it
@@ -253,6 +257,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         kubelet_read: None,
         untainted_at: None,
         tainted_read: false,
+        node_reads: Default::default(),
         server_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),
@@ -623,6 +628,8 @@ pub async fn run(
     // whether a read without the taint was logged in this partition.
     let mut reads = crate::core::quorum::TaintReads::default();
     let mut untainted_logged = false;
+    // And the times they read on it, of this partition only.
+    let mut node_reads = crate::core::quorum::NodeReads::default();
     // Whether the peers that say they reach the API server read from it (kept through returns
     // of the link; the latest round's word cleared with the partition).
     let mut server_reads = crate::core::quorum::ServerReads::default();
@@ -729,6 +736,14 @@ pub async fn run(
                     let was = v.node_path;
                     v.node_path = Default::default();
                     v.node_path != was
+                });
+                // And the times the peers read on this node's Node: its own view is fresh again,
+                // and a taint they read then may be gone (issue 22, seed 0xfe5 with path cuts).
+                node_reads = Default::default();
+                view.send_if_modified(|v| {
+                    let was = v.node_reads;
+                    v.node_reads = Default::default();
+                    v.node_reads != was
                 });
             }
             last_round = None;
@@ -874,6 +889,26 @@ pub async fn run(
             }
             untainted_logged = true;
         }
+        // And the times they read on it, first heard as the round's answers came.
+        if node_reads.note(mono(Instant::now()), round.heard.iter().map(|(_, h)| h)) {
+            let kept = node_reads.map(|t| clock.instant_of(t));
+            view.send_modify(|v| v.node_reads = kept);
+            let shown =
+                |r: crate::core::quorum::ReadTime<Duration>| crate::core::clock::rfc3339(r.wall);
+            match (node_reads.taint_added, node_reads.queued_since) {
+                (Some(t), _) => log::info!(
+                    "peers read this node's Node: node.kubernetes.io/unreachable:NoExecute added {}; the fence counts from that time as from a taint on its own view of its Node",
+                    shown(t)
+                ),
+                (None, Some(u)) => log::info!(
+                    "peers read this node's Node: Ready=Unknown written {} and no unreachable taint, so the controller has queued the node for the taint; the fence counts from that write as from one on its own view of its Node",
+                    shown(u)
+                ),
+                (None, None) => log::info!(
+                    "peers read this node's Node with no time to count from (neither a timed unreachable taint nor Ready=Unknown)"
+                ),
+            }
+        }
         // Whether the API server answered the peers that say they reach it, published before the
         // verdict it qualifies.
         let was_unread = server_reads.unread;
@@ -1012,7 +1047,7 @@ mod tests {
             reachable,
             last_contact_age: Some(age),
             kubelet_renewed,
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         };
@@ -1573,7 +1608,7 @@ mod nudge_tests {
             reachable,
             last_contact_age: None,
             kubelet_renewed: None,
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         }

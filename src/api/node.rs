@@ -2,6 +2,8 @@
 //! merge key `type`, so other writers' conditions are untouched) and the taint read-modify-write
 //! guarded by `resourceVersion` (docs/architecture.md §6).
 
+use std::time::SystemTime;
+
 use k8s_openapi::api::core::v1::{Node, Taint as ApiTaint};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -403,16 +405,17 @@ impl NodeTaints {
         }
     }
 
-    /// Whether Node `node` carries `node.kubernetes.io/unreachable:NoExecute`, read within
+    /// Whether Node `node` carries `node.kubernetes.io/unreachable:NoExecute`, with that taint's
+    /// `timeAdded` and its Ready=Unknown's `lastTransitionTime` ([`node_read`]), read within
     /// `bound`; `None` when `node` is no node name, the read fails or there is no such Node.
     /// Counted under one resource, `nodes/*`, so that the request metric's labels do not grow
     /// with the cluster. A refusal is logged once: the agent's identity needs `get` on nodes (the
     /// packaged ClusterRole grants it).
-    pub async fn unreachable_tainted(
+    pub async fn read(
         &self,
         node: &str,
         bound: std::time::Duration,
-    ) -> Option<bool> {
+    ) -> Option<crate::core::quorum::NodeRead> {
         // As `KubeletLeases::renew_time`: no name from a holder of the peers' key goes into a
         // request path unchecked.
         if !crate::core::names::is_dns_subdomain(node) {
@@ -423,7 +426,7 @@ impl NodeTaints {
             .call_within(bound, "get", "nodes/*", self.api.get_opt(node))
             .await;
         match read {
-            Ok(found) => Some(carries_unreachable(&found?.into_node())),
+            Ok(found) => Some(node_read(&found?.into_node())),
             Err(e) => {
                 crate::api::peer_read_failed(
                     &e,
@@ -456,15 +459,35 @@ pub fn ready_condition(node: &Node) -> Option<&k8s_openapi::api::core::v1::NodeC
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
 }
 
-/// Whether `node` carries `node.kubernetes.io/unreachable:NoExecute`.
-fn carries_unreachable(node: &Node) -> bool {
+/// What a peer tells the asker of its Node `node` (`core::quorum::NodeRead`).
+pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
+    let taint = unreachable_taint(node);
+    let unknown = ready_condition(node).filter(|c| c.status == "Unknown");
+    crate::core::quorum::NodeRead {
+        tainted: taint.is_some(),
+        taint_added: taint
+            .and_then(|t| t.time_added.as_ref())
+            .map(|t| SystemTime::from(t.0)),
+        unknown_since: unknown
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map(|t| SystemTime::from(t.0)),
+    }
+}
+
+/// The `node.kubernetes.io/unreachable:NoExecute` taint `node` carries.
+fn unreachable_taint(node: &Node) -> Option<&ApiTaint> {
     node.spec
         .as_ref()
         .and_then(|s| s.taints.as_ref())
-        .is_some_and(|t| {
+        .and_then(|t| {
             t.iter()
-                .any(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
+                .find(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
         })
+}
+
+/// Whether `node` carries `node.kubernetes.io/unreachable:NoExecute`.
+fn carries_unreachable(node: &Node) -> bool {
+    unreachable_taint(node).is_some()
 }
 
 #[cfg(test)]
@@ -530,5 +553,48 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// What a peer reads for an asker (`node_read`): the unreachable NoExecute taint and its
+    /// `timeAdded` (not the NoSchedule one's), and Ready's `lastTransitionTime` only while Ready
+    /// is Unknown.
+    #[test]
+    fn a_peer_reads_the_unreachable_taints_time_and_an_unknown_readys_transition() {
+        let node = |taints: Value, ready: &str| -> Node {
+            serde_json::from_value(json!({
+                "metadata": {"name": "n1"},
+                "spec": {"taints": taints},
+                "status": {"conditions": [{
+                    "type": "Ready", "status": ready, "reason": "NodeStatusUnknown",
+                    "lastHeartbeatTime": "2027-01-15T07:59:00Z",
+                    "lastTransitionTime": "2027-01-15T08:00:00Z",
+                }]},
+            }))
+            .expect("a Node")
+        };
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + s);
+        let taint = |effect: &str| {
+            json!({"key": "node.kubernetes.io/unreachable", "effect": effect,
+                   "timeAdded": "2027-01-15T08:00:05Z"})
+        };
+        let read = node_read(&node(
+            json!([taint("NoSchedule"), taint("NoExecute")]),
+            "Unknown",
+        ));
+        assert_eq!(
+            (read.tainted, read.taint_added, read.unknown_since),
+            (true, Some(at(5)), Some(at(0)))
+        );
+        let read = node_read(&node(json!([taint("NoSchedule")]), "False"));
+        assert_eq!(
+            (read.tainted, read.taint_added, read.unknown_since),
+            (false, None, None)
+        );
+        let bare = json!([{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]);
+        let read = node_read(&node(bare, "Unknown"));
+        assert_eq!(
+            (read.tainted, read.taint_added, read.unknown_since),
+            (true, None, Some(at(0)))
+        );
     }
 }

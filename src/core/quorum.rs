@@ -43,11 +43,11 @@ pub struct PeerReport {
     /// ([`kubelet_heard`]). `None` when not asked, when this peer does not reach the API server,
     /// or when its read failed.
     pub kubelet_renewed: Option<SystemTime>,
-    /// Whether the *asking* node's Node carried `node.kubernetes.io/unreachable:NoExecute` when
-    /// this peer read it from the API server while answering (`peer::Question::taint`). `None`
-    /// when not asked, when this peer does not reach the API server, or when its read failed. A
-    /// `false` is a fact about a moment after the question was sent ([`TaintReads`]).
-    pub node_tainted: Option<bool>,
+    /// What this peer read of the *asking* node's Node from the API server while answering
+    /// (`peer::Question::taint`, [`NodeRead`]). `None` when not asked, when this peer does not
+    /// reach the API server, or when its read failed. A read without the unreachable taint is a
+    /// fact about a moment after the question was sent ([`TaintReads`]).
+    pub node_read: Option<NodeRead>,
     /// The pods bound to the *asking* node, among those it asked about (`peer::Question::pods`:
     /// pods whose cgroups run there that its view does not hold), as this peer listed them from
     /// the API server while answering. `Some` (possibly empty) only when the list was read:
@@ -58,6 +58,140 @@ pub struct PeerReport {
     /// server in the same list as the asker's Node ([`ZoneRecord`]). `None` when not asked, when
     /// this peer does not reach the API server, or when its read failed.
     pub zone_recorded: Option<ZoneRecord>,
+}
+
+/// What a peer read of the asking node's Node (`PeerReport::node_read`; on the wire the answer's
+/// `unreachableTainted`, `unreachableTaintAdded` and `readyUnknownSince`). Both times are the
+/// control plane's, stamped with its clock, as the API server returned them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeRead {
+    /// The Node carried `node.kubernetes.io/unreachable:NoExecute`.
+    pub tainted: bool,
+    /// That taint's `timeAdded`; `None` without the taint or without the field.
+    pub taint_added: Option<SystemTime>,
+    /// While the Node's Ready condition was Unknown (only the node lifecycle controller writes
+    /// that), its `lastTransitionTime`: when the controller wrote it. `None` otherwise.
+    pub unknown_since: Option<SystemTime>,
+}
+
+/// The times the peers read on this node's Node across the rounds of a partition (docs/fence.md
+/// §5, *The times the peers read*): the taint's `timeAdded` while the latest round that read the
+/// Node found the taint, and the Ready=Unknown's write while it found the condition and no taint
+/// (the node is queued for the taint). Each with when this run first heard that same time read,
+/// on the scale `T` (the monotonic scale, or an `Instant`): the read came before that answer, so
+/// the time is no later, whatever this node's wall clock says (`ReadTime::counted`). The fence
+/// counts from them as from the same times on its own view of its Node
+/// (`fence_plan::taint_counted`, `fence_plan::queued_contact`), which a cut-off node does not
+/// have fresh: a restarted run cut off has none at all. Unlike [`TaintReads`], not kept through a
+/// return of the link: the node's own view is fresh then, and a taint read before may be gone
+/// (seed 0xfe5 with path cuts: a taint read at the end of one partition, removed after it,
+/// counted in the next, in which no peer reached the API server).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeReads<T> {
+    /// The unreachable taint's `timeAdded`.
+    pub taint_added: Option<ReadTime<T>>,
+    /// The Ready=Unknown's `lastTransitionTime`, on a Node read without the taint.
+    pub queued_since: Option<ReadTime<T>>,
+}
+
+impl<T> Default for NodeReads<T> {
+    fn default() -> Self {
+        NodeReads {
+            taint_added: None,
+            queued_since: None,
+        }
+    }
+}
+
+/// A time read on this node's Node ([`NodeReads`]) and when this run first heard it read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadTime<T> {
+    pub wall: SystemTime,
+    pub first_heard: T,
+}
+
+impl ReadTime<Duration> {
+    /// The time on the monotonic scale of `now`: read on this node's wall clock (one in its
+    /// future maps to now), or when first heard if that is earlier (this node's clock may be
+    /// behind the control plane's).
+    pub fn counted(&self, now: Moment) -> Duration {
+        now.mono_at(self.wall).min(self.first_heard)
+    }
+}
+
+impl NodeReads<Duration> {
+    /// When the taint read was added, on the monotonic scale of `now` (`ReadTime::counted`), for
+    /// the fence's `tainted` beside its own view's (`fence_plan::taint_counted`).
+    pub fn tainted(&self, now: Moment) -> Option<Duration> {
+        self.taint_added.map(|r| r.counted(now))
+    }
+
+    /// When the Ready=Unknown read on the Node without the taint was written, as [`Self::tainted`],
+    /// for `fence_plan::queued_contact` beside its own view's.
+    pub fn queued(&self, now: Moment) -> Option<Duration> {
+        self.queued_since.map(|r| r.counted(now))
+    }
+}
+
+impl<T: Copy> NodeReads<T> {
+    /// Notes the reads of a round whose answers came at `heard_at`; true when anything changed.
+    /// A round in which no peer that reaches the API server read the Node changes nothing; in
+    /// one where several did, a taint any found counts, from the earliest `timeAdded` read.
+    pub fn note<'a>(&mut self, heard_at: T, heard: impl IntoIterator<Item = &'a Heard>) -> bool
+    where
+        T: PartialEq,
+    {
+        let reads = heard.into_iter().filter_map(|h| match h {
+            Heard::Report(r) if r.reachable => r.node_read,
+            _ => None,
+        });
+        let Some(read) = reads.reduce(|a, b| NodeRead {
+            tainted: a.tainted || b.tainted,
+            taint_added: earliest(a.taint_added, b.taint_added),
+            unknown_since: earliest(a.unknown_since, b.unknown_since),
+        }) else {
+            return false;
+        };
+        let before = *self;
+        let (added, queued) = match read.tainted {
+            true => (read.taint_added, None),
+            false => (None, read.unknown_since),
+        };
+        note_read(&mut self.taint_added, added, heard_at);
+        note_read(&mut self.queued_since, queued, heard_at);
+        *self != before
+    }
+
+    /// The same reads with `first_heard` on another scale.
+    pub fn map<U>(&self, mut f: impl FnMut(T) -> U) -> NodeReads<U> {
+        let mut at = |r: &ReadTime<T>| ReadTime {
+            wall: r.wall,
+            first_heard: f(r.first_heard),
+        };
+        NodeReads {
+            taint_added: self.taint_added.as_ref().map(&mut at),
+            queued_since: self.queued_since.as_ref().map(&mut at),
+        }
+    }
+}
+
+/// The earlier of two times, either alone when the other is not known.
+fn earliest(a: Option<SystemTime>, b: Option<SystemTime>) -> Option<SystemTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Keeps `kept` to the time read now: the same one keeps when it was first heard.
+fn note_read<T: Copy>(kept: &mut Option<ReadTime<T>>, read: Option<SystemTime>, at: T) {
+    *kept = read.map(|wall| match *kept {
+        Some(k) if k.wall == wall => k,
+        _ => ReadTime {
+            wall,
+            first_heard: at,
+        },
+    });
 }
 
 /// A zone as the API server stores it (docs/fence.md §5, *The zone as recorded*): how many of
@@ -234,7 +368,7 @@ pub fn answer(
         reachable: reaches(last_contact_age, unreachable_after),
         last_contact_age,
         kubelet_renewed: None,
-        node_tainted: None,
+        node_read: None,
         pods: None,
         zone_recorded: None,
     }
@@ -534,6 +668,12 @@ pub struct Fixes {
     /// queued it for the taint, and only the kubelet's posted status takes it out. The agent's
     /// shell applies it; only the simulator reads this switch.
     pub unknown_queued: bool,
+    /// The peers' answers carry the times they read on the asker's Node, and the fence counts
+    /// from them (`NodeReads`; issue 22, seed 0x889f: an agent restarted while cut off had no
+    /// view of its Node, whose Ready the controller had written Unknown while it was cut off;
+    /// it counted from its kubelet's last renewal, and the taint came 25 s before that count
+    /// said). The agent's shell applies it; only the simulator reads this switch.
+    pub node_times_read: bool,
 }
 
 impl Fixes {
@@ -579,6 +719,7 @@ impl Fixes {
         taint_during_hold: true,
         renewal_exact: true,
         unknown_queued: true,
+        node_times_read: true,
     };
 }
 
@@ -1702,7 +1843,7 @@ impl ServerReads {
                 && r.reachable
             {
                 claimed = true;
-                read |= r.node_tainted.is_some() || r.kubelet_renewed.is_some() || r.pods.is_some();
+                read |= r.node_read.is_some() || r.kubelet_renewed.is_some() || r.pods.is_some();
             }
         }
         let before = *self;
@@ -1731,13 +1872,13 @@ pub fn sigterm_waits(
 }
 
 /// What the round's peers that reach the API server read of this node's Node
-/// (`PeerReport::node_tainted`): `Some(true)` when any read the unreachable taint, `Some(false)`
+/// (`PeerReport::node_read`): `Some(true)` when any read the unreachable taint, `Some(false)`
 /// when some read the Node and none found it, `None` when none read it.
 pub fn taint_read<'a>(heard: impl IntoIterator<Item = &'a Heard>) -> Option<bool> {
     heard
         .into_iter()
         .filter_map(|h| match h {
-            Heard::Report(r) if r.reachable => r.node_tainted,
+            Heard::Report(r) if r.reachable => r.node_read.map(|n| n.tainted),
             _ => None,
         })
         .reduce(|a, b| a || b)
@@ -1766,7 +1907,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 last_contact_age: Some(round.own_contact_age),
                 excluded: false,
                 kubelet_renewed: None,
-                node_tainted: None,
+                node_read: None,
                 pods: None,
                 zone_recorded: None,
             });
@@ -1876,7 +2017,7 @@ impl Gate {
     }
 }
 
-/// What the peers' reads of this node's Node said (`PeerReport::node_tainted`, docs/fence.md
+/// What the peers' reads of this node's Node said (`PeerReport::node_read`, docs/fence.md
 /// §5), across the rounds of a run: kept through a return of the link, since a taint the
 /// control plane added stays until this node's kubelet is heard again and the controller removes
 /// it, and only a later read tells.

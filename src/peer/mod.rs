@@ -20,7 +20,10 @@
 //!
 //! And `"taint":true`: the asker, cut off, asks the node to read the asker's Node. A node that
 //! reaches the API server reads it before answering and adds `"unreachableTainted"`: whether the
-//! Node carries `node.kubernetes.io/unreachable:NoExecute` (`core::quorum::TaintReads`).
+//! Node carries `node.kubernetes.io/unreachable:NoExecute` (`core::quorum::TaintReads`); with
+//! it, `"unreachableTaintAdded"`, the taint's `timeAdded`, and, while its Ready condition is
+//! Unknown, `"readyUnknownSince"`, that condition's `lastTransitionTime` (RFC 3339, as the
+//! kubelet Lease's time; `core::quorum::NodeReads`).
 //!
 //! And `"pods":[uid, …]`: the asker, cut off, asks the node about pods whose cgroups run on the
 //! asker and that its view lacks. A node that reaches the API server lists the asker's pods and
@@ -49,7 +52,7 @@ pub use server::{
 /// bytes), 1.4 KB with the most pods it asks about (`core::unlisted::MAX_ASKED`).
 pub const MAX_BODY: usize = 4 << 10;
 
-/// The most an answer's body may hold: under 200 bytes in practice, more with pods listed for
+/// The most an answer's body may hold: under 400 bytes in practice, more with pods listed for
 /// the asker (`Answer::pods`); the server leaves out pods beyond it.
 pub const MAX_ANSWER_BODY: usize = 64 << 10;
 
@@ -112,6 +115,15 @@ pub struct Answer {
     /// for a question with `taint`. Absent when not asked, not read, or not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreachable_tainted: Option<bool>,
+    /// That taint's `timeAdded`, read with `unreachable_tainted` (RFC 3339). Absent without the
+    /// taint, without the field, or when not read; an agent that predates it reads the taint
+    /// alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreachable_taint_added: Option<String>,
+    /// The `lastTransitionTime` of the asking node's Ready condition while it is Unknown, read
+    /// with `unreachable_tainted` (RFC 3339). Absent otherwise, as `unreachable_taint_added`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_unknown_since: Option<String>,
     /// The pods asked about (`Question::pods`) that the list of the asking node's pods held, in
     /// the state file's form of a pod (`core::fence_plan::FencePod`); an empty list when it held
     /// none. Absent when not asked, not listed, or not readable. Read apart from the rest of the
@@ -139,7 +151,15 @@ impl From<&PeerReport> for Answer {
             kubelet_renew_time: r
                 .kubelet_renewed
                 .map(|t| humantime::format_rfc3339_micros(t).to_string()),
-            unreachable_tainted: r.node_tainted,
+            unreachable_tainted: r.node_read.map(|n| n.tainted),
+            unreachable_taint_added: r
+                .node_read
+                .and_then(|n| n.taint_added)
+                .map(|t| humantime::format_rfc3339_micros(t).to_string()),
+            ready_unknown_since: r
+                .node_read
+                .and_then(|n| n.unknown_since)
+                .map(|t| humantime::format_rfc3339_micros(t).to_string()),
             pods: r.pods.as_ref().map(|pods| {
                 pods.iter()
                     .filter_map(|p| serde_json::to_value(p).ok())
@@ -155,12 +175,18 @@ impl TryFrom<Answer> for PeerReport {
     type Error = String;
 
     fn try_from(a: Answer) -> Result<PeerReport, String> {
-        let kubelet_renewed = match a.kubelet_renew_time.as_deref() {
+        let kubelet_renewed = wire_time("kubeletRenewTime", a.kubelet_renew_time.as_deref())?;
+        let node_read = match a.unreachable_tainted {
             None => None,
-            Some(text) => Some(humantime::parse_rfc3339(text).map_err(|e| {
-                let shown = crate::bounded::excerpt(text);
-                format!("kubeletRenewTime {shown:?}: {e}")
-            })?),
+            Some(tainted) => Some(crate::core::quorum::NodeRead {
+                tainted,
+                taint_added: wire_time(
+                    "unreachableTaintAdded",
+                    a.unreachable_taint_added.as_deref(),
+                )?
+                .filter(|_| tainted),
+                unknown_since: wire_time("readyUnknownSince", a.ready_unknown_since.as_deref())?,
+            }),
         };
         if let Some(z) = a.zone_record.filter(|z| z.not_ready > z.size) {
             return Err(format!(
@@ -175,7 +201,7 @@ impl TryFrom<Answer> for PeerReport {
             reachable: a.reachable,
             last_contact_age: a.last_contact_age_millis.map(Duration::from_millis),
             kubelet_renewed,
-            node_tainted: a.unreachable_tainted,
+            node_read,
             // A list with a pod this build cannot read is no list: leaving that pod out would
             // tell the asker it is not in the API.
             pods: a.pods.and_then(|pods| {
@@ -187,6 +213,17 @@ impl TryFrom<Answer> for PeerReport {
             zone_recorded: a.zone_record,
         })
     }
+}
+
+/// A time of the answer (`name` on the wire), RFC 3339; an answer with one that is not is refused.
+fn wire_time(name: &str, text: Option<&str>) -> Result<Option<std::time::SystemTime>, String> {
+    text.map(|text| {
+        humantime::parse_rfc3339(text).map_err(|e| {
+            let shown = crate::bounded::excerpt(text);
+            format!("{name} {shown:?}: {e}")
+        })
+    })
+    .transpose()
 }
 
 #[cfg(test)]
@@ -202,7 +239,7 @@ mod tests {
             reachable: false,
             last_contact_age: Some(Duration::from_millis(1500)),
             kubelet_renewed: None,
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         };
@@ -268,7 +305,7 @@ mod tests {
             reachable: true,
             last_contact_age: Some(Duration::from_millis(10)),
             kubelet_renewed: Some(renewed),
-            node_tainted: None,
+            node_read: None,
             zone_recorded: None,
             pods: None,
         };
@@ -288,6 +325,58 @@ mod tests {
             refused.contains("kubeletRenewTime \"yesterday\""),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn the_times_read_on_the_askers_node_travel_to_the_microsecond_and_garbage_is_refused() {
+        let unknown =
+            std::time::SystemTime::UNIX_EPOCH + Duration::from_micros(1_800_000_000_123_456);
+        let report = PeerReport {
+            node_read: Some(crate::core::quorum::NodeRead {
+                tainted: true,
+                taint_added: Some(unknown + Duration::from_secs(5)),
+                unknown_since: Some(unknown),
+            }),
+            ..crate::core::quorum::answer(
+                "n1",
+                "z",
+                Some(Duration::from_millis(10)),
+                Duration::from_secs(15),
+            )
+        };
+        let text = serde_json::to_string(&Answer::from(&report)).expect("json");
+        assert!(
+            text.ends_with(
+                r#","unreachableTainted":true,"unreachableTaintAdded":"2027-01-15T08:00:05.123456Z","readyUnknownSince":"2027-01-15T08:00:00.123456Z"}"#
+            ),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(report));
+        let read = |extra: &str| {
+            let text = format!(
+                r#"{{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1{extra}}}"#
+            );
+            let a: Answer = serde_json::from_str(&text).expect("an answer");
+            PeerReport::try_from(a).map(|r| r.node_read)
+        };
+        // An agent that predates the times sends the taint alone.
+        let alone = crate::core::quorum::NodeRead {
+            tainted: true,
+            ..Default::default()
+        };
+        assert_eq!(read(r#","unreachableTainted":true"#), Ok(Some(alone)));
+        // A taint's time on a read without the taint counts nothing; times with no read are none.
+        let untainted =
+            read(r#","unreachableTainted":false,"unreachableTaintAdded":"2027-01-15T08:00:05Z""#);
+        assert_eq!(untainted.map(|r| r.and_then(|r| r.taint_added)), Ok(None));
+        assert_eq!(
+            read(r#","readyUnknownSince":"2027-01-15T08:00:05Z""#),
+            Ok(None)
+        );
+        let refused = read(r#","unreachableTainted":false,"readyUnknownSince":"soon""#)
+            .expect_err("not a time");
+        assert!(refused.contains("readyUnknownSince \"soon\""), "{refused}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use crate::core::fence_plan::FencePod;
-use crate::core::quorum::{PeerReport, ZoneRecord};
+use crate::core::quorum::{NodeRead, PeerReport, ZoneRecord};
 use crate::peer::auth::{self, Key};
 use crate::peer::counters::{PeerCounters, Rejection};
 use crate::peer::{Answer, MAX_ANSWER_BODY, MAX_BODY, Question};
@@ -45,10 +45,13 @@ pub type LeaseFn = Arc<
 >;
 
 /// Reads the Node named for a question that asks for it (`Question::taint`): whether it carries
-/// `node.kubernetes.io/unreachable:NoExecute`, or `None` when the read failed. Bounded and asked
-/// as [`LeaseFn`] is.
+/// `node.kubernetes.io/unreachable:NoExecute`, with the taint's and the Ready=Unknown's times
+/// (`core::quorum::NodeRead`), or `None` when the read failed. Bounded and asked as [`LeaseFn`]
+/// is.
 pub type TaintFn = Arc<
-    dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<bool>> + Send>> + Send + Sync,
+    dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<NodeRead>> + Send>>
+        + Send
+        + Sync,
 >;
 
 /// Lists the pods bound to the node named, for a question that asks about some of them
@@ -472,7 +475,7 @@ impl Shared {
             .map(|read| read(question.from.clone(), question.zone.clone()));
         (
             report.kubelet_renewed,
-            report.node_tainted,
+            report.node_read,
             report.pods,
             report.zone_recorded,
         ) = tokio::join!(

@@ -531,6 +531,9 @@ struct Agent {
     /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
     /// keeps it: through returns of the link, not through a restart).
     reads: quorum::TaintReads,
+    /// The times its peers read on its Node in this partition (`quorum::NodeReads`, as
+    /// `agent::quorum` keeps them: cleared when it is no longer cut off).
+    node_reads: quorum::NodeReads<Duration>,
     /// Whether the peers read from the API server they say they reach (`agent::quorum`).
     server_reads: quorum::ServerReads,
     /// When the SIGTERMs of this partition last began to wait for such a read, and when they
@@ -1293,6 +1296,7 @@ impl World<'_> {
             probing: None,
             askers: Vec::new(),
             reads: quorum::TaintReads::default(),
+            node_reads: quorum::NodeReads::default(),
             server_reads: quorum::ServerReads::default(),
             waits: None,
             leader: leader::Leader::default(),
@@ -2599,6 +2603,8 @@ impl World<'_> {
         }
         if !judged.cut_off {
             a.node_path = Default::default();
+            // As `agent::quorum`: the times read are of the partition that ended.
+            a.node_reads = Default::default();
         }
         if (judged.cut_off || on_taint)
             && let Some(contact) = judged.counted
@@ -2650,6 +2656,9 @@ impl World<'_> {
             // And, if earlier, the latest round before the peers read the taint that read the
             // Node without it.
             let tainted = fence_plan::taint_counted(own, a.reads.tainted_from());
+            // And the taint's `timeAdded` the peers read (`quorum::NodeReads`).
+            let moment = moment_off(now, a.wall_offset);
+            let tainted = fence_plan::taint_counted(tainted, a.node_reads.tainted(moment));
             // As `agent::fence_task`: a kubelet renewal the peers read after this run's own
             // requests stopped reaching the API server moves the count.
             let read = a
@@ -2669,7 +2678,9 @@ impl World<'_> {
             let queued = a
                 .unknown_view
                 .filter(|_| set.fixes.unknown_queued && a.taint_view.is_none())
-                .map(|u| moment_off(now, a.wall_offset).mono_at(wall(u)));
+                .map(|u| moment.mono_at(wall(u)));
+            // And one the peers read on it without the taint.
+            let queued = fence_plan::taint_counted(queued, a.node_reads.queued(moment));
             let contact = fence_plan::queued_contact(contact, queued, &policy);
             let verdict = if on_taint {
                 verdict
@@ -2835,7 +2846,11 @@ impl World<'_> {
                         // Every question asks for this node's Node (`peer::ask_all_reading`;
                         // a build before `taint_read` asked for none).
                         if self.set.fixes.taint_read && r.reachable && self.agent_reaches(j) {
-                            r.node_tainted = Some(self.cp.taint(i).is_some());
+                            r.node_read = Some(quorum::NodeRead {
+                                tainted: self.cp.taint(i).is_some(),
+                                taint_added: self.cp.taint(i).map(wall),
+                                unknown_since: self.cp.unknown_since(i).map(wall),
+                            });
                         }
                         // Asked of the one `quorum::zone_readers` chooses. The agent's reader
                         // answers from a list of the zone up to a second old
@@ -3096,6 +3111,10 @@ impl World<'_> {
         let read = quorum::taint_read(round.heard.iter().map(|(_, h)| h));
         if set.fixes.taint_read && a.reads.note(now, round.heard.iter().map(|(_, h)| h)) {
             self.log(|| format!("n{i} peers read its Node: tainted {read:?}"));
+        }
+        if set.fixes.node_times_read && a.node_reads.note(now, round.heard.iter().map(|(_, h)| h)) {
+            let times = a.node_reads;
+            self.log(|| format!("n{i} peers read its Node's times: {times:?}"));
         }
         // And the probes of the kubelet's path: a taint read in this partition ends their hold.
         a.node_path.note_taint(read);
