@@ -483,6 +483,33 @@ fn an_agent_whose_kubelets_path_answers_holds_and_its_cut_off_peers_enforce() {
     assert_only_stopped(&mut lab, &stopped, &["n2-short", "n3-short"]);
 }
 
+/// The lab with n1 alone in zone-x, its `-short` pod tolerating `tol`, every agent started.
+fn n1_alone(tol: Duration) -> Option<Lab> {
+    let mut lab = lab(LabSpec {
+        toleration: tol,
+        zones: vec!["zone-x"],
+        ..LabSpec::default()
+    })?;
+    lab.start_all();
+    Some(lab)
+}
+
+/// Watches every pod until 2 s past `bound` and asserts that n1's `-short` pod stopped by then;
+/// every pod that stopped, and n1's log.
+fn n1_short_stopped_by(lab: &mut Lab, bound: SystemTime) -> (BTreeMap<String, SystemTime>, String) {
+    let stopped = watch_pods(lab, bound + Duration::from_secs(2));
+    let log = lab.node(1).log();
+    let at = *stopped
+        .get("n1-short")
+        .unwrap_or_else(|| panic!("n1-short never stopped:\n{log}"));
+    assert!(
+        at <= bound,
+        "n1-short stopped {:?} after the control plane could delete it:\n{log}",
+        at.duration_since(bound).unwrap_or_default()
+    );
+    (stopped, log)
+}
+
 /// n1, alone in its zone, is cut off from the API server while the four nodes of zone-a reach
 /// it. Its verdict (its whole zone cut off: `peers.wholeZoneCutOff`, enforce by default) would be
 /// pending until peers lost together with it would know (8.5 s after its last contact). Its Node
@@ -493,14 +520,9 @@ fn an_agent_whose_kubelets_path_answers_holds_and_its_cut_off_peers_enforce() {
 #[test]
 fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
     let tol = Duration::from_secs(3);
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        zones: vec!["zone-x"],
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = n1_alone(tol) else {
         return;
     };
-    lab.start_all();
     let cut_at = SystemTime::now();
     lab.cut_api(1);
     let (line, _) = expect_verdict(&mut lab, 1, "pending", Duration::from_secs(6));
@@ -512,17 +534,7 @@ fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
     let tainted_at = SystemTime::now();
     let added = humantime::format_rfc3339_seconds(tainted_at).to_string();
     support::taint_unreachable(&lab.server.api, "n1", &added);
-    let bound = tainted_at + tol;
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(2));
-    let log = lab.node(1).log();
-    let at = *stopped
-        .get("n1-short")
-        .unwrap_or_else(|| panic!("n1-short never stopped:\n{log}"));
-    assert!(
-        at <= bound,
-        "n1-short stopped {:?} after the control plane could delete it:\n{log}",
-        at.duration_since(bound).unwrap_or_default()
-    );
+    let (stopped, log) = n1_short_stopped_by(&mut lab, tainted_at + tol);
     let settled = verdicts(&log)
         .into_iter()
         .find(|(v, _)| v == "enforce")
@@ -547,14 +559,9 @@ fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
 #[test]
 fn a_run_restarted_while_cut_off_counts_from_the_taint_time_its_peers_read() {
     let tol = Duration::from_secs(6);
-    let Some(mut lab) = lab(LabSpec {
-        toleration: tol,
-        zones: vec!["zone-x"],
-        ..LabSpec::default()
-    }) else {
+    let Some(mut lab) = n1_alone(tol) else {
         return;
     };
-    lab.start_all();
     lab.cut_api(1);
     lab.node(1).kill_agent();
     std::thread::sleep(Duration::from_secs(1));
@@ -564,16 +571,7 @@ fn a_run_restarted_while_cut_off_counts_from_the_taint_time_its_peers_read() {
     support::taint_unreachable(&lab.server.api, "n1", &added);
     lab.node(1).start_agent();
     let bound = added_at + tol;
-    let stopped = watch_pods(&mut lab, bound + Duration::from_secs(2));
-    let log = lab.node(1).log();
-    let at = *stopped
-        .get("n1-short")
-        .unwrap_or_else(|| panic!("n1-short never stopped:\n{log}"));
-    assert!(
-        at <= bound,
-        "n1-short stopped {:?} after the control plane could delete it:\n{log}",
-        at.duration_since(bound).unwrap_or_default()
-    );
+    let (stopped, log) = n1_short_stopped_by(&mut lab, bound);
     assert!(
         log.contains("peers read this node's Node: node.kubernetes.io/unreachable:NoExecute added"),
         "{log}"

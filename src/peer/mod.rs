@@ -337,12 +337,7 @@ mod tests {
                 taint_added: Some(unknown + Duration::from_secs(5)),
                 unknown_since: Some(unknown),
             }),
-            ..crate::core::quorum::answer(
-                "n1",
-                "z",
-                Some(Duration::from_millis(10)),
-                Duration::from_secs(15),
-            )
+            ..reaching("n1")
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(
@@ -387,12 +382,7 @@ mod tests {
                 size: 5,
                 tainted: false,
             }),
-            ..crate::core::quorum::answer(
-                "n1",
-                "z",
-                Some(Duration::from_millis(10)),
-                Duration::from_secs(15),
-            )
+            ..reaching("n1")
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(
@@ -413,6 +403,16 @@ mod tests {
         };
         let text = serde_json::to_string(&asking).expect("json");
         assert_eq!(text, r#"{"from":"n1","zone":"z","zoneRecord":true}"#);
+    }
+
+    /// The answer of `node`, which reaches the API server (its contact 10 ms old).
+    fn reaching(node: &str) -> PeerReport {
+        crate::core::quorum::answer(
+            node,
+            "z",
+            Some(Duration::from_millis(10)),
+            Duration::from_secs(15),
+        )
     }
 
     fn question_of(from: &str) -> Question {
