@@ -525,9 +525,10 @@ struct Agent {
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
     /// run first saw it (`None`: read from disk) — `agent::fence_task`'s `tainted`.
     taint_view: Option<(Duration, Option<Duration>)>,
-    /// When the controller wrote the Ready=Unknown on its Node, while its view shows it standing
-    /// — `agent::fence_task`'s `queued`.
-    unknown_view: Option<Duration>,
+    /// The Ready=Unknown the controller wrote on its Node, while its view shows it standing: when
+    /// written, and when this run first saw it (`None`: read from disk) — `agent::fence_task`'s
+    /// `queued`. Delivered by the Node's watch with the taint, its lag later.
+    unknown_view: Option<(Duration, Option<Duration>)>,
     /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
     /// keeps it: through returns of the link, not through a restart).
     reads: quorum::TaintReads,
@@ -611,6 +612,10 @@ struct World<'a> {
     /// Per node: each change of its Node's unreachable taint in the API, in order: when, and the
     /// taint's `timeAdded` (`None`: removed).
     node_taints: Vec<Vec<(Duration, Option<Duration>)>>,
+    /// Per node: each change of the Ready=Unknown the controller wrote on its Node, as the API
+    /// stores it, in order: when, and that write's time (`None`: the kubelet's status replaced
+    /// it, or there was none).
+    node_unknowns: Vec<Vec<(Duration, Option<Duration>)>>,
     cp: ControlPlane,
     /// The agents' quorum policy, as `agent::quorum::policy` builds it, with the run's fixes.
     quorum_policy: QuorumPolicy,
@@ -911,6 +916,21 @@ fn status_phase(seed: u64, node: usize) -> Duration {
     Duration::from_millis(r.below(STATUS_EVERY.as_millis() as u64))
 }
 
+/// A time the agent's view of its Node shows (`read`), with when this run first saw that same
+/// time, as `agent::fence_task`'s `note_seen` keeps it: `kept` while it stands, first seen `now`
+/// when it changes.
+fn seen_from(
+    read: Option<Duration>,
+    kept: Option<(Duration, Option<Duration>)>,
+    now: Duration,
+) -> Option<(Duration, Option<Duration>)> {
+    match (read, kept) {
+        (Some(t), Some((known, when))) if t == known => Some((t, when)),
+        (Some(t), _) => Some((t, Some(now))),
+        (None, _) => None,
+    }
+}
+
 fn wall(mono: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + mono
 }
@@ -974,6 +994,7 @@ fn run_as(
         pods: Vec::new(),
         pods_changed: vec![ORIGIN; n],
         node_taints: vec![Vec::new(); n],
+        node_unknowns: vec![Vec::new(); n],
         cp: {
             // Kubelets that post no status leave the Lease the only way back to Ready.
             let controller = ControllerSettings {
@@ -1309,9 +1330,10 @@ impl World<'_> {
                 disk.taint_added.map(|t| (t, None))
             },
             unknown_view: if self.agent_reaches(i) {
-                self.cp.unknown_since(i)
+                self.unknown_at(i, self.watched_at(i))
+                    .map(|u| (u, Some(self.now)))
             } else {
-                disk.unknown_since
+                disk.unknown_since.map(|u| (u, None))
             },
             read_answered_at: None,
             next_probe: None,
@@ -1668,6 +1690,28 @@ impl World<'_> {
         self.agents[i].as_ref().is_some_and(|a| a.renewals == chain)
     }
 
+    /// Notes each change of the Ready=Unknown the controller wrote since the last note
+    /// (`node_unknowns`): the agents' watches deliver it as they deliver the taint.
+    fn note_unknowns(&mut self) {
+        for node in 0..self.node_unknowns.len() {
+            let now = self.cp.unknown_since(node);
+            let was = self.node_unknowns[node].last().and_then(|&(_, u)| u);
+            if now != was {
+                self.node_unknowns[node].push((self.now, now));
+                self.pods_changed_on(node);
+            }
+        }
+    }
+
+    /// The Ready=Unknown on `node`'s Node as the API stored it at `at`: when it was written.
+    fn unknown_at(&self, node: usize, at: Duration) -> Option<Duration> {
+        self.node_unknowns[node]
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= at)
+            .and_then(|(_, u)| *u)
+    }
+
     fn apply(&mut self, changes: super::control::Changes) {
         if changes.took_over {
             // It removed every taint (below), and its taint eviction controller counts from the
@@ -1704,6 +1748,7 @@ impl World<'_> {
                 )
             });
         }
+        self.note_unknowns();
     }
 
     fn schedule_eviction(&mut self, pod: usize, tainted: Duration) {
@@ -1799,6 +1844,7 @@ impl World<'_> {
         let next = if self.reaches_api(node) {
             if !self.cp.schedulable(node) {
                 self.cp.status_posted(node, self.now);
+                self.note_unknowns();
                 self.log(|| format!("n{node}'s kubelet posts Ready=True"));
                 self.replacements();
             }
@@ -2457,6 +2503,7 @@ impl World<'_> {
         let at = self.watched_at(i).max(listed.unwrap_or_default());
         let view = self.api_view(i, at);
         let taint = self.taint_at(i, self.watched_at(i));
+        let unknown = self.unknown_at(i, self.watched_at(i));
         let now = self.now;
         if let Some(a) = self.agents[i].as_mut() {
             a.list_blocked_until = None;
@@ -2466,13 +2513,15 @@ impl World<'_> {
                 a.durability.changed();
             }
             // The Node's watch, as the pods': the taint, and when this run first saw it.
-            let seen = match (taint, a.taint_view) {
-                (Some(t), Some((known, when))) if t == known => Some((t, when)),
-                (Some(t), _) => Some((t, Some(now))),
-                (None, _) => None,
-            };
+            let seen = seen_from(taint, a.taint_view, now);
             if seen != a.taint_view {
                 a.taint_view = seen;
+                a.durability.changed();
+            }
+            // And its Ready=Unknown, from the same watch.
+            let seen = seen_from(unknown, a.unknown_view, now);
+            if seen != a.unknown_view {
+                a.unknown_view = seen;
                 a.durability.changed();
             }
         }
@@ -2486,15 +2535,6 @@ impl World<'_> {
         let Some(mut a) = self.agents[i].take() else {
             return;
         };
-        if self.agent_reaches(i) {
-            // As the Node's watch: the Ready condition the controller wrote, until the kubelet
-            // posts its status.
-            let unknown = self.cp.unknown_since(i);
-            if unknown != a.unknown_view {
-                a.unknown_view = unknown;
-                a.durability.changed();
-            }
-        }
         if self.probing(&a) && a.next_probe.is_none_or(|t| now >= t) {
             self.probe_at_start(i, &mut a);
             a.next_probe = Some(now + set.peer_interval);
@@ -2678,7 +2718,9 @@ impl World<'_> {
             let queued = a
                 .unknown_view
                 .filter(|_| set.fixes.unknown_queued && a.taint_view.is_none())
-                .map(|u| moment.mono_at(wall(u)));
+                .and_then(|(u, seen)| {
+                    fence_plan::taint_counted(Some(moment.mono_at(wall(u))), seen)
+                });
             // And one the peers read on it without the taint.
             let queued = fence_plan::taint_counted(queued, a.node_reads.queued(moment));
             let contact = fence_plan::queued_contact(contact, queued, &policy);
@@ -2771,7 +2813,7 @@ impl World<'_> {
                 disk.pods = a.known.clone();
                 disk.fenced = a.fenced.clone();
                 disk.taint_added = a.taint_view.map(|(t, _)| t);
-                disk.unknown_since = a.unknown_view;
+                disk.unknown_since = a.unknown_view.map(|(u, _)| u);
             }
             a.durability.written(what, true, now);
         }
