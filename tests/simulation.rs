@@ -349,15 +349,22 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // swapped in empty*; 0xa7 with keep-state). The kubelet's node status, posted in the return,
     // hides it. Since the thirty-third session the Node the agent saw in the return, recorded
     // Unknown (no status posted in this model), counts from that write
-    // (`Fixes::unknown_queued`): the pod is stopped in time.
+    // (`Fixes::unknown_queued`): the pod is stopped in time. Since the thirty-fifth session the
+    // peers' answers carry the taint's `timeAdded` (`Fixes::node_times_read`), which stops it in
+    // time as well: the open class is replayed without both.
     let mut unqueued = found;
     unqueued.fixes.unknown_queued = false;
+    unqueued.fixes.node_times_read = false;
+    let mut times_read = unqueued;
+    times_read.fixes.node_times_read = true;
+    assert_eq!(ran_for(0x14c8, 18, &times_read), None);
     let open = ran_for(0x14c8, 18, &unqueued);
     assert!(
         open.is_some_and(|t| t > Duration::from_secs(19) && t < Duration::from_secs(21)),
         "{open:?}"
     );
     unseen.fixes.unknown_queued = false;
+    unseen.fixes.node_times_read = false;
     assert_eq!(ran_for(0x14c8, 18, &unseen), open);
     assert_eq!(ran_for(0x14c8, 18, &found), None);
     assert_eq!(
@@ -1657,7 +1664,8 @@ fn a_sigterm_waits_for_the_taint_under_an_enforce_the_staggered_expiry_only_gues
 ///
 /// Replayed with a node counted Ready again on its Lease's renewal, as the seed was found: counted
 /// Ready only on its kubelet's status, as upstream's controller has it (thirty-third session),
-/// the reverted run stops no pod late here.
+/// the reverted run stops no pod late here. And without the times the peers read (thirty-fifth
+/// session, `Fixes::node_times_read`), which stop both pods in time without the rule.
 #[test]
 fn a_restart_during_a_relapse_resumes_it() {
     let mut keeps = queued_on_write();
@@ -1672,6 +1680,8 @@ fn a_restart_during_a_relapse_resumes_it() {
     };
     let mut reverted = keeps;
     reverted.fixes.relapse_kept = false;
+    assert_eq!(twice(&reverted), 0);
+    reverted.fixes.node_times_read = false;
     assert_eq!(twice(&reverted), 2);
     assert_eq!(twice(&keeps), 0);
 }
@@ -1917,11 +1927,16 @@ fn a_zone_the_controller_records_partly_disrupted_holds_what_the_peers_answers_w
 /// a healthy zone, tainted n1 at 146.4 s and deleted its pod 2 (tolerating 39 s) at 185.4 s. n1
 /// learned of the taint at 174.2 s from a peer's read and counted from the hold's end (159.2 s):
 /// the pod ran 12.9 s past its deletion. A taint read with no read without it since the hold
-/// began may have come during the hold (`Fixes::taint_during_hold`).
+/// began may have come during the hold (`Fixes::taint_during_hold`). Since the thirty-fifth
+/// session the peers' answers carry the taint's `timeAdded` (`Fixes::node_times_read`), which
+/// counts from 146.4 s and stops the pod in time without that rule too: the defect is replayed
+/// without both.
 #[test]
 fn a_taint_read_after_a_hold_counts_from_before_the_holds_end() {
     let mut reverted = queued_on_write();
     reverted.fixes.taint_during_hold = false;
+    assert!(running_twice(0xcdf7, &reverted).is_empty());
+    reverted.fixes.node_times_read = false;
     assert_eq!(running_twice(0xcdf7, &reverted), [2]);
     assert!(running_twice(0xcdf7, &queued_on_write()).is_empty());
 }
@@ -1954,13 +1969,23 @@ fn a_renewal_read_after_a_restart_into_a_cut_counts_as_the_kubelets_own() {
 /// (tolerating 0 s) deleted then. The fence counted from its contact at 189.6 s and killed them at
 /// 217.6 s, 16.1 s late. A Node seen recorded Unknown now counts from that write at the latest
 /// (`Fixes::unknown_queued`, `fence_plan::queued_contact`): the kill comes as n8 knows itself cut
-/// off, 3.5 s after the deletion (the time the cut took to show, which no plan shortens).
+/// off, 3.5 s after the deletion (the time the cut took to show, which no plan shortens). Since
+/// the thirty-fifth session the peers' answers carry the times they read on the Node
+/// (`Fixes::node_times_read`), which give the same kill without the rule: the defect is replayed
+/// without both.
 #[test]
 fn a_node_recorded_unknown_counts_from_that_write_whatever_its_lease_says() {
     let mut keeps = queued_on_write();
     keeps.controller.leader = None;
     let mut reverted = keeps;
     reverted.fixes.unknown_queued = false;
+    for pod in [14, 15] {
+        assert_eq!(
+            ran_twice_for(0x678, &reverted, pod),
+            ran_twice_for(0x678, &keeps, pod)
+        );
+    }
+    reverted.fixes.node_times_read = false;
     for pod in [14, 15] {
         let late = ran_twice_for(0x678, &reverted, pod);
         assert!(
