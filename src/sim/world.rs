@@ -916,6 +916,15 @@ fn status_phase(seed: u64, node: usize) -> Duration {
     Duration::from_millis(r.below(STATUS_EVERY.as_millis() as u64))
 }
 
+/// What a history of changes to a Node in the API (when, and the time it then held) held at `at`.
+fn standing_at(history: &[(Duration, Option<Duration>)], at: Duration) -> Option<Duration> {
+    history
+        .iter()
+        .rev()
+        .find(|(t, _)| *t <= at)
+        .and_then(|(_, held)| *held)
+}
+
 /// A time the agent's view of its Node shows (`read`), with when this run first saw that same
 /// time, as `agent::fence_task`'s `note_seen` keeps it: `kept` while it stands, first seen `now`
 /// when it changes.
@@ -1229,11 +1238,7 @@ impl World<'_> {
 
     /// The unreachable taint's `timeAdded` on `node`'s Node in the API at `at`.
     fn taint_at(&self, node: usize, at: Duration) -> Option<Duration> {
-        self.node_taints[node]
-            .iter()
-            .rev()
-            .find(|(t, _)| *t <= at)
-            .and_then(|(_, added)| *added)
+        standing_at(&self.node_taints[node], at)
     }
 
     /// The instant of the API whose pods the watch of `node`'s agent delivers now.
@@ -1705,11 +1710,7 @@ impl World<'_> {
 
     /// The Ready=Unknown on `node`'s Node as the API stored it at `at`: when it was written.
     fn unknown_at(&self, node: usize, at: Duration) -> Option<Duration> {
-        self.node_unknowns[node]
-            .iter()
-            .rev()
-            .find(|(t, _)| *t <= at)
-            .and_then(|(_, u)| *u)
+        standing_at(&self.node_unknowns[node], at)
     }
 
     fn apply(&mut self, changes: super::control::Changes) {
