@@ -940,6 +940,13 @@ fn seen_from(
     }
 }
 
+/// A time of the control plane's as the API server stores it on a Node (a `metav1.Time`, the
+/// taint's `timeAdded` or a condition's `lastTransitionTime`): to the second, the fraction
+/// dropped. Every agent reads these times so, up to a second earlier than they were made.
+fn stored(t: Duration) -> Duration {
+    Duration::from_secs(t.as_secs())
+}
+
 fn wall(mono: Duration) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000) + mono
 }
@@ -1699,7 +1706,7 @@ impl World<'_> {
     /// (`node_unknowns`): the agents' watches deliver it as they deliver the taint.
     fn note_unknowns(&mut self) {
         for node in 0..self.node_unknowns.len() {
-            let now = self.cp.unknown_since(node);
+            let now = self.cp.unknown_since(node).map(stored);
             let was = self.node_unknowns[node].last().and_then(|&(_, u)| u);
             if now != was {
                 self.node_unknowns[node].push((self.now, now));
@@ -1724,7 +1731,7 @@ impl World<'_> {
         }
         for (node, tainted) in changes.tainted {
             self.log(|| format!("controller taints n{node} unreachable:NoExecute"));
-            self.node_taints[node].push((self.now, Some(tainted)));
+            self.node_taints[node].push((self.now, Some(stored(tainted))));
             self.pods_changed_on(node);
             for p in 0..self.pods.len() {
                 if self.pods[p].node == node && self.pods[p].in_api {
@@ -2891,8 +2898,8 @@ impl World<'_> {
                         if self.set.fixes.taint_read && r.reachable && self.agent_reaches(j) {
                             r.node_read = Some(quorum::NodeRead {
                                 tainted: self.cp.taint(i).is_some(),
-                                taint_added: self.cp.taint(i).map(wall),
-                                unknown_since: self.cp.unknown_since(i).map(wall),
+                                taint_added: self.cp.taint(i).map(|t| wall(stored(t))),
+                                unknown_since: self.cp.unknown_since(i).map(|u| wall(stored(u))),
                             });
                         }
                         // Asked of the one `quorum::zone_readers` chooses. The agent's reader
