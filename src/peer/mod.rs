@@ -148,18 +148,13 @@ impl From<&PeerReport> for Answer {
             last_contact_age_millis: r
                 .last_contact_age
                 .map(|age| u64::try_from(age.as_millis()).unwrap_or(u64::MAX)),
-            kubelet_renew_time: r
-                .kubelet_renewed
-                .map(|t| humantime::format_rfc3339_micros(t).to_string()),
+            kubelet_renew_time: r.kubelet_renewed.and_then(wire_text),
             unreachable_tainted: r.node_read.map(|n| n.tainted),
-            unreachable_taint_added: r
-                .node_read
-                .and_then(|n| n.taint_added)
-                .map(|t| humantime::format_rfc3339_micros(t).to_string()),
+            unreachable_taint_added: r.node_read.and_then(|n| n.taint_added).and_then(wire_text),
             ready_unknown_since: r
                 .node_read
                 .and_then(|n| n.unknown_since)
-                .map(|t| humantime::format_rfc3339_micros(t).to_string()),
+                .and_then(wire_text),
             pods: r.pods.as_ref().map(|pods| {
                 pods.iter()
                     .filter_map(|p| serde_json::to_value(p).ok())
@@ -213,6 +208,19 @@ impl TryFrom<Answer> for PeerReport {
             zone_recorded: a.zone_record,
         })
     }
+}
+
+/// A time as the answer carries it (RFC 3339 with microseconds), or `None` for one the format
+/// cannot hold: before 1970 or after 9999. The API server keeps such a time in an object (a
+/// Lease's `renewTime` or a taint's `timeAdded` of 1969 is valid there), and formatting it
+/// would panic (`humantime`'s `Display` does); the answer goes without it, as if it were not
+/// read.
+fn wire_text(t: std::time::SystemTime) -> Option<String> {
+    use std::fmt::Write;
+    t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let mut text = String::new();
+    write!(text, "{}", humantime::format_rfc3339_micros(t)).ok()?;
+    Some(text)
 }
 
 /// A time of the answer (`name` on the wire), RFC 3339; an answer with one that is not is refused.
@@ -372,6 +380,41 @@ mod tests {
         let refused = read(r#","unreachableTainted":false,"readyUnknownSince":"soon""#)
             .expect_err("not a time");
         assert!(refused.contains("readyUnknownSince \"soon\""), "{refused}");
+    }
+
+    /// A time read from the API server that RFC 3339 as the answer writes it cannot hold (before
+    /// 1970, after 9999) leaves the answer without that time, never panics the peer's server.
+    #[test]
+    fn a_time_the_wire_cannot_hold_is_left_out_of_the_answer() {
+        let epoch = std::time::SystemTime::UNIX_EPOCH;
+        let before = epoch - Duration::from_secs(1);
+        let after = epoch + Duration::from_secs(253_402_300_800);
+        for t in [before, after] {
+            let report = PeerReport {
+                kubelet_renewed: Some(t),
+                node_read: Some(crate::core::quorum::NodeRead {
+                    tainted: true,
+                    taint_added: Some(t),
+                    unknown_since: Some(t),
+                }),
+                ..reaching("n1")
+            };
+            let answer = Answer::from(&report);
+            assert_eq!(
+                (
+                    answer.kubelet_renew_time.as_deref(),
+                    answer.unreachable_tainted,
+                    answer.unreachable_taint_added.as_deref(),
+                    answer.ready_unknown_since.as_deref()
+                ),
+                (None, Some(true), None, None),
+                "{t:?}"
+            );
+        }
+        assert_eq!(
+            wire_text(epoch).as_deref(),
+            Some("1970-01-01T00:00:00.000000Z")
+        );
     }
 
     #[test]
