@@ -7,7 +7,9 @@
 # (standalone, then connected with 0, 110 and 1,000 realistic pods) with the agent under
 # callgrind and its API server behind a TLS proxy (a real API server speaks TLS: the handshake
 # and record code must be in the list), then maps the executed instructions to the functions'
-# sections. Needs valgrind, openssl and python3; takes about 10 minutes here.
+# sections. Each connected run ends in a relist whose watch the harness refuses once (503)
+# first, so kube's retry of a refused request is in the list too. Needs valgrind, openssl and
+# python3; takes about 10 minutes here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
