@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The release binary's executed functions, for link/hot-symbols.txt (issue 12).
 
-Usage: hot_symbols.py MAP BINARY_NAME FIRST_RUN... [-- LATER_RUN...] > link/hot-symbols.txt
+Usage: hot_symbols.py MAP BINARY_NAME FIRST_RUN... [-- LATER_RUN...]... > link/hot-symbols.txt
        hot_symbols.py --check MAP LIST [MIN_PERCENT]
 
 MAP is the linker map of the profiled build (NODEWARDEN_LINK_MAP=path cargo build --release);
 each RUN is a callgrind output (`valgrind --tool=callgrind --dump-instr=yes`) of that build.
 Prints one symbol per executed `.text` input section: those the first runs executed (the
-standalone agent) first, then those only the later runs executed (connected), each group the
-most executed first, so a standalone agent touches only the start of the list.
+standalone agent) first, then those only the next group executed (connected over TLS), then
+those only the group after it executed (connected over plain HTTP), and so on, each group the
+most executed first. A standalone agent touches only the start of the list, and the code a
+later group adds never spreads an earlier group's.
 
 With --check, fails when fewer than MIN_PERCENT (90) of the symbols of LIST are functions of
 the build MAP describes: the list has gone stale (a dependency update changes its symbols'
@@ -110,14 +112,16 @@ def main():
         args = sys.argv[2:]
         sys.exit(check(args[0], args[1], float(args[2]) if len(args) > 2 else 90.0))
     map_path, binary, runs = sys.argv[1], sys.argv[2], sys.argv[3:]
-    first, later = (runs, []) if "--" not in runs else (
-        runs[: runs.index("--")],
-        runs[runs.index("--") + 1 :],
-    )
+    groups = [[]]
+    for run in runs:
+        if run == "--":
+            groups.append([])
+        else:
+            groups[-1].append(run)
     secs = sections(map_path)
     starts = [s[0] for s in secs]
     printed = set()
-    for group in (first, later):
+    for group in groups:
         if not group:
             continue
         hot = {}
