@@ -753,34 +753,41 @@ fn relist(server: &apiserver::ApiServer, n: usize) {
     // relist with or without a 503 in front of it (kube's client retries one, with a backoff)
     // ran different code, and the peak after the relist differed by the pages of that code
     // (0.2 MiB of the binary, as the agent's reconnect won or lost the race with this thread).
-    wait_until(
+    pod_request_seen(
+        server,
         "the agent's pod watch refused (503)",
         Duration::from_secs(30),
-        || {
-            server.requests().iter().any(|r| {
-                r.method == "GET"
-                    && r.path.ends_with("/pods")
-                    && r.param("watch") == Some("true")
-                    && r.status == Some(503)
-            })
-        },
+        |r| r.param("watch") == Some("true") && r.status == Some(503),
     );
     server.compact(0);
     server.faults().clear();
-    wait_until(
+    // A list page, or a streaming list (a watch that sends every pod first).
+    pod_request_seen(
+        server,
         "the agent listing the pods again",
         Duration::from_secs(60),
-        || {
-            // A list page, or a streaming list (a watch that sends every pod first).
-            server.requests().iter().any(|r| {
-                r.method == "GET"
-                    && r.path.ends_with("/pods")
-                    && (r.param("watch").is_none() || r.param("sendInitialEvents") == Some("true"))
-                    && r.status == Some(200)
-            })
+        |r| {
+            (r.param("watch").is_none() || r.param("sendInitialEvents") == Some("true"))
+                && r.status == Some(200)
         },
     );
     std::thread::sleep(Duration::from_secs(5));
+}
+
+/// Waits (bounded by `timeout`) until the API server has recorded a GET of the pods that `test`
+/// accepts.
+fn pod_request_seen(
+    server: &apiserver::ApiServer,
+    what: &str,
+    timeout: Duration,
+    test: impl Fn(&apiserver::Recorded) -> bool,
+) {
+    wait_until(what, timeout, || {
+        server
+            .requests()
+            .iter()
+            .any(|r| r.method == "GET" && r.path.ends_with("/pods") && test(r))
+    });
 }
 
 /// The counter `nodewarden_fence_actions_total{action="<action>"}`, 0 when absent.
