@@ -3,9 +3,9 @@
 
 Usage: pagewatch.py PID OUT BINARY
 
-Polls /proc/PID/pagemap ten times a second (root: the present bit needs no PFN) for every
-mapping of BINARY and writes to OUT one line per page the first time it is present:
-`<unix time> page <file offset> <permissions>`, and after each poll one line
+Polls /proc/PID/pagemap ten times a second (the present bit needs no root; only the frame
+numbers do) for every mapping of BINARY. Writes to OUT one line per page the first time it is
+present, `<unix time> page <file offset> <permissions>`, and after each poll one line
 `<unix time> status VmHWM=… RssAnon=… RssFile=…` (kB). Ends when the process does.
 
 Start it from a wrapper that then `exec`s the agent, so PID is the agent's. The kernel maps a
@@ -46,8 +46,11 @@ def main():
             now = time.time()
             with pagemap:
                 for start, end, offset, perms in maps:
-                    pagemap.seek(start // 4096 * 8)
-                    data = pagemap.read((end - start) // 4096 * 8)
+                    try:
+                        pagemap.seek(start // 4096 * 8)
+                        data = pagemap.read((end - start) // 4096 * 8)
+                    except OSError:
+                        return  # the process ended between the reads
                     for i in range(len(data) // 8):
                         (entry,) = struct.unpack_from("<Q", data, i * 8)
                         page = offset + i * 4096
