@@ -1614,6 +1614,9 @@ impl World<'_> {
             Ev::Monitor => {
                 let changes = self.cp.monitor(self.now);
                 self.apply(changes);
+                // Only a monitor pass writes Ready=Unknown (the tainting passes, every 100 ms
+                // while a node is queued, leave it as it is): noted here, not in `apply`.
+                self.note_unknowns();
                 if self.cp.queued() {
                     self.taint_pass_at(self.now);
                 }
@@ -1756,7 +1759,6 @@ impl World<'_> {
                 )
             });
         }
-        self.note_unknowns();
     }
 
     fn schedule_eviction(&mut self, pod: usize, tainted: Duration) {
