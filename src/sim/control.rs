@@ -419,12 +419,15 @@ impl ControlPlane {
     }
 
     /// `node`'s zone as the API server stores it (`quorum::ZoneRecord`): the Ready conditions
-    /// the controller counted at its last pass, with `node`'s taint.
+    /// as stored, with `node`'s taint. A node counts not Ready while the Unknown the controller
+    /// wrote stands, until its kubelet posts its status: the count the controller's last pass
+    /// made, but for nodes posted Ready since (and for every node after an outage that
+    /// restarted the controller-manager, whose state is gone while the store keeps it).
     pub fn zone_record(&self, node: usize) -> crate::core::quorum::ZoneRecord {
         let zone = self.nodes[node].zone;
         let in_zone = self.nodes.iter().filter(|n| n.zone == zone);
         crate::core::quorum::ZoneRecord {
-            not_ready: in_zone.clone().filter(|n| !n.ready).count(),
+            not_ready: in_zone.clone().filter(|n| n.unknown_written).count(),
             size: in_zone.count(),
             tainted: self.nodes[node].tainted_at.is_some(),
         }
