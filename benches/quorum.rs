@@ -96,6 +96,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             tainted: false,
             silent_reaching: 0,
             own_kubelet_age: None,
+            leaderless_unknown: None,
         };
         let policy = QuorumPolicy {
             fixes: nodewarden::core::quorum::Fixes::ALL,

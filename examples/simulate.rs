@@ -165,6 +165,8 @@ fn main() {
                 "renewal-exact" => settings.fixes.renewal_exact = false,
                 "unknown-queued" => settings.fixes.unknown_queued = false,
                 "node-times-read" => settings.fixes.node_times_read = false,
+                "queue-read-settles" => settings.fixes.queue_read_settles = false,
+                "leaderless-first" => settings.fixes.leaderless_first = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),
@@ -379,7 +381,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first]"
     );
     std::process::exit(2)
 }

@@ -104,6 +104,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         tainted: false,
         silent_reaching: 0,
         own_kubelet_age: None,
+        leaderless_unknown: None,
     }
 }
 
@@ -187,6 +188,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         tainted: false,
         silent_reaching: 0,
         own_kubelet_age: None,
+        leaderless_unknown: None,
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
@@ -880,6 +882,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         tainted: false,
         silent_reaching: 0,
         own_kubelet_age: None,
+        leaderless_unknown: None,
     };
     let decide_both = |r: &Round| {
         let early = decide(r, &policy, true);
@@ -1575,6 +1578,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         tainted: false,
         silent_reaching: 0,
         own_kubelet_age: None,
+        leaderless_unknown: None,
     }
 }
 
@@ -2673,7 +2677,7 @@ fn a_zone_that_looks_healthy_to_the_peers_asked_but_is_recorded_disrupted_holds(
 }
 
 #[test]
-fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_of_a_large_zone() {
+fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_it_cannot_list() {
     let p = |n: &str, z: &str| Peer {
         node: n.into(),
         address: "10.0.0.1:9843".parse().expect("address"),
@@ -2691,8 +2695,10 @@ fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_of_a_l
         [false, false, false, true]
     );
     assert_eq!(zone_readers(&asked, "a", true, &none), [false; 4]);
-    // Asked only for a zone the list does not show larger than 50 (this node and its peers of
-    // the zone), with the rule on; peers of other zones do not count.
+    // Asked only for a zone the list does not show larger than a reader lists, 100 (this node
+    // and its peers of the zone), with the rule on; peers of other zones do not count. Larger
+    // than 50 only for a node read queued for the taint (`Fixes::queue_read_settles`): such a
+    // zone's record holds nothing.
     let fixes = nodewarden::core::quorum::Fixes::ALL;
     let listed = |own: usize| -> Vec<Peer> {
         let mut l: Vec<Peer> = (0..own).map(|i| p(&format!("a{i}"), "a")).collect();
@@ -2700,7 +2706,14 @@ fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_of_a_l
         l
     };
     assert!(asks_zone_record(&fixes, &listed(49), "a"));
-    assert!(!asks_zone_record(&fixes, &listed(50), "a"));
+    assert!(asks_zone_record(&fixes, &listed(99), "a"));
+    assert!(!asks_zone_record(&fixes, &listed(100), "a"));
+    let unqueued = nodewarden::core::quorum::Fixes {
+        queue_read_settles: false,
+        ..fixes
+    };
+    assert!(asks_zone_record(&unqueued, &listed(49), "a"));
+    assert!(!asks_zone_record(&unqueued, &listed(50), "a"));
     let off = nodewarden::core::quorum::Fixes {
         zone_recorded: false,
         ..fixes
@@ -2755,4 +2768,107 @@ fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks(
     );
     assert_eq!(zone::record_selector(""), None);
     assert_eq!(zone::record_selector("r1/"), None);
+}
+
+// ---- a node read queued for the taint ----
+
+/// A zone of five, this node cut off 5 s ago and its four peers reaching the API server (no other
+/// zone): a healthy zone evicts it, once the answers settle. The first peer read this node's Node
+/// as `read`, and its zone as `rec`.
+fn read_queued(read: Option<NodeRead>, rec: Option<ZoneRecord>) -> Round {
+    let mut r = zone(5, 0);
+    r.other_zones = 0;
+    r.own_contact_age = Duration::from_secs(5);
+    r.own_silence_age = r.own_contact_age;
+    if let (_, Heard::Report(first)) = &mut r.heard[0] {
+        first.node_read = read;
+        first.zone_recorded = rec;
+    }
+    r
+}
+
+#[test]
+fn a_node_read_queued_for_the_taint_in_a_zone_recorded_as_tainting_enforces_at_once() {
+    let verdict = |round: &Round, policy: &QuorumPolicy| decide_or_ask(round, policy, true).0;
+    let written = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let queued = Some(NodeRead {
+        tainted: false,
+        taint_added: None,
+        unknown_since: Some(written),
+    });
+    let ready = Some(NodeRead::default());
+    let word = |r: &Round, p: &QuorumPolicy| verdict(r, p).word();
+    // Unread, or read Ready: the answers settle first.
+    assert_eq!(word(&read_queued(None, None), &policy()), "pending");
+    assert_eq!(
+        word(&read_queued(ready, record(1, 5, false)), &policy()),
+        "pending"
+    );
+    // Read with Ready=Unknown and no taint: queued, and its zone recorded normal.
+    for rec in [record(0, 5, false), record(2, 5, false)] {
+        let v = verdict(&read_queued(queued, rec), &policy());
+        assert!(v.is_enforce(), "{rec:?}: {}", v.reason());
+        assert!(
+            v.reason().contains("healthy zone")
+                && v.reason()
+                    .contains("it is queued for the taint, and its zone is recorded normal"),
+            "{}",
+            v.reason()
+        );
+    }
+    // No record read (the reader failed, or a zone too large to be read), or one of a zone fully
+    // disrupted (every zone may be, and then nothing is tainted): the answers settle first.
+    assert_eq!(word(&read_queued(queued, None), &policy()), "pending");
+    assert_eq!(
+        word(&read_queued(queued, record(5, 5, false)), &policy()),
+        "pending"
+    );
+    // Recorded partially disrupted (a zone of five): the controller taints nothing there.
+    let partial = read_queued(queued, record(3, 5, false));
+    assert_eq!(word(&partial, &policy()), "hold");
+    // Unless no controller-manager leads, and this node's own view showed the same Unknown: the
+    // next leader's first pass may take it first.
+    let leaderless = verdict(
+        &partial.clone().leaderless_unknown(Some(written)),
+        &policy(),
+    );
+    assert!(
+        leaderless.is_enforce()
+            && leaderless.reason().contains(
+                "no controller-manager leads, and the next one's first pass may take it first"
+            ),
+        "{}",
+        leaderless.reason()
+    );
+    // Nor does a record read then matter.
+    assert_eq!(
+        word(
+            &read_queued(queued, None).leaderless_unknown(Some(written)),
+            &policy()
+        ),
+        "enforce"
+    );
+    let later = written + Duration::from_secs(30);
+    assert_eq!(
+        word(&partial.clone().leaderless_unknown(Some(later)), &policy()),
+        "hold"
+    );
+    // A read from a peer that says it is cut off is no read.
+    let mut unsure = read_queued(queued, record(1, 5, false));
+    if let (_, Heard::Report(first)) = &mut unsure.heard[0] {
+        first.reachable = false;
+        first.last_contact_age = Some(Duration::from_secs(1));
+    }
+    assert_eq!(word(&unsure, &policy()), "pending");
+    // Each rule switched off.
+    let before = policy_without(|f| f.queue_read_settles = false);
+    assert_eq!(
+        word(&read_queued(queued, record(1, 5, false)), &before),
+        "pending"
+    );
+    let before = policy_without(|f| f.leaderless_first = false);
+    assert_eq!(
+        word(&partial.leaderless_unknown(Some(written)), &before),
+        "hold"
+    );
 }

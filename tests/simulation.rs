@@ -226,10 +226,13 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // shows only where no peer can read it (`lease_heard` off: an identity without `get` on
     // Leases, a wall step between the two runs). Since the simulated controller swaps its
     // limiters in empty, as upstream's does (twenty-sixth session), 0xa0b runs no pod twice even
-    // with all three reverted; the search meets the defect first at 0x15e then.
+    // with all three reverted; the search meets the defect first at 0x15e then. Since a peer's
+    // read of the Node queued for the taint settles a pending verdict (thirty-seventh session,
+    // `Fixes::queue_read_settles`), 0x198 shows it only with that rule off too.
     let mut resumed = settings();
     resumed.fixes.resumed_cut_off = false;
     resumed.fixes.lease_heard = false;
+    resumed.fixes.queue_read_settles = false;
     assert!(!found(0x198, &resumed, "running-twice").is_empty());
     resumed.fixes.settled_early = false;
     assert!(!found(0x15e, &resumed, "running-twice").is_empty());
@@ -261,12 +264,14 @@ fn the_search_finds_the_issue_22_defects_with_their_fixes_reverted() {
     // answer still to settle can change is settled at once (`core::quorum::settled_early`).
     // (Where no peer reads the restarted agent's kubelet Lease for it: with that read, its
     // renewal before the cut bounds its hearing, and its rounds settle on time either way.)
-    // (And where its peers' read of the taint does not settle it, since the twentieth session:
-    // reverted too, as the build it was found on had it.)
+    // (And where its peers' read of the taint does not settle it, since the twentieth session,
+    // nor their read of its Node queued for the taint, since the thirty-seventh: reverted too,
+    // as the build it was found on had them.)
     let mut waited = settings();
     waited.fixes.settled_early = false;
     waited.fixes.lease_heard = false;
     waited.fixes.taint_read_settles = false;
+    waited.fixes.queue_read_settles = false;
     assert!(!found(0x20a, &waited, "running-twice").is_empty());
     assert_runs_nothing_twice(0x20a);
     // A node the controller could taint before an outage of the API server held through it and,
@@ -1665,7 +1670,9 @@ fn a_sigterm_waits_for_the_taint_under_an_enforce_the_staggered_expiry_only_gues
 /// Replayed with a node counted Ready again on its Lease's renewal, as the seed was found: counted
 /// Ready only on its kubelet's status, as upstream's controller has it (thirty-third session),
 /// the reverted run stops no pod late here. And without the times the peers read (thirty-fifth
-/// session, `Fixes::node_times_read`), which stop both pods in time without the rule.
+/// session, `Fixes::node_times_read`), which stop both pods in time without the rule, nor a
+/// read of the Node queued settling the verdict (thirty-seventh, `Fixes::queue_read_settles`),
+/// which stops pod 4 in time without both.
 #[test]
 fn a_restart_during_a_relapse_resumes_it() {
     let mut keeps = queued_on_write();
@@ -1682,6 +1689,8 @@ fn a_restart_during_a_relapse_resumes_it() {
     reverted.fixes.relapse_kept = false;
     assert_eq!(twice(&reverted), 0);
     reverted.fixes.node_times_read = false;
+    assert_eq!(twice(&reverted), 1);
+    reverted.fixes.queue_read_settles = false;
     assert_eq!(twice(&reverted), 2);
     assert_eq!(twice(&keeps), 0);
 }
@@ -2065,4 +2074,38 @@ fn with_path_cuts_the_times_the_peers_read_count_within_their_partition() {
     let fe5 = Scenario::generate(0xfe5).with_agent_path_cuts();
     assert_eq!(wrongful_stops(&fe5, &fixed), [4]);
     assert_eq!(wrongful_stops(&fe5, &reverted), [4]);
+}
+
+/// Seeds 0xe28 and 0xe75 in the default model (thirty-seventh session), each a pod tolerating
+/// 0 s on a node the controller had written Ready=Unknown before its last cut and not yet
+/// tainted. 0xe28: n4's kubelet had not posted its status in a return of 9 s, so n4 stayed
+/// recorded Unknown, queued; cut off again at 144.3 s, its zone recorded normal again, it was
+/// tainted as the zone's next token came, at 151.4 s. Its verdict (a healthy zone) waited for the
+/// answers to settle, and pod 8 ran 88 ms past its deletion, until a peer read the taint. 0xe75:
+/// an outage of the API server restarted the controller-manager; n0, recorded Unknown from
+/// before it, was cut off again 1.8 s after the return, and the new leader's first pass took it
+/// from the queue before it set the zone's rate, at 251.5 s: pod 1 ran 247 ms past its deletion.
+/// A peer's read of the Node queued, in a zone recorded normal, now settles the verdict at
+/// once (`Fixes::queue_read_settles`). And while the last read of the leader Lease found no
+/// leader, a zone recorded partially disrupted holds no node its peers read with the Unknown its
+/// own view showed (`Fixes::leaderless_first`): without that, n0's first round holds on the
+/// record, and the rounds after wait to settle until the taint is read.
+#[test]
+fn a_node_read_queued_for_the_taint_stops_its_pods_before_the_taint_comes() {
+    let fixed = Settings::default();
+    assert!(running_twice(0xe28, &fixed).is_empty());
+    assert!(running_twice(0xe75, &fixed).is_empty());
+    let mut reverted = fixed;
+    reverted.fixes.queue_read_settles = false;
+    assert_eq!(running_twice(0xe28, &reverted), [8]);
+    let mut leader_lapse_ignored = fixed;
+    leader_lapse_ignored.fixes.leaderless_first = false;
+    assert!(running_twice(0xe28, &leader_lapse_ignored).is_empty());
+    assert_eq!(running_twice(0xe75, &leader_lapse_ignored), [1]);
+    assert_timeline_under(0xe75, &fixed, "236.731s n0 SIGTERM pod 1");
+    assert_timeline_under(
+        0xe75,
+        &leader_lapse_ignored,
+        "236.731s n0 quorum hold: a peer that reaches the API server reads 4 of the 5 node(s)",
+    );
 }

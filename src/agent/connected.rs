@@ -226,7 +226,7 @@ pub async fn run<S: Source>(
     // Fence → quorum: whether the Node carried the unreachable taint when last seen.
     let (tainted_tx, tainted_rx) = watch::channel(false);
     let (unlisted_tx, unlisted_rx) = watch::channel(Vec::new());
-    // Leader Lease reader → fence: what the controller-manager's leader Lease proves.
+    // Leader Lease reader → fence and quorum: what the controller-manager's leader Lease proves.
     let (leader_tx, leader_rx) = watch::channel(crate::agent::leader::LeaderView::default());
     // Peer source → quorum. A static list is known at once; a discovered one replaces the
     // persisted list only once listed.
@@ -388,6 +388,7 @@ pub async fn run<S: Source>(
             previous_scale,
             cut_off: cut_off_rx,
             tainted: tainted_rx,
+            leader: leader_rx.clone(),
             unlisted: unlisted_rx,
             nudges,
             tell: peers

@@ -26,6 +26,10 @@ pub struct LeaderView {
     /// on a taint once this read is in, or `core::leader::RETURN_READ_WAIT` after the return
     /// (`agent::fence_task`).
     pub pending: bool,
+    /// The latest read proved that no process leads (`core::leader::Leader::leaderless`): the
+    /// quorum's rounds know that the next leader's first pass may taint a node recorded
+    /// Ready=Unknown whatever its zone's recorded state (`core::quorum::Round::leaderless`).
+    pub leaderless: bool,
 }
 
 /// Reads `namespace/name` through `client` for as long as the agent runs, publishing to `view`.
@@ -86,6 +90,7 @@ pub async fn run(
                         let seen = LeaderView {
                             timers_from: leader.timers_from(),
                             pending: false,
+                            leaderless: leader.leaderless(),
                         };
                         view.send_if_modified(|v| std::mem::replace(v, seen) != seen);
                         None

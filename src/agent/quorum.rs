@@ -196,6 +196,9 @@ pub struct QuorumInputs {
     /// Whether this node's Node carried the unreachable NoExecute taint when the fence last saw
     /// it (`core::quorum::Round::tainted`).
     pub tainted: watch::Receiver<bool>,
+    /// What the reads of the controller-manager's leader Lease prove (`agent::leader`): a round
+    /// while the latest showed no process leading is `core::quorum::Round::leaderless`.
+    pub leader: watch::Receiver<crate::agent::leader::LeaderView>,
     /// The pods whose cgroups run here that the fence's view lacks (`core::unlisted::unlisted`):
     /// every question of a round asks about them.
     pub unlisted: watch::Receiver<Vec<String>>,
@@ -330,7 +333,7 @@ async fn ask_round(
     (zone, seen, reads, pods): (&NodeZone, bool, &TaintReads, &[String]),
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
-    (ages, kubelet_age): (&Ages<'_>, Option<Duration>),
+    (ages, kubelet_age, leaderless): (&Ages<'_>, Option<Duration>, Option<SystemTime>),
     (remembered, sent_at): (&mut Remembered, Duration),
 ) -> (Round, Verdict) {
     let mut heard = match (ask, peers.is_empty()) {
@@ -361,7 +364,8 @@ async fn ask_round(
         .silent_for(own_silence_age)
         .tainted(tainted)
         .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after))
-        .kubelet_renewed(kubelet_age);
+        .kubelet_renewed(kubelet_age)
+        .leaderless_unknown(leaderless);
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
@@ -385,9 +389,23 @@ async fn ask_round(
         .silent_for(own_silence_age)
         .tainted(tainted)
         .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after))
-        .kubelet_renewed(kubelet_age);
+        .kubelet_renewed(kubelet_age)
+        .leaderless_unknown(leaderless);
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
+}
+
+/// A round's `core::quorum::Round::leaderless_unknown`: while the latest read of the
+/// controller-manager's leader Lease proved that no process leads, the `lastTransitionTime` of
+/// the Ready=Unknown on this node's own view of its Node (`node`, the latest the watch gave).
+fn leaderless_unknown(
+    leader: &crate::agent::leader::LeaderView,
+    node: Option<&Node>,
+) -> Option<SystemTime> {
+    if !leader.leaderless {
+        return None;
+    }
+    node.and_then(|n| crate::api::node::node_read(n).unknown_since)
 }
 
 /// Has `readers` (when any) read this node's kubelet Lease, in a question of its own
@@ -802,6 +820,8 @@ pub async fn run(
         let kubelet_age = kubelet_age(&view, &clock, started, now);
         let known = inputs.ask.is_some() && !peers.is_empty();
         let tainted = *inputs.tainted.borrow();
+        let leaderless =
+            leaderless_unknown(&inputs.leader.borrow(), inputs.node.borrow().as_deref());
         let asked = inputs.unlisted.borrow().clone();
         // A run with a contact of its own has its kubelet Lease read in a question of its own,
         // beside the round's: a peer that reads it answers up to the read's bound later, and a
@@ -830,7 +850,7 @@ pub async fn run(
                 (&zone, tainted, &reads, &asked),
                 (ask_at_most, this_run.is_some(), &mut unable),
                 (&policy, known),
-                (&ages, kubelet_age),
+                (&ages, kubelet_age, leaderless),
                 (&mut remembered, mono(now)),
             ),
             read_lease(inputs.ask.as_ref(), readers, &zone),
@@ -1087,7 +1107,7 @@ mod tests {
                 (&zone, false, &TaintReads::default(), &[]),
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
-                (&ages, None),
+                (&ages, None, None),
                 (memory, Duration::from_secs(sent_at)),
             )
             .await
@@ -1139,7 +1159,7 @@ mod tests {
                 (&zone, tainted, &TaintReads::default(), &[]),
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
-                (&fixed, None),
+                (&fixed, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1155,6 +1175,92 @@ mod tests {
             verdicts[1].reason().contains("seen tainted"),
             "{verdicts:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_node_read_queued_in_a_zone_recorded_disrupted_holds_unless_no_leader_leads() {
+        // Zone a: this node, cut off 5 s ago, and a1-a4, which all reach the API server. Every
+        // reader finds this node's Node with Ready=Unknown since `written` and no taint, and its
+        // zone recorded with 3 of 5 not Ready: a partial disruption of a small zone.
+        let written = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let own_age = Duration::from_secs(5);
+        let peers: Vec<Peer> = (1..5).map(|i| peer(&format!("a{i}"), "a")).collect();
+        let ask: Asker = Arc::new(
+            move |asked: Vec<Peer>, _lease, _zone: String, _pods| -> AskFuture {
+                let heard = asked
+                    .into_iter()
+                    .map(|p| {
+                        let (p, mut heard) = answered(p, true, Duration::from_secs(1), None);
+                        if let Heard::Report(r) = &mut heard {
+                            r.node_read = Some(crate::core::quorum::NodeRead {
+                                tainted: false,
+                                taint_added: None,
+                                unknown_since: Some(written),
+                            });
+                            r.zone_recorded = Some(crate::core::quorum::ZoneRecord {
+                                not_ready: 3,
+                                size: 5,
+                                tainted: false,
+                            });
+                        }
+                        (p, heard)
+                    })
+                    .collect();
+                Box::pin(std::future::ready(heard))
+            },
+        );
+        // This node's own view of its Node: its Ready condition `status` since `since`.
+        let node = |status: &str, since: &str| -> Node {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "n0"},
+                "status": {"conditions": [{
+                    "type": "Ready",
+                    "status": status,
+                    "lastTransitionTime": since,
+                }]},
+            }))
+            .expect("a Node")
+        };
+        // `written`, and 30 s later: an Unknown written since.
+        let same = node("Unknown", "2027-01-15T08:00:00Z");
+        let later = node("Unknown", "2027-01-15T08:00:30Z");
+        let ready = node("True", "2027-01-15T08:00:00Z");
+        let leaderless = crate::agent::leader::LeaderView {
+            leaderless: true,
+            ..Default::default()
+        };
+        let leading = crate::agent::leader::LeaderView::default();
+        let policy = kubelet_policy();
+        let zone = NodeZone::from_key("a", false);
+        let fixed = |_: &[(Peer, Heard)]| (own_age, own_age);
+        let cases = [
+            (leading, Some(&same)),
+            (leaderless, Some(&same)),
+            (leaderless, Some(&later)),
+            (leaderless, Some(&ready)),
+            (leaderless, None),
+        ];
+        let mut verdicts = Vec::new();
+        for (leader, own) in cases {
+            let since = leaderless_unknown(&leader, own);
+            let (round, v) = ask_round(
+                Some(&ask),
+                &peers,
+                (&zone, false, &TaintReads::default(), &[]),
+                (10, true, &mut BTreeSet::new()),
+                (&policy, true),
+                (&fixed, None, since),
+                (&mut Remembered::default(), Duration::ZERO),
+            )
+            .await;
+            assert_eq!(round.leaderless_unknown, since);
+            verdicts.push(v.word());
+        }
+        // Led, the record holds; with no leader and the view's Unknown the one the peers read,
+        // the next leader's first pass may taint this node first: enforce. An Unknown written
+        // since, none, or no view: the record holds.
+        assert_eq!(leaderless_unknown(&leaderless, Some(&same)), Some(written));
+        assert_eq!(verdicts, ["hold", "enforce", "hold", "hold", "hold"]);
     }
 
     #[tokio::test]
@@ -1200,7 +1306,7 @@ mod tests {
                 (zone, false, &TaintReads::default(), &[]),
                 (50, true, &mut unable),
                 (policy, true),
-                (fixed, None),
+                (fixed, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await
@@ -1265,7 +1371,7 @@ mod tests {
             (&zone, false, &TaintReads::default(), &[]),
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
-            (&fixed, None),
+            (&fixed, None, None),
             (&mut Remembered::default(), Duration::ZERO),
         )
         .await;
@@ -1328,7 +1434,7 @@ mod tests {
                 (&zone, false, &TaintReads::default(), &[]),
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
-                (&ages, None),
+                (&ages, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1401,7 +1507,7 @@ mod tests {
                 (&zone, false, &TaintReads::default(), pods),
                 (50, true, &mut unable),
                 (&policy, true),
-                (&ages, None),
+                (&ages, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1719,6 +1825,7 @@ mod nudge_tests {
             previous_scale: clock.scale(),
             cut_off: cut_off_rx,
             tainted: tainted_rx,
+            leader: watch::channel(crate::agent::leader::LeaderView::default()).1,
             unlisted: watch::channel(Vec::new()).1,
             nudges: nudges.clone(),
             tell: Some(tell),

@@ -101,6 +101,12 @@ impl Leader {
         }
     }
 
+    /// Whether the latest read proved that no process leads: its holder lapsed, or it had none.
+    /// Cut off, that stays the last word until a read after the return.
+    pub fn leaderless(&self) -> bool {
+        self.leaderless
+    }
+
     /// The holder of the latest read, if any.
     pub fn holder(&self) -> Option<&str> {
         self.holder.as_ref().map(|h| h.identity.as_str())

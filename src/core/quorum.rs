@@ -224,6 +224,13 @@ impl ZoneRecord {
             && self.not_ready < self.size
             && partially_disrupted(self.not_ready, self.size)
     }
+
+    /// Whether the zone as recorded is in the normal state: neither partially nor fully
+    /// disrupted. Its queue's worker then taints at the normal rate, a node every 10 s.
+    pub fn normal(&self) -> bool {
+        let full = self.not_ready > 0 && self.not_ready == self.size;
+        !full && !partially_disrupted(self.not_ready, self.size)
+    }
 }
 
 /// The controller's zone rules (docs/semantics.md §5.1, §5.5): `--unhealthy-zone-threshold` and
@@ -344,6 +351,7 @@ pub fn round<'a>(
         tainted: false,
         silent_reaching: 0,
         own_kubelet_age: None,
+        leaderless_unknown: None,
     }
 }
 
@@ -674,6 +682,25 @@ pub struct Fixes {
     /// it counted from its kubelet's last renewal, and the taint came 25 s before that count
     /// said). The agent's shell applies it; only the simulator reads this switch.
     pub node_times_read: bool,
+    /// A pending enforce settles at once when a peer that reaches the API server read this
+    /// node's Node, in this round, with its Ready condition Unknown and without the unreachable
+    /// taint, and its zone recorded normal: the controller has queued the node, and its worker
+    /// taints it when the zone's limiter next gives a token, at any pass ([`settled_by_queue`];
+    /// issue 22, seed 0xe28: a node still recorded Unknown from an earlier partition, cut off
+    /// again, waited for its answers to settle and killed a pod tolerating 0 s 88 ms after the
+    /// taint its zone's next token brought). Zones of up to 100 nodes have their record asked
+    /// for it ([`asks_zone_record`]). The agent's shell applies it; only the simulator reads this
+    /// switch.
+    pub queue_read_settles: bool,
+    /// While no controller-manager leads ([`Round::leaderless_unknown`]), a node read recorded
+    /// with the Ready=Unknown it saw then is not held by its zone as recorded
+    /// ([`leaderless_first`]): the next leader's first pass queues it and its worker may taint it
+    /// on the zone's fresh token before the pass sets the zone's rate (issue 22, seed 0xe75:
+    /// after an outage that restarted the controller-manager, a node recorded Unknown from before
+    /// it, cut off again, held on its zone recorded partially disrupted, and the new leader's
+    /// first pass tainted it and deleted a pod tolerating 0 s). The agent's shell applies it;
+    /// only the simulator reads this switch.
+    pub leaderless_first: bool,
 }
 
 impl Fixes {
@@ -720,6 +747,8 @@ impl Fixes {
         renewal_exact: true,
         unknown_queued: true,
         node_times_read: true,
+        queue_read_settles: true,
+        leaderless_first: true,
     };
 }
 
@@ -945,11 +974,18 @@ pub fn zone_readers(
 
 /// Whether a round asks for its zone as recorded ([`zone_readers`]): with the rule on
 /// (`Fixes::zone_recorded`), and only for a zone the peer list (`peers`, this node's zone label
-/// `zone`) does not already show larger than [`LARGE_ZONE`], this node included: the controller
-/// taints a larger zone in a partial disruption too.
+/// `zone`) does not already show larger than a reader lists (`core::zone::RECORD_SCAN`, 100),
+/// this node included. A record of a zone larger than [`LARGE_ZONE`] holds nothing (the
+/// controller taints it in a partial disruption too), but says whether it is normal, for a node
+/// read queued for the taint ([`queue_read`]); with that rule off, no record of one is asked.
 pub fn asks_zone_record(fixes: &Fixes, peers: &[Peer], zone: &str) -> bool {
-    // This node and its peers listed in the zone: at most `LARGE_ZONE`.
-    fixes.zone_recorded && peers.iter().filter(|p| p.zone == zone).count() < LARGE_ZONE
+    let most = if fixes.queue_read_settles {
+        crate::core::zone::RECORD_SCAN
+    } else {
+        LARGE_ZONE
+    };
+    // This node and its peers listed in the zone: at most `most`.
+    fixes.zone_recorded && peers.iter().filter(|p| p.zone == zone).count() < most
 }
 
 /// [`lease_readers`] and [`zone_readers`], up to `most` peers.
@@ -1201,6 +1237,15 @@ pub struct Round {
     /// expiry orders its peers' silence against it as well as against `own_silence_age`
     /// ([`Round::silent_before`]).
     pub own_kubelet_age: Option<Duration>,
+    /// While the latest read this run made of the controller-manager's leader Lease proved that
+    /// no process leads (`core::leader::Leader::leaderless`): the `lastTransitionTime` of the
+    /// Ready=Unknown this node's own view of its Node last showed, if any. The next leader's
+    /// first pass queues every node recorded Unknown, and its tainting worker may take the first
+    /// of each zone on the zone's fresh token before that pass sets the zone's rate from its
+    /// state (docs/semantics.md §5.2): until then the zone as recorded stops no taint of a node
+    /// whose peers read that same Unknown ([`leaderless_first`]). An Unknown written later was
+    /// written by a leader that has made its first pass.
+    pub leaderless_unknown: Option<SystemTime>,
 }
 
 /// The quorum's answer: would the control plane evict this node's pods?
@@ -1251,6 +1296,14 @@ impl Round {
                 && self
                     .own_kubelet_age
                     .is_some_and(|k| a > k.saturating_add(policy.order_tie_read)))
+    }
+
+    /// The round of a node whose run last read the leader Lease with no process leading, its
+    /// own view showing its Ready condition Unknown since `unknown`
+    /// ([`Round::leaderless_unknown`]).
+    pub fn leaderless_unknown(mut self, unknown: Option<SystemTime>) -> Round {
+        self.leaderless_unknown = unknown;
+        self
     }
 
     pub fn silent_reaching(mut self, n: usize) -> Round {
@@ -1345,6 +1398,15 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
                 && taint_read(round.heard.iter().map(|(_, h)| h)) == Some(true) =>
         {
             settled_by_taint(round, policy, peers_known).unwrap_or(verdict)
+        }
+        verdict => verdict,
+    };
+    // And a node read queued for the taint, in a zone recorded normal or with no leader.
+    let verdict = match verdict {
+        Verdict::Pending { .. }
+            if policy.fixes.queue_read_settles && queue_read(round, &policy.fixes) =>
+        {
+            settled_by_queue(round, policy, peers_known).unwrap_or(verdict)
         }
         verdict => verdict,
     };
@@ -1771,6 +1833,83 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
 /// peers that lost the API server with this node will say no longer matters. The verdict is
 /// the settled rule's on the answers as they are: `None` when that does not enforce.
 fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Option<Verdict> {
+    settled_now(
+        round,
+        policy,
+        peers_known,
+        "a peer that reaches the API server read this node's Node with node.kubernetes.io/unreachable:NoExecute",
+    )
+}
+
+/// Whether a peer that reaches the API server read this node's Node, in this round, recorded
+/// Ready=Unknown without the unreachable taint (queued for it), none read it tainted, and, in
+/// the same round, its zone recorded normal ([`ZoneRecord::normal`]) and never otherwise; or no
+/// controller-manager leads ([`leaderless_first`]). A round whose reader read no record (it
+/// failed, or the zone is larger than a record is asked for, [`asks_zone_record`]) is no such
+/// round.
+fn queue_read(round: &Round, fixes: &Fixes) -> bool {
+    let reads = || {
+        round.heard.iter().filter_map(|(_, h)| match h {
+            Heard::Report(r) if r.reachable => Some(r),
+            _ => None,
+        })
+    };
+    reads().any(|r| {
+        r.node_read
+            .is_some_and(|n| !n.tainted && n.unknown_since.is_some())
+    }) && !reads().any(|r| r.node_read.is_some_and(|n| n.tainted))
+        && (leaderless_first(round, fixes)
+            || (reads().any(|r| r.zone_recorded.is_some())
+                && reads().all(|r| r.zone_recorded.is_none_or(|z| z.normal()))))
+}
+
+/// Whether the zone as recorded stops no taint of this node because no controller-manager
+/// leads ([`Round::leaderless_unknown`]) and a peer that reaches the API server read this node's
+/// Node, in this round, without the taint and with the Ready=Unknown this node's own view showed
+/// then: the next leader's first pass may taint it first.
+fn leaderless_first(round: &Round, fixes: &Fixes) -> bool {
+    let Some(unknown) = round.leaderless_unknown.filter(|_| fixes.leaderless_first) else {
+        return false;
+    };
+    round.heard.iter().any(|(_, h)| {
+        matches!(h, Heard::Report(r) if r.reachable
+            && r.node_read.is_some_and(|n| !n.tainted && n.unknown_since == Some(unknown)))
+    })
+}
+
+/// A pending enforce, settled because a peer that reaches the API server read this node's Node
+/// queued for the taint ([`queue_read`]; docs/fence.md §5, *A node read queued for the taint*).
+/// The read was answered after the round was sent, so the API server was up then; the
+/// controller wrote the node Unknown, and on every monitor pass queues it for the NoExecute
+/// taint until its kubelet posts Ready, which it cannot while cut off (docs/semantics.md §5.5).
+/// In a zone recorded normal the queue's worker takes it as soon as the zone's limiter gives a
+/// token, so its taint can come at any moment; with no leader, the next one's first pass may.
+/// The verdict is the settled rule's on the answers as they are: `None` when that does not
+/// enforce.
+fn settled_by_queue(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Option<Verdict> {
+    let how = if leaderless_first(round, &policy.fixes) {
+        "no controller-manager leads, and the next one's first pass may take it first"
+    } else {
+        "its zone is recorded normal"
+    };
+    settled_now(
+        round,
+        policy,
+        peers_known,
+        &format!(
+            "a peer that reaches the API server read this node's Node with Ready Unknown and without node.kubernetes.io/unreachable: it is queued for the taint, and {how}"
+        ),
+    )
+}
+
+/// The settled rule's verdict on the answers as they are, settled for `why`: `None` when that
+/// does not enforce.
+fn settled_now(
+    round: &Round,
+    policy: &QuorumPolicy,
+    peers_known: bool,
+    why: &str,
+) -> Option<Verdict> {
     let as_settled = QuorumPolicy {
         settled_after: Duration::ZERO,
         ..*policy
@@ -1779,9 +1918,7 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
         return None;
     };
     Some(Verdict::Enforce {
-        reason: format!(
-            "{reason} — settled: a peer that reaches the API server read this node's Node with node.kubernetes.io/unreachable:NoExecute"
-        ),
+        reason: format!("{reason} — settled: {why}"),
     })
 }
 
@@ -1791,7 +1928,7 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
 /// recorded it so, and the read came after: this node was not tainted before, and is not while
 /// the record stands. `None` for a node seen tainted. `z`: the zone as [`counted`] names it.
 fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool, z: &str) -> Option<Verdict> {
-    if judged || !policy.fixes.zone_recorded {
+    if judged || !policy.fixes.zone_recorded || leaderless_first(round, &policy.fixes) {
         return None;
     }
     let record = round.heard.iter().find_map(|(_, h)| match h {

@@ -3115,11 +3115,17 @@ impl World<'_> {
             moment_off(a.started, a.wall_offset).wall,
             self.steady_run(i, a),
         );
+        let leaderless = a
+            .leader
+            .leaderless()
+            .then(|| a.unknown_view.map(|(u, _)| wall(u)))
+            .flatten();
         let mut round = crate::core::zone::round(zone, mine, &heard, own_age)
             .silent_for(silence_age)
             .tainted(tainted)
             .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after))
-            .kubelet_renewed(kubelet_age);
+            .kubelet_renewed(kubelet_age)
+            .leaderless_unknown(leaderless);
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
@@ -3135,7 +3141,8 @@ impl World<'_> {
                     .silent_for(silence_age)
                     .tainted(tainted)
                     .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after))
-                    .kubelet_renewed(kubelet_age);
+                    .kubelet_renewed(kubelet_age)
+                    .leaderless_unknown(leaderless);
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
