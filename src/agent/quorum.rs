@@ -1131,6 +1131,30 @@ mod tests {
         assert!(late.is_hold(), "{late:?}");
     }
 
+    /// One round of a node of zone a with a contact of its own, seen `tainted` or not, its ages
+    /// `ages`, its leader Lease read as `leaderless` says (`Round::leaderless_unknown`), under
+    /// [`kubelet_policy`]: what [`ask_round`] makes of what `ask` answers.
+    async fn round_in_a(
+        ask: &Asker,
+        peers: &[Peer],
+        tainted: bool,
+        ages: (Duration, Duration),
+        leaderless: Option<SystemTime>,
+    ) -> (Round, Verdict) {
+        let zone = NodeZone::from_key("a", false);
+        let fixed = |_: &[(Peer, Heard)]| ages;
+        ask_round(
+            Some(ask),
+            peers,
+            (&zone, tainted, &TaintReads::default(), &[]),
+            (10, true, &mut BTreeSet::new()),
+            (&kubelet_policy(), true),
+            (&fixed, None, leaderless),
+            (&mut Remembered::default(), Duration::ZERO),
+        )
+        .await
+    }
+
     #[tokio::test]
     async fn a_round_of_a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
         // Zone a: this node, cut off 13 s ago, and a1-a4, which all reach the API server, their
@@ -1148,21 +1172,9 @@ mod tests {
                 Box::pin(std::future::ready(heard))
             },
         );
-        let policy = kubelet_policy();
-        let zone = NodeZone::from_key("a", false);
-        let fixed = |_: &[(Peer, Heard)]| ages;
         let mut verdicts = Vec::new();
         for tainted in [false, true] {
-            let (round, v) = ask_round(
-                Some(&ask),
-                &peers,
-                (&zone, tainted, &TaintReads::default(), &[]),
-                (10, true, &mut BTreeSet::new()),
-                (&policy, true),
-                (&fixed, None, None),
-                (&mut Remembered::default(), Duration::ZERO),
-            )
-            .await;
+            let (round, v) = round_in_a(&ask, &peers, tainted, ages, None).await;
             assert_eq!(round.tainted, tainted);
             verdicts.push(v);
         }
@@ -1230,9 +1242,6 @@ mod tests {
             ..Default::default()
         };
         let leading = crate::agent::leader::LeaderView::default();
-        let policy = kubelet_policy();
-        let zone = NodeZone::from_key("a", false);
-        let fixed = |_: &[(Peer, Heard)]| (own_age, own_age);
         let cases = [
             (leading, Some(&same)),
             (leaderless, Some(&same)),
@@ -1243,16 +1252,7 @@ mod tests {
         let mut verdicts = Vec::new();
         for (leader, own) in cases {
             let since = leaderless_unknown(&leader, own);
-            let (round, v) = ask_round(
-                Some(&ask),
-                &peers,
-                (&zone, false, &TaintReads::default(), &[]),
-                (10, true, &mut BTreeSet::new()),
-                (&policy, true),
-                (&fixed, None, since),
-                (&mut Remembered::default(), Duration::ZERO),
-            )
-            .await;
+            let (round, v) = round_in_a(&ask, &peers, false, (own_age, own_age), since).await;
             assert_eq!(round.leaderless_unknown, since);
             verdicts.push(v.word());
         }
