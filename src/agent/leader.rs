@@ -28,7 +28,8 @@ pub struct LeaderView {
     pub pending: bool,
     /// The latest read proved that no process leads (`core::leader::Leader::leaderless`): the
     /// quorum's rounds know that the next leader's first pass may taint a node recorded
-    /// Ready=Unknown whatever its zone's recorded state (`core::quorum::Round::leaderless`).
+    /// Ready=Unknown whatever its zone's recorded state
+    /// (`core::quorum::Round::leaderless_unknown`).
     pub leaderless: bool,
 }
 

@@ -197,7 +197,8 @@ pub struct QuorumInputs {
     /// it (`core::quorum::Round::tainted`).
     pub tainted: watch::Receiver<bool>,
     /// What the reads of the controller-manager's leader Lease prove (`agent::leader`): a round
-    /// while the latest showed no process leading is `core::quorum::Round::leaderless`.
+    /// while the latest showed no process leading carries
+    /// `core::quorum::Round::leaderless_unknown`.
     pub leader: watch::Receiver<crate::agent::leader::LeaderView>,
     /// The pods whose cgroups run here that the fence's view lacks (`core::unlisted::unlisted`):
     /// every question of a round asks about them.
