@@ -65,6 +65,13 @@ pub struct Leader {
     pub renew_deadline: Duration,
     /// `--leader-elect-retry-period` (2 s): the leader renews its Lease this often.
     pub retry_period: Duration,
+    /// A standby takes over: a second kube-controller-manager (an HA control plane runs one on
+    /// each of its three hosts) that watched the Lease before the outage, so it acquires it as
+    /// soon as the API server answers and the old holder's last renewal is a lease duration old
+    /// (client-go counts from when the candidate saw the record, by its own clock; here from the
+    /// renewal itself, the earliest it can have seen it). False: the restarted process alone,
+    /// which first reads the Lease at the return and acquires it a lease duration later.
+    pub standby: bool,
 }
 
 impl Default for Leader {
@@ -73,6 +80,7 @@ impl Default for Leader {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
+            standby: false,
         }
     }
 }
@@ -308,8 +316,10 @@ impl ControlPlane {
     }
 
     /// The API server answers again. After an outage of at least the renew deadline the
-    /// controller-manager has exited, and its successor leads one lease duration from now; true
-    /// when that happened (its timers are gone: [`ControlPlane::generation`]).
+    /// controller-manager has exited, and its successor leads one lease duration from now (a
+    /// standby, [`Leader::standby`]: from now, or a lease duration after the old holder's last
+    /// renewal if that is later); true when that happened (its timers are gone:
+    /// [`ControlPlane::generation`]).
     pub fn api_back(&mut self, now: Duration) -> bool {
         self.api_up = true;
         let since = self.down_since.take();
@@ -320,8 +330,12 @@ impl ControlPlane {
             // The holder's last renewal before the outage stays in the Lease until its successor
             // acquires it (a holder that already exited keeps its own).
             let (_, acquired, lapsed) = &mut self.lease;
-            lapsed.get_or_insert_with(|| renewal(*acquired, s, leader.retry_period));
-            self.leading_from = Some(now + leader.lease_duration);
+            let last = *lapsed.get_or_insert_with(|| renewal(*acquired, s, leader.retry_period));
+            self.leading_from = Some(if leader.standby {
+                now.max(last + leader.lease_duration)
+            } else {
+                now + leader.lease_duration
+            });
             self.generation += 1;
             return true;
         }
@@ -978,5 +992,34 @@ mod tests {
         assert_eq!(cp.leader_lease(s(215)), Some((2, s(215), d)));
         cp.monitor(s(216));
         assert_eq!(cp.leader_lease(s(219)), Some((2, s(219), d)));
+    }
+    #[test]
+    fn a_standby_takes_over_as_soon_as_the_old_lease_has_run_out() {
+        let standby = ControllerSettings {
+            leader: Some(Leader {
+                standby: true,
+                ..Leader::default()
+            }),
+            ..ControllerSettings::default()
+        };
+        // Renewed every 2 s from 0; the last renewal before an outage from 61 s is at 60 s.
+        // Back at 90 s, the old lease ran out at 75 s: the standby leads at once, where a
+        // restarted process reads the Lease then and leads 15 s later.
+        let mut cp = ControlPlane::new(standby, &[0], Duration::ZERO);
+        cp.api_down(s(61));
+        assert!(cp.api_back(s(90)));
+        assert!(cp.running(s(90)));
+        let mut restarted = ControlPlane::new(ControllerSettings::default(), &[0], Duration::ZERO);
+        restarted.api_down(s(61));
+        assert!(restarted.api_back(s(90)));
+        assert!(!restarted.running(Duration::from_millis(104_999)));
+        assert!(restarted.running(s(105)));
+        // Back at 72 s, after the renew deadline but before the lease ran out: at 75 s.
+        let mut cp = ControlPlane::new(standby, &[0], Duration::ZERO);
+        cp.api_down(s(61));
+        assert!(cp.api_back(s(72)));
+        assert!(!cp.running(Duration::from_millis(74_999)));
+        assert!(cp.running(s(75)));
+        assert_eq!(cp.leader_lease(s(75)), Some((1, s(75), s(15))));
     }
 }
