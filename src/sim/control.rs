@@ -435,8 +435,9 @@ impl ControlPlane {
     /// `node`'s zone as the API server stores it (`quorum::ZoneRecord`): the Ready conditions
     /// as stored, with `node`'s taint. A node counts not Ready while the Unknown the controller
     /// wrote stands, until its kubelet posts its status: the count the controller's last pass
-    /// made, but for nodes posted Ready since (and for every node after an outage that
-    /// restarted the controller-manager, whose state is gone while the store keeps it).
+    /// made, but for the nodes posted Ready since; and, after an outage that restarted the
+    /// controller-manager, the Unknowns the old process wrote, which the new one has not
+    /// counted yet.
     pub fn zone_record(&self, node: usize) -> crate::core::quorum::ZoneRecord {
         let zone = self.nodes[node].zone;
         let in_zone = self.nodes.iter().filter(|n| n.zone == zone);
