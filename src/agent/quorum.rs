@@ -358,15 +358,19 @@ async fn ask_round(
     if !has_contact || !pods.is_empty() || policy.fixes.zone_recorded {
         note_unable(unable, &heard);
     }
-    remembered.note(sent_at, heard.iter());
-    let (own_contact_age, own_silence_age) = ages(&heard);
-    let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
-    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
-        .silent_for(own_silence_age)
-        .tainted(tainted)
-        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after))
-        .kubelet_renewed(kubelet_age)
-        .leaderless_unknown(leaderless);
+    // The round on the answers heard so far, noted in `remembered` first.
+    let round_on = |heard: &[(Peer, Heard)], remembered: &mut Remembered| {
+        remembered.note(sent_at, heard.iter());
+        let (own_contact_age, own_silence_age) = ages(heard);
+        let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
+        crate::core::zone::round(zone, peers, heard, own_contact_age)
+            .silent_for(own_silence_age)
+            .tainted(tainted)
+            .silent_reaching(remembered.reaching(sent_at, heard, policy.unreachable_after))
+            .kubelet_renewed(kubelet_age)
+            .leaderless_unknown(leaderless)
+    };
+    let round = round_on(&heard, remembered);
     let (verdict, ask_more) = decide_or_ask(&round, policy, known);
     let Some(ask) = ask.filter(|_| ask_more) else {
         return (round, verdict);
@@ -383,15 +387,7 @@ async fn ask_round(
     )
     .await;
     heard.extend(rest_counted(&zone.listed, answers));
-    remembered.note(sent_at, heard.iter());
-    let (own_contact_age, own_silence_age) = ages(&heard);
-    let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
-    let round = crate::core::zone::round(zone, peers, &heard, own_contact_age)
-        .silent_for(own_silence_age)
-        .tainted(tainted)
-        .silent_reaching(remembered.reaching(sent_at, &heard, policy.unreachable_after))
-        .kubelet_renewed(kubelet_age)
-        .leaderless_unknown(leaderless);
+    let round = round_on(&heard, remembered);
     let verdict = decide_or_ask(&round, policy, known).0;
     (round, verdict)
 }

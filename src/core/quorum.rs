@@ -1848,19 +1848,29 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
 /// failed, or the zone is larger than a record is asked for, [`asks_zone_record`]) is no such
 /// round.
 fn queue_read(round: &Round, fixes: &Fixes) -> bool {
-    let reads = || {
-        round.heard.iter().filter_map(|(_, h)| match h {
-            Heard::Report(r) if r.reachable => Some(r),
-            _ => None,
-        })
-    };
-    reads().any(|r| {
-        r.node_read
-            .is_some_and(|n| !n.tainted && n.unknown_since.is_some())
-    }) && !reads().any(|r| r.node_read.is_some_and(|n| n.tainted))
+    let reads = || reaching_reports(round);
+    read_queued(round).next().is_some()
+        && !reads().any(|r| r.node_read.is_some_and(|n| n.tainted))
         && (leaderless_first(round, fixes)
             || (reads().any(|r| r.zone_recorded.is_some())
                 && reads().all(|r| r.zone_recorded.is_none_or(|z| z.normal()))))
+}
+
+/// The answers in `round` of the peers that say they reach the API server.
+fn reaching_reports(round: &Round) -> impl Iterator<Item = &PeerReport> {
+    round.heard.iter().filter_map(|(_, h)| match h {
+        Heard::Report(r) if r.reachable => Some(r),
+        _ => None,
+    })
+}
+
+/// The Ready=Unknown `lastTransitionTime` of each read of this node's Node without the taint in
+/// `round`, by a peer that reaches the API server: each read of it queued for the taint.
+fn read_queued(round: &Round) -> impl Iterator<Item = SystemTime> + '_ {
+    reaching_reports(round)
+        .filter_map(|r| r.node_read)
+        .filter(|n| !n.tainted)
+        .filter_map(|n| n.unknown_since)
 }
 
 /// Whether the zone as recorded stops no taint of this node because no controller-manager
@@ -1871,10 +1881,7 @@ fn leaderless_first(round: &Round, fixes: &Fixes) -> bool {
     let Some(unknown) = round.leaderless_unknown.filter(|_| fixes.leaderless_first) else {
         return false;
     };
-    round.heard.iter().any(|(_, h)| {
-        matches!(h, Heard::Report(r) if r.reachable
-            && r.node_read.is_some_and(|n| !n.tainted && n.unknown_since == Some(unknown)))
-    })
+    read_queued(round).any(|u| u == unknown)
 }
 
 /// A pending enforce, settled because a peer that reaches the API server read this node's Node
@@ -1931,12 +1938,8 @@ fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool, z: &str) ->
     if judged || !policy.fixes.zone_recorded || leaderless_first(round, &policy.fixes) {
         return None;
     }
-    let record = round.heard.iter().find_map(|(_, h)| match h {
-        Heard::Report(r) if r.reachable => {
-            r.zone_recorded.filter(|z| !z.tainted && z.stops_tainting())
-        }
-        _ => None,
-    })?;
+    let record = reaching_reports(round)
+        .find_map(|r| r.zone_recorded.filter(|z| !z.tainted && z.stops_tainting()))?;
     Some(Verdict::Hold {
         reason: format!(
             "a peer that reaches the API server reads {} of the {} node(s) of zone {z} recorded not Ready (partial disruption) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",

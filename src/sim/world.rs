@@ -3099,13 +3099,11 @@ impl World<'_> {
                 |t| now.saturating_sub(t),
             )
         };
-        let (own_age, silence_age) = ages(&heard);
         // Whether this node's Node carried the unreachable taint when last seen, or (as
         // `agent::quorum`'s `ask_round`) its peers read it so. (With `taint_read` off no peer
         // reads the Node and `a.reads` stays empty.)
         let reads = a.reads;
         let seen = a.taint_view.is_some();
-        let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
@@ -3120,12 +3118,18 @@ impl World<'_> {
             .leaderless()
             .then(|| a.unknown_view.map(|(u, _)| wall(u)))
             .flatten();
-        let mut round = crate::core::zone::round(zone, mine, &heard, own_age)
-            .silent_for(silence_age)
-            .tainted(tainted)
-            .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after))
-            .kubelet_renewed(kubelet_age)
-            .leaderless_unknown(leaderless);
+        // The round on the answers heard so far (noted in `remembered` before).
+        let round_on = |heard: &[(Peer, Heard)], remembered: &quorum::Remembered| {
+            let (own_age, silence_age) = ages(heard);
+            let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
+            crate::core::zone::round(zone, mine, heard, own_age)
+                .silent_for(silence_age)
+                .tainted(tainted)
+                .silent_reaching(remembered.reaching(now, heard, set.unreachable_after))
+                .kubelet_renewed(kubelet_age)
+                .leaderless_unknown(leaderless)
+        };
+        let mut round = round_on(&heard, &a.remembered);
         let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
         if set.fixes.other_zones_asked && ask_more {
             let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
@@ -3135,14 +3139,7 @@ impl World<'_> {
                     ask(&rest, (&[], &[]), &[]),
                 ));
                 a.remembered.note(now, heard.iter());
-                let (own_age, silence_age) = ages(&heard);
-                let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
-                round = crate::core::zone::round(zone, mine, &heard, own_age)
-                    .silent_for(silence_age)
-                    .tainted(tainted)
-                    .silent_reaching(a.remembered.reaching(now, &heard, set.unreachable_after))
-                    .kubelet_renewed(kubelet_age)
-                    .leaderless_unknown(leaderless);
+                round = round_on(&heard, &a.remembered);
                 verdict = quorum::decide(&round, &self.quorum_policy, known);
             }
         }
