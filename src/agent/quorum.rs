@@ -26,16 +26,13 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, TaintReads, Verdict,
-    asks_zone_record, decide_or_ask, lease_readers, next_round, note_unable, rest_counted,
-    round_tainted, unasked, zone_readers,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, RoundBasis, TaintReads,
+    Verdict, asks_zone_record, decide, lease_readers, next_round, note_unable, rest_counted,
+    zone_readers,
 };
 use crate::core::zone::NodeZone;
 use crate::observe::http::Health;
 use crate::state::{State, StoredQuorum};
-
-/// This node's two ages at a round (`core::quorum::own_ages`), given what its peers said.
-type Ages<'a> = dyn Fn(&[(Peer, Heard)]) -> (Duration, Duration) + Sync + 'a;
 
 /// Asks the given peers at once and says what each said (a failed check is `Silent`).
 pub type AskFuture = Pin<Box<dyn Future<Output = Vec<(Peer, Heard)>> + Send>>;
@@ -317,26 +314,24 @@ fn zone_of(node: &Node) -> NodeZone {
 /// label only (an EndpointSlice carries no region): whom to ask is chosen by label
 /// (`core::quorum::select`), and each answer places its peer by its zone key. When those answers would make every zone down on
 /// the word of two peers of each other zone, the rest of those zones are asked too before this
-/// node holds (`core::quorum::decide_or_ask`).
+/// node holds (`core::quorum::RoundBasis::decide_or_ask`).
 ///
-/// This node's two ages come from `ages`, given what the peers said (and its kubelet's last
-/// renewal from `kubelet_age`, `core::quorum::Round::own_kubelet_age`): a restarted agent with no
-/// contact of its own asks a few of them to read its kubelet Lease (`has_contact` false,
-/// `core::quorum::lease_readers`), and what they read bounds when it was last heard. `seen`:
-/// its Node carried the unreachable taint when last seen; with what the peers read of it, this
-/// round's or earlier ones (`reads`), whether the round is of a node tainted
-/// (`core::quorum::round_tainted`). A peer silent in it whose latest answer "reachable" still
-/// says so is evidence of a live control plane all the same (`remembered`, the round sent at
-/// `sent_at` on the monotonic scale; `core::quorum::Round::silent_reaching`).
+/// The round is built on the answers by `basis` (`core::quorum::RoundBasis::round`, which the
+/// simulator runs too). This node's two ages come from its `ages`, given what the peers said:
+/// a restarted agent with no contact of its own asks a few of them to read its kubelet Lease
+/// (`has_contact` false, `core::quorum::lease_readers`), and what they read bounds when it was
+/// last heard. A peer silent in it whose latest answer "reachable" still says so is evidence of
+/// a live control plane all the same (`remembered`, the round sent at `sent_at` on the
+/// monotonic scale; `core::quorum::Round::silent_reaching`).
 async fn ask_round(
     ask: Option<&Asker>,
-    peers: &[Peer],
-    (zone, seen, reads, pods): (&NodeZone, bool, &TaintReads, &[String]),
+    basis: &RoundBasis<'_>,
+    pods: &[String],
     (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
     (policy, known): (&QuorumPolicy, bool),
-    (ages, kubelet_age, leaderless): (&Ages<'_>, Option<Duration>, Option<SystemTime>),
     (remembered, sent_at): (&mut Remembered, Duration),
 ) -> (Round, Verdict) {
+    let (zone, peers) = (basis.zone, basis.peers);
     let mut heard = match (ask, peers.is_empty()) {
         (Some(ask), false) => {
             let chosen = select(peers, &zone.listed, ask_at_most);
@@ -358,27 +353,11 @@ async fn ask_round(
     if !has_contact || !pods.is_empty() || policy.fixes.zone_recorded {
         note_unable(unable, &heard);
     }
-    // The round on the answers heard so far, noted in `remembered` first.
-    let round_on = |heard: &[(Peer, Heard)], remembered: &mut Remembered| {
-        remembered.note(sent_at, heard.iter());
-        let (own_contact_age, own_silence_age) = ages(heard);
-        let tainted = round_tainted(seen, reads, heard.iter().map(|(_, h)| h));
-        crate::core::zone::round(zone, peers, heard, own_contact_age)
-            .silent_for(own_silence_age)
-            .tainted(tainted)
-            .silent_reaching(remembered.reaching(sent_at, heard, policy.unreachable_after))
-            .kubelet_renewed(kubelet_age)
-            .leaderless_unknown(leaderless)
-    };
-    let round = round_on(&heard, remembered);
-    let (verdict, ask_more) = decide_or_ask(&round, policy, known);
-    let Some(ask) = ask.filter(|_| ask_more) else {
+    let round = basis.round(&heard, remembered, sent_at);
+    let (verdict, rest) = basis.decide_or_ask(&round, &heard, policy, known);
+    let Some(ask) = ask.filter(|_| !rest.is_empty()) else {
         return (round, verdict);
     };
-    let rest = unasked(peers, &zone.listed, &heard, policy.fixes.own_zone_asked);
-    if rest.is_empty() {
-        return (round, verdict);
-    }
     let answers = ask(
         rest,
         Readers::default(),
@@ -387,8 +366,8 @@ async fn ask_round(
     )
     .await;
     heard.extend(rest_counted(&zone.listed, answers));
-    let round = round_on(&heard, remembered);
-    let verdict = decide_or_ask(&round, policy, known).0;
+    let round = basis.round(&heard, remembered, sent_at);
+    let verdict = decide(&round, policy, known);
     (round, verdict)
 }
 
@@ -641,7 +620,7 @@ pub async fn run(
     let mut kubelet_logged: Option<Instant> = None;
     // What the peers read of this node's Node in this run, kept through returns of the link, and
     // whether a read without the taint was logged in this partition.
-    let mut reads = crate::core::quorum::TaintReads::default();
+    let mut reads = TaintReads::default();
     let mut untainted_logged = false;
     // And the times they read on it, of this partition only.
     let mut node_reads = crate::core::quorum::NodeReads::default();
@@ -840,14 +819,23 @@ pub async fn run(
         {
             path_probe = Some((now, probe(crate::api::NODE_PATH_BOUND)));
         }
+        let basis = RoundBasis {
+            zone: &zone,
+            peers: &peers,
+            seen: tainted,
+            reads: &reads,
+            ages: &ages,
+            kubelet_age,
+            leaderless,
+            unreachable_after: policy.unreachable_after,
+        };
         let ((round, decided), read) = tokio::join!(
             ask_round(
                 inputs.ask.as_ref(),
-                &peers,
-                (&zone, tainted, &reads, &asked),
+                &basis,
+                &asked,
                 (ask_at_most, this_run.is_some(), &mut unable),
                 (&policy, known),
-                (&ages, kubelet_age, leaderless),
                 (&mut remembered, mono(now)),
             ),
             read_lease(inputs.ask.as_ref(), readers, &zone),
@@ -1097,14 +1085,15 @@ mod tests {
         let zone = NodeZone::from_key("a", false);
         let own = Duration::from_secs(35);
         let ages = |_: &[(Peer, Heard)]| (own, own);
+        let reads = TaintReads::default();
+        let basis = basis_in(&zone, &peers, false, &reads, &ages, None);
         let round = async |ask: Asker, memory: &mut Remembered, sent_at: u64| {
             ask_round(
                 Some(&ask),
-                &peers,
-                (&zone, false, &TaintReads::default(), &[]),
+                &basis,
+                &[],
                 (10, true, &mut BTreeSet::new()),
                 (&policy, true),
-                (&ages, None, None),
                 (memory, Duration::from_secs(sent_at)),
             )
             .await
@@ -1140,16 +1129,38 @@ mod tests {
     ) -> (Round, Verdict) {
         let zone = NodeZone::from_key("a", false);
         let fixed = |_: &[(Peer, Heard)]| ages;
+        let reads = TaintReads::default();
         ask_round(
             Some(ask),
-            peers,
-            (&zone, tainted, &TaintReads::default(), &[]),
+            &basis_in(&zone, peers, tainted, &reads, &fixed, leaderless),
+            &[],
             (10, true, &mut BTreeSet::new()),
             (&kubelet_policy(), true),
-            (&fixed, None, leaderless),
             (&mut Remembered::default(), Duration::ZERO),
         )
         .await
+    }
+
+    /// The basis of a round of a node in `zone` under [`kubelet_policy`], its kubelet's renewal
+    /// unread.
+    fn basis_in<'a>(
+        zone: &'a NodeZone,
+        peers: &'a [Peer],
+        seen: bool,
+        reads: &'a TaintReads,
+        ages: &'a crate::core::quorum::Ages<'a>,
+        leaderless: Option<SystemTime>,
+    ) -> RoundBasis<'a> {
+        RoundBasis {
+            zone,
+            peers,
+            seen,
+            reads,
+            ages,
+            kubelet_age: None,
+            leaderless,
+            unreachable_after: kubelet_policy().unreachable_after,
+        }
     }
 
     #[tokio::test]
@@ -1294,16 +1305,17 @@ mod tests {
         let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
         let fixed = |_: &[(Peer, Heard)]| ages;
-        let (peers, zone, policy, fixed) = (&peers, &zone, &policy, &fixed);
+        let reads = TaintReads::default();
+        let basis = basis_in(&zone, &peers, false, &reads, &fixed, None);
+        let (basis, policy) = (&basis, &policy);
         let ask_once = |ask| async move {
             let mut unable = BTreeSet::new();
             ask_round(
                 Some(ask),
-                peers,
-                (zone, false, &TaintReads::default(), &[]),
+                basis,
+                &[],
                 (50, true, &mut unable),
                 (policy, true),
-                (fixed, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await
@@ -1362,13 +1374,13 @@ mod tests {
         let policy = kubelet_policy();
         let zone = NodeZone::from_key("a", false);
         let fixed = |_: &[(Peer, Heard)]| ages;
+        let reads = TaintReads::default();
         let (round, v) = ask_round(
             Some(&ask),
-            &peers,
-            (&zone, false, &TaintReads::default(), &[]),
+            &basis_in(&zone, &peers, false, &reads, &fixed, None),
+            &[],
             (2, true, &mut BTreeSet::new()),
             (&policy, true),
-            (&fixed, None, None),
             (&mut Remembered::default(), Duration::ZERO),
         )
         .await;
@@ -1424,14 +1436,14 @@ mod tests {
             read.lock().expect("read").push(latest);
             (Duration::from_secs(40), Duration::from_secs(40))
         };
+        let reads = TaintReads::default();
         for has_contact in [false, true] {
             ask_round(
                 Some(&ask),
-                &peers,
-                (&zone, false, &TaintReads::default(), &[]),
+                &basis_in(&zone, &peers, false, &reads, &ages, None),
+                &[],
                 (50, has_contact, &mut BTreeSet::new()),
                 (&policy, true),
-                (&ages, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;
@@ -1497,14 +1509,14 @@ mod tests {
         let ages = |_: &[(Peer, Heard)]| (Duration::from_secs(40), Duration::from_secs(40));
         let uids = ["u1".to_string()];
         let mut unable = BTreeSet::new();
+        let reads = TaintReads::default();
         for pods in [&uids[..], &uids[..], &[]] {
             ask_round(
                 Some(&ask),
-                &peers,
-                (&zone, false, &TaintReads::default(), pods),
+                &basis_in(&zone, &peers, false, &reads, &ages, None),
+                pods,
                 (50, true, &mut unable),
                 (&policy, true),
-                (&ages, None, None),
                 (&mut Remembered::default(), Duration::ZERO),
             )
             .await;

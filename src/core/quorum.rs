@@ -440,8 +440,8 @@ pub struct Fixes {
     /// Every other zone counts as down only once every peer of it was asked: the round asks two
     /// of each, and when those say "cut off" the rest are asked before this node holds
     /// ([`decide_or_ask`]; issue 22: the two asked of a six-node zone were cut off, the
-    /// others reached the API server, and the controller evicted the cut-off zone). The agent's
-    /// shell applies it; only the simulator reads this switch.
+    /// others reached the API server, and the controller evicted the cut-off zone).
+    /// [`RoundBasis::decide_or_ask`] reads it.
     pub other_zones_asked: bool,
     /// An agent whose previous run stopped while cut off counts itself heard until the contact
     /// that run persisted, not until its own start ([`resumed_heard_bound`]; issue 22: restarted
@@ -1419,6 +1419,71 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
         rests_on_silence(verdict, round, policy, peers_known),
         everyone && rest,
     )
+}
+
+/// What one round of this node is built on besides its peers' answers. The agent's quorum task
+/// (`agent::quorum`) and the simulator (`sim::world`) each fill it from their own state, and both
+/// build the round and choose whom else to ask here, so that the simulator runs the agent's
+/// code for it.
+///
+/// - `zone` and `peers`: this node's zone and every peer listed ([`crate::core::zone::round`]
+///   places the answers);
+/// - `seen` and `reads`: whether the round is of a node tainted ([`round_tainted`]);
+/// - `ages`: this node's `(own_contact_age, own_silence_age)` given the answers ([`own_ages`]);
+/// - `kubelet_age`: [`Round::kubelet_renewed`]; `leaderless`: [`Round::leaderless_unknown`];
+/// - `unreachable_after`: how long a peer's answer "reachable" still says so
+///   ([`Remembered::reaching`]).
+pub struct RoundBasis<'a> {
+    pub zone: &'a crate::core::zone::NodeZone,
+    pub peers: &'a [Peer],
+    pub seen: bool,
+    pub reads: &'a TaintReads,
+    pub ages: &'a Ages<'a>,
+    pub kubelet_age: Option<Duration>,
+    pub leaderless: Option<SystemTime>,
+    pub unreachable_after: Duration,
+}
+
+/// [`RoundBasis::ages`]: this node's two ages given what its peers said.
+pub type Ages<'a> = dyn Fn(&[(Peer, Heard)]) -> (Duration, Duration) + Sync + 'a;
+
+impl RoundBasis<'_> {
+    /// The round on the answers heard so far in a round sent at `sent_at` (the caller's
+    /// monotonic scale), which are noted in `remembered` first.
+    pub fn round(
+        &self,
+        heard: &[(Peer, Heard)],
+        remembered: &mut Remembered,
+        sent_at: Duration,
+    ) -> Round {
+        remembered.note(sent_at, heard.iter());
+        let (own_contact_age, own_silence_age) = (self.ages)(heard);
+        let tainted = round_tainted(self.seen, self.reads, heard.iter().map(|(_, h)| h));
+        crate::core::zone::round(self.zone, self.peers, heard, own_contact_age)
+            .silent_for(own_silence_age)
+            .tainted(tainted)
+            .silent_reaching(remembered.reaching(sent_at, heard, self.unreachable_after))
+            .kubelet_renewed(self.kubelet_age)
+            .leaderless_unknown(self.leaderless)
+    }
+
+    /// [`decide_or_ask`] on `round`, built on `heard`: its verdict, and the peers not asked yet
+    /// that the caller asks before deciding again ([`RoundBasis::round`] on `heard` extended by
+    /// [`rest_counted`], then [`decide`]); none when the verdict stands as it is.
+    pub fn decide_or_ask(
+        &self,
+        round: &Round,
+        heard: &[(Peer, Heard)],
+        policy: &QuorumPolicy,
+        peers_known: bool,
+    ) -> (Verdict, Vec<Peer>) {
+        let (verdict, ask_more) = decide_or_ask(round, policy, peers_known);
+        if !(ask_more && policy.fixes.other_zones_asked) {
+            return (verdict, Vec::new());
+        }
+        let (zone, own_zone) = (&self.zone.listed, policy.fixes.own_zone_asked);
+        (verdict, unasked(self.peers, zone, heard, own_zone))
+    }
 }
 
 /// [`decide`] by the counts alone, silent peers counted as reaching the API server; and whether

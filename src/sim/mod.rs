@@ -1,7 +1,7 @@
 //! Deterministic simulation of the fence (issue 22): the control plane as upstream implements
 //! it ([`control`]) and a cluster of agents running this crate's own decisions — contact
 //! (`core::contact::Contact`), cut off (`core::fencing::Link`), the peers' answers and rounds
-//! (`core::quorum::{answer, select, decide, Gate, planning}`, `core::zone::round`), the fence plan
+//! (`core::quorum::{answer, select, RoundBasis, decide, Gate, planning}`, `core::zone::round`), the fence plan
 //! (`core::fence_plan::plan`), its steps (`core::fencing::Steps`) and what is written to disk
 //! (`core::fencing::Durability`) — through random partitions, control-plane outages, restarts
 //! and pod churn, in virtual time. A seed reproduces a run exactly.

@@ -3075,8 +3075,6 @@ impl World<'_> {
         if a.contact.last_contact.is_none() || !asked.is_empty() || set.fixes.kubelet_heard_after {
             quorum::note_unable(&mut a.unable, &heard);
         }
-        // As `agent::quorum`: which silent peers said "reachable" earlier, and still would.
-        a.remembered.note(now, heard.iter());
         // As `agent::quorum`: the kubelet renewal the earlier rounds read orders this node's
         // silence (this round's reads are noted after it, as the agent's arrive beside it).
         let kubelet_read = a.renewal_read.map(|h| h.stamped);
@@ -3118,30 +3116,28 @@ impl World<'_> {
             .leaderless()
             .then(|| a.unknown_view.map(|(u, _)| wall(u)))
             .flatten();
-        // The round on the answers heard so far (noted in `remembered` before).
-        let round_on = |heard: &[(Peer, Heard)], remembered: &quorum::Remembered| {
-            let (own_age, silence_age) = ages(heard);
-            let tainted = quorum::round_tainted(seen, &reads, heard.iter().map(|(_, h)| h));
-            crate::core::zone::round(zone, mine, heard, own_age)
-                .silent_for(silence_age)
-                .tainted(tainted)
-                .silent_reaching(remembered.reaching(now, heard, set.unreachable_after))
-                .kubelet_renewed(kubelet_age)
-                .leaderless_unknown(leaderless)
+        // The agent's own round on the answers (`core::quorum::RoundBasis`), which notes in
+        // `remembered` which silent peers said "reachable" earlier, and still would.
+        let basis = quorum::RoundBasis {
+            zone,
+            peers: mine,
+            seen,
+            reads: &reads,
+            ages: &ages,
+            kubelet_age,
+            leaderless,
+            unreachable_after: set.unreachable_after,
         };
-        let mut round = round_on(&heard, &a.remembered);
-        let (mut verdict, ask_more) = quorum::decide_or_ask(&round, &self.quorum_policy, known);
-        if set.fixes.other_zones_asked && ask_more {
-            let rest = quorum::unasked(mine, &zone.listed, &heard, set.fixes.own_zone_asked);
-            if !rest.is_empty() {
-                heard.extend(quorum::rest_counted(
-                    &zone.listed,
-                    ask(&rest, (&[], &[]), &[]),
-                ));
-                a.remembered.note(now, heard.iter());
-                round = round_on(&heard, &a.remembered);
-                verdict = quorum::decide(&round, &self.quorum_policy, known);
-            }
+        let mut round = basis.round(&heard, &mut a.remembered, now);
+        let policy = &self.quorum_policy;
+        let (mut verdict, rest) = basis.decide_or_ask(&round, &heard, policy, known);
+        if !rest.is_empty() {
+            heard.extend(quorum::rest_counted(
+                &zone.listed,
+                ask(&rest, (&[], &[]), &[]),
+            ));
+            round = basis.round(&heard, &mut a.remembered, now);
+            verdict = quorum::decide(&round, policy, known);
         }
         // Each peer that answered "cut off" remembers this node, to nudge it on its return.
         for (p, h) in &heard {
