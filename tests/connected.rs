@@ -1995,6 +1995,121 @@ fn zone_nodes(server: &ApiServer, prefix: &str, zone: &str, count: usize, unknow
     }
 }
 
+/// A Node `name` with `labels` whose Ready condition is `status` since `since` (none at all
+/// when `status` is empty).
+fn node_since(server: &ApiServer, name: &str, labels: Value, status: &str, since: &str) {
+    let conditions = if status.is_empty() {
+        json!([])
+    } else {
+        json!([{
+            "type": "Ready", "status": status, "reason": "Test",
+            "lastHeartbeatTime": since, "lastTransitionTime": since
+        }])
+    };
+    server.create_node(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"conditions": conditions}
+    }));
+}
+
+/// A zone none of whose Nodes is Ready is recorded with the two facts that make it master
+/// disruption for the asker (docs/fence.md §5, *Every zone down, recorded*): no Node outside it, which a
+/// list of one Node outside the zone label shows (a cluster with no zone label is listed whole
+/// already), and whether the asker's Ready left True no earlier than every other's. A Node of
+/// another zone, a later transition or a missing Ready condition each make the fact false.
+#[tokio::test(start_paused = true)]
+async fn a_zone_with_no_node_ready_is_recorded_with_whether_it_is_the_only_one_and_the_asker_last()
+{
+    let server = ApiServer::new();
+    let zs = json!({"topology.kubernetes.io/zone": "zs"});
+    let at = |s: u32| format!("2026-11-29T00:00:{s:02}Z");
+    for (name, since) in [("s-0", 10), ("s-1", 5), ("s-2", 10)] {
+        node_since(&server, name, zs.clone(), "Unknown", &at(since));
+    }
+    let reader = nodewarden::api::node::NodeTaints::new(
+        server.client(),
+        &nodewarden::api::Requests::default(),
+    );
+    let bound = Duration::from_secs(2);
+    let record = |only_zone, asker_last| down(3, only_zone, asker_last);
+    // s-0 and s-2 left Ready last, in the same second; s-1 before them.
+    assert_eq!(
+        reader.zone_record("s-0", "zs", bound).await,
+        record(true, true)
+    );
+    assert_eq!(
+        reader.zone_record("s-2", "zs", bound).await,
+        record(true, true)
+    );
+    assert_eq!(
+        reader.zone_record("s-1", "zs", bound).await,
+        record(true, false)
+    );
+    // The zone's list and one list outside it, which found nothing; the askers within the
+    // second were answered from those.
+    assert_eq!(node_lists(&server), 2);
+    let text = serde_json::to_string(&record(true, true)).expect("json");
+    assert!(
+        text.ends_with(r#""unreachableTainted":false,"onlyZone":true,"askerLast":true}"#),
+        "{text}"
+    );
+    // A Node of another zone, Ready or not: the zone is not the only one.
+    let zt = json!({"topology.kubernetes.io/zone": "zt"});
+    node_since(&server, "t-0", zt, "Unknown", &at(1));
+    tokio::time::advance(Duration::from_millis(1_100)).await;
+    assert_eq!(
+        reader.zone_record("s-0", "zs", bound).await,
+        record(false, true)
+    );
+    // A Node with no zone label is outside it too.
+    let unlabelled = ApiServer::new();
+    for (name, labels, status) in [
+        ("u-0", json!({}), "Unknown"),
+        ("u-1", json!({}), ""),
+        ("s-0", zs.clone(), "Unknown"),
+    ] {
+        let since = if status.is_empty() {
+            String::new()
+        } else {
+            at(10)
+        };
+        node_since(&unlabelled, name, labels, status, &since);
+    }
+    let reader = nodewarden::api::node::NodeTaints::new(
+        unlabelled.client(),
+        &nodewarden::api::Requests::default(),
+    );
+    let one = |only_zone, asker_last| down(1, only_zone, asker_last);
+    assert_eq!(
+        reader.zone_record("s-0", "zs", bound).await,
+        one(false, true)
+    );
+    // The unlabelled zone is listed whole, with no list more: every Node is in it, u-1 has no
+    // Ready condition (not Ready, and no time, so no asker is known to be last), and s-0 is in
+    // another zone.
+    let before = node_lists(&unlabelled);
+    let pair = |only_zone| down(2, only_zone, false);
+    assert_eq!(reader.zone_record("u-0", "", bound).await, pair(false));
+    assert_eq!(node_lists(&unlabelled) - before, 1);
+}
+
+/// The record of a zone of `size` Nodes none of which is Ready, the asker untainted, with the
+/// two facts as given.
+fn down(
+    size: usize,
+    only_zone: bool,
+    asker_last: bool,
+) -> Option<nodewarden::core::quorum::ZoneRecord> {
+    Some(nodewarden::core::quorum::ZoneRecord {
+        not_ready: size,
+        size,
+        tainted: false,
+        only_zone,
+        asker_last,
+    })
+}
+
 /// How many lists of Nodes the server has had.
 fn node_lists(server: &ApiServer) -> usize {
     server
@@ -2021,7 +2136,7 @@ async fn a_zone_is_recorded_from_its_nodes_in_pages_and_one_list_serves_a_second
     let recorded = nodewarden::core::quorum::ZoneRecord {
         not_ready: 10,
         size: 30,
-        tainted: false,
+        ..Default::default()
     };
     assert_eq!(
         reader.zone_record("a-00", "za", bound).await,
@@ -2053,15 +2168,26 @@ async fn a_zone_is_recorded_from_its_nodes_in_pages_and_one_list_serves_a_second
         Some(recorded)
     );
     assert_eq!(node_lists(&server), 4);
-    // zb: every Node not Ready.
+    // zb: every Node not Ready, all since the same second: the asker left Ready no earlier than
+    // the others. Another zone exists, which one more list, of one Node outside zb, shows.
+    let before = node_lists(&server);
     assert_eq!(
         reader.zone_record("b-01", "zb", bound).await,
         Some(nodewarden::core::quorum::ZoneRecord {
             not_ready: 5,
             size: 5,
-            tainted: false
+            asker_last: true,
+            ..Default::default()
         })
     );
+    let lists = server.requests();
+    let outside = lists.last().expect("a request");
+    assert_eq!(node_lists(&server) - before, 2);
+    assert_eq!(
+        outside.param("labelSelector"),
+        Some("topology.kubernetes.io/zone!=zb")
+    );
+    assert_eq!(outside.param("limit"), Some("1"));
     // A zone of 101 listed Nodes: cut short at the fourth page, no record.
     zone_nodes(&server, "c", "zc", 101, 0);
     let before = node_lists(&server);

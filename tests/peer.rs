@@ -1295,7 +1295,7 @@ async fn a_peer_reads_the_askers_zone_only_when_asked_and_reaching() {
     let recorded = ZoneRecord {
         not_ready: 3,
         size: 5,
-        tainted: false,
+        ..ZoneRecord::default()
     };
     for reachable in [true, false] {
         let reads = Arc::new(Mutex::new(Vec::new()));

@@ -2586,11 +2586,38 @@ fn recording(record: Option<ZoneRecord>, reachable: bool) -> (String, Heard) {
     )
 }
 
+/// Each row of `table` (the reader's record, whether it reaches the API server, the verdict's
+/// word) decided on the round `round` makes of that reader's answer; a hold's reason says each
+/// of `says`.
+fn assert_recorded(
+    table: &[(Option<ZoneRecord>, bool, &str)],
+    round: impl Fn((String, Heard)) -> Round,
+    says: &[&str],
+) {
+    for &(rec, reachable, want) in table {
+        let v = decide(&round(recording(rec, reachable)), &policy(), true);
+        assert_eq!(
+            v.word(),
+            want,
+            "{rec:?} reachable {reachable}: {}",
+            v.reason()
+        );
+        if want == "hold" {
+            assert!(
+                says.iter().all(|s| v.reason().contains(s)),
+                "{}",
+                v.reason()
+            );
+        }
+    }
+}
+
 fn record(not_ready: usize, size: usize, tainted: bool) -> Option<ZoneRecord> {
     Some(ZoneRecord {
         not_ready,
         size,
         tainted,
+        ..ZoneRecord::default()
     })
 }
 
@@ -2629,26 +2656,14 @@ fn a_zone_the_api_server_records_partly_disrupted_holds_a_node_read_untainted_in
         // A record from a peer that says it does not reach the API server is no record.
         (record(3, 5, false), false, "enforce"),
     ];
-    for (rec, reachable, want) in table {
-        let r = three_of_five_together(recording(rec, reachable));
-        let v = decide(&r, &policy(), true);
-        assert_eq!(
-            v.word(),
-            want,
-            "{rec:?} reachable {reachable}: {}",
-            v.reason()
-        );
-        if want == "hold" {
-            assert!(
-                v.reason()
-                    .contains("recorded not Ready (partial disruption)")
-                    && v.reason()
-                        .contains("without node.kubernetes.io/unreachable"),
-                "{}",
-                v.reason()
-            );
-        }
-    }
+    assert_recorded(
+        &table,
+        three_of_five_together,
+        &[
+            "recorded not Ready (partial disruption)",
+            "without node.kubernetes.io/unreachable",
+        ],
+    );
     // A node seen tainted was judged already: no record holds it.
     let r = three_of_five_together(recording(record(3, 5, false), true)).tainted(true);
     assert!(decide(&r, &policy(), true).is_enforce());
@@ -2674,6 +2689,84 @@ fn a_zone_that_looks_healthy_to_the_peers_asked_but_is_recorded_disrupted_holds(
     // The same record with this node's Node tainted: evicted.
     r.heard[3] = recording(record(4, 6, true), true);
     assert!(decide(&r, &policy(), true).is_enforce());
+}
+
+/// A zone recorded with none of its `size` nodes Ready, this node untainted, and the two facts of
+/// master disruption as given (`ZoneRecord::every_zone_down`).
+fn all_down(size: usize, only_zone: bool, asker_last: bool) -> Option<ZoneRecord> {
+    Some(ZoneRecord {
+        not_ready: size,
+        size,
+        only_zone,
+        asker_last,
+        ..ZoneRecord::default()
+    })
+}
+
+#[test]
+fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
+    // Issue 22, seed 0x8aa: the only zone, here of three nodes, all cut off; the controller
+    // judged this node last, and every zone was down from that pass. The other two are back and
+    // reach the API server, but their kubelets have not posted Ready yet. Counted: a healthy
+    // zone, enforce.
+    let round = |first: (String, Heard)| {
+        let mut r = zone(3, 0);
+        r.other_zones = 0;
+        r.heard = vec![first, up(1)];
+        r
+    };
+    assert!(decide(&round(up(0)), &policy(), true).is_enforce());
+    // (the reader's record, whether it reaches the API server) → verdict
+    let table = [
+        (all_down(3, true, true), true, "hold"),
+        // A Node outside the zone (or no list of them): not known to be every zone.
+        (all_down(3, false, true), true, "enforce"),
+        // The other node left Ready after this one: this node may have been tainted while that
+        // one still counted Ready, and the taint removed when every zone went down, its pods
+        // tolerating less deleted all the same.
+        (all_down(3, true, false), true, "enforce"),
+        // This node tainted in the same read.
+        (
+            Some(ZoneRecord {
+                tainted: true,
+                ..all_down(3, true, true).expect("a record")
+            }),
+            true,
+            "enforce",
+        ),
+        // A node is Ready again: not every zone down (the facts are only given without one).
+        (
+            Some(ZoneRecord {
+                not_ready: 2,
+                ..all_down(3, true, true).expect("a record")
+            }),
+            true,
+            "enforce",
+        ),
+        // A record from a peer that says it does not reach the API server is no record (two of
+        // three cut off: still a healthy zone).
+        (all_down(3, true, true), false, "enforce"),
+    ];
+    assert_recorded(&table, round, &["every zone is down", "3 of the 3 node(s)"]);
+    let held = || round(recording(all_down(3, true, true), true));
+    // A node seen tainted was judged already: no record holds it.
+    assert!(decide(&held().tainted(true), &policy(), true).is_enforce());
+    // While no controller-manager leads, with the Unknown this node saw read again: the next
+    // leader's first pass may taint it before it counts every zone down.
+    let unknown = UNIX_EPOCH + Duration::from_secs(1_000);
+    let mut r = held().leaderless_unknown(Some(unknown));
+    if let (_, Heard::Report(reader)) = &mut r.heard[0] {
+        reader.node_read = Some(NodeRead {
+            tainted: false,
+            taint_added: None,
+            unknown_since: Some(unknown),
+        });
+    }
+    assert!(decide(&r, &policy(), true).is_enforce());
+    assert!(decide(&held(), &policy(), true).is_hold());
+    // With the rule switched off, the record changes nothing.
+    let old = policy_without(|f| f.master_recorded = false);
+    assert!(decide(&held(), &old, true).is_enforce());
 }
 
 #[test]
@@ -2729,8 +2822,10 @@ fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks(
     let mut a_but_b = labels(None, Some("a"), false);
     a_but_b.insert(zone::BETA_ZONE_LABEL.to_string(), "b".to_string());
     let other = labels(None, Some("c"), false);
-    let listed =
-        |name, labels, ready, tainted| zone::Listed::of(name, Some(labels), ready, tainted);
+    let at = |s: u64| Some(UNIX_EPOCH + Duration::from_secs(s));
+    let listed = |name, labels, ready, tainted| {
+        zone::Listed::of(name, Some(labels), (ready, at(100)), tainted)
+    };
     let nodes = vec![
         listed("me", &a, false, false),
         listed("n2", &a, false, true),
@@ -2739,24 +2834,67 @@ fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks(
         listed("n5", &a_but_b, false, false),
         listed("n6", &other, false, false),
     ];
-    let r = zone::record(&nodes, "me", "a").expect("a record");
-    // me, n2 and n3 count (n4 excluded, n5 and n6 in other zones); me and n2 not Ready.
+    let r = zone::record(&nodes, "me", "a", true).expect("a record");
+    // me, n2 and n3 count (n4 excluded, n5 and n6 in other zones); me and n2 not Ready. With n3
+    // Ready, neither fact of a zone with no node Ready is given.
     assert_eq!(
         r,
         ZoneRecord {
             not_ready: 2,
             size: 3,
-            tainted: false
+            ..ZoneRecord::default()
         }
     );
+    // A Ready node keeps no time.
+    assert_eq!(nodes[2].down_since, None);
     // n2's own read says it is tainted.
-    assert!(zone::record(&nodes, "n2", "a").expect("n2").tainted);
+    assert!(zone::record(&nodes, "n2", "a", true).expect("n2").tainted);
     // An excluded asker is still found, and left out of the counts.
-    assert_eq!(zone::record(&nodes, "n4", "a").map(|r| r.size), Some(3));
+    assert_eq!(
+        zone::record(&nodes, "n4", "a", true).map(|r| r.size),
+        Some(3)
+    );
     // An asker not listed, or listed in another zone, gets no record.
-    assert_eq!(zone::record(&nodes, "n9", "a"), None);
-    assert_eq!(zone::record(&nodes, "n5", "a"), None);
-    assert!(zone::record(&nodes, "n5", "b").is_some());
+    assert_eq!(zone::record(&nodes, "n9", "a", true), None);
+    assert_eq!(zone::record(&nodes, "n5", "a", true), None);
+    assert!(zone::record(&nodes, "n5", "b", true).is_some());
+    // Zone a with n3 gone from Ready at 90, before me and n2 (100), and n4 (excluded) at 120:
+    // none counted is Ready, and no counted node left Ready after me or n2.
+    let mut down = nodes.clone();
+    down[2] = zone::Listed::of("n3", Some(&a), (false, at(90)), false);
+    down[3] = zone::Listed::of("n4", Some(&a_excluded), (false, at(120)), false);
+    let facts = |nodes: &[zone::Listed], asker, whole| {
+        let r = zone::record(nodes, asker, "a", whole).expect("a record");
+        assert_eq!((r.not_ready, r.size), (3, 3));
+        (r.only_zone, r.asker_last, r.every_zone_down())
+    };
+    // Other zones are listed (n5, n6): not the only zone, whatever `whole` says.
+    assert_eq!(facts(&down, "me", true), (false, true, false));
+    assert_eq!(facts(&down, "n3", true), (false, false, false));
+    // Zone a alone, and listed whole: master disruption since me was judged, not since n3 was.
+    let alone: Vec<zone::Listed> = down.iter().take(4).cloned().collect();
+    assert_eq!(facts(&alone, "me", true), (true, true, true));
+    assert_eq!(facts(&alone, "n2", true), (true, true, true));
+    assert_eq!(facts(&alone, "n3", true), (true, false, false));
+    // An excluded asker judged last too.
+    assert_eq!(facts(&alone, "n4", true), (true, true, true));
+    // Not known to be the whole cluster (a list outside the zone found a Node, or failed).
+    assert_eq!(facts(&alone, "me", false), (false, true, false));
+    // A node with no time for its Ready (no condition at all): no asker is known to be last.
+    let mut untimed = alone.clone();
+    untimed[2] = zone::Listed::of("n3", Some(&a), (false, None), false);
+    assert_eq!(facts(&untimed, "me", true), (true, false, false));
+    // n2 left Ready a second after me: me is not last.
+    let mut later = alone.clone();
+    later[1] = zone::Listed::of("n2", Some(&a), (false, at(101)), true);
+    assert_eq!(facts(&later, "me", true), (true, false, false));
+    assert_eq!(facts(&later, "n2", true), (true, true, true));
+    // The outside selector: every Node without the zone's label value; none for no zone.
+    assert_eq!(
+        zone::outside_selector("r1/a").as_deref(),
+        Some("topology.kubernetes.io/zone!=a")
+    );
+    assert_eq!(zone::outside_selector("r1/"), None);
     // The selector narrows by the GA zone label; an unlabelled zone is listed whole.
     assert_eq!(
         zone::record_selector("a").as_deref(),

@@ -2110,6 +2110,41 @@ fn a_node_read_queued_for_the_taint_stops_its_pods_before_the_taint_comes() {
     );
 }
 
+/// Every zone recorded down since the controller judged the node (`Fixes::master_recorded`;
+/// thirty-eighth session). 0x8aa: the only zone, of two nodes, both cut off, n0 judged last
+/// (76.3 s), and every zone down from that pass; n1 came back at 78.4 s, and n0's round at
+/// 79.5 s counted a healthy zone and stopped pod 0 (tolerating 0 s) at once, 32 s before the
+/// taint, which came only after n1's kubelet posted Ready and the next token. 0x6e0: the same in
+/// a zone of five (pods 6 and 7). A peer that reaches the API server now reads the zone with no
+/// node Ready, no Node outside it and none gone from Ready after this one, and the node holds
+/// until a kubelet posts Ready. 0x3ac: n1 went from Ready 15 s before n0, was tainted while n0
+/// still counted Ready, and the taint was removed when both were down; pod 3, tolerating 8 s, was
+/// deleted then. At n0's return n1 enforces, and stops pod 3 before its replacement can start
+/// (without the last fact, it held, and pod 3 ran 0.5 s past the start).
+#[test]
+fn a_zone_recorded_down_since_the_node_was_judged_holds_it_until_a_kubelet_posts() {
+    let fixed = Settings::default();
+    let mut reverted = fixed;
+    reverted.fixes.master_recorded = false;
+    for (seed, wrongful) in [(0x8aa, &[0][..]), (0x6e0, &[6, 7][..])] {
+        let scenario = Scenario::generate(seed);
+        assert!(wrongful_stops(&scenario, &fixed).is_empty(), "{seed:#x}");
+        assert_eq!(wrongful_stops(&scenario, &reverted), wrongful, "{seed:#x}");
+    }
+    assert_timeline_under(
+        0x8aa,
+        &fixed,
+        "79.465s n0 quorum hold: a peer that reaches the API server reads 2 of the 2 node(s) of zone zone-0 recorded not Ready (fully disrupted, and no Node outside it: every zone is down)",
+    );
+    let o = sim::run(&Scenario::generate(0x3ac), &fixed, false);
+    assert!(any_running_twice(&o).is_empty(), "{:?}", o.violations);
+    assert_timeline_under(
+        0x3ac,
+        &fixed,
+        "207.025s n1 quorum enforce: 1 of 2 node(s) in zone zone-0 cut off",
+    );
+}
+
 /// A standby controller-manager (`Leader::standby`, `--controller-standby`; thirty-seventh
 /// session) takes over an outage of the API server as soon as the API server answers and the old
 /// lease has run out, where the default model's restarted process reads the Lease then and takes

@@ -1220,7 +1220,7 @@ mod tests {
                             r.zone_recorded = Some(crate::core::quorum::ZoneRecord {
                                 not_ready: 3,
                                 size: 5,
-                                tainted: false,
+                                ..Default::default()
                             });
                         }
                         (p, heard)

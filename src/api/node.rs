@@ -264,10 +264,12 @@ pub struct NodeTaints {
 /// A zone's latest list, held while it is made.
 type ZoneSlot = tokio::sync::Mutex<Option<ZoneList>>;
 
-/// The Nodes of a zone as listed at `listed_at`, each kept as `core::zone::record` reads it.
+/// The Nodes of a zone as listed at `listed_at`, each kept as `core::zone::record` reads it, and
+/// whether they are every Node of the cluster (`whole`, [`NodeTaints::whole`]).
 struct ZoneList {
     listed_at: tokio::time::Instant,
     nodes: Vec<crate::core::zone::Listed>,
+    whole: bool,
 }
 
 /// How long a zone's list answers the askers of that zone: a second, so that the askers of a
@@ -335,9 +337,51 @@ impl NodeTaints {
             *kept = None;
             let listed_at = tokio::time::Instant::now();
             let nodes = self.list_zone(key, deadline).await?;
-            *kept = Some(ZoneList { listed_at, nodes });
+            let whole = self.whole(&nodes, key, deadline).await;
+            *kept = Some(ZoneList {
+                listed_at,
+                nodes,
+                whole,
+            });
         }
-        zone::record(&kept.as_ref()?.nodes, asker, key)
+        let list = kept.as_ref()?;
+        zone::record(&list.nodes, asker, key, list.whole)
+    }
+
+    /// Whether `nodes`, zone `key`'s list, are every Node of the cluster, when that matters: only
+    /// while none of the zone's Nodes counted is Ready (`quorum::ZoneRecord::only_zone`). A key
+    /// with no zone part was listed whole; any other asks for one Node outside the zone
+    /// (`core::zone::outside_selector`) within `deadline`. False when it finds one or fails.
+    async fn whole(
+        &self,
+        nodes: &[crate::core::zone::Listed],
+        key: &str,
+        deadline: tokio::time::Instant,
+    ) -> bool {
+        let mut counted = nodes.iter().filter(|n| n.key == key && !n.excluded);
+        if counted.clone().next().is_none() || counted.any(|n| n.ready) {
+            return false;
+        }
+        let Some(outside) = crate::core::zone::outside_selector(key) else {
+            return true;
+        };
+        let params = kube::api::ListParams::default().labels(&outside).limit(1);
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let page = self
+            .requests
+            .call_within(left, "list", "nodes", self.api.list(&params));
+        match page.await {
+            Ok(page) => page.items.is_empty(),
+            Err(e) => {
+                crate::api::peer_read_failed(
+                    &e,
+                    &self.list_refused_logged,
+                    "the Nodes outside a peer's zone",
+                    "peers cut off cannot learn from this node whether every zone is down, and decide without it; grant list on nodes",
+                );
+                false
+            }
+        }
     }
 
     /// The slot of zone `key`'s list, made when there is none; `None` when [`ZONES_KEPT`]
@@ -442,11 +486,15 @@ impl NodeTaints {
 
 /// A Node as `core::zone::record` reads it.
 fn listed_node(node: &Node) -> crate::core::zone::Listed {
-    let ready = ready_condition(node).is_some_and(|c| c.status == "True");
+    let condition = ready_condition(node);
+    let ready = condition.is_some_and(|c| c.status == "True");
+    let since = condition
+        .and_then(|c| c.last_transition_time.as_ref())
+        .map(|t| SystemTime::from(t.0));
     crate::core::zone::Listed::of(
         node.metadata.name.as_deref().unwrap_or_default(),
         node.metadata.labels.as_ref(),
-        ready,
+        (ready, since),
         carries_unreachable(node),
     )
 }

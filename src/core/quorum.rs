@@ -203,7 +203,7 @@ fn note_read<T: Copy>(kept: &mut Option<ReadTime<T>>, read: Option<SystemTime>, 
 /// here a pass early).
 ///
 /// On the wire it is the peer answer's `zoneRecord` (`peer::Answer`), under the names below.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ZoneRecord {
     /// Nodes of the zone counted in disruption checks whose Ready condition is not True.
@@ -213,6 +213,16 @@ pub struct ZoneRecord {
     /// Whether the asker's own Node carried the unreachable NoExecute taint in the same read.
     #[serde(rename = "unreachableTainted")]
     pub tainted: bool,
+    /// With none of the zone's Nodes counted Ready: no Node outside this zone existed, read
+    /// beside the zone's list ([`ZoneRecord::every_zone_down`]). Absent on the wire when false,
+    /// as from a reader older than it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_zone: bool,
+    /// With none of the zone's Nodes counted Ready: the asker's Ready condition left True no
+    /// earlier than any other's (each one's `lastTransitionTime`). Absent when false, as
+    /// `only_zone`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asker_last: bool,
 }
 
 impl ZoneRecord {
@@ -223,6 +233,16 @@ impl ZoneRecord {
         self.size <= LARGE_ZONE
             && self.not_ready < self.size
             && partially_disrupted(self.not_ready, self.size)
+    }
+
+    /// Whether the control plane, with the zone as recorded, has been in master disruption since
+    /// the pass that judged the asker, and so never tainted it: the zone is the only one, none of
+    /// its Nodes counted is Ready, and none left Ready after the asker did (docs/semantics.md
+    /// §5.5). Without that last fact the asker may have been tainted while another node still
+    /// counted Ready, and the taint removed when every zone went down: pods tolerating less were
+    /// deleted all the same.
+    pub fn every_zone_down(&self) -> bool {
+        self.only_zone && self.asker_last && self.size > 0 && self.not_ready == self.size
     }
 
     /// Whether the zone as recorded is in the normal state: neither partially nor fully
@@ -701,6 +721,14 @@ pub struct Fixes {
     /// first pass tainted it and deleted a pod tolerating 0 s). The agent's shell applies it;
     /// only the simulator reads this switch.
     pub leaderless_first: bool,
+    /// A node cut off holds, as for [`Fixes::zone_recorded`], while a peer that reaches the API
+    /// server reads its zone recorded with no node Ready, no Node outside it and none gone from
+    /// Ready after this one, and its Node without the unreachable taint: every zone has been
+    /// fully disrupted since the controller judged it ([`ZoneRecord::every_zone_down`],
+    /// [`recorded_hold`]; issue 22, seed 0x8aa: of a zone of two, both cut off, the first back
+    /// made the other enforce before its kubelet had posted Ready, and the stop came 32 s before
+    /// the taint).
+    pub master_recorded: bool,
 }
 
 impl Fixes {
@@ -749,6 +777,7 @@ impl Fixes {
         node_times_read: true,
         queue_read_settles: true,
         leaderless_first: true,
+        master_recorded: true,
     };
 }
 
@@ -1998,16 +2027,27 @@ fn settled_now(
 /// reaches the API server read this node's Node without the unreachable taint and, in the same
 /// read, its zone partially disrupted. The controller stopped tainting in it at the pass that
 /// recorded it so, and the read came after: this node was not tainted before, and is not while
-/// the record stands. `None` for a node seen tainted. `z`: the zone as [`counted`] names it.
+/// the record stands. Or every zone down since the pass that judged this node
+/// (`Fixes::master_recorded`, [`ZoneRecord::every_zone_down`]): the controller removed every
+/// taint and taints nothing while that stands. `None` for a node seen tainted, and while no
+/// controller-manager leads ([`leaderless_first`]). `z`: the zone as [`counted`] names it.
 fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool, z: &str) -> Option<Verdict> {
     if judged || !policy.fixes.zone_recorded || leaderless_first(round, &policy.fixes) {
         return None;
     }
-    let record = reaching_reports(round)
-        .find_map(|r| r.zone_recorded.filter(|z| !z.tainted && z.stops_tainting()))?;
+    let down = |z: &ZoneRecord| policy.fixes.master_recorded && z.every_zone_down();
+    let record = reaching_reports(round).find_map(|r| {
+        r.zone_recorded
+            .filter(|z| !z.tainted && (z.stops_tainting() || down(z)))
+    })?;
+    let state = if down(&record) {
+        "fully disrupted, and no Node outside it: every zone is down"
+    } else {
+        "partial disruption"
+    };
     Some(Verdict::Hold {
         reason: format!(
-            "a peer that reaches the API server reads {} of the {} node(s) of zone {z} recorded not Ready (partial disruption) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",
+            "a peer that reaches the API server reads {} of the {} node(s) of zone {z} recorded not Ready ({state}) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",
             record.not_ready, record.size
         ),
     })

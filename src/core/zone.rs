@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::core::quorum::{Heard, Peer, Round};
 
@@ -74,7 +74,8 @@ pub fn excluded(labels: Option<&BTreeMap<String, String>>) -> bool {
 }
 
 /// A Node as a peer lists it for [`record`]: its name, its zone key ([`zone_key`]) and whether it
-/// is [`excluded`], whether its Ready condition is True, and whether it carries
+/// is [`excluded`], whether its Ready condition is True (and if not, since when: the
+/// condition's `lastTransitionTime`, `down_since`), and whether it carries
 /// `node.kubernetes.io/unreachable:NoExecute`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Listed {
@@ -82,15 +83,17 @@ pub struct Listed {
     pub key: String,
     pub excluded: bool,
     pub ready: bool,
+    pub down_since: Option<SystemTime>,
     pub unreachable_tainted: bool,
 }
 
 impl Listed {
-    /// A Node of `name` with `labels`, as [`Listed`] keeps it.
+    /// A Node of `name` with `labels`, as [`Listed`] keeps it: `down_since` is kept only while
+    /// not `ready`.
     pub fn of(
         name: &str,
         labels: Option<&BTreeMap<String, String>>,
-        ready: bool,
+        (ready, down_since): (bool, Option<SystemTime>),
         unreachable_tainted: bool,
     ) -> Listed {
         Listed {
@@ -98,6 +101,7 @@ impl Listed {
             key: zone_key(labels),
             excluded: excluded(labels),
             ready,
+            down_since: down_since.filter(|_| !ready),
             unreachable_tainted,
         }
     }
@@ -127,38 +131,97 @@ fn zone_of_key(key: &str) -> &str {
 pub const RECORD_SCAN: usize = 100;
 
 /// The asker's zone as the API server stores it (`quorum::ZoneRecord`), from a list of Nodes
-/// that holds every Node of zone `key` (and maybe others, left out here): the Nodes of the zone
-/// the controller counts (not excluded, [`excluded`]), how many of those have a Ready condition
-/// that is not True (`ComputeZoneState` counts a missing one as not ready too), and whether the
-/// asker's Node carries the unreachable taint. `None` when the asker is not in the list with
-/// that key: a list without it holds no answer about it, and an asker whose labels moved it to
-/// another zone asks about a zone it is no longer in.
+/// that holds every Node of zone `key` (and maybe others, left out here): [`tally`] of it, each
+/// Node placed by its key and named the asker or not. `whole`: the list holds every Node of the
+/// cluster ([`outside_selector`] found none beyond it).
 pub fn record<'a>(
     nodes: impl IntoIterator<Item = &'a Listed>,
     asker: &str,
     key: &str,
+    whole: bool,
+) -> Option<crate::core::quorum::ZoneRecord> {
+    let counted = nodes.into_iter().map(|n| Counted {
+        asker: n.name == asker,
+        in_zone: n.key == key,
+        excluded: n.excluded,
+        ready: n.ready,
+        down_since: n.down_since,
+        unreachable_tainted: n.unreachable_tainted,
+    });
+    tally(counted, whole)
+}
+
+/// One Node as [`tally`] counts it for one asker: whether it is the asker, whether it is in the
+/// asker's zone, and the rest as [`Listed`] has it.
+#[derive(Clone, Copy, Debug)]
+pub struct Counted {
+    pub asker: bool,
+    pub in_zone: bool,
+    pub excluded: bool,
+    pub ready: bool,
+    pub down_since: Option<SystemTime>,
+    pub unreachable_tainted: bool,
+}
+
+/// The asker's zone as stored, from every Node of it in `nodes` (the peers' reader lists them,
+/// [`record`]; the simulator has them): the Nodes of the zone the controller counts (not
+/// excluded, [`excluded`]), how many of those have a Ready condition that is not True
+/// (`ComputeZoneState` counts a missing one as not ready too), and whether the asker's Node
+/// carries the unreachable taint. `None` when the asker is not among them: a list without it
+/// holds no answer about it, and an asker whose labels moved it to another zone asks about a zone
+/// it is no longer in.
+///
+/// When none of the zone's counted Nodes is Ready, two facts more (`quorum::ZoneRecord`):
+/// `only_zone`, when `nodes` are every Node of the cluster (`whole`) and all are in the zone;
+/// and `asker_last`, when the asker's Ready left True no earlier than any other counted Node's
+/// did (each one's `down_since`; a Node without that time leaves it false).
+pub fn tally(
+    nodes: impl IntoIterator<Item = Counted>,
+    whole: bool,
 ) -> Option<crate::core::quorum::ZoneRecord> {
     let mut record = crate::core::quorum::ZoneRecord {
         not_ready: 0,
         size: 0,
         tainted: false,
+        only_zone: false,
+        asker_last: false,
     };
-    let mut found = false;
+    let (mut found, mut alone) = (false, whole);
+    // The asker's own down time; the latest of the others', and whether one had none.
+    let (mut own, mut latest, mut untimed) = (None, None, false);
     for n in nodes {
-        if n.key != key {
+        if !n.in_zone {
+            alone = false;
             continue;
         }
-        if n.name == asker {
+        if n.asker {
             found = true;
             record.tainted = n.unreachable_tainted;
+            own = n.down_since;
         }
         if n.excluded {
             continue;
         }
         record.size += 1;
         record.not_ready += usize::from(!n.ready);
+        if !n.ready && !n.asker {
+            untimed |= n.down_since.is_none();
+            latest = latest.max(n.down_since);
+        }
     }
+    let down = record.size > 0 && record.not_ready == record.size;
+    record.only_zone = down && alone;
+    record.asker_last = down && !untimed && own.is_some_and(|own| latest.is_none_or(|t| t <= own));
     found.then_some(record)
+}
+
+/// The label selector of the Nodes outside zone `key`'s list ([`record_selector`]): those
+/// without its zone label value, unlabelled ones included. A list of it with a limit of one,
+/// empty, shows the zone's list to be the whole cluster's (`record`'s `whole`). `None` for a key
+/// with no zone part, whose list has no selector and is the whole cluster's already.
+pub fn outside_selector(key: &str) -> Option<String> {
+    let zone = zone_of_key(key);
+    (!zone.is_empty()).then(|| format!("{ZONE_LABEL}!={zone}"))
 }
 
 /// This node as the zone counts see it.

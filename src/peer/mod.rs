@@ -133,7 +133,8 @@ pub struct Answer {
     pub pods: Option<Vec<serde_json::Value>>,
     /// The asking node's zone as the API server records it, read for a question with
     /// `zoneRecord` (`core::quorum::ZoneRecord`). Absent when not asked, not read, or not
-    /// readable.
+    /// readable. Refused with more Nodes not Ready than the zone holds, or with `onlyZone` or
+    /// `askerLast` while one is Ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_record: Option<crate::core::quorum::ZoneRecord>,
 }
@@ -186,6 +187,16 @@ impl TryFrom<Answer> for PeerReport {
         if let Some(z) = a.zone_record.filter(|z| z.not_ready > z.size) {
             return Err(format!(
                 "zoneRecord: notReady {} of size {}",
+                z.not_ready, z.size
+            ));
+        }
+        // The two facts of a zone with no node Ready come only with one.
+        if let Some(z) = a
+            .zone_record
+            .filter(|z| (z.only_zone || z.asker_last) && (z.size == 0 || z.not_ready < z.size))
+        {
+            return Err(format!(
+                "zoneRecord: onlyZone or askerLast with notReady {} of size {}",
                 z.not_ready, z.size
             ));
         }
@@ -423,7 +434,7 @@ mod tests {
             zone_recorded: Some(crate::core::quorum::ZoneRecord {
                 not_ready: 3,
                 size: 5,
-                tainted: false,
+                ..Default::default()
             }),
             ..reaching("n1")
         };
@@ -440,6 +451,33 @@ mod tests {
         .expect("parse");
         let refused = PeerReport::try_from(impossible).expect_err("more not ready than nodes");
         assert!(refused.contains("notReady 6 of size 5"), "{refused}");
+        // A zone with no node Ready, with both facts: they travel; with a node Ready, refused.
+        let down = PeerReport {
+            zone_recorded: Some(crate::core::quorum::ZoneRecord {
+                not_ready: 5,
+                size: 5,
+                only_zone: true,
+                asker_last: true,
+                ..Default::default()
+            }),
+            ..reaching("n1")
+        };
+        let text = serde_json::to_string(&Answer::from(&down)).expect("json");
+        assert!(
+            text.ends_with(r#""unreachableTainted":false,"onlyZone":true,"askerLast":true}}"#),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(down));
+        let impossible: Answer = serde_json::from_str(
+            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":4,"size":5,"unreachableTainted":false,"askerLast":true}}"#,
+        )
+        .expect("parse");
+        let refused = PeerReport::try_from(impossible).expect_err("a fact with a node Ready");
+        assert!(
+            refused.contains("askerLast with notReady 4 of size 5"),
+            "{refused}"
+        );
         let asking = Question {
             zone_record: true,
             ..question_of("n1")

@@ -438,14 +438,28 @@ impl ControlPlane {
     /// made, but for the nodes posted Ready since; and, after an outage that restarted the
     /// controller-manager, the Unknowns the old process wrote, which the new one has not
     /// counted yet.
-    pub fn zone_record(&self, node: usize) -> crate::core::quorum::ZoneRecord {
+    ///
+    /// Counted by the peers' reader's own code (`core::zone::tally`), on every Node of the
+    /// cluster, each Unknown's `lastTransitionTime` as `stored` makes it.
+    pub fn zone_record(
+        &self,
+        node: usize,
+        stored: impl Fn(Duration) -> std::time::SystemTime,
+    ) -> crate::core::quorum::ZoneRecord {
         let zone = self.nodes[node].zone;
-        let in_zone = self.nodes.iter().filter(|n| n.zone == zone);
-        crate::core::quorum::ZoneRecord {
-            not_ready: in_zone.clone().filter(|n| n.unknown_written).count(),
-            size: in_zone.count(),
-            tainted: self.nodes[node].tainted_at.is_some(),
-        }
+        let counted = self.nodes.iter().enumerate().map(|(i, n)| {
+            let ready = !n.unknown_written;
+            crate::core::zone::Counted {
+                asker: i == node,
+                in_zone: n.zone == zone,
+                excluded: false,
+                ready,
+                down_since: self.unknown_since(i).map(&stored),
+                unreachable_tainted: n.tainted_at.is_some(),
+            }
+        });
+        // Every node is listed, this one too: the asker is always found.
+        crate::core::zone::tally(counted, true).expect("the asker is in its own zone")
     }
 
     /// The taint's `timeAdded` while `node` carries the unreachable NoExecute taint.

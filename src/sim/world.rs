@@ -2912,7 +2912,7 @@ impl World<'_> {
                             && r.reachable
                             && self.agent_reaches(j)
                         {
-                            r.zone_recorded = Some(self.cp.zone_record(i));
+                            r.zone_recorded = Some(self.cp.zone_record(i, |u| wall(stored(u))));
                         }
                         let lists = listers.get(k).copied().unwrap_or(false);
                         if lists && !pods.is_empty() && r.reachable && self.agent_reaches(j) {
