@@ -1971,6 +1971,28 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
         3,
         "a list was made for a name or zone refused"
     );
+    // Every counted Node of zone-a not Ready, n1 and n4 a second and more after n2 and n3: the
+    // record adds that no Node is outside the zone (one list more, of one Node outside its
+    // label) and, for n4, that it left Ready last (docs/fence.md §5, *Every zone down,
+    // recorded*); n2 left earlier.
+    record_ready(&lab, "n1", "Unknown");
+    record_ready(&lab, "n4", "Unknown");
+    std::thread::sleep(Duration::from_millis(1100));
+    let last = ask(r#"{"from":"n4","zone":"zone-a","zoneRecord":true}"#);
+    assert_eq!(
+        last["zoneRecord"],
+        serde_json::json!({"notReady": 4, "size": 4, "unreachableTainted": false,
+                           "onlyZone": true, "askerLast": true}),
+        "{last}"
+    );
+    assert_eq!(zone_lists(&lab), 5);
+    let earlier = ask(r#"{"from":"n2","zone":"zone-a","zoneRecord":true}"#);
+    assert_eq!(earlier["zoneRecord"]["onlyZone"], true, "{earlier}");
+    assert!(
+        earlier["zoneRecord"].get("askerLast").is_none(),
+        "{earlier}"
+    );
+    assert_eq!(zone_lists(&lab), 5);
 }
 
 /// The zone as recorded (docs/fence.md §5, issue 22): n1, n2 and n3 lose the API server
