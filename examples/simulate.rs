@@ -178,6 +178,7 @@ fn main() {
                 "queue-read-settles" => settings.fixes.queue_read_settles = false,
                 "leaderless-first" => settings.fixes.leaderless_first = false,
                 "master-recorded" => settings.fixes.master_recorded = false,
+                "nudger-reads" => settings.fixes.nudger_reads = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),
@@ -392,7 +393,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads]"
     );
     std::process::exit(2)
 }

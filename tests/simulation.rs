@@ -2145,6 +2145,37 @@ fn a_zone_recorded_down_since_the_node_was_judged_holds_it_until_a_kubelet_posts
     );
 }
 
+/// A peer back is asked first to read (`Fixes::nudger_reads`; thirty-eighth session). 0x25ee:
+/// the only zone, of five, all cut off; n1 came back at 92.5 s and nudged the others. Every
+/// peer's latest answer had been "cut off", so n4 asked another node still cut off for the
+/// zone's record, read none, enforced on the staggered expiry's guess and stopped pod 11, which
+/// the control plane kept: the record n1 read (four of five not Ready, a partial disruption)
+/// held the next round. 0x2c2: the same in a zone of seven (pods 6 and 9). The
+/// nudger now reads for them.
+#[test]
+fn a_peer_that_says_it_is_back_reads_the_zone_for_the_nodes_it_nudges() {
+    let fixed = Settings::default();
+    let mut reverted = fixed;
+    reverted.fixes.nudger_reads = false;
+    // The wrongful stops not under a policy (0x25ee's pod 12 is stopped later by a node no
+    // peer answers, either way).
+    let defects = |seed: u64, settings: &Settings| -> Vec<usize> {
+        sim::run(&Scenario::generate(seed), settings, false)
+            .violations
+            .into_iter()
+            .filter(|v| kind(v) == "wrongful-stop")
+            .filter_map(|v| match v {
+                Violation::WrongfulStop { pod, .. } => Some(pod),
+                _ => None,
+            })
+            .collect()
+    };
+    for (seed, wrongful) in [(0x25ee, &[11][..]), (0x2c2, &[9, 6][..])] {
+        assert!(defects(seed, &fixed).is_empty(), "{seed:#x}");
+        assert_eq!(defects(seed, &reverted), wrongful, "{seed:#x}");
+    }
+}
+
 /// A standby controller-manager (`Leader::standby`, `--controller-standby`; thirty-seventh
 /// session) takes over an outage of the API server as soon as the API server answers and the old
 /// lease has run out, where the default model's restarted process reads the Lease then and takes

@@ -65,11 +65,13 @@ const MAX_ASKERS: usize = 1024;
 
 /// What the peer endpoint and the quorum task share (docs/fence.md §5): the peers this node
 /// answered "cut off", to tell once it reaches the API server again, and the word of a peer
-/// that reaches it again.
+/// that reaches it again, with its name (`back_from`: the next round asks it first to read for
+/// this node).
 #[derive(Debug, Default)]
 pub struct Nudges {
     askers: Mutex<BTreeSet<String>>,
     back: Notify,
+    back_from: Mutex<BTreeSet<String>>,
 }
 
 impl Nudges {
@@ -83,8 +85,18 @@ impl Nudges {
         }
         if question.back {
             log::debug!(peer = question.from.as_str(); "peer {} reaches the API server again", question.from);
+            let mut back = self.back_from.lock().unwrap_or_else(|p| p.into_inner());
+            if back.len() < MAX_ASKERS {
+                back.insert(question.from.clone());
+            }
+            drop(back);
             self.back.notify_one();
         }
+    }
+
+    /// The peers that said they reach the API server again since the last call.
+    fn take_back(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.back_from.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The askers answered "cut off" since the last call.
@@ -707,6 +719,12 @@ pub async fn run(
             continue;
         };
         let nudged = std::mem::take(&mut nudged);
+        // A peer that says it is back is no longer one whose latest answer was "cut off": the
+        // next round asks it first to read for this node (`core::quorum::zone_readers`,
+        // `Fixes::nudger_reads`).
+        for peer in inputs.nudges.take_back() {
+            unable.remove(&peer);
+        }
         if !cut_off || !fencing {
             if gate.verdict.is_some() && !cut_off {
                 log::info!(verdict = "none"; "quorum verdict cleared: the API server answers again");
@@ -1691,6 +1709,8 @@ mod nudge_tests {
         kubelet: Arc<Mutex<Option<SystemTime>>>,
         /// The peers each round asked to read this node's kubelet Lease.
         readers: Arc<Mutex<Vec<usize>>>,
+        /// The peers each round asked to read this node's zone as recorded.
+        zoned: Arc<Mutex<Vec<Vec<String>>>>,
         /// Whether a probe of the kubelet's path is answered ready (`None`, the default: every
         /// probe fails at once, and is not recorded), and when each recorded one was sent.
         node_path: Arc<Mutex<Option<bool>>>,
@@ -1768,11 +1788,16 @@ mod nudge_tests {
         let renewed = kubelet.clone();
         let readers: Arc<Mutex<Vec<usize>>> = Arc::default();
         let reading = readers.clone();
+        let zoned: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+        let zoning = zoned.clone();
         let ask: Asker = Arc::new(
-            move |peers: Vec<Peer>, (lease, _): Readers, _zone, _pods| -> AskFuture {
+            move |peers: Vec<Peer>, (lease, zone_flags): Readers, _zone, _pods| -> AskFuture {
                 asked.lock().expect("rounds").push(since());
                 let n = lease.iter().filter(|l| **l).count();
                 reading.lock().expect("readers").push(n);
+                let named = peers.iter().zip(&zone_flags).filter(|(_, f)| **f);
+                let named = named.map(|(p, _)| p.node.clone()).collect();
+                zoning.lock().expect("zoned").push(named);
                 let said = *answers.lock().expect("answer");
                 let kubelet = *renewed.lock().expect("kubelet");
                 Box::pin(async move {
@@ -1870,6 +1895,7 @@ mod nudge_tests {
             answer,
             kubelet,
             readers,
+            zoned,
             node_path,
             node_path_probes,
             _node: node_tx,
@@ -1938,6 +1964,25 @@ mod nudge_tests {
         assert_eq!(
             *h.rounds.lock().expect("rounds"),
             [ms(0), ms(2250), ms(12250)]
+        );
+    }
+
+    /// A peer that says it reaches the API server again is asked first to read for this node in
+    /// the next round (`Fixes::nudger_reads`), though its latest answer was "cut off".
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_says_it_is_back_is_asked_first_to_read_for_this_node() {
+        let h = harness(true, Duration::from_secs(5), true);
+        *h.answer.lock().expect("answer") = Some(false);
+        at(&h, ms(100)).await;
+        // The first round asks the first of the list; both answer "cut off".
+        assert_eq!(*h.zoned.lock().expect("zoned"), [vec!["a1".to_string()]]);
+        at(&h, ms(2000)).await;
+        h.nudges.answered(&question("a2", true), &report(false));
+        at(&h, ms(3000)).await;
+        assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0), ms(2250)]);
+        assert_eq!(
+            h.zoned.lock().expect("zoned").last(),
+            Some(&vec!["a2".to_string()])
         );
     }
 

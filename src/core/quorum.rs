@@ -729,6 +729,14 @@ pub struct Fixes {
     /// made the other enforce before its kubelet had posted Ready, and the stop came 32 s before
     /// the taint).
     pub master_recorded: bool,
+    /// A peer that tells this node it reaches the API server again (a nudge) is no longer
+    /// among those whose latest answer was "cut off" ([`note_unable`]), so the next round asks
+    /// it first to read for this node (the zone record, the Lease, the pods; issue 22, seed
+    /// 0x25ee: of a zone of five cut off, the first back nudged the others; one asked a peer
+    /// still cut off for the record, enforced on the staggered expiry's guess, and stopped a pod
+    /// a round before the record would have held it). The agent's shell applies it; only the
+    /// simulator reads this switch.
+    pub nudger_reads: bool,
 }
 
 impl Fixes {
@@ -778,6 +786,7 @@ impl Fixes {
         queue_read_settles: true,
         leaderless_first: true,
         master_recorded: true,
+        nudger_reads: true,
     };
 }
 

@@ -406,7 +406,7 @@ enum Ev {
     KubeletStatus(usize, u32),
     Wake(usize, u32),
     /// A peer tells this agent (of that run) that its answer turned to "reachable".
-    Nudge(usize, u32),
+    Nudge(usize, u32, usize),
     Start(usize),
     Monitor,
     TaintPass,
@@ -1573,12 +1573,12 @@ impl World<'_> {
                     if self.peer_link[node] && self.peer_link[k] {
                         self.out.nudges += 1;
                         let to = self.runs[k];
-                        self.at(now + Duration::from_millis(2), Ev::Nudge(k, to));
+                        self.at(now + Duration::from_millis(2), Ev::Nudge(k, to, node));
                     }
                 }
                 self.wake(node, run, now);
             }
-            Ev::Nudge(i, run) => {
+            Ev::Nudge(i, run, from) => {
                 let now = self.now;
                 // As `agent::quorum`: a cut-off agent reads its Lease, bounded by
                 // `NUDGE_PROBE`; answered, the heartbeat renews at once (a renewal hung after a
@@ -1591,6 +1591,10 @@ impl World<'_> {
                 else {
                     return;
                 };
+                // The peer that says it is back is the likeliest reader.
+                if self.set.fixes.nudger_reads {
+                    a.unable.remove(&format!("n{from}"));
+                }
                 if reaches {
                     a.read_answered_at = Some(now);
                     self.log(|| format!("n{i} nudged: its probe is answered, it renews"));
