@@ -131,8 +131,9 @@ fn zone_of_key(key: &str) -> &str {
 pub const RECORD_SCAN: usize = 100;
 
 /// The asker's zone as the API server stores it (`quorum::ZoneRecord`), from a list of Nodes
-/// that holds every Node of zone `key` (and maybe others, left out here): [`tally`] of it, each
-/// Node placed by its key and named the asker or not. `whole`: the list holds every Node of the
+/// that holds every Node of zone `key` (and maybe others: left out of the counts, they show the
+/// zone is not the only one): [`tally`] of it, each Node placed by its key and named the asker or
+/// not. `whole`: the list holds every Node of the
 /// cluster ([`outside_selector`] found none beyond it).
 pub fn record<'a>(
     nodes: impl IntoIterator<Item = &'a Listed>,
