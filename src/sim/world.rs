@@ -1585,16 +1585,19 @@ impl World<'_> {
                 // failure is dropped, as for a probe's answer); otherwise it asks its peers.
                 let probe = self.request_time(i, fencing::NUDGE_PROBE, true);
                 let reaches = self.agent_reaches(i);
+                // As `agent::quorum`: the peer that says it is back is the likeliest reader, cut
+                // off or not.
+                if self.set.fixes.nudger_reads
+                    && let Some(a) = self.agents[i].as_mut().filter(|a| a.run == run)
+                {
+                    a.unable.remove(&format!("n{from}"));
+                }
                 let Some(a) = self.agents[i]
                     .as_mut()
                     .filter(|a| a.run == run && a.cut_off)
                 else {
                     return;
                 };
-                // The peer that says it is back is the likeliest reader.
-                if self.set.fixes.nudger_reads {
-                    a.unable.remove(&format!("n{from}"));
-                }
                 if reaches {
                     a.read_answered_at = Some(now);
                     self.log(|| format!("n{i} nudged: its probe is answered, it renews"));
