@@ -242,14 +242,34 @@ impl ZoneRecord {
     /// counted Ready, and the taint removed when every zone went down: pods tolerating less were
     /// deleted all the same.
     pub fn every_zone_down(&self) -> bool {
-        self.only_zone && self.asker_last && self.size > 0 && self.not_ready == self.size
+        self.only_zone && self.asker_last && self.none_ready()
+    }
+
+    /// Whether the zone is fully disrupted as recorded: it counts Nodes, and none is Ready.
+    pub fn none_ready(&self) -> bool {
+        self.size > 0 && self.not_ready == self.size
+    }
+
+    /// Why a record read from a peer cannot be, `None` when it can: more Nodes not Ready than
+    /// the zone counts, or a fact given only with no Node Ready (`only_zone`, `asker_last`)
+    /// beside one Ready.
+    pub fn impossible(&self) -> Option<String> {
+        let (n, size) = (self.not_ready, self.size);
+        if n > size {
+            Some(format!("notReady {n} of size {size}"))
+        } else if (self.only_zone || self.asker_last) && !self.none_ready() {
+            Some(format!(
+                "onlyZone or askerLast with notReady {n} of size {size}"
+            ))
+        } else {
+            None
+        }
     }
 
     /// Whether the zone as recorded is in the normal state: neither partially nor fully
     /// disrupted. Its queue's worker then taints at the normal rate, a node every 10 s.
     pub fn normal(&self) -> bool {
-        let full = self.not_ready > 0 && self.not_ready == self.size;
-        !full && !partially_disrupted(self.not_ready, self.size)
+        !self.none_ready() && !partially_disrupted(self.not_ready, self.size)
     }
 }
 

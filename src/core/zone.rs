@@ -210,7 +210,7 @@ pub fn tally(
             latest = latest.max(n.down_since);
         }
     }
-    let down = record.size > 0 && record.not_ready == record.size;
+    let down = record.none_ready();
     record.only_zone = down && alone;
     record.asker_last = down && !untimed && own.is_some_and(|own| latest.is_none_or(|t| t <= own));
     found.then_some(record)

@@ -184,21 +184,8 @@ impl TryFrom<Answer> for PeerReport {
                 unknown_since: wire_time("readyUnknownSince", a.ready_unknown_since.as_deref())?,
             }),
         };
-        if let Some(z) = a.zone_record.filter(|z| z.not_ready > z.size) {
-            return Err(format!(
-                "zoneRecord: notReady {} of size {}",
-                z.not_ready, z.size
-            ));
-        }
-        // The two facts of a zone with no node Ready come only with one.
-        if let Some(z) = a
-            .zone_record
-            .filter(|z| (z.only_zone || z.asker_last) && (z.size == 0 || z.not_ready < z.size))
-        {
-            return Err(format!(
-                "zoneRecord: onlyZone or askerLast with notReady {} of size {}",
-                z.not_ready, z.size
-            ));
+        if let Some(why) = a.zone_record.and_then(|z| z.impossible()) {
+            return Err(format!("zoneRecord: {why}"));
         }
         Ok(PeerReport {
             node: a.node,

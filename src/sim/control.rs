@@ -448,13 +448,17 @@ impl ControlPlane {
     ) -> crate::core::quorum::ZoneRecord {
         let zone = self.nodes[node].zone;
         let counted = self.nodes.iter().enumerate().map(|(i, n)| {
-            let ready = !n.unknown_written;
+            let in_zone = n.zone == zone;
             crate::core::zone::Counted {
                 asker: i == node,
-                in_zone: n.zone == zone,
+                in_zone,
                 excluded: false,
-                ready,
-                down_since: self.unknown_since(i).map(&stored),
+                ready: !n.unknown_written,
+                // Read only for the zone's Nodes, the only ones `tally` times.
+                down_since: in_zone
+                    .then(|| self.unknown_since(i))
+                    .flatten()
+                    .map(&stored),
                 unreachable_tainted: n.tainted_at.is_some(),
             }
         });
