@@ -204,6 +204,33 @@ impl StoredNode {
             .map(|wall| now.mono_at(wall))
     }
 
+    /// The `timeAdded` of the `node.kubernetes.io/not-ready:NoExecute` taint this Node carries, as
+    /// the API server wrote it; `None` without that taint or its time.
+    pub fn not_ready_added(&self) -> Option<&str> {
+        self.taints
+            .iter()
+            .find(|t| crate::core::taint::is_not_ready_no_execute(&t.key, &t.effect))
+            .and_then(|t| t.time_added.as_deref())
+    }
+
+    /// [`StoredNode::not_ready_added`] on the monotonic scale of `now`, as
+    /// [`StoredNode::unreachable_added_at`].
+    pub fn not_ready_added_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
+        self.not_ready_added()
+            .and_then(parse_time)
+            .map(|wall| now.mono_at(wall))
+    }
+
+    /// Whether this Node carries a NoExecute taint of the node controller's: the unreachable one,
+    /// or the not-ready one, which the controller swaps for the unreachable one as soon as the
+    /// node goes Unknown, whatever its zone's state (docs/semantics.md §4.3, §5.5).
+    pub fn controller_tainted(&self) -> bool {
+        self.taints.iter().any(|t| {
+            crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect)
+                || crate::core::taint::is_not_ready_no_execute(&t.key, &t.effect)
+        })
+    }
+
     /// While this Node's Ready condition is Unknown (only the node lifecycle controller writes
     /// that, and only the kubelet's posted status turns it True again), its
     /// `lastTransitionTime` as the API server sent it: when the controller wrote it. `None`

@@ -130,8 +130,10 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
             true,
         ),
         (
+            // The not-ready taint's timer too, as admission adds both (only a test that adds
+            // that taint reads it).
             "short",
-            json!([ne(Some(short as i64))]),
+            json!([ne(Some(short as i64)), {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": short}]),
             json!({}),
             Some(Duration::from_secs(short)),
             false,
@@ -423,6 +425,28 @@ fn a_partition_stops_each_pod_by_its_eviction_time_and_never_one_that_is_kept() 
 /// `timeAdded` — not from its later contact — and stops the pod by then.
 #[test]
 fn a_taint_left_on_the_node_at_the_cut_counts_from_when_it_was_added() {
+    taint_left_at_the_cut(
+        "node.kubernetes.io/unreachable",
+        "taint the Node carried when last seen",
+    );
+}
+
+/// A not-ready taint left on the Node at the cut: the controller swaps it for the unreachable one
+/// as the node goes Unknown, and each pod's timer for it goes on (docs/fence.md §3). The short
+/// pod tolerates both for 12 s: stopped 12 s after the not-ready taint, not after the count
+/// from contact.
+#[test]
+fn a_not_ready_taint_left_on_the_node_at_the_cut_keeps_its_timer() {
+    taint_left_at_the_cut(
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/not-ready:NoExecute taint the Node carried when last seen",
+    );
+}
+
+/// The node controller's NoExecute taint `key`, added 5 s ago, is on the Node the agent saw
+/// before the cut: the short pod (12 s for either taint) is planned and stopped by the taint's
+/// time + 12 s, and its plan's reason says `because`.
+fn taint_left_at_the_cut(key: &str, because: &str) {
     let short = 12;
     let Some(mut s) = scene("enforce", short, GRACE) else {
         return;
@@ -430,7 +454,13 @@ fn a_taint_left_on_the_node_at_the_cut_counts_from_when_it_was_added() {
     let mut agent = start_agent(&s);
     let added =
         humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
-    support::taint_unreachable_seen(&s.server.api, NODE, &added, &s.dir.path().join("state"));
+    support::taint_seen(
+        &s.server.api,
+        NODE,
+        key,
+        &added,
+        &s.dir.path().join("state"),
+    );
     let cut_at = SystemTime::now();
     s.netns.cut();
     let plans = plans(&mut agent, 6);
@@ -465,10 +495,11 @@ fn a_taint_left_on_the_node_at_the_cut_counts_from_when_it_was_added() {
     let log = agent.drained_dump();
     assert!(
         log.lines()
-            .any(|l| l.contains("fence plan for default/short")
-                && l.contains("taint the Node carried when last seen")),
+            .any(|l| l.contains("fence plan for default/short") && l.contains(because)),
         "{log}"
     );
+    // The pod that tolerates unreachable forever is never planned: the swap cancels its timer.
+    assert_eq!(plans["forever"], None);
     agent.kill_hard();
 }
 

@@ -528,3 +528,104 @@ fn no_eviction_counts_from_before_every_timer_started_again() {
     assert!(reason(1200).contains(said), "{}", reason(1200));
     assert!(!reason(800).contains(said), "{}", reason(800));
 }
+
+/// A `not-ready:NoExecute` taint the Node carried when last seen started each pod's timer for it,
+/// and the controller's swap for the unreachable taint as the node goes Unknown keeps that timer
+/// (docs/semantics.md §4.3): the pod is deleted its not-ready toleration after that taint, when
+/// that is earlier than the count from contact, and never when it tolerates unreachable forever.
+#[test]
+fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
+    use nodewarden::core::fence_plan::Taints;
+    let enforce = QuorumVerdict::Enforce {
+        not_before: None,
+        held_from: None,
+        untainted: None,
+    };
+    let planned = |tolerations: Vec<Toleration>, taints: Taints, verdict: &QuorumVerdict| {
+        let plans = plan(
+            &[pod(tolerations)],
+            CONTACT,
+            taints,
+            None,
+            &policy(Mode::Enforce),
+            verdict,
+        );
+        plans[0].plan.clone()
+    };
+    let eviction = |plan: &Plan| match plan {
+        Plan::Stop {
+            schedule, reason, ..
+        }
+        | Plan::Hold { schedule, reason } => (schedule.eviction_time, reason.to_string()),
+        Plan::Never { reason } => panic!("never: {reason}"),
+    };
+    // The admission plugin's defaults: 300 s for each. NotReady 200 s before the last contact:
+    // deleted at 1100, not 1000 + 40 + 300.
+    let defaults = vec![
+        ne(NOT_READY).with_seconds(300),
+        ne(UNREACHABLE).with_seconds(300),
+    ];
+    let not_ready = |at: u64| Taints {
+        unreachable: None,
+        not_ready: Some(Duration::from_secs(at)),
+    };
+    let (at, reason) = eviction(&planned(defaults.clone(), not_ready(800), &enforce));
+    assert_eq!(at, Duration::from_secs(1100));
+    assert!(
+        reason.contains(
+            "but deleted earlier, 300s after the node.kubernetes.io/not-ready:NoExecute taint"
+        ),
+        "{reason}"
+    );
+    // A not-ready taint added since the last contact ends later than the count: the count stands.
+    let (at, reason) = eviction(&planned(defaults.clone(), not_ready(1_100), &enforce));
+    assert_eq!(at, Duration::from_secs(1340));
+    assert!(!reason.contains("not-ready"), "{reason}");
+    // Without the taint, as before.
+    let (at, _) = eviction(&planned(defaults.clone(), Taints::default(), &enforce));
+    assert_eq!(at, Duration::from_secs(1340));
+    // Each taint's own toleration: not-ready tolerated 20 s, unreachable 600 s.
+    let own = vec![
+        ne(NOT_READY).with_seconds(20),
+        ne(UNREACHABLE).with_seconds(600),
+    ];
+    let (at, _) = eviction(&planned(own, not_ready(990), &enforce));
+    assert_eq!(at, Duration::from_secs(1010));
+    // Not tolerated at all: deleted as the taint was added.
+    let (at, _) = eviction(&planned(
+        vec![ne(UNREACHABLE).with_seconds(300)],
+        not_ready(900),
+        &enforce,
+    ));
+    assert_eq!(at, Duration::from_secs(900));
+    // Not-ready tolerated forever: no timer; the swap starts the unreachable one.
+    let (at, _) = eviction(&planned(
+        vec![ne(NOT_READY), ne(UNREACHABLE).with_seconds(300)],
+        not_ready(800),
+        &enforce,
+    ));
+    assert_eq!(at, Duration::from_secs(1340));
+    // Unreachable tolerated forever: the swap cancels the timer.
+    assert!(matches!(
+        planned(
+            vec![ne(NOT_READY).with_seconds(10), ne(UNREACHABLE)],
+            not_ready(800),
+            &enforce
+        ),
+        Plan::Never { .. }
+    ));
+    // A hold keeps its own rules (the quorum never holds a node seen with the taint in a partial
+    // disruption; an outage of the API server or every zone down deletes nothing).
+    let held = QuorumVerdict::Hold {
+        reason: "every node known is cut off".into(),
+    };
+    let (at, _) = eviction(&planned(defaults.clone(), not_ready(800), &held));
+    assert_eq!(at, Duration::from_secs(1340));
+    // Both taints known: each pod's earlier timer.
+    let both = Taints {
+        unreachable: Some(Duration::from_secs(1_020)),
+        not_ready: Some(Duration::from_secs(700)),
+    };
+    let (at, _) = eviction(&planned(defaults, both, &enforce));
+    assert_eq!(at, Duration::from_secs(1000));
+}

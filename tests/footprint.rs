@@ -521,19 +521,26 @@ fn the_shapes_differ_where_the_fence_looks() {
     assert!(mirror.0.static_or_mirror);
     assert_eq!(daemon.0.owner_kind.as_deref(), Some("DaemonSet"));
     assert!(daemon.0.opted_out && daemon.0.terminal);
-    // Of its seven tolerations, the two that tolerate the unreachable taint (`Exists` with no
-    // key, and the unreachable key's own), in order: the first decides.
+    // Of its seven tolerations, the three that tolerate the unreachable or the not-ready taint
+    // (`Exists` with no key, and each key's own), in order: the first of each decides.
     let kept: Vec<_> = tolerant.0.tolerations.iter().map(|t| &t.key[..]).collect();
-    assert_eq!(kept, ["", "node.kubernetes.io/unreachable"]);
+    assert_eq!(
+        kept,
+        [
+            "",
+            "node.kubernetes.io/unreachable",
+            "node.kubernetes.io/not-ready"
+        ]
+    );
     assert_eq!(tolerant.0.termination_grace_seconds, 120);
 }
 
-/// Only the tolerations that may tolerate `node.kubernetes.io/unreachable:NoExecute` are kept
-/// (issue 25: about 300 B each between the cache and the fence's view), so the fence's plan is
-/// the one all of them give.
+/// Only the tolerations that may tolerate `node.kubernetes.io/unreachable:NoExecute` or
+/// `node.kubernetes.io/not-ready:NoExecute` are kept (issue 25: about 300 B each between the cache
+/// and the fence's view), so the fence's plan is the one all of them give.
 #[test]
-fn only_tolerations_of_the_unreachable_taint_are_kept() {
-    use nodewarden::core::taint::unreachable_delay;
+fn only_tolerations_of_the_node_controllers_taints_are_kept() {
+    use nodewarden::core::taint::{not_ready_delay, unreachable_delay};
     let unreachable = "node.kubernetes.io/unreachable";
     let cases = [
         (serde_json::json!({"operator": "Exists"}), true),
@@ -563,6 +570,18 @@ fn only_tolerations_of_the_unreachable_taint_are_kept() {
         ),
         (
             serde_json::json!({"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}),
+            true,
+        ),
+        (
+            serde_json::json!({"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 9}),
+            false,
+        ),
+        (
+            serde_json::json!({"key": "node.kubernetes.io/not-ready", "operator": "Equal", "value": "x", "effect": "NoExecute"}),
+            false,
+        ),
+        (
+            serde_json::json!({"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoExecute"}),
             false,
         ),
         (
@@ -626,19 +645,24 @@ fn only_tolerations_of_the_unreachable_taint_are_kept() {
             unreachable_delay(&all),
             "{shape}"
         );
-        delays.push(unreachable_delay(&all));
+        assert_eq!(
+            not_ready_delay(&fenced.tolerations),
+            not_ready_delay(&all),
+            "{shape}"
+        );
+        delays.push((unreachable_delay(&all), not_ready_delay(&all)));
     }
     // The comparison can fail: the two orders of the cases plan differently.
     let [.., forward, backward] = &delays[..] else {
         panic!("two at least");
     };
     assert_ne!(forward, backward);
-    // The 32-toleration shape keeps the one admission added.
+    // The 32-toleration shape keeps the two admission added.
     let slim: SlimPod =
         serde_json::from_value(realistic::shaped_pod("tolerations", 0, NODE).expect("shape"))
             .expect("decode");
     let kept = slim.spec.and_then(|s| s.tolerations).unwrap_or_default();
-    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept.len(), 2, "{kept:?}");
 }
 
 #[test]

@@ -732,21 +732,37 @@ fn in_dry_run_a_pod_the_watch_missed_is_listed_and_reported_as_it_would_be_stopp
 /// before the 8.5 s.
 #[test]
 fn a_node_seen_tainted_settles_on_a_peer_heard_after_its_own_next_renewal() {
+    seen_tainted_settles("node.kubernetes.io/unreachable", |line| {
+        line.contains("seen tainted")
+            || line.contains("settled: a peer that reaches the API server read this node's Node")
+    });
+}
+
+/// The same with the not-ready taint: the controller swaps it for the unreachable one as the node
+/// goes Unknown, outside the zone's rate limiter, so the node counts as seen tainted (docs/fence.md
+/// §5). Its peers read no unreachable taint: only that rule settles it.
+#[test]
+fn a_node_seen_with_the_not_ready_taint_settles_as_one_seen_tainted() {
+    seen_tainted_settles("node.kubernetes.io/not-ready", |line| {
+        line.contains("seen tainted NoExecute by the node controller")
+    });
+}
+
+/// n1's Node carries the node controller's NoExecute taint `key` when its link is cut: its
+/// verdict is enforce, settled long before peers lost together with it would know, with a reason
+/// `settled_by` accepts, and it never holds.
+fn seen_tainted_settles(key: &str, settled_by: impl Fn(&str) -> bool) {
     let Some(mut lab) = started(Duration::from_secs(30)) else {
         return;
     };
     let name = lab.node(1).name.clone();
     let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let state = lab.node(1).state.clone();
-    support::taint_unreachable_seen(&lab.server.api, &name, &added, &state);
+    support::taint_seen(&lab.server.api, &name, key, &added, &state);
     let cut_at = Instant::now();
     lab.cut_api(1);
     let (line, at) = expect_verdict(&mut lab, 1, "enforce", Duration::from_secs(12));
-    assert!(
-        line.contains("seen tainted")
-            || line.contains("settled: a peer that reaches the API server read this node's Node"),
-        "{line}"
-    );
+    assert!(settled_by(&line), "{line}");
     // Settled by the rule for peers lost together, it would be no sooner than 8.5 s after the
     // last contact, which is at most a renewal (1 s) before the cut.
     assert!(

@@ -190,6 +190,36 @@ fn the_unreachable_taint_is_found_with_or_without_its_time() {
     // Another effect of the same key is not the NoExecute taint.
     node.taints[1].effect = "NoSchedule".into();
     assert!(!node.unreachable_tainted());
+    assert!(!node.controller_tainted());
+}
+
+/// The not-ready NoExecute taint, kept with its `timeAdded` (docs/fence.md §3): the fence counts
+/// each pod's timer for it, and the quorum counts the node as seen tainted.
+#[test]
+fn the_not_ready_taint_is_found_with_its_time() {
+    let mut node = sample_state().node_status.expect("a node");
+    assert_eq!(node.not_ready_added(), None);
+    node.taints[1].key = "node.kubernetes.io/not-ready".into();
+    assert!(!node.unreachable_tainted());
+    assert!(node.controller_tainted());
+    assert_eq!(node.not_ready_added(), Some("2027-01-15T07:58:30Z"));
+    assert_eq!(node.unreachable_added(), None);
+    // On the monotonic scale of a moment read 90 s after it.
+    let wall = std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let now = nodewarden::core::clock::Moment {
+        mono: Duration::from_secs(5_000),
+        wall,
+    };
+    node.taints[1].time_added =
+        Some(humantime::format_rfc3339(wall - Duration::from_secs(90)).to_string());
+    assert_eq!(
+        node.not_ready_added_at(now),
+        Some(Duration::from_secs(4_910))
+    );
+    // Another effect is not the controller's.
+    node.taints[1].effect = "NoSchedule".into();
+    assert!(!node.controller_tainted());
+    assert_eq!(node.not_ready_added(), None);
 }
 
 #[test]

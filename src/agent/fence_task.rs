@@ -220,8 +220,8 @@ pub struct FenceInputs {
     pub leader: watch::Receiver<crate::agent::leader::LeaderView>,
     /// Whether this node is cut off, for the quorum task.
     pub cut_off: watch::Sender<Option<bool>>,
-    /// Whether our Node carried the unreachable NoExecute taint when last seen (by this run, or
-    /// by the previous one as its state file keeps it), for the quorum task.
+    /// Whether our Node carried the unreachable or the not-ready NoExecute taint when last seen
+    /// (by this run, or by the previous one as its state file keeps it), for the quorum task.
     pub tainted: watch::Sender<bool>,
     /// While cut off, the pods whose cgroups run here that the view lacks, for the quorum task
     /// to ask the peers about (`core::unlisted`); empty otherwise.
@@ -385,6 +385,7 @@ pub async fn run(
         pods_generation: 0,
         planned: None,
         taint_seen: None,
+        not_ready_seen: None,
         unknown_seen: None,
         steps: Steps::default(),
         durability: Durability::new(),
@@ -491,14 +492,14 @@ pub async fn run(
         inputs
             .cut_off
             .send_if_modified(|c| std::mem::replace(c, cut_off) != cut_off);
-        let tainted = task
-            .kept
-            .node_status
-            .as_ref()
-            .is_some_and(StoredNode::unreachable_tainted);
+        let node = task.kept.node_status.as_ref();
+        let tainted = node.is_some_and(StoredNode::unreachable_tainted);
+        // The quorum counts a not-ready taint as one seen: the controller swaps it for the
+        // unreachable one as the node goes Unknown, whatever its zone's state (docs/fence.md §5).
+        let seen_tainted = node.is_some_and(StoredNode::controller_tainted);
         inputs
             .tainted
-            .send_if_modified(|t| std::mem::replace(t, tainted) != tainted);
+            .send_if_modified(|t| std::mem::replace(t, seen_tainted) != seen_tainted);
         task.reachable = judged.reachable;
         task.note_on_taint(
             crate::core::fencing::fences_on_taint(&judged, tainted),
@@ -572,6 +573,8 @@ struct Task {
     /// The `timeAdded` of the unreachable taint on our Node as this run saw it, and when it first
     /// saw it (`Task::tainted`).
     taint_seen: Option<(String, Duration)>,
+    /// The same of the not-ready taint (`Task::not_ready`).
+    not_ready_seen: Option<(String, Duration)>,
     /// The `lastTransitionTime` of the Ready=Unknown on our Node as this run saw it, and when it
     /// first saw it (`Task::queued`).
     unknown_seen: Option<(String, Duration)>,
@@ -755,22 +758,42 @@ impl OwnList {
     }
 }
 
-/// The unreachable taint's time, and the instant every taint eviction timer started again
+/// The node controller's taints' times, and the instant every taint eviction timer started again
 /// (`core::leader`), as planned.
-type TaintCounts = (Option<Duration>, Option<Duration>);
+type TaintCounts = (fence_plan::Taints, Option<Duration>);
 
 /// What a partition's plans are made from: last contact, the taint's counts, the quorum's
 /// verdict, the pods' generation.
 type PlanKey = (Duration, TaintCounts, QuorumVerdict, u64);
 
 impl Task {
+    /// What the plans count from of the node controller's taints on our Node, on the monotonic
+    /// clock.
+    fn tainted(&self, now: Moment) -> fence_plan::Taints {
+        fence_plan::Taints {
+            unreachable: self.unreachable(now),
+            not_ready: self.not_ready(now),
+        }
+    }
+
+    /// The not-ready taint on our Node as last seen: its `timeAdded` read on our wall clock, or
+    /// when this run first saw it if that is earlier (as [`Task::unreachable`]). Only our own view
+    /// has it: a cut off node's controller swaps it for the unreachable one, which the peers read.
+    fn not_ready(&self, now: Moment) -> Option<Duration> {
+        let node = self.kept.node_status.as_ref()?;
+        let seen = node
+            .not_ready_added()
+            .and_then(|added| first_seen(&self.not_ready_seen, added));
+        fence_plan::taint_counted(node.not_ready_added_at(now), seen)
+    }
+
     /// When the unreachable taint on our Node as last seen was added, on the monotonic clock: its
     /// `timeAdded` read on our wall clock (one in our future: now), or when this run first saw it
     /// if that is earlier (our clock may be behind the controller's); or, if earlier still, the
     /// `timeAdded` the peers read (as ours: `core::quorum::ReadTime::counted`), or the latest
     /// round before the peers read the taint in which they read the Node without it. `None`
     /// without any.
-    fn tainted(&self, now: Moment) -> Option<Duration> {
+    fn unreachable(&self, now: Moment) -> Option<Duration> {
         // A taint the peers read counts from the latest read without it (`TaintReads`).
         let read = crate::core::quorum::TaintReads {
             untainted_at: self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t)),
@@ -894,6 +917,7 @@ impl Task {
             self.node_read = true;
             let seen = snapshot::node(n);
             note_seen(&mut self.taint_seen, seen.unreachable_added(), now.mono);
+            note_seen(&mut self.not_ready_seen, seen.not_ready_added(), now.mono);
             note_seen(&mut self.unknown_seen, seen.ready_unknown_since(), now.mono);
             if self.kept.node_status.as_ref() != Some(&seen) {
                 self.kept.node_status = Some(seen);

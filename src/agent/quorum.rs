@@ -202,8 +202,8 @@ pub struct QuorumInputs {
     /// judgement: a verdict carried over from a previous run is neither cleared nor renewed
     /// before then.
     pub cut_off: watch::Receiver<Option<bool>>,
-    /// Whether this node's Node carried the unreachable NoExecute taint when the fence last saw
-    /// it (`core::quorum::Round::tainted`).
+    /// Whether this node's Node carried the unreachable or the not-ready NoExecute taint when the
+    /// fence last saw it (`core::quorum::Round::tainted`; `state::StoredNode::controller_tainted`).
     pub tainted: watch::Receiver<bool>,
     /// What the reads of the controller-manager's leader Lease prove (`agent::leader`): a round
     /// while the latest showed no process leading carries

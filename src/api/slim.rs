@@ -107,10 +107,10 @@ impl<'de> Deserialize<'de> for SlimPod {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SlimPodSpec {
-    /// Only the fence's: see [`SlimToleration::may_tolerate_unreachable`].
+    /// Only the fence's: see [`SlimToleration::may_tolerate_controller_taint`].
     #[serde(
         default,
-        deserialize_with = "unreachable_tolerations",
+        deserialize_with = "controller_taint_tolerations",
         skip_serializing_if = "Option::is_none"
     )]
     pub tolerations: Option<Vec<SlimToleration>>,
@@ -610,25 +610,27 @@ impl SlimToleration {
     }
 
     /// Whether the cache keeps this toleration: it tolerates
-    /// `node.kubernetes.io/unreachable:NoExecute` (the core's matcher, docs/semantics.md §2.1),
-    /// or it cannot be read (the fence refuses such a pod, and must still see why). Dropping the
-    /// others leaves the first tolerating one first, which is all `taint::unreachable_delay`
-    /// reads.
-    pub fn may_tolerate_unreachable(&self) -> bool {
-        static UNREACHABLE: std::sync::LazyLock<taint::Taint> = std::sync::LazyLock::new(|| {
-            taint::Taint::new(taint::keys::UNREACHABLE, "", taint::Effect::NoExecute)
+    /// `node.kubernetes.io/unreachable:NoExecute` or `node.kubernetes.io/not-ready:NoExecute` (the
+    /// core's matcher, docs/semantics.md §2.1), or it cannot be read (the fence refuses such a
+    /// pod, and must still see why). Dropping the others leaves the first tolerating one of each
+    /// taint first, which is all `taint::unreachable_delay` and `taint::not_ready_delay` read.
+    pub fn may_tolerate_controller_taint(&self) -> bool {
+        static TAINTS: std::sync::LazyLock<[taint::Taint; 2]> = std::sync::LazyLock::new(|| {
+            [taint::keys::UNREACHABLE, taint::keys::NOT_READY]
+                .map(|key| taint::Taint::new(key, "", taint::Effect::NoExecute))
         });
-        self.to_core().is_none_or(|t| t.tolerates(&UNREACHABLE))
+        self.to_core()
+            .is_none_or(|t| TAINTS.iter().any(|taint| t.tolerates(taint)))
     }
 }
 
-/// `spec.tolerations` as kept: those [`SlimToleration::may_tolerate_unreachable`], in order.
-fn unreachable_tolerations<'de, D: Deserializer<'de>>(
+/// `spec.tolerations` as kept: those [`SlimToleration::may_tolerate_controller_taint`], in order.
+fn controller_taint_tolerations<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Vec<SlimToleration>>, D::Error> {
     let mut list = shrunk::<D, SlimToleration>(d)?;
     if let Some(l) = list.as_mut() {
-        l.retain(SlimToleration::may_tolerate_unreachable);
+        l.retain(SlimToleration::may_tolerate_controller_taint);
         l.shrink_to_fit();
     }
     Ok(list)

@@ -256,11 +256,12 @@ pub fn report(
         zone: state.zone.clone(),
         peers: state.peers.len(),
     };
-    // The unreachable taint the Node carried when last seen, as the fence counts it.
-    let tainted = state
-        .node_status
-        .as_ref()
-        .and_then(|n| n.unreachable_added_at(moment));
+    // The node controller's taints the Node carried when last seen, as the fence counts them.
+    let node = state.node_status.as_ref();
+    let tainted = fence_plan::Taints {
+        unreachable: node.and_then(|n| n.unreachable_added_at(moment)),
+        not_ready: node.and_then(|n| n.not_ready_added_at(moment)),
+    };
     // And a Ready=Unknown it carried then without the taint: queued for it since it was written.
     let policy = fence_plan::FencePolicy::from(config);
     let unknown = state.node_status.as_ref().and_then(|n| n.queued_at(moment));

@@ -8,7 +8,9 @@
 //! taint (the same `no_execute_outcome` `explain` uses). The pass that writes the node Unknown
 //! does not queue it for the taint; the next one, a monitor period later, does. Everything else
 //! only adds delay (the passes' phase, rate limits), so `last contact + grace + monitor period +
-//! delay` is the earliest deletion: stopping the pod by then is never late.
+//! delay` is the earliest deletion: stopping the pod by then is never late. A taint already on
+//! the Node counts from its own time when that is earlier: the unreachable one, and the not-ready
+//! one, whose timers the controller's swap keeps ([`Taints`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::core::qos::QosClass;
-use crate::core::taint::{NoExecuteOutcome, Toleration, unreachable_delay};
+use crate::core::taint::{NoExecuteOutcome, Toleration, not_ready_delay, unreachable_delay};
 
 /// Where fence planning counts monotonic instants from: this far before the present, so a last
 /// contact made before the process began (read back after a restart) still maps to its true
@@ -251,6 +253,9 @@ enum Why {
         /// Counted from the instant the controller-manager's leader Lease proved every taint
         /// eviction timer started again, later than the rest (`core::leader`).
         restarted: bool,
+        /// Counted instead from the not-ready taint the Node carried when last seen, which the
+        /// pod tolerates this many seconds: earlier than the rest ([`Taints::not_ready`]).
+        not_ready: Option<i64>,
         quorum: Quorum,
     },
     Text(String),
@@ -287,6 +292,7 @@ impl fmt::Display for Reason {
                 lag_ms,
                 seen_taint,
                 restarted,
+                not_ready,
                 quorum,
             } => {
                 match tolerated {
@@ -325,6 +331,15 @@ impl fmt::Display for Reason {
                         f,
                         "; and no earlier than the read of the controller-manager's leader Lease \
                          that proved every taint eviction timer started again, which is later"
+                    )?;
+                }
+                if let Some(seconds) = not_ready {
+                    write!(
+                        f,
+                        "; but deleted earlier, {seconds}s after the \
+                         node.kubernetes.io/not-ready:NoExecute taint the Node carried when last \
+                         seen (its timeAdded): the controller's swap of that taint for the \
+                         unreachable one keeps the timer it started"
                     )?;
                 }
                 write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;
@@ -384,15 +399,36 @@ fn never(reason: &'static str) -> Plan {
     }
 }
 
+/// The node controller's NoExecute taints on this node's Node that the plans count from, each on
+/// the monotonic scale ([`taint_counted`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Taints {
+    /// When the unreachable taint its Node carried counts from.
+    pub unreachable: Option<Duration>,
+    /// When the not-ready taint its Node carried when last seen counts from: each pod's timer for
+    /// it goes on when the controller swaps it for the unreachable one (docs/semantics.md §4.3).
+    pub not_ready: Option<Duration>,
+}
+
+impl From<Option<Duration>> for Taints {
+    /// The unreachable taint's count alone.
+    fn from(unreachable: Option<Duration>) -> Taints {
+        Taints {
+            unreachable,
+            not_ready: None,
+        }
+    }
+}
+
 /// Plans every pod. `last_contact` is the latest moment the control plane provably heard from
-/// this node (docs/fence.md §2); `tainted`, when the unreachable taint its Node carried counts
-/// from ([`taint_counted`]); `timers_from`, the instant no taint eviction timer that can still
-/// delete a pod started before (`core::leader`, docs/fence.md §7): no eviction counts from
-/// earlier.
+/// this node (docs/fence.md §2); `tainted`, when the node controller's taints its Node carried
+/// count from ([`Taints`]; an `Option<Duration>` is the unreachable taint's alone);
+/// `timers_from`, the instant no taint eviction timer that can still delete a pod started before
+/// (`core::leader`, docs/fence.md §7): no eviction counts from earlier.
 pub fn plan(
     pods: &[FencePod],
     last_contact: Duration,
-    tainted: Option<Duration>,
+    tainted: impl Into<Taints>,
     timers_from: Option<Duration>,
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
@@ -447,11 +483,12 @@ pub fn taint_counted(on_wall: Option<Duration>, seen: Option<Duration>) -> Optio
 pub fn plan_each<'a>(
     pods: &'a [FencePod],
     last_contact: Duration,
-    tainted: Option<Duration>,
+    tainted: impl Into<Taints>,
     timers_from: Option<Duration>,
     policy: &'a FencePolicy,
     quorum: &'a QuorumVerdict,
 ) -> impl Iterator<Item = (&'a FencePod, Plan)> + 'a {
+    let tainted = tainted.into();
     // A hold's reason is the same for every pod: one copy, shared.
     let held: Option<Arc<str>> = match quorum {
         QuorumVerdict::Hold { reason } => Some(Arc::from(reason.as_str())),
@@ -473,7 +510,7 @@ pub fn plan_each<'a>(
 fn plan_one(
     pod: &FencePod,
     last_contact: Duration,
-    (tainted, timers_from): (Option<Duration>, Option<Duration>),
+    (taints, timers_from): (Taints, Option<Duration>),
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
     held: Option<&Arc<str>>,
@@ -526,8 +563,8 @@ fn plan_one(
     // is earlier: nothing the cut brings removes it (docs/fence.md §3). The controller sets
     // `timeAdded` as it adds the taint and starts each pod's timer no earlier (docs/semantics.md
     // §5.4, §4.3), so this is early, never late. Holds keep their own rules.
-    let seen_taint =
-        tainted.filter(|t| *t < counted && !matches!(quorum, QuorumVerdict::Hold { .. }));
+    let holding = matches!(quorum, QuorumVerdict::Hold { .. });
+    let seen_taint = taints.unreachable.filter(|t| *t < counted && !holding);
     // A peer's read of the Node without the taint, less the slack, may be later than any of
     // that: the taint, if it comes, comes after the read (a taint seen earlier was removed
     // since).
@@ -548,6 +585,27 @@ fn plan_one(
     let restarted = timers_from.is_some_and(|t| t > tainted_from);
     let tainted_from = timers_from.map_or(tainted_from, |t| tainted_from.max(t));
     let eviction_time = tainted_from + delay;
+    // A not-ready taint the Node carried when last seen started the pod's timer for it, and the
+    // controller's swap for the unreachable taint as the node goes Unknown keeps that timer
+    // (docs/semantics.md §4.3): the pod is deleted that toleration after the not-ready taint, if
+    // that is earlier, unless it tolerates unreachable forever (the swap cancels the timer; no
+    // plan is made for it above). A leader's restart starts it again (as above). Holds keep their
+    // own rules: the quorum counts such a node as one seen tainted (docs/fence.md §5).
+    let not_ready = taints
+        .not_ready
+        .filter(|_| !holding)
+        .and_then(|t| match not_ready_delay(&pod.tolerations) {
+            NoExecuteOutcome::Never => None,
+            NoExecuteOutcome::EvictNow => Some((t, 0)),
+            NoExecuteOutcome::EvictAfter { seconds } => Some((t, seconds)),
+        })
+        .map(|(t, seconds)| {
+            let from = timers_from.map_or(t, |r| t.max(r));
+            let after = Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
+            (from + after, seconds)
+        })
+        .filter(|(at, _)| *at < eviction_time);
+    let eviction_time = not_ready.map_or(eviction_time, |(at, _)| at);
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
     let kill_at = eviction_time.saturating_sub(policy.safety_margin);
@@ -570,6 +628,7 @@ fn plan_one(
             lag_ms: u64::try_from(policy.kubelet_lag.as_millis()).unwrap_or(u64::MAX),
             seen_taint: seen_taint.is_some(),
             restarted,
+            not_ready: not_ready.map(|(_, seconds)| seconds),
             quorum,
         })
     };

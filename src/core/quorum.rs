@@ -1281,7 +1281,10 @@ pub struct Round {
     /// What each asked peer said, with the zone the peer list gives it.
     pub heard: Vec<(String, Heard)>,
     /// This node's Node carried the unreachable NoExecute taint when last seen: the control
-    /// plane judged it already, and a later partial disruption of its zone removes no taint.
+    /// plane judged it already, and a later partial disruption of its zone removes no taint. Or
+    /// the not-ready one, which the controller swaps for the unreachable one as soon as the node
+    /// goes Unknown, outside the zone's rate limiter (docs/semantics.md §4.3): a partial
+    /// disruption holds such a node no more, and pods keep the timers the not-ready taint started.
     pub tainted: bool,
     /// How many peers silent in this round answered "reachable" earlier in this run with a
     /// contact that still says so ([`Remembered`]): as a peer answering "reachable" now, each
@@ -1928,7 +1931,7 @@ fn settled_early(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> Opt
     let settled_after = policy.settled_after.as_secs();
     let reason = if seen_tainted(round, policy) {
         format!(
-            "{reason} — this node was seen tainted node.kubernetes.io/unreachable:NoExecute, and a peer that reached the API server more than {:.1}s after this node's last contact shows a live control plane",
+            "{reason} — this node was seen tainted NoExecute by the node controller (unreachable, or not-ready, which it swaps for unreachable), and a peer that reached the API server more than {:.1}s after this node's last contact shows a live control plane",
             policy.renewed_within.as_secs_f64()
         )
     } else {

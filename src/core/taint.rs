@@ -349,15 +349,36 @@ pub fn is_unreachable_no_execute(key: &str, effect: &str) -> bool {
     key == keys::UNREACHABLE && effect == "NoExecute"
 }
 
+/// Whether a Node's taint, by its key and effect as the API spells them, is
+/// `node.kubernetes.io/not-ready:NoExecute`: the taint the node controller adds when the kubelet
+/// posts Ready=False, and swaps for the unreachable one when Ready goes Unknown (docs/semantics.md
+/// §4.3).
+pub fn is_not_ready_no_execute(key: &str, effect: &str) -> bool {
+    key == keys::NOT_READY && effect == "NoExecute"
+}
+
 /// The outcome for the single taint `node.kubernetes.io/unreachable:NoExecute` (empty value),
 /// the taint the node controller adds when it loses the kubelet (§5) and the one the local
 /// fence mirrors (§4.6).
 pub fn unreachable_delay(tolerations: &[Toleration]) -> NoExecuteOutcome {
-    // `no_execute_outcome` of the one taint, without building it or a list for every pod (the
-    // fence plans every pod): the first toleration that matches it decides (§4.1–4.2).
     static UNREACHABLE: std::sync::LazyLock<Taint> =
         std::sync::LazyLock::new(|| Taint::new(keys::UNREACHABLE, "", Effect::NoExecute));
-    match first_tolerating(tolerations, &UNREACHABLE).and_then(|i| tolerations.get(i)) {
+    controller_taint_delay(tolerations, &UNREACHABLE)
+}
+
+/// The outcome for the single taint `node.kubernetes.io/not-ready:NoExecute` (empty value): the
+/// timer a pod's deletion keeps when the controller swaps that taint for the unreachable one
+/// (§4.3), which the local fence counts from a not-ready taint seen on its Node.
+pub fn not_ready_delay(tolerations: &[Toleration]) -> NoExecuteOutcome {
+    static NOT_READY: std::sync::LazyLock<Taint> =
+        std::sync::LazyLock::new(|| Taint::new(keys::NOT_READY, "", Effect::NoExecute));
+    controller_taint_delay(tolerations, &NOT_READY)
+}
+
+/// `no_execute_outcome` of one taint, without building a list for every pod (the fence plans
+/// every pod): the first toleration that matches it decides (§4.1–4.2).
+fn controller_taint_delay(tolerations: &[Toleration], taint: &Taint) -> NoExecuteOutcome {
+    match first_tolerating(tolerations, taint).and_then(|i| tolerations.get(i)) {
         None => NoExecuteOutcome::EvictNow,
         Some(t) => match t.toleration_seconds {
             Some(seconds) if seconds <= 0 => NoExecuteOutcome::EvictNow,
@@ -838,6 +859,32 @@ mod tests {
             EvictNow
         );
         assert_eq!(unreachable_delay(&[exists("", None)]), Never);
+    }
+
+    #[test]
+    fn not_ready_delay_is_the_outcome_for_the_not_ready_no_execute_taint() {
+        assert_eq!(not_ready_delay(&[]), EvictNow);
+        assert_eq!(
+            not_ready_delay(&default_tolerations()),
+            EvictAfter { seconds: 300 }
+        );
+        assert_eq!(not_ready_delay(&daemonset_tolerations()), Never);
+        // Each key's own toleration decides: one for unreachable alone leaves not-ready at once.
+        let only_unreachable = [exists(UNREACHABLE, Some(NoExecute)).with_seconds(60)];
+        assert_eq!(not_ready_delay(&only_unreachable), EvictNow);
+        assert_eq!(
+            unreachable_delay(&only_unreachable),
+            EvictAfter { seconds: 60 }
+        );
+        let first = [
+            exists(NOT_READY, Some(NoExecute)).with_seconds(20),
+            exists("", None).with_seconds(5),
+        ];
+        assert_eq!(not_ready_delay(&first), EvictAfter { seconds: 20 });
+        assert_eq!(unreachable_delay(&first), EvictAfter { seconds: 5 });
+        assert!(is_not_ready_no_execute(NOT_READY, "NoExecute"));
+        assert!(!is_not_ready_no_execute(NOT_READY, "NoSchedule"));
+        assert!(!is_not_ready_no_execute(UNREACHABLE, "NoExecute"));
     }
 
     fn compare(op: Operator, key: &str, value: &str, effect: Option<Effect>) -> Toleration {

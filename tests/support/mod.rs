@@ -322,9 +322,15 @@ impl Drop for Journald {
 /// Taints `node` `node.kubernetes.io/unreachable:NoExecute` as the controller-manager does, its
 /// `timeAdded` `added` (RFC 3339).
 pub fn taint_unreachable(api: &apiserver::ApiServer, node: &str, added: &str) {
+    taint_no_execute(api, node, "node.kubernetes.io/unreachable", added);
+}
+
+/// The node controller's NoExecute taint `key` on `node`, added at `added` (RFC 3339), as the
+/// controller writes it: the Node's only taint.
+pub fn taint_no_execute(api: &apiserver::ApiServer, node: &str, key: &str, added: &str) {
     api.update_node_as("kube-controller-manager", node, |n| {
         n["spec"]["taints"] = serde_json::json!([{
-            "key": "node.kubernetes.io/unreachable",
+            "key": key,
             "effect": "NoExecute",
             "timeAdded": added,
         }]);
@@ -341,7 +347,24 @@ pub fn taint_unreachable_seen(
     added: &str,
     state_dir: &Path,
 ) {
-    taint_unreachable(api, node, added);
+    taint_seen(
+        api,
+        node,
+        "node.kubernetes.io/unreachable",
+        added,
+        state_dir,
+    );
+}
+
+/// [`taint_no_execute`], then waits as [`taint_unreachable_seen`] does.
+pub fn taint_seen(
+    api: &apiserver::ApiServer,
+    node: &str,
+    key: &str,
+    added: &str,
+    state_dir: &Path,
+) {
+    taint_no_execute(api, node, key, added);
     let state = state_dir.join("state.json");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains(added)) {
