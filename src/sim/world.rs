@@ -1207,11 +1207,14 @@ impl World<'_> {
         }
     }
 
-    /// The API's pods of `node` changed now: its agent's watch delivers that its lag later.
+    /// The API's pods of `node`, or its Node's taint, changed now: its agent's watch delivers
+    /// that its lag later, and wakes its fence task then (`agent::fence_task` wakes on any change
+    /// of its inputs). Without a lag too: a taint's removal must not wait for the task's next
+    /// planned wake, or a step due then acts on a view the watch had brought up to date.
     fn pods_changed_on(&mut self, node: usize) {
         self.pods_changed[node] = self.now;
         let lag = self.s.agent_lag(node);
-        if let (false, Some(run)) = (lag.is_zero(), self.agents[node].as_ref().map(|a| a.run)) {
+        if let Some(run) = self.agents[node].as_ref().map(|a| a.run) {
             self.wake(node, run, self.now + lag);
         }
     }
