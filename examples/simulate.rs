@@ -66,6 +66,9 @@ fn main() {
     // --agent-path-cuts: each scenario with cuts of an agent's own path to the API server, its
     // kubelet's path up (`Scenario::with_agent_path_cuts`).
     let mut agent_path_cuts = false;
+    // --not-ready: each scenario with kubelets that post Ready=False, most of them then cut off
+    // (`Scenario::with_not_ready`).
+    let mut not_ready = false;
     while let Some(a) = args.next() {
         let mut value = || {
             args.next()
@@ -84,6 +87,7 @@ fn main() {
             "--max-failing" => max_failing = parse(&value()),
             "--quiet" => quiet = true,
             "--agent-path-cuts" => agent_path_cuts = true,
+            "--not-ready" => not_ready = true,
             // The kubelet as the simulator modelled it until the fifth session: a failed Lease
             // renewal tried again on the usual cadence, not with the lease controller's backoff.
             "--kubelet-fixed-cadence" => {
@@ -179,6 +183,8 @@ fn main() {
                 "leaderless-first" => settings.fixes.leaderless_first = false,
                 "master-recorded" => settings.fixes.master_recorded = false,
                 "nudger-reads" => settings.fixes.nudger_reads = false,
+                "not-ready-kept" => settings.fixes.not_ready_kept = false,
+                "own-view-at-return" => settings.fixes.own_view_at_return = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),
@@ -188,11 +194,12 @@ fn main() {
     }
     let generate = |seed: u64| {
         let s = Scenario::generate(seed);
-        if agent_path_cuts {
+        let s = if agent_path_cuts {
             s.with_agent_path_cuts()
         } else {
             s
-        }
+        };
+        if not_ready { s.with_not_ready() } else { s }
     };
     if let Some(seed) = one {
         let scenario = generate(seed);
@@ -393,7 +400,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--not-ready] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads|not-ready-kept|own-view-at-return]"
     );
     std::process::exit(2)
 }

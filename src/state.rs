@@ -53,12 +53,13 @@ pub const CONTACT_FILE: &str = "last-contact";
 /// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
 pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
 /// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale,
 /// version 5 when the quorum's first hold began, version 6 when each of the Node's taints was
-/// added, version 7 the contact a relapse counts from; all then read as empty.
-const READS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, VERSION];
+/// added, version 7 the contact a relapse counts from, version 8 the first taint of a run the
+/// controller swapped; all then read as empty.
+const READS: [u32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -173,6 +174,12 @@ pub struct StoredNode {
     pub taints: Vec<StoredTaint>,
     /// Resource name → quantity, as the API spells them.
     pub allocatable: BTreeMap<String, String>,
+    /// The first taint of the Node's unbroken run of the node controller's NoExecute taints, when
+    /// the controller swapped it for the other since (unreachable for not-ready, or back), as
+    /// this agent's views showed the run (since version 9; [`StoredNode::carry_run`]): the
+    /// timers it started go on (docs/semantics.md §4.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swapped_from: Option<StoredTaint>,
 }
 
 impl StoredNode {
@@ -221,14 +228,45 @@ impl StoredNode {
             .map(|wall| now.mono_at(wall))
     }
 
+    /// The node controller's NoExecute taint this Node carries: the unreachable one or the
+    /// not-ready one (never both: the controller swaps them).
+    fn controller_taint(&self) -> Option<&StoredTaint> {
+        self.taints.iter().find(|t| {
+            crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect)
+                || crate::core::taint::is_not_ready_no_execute(&t.key, &t.effect)
+        })
+    }
+
+    /// Carries [`StoredNode::swapped_from`] over from `previous`, the view of the same Node before
+    /// this one (this run's, or the state file's): the run's first taint while this view still
+    /// carries one of the two, the previous view's own when this one carries the other. A view
+    /// without either ends the run (every timer it started is cancelled).
+    pub fn carry_run(&mut self, previous: Option<&StoredNode>) {
+        let kind = |t: &StoredTaint| (t.clone(), t.key == crate::core::taint::keys::NOT_READY);
+        let kept = previous.and_then(|p| p.swapped_from.as_ref()).map(kind);
+        let before = previous.and_then(StoredNode::controller_taint).map(kind);
+        let now = self.controller_taint().map(|t| kind(t).1);
+        self.swapped_from =
+            crate::core::fence_plan::run_first(kept.as_ref(), before.as_ref(), now).map(|(t, _)| t);
+    }
+
+    /// [`StoredNode::swapped_from`] on the monotonic scale of `now` (as
+    /// [`StoredNode::unreachable_added_at`]), and whether it is the not-ready taint.
+    pub fn swapped_from_at(&self, now: crate::core::clock::Moment) -> Option<(Duration, bool)> {
+        let first = self.swapped_from.as_ref()?;
+        let at = first
+            .time_added
+            .as_deref()
+            .and_then(parse_time)
+            .map(|wall| now.mono_at(wall))?;
+        Some((at, first.key == crate::core::taint::keys::NOT_READY))
+    }
+
     /// Whether this Node carries a NoExecute taint of the node controller's: the unreachable one,
     /// or the not-ready one, which the controller swaps for the unreachable one as soon as the
     /// node goes Unknown, whatever its zone's state (docs/semantics.md §4.3, §5.5).
     pub fn controller_tainted(&self) -> bool {
-        self.taints.iter().any(|t| {
-            crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect)
-                || crate::core::taint::is_not_ready_no_execute(&t.key, &t.effect)
-        })
+        self.controller_taint().is_some()
     }
 
     /// While this Node's Ready condition is Unknown (only the node lifecycle controller writes
@@ -980,6 +1018,7 @@ mod tests {
             }],
             taints: vec![],
             allocatable: BTreeMap::new(),
+            swapped_from: None,
         };
         let written = ready("Unknown", Some("2026-12-06T07:00:00Z"));
         assert_eq!(written.ready_unknown_since(), Some("2026-12-06T07:00:00Z"));

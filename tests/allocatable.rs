@@ -64,6 +64,7 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
+                swapped_from: None,
             }),
             condition_events: vec![],
             decided: vec![],

@@ -575,6 +575,7 @@ fn save_edge_state(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        swapped_from: None,
     };
     save(
         state_dir,

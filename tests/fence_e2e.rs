@@ -443,6 +443,67 @@ fn a_not_ready_taint_left_on_the_node_at_the_cut_keeps_its_timer() {
     );
 }
 
+/// A not-ready taint on the Node while the link holds: the control plane deletes each pod its
+/// not-ready toleration after that taint, and the link may go in the seconds before, too late
+/// for this node to know itself cut off. So the fence stops the pods by then without a cut
+/// (docs/fence.md §3): the short pod (12 s) by the taint's time + 12 s, the zero pod (no
+/// not-ready toleration) at once; the pod tolerating unreachable forever and the exempt ones run
+/// on.
+#[test]
+fn a_not_ready_taint_is_fenced_on_while_connected() {
+    let short = 12;
+    let Some(mut s) = scene("enforce", short, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    let added =
+        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
+    let key = "node.kubernetes.io/not-ready";
+    support::taint_seen(
+        &s.server.api,
+        NODE,
+        key,
+        &added,
+        &s.dir.path().join("state"),
+    );
+    let eviction = parse_wall(&added) + Duration::from_secs(short);
+    let pod = |name: &str| s.pods.iter().find(|p| p.name == name).expect("a pod");
+    let until = eviction + Duration::from_secs(1);
+    let mut stopped = None;
+    while SystemTime::now() < until && stopped.is_none() {
+        if pod_processes(&pod("short").dir) == 0 {
+            stopped = Some(SystemTime::now());
+        }
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let at = stopped.unwrap_or_else(|| panic!("short never stopped:\n{}", agent.drained_dump()));
+    assert!(
+        at <= eviction,
+        "stopped {:?} late",
+        at.duration_since(eviction)
+    );
+    // Killed at its time less the margin (it ignores SIGTERM), not at once.
+    assert!(
+        at + MARGIN + Duration::from_millis(700) >= eviction,
+        "stopped {:?} early",
+        eviction.duration_since(at)
+    );
+    assert_eq!(pod_processes(&pod("zero").dir), 0, "zero runs on");
+    for name in ["forever", "daemon", "mirror", "optout"] {
+        assert!(pod_processes(&pod(name).dir) > 0, "{name} was stopped");
+    }
+    let log = agent.drained_dump();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("fence plan for default/short")
+                && l.contains("carries the node controller's NoExecute taint")),
+        "{log}"
+    );
+    assert!(!log.contains("cut off from the API server"), "{log}");
+    agent.kill_hard();
+}
+
 /// The node controller's NoExecute taint `key`, added 5 s ago, is on the Node the agent saw
 /// before the cut: the short pod (12 s for either taint) is planned and stopped by the taint's
 /// time + 12 s, and its plan's reason says `because`.

@@ -568,6 +568,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     let not_ready = |at: u64| Taints {
         unreachable: None,
         not_ready: Some(Duration::from_secs(at)),
+        swapped_from: None,
     };
     let (at, reason) = eviction(&planned(defaults.clone(), not_ready(800), &enforce));
     assert_eq!(at, Duration::from_secs(1100));
@@ -625,7 +626,30 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     let both = Taints {
         unreachable: Some(Duration::from_secs(1_020)),
         not_ready: Some(Duration::from_secs(700)),
+        swapped_from: None,
     };
     let (at, _) = eviction(&planned(defaults, both, &enforce));
     assert_eq!(at, Duration::from_secs(1000));
+    // A run that began with the unreachable taint, swapped for not-ready as the kubelet posted
+    // Ready=False: the unreachable timer goes on (900 + 300), earlier than the not-ready one
+    // (950 + 600) and the count from contact (1340).
+    let swapped = Taints {
+        unreachable: None,
+        not_ready: Some(Duration::from_secs(950)),
+        swapped_from: Some((Duration::from_secs(900), false)),
+    };
+    let own = vec![
+        ne(NOT_READY).with_seconds(600),
+        ne(UNREACHABLE).with_seconds(300),
+    ];
+    let (at, reason) = eviction(&planned(own, swapped, &enforce));
+    assert_eq!(at, Duration::from_secs(1200));
+    assert!(
+        reason.contains("300s after the node.kubernetes.io/unreachable:NoExecute taint"),
+        "{reason}"
+    );
+    // A pod that tolerates the taint on now forever lost its timer at the swap.
+    let forever_now = vec![ne(NOT_READY), ne(UNREACHABLE).with_seconds(300)];
+    let (at, _) = eviction(&planned(forever_now, swapped, &enforce));
+    assert_eq!(at, Duration::from_secs(1340));
 }

@@ -270,6 +270,11 @@ fn unreachable() -> nodewarden::core::taint::Taint {
     Taint::new(keys::UNREACHABLE, "", Effect::NoExecute)
 }
 
+fn not_ready() -> nodewarden::core::taint::Taint {
+    use nodewarden::core::taint::{Effect, Taint, keys};
+    Taint::new(keys::NOT_READY, "", Effect::NoExecute)
+}
+
 /// Every toleration of a pod's whole JSON, read by this test's own code.
 fn all_tolerations(v: &Value) -> Vec<nodewarden::core::taint::Toleration> {
     use nodewarden::core::taint::{Effect, Operator, Toleration};
@@ -303,11 +308,11 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
     let items = |v: &Value| v.as_array().cloned().unwrap_or_default();
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let annotation = |k: &str| v["metadata"]["annotations"][k].as_str();
-    // The fence keeps, in order, the tolerations that tolerate the unreachable taint (the
-    // core's matcher, tested on its own): the others can change no plan.
+    // The fence keeps, in order, the tolerations that tolerate the unreachable or the not-ready
+    // taint (the core's matcher, tested on its own): the others can change no plan.
     let tolerations = all_tolerations(v)
         .into_iter()
-        .filter(|t| t.tolerates(&unreachable()))
+        .filter(|t| t.tolerates(&unreachable()) || t.tolerates(&not_ready()))
         .collect();
     let list = |m: &Value| -> ResourceList {
         m.as_object()
@@ -1012,6 +1017,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
             time_added: None,
         }],
         allocatable: [("cpu".to_string(), "2".to_string())].into(),
+        swapped_from: None,
     };
     let quorum = QuorumView {
         zone: Some("zone-a".into()),

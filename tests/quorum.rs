@@ -2163,7 +2163,10 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
     let Plan::Stop { reason, .. } = &plans[0].plan else {
         panic!("{:?}", plans[0].plan)
     };
-    assert!(reason.contains("carries the unreachable taint"), "{reason}");
+    assert!(
+        reason.contains("carries the node controller's NoExecute taint"),
+        "{reason}"
+    );
     // Through `planning`, as the fence task and the simulator call it.
     assert_eq!(
         planning(

@@ -795,6 +795,7 @@ fn three_nodes(
         pods: vec![sim::PodSpec {
             node: 0,
             toleration,
+            not_ready: toleration,
             grace: 0,
         }],
         events,
@@ -822,6 +823,7 @@ fn the_controller_manager_restarts_after_a_long_outage() {
                 sim::Event::Create(sim::PodSpec {
                     node: 0,
                     toleration: Some(2),
+                    not_ready: Some(2),
                     grace: 0,
                 }),
             ),
@@ -2247,4 +2249,44 @@ fn a_standby_controller_manager_takes_over_at_the_return() {
     };
     assert!(wrongful(&restarted).is_empty());
     assert_eq!(wrongful(&standby), [15]);
+}
+
+/// Kubelets that post Ready=False (`--not-ready`, `Scenario::with_not_ready`; thirty-ninth
+/// session): the controller's not-ready taint starts each pod's timer for it, and its swap for the
+/// unreachable taint as the node goes Unknown keeps that timer (docs/semantics.md §4.3). With
+/// `Fixes::not_ready_kept` reverted the fence knew nothing of it and counted from its contact.
+/// 0x1: n1 posted Ready=False at 216.7 s, was tainted not-ready at 221.5 s and cut off at
+/// 243.9 s; its pods 3 and 4 (38 s and 39 s for either taint) were deleted at 259.5 s and 260.5 s
+/// and ran 35–36 s on. 0x102: pods 3 and 2. The fence now counts that taint's timers, and plans
+/// on it while the link holds.
+#[test]
+fn a_not_ready_taint_keeps_its_timers_through_the_swap() {
+    let fixed = Settings::default();
+    let mut reverted = fixed;
+    reverted.fixes.not_ready_kept = false;
+    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
+        sim::run(&Scenario::generate(seed).with_not_ready(), settings, false)
+            .violations
+            .into_iter()
+            .filter(|v| kind(v) == "running-twice")
+            .filter_map(|v| match v {
+                Violation::RunningTwice { pod, .. } => Some(pod),
+                _ => None,
+            })
+            .collect()
+    };
+    for (seed, pods) in [(0x1, vec![3, 4]), (0x102, vec![3, 2])] {
+        assert_eq!(twice(seed, &fixed), Vec::<usize>::new(), "{seed:#x}");
+        assert_eq!(twice(seed, &reverted), pods, "{seed:#x}");
+    }
+}
+
+/// Back from a partition, the fence counts the taint on its own view, not one its peers read
+/// while it was cut off (`Fixes::own_view_at_return`; thirty-ninth session). 0x1cab: n11, back
+/// at 91.5 s, saw the taint added at 86.3 s; the peers' last read without it (84.4 s) less 10 s
+/// counted it from 74.4 s, and pod 26 (38 s) was stopped at 109.4 s, though its kubelet's post
+/// had the taint removed at 111.3 s, before the deletion at 124.3 s.
+#[test]
+fn back_from_a_partition_the_own_view_counts_the_taint() {
+    assert_default_spares(&[(0x1cab, &[26])], |f| f.own_view_at_return = false);
 }

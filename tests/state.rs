@@ -82,6 +82,7 @@ fn sample_state() -> State {
                 },
             ],
             allocatable: [("cpu".to_string(), "2".to_string())].into(),
+            swapped_from: None,
         }),
         condition_events: vec![PendingEvent {
             reason: "NodeHasNoDiskPressure".into(),
@@ -220,6 +221,65 @@ fn the_not_ready_taint_is_found_with_its_time() {
     node.taints[1].effect = "NoSchedule".into();
     assert!(!node.controller_tainted());
     assert_eq!(node.not_ready_added(), None);
+}
+
+/// The first taint of a run the controller swapped is carried from view to view while either
+/// taint stays on, and dropped with the last of them (docs/semantics.md §4.3), so its timers are
+/// counted: unreachable then not-ready (the kubelet posted Ready=False), and back.
+#[test]
+fn the_first_taint_of_a_swapped_run_is_carried_until_the_run_ends() {
+    let base = sample_state().node_status.expect("a node");
+    let with = |key: &str, added: &str| {
+        let mut n = base.clone();
+        n.taints[1].key = key.into();
+        n.taints[1].time_added = Some(added.into());
+        n
+    };
+    let unreachable = with("node.kubernetes.io/unreachable", "2027-01-15T07:58:30Z");
+    let mut swapped = with("node.kubernetes.io/not-ready", "2027-01-15T07:59:10Z");
+    swapped.carry_run(Some(&unreachable));
+    let first = swapped
+        .swapped_from
+        .clone()
+        .expect("the unreachable taint first");
+    assert_eq!(first.key, "node.kubernetes.io/unreachable");
+    assert_eq!(first.time_added.as_deref(), Some("2027-01-15T07:58:30Z"));
+    let wall = humantime::parse_rfc3339("2027-01-15T08:00:00Z").expect("time");
+    let now = nodewarden::core::clock::Moment {
+        mono: Duration::from_secs(5_000),
+        wall,
+    };
+    assert_eq!(
+        swapped.swapped_from_at(now),
+        Some((Duration::from_secs(4_910), false))
+    );
+    // Swapped back: the run's first stays.
+    let mut back = with("node.kubernetes.io/unreachable", "2027-01-15T07:59:40Z");
+    back.carry_run(Some(&swapped));
+    assert_eq!(back.swapped_from, Some(first.clone()));
+    // The same taint seen again: no swap, nothing carried.
+    let mut again = unreachable.clone();
+    again.carry_run(Some(&unreachable));
+    assert_eq!(again.swapped_from, None);
+    // A view without either ends the run.
+    let mut gone = base.clone();
+    gone.taints.truncate(1);
+    gone.carry_run(Some(&back));
+    assert_eq!(gone.swapped_from, None);
+    assert!(!gone.controller_tainted());
+    // A first view (no previous) carries nothing.
+    let mut fresh = with("node.kubernetes.io/not-ready", "2027-01-15T07:59:10Z");
+    fresh.carry_run(None);
+    assert_eq!(fresh.swapped_from, None);
+    // Kept in the state file.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut state = sample_state();
+    state.node_status = Some(swapped.clone());
+    save(dir.path(), &state).expect("save");
+    match load(dir.path(), None) {
+        Loaded::Found(back) => assert_eq!(back.node_status, Some(swapped)),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -493,16 +493,17 @@ pub async fn run(
             .cut_off
             .send_if_modified(|c| std::mem::replace(c, cut_off) != cut_off);
         let node = task.kept.node_status.as_ref();
-        let tainted = node.is_some_and(StoredNode::unreachable_tainted);
-        // The quorum counts a not-ready taint as one seen: the controller swaps it for the
-        // unreachable one as the node goes Unknown, whatever its zone's state (docs/fence.md §5).
+        // A not-ready taint counts as the unreachable one: the controller swaps it for that as
+        // the node goes Unknown, whatever its zone's state, and the timers it started go on
+        // (docs/fence.md §3, §5). The quorum counts the node as seen tainted, and the fence plans
+        // on it while not cut off.
         let seen_tainted = node.is_some_and(StoredNode::controller_tainted);
         inputs
             .tainted
             .send_if_modified(|t| std::mem::replace(t, seen_tainted) != seen_tainted);
         task.reachable = judged.reachable;
         task.note_on_taint(
-            crate::core::fencing::fences_on_taint(&judged, tainted),
+            crate::core::fencing::fences_on_taint(&judged, seen_tainted),
             judged.cut_off,
         );
         task.take_own_list(now);
@@ -773,6 +774,11 @@ impl Task {
         fence_plan::Taints {
             unreachable: self.unreachable(now),
             not_ready: self.not_ready(now),
+            swapped_from: self
+                .kept
+                .node_status
+                .as_ref()
+                .and_then(|n| n.swapped_from_at(now)),
         }
     }
 
@@ -794,12 +800,15 @@ impl Task {
     /// round before the peers read the taint in which they read the Node without it. `None`
     /// without any.
     fn unreachable(&self, now: Moment) -> Option<Duration> {
-        // A taint the peers read counts from the latest read without it (`TaintReads`).
+        // A taint the peers read counts from the latest read without it (`TaintReads`); only
+        // while cut off: not cut off, our own view is fresh again, and the taint they read may
+        // since have been swapped for not-ready, or removed (`Fixes::own_view_at_return`).
         let read = crate::core::quorum::TaintReads {
             untainted_at: self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t)),
             tainted: self.quorum_view.tainted_read,
         }
-        .tainted_from();
+        .tainted_from()
+        .filter(|_| self.link.cut_off_since().is_some());
         let own = self.kept.node_status.as_ref().and_then(|node| {
             let seen = first_seen(&self.taint_seen, node.unreachable_added()?);
             fence_plan::taint_counted(node.unreachable_added_at(now), seen)
@@ -915,7 +924,9 @@ impl Task {
         let node_changed = inputs.node.has_changed().unwrap_or(false) || !self.node_read;
         if node_changed && let Some(n) = inputs.node.borrow_and_update().as_ref() {
             self.node_read = true;
-            let seen = snapshot::node(n);
+            let mut seen = snapshot::node(n);
+            // The first taint of a run the controller swapped goes on with its timers.
+            seen.carry_run(self.kept.node_status.as_ref());
             note_seen(&mut self.taint_seen, seen.unreachable_added(), now.mono);
             note_seen(&mut self.not_ready_seen, seen.not_ready_added(), now.mono);
             note_seen(&mut self.unknown_seen, seen.ready_unknown_since(), now.mono);

@@ -50,6 +50,7 @@ pub fn node(n: &Node) -> StoredNode {
             .and_then(|s| s.allocatable.as_ref())
             .map(|a| a.iter().map(|(k, q)| (k.clone(), q.0.clone())).collect())
             .unwrap_or_default(),
+        swapped_from: None,
     }
 }
 

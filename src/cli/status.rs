@@ -261,6 +261,7 @@ pub fn report(
     let tainted = fence_plan::Taints {
         unreachable: node.and_then(|n| n.unreachable_added_at(moment)),
         not_ready: node.and_then(|n| n.not_ready_added_at(moment)),
+        swapped_from: node.and_then(|n| n.swapped_from_at(moment)),
     };
     // And a Ready=Unknown it carried then without the taint: queued for it since it was written.
     let policy = fence_plan::FencePolicy::from(config);

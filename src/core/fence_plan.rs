@@ -253,9 +253,10 @@ enum Why {
         /// Counted from the instant the controller-manager's leader Lease proved every taint
         /// eviction timer started again, later than the rest (`core::leader`).
         restarted: bool,
-        /// Counted instead from the not-ready taint the Node carried when last seen, which the
-        /// pod tolerates this many seconds: earlier than the rest ([`Taints::not_ready`]).
-        not_ready: Option<i64>,
+        /// Counted instead from a taint of the Node's run of NoExecute taints that a swap keeps
+        /// the timer of ([`Taints::not_ready`], [`Taints::swapped_from`]): the seconds the pod
+        /// tolerates it, and whether it is the not-ready one. Earlier than the rest.
+        earlier: Option<(i64, bool)>,
         quorum: Quorum,
     },
     Text(String),
@@ -292,7 +293,7 @@ impl fmt::Display for Reason {
                 lag_ms,
                 seen_taint,
                 restarted,
-                not_ready,
+                earlier,
                 quorum,
             } => {
                 match tolerated {
@@ -333,13 +334,18 @@ impl fmt::Display for Reason {
                          that proved every taint eviction timer started again, which is later"
                     )?;
                 }
-                if let Some(seconds) = not_ready {
+                if let Some((seconds, not_ready)) = earlier {
+                    let key = if *not_ready {
+                        "not-ready"
+                    } else {
+                        "unreachable"
+                    };
                     write!(
                         f,
                         "; but deleted earlier, {seconds}s after the \
-                         node.kubernetes.io/not-ready:NoExecute taint the Node carried when last \
-                         seen (its timeAdded): the controller's swap of that taint for the \
-                         unreachable one keeps the timer it started"
+                         node.kubernetes.io/{key}:NoExecute taint the Node carried when last \
+                         seen, or first in its run of them (its timeAdded): the controller's swap \
+                         of one for the other keeps the timer it started"
                     )?;
                 }
                 write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;
@@ -408,6 +414,28 @@ pub struct Taints {
     /// When the not-ready taint its Node carried when last seen counts from: each pod's timer for
     /// it goes on when the controller swaps it for the unreachable one (docs/semantics.md §4.3).
     pub not_ready: Option<Duration>,
+    /// The first taint of the Node's unbroken run of the two, when a swap since put the other on
+    /// (`state::StoredNode::swapped_from`): when it counts from, and whether it is the not-ready
+    /// one. The timers it started go on.
+    pub swapped_from: Option<(Duration, bool)>,
+}
+
+/// The first taint of a Node's unbroken run of the node controller's two NoExecute taints, when a
+/// swap since put the other one on ([`Taints::swapped_from`]): from the view before this one —
+/// the first it kept (`kept`), and the taint it showed (`before`) — and the taint this view shows
+/// (`now`: whether it is the not-ready one; `None`, neither: the run ended, and every timer it
+/// started with it). Each taint is `(what, not_ready)`.
+pub fn run_first<T: Clone>(
+    kept: Option<&(T, bool)>,
+    before: Option<&(T, bool)>,
+    now: Option<bool>,
+) -> Option<(T, bool)> {
+    let now = now?;
+    match (kept, before) {
+        (Some(first), _) => Some(first.clone()),
+        (None, Some(b)) if b.1 != now => Some(b.clone()),
+        _ => None,
+    }
 }
 
 impl From<Option<Duration>> for Taints {
@@ -416,6 +444,7 @@ impl From<Option<Duration>> for Taints {
         Taints {
             unreachable,
             not_ready: None,
+            swapped_from: None,
         }
     }
 }
@@ -591,21 +620,43 @@ fn plan_one(
     // that is earlier, unless it tolerates unreachable forever (the swap cancels the timer; no
     // plan is made for it above). A leader's restart starts it again (as above). Holds keep their
     // own rules: the quorum counts such a node as one seen tainted (docs/fence.md §5).
-    let not_ready = taints
+    //
+    // The same holds of the first taint of the Node's run of them, when a swap since replaced it
+    // (`Taints::swapped_from`: the unreachable one swapped for not-ready as the kubelet posted
+    // Ready=False, say): its timer goes on, unless the pod tolerates the taint on now forever (the
+    // swap cancelled it).
+    let not_ready_delay = not_ready_delay(&pod.tolerations);
+    let forever_now = taints.not_ready.is_some() && not_ready_delay == NoExecuteOutcome::Never;
+    let first = taints
+        .swapped_from
+        .filter(|_| !forever_now)
+        .map(|(t, not_ready)| {
+            let outcome = if not_ready {
+                not_ready_delay
+            } else {
+                unreachable_delay(&pod.tolerations)
+            };
+            (t, outcome, not_ready)
+        });
+    let earlier = taints
         .not_ready
+        .map(|t| (t, not_ready_delay, true))
+        .into_iter()
+        .chain(first)
         .filter(|_| !holding)
-        .and_then(|t| match not_ready_delay(&pod.tolerations) {
-            NoExecuteOutcome::Never => None,
-            NoExecuteOutcome::EvictNow => Some((t, 0)),
-            NoExecuteOutcome::EvictAfter { seconds } => Some((t, seconds)),
-        })
-        .map(|(t, seconds)| {
+        .filter_map(|(t, outcome, not_ready)| {
+            let seconds = match outcome {
+                NoExecuteOutcome::Never => return None,
+                NoExecuteOutcome::EvictNow => 0,
+                NoExecuteOutcome::EvictAfter { seconds } => seconds,
+            };
             let from = timers_from.map_or(t, |r| t.max(r));
             let after = Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
-            (from + after, seconds)
+            Some((from + after, seconds, not_ready))
         })
-        .filter(|(at, _)| *at < eviction_time);
-    let eviction_time = not_ready.map_or(eviction_time, |(at, _)| at);
+        .filter(|(at, ..)| *at < eviction_time)
+        .min_by_key(|(at, ..)| *at);
+    let eviction_time = earlier.map_or(eviction_time, |(at, ..)| at);
     let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
         .min(policy.grace_cap);
     let kill_at = eviction_time.saturating_sub(policy.safety_margin);
@@ -628,7 +679,7 @@ fn plan_one(
             lag_ms: u64::try_from(policy.kubelet_lag.as_millis()).unwrap_or(u64::MAX),
             seen_taint: seen_taint.is_some(),
             restarted,
-            not_ready: not_ready.map(|(_, seconds)| seconds),
+            earlier: earlier.map(|(_, seconds, not_ready)| (seconds, not_ready)),
             quorum,
         })
     };
@@ -649,7 +700,7 @@ fn plan_one(
         ) => {
             let quorum_note = match quorum {
                 QuorumVerdict::Tainted { .. } => {
-                    "not cut off, but this node's Node carries the unreachable taint: the control plane evicts, whether or not the link holds"
+                    "not cut off, but this node's Node carries the node controller's NoExecute taint (unreachable or not-ready): the control plane evicts, whether or not the link holds"
                 }
                 QuorumVerdict::Enforce { .. } if untainted.is_some() => {
                     "the peers' quorum says the control plane evicts, counted from the latest round in which a peer read this node's Node without the unreachable taint, less 10s"

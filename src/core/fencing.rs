@@ -913,10 +913,11 @@ pub struct Waiting<'a> {
     pub on_taint: bool,
 }
 
-/// Whether the fence, not cut off, plans on the unreachable taint its Node carries as last seen
-/// (`fence_plan::QuorumVerdict::Tainted`, docs/fence.md §3). While its Node carries the taint
-/// the control plane deletes each pod once its toleration has run, and a link that came back may
-/// go again before this node would count itself cut off (`unreachableAfter` after its last
+/// Whether the fence, not cut off, plans on the node controller's NoExecute taint its Node
+/// carries as last seen, unreachable or not-ready (`fence_plan::QuorumVerdict::Tainted`,
+/// docs/fence.md §3). While its Node carries the taint the control plane deletes each pod once
+/// its toleration has run, and a link that came back (or, for the not-ready taint, one that never
+/// went) may go before this node would count itself cut off (`unreachableAfter` after its last
 /// contact): the pod must be stopped by then all the same. While the taint is on the Node, no
 /// fenced pod is released to the kubelet either.
 pub fn fences_on_taint(judged: &Judged, tainted: bool) -> bool {

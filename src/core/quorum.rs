@@ -757,6 +757,18 @@ pub struct Fixes {
     /// a round before the record would have held it). The agent's shell applies it; only the
     /// simulator reads this switch.
     pub nudger_reads: bool,
+    /// A `not-ready:NoExecute` taint on the Node as last seen keeps each pod's timer for it
+    /// through the controller's swap for the unreachable one: the fence counts it
+    /// (`fence_plan::Taints::not_ready`), and the quorum counts the node as seen tainted
+    /// ([`Round::tainted`]; thirty-ninth session). The agent's shell applies it; only the
+    /// simulator reads this switch.
+    pub not_ready_kept: bool,
+    /// Not cut off, a taint the peers read ([`TaintReads::tainted_from`]) counts no more: the
+    /// agent's own view is fresh again, and a taint they read may since have been swapped for
+    /// not-ready, or removed (thirty-ninth session, `--not-ready`; seed 0x1cab). A read without
+    /// it still bounds the count (`fence_plan::QuorumVerdict::Tainted`). The agent's shell
+    /// applies it; only the simulator reads this switch.
+    pub own_view_at_return: bool,
 }
 
 impl Fixes {
@@ -807,6 +819,8 @@ impl Fixes {
         leaderless_first: true,
         master_recorded: true,
         nudger_reads: true,
+        not_ready_kept: true,
+        own_view_at_return: true,
     };
 }
 

@@ -142,10 +142,30 @@ struct NodeHealth {
     /// [`ControllerSettings::ready_on_status`]), which the kubelet sends
     /// every `nodeStatusUpdateFrequency` once its status differs from the stored one.
     unknown_written: bool,
-    /// When the unreachable NoExecute taint was added (its `timeAdded`), while it is on.
+    /// When the node controller's NoExecute taint was added (its `timeAdded`), while it is on:
+    /// the unreachable one, or the not-ready one with [`NodeHealth::not_ready_taint`].
     tainted_at: Option<Duration>,
+    /// The taint on is `node.kubernetes.io/not-ready` (the kubelet posted Ready=False).
+    not_ready_taint: bool,
+    /// The kubelet's latest status seen said Ready=False (and no Unknown was written since): the
+    /// condition False, which `ready` alone does not tell from Unknown.
+    posted_not_ready: bool,
+    /// The `timeAdded` of the first NoExecute taint of the node's unbroken run of them: a swap of
+    /// one for the other keeps the run, and the taint eviction timers it started
+    /// (docs/semantics.md §4.3); only the removal of the last one ends it.
+    chain_from: Option<Duration>,
     /// Queued for the taint.
     queued: bool,
+}
+
+impl NodeHealth {
+    /// Removes its NoExecute taint (`markNodeAsReachable` removes either), ending the run of
+    /// them: the first one's `timeAdded`, the one its taint eviction timers count for.
+    fn untaint(&mut self) -> Option<Duration> {
+        self.tainted_at.take()?;
+        self.not_ready_taint = false;
+        self.chain_from.take()
+    }
 }
 
 /// A token bucket with burst 1 (`flowcontrol.NewTokenBucketRateLimiter(qps, 1)`).
@@ -200,6 +220,8 @@ pub struct ControlPlane {
     /// Per node: when its kubelet last posted its node status (a new `lastHeartbeatTime` on
     /// the Ready condition).
     stored_status: Vec<Option<Duration>>,
+    /// Per node: whether that status said Ready=True (else False: `--not-ready`).
+    stored_ready: Vec<bool>,
     /// Whether the API server answers (the controller's informers and writes reach it, and so
     /// do agents whose links are up): set only by [`ControlPlane::api_down`] and
     /// [`ControlPlane::api_back`], which the world calls as the API server goes down and comes
@@ -226,10 +248,15 @@ pub struct ControlPlane {
 /// What one monitor pass or tainting pass changed.
 #[derive(Clone, Debug, Default)]
 pub struct Changes {
-    /// `(node, timeAdded)` of each taint added.
+    /// `(node, timeAdded)` of each unreachable taint added.
     pub tainted: Vec<(usize, Duration)>,
-    /// `(node, timeAdded)` of each taint removed, and whether entering master disruption
-    /// removed it (rather than the node being heard again).
+    /// The same of each not-ready taint (a Ready=False posted, `--not-ready`).
+    pub not_ready_tainted: Vec<(usize, Duration)>,
+    /// `(node, timeAdded, to not-ready)` of each swap of one NoExecute taint for the other.
+    pub swapped: Vec<(usize, Duration, bool)>,
+    /// `(node, timeAdded)` of each taint removed (of the first of its run, [`ControlPlane::chain`]),
+    /// and whether entering master disruption removed it (rather than the node being heard
+    /// again).
     pub untainted: Vec<(usize, Duration, bool)>,
     /// A restarted controller-manager made its first pass ([`ControlPlane::take_over`]): it
     /// removed every taint (in `untainted`), and taints again only through its queues.
@@ -254,6 +281,9 @@ impl ControlPlane {
                     ready: true,
                     unknown_written: false,
                     tainted_at: None,
+                    not_ready_taint: false,
+                    posted_not_ready: false,
+                    chain_from: None,
                     queued: false,
                 })
                 .collect(),
@@ -270,6 +300,7 @@ impl ControlPlane {
             master_disruption: false,
             stored_renewal: vec![None; zone_of.len()],
             stored_status: vec![None; zone_of.len()],
+            stored_ready: vec![true; zone_of.len()],
             api_up: true,
             down_since: None,
             leading_from: None,
@@ -384,17 +415,20 @@ impl ControlPlane {
             // each such node reachable: its NoExecute taints go (`markNodeAsReachable`). A node
             // still recorded Unknown is queued again in the same pass and tainted afresh, at its
             // zone's rate (docs/semantics.md §5.2).
-            if let Some(t) = n.tainted_at.take() {
+            if let Some(t) = n.untaint() {
                 changes.untainted.push((i, t, false));
             }
             let renewed = self.stored_renewal[i];
             let posted = self.stored_status[i];
-            // A kubelet that posted its status since the old process last saw it says Ready=True
-            // (and, in the simplification, one that renewed its Lease, as [`ControlPlane::monitor`]
-            // has it).
-            if posted > n.status_seen || (!self.settings.ready_on_status && renewed > n.lease_seen)
-            {
+            // A kubelet that posted its status since the old process last saw it says what it
+            // posted, Ready=True unless `--not-ready` (and, in the simplification, one that renewed
+            // its Lease says True, as [`ControlPlane::monitor`] has it).
+            if posted > n.status_seen {
+                n.ready = self.stored_ready[i];
+                n.posted_not_ready = !self.stored_ready[i];
+            } else if !self.settings.ready_on_status && renewed > n.lease_seen {
                 n.ready = true;
+                n.posted_not_ready = false;
             }
             n.lease_seen = renewed;
             n.status_seen = posted;
@@ -420,16 +454,37 @@ impl ControlPlane {
         *r = Some(r.map_or(renew_time, |t| t.max(renew_time)));
     }
 
-    /// The kubelet of `node` posted its node status (Ready=True) at `at`: the NoSchedule taint
-    /// of an Unknown condition goes with it, and the next pass counts the node heard.
-    pub fn status_posted(&mut self, node: usize, at: Duration) {
+    /// The kubelet of `node` posted its node status at `at`, Ready=True (or False, `ready`): the
+    /// NoSchedule taint of an Unknown condition goes with it, and the next pass counts the node
+    /// heard.
+    pub fn status_posted(&mut self, node: usize, at: Duration, ready: bool) {
         self.nodes[node].unknown_written = false;
         self.stored_status[node] = Some(at);
+        self.stored_ready[node] = ready;
     }
 
-    /// Whether the scheduler may bind a pod to `node`: no stored Ready=Unknown stands on it.
+    /// Whether the Ready=Unknown the controller wrote on `node` stands (its kubelet has not
+    /// posted its status since).
+    pub fn unknown_written(&self, node: usize) -> bool {
+        self.nodes[node].unknown_written
+    }
+
+    /// Whether the kubelet's status as stored says Ready=True (or False): what its next post must
+    /// change, if anything.
+    pub fn posted_ready(&self, node: usize) -> bool {
+        self.stored_ready[node]
+    }
+
+    /// Whether `node`'s Ready condition as stored is True: no Ready=Unknown the controller wrote,
+    /// nor a Ready=False its kubelet posted.
+    fn stored_ready_true(&self, node: usize) -> bool {
+        !self.nodes[node].unknown_written && self.stored_ready[node]
+    }
+
+    /// Whether the scheduler may bind a pod to `node`: its Ready condition as stored is True (an
+    /// Unknown or a False brings a NoSchedule taint at once).
     pub fn schedulable(&self, node: usize) -> bool {
-        !self.nodes[node].unknown_written
+        self.stored_ready_true(node)
     }
 
     /// `node`'s zone as the API server stores it (`quorum::ZoneRecord`): the Ready conditions
@@ -453,13 +508,13 @@ impl ControlPlane {
                 asker: i == node,
                 in_zone,
                 excluded: false,
-                ready: !n.unknown_written,
+                ready: self.stored_ready_true(i),
                 // Read only for the zone's Nodes, the only ones `tally` times.
                 down_since: in_zone
                     .then(|| self.unknown_since(i))
                     .flatten()
                     .map(&stored),
-                unreachable_tainted: n.tainted_at.is_some(),
+                unreachable_tainted: n.tainted_at.is_some() && !n.not_ready_taint,
             }
         });
         // Every node is listed, this one too: the asker is always found.
@@ -468,7 +523,24 @@ impl ControlPlane {
 
     /// The taint's `timeAdded` while `node` carries the unreachable NoExecute taint.
     pub fn taint(&self, node: usize) -> Option<Duration> {
-        self.nodes[node].tainted_at
+        let n = &self.nodes[node];
+        n.tainted_at.filter(|_| !n.not_ready_taint)
+    }
+
+    /// The taint's `timeAdded` while `node` carries the not-ready NoExecute taint.
+    pub fn not_ready_taint(&self, node: usize) -> Option<Duration> {
+        let n = &self.nodes[node];
+        n.tainted_at.filter(|_| n.not_ready_taint)
+    }
+
+    /// While `node` carries a NoExecute taint of the node controller's: the `timeAdded` of the
+    /// first of its unbroken run ([`NodeHealth::chain_from`]), which its taint eviction timers
+    /// count for, and whether the taint on now is the not-ready one.
+    pub fn chain(&self, node: usize) -> Option<(Duration, bool)> {
+        let n = &self.nodes[node];
+        n.tainted_at
+            .and(n.chain_from)
+            .map(|c| (c, n.not_ready_taint))
     }
 
     /// Whether the controller, as things stand, would add no NoExecute taint in `node`'s zone:
@@ -496,41 +568,52 @@ impl ControlPlane {
                 n.lease_seen = Some(r);
                 n.probe = now;
                 if !self.settings.ready_on_status {
-                    // The simplification: the kubelet posts Ready=True with its renewal.
-                    n.ready = true;
+                    // The simplification: the kubelet posts its status with its renewal.
+                    n.ready = self.stored_ready[i];
+                    n.posted_not_ready = !self.stored_ready[i];
                 }
             }
             // A status the kubelet posted (a new `lastHeartbeatTime` on its Ready condition)
-            // refreshes the probe as a renewal does, and says Ready=True (`tryUpdateNodeHealth`).
+            // refreshes the probe as a renewal does, and says Ready=True, or False as posted
+            // (`tryUpdateNodeHealth`).
             if let Some(p) = self.stored_status[i]
                 && n.status_seen.is_none_or(|s| s < p)
             {
                 n.status_seen = Some(p);
                 n.probe = now;
-                n.ready = true;
+                n.ready = self.stored_ready[i];
+                n.posted_not_ready = !self.stored_ready[i];
             }
             // The condition as the node object holds it when the pass reads it: the kubelet's
             // status posted since counts, this pass's own write does not.
-            let observed = n.ready;
+            let observed = (n.ready, n.posted_not_ready);
             if now > n.probe + self.settings.grace {
-                n.unknown_written |= n.ready;
+                // Every condition is written Unknown, a False as a True.
+                n.unknown_written |= n.ready || n.posted_not_ready;
                 n.ready = false;
+                n.posted_not_ready = false;
             }
             // processTaintBaseEviction on the condition observed (or, in the simplification, on
             // the one this pass wrote). An observed True takes the node out of the queue even
-            // when this pass writes Unknown (`markNodeAsReachable`).
-            let ready = if self.settings.queue_on_observed {
+            // when this pass writes Unknown (`markNodeAsReachable`). A False or an Unknown on a
+            // node that carries the other's NoExecute taint swaps the two at once, outside the
+            // zone's limiter (`SwapNodeControllerTaint`); otherwise it queues the node.
+            let (ready, not_ready) = if self.settings.queue_on_observed {
                 observed
             } else {
-                n.ready
+                (n.ready, n.posted_not_ready)
             };
             if ready {
                 n.queued = false;
-                if let Some(t) = n.tainted_at.take() {
+                if let Some(t) = n.untaint() {
                     changes.untainted.push((i, t, false));
                 }
             } else if n.tainted_at.is_none() {
                 n.queued = true;
+            } else if n.not_ready_taint != not_ready {
+                n.not_ready_taint = not_ready;
+                n.tainted_at = Some(now);
+                changes.swapped.push((i, now, not_ready));
             }
         }
         // The condition as last recorded is the one before this pass: only a pass changes it.
@@ -547,6 +630,7 @@ impl ControlPlane {
             // that order, the one that taints more (docs/semantics.md §5.5).
             let early = self.taint_pass(now);
             changes.tainted.extend(early.tainted);
+            changes.not_ready_tainted.extend(early.not_ready_tainted);
         }
         self.handle_disruption(now, &mut changes);
         changes
@@ -580,7 +664,7 @@ impl ControlPlane {
             self.master_disruption = true;
             for (i, n) in self.nodes.iter_mut().enumerate() {
                 n.queued = false;
-                if let Some(t) = n.tainted_at.take() {
+                if let Some(t) = n.untaint() {
                     changes.untainted.push((i, t, true));
                 }
             }
@@ -655,9 +739,18 @@ impl ControlPlane {
         for i in first.into_iter().chain(0..self.nodes.len()) {
             let z = self.nodes[i].zone;
             if self.nodes[i].queued && !self.nodes[i].ready && self.buckets[z].take(now) {
-                self.nodes[i].queued = false;
-                self.nodes[i].tainted_at = Some(now);
-                changes.tainted.push((i, now));
+                // The taint of the condition as it is now (`doNoExecuteTaintingPass`): not-ready
+                // for a False, unreachable for an Unknown.
+                let n = &mut self.nodes[i];
+                n.queued = false;
+                n.tainted_at = Some(now);
+                n.chain_from = Some(now);
+                n.not_ready_taint = n.posted_not_ready;
+                if n.not_ready_taint {
+                    changes.not_ready_tainted.push((i, now));
+                } else {
+                    changes.tainted.push((i, now));
+                }
             }
         }
         changes
@@ -734,7 +827,7 @@ mod tests {
             }
             if t == s(100) {
                 // Its kubelet posts Ready=True with its first renewal.
-                cp.status_posted(2, t);
+                cp.status_posted(2, t, true);
             }
             let mut c = Changes::default();
             if tick % 50 == 5 {
@@ -887,7 +980,7 @@ mod tests {
         assert!(cp.api_back(s(90)));
         cp.kubelet_renewed(0, s(95));
         if posted {
-            cp.status_posted(0, s(95));
+            cp.status_posted(0, s(95), true);
         }
         cp.kubelet_renewed(1, s(100));
         cp.kubelet_renewed(2, s(100));
@@ -930,7 +1023,7 @@ mod tests {
         // The Lease renewed from 70 s counts for the zone, not for the scheduler.
         assert!(!cp.schedulable(1));
         assert!(cp.schedulable(0));
-        cp.status_posted(1, s(90));
+        cp.status_posted(1, s(90), true);
         assert!(cp.schedulable(1));
     }
 
@@ -945,7 +1038,7 @@ mod tests {
             cp.kubelet_renewed(0, s(t.as_secs() / 10 * 10));
             cp.kubelet_renewed(1, s(t.as_secs().min(10) / 10 * 10));
             if t == Duration::from_millis(80_500) {
-                cp.status_posted(1, s(80));
+                cp.status_posted(1, s(80), true);
             }
             let c = cp.monitor(t);
             if !c.untainted.is_empty() {

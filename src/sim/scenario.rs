@@ -12,6 +12,9 @@ pub struct PodSpec {
     pub node: usize,
     /// `tolerationSeconds` for `node.kubernetes.io/unreachable:NoExecute`; `None`: forever.
     pub toleration: Option<u64>,
+    /// The same for `node.kubernetes.io/not-ready:NoExecute`: as `toleration` (the admission
+    /// plugin adds both alike) but where [`Scenario::with_not_ready`] draws another.
+    pub not_ready: Option<u64>,
     /// `terminationGracePeriodSeconds`.
     pub grace: u64,
 }
@@ -33,6 +36,11 @@ pub enum Event {
     /// [`Scenario::with_agent_path_cuts`] draws these.
     CutAgentPath(usize),
     HealAgentPath(usize),
+    /// The node's kubelet finds the node not ready (its runtime down, say) and posts Ready=False
+    /// while its link is up; or finds it ready again and posts Ready=True. Only
+    /// [`Scenario::with_not_ready`] draws these.
+    KubeletNotReady(usize),
+    KubeletReady(usize),
     /// The API server stops answering anyone (the controllers with it), or answers again.
     ApiDown,
     ApiUp,
@@ -146,16 +154,20 @@ impl Scenario {
         let kubelet_phase = (0..n)
             .map(|_| Duration::from_millis(r.below(renew_ms)))
             .collect();
-        let pod = |r: &mut Rng, node: usize| PodSpec {
-            node,
-            toleration: match r.below(10) {
+        let pod = |r: &mut Rng, node: usize| {
+            let toleration = match r.below(10) {
                 0 => None,
                 1..=2 => Some(0),
                 3..=4 => Some(r.below(10)),
                 5..=7 => Some(10 + r.below(50)),
                 _ => Some(60 + r.below(240)),
-            },
-            grace: [0, 1, 5, 30, 60][r.below(5) as usize],
+            };
+            PodSpec {
+                node,
+                toleration,
+                not_ready: toleration,
+                grace: [0, 1, 5, 30, 60][r.below(5) as usize],
+            }
         };
         let mut pods = Vec::new();
         for node in 0..n {
@@ -315,6 +327,60 @@ impl Scenario {
         self
     }
 
+    /// The same scenario with one or two nodes whose kubelet posts Ready=False for 20 s to 5 min
+    /// ([`Event::KubeletNotReady`]), each cut from the API server (and half the time from its
+    /// peers) from some instant of that span or of the 30 s after it, for 20 s to 3 min: the
+    /// controller's not-ready taint, then its swap for the unreachable one as the node goes
+    /// Unknown (docs/semantics.md §4.3). A third of the pods tolerate the not-ready taint otherwise
+    /// than the unreachable one. Drawn from a stream of its own, so the scenario's other draws are
+    /// as without it.
+    pub fn with_not_ready(mut self) -> Scenario {
+        let mut r = Rng::new(self.seed ^ 0x6e6f_7472_6561_6479);
+        let n = self.nodes() as u64;
+        let span = self.length.as_millis() as u64;
+        for _ in 0..1 + r.below(2) {
+            let node = r.below(n) as usize;
+            let start =
+                Duration::from_millis(20_000 + r.below(span.saturating_sub(120_000).max(1)));
+            let lasting = 20_000 + r.below(280_000);
+            self.events.push((start, Event::KubeletNotReady(node)));
+            self.events.push((
+                start + Duration::from_millis(lasting),
+                Event::KubeletReady(node),
+            ));
+            if r.chance(70) {
+                let cut = start + Duration::from_millis(r.below(lasting + 30_000));
+                let heal = cut + Duration::from_millis(20_000 + r.below(160_000));
+                self.events.push((cut, Event::CutApi(node)));
+                self.events.push((heal, Event::HealApi(node)));
+                if r.chance(50) {
+                    self.events.push((cut, Event::CutPeers(node)));
+                    self.events.push((heal, Event::HealPeers(node)));
+                }
+            }
+        }
+        let redraw = |r: &mut Rng, p: &mut PodSpec| {
+            if r.chance(33) {
+                p.not_ready = match r.below(4) {
+                    0 => None,
+                    1 => Some(0),
+                    2 => Some(r.below(60)),
+                    _ => Some(60 + r.below(300)),
+                };
+            }
+        };
+        for p in &mut self.pods {
+            redraw(&mut r, p);
+        }
+        for (_, e) in &mut self.events {
+            if let Event::Create(p) = e {
+                redraw(&mut r, p);
+            }
+        }
+        self.events.sort_by_key(|(t, _)| *t);
+        self
+    }
+
     /// Smaller scenarios that may still fail: each event (with its pair, for a cut and its heal)
     /// or pod left out in turn, for a caller that keeps the first that still fails.
     pub fn shrunk(&self) -> Vec<Scenario> {
@@ -327,6 +393,7 @@ impl Scenario {
                 Event::CutApi(n) => Some(Event::HealApi(n)),
                 Event::CutPeers(n) => Some(Event::HealPeers(n)),
                 Event::CutAgentPath(n) => Some(Event::HealAgentPath(n)),
+                Event::KubeletNotReady(n) => Some(Event::KubeletReady(n)),
                 Event::ApiDown => Some(Event::ApiUp),
                 _ => None,
             };
@@ -337,7 +404,11 @@ impl Scenario {
             }
             if matches!(
                 e,
-                Event::HealApi(_) | Event::HealPeers(_) | Event::HealAgentPath(_) | Event::ApiUp
+                Event::HealApi(_)
+                    | Event::HealPeers(_)
+                    | Event::HealAgentPath(_)
+                    | Event::KubeletReady(_)
+                    | Event::ApiUp
             ) {
                 continue;
             }
@@ -386,12 +457,18 @@ impl fmt::Display for Scenario {
             )?;
         }
         for (i, p) in self.pods.iter().enumerate() {
+            let seconds = |t: Option<u64>| t.map_or("forever".to_string(), |t| t.to_string());
+            // The not-ready toleration only where it differs (`--not-ready`).
+            let not_ready = if p.not_ready == p.toleration {
+                String::new()
+            } else {
+                format!(" (not-ready {})", seconds(p.not_ready))
+            };
             writeln!(
                 f,
-                "  pod {i} on n{}: tolerationSeconds {}, grace {}s",
+                "  pod {i} on n{}: tolerationSeconds {}{not_ready}, grace {}s",
                 p.node,
-                p.toleration
-                    .map_or("forever".to_string(), |t| t.to_string()),
+                seconds(p.toleration),
                 p.grace
             )?;
         }

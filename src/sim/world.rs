@@ -415,6 +415,8 @@ enum Ev {
         tainted: Duration,
         /// The controller-manager process whose timer it is (`ControlPlane::generation`).
         generation: u32,
+        /// The pod's timer it is (`Pod::work`): a later one replaces it.
+        work: u64,
     },
     Judge {
         pod: usize,
@@ -446,6 +448,8 @@ struct Pod {
     /// The quorum's reason when the fence sent SIGTERM.
     stopped_under: Option<String>,
     fence_kill: Option<Duration>,
+    /// The taint eviction controller's timer for it, while one runs (`World::process_pod`).
+    work: Option<u64>,
 }
 
 /// What an agent left on disk: times as the agent's wall clock wrote them, with the scale each
@@ -466,6 +470,10 @@ struct Disk {
     /// The unreachable taint's `timeAdded` on the Node as last seen (the controller's clock, true
     /// time).
     taint_added: Option<Duration>,
+    /// The same of the not-ready taint.
+    not_ready_added: Option<Duration>,
+    /// The first taint of a run the controller swapped (`state::StoredNode::swapped_from`).
+    swapped_from: Option<(Duration, bool)>,
     /// When the controller wrote the Ready=Unknown that stood on the Node as last seen (its
     /// `lastTransitionTime`, the controller's clock, true time).
     unknown_since: Option<Duration>,
@@ -525,6 +533,11 @@ struct Agent {
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
     /// run first saw it (`None`: read from disk) — `agent::fence_task`'s `tainted`.
     taint_view: Option<(Duration, Option<Duration>)>,
+    /// The same of the not-ready taint — `agent::fence_task`'s `not_ready`.
+    not_ready_view: Option<(Duration, Option<Duration>)>,
+    /// The first taint of its Node's run of the two that a swap replaced, as its views showed
+    /// the run: `timeAdded`, and whether it is the not-ready one.
+    swapped_from: Option<(Duration, bool)>,
     /// The Ready=Unknown the controller wrote on its Node, while its view shows it standing: when
     /// written, and when this run first saw it (`None`: read from disk) — `agent::fence_task`'s
     /// `queued`. Delivered by the Node's watch with the taint, its lag later.
@@ -612,6 +625,12 @@ struct World<'a> {
     /// Per node: each change of its Node's unreachable taint in the API, in order: when, and the
     /// taint's `timeAdded` (`None`: removed).
     node_taints: Vec<Vec<(Duration, Option<Duration>)>>,
+    /// The same of its not-ready taint (`--not-ready`).
+    node_not_ready_taints: Vec<Vec<(Duration, Option<Duration>)>>,
+    /// Per node: its kubelet finds the node ready (`Event::KubeletNotReady`).
+    kubelet_ready: Vec<bool>,
+    /// The taint eviction controller's timers started so far (`Pod::work`).
+    works: u64,
     /// Per node: each change of the Ready=Unknown the controller wrote on its Node, as the API
     /// stores it, in order: when, and that write's time (`None`: the kubelet's status replaced
     /// it, or there was none).
@@ -1010,6 +1029,9 @@ fn run_as(
         pods: Vec::new(),
         pods_changed: vec![ORIGIN; n],
         node_taints: vec![Vec::new(); n],
+        node_not_ready_taints: vec![Vec::new(); n],
+        kubelet_ready: vec![true; n],
+        works: 0,
         node_unknowns: vec![Vec::new(); n],
         cp: {
             // Kubelets that post no status leave the Lease the only way back to Ready.
@@ -1196,15 +1218,14 @@ impl World<'_> {
             fence_sigterm: None,
             stopped_under: None,
             fence_kill: None,
+            work: None,
         });
         if !lag.is_zero() {
             self.at(self.now + lag, Ev::KubeletSees(i));
         }
         self.pods_changed_on(node);
         // Tainted already: the taint eviction controller handles a new pod as well.
-        if let Some(tainted) = self.cp.taint(node) {
-            self.schedule_eviction(i, tainted);
-        }
+        self.process_pod(i);
     }
 
     /// The API's pods of `node`, or its Node's taint, changed now: its agent's watch delivers
@@ -1224,10 +1245,16 @@ impl World<'_> {
             uid: p.uid.clone(),
             namespace: "default".into(),
             name: p.uid.clone(),
-            tolerations: vec![Toleration {
-                toleration_seconds: p.spec.toleration.map(|t| t as i64),
-                ..Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute))
-            }],
+            tolerations: vec![
+                Toleration {
+                    toleration_seconds: p.spec.toleration.map(|t| t as i64),
+                    ..Toleration::exists("node.kubernetes.io/unreachable", Some(Effect::NoExecute))
+                },
+                Toleration {
+                    toleration_seconds: p.spec.not_ready.map(|t| t as i64),
+                    ..Toleration::exists("node.kubernetes.io/not-ready", Some(Effect::NoExecute))
+                },
+            ],
             termination_grace_seconds: p.spec.grace as i64,
             owner_kind: Some("ReplicaSet".into()),
             static_or_mirror: false,
@@ -1249,6 +1276,11 @@ impl World<'_> {
     /// The unreachable taint's `timeAdded` on `node`'s Node in the API at `at`.
     fn taint_at(&self, node: usize, at: Duration) -> Option<Duration> {
         standing_at(&self.node_taints[node], at)
+    }
+
+    /// The same of its not-ready taint.
+    fn not_ready_taint_at(&self, node: usize, at: Duration) -> Option<Duration> {
+        standing_at(&self.node_not_ready_taints[node], at)
     }
 
     /// The instant of the API whose pods the watch of `node`'s agent delivers now.
@@ -1343,6 +1375,23 @@ impl World<'_> {
                     .map(|t| (t, Some(self.now)))
             } else {
                 disk.taint_added.map(|t| (t, None))
+            },
+            not_ready_view: if self.agent_reaches(i) {
+                self.not_ready_taint_at(i, self.watched_at(i))
+                    .map(|t| (t, Some(self.now)))
+            } else {
+                disk.not_ready_added.map(|t| (t, None))
+            },
+            // As `agent::fence_task`: the first view carries the run over from the state file's.
+            swapped_from: if self.agent_reaches(i) {
+                let at = self.watched_at(i);
+                let now = (self.taint_at(i, at).map(|_| false))
+                    .or(self.not_ready_taint_at(i, at).map(|_| true));
+                let before = (disk.taint_added.map(|t| (t, false)))
+                    .or(disk.not_ready_added.map(|t| (t, true)));
+                fence_plan::run_first(disk.swapped_from.as_ref(), before.as_ref(), now)
+            } else {
+                disk.swapped_from
             },
             unknown_view: if self.agent_reaches(i) {
                 self.unknown_at(i, self.watched_at(i))
@@ -1646,9 +1695,10 @@ impl World<'_> {
                 pod,
                 tainted,
                 generation,
+                work,
             } => {
                 if generation == self.cp.generation {
-                    self.evict(pod, tainted);
+                    self.evict(pod, tainted, work);
                 }
             }
             Ev::KubeletSees(p) => self.kubelet_starts(p),
@@ -1742,56 +1792,134 @@ impl World<'_> {
         for (z, state, not_ready, nodes) in changes.zones {
             self.log(|| format!("controller: zone-{z} {state} ({not_ready} of {nodes} not ready)"));
         }
-        for (node, tainted) in changes.tainted {
-            self.log(|| format!("controller taints n{node} unreachable:NoExecute"));
-            self.node_taints[node].push((self.now, Some(stored(tainted))));
-            self.pods_changed_on(node);
-            for p in 0..self.pods.len() {
-                if self.pods[p].node == node && self.pods[p].in_api {
-                    self.schedule_eviction(p, tainted);
+        // In the pass's order: the removals of a node heard again or of a restarted
+        // controller-manager's first pass (`ControlPlane::take_over`) and the swaps, in the
+        // monitor pass's loop; then the taints of the tainting pass, which may add one again to
+        // a node that pass took it from; then the removals of entering master disruption, which
+        // `handleDisruption` makes last.
+        let (last, first): (Vec<_>, Vec<_>) = changes.untainted.into_iter().partition(|u| u.2);
+        for (node, added, _) in first {
+            self.untainted(node, added, false);
+        }
+        for (node, added, not_ready) in changes.swapped {
+            let (from, to) = if not_ready {
+                ("unreachable", "not-ready")
+            } else {
+                ("not-ready", "unreachable")
+            };
+            self.log(|| format!("controller swaps n{node}'s {from}:NoExecute for {to}:NoExecute"));
+            self.note_taint(node, !not_ready, None);
+            self.note_taint(node, not_ready, Some(stored(added)));
+            self.taints_changed(node);
+        }
+        let tainted = changes.tainted.iter().map(|&(n, t)| (n, t, false));
+        let not_ready = changes.not_ready_tainted.iter().map(|&(n, t)| (n, t, true));
+        for (node, added, not_ready) in tainted.chain(not_ready) {
+            let key = if not_ready {
+                "not-ready"
+            } else {
+                "unreachable"
+            };
+            self.log(|| format!("controller taints n{node} {key}:NoExecute"));
+            self.note_taint(node, not_ready, Some(stored(added)));
+            self.taints_changed(node);
+        }
+        for (node, added, _) in last {
+            self.untainted(node, added, true);
+        }
+    }
+
+    /// The controller removed `node`'s NoExecute taint, the first of its run added at `added`;
+    /// `disruption`: as it entered master disruption.
+    fn untainted(&mut self, node: usize, added: Duration, disruption: bool) {
+        if disruption {
+            self.transient.insert((node, added));
+        }
+        self.node_taints[node].push((self.now, None));
+        self.node_not_ready_taints[node].push((self.now, None));
+        self.pods_changed_on(node);
+        // Every timer of the run goes with its last taint.
+        for p in &mut self.pods {
+            if p.node == node {
+                p.work = None;
+            }
+        }
+        self.log(|| {
+            format!(
+                "controller removes n{node}'s taint{}",
+                if disruption {
+                    " (every zone fully disrupted)"
+                } else {
+                    ""
                 }
+            )
+        });
+    }
+
+    /// Notes now in the history of `node`'s unreachable taint, or of its not-ready one, as the
+    /// API stored it: its `timeAdded`, or `None` for its removal.
+    fn note_taint(&mut self, node: usize, not_ready: bool, added: Option<Duration>) {
+        let history = if not_ready {
+            &mut self.node_not_ready_taints[node]
+        } else {
+            &mut self.node_taints[node]
+        };
+        history.push((self.now, added));
+    }
+
+    /// `node`'s NoExecute taint was added or swapped: its agent's watch hears of it, and the
+    /// taint eviction controller handles each of its pods ([`Self::process_pod`]).
+    fn taints_changed(&mut self, node: usize) {
+        self.pods_changed_on(node);
+        for p in 0..self.pods.len() {
+            if self.pods[p].node == node && self.pods[p].in_api {
+                self.process_pod(p);
             }
-        }
-        for (node, added, disruption) in changes.untainted {
-            if disruption {
-                self.transient.insert((node, added));
-            }
-            self.node_taints[node].push((self.now, None));
-            self.pods_changed_on(node);
-            self.log(|| {
-                format!(
-                    "controller removes n{node}'s taint{}",
-                    if disruption {
-                        " (every zone fully disrupted)"
-                    } else {
-                        ""
-                    }
-                )
-            });
         }
     }
 
-    fn schedule_eviction(&mut self, pod: usize, tainted: Duration) {
-        // processPodOnNode: the pod's own toleration for the taint; none tolerated forever. The
-        // timer starts when the controller handles the update — the taint's or, for a pod created
-        // on a node already tainted, the pod's — not at `timeAdded` (docs/semantics.md §4.3).
-        if let Some(t) = self.pods[pod].spec.toleration {
-            let at = self.now + Duration::from_secs(t);
-            let generation = self.cp.generation;
-            self.at(
-                at,
-                Ev::Evict {
-                    pod,
-                    tainted,
-                    generation,
-                },
-            );
-        }
-    }
-
-    fn evict(&mut self, pod: usize, tainted: Duration) {
+    /// The taint eviction controller's `processPodOnNode` for `pod` under its node's NoExecute
+    /// taint as it stands: the pod's own toleration of that taint. One tolerated forever cancels
+    /// the pod's timer; a timer already running goes on whatever the toleration now says (a swap
+    /// of the not-ready taint for the unreachable one keeps it, docs/semantics.md §4.3);
+    /// otherwise one starts now — when the controller handles the update, the taint's or, for a
+    /// pod created on a node already tainted, the pod's, not at `timeAdded`.
+    fn process_pod(&mut self, pod: usize) {
         let node = self.pods[pod].node;
-        if self.cp.taint(node) != Some(tainted) || !self.pods[pod].in_api {
+        let Some((chain, not_ready)) = self.cp.chain(node) else {
+            return;
+        };
+        let spec = &self.pods[pod].spec;
+        let toleration = if not_ready {
+            spec.not_ready
+        } else {
+            spec.toleration
+        };
+        match toleration {
+            None => self.pods[pod].work = None,
+            Some(_) if self.pods[pod].work.is_some() => {}
+            Some(t) => {
+                self.works += 1;
+                let work = self.works;
+                self.pods[pod].work = Some(work);
+                let generation = self.cp.generation;
+                self.at(
+                    self.now + Duration::from_secs(t),
+                    Ev::Evict {
+                        pod,
+                        tainted: chain,
+                        generation,
+                        work,
+                    },
+                );
+            }
+        }
+    }
+
+    fn evict(&mut self, pod: usize, tainted: Duration, work: u64) {
+        let node = self.pods[pod].node;
+        let chain = self.cp.chain(node).map(|(c, _)| c);
+        if chain != Some(tainted) || self.pods[pod].work != Some(work) || !self.pods[pod].in_api {
             return;
         }
         if !self.cp.api_up() {
@@ -1803,6 +1931,7 @@ impl World<'_> {
                     pod,
                     tainted,
                     generation,
+                    work,
                 },
             );
             return;
@@ -1856,18 +1985,12 @@ impl World<'_> {
     /// A try of `node`'s kubelet's node status update (docs/semantics.md §6.2): every
     /// `nodeStatusUpdateFrequency` (10 s, up to 4 % jitter, counted from the end of a run), up to
     /// five tries a run, each reading the Node through the heartbeat client, whose timeout is
-    /// that frequency (10 s), so a hanging link holds a run for 50 s. An answered try posts
-    /// Ready=True: a Ready=Unknown the controller wrote meanwhile is gone, and its node can take
-    /// replacements again.
+    /// that frequency (10 s), so a hanging link holds a run for 50 s. An answered try posts the
+    /// kubelet's Ready ([`Self::kubelet_post`]).
     fn kubelet_status(&mut self, node: usize, tried: u32) {
         let jitter = Duration::from_millis(self.now.as_millis() as u64 * 6271 % 400);
         let next = if self.reaches_api(node) {
-            if !self.cp.schedulable(node) {
-                self.cp.status_posted(node, self.now);
-                self.note_unknowns();
-                self.log(|| format!("n{node}'s kubelet posts Ready=True"));
-                self.replacements();
-            }
+            self.kubelet_post(node);
             self.now + STATUS_EVERY + jitter
         } else {
             let failed = self.now + self.request_time(node, self.set.kubelet_timeout, false);
@@ -1878,6 +2001,20 @@ impl World<'_> {
             failed + STATUS_EVERY + jitter
         };
         self.at(next, Ev::KubeletStatus(node, 0));
+    }
+
+    /// `node`'s kubelet posts its node status, when it differs from the stored one: Ready=True
+    /// (False while it finds the node not ready, `Event::KubeletNotReady`). A Ready=Unknown the
+    /// controller wrote meanwhile is gone, and a node posted True can take replacements again.
+    fn kubelet_post(&mut self, node: usize) {
+        let ready = self.kubelet_ready[node];
+        if self.cp.unknown_written(node) || self.cp.posted_ready(node) != ready {
+            self.cp.status_posted(node, self.now, ready);
+            self.note_unknowns();
+            let said = if ready { "True" } else { "False" };
+            self.log(|| format!("n{node}'s kubelet posts Ready={said}"));
+            self.replacements();
+        }
     }
 
     /// Deleted pods whose replacement can start now: the scheduler binds it to a Ready node
@@ -2400,6 +2537,14 @@ impl World<'_> {
                 self.agent_path[i] = true;
                 self.refresh_view(i);
             }
+            // The kubelet posts the change at once when its link is up (its status manager
+            // syncs on a change of the node's readiness), else on its next try that gets through.
+            Event::KubeletNotReady(i) | Event::KubeletReady(i) => {
+                self.kubelet_ready[i] = matches!(e, Event::KubeletReady(_));
+                if self.reaches_api(i) {
+                    self.kubelet_post(i);
+                }
+            }
             Event::ApiDown => {
                 self.api_down_since = Some(self.now);
                 self.cp.api_down(self.now);
@@ -2523,6 +2668,7 @@ impl World<'_> {
         let at = self.watched_at(i).max(listed.unwrap_or_default());
         let view = self.api_view(i, at);
         let taint = self.taint_at(i, self.watched_at(i));
+        let not_ready = self.not_ready_taint_at(i, self.watched_at(i));
         let unknown = self.unknown_at(i, self.watched_at(i));
         let now = self.now;
         if let Some(a) = self.agents[i].as_mut() {
@@ -2533,9 +2679,22 @@ impl World<'_> {
                 a.durability.changed();
             }
             // The Node's watch, as the pods': the taint, and when this run first saw it.
+            let before = (a.taint_view.map(|(t, _)| (t, false)))
+                .or(a.not_ready_view.map(|(t, _)| (t, true)));
             let seen = seen_from(taint, a.taint_view, now);
             if seen != a.taint_view {
                 a.taint_view = seen;
+                a.durability.changed();
+            }
+            let seen = seen_from(not_ready, a.not_ready_view, now);
+            if seen != a.not_ready_view {
+                a.not_ready_view = seen;
+                a.durability.changed();
+            }
+            let kind = (taint.map(|_| false)).or(not_ready.map(|_| true));
+            let first = fence_plan::run_first(a.swapped_from.as_ref(), before.as_ref(), kind);
+            if first != a.swapped_from {
+                a.swapped_from = first;
                 a.durability.changed();
             }
             // And its Ready=Unknown, from the same watch.
@@ -2639,8 +2798,10 @@ impl World<'_> {
         // As `agent::fence_task`: not cut off, the fence plans on the taint its Node carries as
         // last seen; fenced pods are released to the kubelet once the API server answers and
         // the taint is gone (`reconcile`).
+        let seen_tainted =
+            a.taint_view.is_some() || (set.fixes.not_ready_kept && a.not_ready_view.is_some());
         let on_taint = set.fixes.fence_on_taint
-            && crate::core::fencing::fences_on_taint(&judged, a.taint_view.is_some());
+            && crate::core::fencing::fences_on_taint(&judged, seen_tainted);
         if on_taint != a.on_taint {
             a.on_taint = on_taint;
             if !on_taint && !judged.cut_off {
@@ -2714,11 +2875,29 @@ impl World<'_> {
                     fence_plan::taint_counted(Some(on_wall), seen)
                 });
             // And, if earlier, the latest round before the peers read the taint that read the
-            // Node without it.
-            let tainted = fence_plan::taint_counted(own, a.reads.tainted_from());
+            // Node without it; not while this run's own view is fresh, not cut off.
+            let read = a.reads.tainted_from();
+            let read = read.filter(|_| judged.cut_off || !set.fixes.own_view_at_return);
+            let tainted = fence_plan::taint_counted(own, read);
             // And the taint's `timeAdded` the peers read (`quorum::NodeReads`).
             let moment = moment_off(now, a.wall_offset);
             let tainted = fence_plan::taint_counted(tainted, a.node_reads.tainted(moment));
+            // As `agent::fence_task`'s `not_ready`: the not-ready taint its view last showed.
+            let not_ready = a
+                .not_ready_view
+                .filter(|_| set.fixes.not_ready_kept)
+                .and_then(|(added, seen)| {
+                    fence_plan::taint_counted(Some(moment.mono_at(wall(added))), seen)
+                });
+            let swapped_from = a
+                .swapped_from
+                .filter(|_| set.fixes.not_ready_kept)
+                .map(|(t, nr)| (moment.mono_at(wall(t)), nr));
+            let taints = fence_plan::Taints {
+                unreachable: tainted,
+                not_ready,
+                swapped_from,
+            };
             // As `agent::fence_task`: a kubelet renewal the peers read after this run's own
             // requests stopped reaching the API server moves the count.
             let read = a
@@ -2750,7 +2929,7 @@ impl World<'_> {
                 a.node_path.verdict(verdict)
             };
             let timers_from = a.leader.timers_from();
-            a.plans = fence_plan::plan(&a.known, contact, tainted, timers_from, &policy, &verdict);
+            a.plans = fence_plan::plan(&a.known, contact, taints, timers_from, &policy, &verdict);
             // As `agent::fence_task`: a SIGTERM waits while the peers read nothing from the API
             // server they say they reach, or while an enforce in doubt has no taint read.
             let waits = matches!(verdict, fence_plan::QuorumVerdict::Enforce { .. })
@@ -2833,6 +3012,8 @@ impl World<'_> {
                 disk.pods = a.known.clone();
                 disk.fenced = a.fenced.clone();
                 disk.taint_added = a.taint_view.map(|(t, _)| t);
+                disk.not_ready_added = a.not_ready_view.map(|(t, _)| t);
+                disk.swapped_from = a.swapped_from;
                 disk.unknown_since = a.unknown_view.map(|(u, _)| u);
             }
             a.durability.written(what, true, now);
@@ -3107,11 +3288,13 @@ impl World<'_> {
                 |t| now.saturating_sub(t),
             )
         };
-        // Whether this node's Node carried the unreachable taint when last seen, or (as
-        // `agent::quorum`'s `ask_round`) its peers read it so. (With `taint_read` off no peer
-        // reads the Node and `a.reads` stays empty.)
+        // Whether this node's Node carried the unreachable taint when last seen (or the not-ready
+        // one, `state::StoredNode::controller_tainted`), or (as `agent::quorum`'s `ask_round`) its
+        // peers read it so. (With `taint_read` off no peer reads the Node and `a.reads` stays
+        // empty.)
         let reads = a.reads;
-        let seen = a.taint_view.is_some();
+        let seen =
+            a.taint_view.is_some() || (set.fixes.not_ready_kept && a.not_ready_view.is_some());
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
