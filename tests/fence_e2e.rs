@@ -467,22 +467,8 @@ fn a_not_ready_taint_is_fenced_on_while_connected() {
         &s.dir.path().join("state"),
     );
     let eviction = parse_wall(&added) + Duration::from_secs(short);
+    let at = short_stopped_by(&mut s, &mut agent, eviction);
     let pod = |name: &str| s.pods.iter().find(|p| p.name == name).expect("a pod");
-    let until = eviction + Duration::from_secs(1);
-    let mut stopped = None;
-    while SystemTime::now() < until && stopped.is_none() {
-        if pod_processes(&pod("short").dir) == 0 {
-            stopped = Some(SystemTime::now());
-        }
-        s.sandbox.reap();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let at = stopped.unwrap_or_else(|| panic!("short never stopped:\n{}", agent.drained_dump()));
-    assert!(
-        at <= eviction,
-        "stopped {:?} late",
-        at.duration_since(eviction)
-    );
     // Killed at its time less the margin (it ignores SIGTERM), not at once.
     assert!(
         at + MARGIN + Duration::from_millis(700) >= eviction,
@@ -502,6 +488,29 @@ fn a_not_ready_taint_is_fenced_on_while_connected() {
     );
     assert!(!log.contains("cut off from the API server"), "{log}");
     agent.kill_hard();
+}
+
+/// When the short pod's processes were all gone, watched until a second past `eviction`; it must
+/// be no later than `eviction`.
+fn short_stopped_by(s: &mut Scene, agent: &mut Agent, eviction: SystemTime) -> SystemTime {
+    let short = s.pods.iter().find(|p| p.name == "short").expect("short");
+    let dir = short.dir.clone();
+    let until = eviction + Duration::from_secs(1);
+    let mut stopped = None;
+    while SystemTime::now() < until && stopped.is_none() {
+        if pod_processes(&dir) == 0 {
+            stopped = Some(SystemTime::now());
+        }
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let at = stopped.unwrap_or_else(|| panic!("short never stopped:\n{}", agent.drained_dump()));
+    assert!(
+        at <= eviction,
+        "stopped {:?} late",
+        at.duration_since(eviction)
+    );
+    at
 }
 
 /// The node controller's NoExecute taint `key`, added 5 s ago, is on the Node the agent saw
@@ -537,22 +546,7 @@ fn taint_left_at_the_cut(key: &str, because: &str) {
     );
     // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
     assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(short));
-    let short_pod = s.pods.iter().find(|p| p.name == "short").expect("short");
-    let until = eviction + Duration::from_secs(1);
-    let mut stopped = None;
-    while SystemTime::now() < until && stopped.is_none() {
-        if pod_processes(&short_pod.dir) == 0 {
-            stopped = Some(SystemTime::now());
-        }
-        s.sandbox.reap();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let at = stopped.unwrap_or_else(|| panic!("short never stopped:\n{}", agent.drained_dump()));
-    assert!(
-        at <= eviction,
-        "stopped {:?} late",
-        at.duration_since(eviction)
-    );
+    short_stopped_by(&mut s, &mut agent, eviction);
     let log = agent.drained_dump();
     assert!(
         log.lines()
