@@ -183,11 +183,14 @@ pub struct StoredNode {
 }
 
 impl StoredNode {
+    /// The first taint this Node carries that `is` names (by key and effect).
+    fn taint(&self, is: fn(&str, &str) -> bool) -> Option<&StoredTaint> {
+        self.taints.iter().find(|t| is(&t.key, &t.effect))
+    }
+
     /// The `node.kubernetes.io/unreachable:NoExecute` taint this Node carries, if any.
     fn unreachable_taint(&self) -> Option<&StoredTaint> {
-        self.taints
-            .iter()
-            .find(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
+        self.taint(crate::core::taint::is_unreachable_no_execute)
     }
 
     /// Whether this Node carries the `node.kubernetes.io/unreachable:NoExecute` taint, with a
@@ -206,35 +209,26 @@ impl StoredNode {
     /// [`StoredNode::unreachable_added`] on the monotonic scale of `now`, read on this node's wall
     /// clock (one in our future maps to now, `Moment::mono_at`).
     pub fn unreachable_added_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
-        self.unreachable_added()
-            .and_then(parse_time)
-            .map(|wall| now.mono_at(wall))
+        on_scale(self.unreachable_added(), now)
     }
 
     /// The `timeAdded` of the `node.kubernetes.io/not-ready:NoExecute` taint this Node carries, as
     /// the API server wrote it; `None` without that taint or its time.
     pub fn not_ready_added(&self) -> Option<&str> {
-        self.taints
-            .iter()
-            .find(|t| crate::core::taint::is_not_ready_no_execute(&t.key, &t.effect))
+        self.taint(crate::core::taint::is_not_ready_no_execute)
             .and_then(|t| t.time_added.as_deref())
     }
 
     /// [`StoredNode::not_ready_added`] on the monotonic scale of `now`, as
     /// [`StoredNode::unreachable_added_at`].
     pub fn not_ready_added_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
-        self.not_ready_added()
-            .and_then(parse_time)
-            .map(|wall| now.mono_at(wall))
+        on_scale(self.not_ready_added(), now)
     }
 
     /// The node controller's NoExecute taint this Node carries: the unreachable one or the
     /// not-ready one (never both: the controller swaps them).
     fn controller_taint(&self) -> Option<&StoredTaint> {
-        self.taints.iter().find(|t| {
-            crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect)
-                || crate::core::taint::is_not_ready_no_execute(&t.key, &t.effect)
-        })
+        self.taint(crate::core::taint::is_controller_no_execute)
     }
 
     /// Carries [`StoredNode::swapped_from`] over from `previous`, the view of the same Node before
@@ -242,10 +236,11 @@ impl StoredNode {
     /// carries one of the two, the previous view's own when this one carries the other. A view
     /// without either ends the run (every timer it started is cancelled).
     pub fn carry_run(&mut self, previous: Option<&StoredNode>) {
-        let kind = |t: &StoredTaint| (t.clone(), t.key == crate::core::taint::keys::NOT_READY);
+        let not_ready = |t: &StoredTaint| t.key == crate::core::taint::keys::NOT_READY;
+        let kind = |t: &StoredTaint| (t.clone(), not_ready(t));
         let kept = previous.and_then(|p| p.swapped_from.as_ref()).map(kind);
         let before = previous.and_then(StoredNode::controller_taint).map(kind);
-        let now = self.controller_taint().map(|t| kind(t).1);
+        let now = self.controller_taint().map(not_ready);
         self.swapped_from =
             crate::core::fence_plan::run_first(kept.as_ref(), before.as_ref(), now).map(|(t, _)| t);
     }
@@ -254,11 +249,7 @@ impl StoredNode {
     /// [`StoredNode::unreachable_added_at`]), and whether it is the not-ready taint.
     pub fn swapped_from_at(&self, now: crate::core::clock::Moment) -> Option<(Duration, bool)> {
         let first = self.swapped_from.as_ref()?;
-        let at = first
-            .time_added
-            .as_deref()
-            .and_then(parse_time)
-            .map(|wall| now.mono_at(wall))?;
+        let at = on_scale(first.time_added.as_deref(), now)?;
         Some((at, first.key == crate::core::taint::keys::NOT_READY))
     }
 
@@ -291,10 +282,15 @@ impl StoredNode {
     /// [`StoredNode::queued_since`] on the monotonic scale of `now`, read on this node's wall
     /// clock, as [`StoredNode::unreachable_added_at`].
     pub fn queued_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
-        self.queued_since()
-            .and_then(parse_time)
-            .map(|wall| now.mono_at(wall))
+        on_scale(self.queued_since(), now)
     }
+}
+
+/// An RFC 3339 time the API server wrote, on the monotonic scale of `now`, read on this node's
+/// wall clock (one in our future maps to now, `Moment::mono_at`); `None` without one, or one that
+/// does not parse.
+fn on_scale(text: Option<&str>, now: crate::core::clock::Moment) -> Option<Duration> {
+    text.and_then(parse_time).map(|wall| now.mono_at(wall))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

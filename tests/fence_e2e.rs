@@ -451,22 +451,9 @@ fn a_not_ready_taint_left_on_the_node_at_the_cut_keeps_its_timer() {
 /// on.
 #[test]
 fn a_not_ready_taint_is_fenced_on_while_connected() {
-    let short = 12;
-    let Some(mut s) = scene("enforce", short, GRACE) else {
+    let Some((mut s, mut agent, eviction)) = tainted_scene("node.kubernetes.io/not-ready") else {
         return;
     };
-    let mut agent = start_agent(&s);
-    let added =
-        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
-    let key = "node.kubernetes.io/not-ready";
-    support::taint_seen(
-        &s.server.api,
-        NODE,
-        key,
-        &added,
-        &s.dir.path().join("state"),
-    );
-    let eviction = parse_wall(&added) + Duration::from_secs(short);
     let at = short_stopped_by(&mut s, &mut agent, eviction);
     let pod = |name: &str| s.pods.iter().find(|p| p.name == name).expect("a pod");
     // Killed at its time less the margin (it ignores SIGTERM), not at once.
@@ -488,6 +475,28 @@ fn a_not_ready_taint_is_fenced_on_while_connected() {
     );
     assert!(!log.contains("cut off from the API server"), "{log}");
     agent.kill_hard();
+}
+
+/// The short pod's toleration of either taint in [`tainted_scene`].
+const SHORT: u64 = 12;
+
+/// The scene with its short pod tolerating either taint [`SHORT`] seconds, the agent started, and
+/// the node controller's NoExecute taint `key` added 5 s ago and seen by the agent (on disk):
+/// with the taint's time + [`SHORT`], when the control plane deletes the short pod. `None` where
+/// the scene cannot be set up (not root, outside CI).
+fn tainted_scene(key: &str) -> Option<(Scene, Agent, SystemTime)> {
+    let s = scene("enforce", SHORT, GRACE)?;
+    let agent = start_agent(&s);
+    let added =
+        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
+    support::taint_seen(
+        &s.server.api,
+        NODE,
+        key,
+        &added,
+        &s.dir.path().join("state"),
+    );
+    Some((s, agent, parse_wall(&added) + Duration::from_secs(SHORT)))
 }
 
 /// When the short pod's processes were all gone, watched until a second past `eviction`; it must
@@ -517,35 +526,23 @@ fn short_stopped_by(s: &mut Scene, agent: &mut Agent, eviction: SystemTime) -> S
 /// before the cut: the short pod (12 s for either taint) is planned and stopped by the taint's
 /// time + 12 s, and its plan's reason says `because`.
 fn taint_left_at_the_cut(key: &str, because: &str) {
-    let short = 12;
-    let Some(mut s) = scene("enforce", short, GRACE) else {
+    let Some((mut s, mut agent, by_taint)) = tainted_scene(key) else {
         return;
     };
-    let mut agent = start_agent(&s);
-    let added =
-        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
-    support::taint_seen(
-        &s.server.api,
-        NODE,
-        key,
-        &added,
-        &s.dir.path().join("state"),
-    );
     let cut_at = SystemTime::now();
     s.netns.cut();
     let plans = plans(&mut agent, 6);
     let (_, _, eviction) = plans["short"].expect("a stop plan for the short pod");
-    let by_taint = parse_wall(&added) + Duration::from_secs(short);
     let off = eviction
         .duration_since(by_taint)
         .or_else(|_| by_taint.duration_since(eviction))
         .unwrap_or_default();
     assert!(
         off <= Duration::from_millis(50),
-        "eviction {eviction:?}, the taint's time + {short}s is {by_taint:?}"
+        "eviction {eviction:?}, the taint's time + {SHORT}s is {by_taint:?}"
     );
     // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
-    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(short));
+    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(SHORT));
     short_stopped_by(&mut s, &mut agent, eviction);
     let log = agent.drained_dump();
     assert!(

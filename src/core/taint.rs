@@ -357,6 +357,13 @@ pub fn is_not_ready_no_execute(key: &str, effect: &str) -> bool {
     key == keys::NOT_READY && effect == "NoExecute"
 }
 
+/// Whether a Node's taint is one of the node controller's two NoExecute taints
+/// ([`is_unreachable_no_execute`], [`is_not_ready_no_execute`]): a Node carries one at most, the
+/// controller swapping them.
+pub fn is_controller_no_execute(key: &str, effect: &str) -> bool {
+    is_unreachable_no_execute(key, effect) || is_not_ready_no_execute(key, effect)
+}
+
 /// The outcome for the single taint `node.kubernetes.io/unreachable:NoExecute` (empty value),
 /// the taint the node controller adds when it loses the kubelet (§5) and the one the local
 /// fence mirrors (§4.6).
@@ -885,6 +892,10 @@ mod tests {
         assert!(is_not_ready_no_execute(NOT_READY, "NoExecute"));
         assert!(!is_not_ready_no_execute(NOT_READY, "NoSchedule"));
         assert!(!is_not_ready_no_execute(UNREACHABLE, "NoExecute"));
+        assert!(is_controller_no_execute(UNREACHABLE, "NoExecute"));
+        assert!(is_controller_no_execute(NOT_READY, "NoExecute"));
+        assert!(!is_controller_no_execute(NOT_READY, "NoSchedule"));
+        assert!(!is_controller_no_execute(DISK_PRESSURE, "NoExecute"));
     }
 
     fn compare(op: Operator, key: &str, value: &str, effect: Option<Effect>) -> Toleration {

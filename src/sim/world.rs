@@ -584,6 +584,15 @@ struct Agent {
     renewal_read: Option<Heartbeat>,
 }
 
+impl Agent {
+    /// Whether its Node carried one of the node controller's NoExecute taints as its view last
+    /// showed it (`state::StoredNode::controller_tainted`): the quorum's "seen tainted", and what
+    /// the fence plans on while not cut off. The not-ready one only with `Fixes::not_ready_kept`.
+    fn seen_tainted(&self, fixes: &quorum::Fixes) -> bool {
+        self.taint_view.is_some() || (fixes.not_ready_kept && self.not_ready_view.is_some())
+    }
+}
+
 /// A witness world's run: per pod, its deletion there with the taint it was for, and when the
 /// fence first stopped it there.
 type WitnessRun = Vec<(Option<(Duration, Duration)>, Option<Duration>)>;
@@ -2798,8 +2807,7 @@ impl World<'_> {
         // As `agent::fence_task`: not cut off, the fence plans on the taint its Node carries as
         // last seen; fenced pods are released to the kubelet once the API server answers and
         // the taint is gone (`reconcile`).
-        let seen_tainted =
-            a.taint_view.is_some() || (set.fixes.not_ready_kept && a.not_ready_view.is_some());
+        let seen_tainted = a.seen_tainted(&set.fixes);
         let on_taint = set.fixes.fence_on_taint
             && crate::core::fencing::fences_on_taint(&judged, seen_tainted);
         if on_taint != a.on_taint {
@@ -3293,8 +3301,7 @@ impl World<'_> {
         // peers read it so. (With `taint_read` off no peer reads the Node and `a.reads` stays
         // empty.)
         let reads = a.reads;
-        let seen =
-            a.taint_view.is_some() || (set.fixes.not_ready_kept && a.not_ready_view.is_some());
+        let seen = a.seen_tainted(&set.fixes);
         // As the agent's quorum task builds it (zones as the controller counts them), and asks
         // the rest of the other zones before holding on two peers of each.
         let known = !mine.is_empty();
