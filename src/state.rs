@@ -265,10 +265,38 @@ impl StoredNode {
     /// `lastTransitionTime` as the API server sent it: when the controller wrote it. `None`
     /// otherwise, or without that time.
     pub fn ready_unknown_since(&self) -> Option<&str> {
+        self.ready_since("Unknown")
+    }
+
+    /// While this Node's Ready condition is False (only the kubelet posts that, when it finds the
+    /// node not ready), its `lastTransitionTime` as the API server sent it: when the kubelet
+    /// posted the change, on this node's own clock. `None` otherwise, or without that time.
+    pub fn ready_false_since(&self) -> Option<&str> {
+        self.ready_since("False")
+    }
+
+    /// The `lastTransitionTime` of this Node's Ready condition while its status is `status`.
+    fn ready_since(&self, status: &str) -> Option<&str> {
         self.conditions
             .iter()
-            .find(|c| c.type_ == "Ready" && c.status == "Unknown")
+            .find(|c| c.type_ == "Ready" && c.status == status)
             .and_then(|c| c.last_transition_time.as_deref())
+    }
+
+    /// [`StoredNode::ready_false_since`] while this Node carries neither of the node controller's
+    /// NoExecute taints: from then on the controller may queue it for the not-ready taint, on
+    /// its first pass that reads the False (docs/semantics.md §5.5), and the taint's timers
+    /// start when the queue's worker adds it. The earliest that taint may count from, for a node
+    /// cut off before its view showed it (docs/fence.md §3).
+    pub fn not_ready_queued_since(&self) -> Option<&str> {
+        self.ready_false_since()
+            .filter(|_| !self.controller_tainted())
+    }
+
+    /// [`StoredNode::not_ready_queued_since`] on the monotonic scale of `now`, read on this node's
+    /// wall clock (the kubelet's own), as [`StoredNode::unreachable_added_at`].
+    pub fn not_ready_queued_at(&self, now: crate::core::clock::Moment) -> Option<Duration> {
+        on_scale(self.not_ready_queued_since(), now)
     }
 
     /// [`StoredNode::ready_unknown_since`] while this Node does not carry the unreachable taint:
@@ -1045,6 +1073,66 @@ mod tests {
             None
         );
         assert_eq!(ready("Unknown", None).queued_at(now), None);
+    }
+
+    /// A Ready=False the kubelet posted queues the node for the not-ready taint from the post,
+    /// until either of the controller's taints is on the Node (its own time counts then).
+    #[test]
+    fn a_ready_condition_posted_false_queues_the_not_ready_taint_until_a_taint_is_on() {
+        let posted = StoredNode {
+            conditions: vec![StoredCondition {
+                type_: "Ready".into(),
+                status: "False".into(),
+                reason: "KubeletNotReady".into(),
+                message: "container runtime is down".into(),
+                last_transition_time: Some("2026-12-06T07:00:00Z".into()),
+            }],
+            taints: vec![],
+            allocatable: BTreeMap::new(),
+            swapped_from: None,
+        };
+        assert_eq!(posted.ready_false_since(), Some("2026-12-06T07:00:00Z"));
+        assert_eq!(posted.ready_unknown_since(), None);
+        let now = crate::core::clock::Moment {
+            mono: Duration::from_secs(1_000),
+            wall: parse_time("2026-12-06T07:00:30Z").expect("a time"),
+        };
+        assert_eq!(
+            posted.not_ready_queued_at(now),
+            Some(Duration::from_secs(970))
+        );
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
+            let tainted = StoredNode {
+                taints: vec![StoredTaint {
+                    key: key.into(),
+                    value: String::new(),
+                    effect: "NoExecute".into(),
+                    time_added: Some("2026-12-06T07:00:05Z".into()),
+                }],
+                ..posted.clone()
+            };
+            assert_eq!(tainted.not_ready_queued_since(), None, "{key}");
+        }
+        // A NoSchedule taint of the same key is not the controller's NoExecute one.
+        let scheduling = StoredNode {
+            taints: vec![StoredTaint {
+                key: "node.kubernetes.io/not-ready".into(),
+                value: String::new(),
+                effect: "NoSchedule".into(),
+                time_added: None,
+            }],
+            ..posted.clone()
+        };
+        assert_eq!(
+            scheduling.not_ready_queued_since(),
+            Some("2026-12-06T07:00:00Z")
+        );
+        let mut unknown = posted.clone();
+        unknown.conditions[0].status = "Unknown".into();
+        assert_eq!(unknown.not_ready_queued_since(), None);
     }
 
     #[test]

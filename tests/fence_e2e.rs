@@ -443,6 +443,47 @@ fn a_not_ready_taint_left_on_the_node_at_the_cut_keeps_its_timer() {
     );
 }
 
+/// A Ready=False the kubelet posted, seen before the cut, with no taint on the Node yet: the
+/// controller queues the node for the not-ready taint on its next pass, and a link cut before the
+/// taint came leaves this node without it while its timers run (docs/fence.md §3). So the fence
+/// counts that taint from the post: the short pod (12 s for either taint) is stopped by the post +
+/// 12 s, not by the count from contact.
+#[test]
+fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
+    let Some(mut s) = scene("enforce", SHORT, GRACE) else {
+        return;
+    };
+    let mut agent = start_agent(&s);
+    let posted =
+        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
+    support::ready_false_seen(&s.server.api, NODE, &posted, &s.dir.path().join("state"));
+    let by_post = parse_wall(&posted) + Duration::from_secs(SHORT);
+    let cut_at = SystemTime::now();
+    s.netns.cut();
+    let plans = plans(&mut agent, 6);
+    let (_, _, eviction) = plans["short"].expect("a stop plan for the short pod");
+    let off = eviction
+        .duration_since(by_post)
+        .or_else(|_| by_post.duration_since(eviction))
+        .unwrap_or_default();
+    assert!(
+        off <= Duration::from_millis(50),
+        "eviction {eviction:?}, the post's time + {SHORT}s is {by_post:?}"
+    );
+    // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
+    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(SHORT));
+    short_stopped_by(&mut s, &mut agent, eviction);
+    let log = agent.drained_dump();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("fence plan for default/short")
+                && l.contains("or the Ready=False its kubelet posted")),
+        "{log}"
+    );
+    assert_eq!(plans["forever"], None);
+    agent.kill_hard();
+}
+
 /// A not-ready taint on the Node while the link holds: the control plane deletes each pod its
 /// not-ready toleration after that taint, and the link may go in the seconds before, too late
 /// for this node to know itself cut off. So the fence stops the pods by then without a cut

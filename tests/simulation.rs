@@ -2281,6 +2281,33 @@ fn a_not_ready_taint_keeps_its_timers_through_the_swap() {
     }
 }
 
+/// A Ready=False the kubelet posted counts as the not-ready taint added at the post while the
+/// Node carries neither of the controller's taints (`Fixes::ready_false_queued`; fortieth
+/// session, `--not-ready`). 0xc9: n8's kubelet posted Ready=False at 165.3 s, and its link was
+/// cut before the controller's queue added the not-ready taint at 176.4 s; its agent never saw
+/// that taint, and counted pod 19 (24 s) from its contact with the unreachable taint's rules.
+/// The pod was deleted at 200.4 s and ran 31.8 s on. 0xed: pod 0, 31.3 s.
+#[test]
+fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
+    let fixed = Settings::default();
+    let mut reverted = fixed;
+    reverted.fixes.ready_false_queued = false;
+    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
+        sim::run(&Scenario::generate(seed).with_not_ready(), settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice { pod, .. } => Some(pod),
+                _ => None,
+            })
+            .collect()
+    };
+    for (seed, pods) in [(0xc9, vec![19]), (0xed, vec![0])] {
+        assert_eq!(twice(seed, &fixed), Vec::<usize>::new(), "{seed:#x}");
+        assert_eq!(twice(seed, &reverted), pods, "{seed:#x}");
+    }
+}
+
 /// Back from a partition, the fence counts the taint on its own view, not one its peers read
 /// while it was cut off (`Fixes::own_view_at_return`; thirty-ninth session). 0x1cab: n11, back
 /// at 91.5 s, saw the taint added at 86.3 s; the peers' last read without it (84.4 s) less 10 s

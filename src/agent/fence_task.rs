@@ -387,6 +387,7 @@ pub async fn run(
         taint_seen: None,
         not_ready_seen: None,
         unknown_seen: None,
+        ready_false_seen: None,
         steps: Steps::default(),
         durability: Durability::new(),
         retry: Retry::new(
@@ -579,6 +580,8 @@ struct Task {
     /// The `lastTransitionTime` of the Ready=Unknown on our Node as this run saw it, and when it
     /// first saw it (`Task::queued`).
     unknown_seen: Option<(String, Duration)>,
+    /// The same of a Ready=False the kubelet posted (`Task::not_ready`).
+    ready_false_seen: Option<(String, Duration)>,
     steps: Steps,
     durability: Durability,
     retry: Retry,
@@ -785,12 +788,21 @@ impl Task {
     /// The not-ready taint on our Node as last seen: its `timeAdded` read on our wall clock, or
     /// when this run first saw it if that is earlier (as [`Task::unreachable`]). Only our own view
     /// has it: a cut off node's controller swaps it for the unreachable one, which the peers read.
+    ///
+    /// Without either of the controller's taints, a Ready=False the kubelet posted counts as
+    /// that taint added at the post (`Fixes::ready_false_queued`): the controller queues the node
+    /// on its next pass, and a link cut before the taint came leaves this view without it while
+    /// its timers run (docs/fence.md §3).
     fn not_ready(&self, now: Moment) -> Option<Duration> {
         let node = self.kept.node_status.as_ref()?;
         let seen = node
             .not_ready_added()
             .and_then(|added| first_seen(&self.not_ready_seen, added));
-        fence_plan::taint_counted(node.not_ready_added_at(now), seen)
+        let tainted = fence_plan::taint_counted(node.not_ready_added_at(now), seen);
+        tainted.or_else(|| {
+            let seen = first_seen(&self.ready_false_seen, node.not_ready_queued_since()?);
+            fence_plan::taint_counted(node.not_ready_queued_at(now), seen)
+        })
     }
 
     /// When the unreachable taint on our Node as last seen was added, on the monotonic clock: its
@@ -930,6 +942,11 @@ impl Task {
             note_seen(&mut self.taint_seen, seen.unreachable_added(), now.mono);
             note_seen(&mut self.not_ready_seen, seen.not_ready_added(), now.mono);
             note_seen(&mut self.unknown_seen, seen.ready_unknown_since(), now.mono);
+            note_seen(
+                &mut self.ready_false_seen,
+                seen.ready_false_since(),
+                now.mono,
+            );
             if self.kept.node_status.as_ref() != Some(&seen) {
                 self.kept.node_status = Some(seen);
                 self.durability.changed();

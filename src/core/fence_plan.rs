@@ -344,8 +344,9 @@ impl fmt::Display for Reason {
                         f,
                         "; but deleted earlier, {seconds}s after the \
                          node.kubernetes.io/{key}:NoExecute taint the Node carried when last \
-                         seen, or first in its run of them (its timeAdded): the controller's swap \
-                         of one for the other keeps the timer it started"
+                         seen, or first in its run of them (its timeAdded), or the Ready=False its \
+                         kubelet posted, which queues the node for the not-ready one: the \
+                         controller's swap of one for the other keeps the timer it started"
                     )?;
                 }
                 write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;

@@ -769,6 +769,12 @@ pub struct Fixes {
     /// it still bounds the count (`fence_plan::QuorumVerdict::Tainted`). The agent's shell
     /// applies it; only the simulator reads this switch.
     pub own_view_at_return: bool,
+    /// A Ready=False the kubelet posted on the Node as last seen, with neither of the
+    /// controller's taints, counts as the not-ready taint added at the post
+    /// (`state::StoredNode::not_ready_queued_since`): a link cut before the taint came left the
+    /// view without it while its timers ran (fortieth session, `--not-ready`; seed 0x28). The
+    /// agent's shell applies it; only the simulator reads this switch.
+    pub ready_false_queued: bool,
 }
 
 impl Fixes {
@@ -821,6 +827,7 @@ impl Fixes {
         nudger_reads: true,
         not_ready_kept: true,
         own_view_at_return: true,
+        ready_false_queued: true,
     };
 }
 

@@ -222,6 +222,9 @@ pub struct ControlPlane {
     stored_status: Vec<Option<Duration>>,
     /// Per node: whether that status said Ready=True (else False: `--not-ready`).
     stored_ready: Vec<bool>,
+    /// Per node: while that status says Ready=False, when the kubelet posted the change (the
+    /// condition's `lastTransitionTime`: a False posted again keeps it).
+    false_since: Vec<Option<Duration>>,
     /// Whether the API server answers (the controller's informers and writes reach it, and so
     /// do agents whose links are up): set only by [`ControlPlane::api_down`] and
     /// [`ControlPlane::api_back`], which the world calls as the API server goes down and comes
@@ -301,6 +304,7 @@ impl ControlPlane {
             stored_renewal: vec![None; zone_of.len()],
             stored_status: vec![None; zone_of.len()],
             stored_ready: vec![true; zone_of.len()],
+            false_since: vec![None; zone_of.len()],
             api_up: true,
             down_since: None,
             leading_from: None,
@@ -458,6 +462,14 @@ impl ControlPlane {
     /// NoSchedule taint of an Unknown condition goes with it, and the next pass counts the node
     /// heard.
     pub fn status_posted(&mut self, node: usize, at: Duration, ready: bool) {
+        // The kubelet sets the transition time when its status differs from the one stored,
+        // Unknown included.
+        let was_false = !self.nodes[node].unknown_written && !self.stored_ready[node];
+        self.false_since[node] = match (ready, was_false) {
+            (true, _) => None,
+            (false, true) => self.false_since[node],
+            (false, false) => Some(at),
+        };
         self.nodes[node].unknown_written = false;
         self.stored_status[node] = Some(at);
         self.stored_ready[node] = ready;
@@ -467,6 +479,12 @@ impl ControlPlane {
     /// posted its status since).
     pub fn unknown_written(&self, node: usize) -> bool {
         self.nodes[node].unknown_written
+    }
+
+    /// While the Ready=False `node`'s kubelet posted stands (no Unknown written since), when it
+    /// posted the change: the condition's `lastTransitionTime`, on the node's own clock.
+    pub fn false_since(&self, node: usize) -> Option<Duration> {
+        self.false_since[node].filter(|_| !self.nodes[node].unknown_written)
     }
 
     /// Whether the kubelet's status as stored says Ready=True (or False): what its next post must

@@ -477,6 +477,8 @@ struct Disk {
     /// When the controller wrote the Ready=Unknown that stood on the Node as last seen (its
     /// `lastTransitionTime`, the controller's clock, true time).
     unknown_since: Option<Duration>,
+    /// When the kubelet posted the Ready=False that stood on the Node as last seen.
+    ready_false_since: Option<Duration>,
     /// The contact file's second line (`core::fencing::Link::unanswered`), with the contact its
     /// first line held then: a state written since with a later contact makes it stale.
     unanswered: Option<(Option<SystemTime>, Duration)>,
@@ -542,6 +544,10 @@ struct Agent {
     /// written, and when this run first saw it (`None`: read from disk) — `agent::fence_task`'s
     /// `queued`. Delivered by the Node's watch with the taint, its lag later.
     unknown_view: Option<(Duration, Option<Duration>)>,
+    /// The Ready=False its kubelet posted on its Node, while its view shows it standing: when
+    /// posted (on the node's own clock, which the agent reads on its own scale), and when this
+    /// run first saw it — `agent::fence_task`'s `ready_false_seen`.
+    ready_false_view: Option<(Duration, Option<Duration>)>,
     /// What its peers read of its Node in this run (`quorum::TaintReads`, as `agent::quorum`
     /// keeps it: through returns of the link, not through a restart).
     reads: quorum::TaintReads,
@@ -644,6 +650,8 @@ struct World<'a> {
     /// stores it, in order: when, and that write's time (`None`: the kubelet's status replaced
     /// it, or there was none).
     node_unknowns: Vec<Vec<(Duration, Option<Duration>)>>,
+    /// The same of the Ready=False its kubelet posted (`--not-ready`): when, and the post's time.
+    node_ready_false: Vec<Vec<(Duration, Option<Duration>)>>,
     cp: ControlPlane,
     /// The agents' quorum policy, as `agent::quorum::policy` builds it, with the run's fixes.
     quorum_policy: QuorumPolicy,
@@ -1042,6 +1050,7 @@ fn run_as(
         kubelet_ready: vec![true; n],
         works: 0,
         node_unknowns: vec![Vec::new(); n],
+        node_ready_false: vec![Vec::new(); n],
         cp: {
             // Kubelets that post no status leave the Lease the only way back to Ready.
             let controller = ControllerSettings {
@@ -1407,6 +1416,12 @@ impl World<'_> {
                     .map(|u| (u, Some(self.now)))
             } else {
                 disk.unknown_since.map(|u| (u, None))
+            },
+            ready_false_view: if self.agent_reaches(i) {
+                self.ready_false_at(i, self.watched_at(i))
+                    .map(|f| (f, Some(self.now)))
+            } else {
+                disk.ready_false_since.map(|f| (f, None))
             },
             read_answered_at: None,
             next_probe: None,
@@ -1775,13 +1790,21 @@ impl World<'_> {
     }
 
     /// Notes each change of the Ready=Unknown the controller wrote since the last note
-    /// (`node_unknowns`): the agents' watches deliver it as they deliver the taint.
+    /// (`node_unknowns`), and of the Ready=False a kubelet posted (`node_ready_false`): the
+    /// agents' watches deliver them as they deliver the taint.
     fn note_unknowns(&mut self) {
         for node in 0..self.node_unknowns.len() {
             let now = self.cp.unknown_since(node).map(stored);
             let was = self.node_unknowns[node].last().and_then(|&(_, u)| u);
+            let false_now = self.cp.false_since(node).map(stored);
+            let false_was = self.node_ready_false[node].last().and_then(|&(_, f)| f);
+            if false_now != false_was {
+                self.node_ready_false[node].push((self.now, false_now));
+            }
             if now != was {
                 self.node_unknowns[node].push((self.now, now));
+            }
+            if now != was || false_now != false_was {
                 self.pods_changed_on(node);
             }
         }
@@ -1790,6 +1813,11 @@ impl World<'_> {
     /// The Ready=Unknown on `node`'s Node as the API stored it at `at`: when it was written.
     fn unknown_at(&self, node: usize, at: Duration) -> Option<Duration> {
         standing_at(&self.node_unknowns[node], at)
+    }
+
+    /// The Ready=False on `node`'s Node as the API stored it at `at`: when its kubelet posted it.
+    fn ready_false_at(&self, node: usize, at: Duration) -> Option<Duration> {
+        standing_at(&self.node_ready_false[node], at)
     }
 
     fn apply(&mut self, changes: super::control::Changes) {
@@ -2679,6 +2707,7 @@ impl World<'_> {
         let taint = self.taint_at(i, self.watched_at(i));
         let not_ready = self.not_ready_taint_at(i, self.watched_at(i));
         let unknown = self.unknown_at(i, self.watched_at(i));
+        let ready_false = self.ready_false_at(i, self.watched_at(i));
         let now = self.now;
         if let Some(a) = self.agents[i].as_mut() {
             a.list_blocked_until = None;
@@ -2710,6 +2739,12 @@ impl World<'_> {
             let seen = seen_from(unknown, a.unknown_view, now);
             if seen != a.unknown_view {
                 a.unknown_view = seen;
+                a.durability.changed();
+            }
+            // And the Ready=False its kubelet posted.
+            let seen = seen_from(ready_false, a.ready_false_view, now);
+            if seen != a.ready_false_view {
+                a.ready_false_view = seen;
                 a.durability.changed();
             }
         }
@@ -2897,6 +2932,13 @@ impl World<'_> {
                 .and_then(|(added, seen)| {
                     fence_plan::taint_counted(Some(moment.mono_at(wall(added))), seen)
                 });
+            // Without either taint, a Ready=False its kubelet posted counts as the not-ready
+            // taint added at the post (stamped on this node's clock: read back exactly).
+            let not_ready = not_ready.or_else(|| {
+                a.ready_false_view
+                    .filter(|_| set.fixes.ready_false_queued && a.taint_view.is_none())
+                    .and_then(|(posted, seen)| fence_plan::taint_counted(Some(posted), seen))
+            });
             let swapped_from = a
                 .swapped_from
                 .filter(|_| set.fixes.not_ready_kept)
@@ -3023,6 +3065,7 @@ impl World<'_> {
                 disk.not_ready_added = a.not_ready_view.map(|(t, _)| t);
                 disk.swapped_from = a.swapped_from;
                 disk.unknown_since = a.unknown_view.map(|(u, _)| u);
+                disk.ready_false_since = a.ready_false_view.map(|(f, _)| f);
             }
             a.durability.written(what, true, now);
         }

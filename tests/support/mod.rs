@@ -356,6 +356,37 @@ pub fn taint_unreachable_seen(
     );
 }
 
+/// The kubelet posts Ready=False on `node`, changed at `since` (its `lastTransitionTime`), as a
+/// kubelet that finds its node not ready does; then waits until the agent's state file in
+/// `state_dir` holds it. Bounded: 10 s.
+pub fn ready_false_seen(api: &apiserver::ApiServer, node: &str, since: &str, state_dir: &Path) {
+    api.update_node_status_as("kubelet", node, |n| {
+        let ready = serde_json::json!({
+            "type": "Ready", "status": "False", "reason": "KubeletNotReady",
+            "message": "container runtime is down",
+            "lastHeartbeatTime": since, "lastTransitionTime": since,
+        });
+        let conditions = &mut n["status"]["conditions"];
+        match conditions.as_array_mut() {
+            Some(list) => {
+                list.retain(|c| c["type"] != "Ready");
+                list.push(ready);
+            }
+            None => *conditions = serde_json::json!([ready]),
+        }
+    })
+    .unwrap_or_else(|e| panic!("Ready=False: {e:?}"));
+    let state = state_dir.join("state.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&state).is_ok_and(|t| t.contains("KubeletNotReady")) {
+        assert!(
+            Instant::now() < deadline,
+            "the Ready=False never reached the state file"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// [`taint_no_execute`], then waits as [`taint_unreachable_seen`] does.
 pub fn taint_seen(
     api: &apiserver::ApiServer,
