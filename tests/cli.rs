@@ -620,6 +620,61 @@ fn save_edge_state(
     .expect("save state");
 }
 
+/// A Ready=False the kubelet posted, on the Node as last seen and with neither of the
+/// controller's taints, counts in `status` as the fence counts it: the not-ready taint added at
+/// the post. The web pod tolerates unreachable for 300 s and not-ready not at all, so its
+/// eviction is the post itself, not the count from contact.
+#[test]
+fn status_counts_a_ready_false_as_the_not_ready_taint_queued_at_the_post() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("state");
+    let contact = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+    let posted = contact - std::time::Duration::from_secs(60);
+    save_edge_state(&state_dir, contact, posted);
+    let file = state_dir.join("state.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("state")).expect("JSON");
+    let conditions = state["nodeStatus"]["conditions"]
+        .as_array_mut()
+        .expect("conditions");
+    let ready = conditions
+        .iter_mut()
+        .find(|c| c["type"] == "Ready")
+        .expect("a Ready condition");
+    ready["status"] = "False".into();
+    ready["lastTransitionTime"] = nodewarden::state::format_time(posted).into();
+    std::fs::write(&file, state.to_string()).expect("write state");
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n[fence]\nmode = \"dry-run\"\n",
+            state_dir.display()
+        ),
+    );
+    let out = nodewarden(&[
+        "status",
+        "--config",
+        &config.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let web = &json["pods"][0];
+    assert_eq!(web["pod"], "shop/web-1");
+    let eviction =
+        humantime::parse_rfc3339(web["evictionTime"].as_str().expect("time")).expect("rfc3339");
+    let diff = eviction
+        .duration_since(posted)
+        .or_else(|_| posted.duration_since(eviction))
+        .unwrap_or_default();
+    assert!(diff < std::time::Duration::from_millis(5), "{web}");
+}
+
 #[test]
 fn status_reads_the_state_directory_and_shows_each_pods_plan() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -260,7 +260,11 @@ pub fn report(
     let node = state.node_status.as_ref();
     let tainted = fence_plan::Taints {
         unreachable: node.and_then(|n| n.unreachable_added_at(moment)),
-        not_ready: node.and_then(|n| n.not_ready_added_at(moment)),
+        // Or, with neither taint, a Ready=False the kubelet posted: queued for it from the post.
+        not_ready: node.and_then(|n| {
+            n.not_ready_added_at(moment)
+                .or_else(|| n.not_ready_queued_at(moment))
+        }),
         swapped_from: node.and_then(|n| n.swapped_from_at(moment)),
     };
     // And a Ready=Unknown it carried then without the taint: queued for it since it was written.
