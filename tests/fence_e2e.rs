@@ -480,16 +480,20 @@ fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
                 && l.contains("or the Ready=False its kubelet posted")),
         "{log}"
     );
-    assert_eq!(plans["forever"], None);
+    // The pod that tolerates unreachable forever has no not-ready toleration: deleted as that
+    // taint comes, which counts from the post.
+    assert_eq!(
+        plans["forever"].map(|(_, _, eviction)| eviction),
+        Some(parse_wall(&posted))
+    );
     agent.kill_hard();
 }
 
 /// A not-ready taint on the Node while the link holds: the control plane deletes each pod its
 /// not-ready toleration after that taint, and the link may go in the seconds before, too late
 /// for this node to know itself cut off. So the fence stops the pods by then without a cut
-/// (docs/fence.md §3): the short pod (12 s) by the taint's time + 12 s, the zero pod (no
-/// not-ready toleration) at once; the pod tolerating unreachable forever and the exempt ones run
-/// on.
+/// (docs/fence.md §3): the short pod (12 s) by the taint's time + 12 s, the zero pod and the pod
+/// tolerating unreachable forever (neither tolerates not-ready) at once; the exempt ones run on.
 #[test]
 fn a_not_ready_taint_is_fenced_on_while_connected() {
     let Some((mut s, mut agent, eviction)) = tainted_scene("node.kubernetes.io/not-ready") else {
@@ -503,8 +507,10 @@ fn a_not_ready_taint_is_fenced_on_while_connected() {
         "stopped {:?} early",
         eviction.duration_since(at)
     );
-    assert_eq!(pod_processes(&pod("zero").dir), 0, "zero runs on");
-    for name in ["forever", "daemon", "mirror", "optout"] {
+    for name in ["zero", "forever"] {
+        assert_eq!(pod_processes(&pod(name).dir), 0, "{name} runs on");
+    }
+    for name in ["daemon", "mirror", "optout"] {
         assert!(pod_processes(&pod(name).dir) > 0, "{name} was stopped");
     }
     let log = agent.drained_dump();
@@ -591,8 +597,14 @@ fn taint_left_at_the_cut(key: &str, because: &str) {
             .any(|l| l.contains("fence plan for default/short") && l.contains(because)),
         "{log}"
     );
-    // The pod that tolerates unreachable forever is never planned: the swap cancels its timer.
-    assert_eq!(plans["forever"], None);
+    // The pod that tolerates unreachable forever is never planned for that taint: the swap
+    // cancels its timer. It has no not-ready toleration, so that taint deletes it as it comes.
+    let forever = plans["forever"].map(|(_, _, eviction)| eviction);
+    if key == "node.kubernetes.io/not-ready" {
+        assert_eq!(forever, Some(by_taint - Duration::from_secs(SHORT)));
+    } else {
+        assert_eq!(forever, None);
+    }
     agent.kill_hard();
 }
 

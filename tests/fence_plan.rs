@@ -532,7 +532,8 @@ fn no_eviction_counts_from_before_every_timer_started_again() {
 /// A `not-ready:NoExecute` taint the Node carried when last seen started each pod's timer for it,
 /// and the controller's swap for the unreachable taint as the node goes Unknown keeps that timer
 /// (docs/semantics.md §4.3): the pod is deleted its not-ready toleration after that taint, when
-/// that is earlier than the count from contact, and never when it tolerates unreachable forever.
+/// that is earlier than the count from contact. A pod that tolerates unreachable forever is
+/// deleted by its not-ready timer only when that ends before the swap can cancel it.
 #[test]
 fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     use nodewarden::core::fence_plan::Taints;
@@ -606,12 +607,44 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
         &enforce,
     ));
     assert_eq!(at, Duration::from_secs(1340));
-    // Unreachable tolerated forever: the swap cancels the timer.
+    // Unreachable tolerated forever: the swap cancels the timer, but one that ends first deletes
+    // the pod. The swap comes by the last contact + the kubelet's lag + the grace period + two
+    // monitor periods (1000 + 0 + 40 + 0 here).
+    let (at, reason) = eviction(&planned(
+        vec![ne(NOT_READY).with_seconds(10), ne(UNREACHABLE)],
+        not_ready(800),
+        &enforce,
+    ));
+    assert_eq!(at, Duration::from_secs(810));
+    assert!(
+        reason.contains("tolerates node.kubernetes.io/unreachable:NoExecute forever, but"),
+        "{reason}"
+    );
+    for ends in [1_040, 1_100] {
+        assert!(matches!(
+            planned(
+                vec![ne(NOT_READY).with_seconds(ends - 800), ne(UNREACHABLE)],
+                not_ready(800),
+                &enforce
+            ),
+            Plan::Never { .. }
+        ));
+    }
+    let (at, _) = eviction(&planned(
+        vec![ne(NOT_READY).with_seconds(239), ne(UNREACHABLE)],
+        not_ready(800),
+        &enforce,
+    ));
+    assert_eq!(at, Duration::from_secs(1_039));
+    // And under a hold, nothing.
+    let held_now = QuorumVerdict::Hold {
+        reason: "every node known is cut off".into(),
+    };
     assert!(matches!(
         planned(
             vec![ne(NOT_READY).with_seconds(10), ne(UNREACHABLE)],
             not_ready(800),
-            &enforce
+            &held_now
         ),
         Plan::Never { .. }
     ));

@@ -2308,6 +2308,31 @@ fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
     }
 }
 
+/// A pod that tolerates unreachable forever is stopped by its not-ready timer when that ends
+/// before the controller's swap for the unreachable taint can cancel it (`Fixes::not_ready_only`;
+/// fortieth session, `--not-ready`). 0x4f3: n22's kubelet posted Ready=False at 147.8 s, the
+/// controller added the not-ready taint at 151.4 s, and the link went at 153.9 s; pod 39
+/// (unreachable forever, not-ready 8 s) was deleted at 159.4 s, 37 s before the swap, and ran
+/// 148.2 s on: the fence planned it never.
+#[test]
+fn a_pod_tolerating_unreachable_forever_is_stopped_by_its_not_ready_timer() {
+    let fixed = Settings::default();
+    let mut reverted = fixed;
+    reverted.fixes.not_ready_only = false;
+    let twice = |settings: &Settings| -> Vec<usize> {
+        sim::run(&Scenario::generate(0x4f3).with_not_ready(), settings, false)
+            .violations
+            .into_iter()
+            .filter_map(|v| match v {
+                Violation::RunningTwice { pod, .. } => Some(pod),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(twice(&fixed), Vec::<usize>::new());
+    assert_eq!(twice(&reverted), vec![39]);
+}
+
 /// Back from a partition, the fence counts the taint on its own view, not one its peers read
 /// while it was cut off (`Fixes::own_view_at_return`; thirty-ninth session). 0x1cab: n11, back
 /// at 91.5 s, saw the taint added at 86.3 s; the peers' last read without it (84.4 s) less 10 s

@@ -259,6 +259,15 @@ enum Why {
         earlier: Option<(i64, bool)>,
         quorum: Quorum,
     },
+    /// A pod that tolerates the unreachable taint forever, deleted by its not-ready toleration
+    /// before the controller's swap for the unreachable taint can cancel the timer
+    /// (`not_ready_only`).
+    NotReadyOnly {
+        seconds: i64,
+        grace: u64,
+        margin: u64,
+        quorum: &'static str,
+    },
     Text(String),
 }
 
@@ -280,6 +289,20 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Why::Fixed(text) => f.write_str(text),
+            Why::NotReadyOnly {
+                seconds,
+                grace,
+                margin,
+                quorum,
+            } => write!(
+                f,
+                "tolerates node.kubernetes.io/unreachable:NoExecute forever, but \
+                 node.kubernetes.io/not-ready:NoExecute for {seconds}s: deleted that long after \
+                 the not-ready taint the Node carried when last seen (its timeAdded), or the \
+                 Ready=False its kubelet posted, unless the controller swaps it for the \
+                 unreachable one first (as the node goes Unknown), which cancels the timer; \
+                 SIGTERM with {grace}s grace, stopped {margin}s before; {quorum}"
+            ),
             Why::OptedOut => write!(f, "opted out ({OPT_OUT_ANNOTATION})"),
             Why::Text(text) => f.write_str(text),
             Why::Scheduled {
@@ -537,6 +560,80 @@ pub fn plan_each<'a>(
     })
 }
 
+/// The steps that stop `pod` by `eviction_time`: the kill a safety margin before, the SIGTERM its
+/// grace period (capped) before that; and that grace period.
+fn schedule_of(
+    pod: &FencePod,
+    eviction_time: Duration,
+    policy: &FencePolicy,
+) -> (Schedule, Duration) {
+    let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
+        .min(policy.grace_cap);
+    let kill_at = eviction_time.saturating_sub(policy.safety_margin);
+    let sigterm_at = kill_at.saturating_sub(grace);
+    let schedule = Schedule {
+        eviction_time,
+        sigterm_at,
+        kill_at,
+    };
+    (schedule, grace)
+}
+
+/// The plan of a pod that tolerates the unreachable taint forever, when the not-ready taint is on
+/// its Node as last seen, or queued for it ([`Taints::not_ready`]): that taint's timer runs by the
+/// pod's not-ready toleration until the controller swaps the taint for the unreachable one as the
+/// node goes Unknown, which cancels it (docs/semantics.md §4.3). The swap comes a grace period
+/// after the kubelet was last heard, with the pass that writes Unknown and the one after: no
+/// later than that after our last contact, with the kubelet's lag as slack for a kubelet heard
+/// after this agent. A deadline before it is a deletion, stopped by then (docs/fence.md §3);
+/// `None`: no such deadline, or a hold.
+fn not_ready_only(
+    pod: &FencePod,
+    last_contact: Duration,
+    (taints, timers_from): (Taints, Option<Duration>),
+    policy: &FencePolicy,
+    quorum: &QuorumVerdict,
+) -> Option<Plan> {
+    if matches!(quorum, QuorumVerdict::Hold { .. }) {
+        return None;
+    }
+    let from = taints.not_ready?;
+    let seconds = match not_ready_delay(&pod.tolerations) {
+        NoExecuteOutcome::Never => return None,
+        NoExecuteOutcome::EvictNow => 0,
+        NoExecuteOutcome::EvictAfter { seconds } => seconds,
+    };
+    let from = timers_from.map_or(from, |r| from.max(r));
+    let eviction_time = from + Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
+    let swapped_by = last_contact
+        + policy.kubelet_lag
+        + policy.node_monitor_grace_period
+        + policy.node_monitor_period * 2;
+    if eviction_time >= swapped_by {
+        return None;
+    }
+    let (schedule, grace) = schedule_of(pod, eviction_time, policy);
+    let quorum = match quorum {
+        QuorumVerdict::Tainted { .. } => {
+            "not cut off, but this node's Node carries the node controller's NoExecute taint (unreachable or not-ready): the control plane evicts, whether or not the link holds"
+        }
+        QuorumVerdict::Enforce { .. } => {
+            "the not-ready taint's timer runs whatever the zone's state (the peers' quorum says the control plane evicts)"
+        }
+        _ => "peers not consulted",
+    };
+    Some(Plan::Stop {
+        schedule,
+        dry_run: policy.mode == Mode::DryRun,
+        reason: Reason(Why::NotReadyOnly {
+            seconds,
+            grace: grace.as_secs(),
+            margin: policy.safety_margin.as_secs(),
+            quorum,
+        }),
+    })
+}
+
 fn plan_one(
     pod: &FencePod,
     last_contact: Duration,
@@ -566,7 +663,10 @@ fn plan_one(
     }
     let (delay, tolerated) = match unreachable_delay(&pod.tolerations) {
         NoExecuteOutcome::Never => {
-            return never("tolerates node.kubernetes.io/unreachable:NoExecute forever");
+            return not_ready_only(pod, last_contact, (taints, timers_from), policy, quorum)
+                .unwrap_or_else(|| {
+                    never("tolerates node.kubernetes.io/unreachable:NoExecute forever")
+                });
         }
         NoExecuteOutcome::EvictNow => (Duration::ZERO, None),
         NoExecuteOutcome::EvictAfter { seconds } => (
@@ -658,15 +758,7 @@ fn plan_one(
         .filter(|(at, ..)| *at < eviction_time)
         .min_by_key(|(at, ..)| *at);
     let eviction_time = earlier.map_or(eviction_time, |(at, ..)| at);
-    let grace = Duration::from_secs(u64::try_from(pod.termination_grace_seconds).unwrap_or(0))
-        .min(policy.grace_cap);
-    let kill_at = eviction_time.saturating_sub(policy.safety_margin);
-    let sigterm_at = kill_at.saturating_sub(grace);
-    let schedule = Schedule {
-        eviction_time,
-        sigterm_at,
-        kill_at,
-    };
+    let (schedule, grace) = schedule_of(pod, eviction_time, policy);
     let why = |quorum| {
         Reason(Why::Scheduled {
             tolerated,

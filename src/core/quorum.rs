@@ -775,6 +775,11 @@ pub struct Fixes {
     /// view without it while its timers ran (fortieth session, `--not-ready`; seed 0x28). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub ready_false_queued: bool,
+    /// A pod that tolerates the unreachable taint forever, but not-ready for a while, is stopped
+    /// by its not-ready timer when that ends before the controller's swap for the unreachable
+    /// taint can cancel it (`fence_plan`'s `not_ready_only`; fortieth session, `--not-ready`;
+    /// seed 0x4f3). Applied in `fence_plan` itself; the simulator reverts it on the plans.
+    pub not_ready_only: bool,
 }
 
 impl Fixes {
@@ -828,6 +833,7 @@ impl Fixes {
         not_ready_kept: true,
         own_view_at_return: true,
         ready_false_queued: true,
+        not_ready_only: true,
     };
 }
 

@@ -721,6 +721,10 @@ struct Judged {
     api_down: bool,
 }
 
+/// The beginning of the reason of a plan `fence_plan` makes for a pod that tolerates unreachable
+/// forever, by its not-ready toleration (`Fixes::not_ready_only`).
+const NOT_READY_ONLY: &str = "tolerates node.kubernetes.io/unreachable:NoExecute forever, but";
+
 /// What a witness world changes besides the kubelets' renewals (see `World::witness_for`): at
 /// most one thing before the stop, and either or both of the two futures no agent sees at the
 /// stop. Every event index is the scenario's own: the futures leave out only events after the
@@ -2936,7 +2940,11 @@ impl World<'_> {
             // taint added at the post (stamped on this node's clock: read back exactly).
             let not_ready = not_ready.or_else(|| {
                 a.ready_false_view
-                    .filter(|_| set.fixes.ready_false_queued && a.taint_view.is_none())
+                    .filter(|_| {
+                        set.fixes.ready_false_queued
+                            && a.taint_view.is_none()
+                            && a.not_ready_view.is_none()
+                    })
                     .and_then(|(posted, seen)| fence_plan::taint_counted(Some(posted), seen))
             });
             let swapped_from = a
@@ -2980,6 +2988,18 @@ impl World<'_> {
             };
             let timers_from = a.leader.timers_from();
             a.plans = fence_plan::plan(&a.known, contact, taints, timers_from, &policy, &verdict);
+            if !set.fixes.not_ready_only {
+                // Reverted: a pod that tolerates unreachable forever is never planned.
+                for p in &mut a.plans {
+                    if let fence_plan::Plan::Stop { reason, .. } = &p.plan
+                        && reason.contains(NOT_READY_ONLY)
+                    {
+                        p.plan = fence_plan::Plan::Never {
+                            reason: NOT_READY_ONLY.into(),
+                        };
+                    }
+                }
+            }
             // As `agent::fence_task`: a SIGTERM waits while the peers read nothing from the API
             // server they say they reach, or while an enforce in doubt has no taint read.
             let waits = matches!(verdict, fence_plan::QuorumVerdict::Enforce { .. })
