@@ -620,6 +620,31 @@ fn save_edge_state(
     .expect("save state");
 }
 
+/// `nodewarden status -o json` of an edge-1 agent in dry-run with its state in `state_dir`, and
+/// the config it was run with (written in `dir`).
+fn status_json(dir: &Path, state_dir: &Path) -> (std::path::PathBuf, serde_json::Value) {
+    let config = write_config(
+        dir,
+        &format!(
+            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n[fence]\nmode = \"dry-run\"\n",
+            state_dir.display()
+        ),
+    );
+    let out = nodewarden(&[
+        "status",
+        "--config",
+        &config.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (config, serde_json::from_slice(&out.stdout).expect("JSON"))
+}
+
 /// A Ready=False the kubelet posted, on the Node as last seen and with neither of the
 /// controller's taints, counts in `status` as the fence counts it: the not-ready taint added at
 /// the post. The web pod tolerates unreachable for 300 s and not-ready not at all, so its
@@ -644,26 +669,7 @@ fn status_counts_a_ready_false_as_the_not_ready_taint_queued_at_the_post() {
     ready["status"] = "False".into();
     ready["lastTransitionTime"] = nodewarden::state::format_time(posted).into();
     std::fs::write(&file, state.to_string()).expect("write state");
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n[fence]\nmode = \"dry-run\"\n",
-            state_dir.display()
-        ),
-    );
-    let out = nodewarden(&[
-        "status",
-        "--config",
-        &config.display().to_string(),
-        "-o",
-        "json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (_, json) = status_json(dir.path(), &state_dir);
     let web = &json["pods"][0];
     assert_eq!(web["pod"], "shop/web-1");
     let eviction =
@@ -682,26 +688,7 @@ fn status_reads_the_state_directory_and_shows_each_pods_plan() {
     let contact = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
     let transition = std::time::SystemTime::now() - std::time::Duration::from_secs(3700);
     save_edge_state(&state_dir, contact, transition);
-    let config = write_config(
-        dir.path(),
-        &format!(
-            "nodeName = \"edge-1\"\nstateDirectory = \"{}\"\n[fence]\nmode = \"dry-run\"\n",
-            state_dir.display()
-        ),
-    );
-    let out = nodewarden(&[
-        "status",
-        "--config",
-        &config.display().to_string(),
-        "-o",
-        "json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (config, json) = status_json(dir.path(), &state_dir);
     assert_eq!(
         json["contact"], "cut off",
         "100 s without contact is past unreachableAfter"

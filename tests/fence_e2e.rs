@@ -458,27 +458,11 @@ fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
         humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(5)).to_string();
     support::ready_false_seen(&s.server.api, NODE, &posted, &s.dir.path().join("state"));
     let by_post = parse_wall(&posted) + Duration::from_secs(SHORT);
-    let cut_at = SystemTime::now();
-    s.netns.cut();
-    let plans = plans(&mut agent, 6);
-    let (_, _, eviction) = plans["short"].expect("a stop plan for the short pod");
-    let off = eviction
-        .duration_since(by_post)
-        .or_else(|_| by_post.duration_since(eviction))
-        .unwrap_or_default();
-    assert!(
-        off <= Duration::from_millis(50),
-        "eviction {eviction:?}, the post's time + {SHORT}s is {by_post:?}"
-    );
-    // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
-    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(SHORT));
-    short_stopped_by(&mut s, &mut agent, eviction);
-    let log = agent.drained_dump();
-    assert!(
-        log.lines()
-            .any(|l| l.contains("fence plan for default/short")
-                && l.contains("or the Ready=False its kubelet posted")),
-        "{log}"
+    let plans = short_stopped_after_the_cut(
+        &mut s,
+        &mut agent,
+        by_post,
+        "or the Ready=False its kubelet posted",
     );
     // The pod that tolerates unreachable forever has no not-ready toleration: deleted as that
     // taint comes, which counts from the post.
@@ -569,6 +553,38 @@ fn short_stopped_by(s: &mut Scene, agent: &mut Agent, eviction: SystemTime) -> S
     at
 }
 
+/// Cuts the scene's link, and checks that the short pod is planned for `by` (not for the count
+/// from contact, 9 s later) and stopped by then, with `because` in its plan's reason; the plans.
+fn short_stopped_after_the_cut(
+    s: &mut Scene,
+    agent: &mut Agent,
+    by: SystemTime,
+    because: &str,
+) -> Plans {
+    let cut_at = SystemTime::now();
+    s.netns.cut();
+    let plans = plans(agent, 6);
+    let (_, _, eviction) = plans["short"].expect("a stop plan for the short pod");
+    let off = eviction
+        .duration_since(by)
+        .or_else(|_| by.duration_since(eviction))
+        .unwrap_or_default();
+    assert!(
+        off <= Duration::from_millis(50),
+        "eviction {eviction:?}, expected {by:?}"
+    );
+    // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
+    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(SHORT));
+    short_stopped_by(s, agent, eviction);
+    let log = agent.drained_dump();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("fence plan for default/short") && l.contains(because)),
+        "{log}"
+    );
+    plans
+}
+
 /// The node controller's NoExecute taint `key`, added 5 s ago, is on the Node the agent saw
 /// before the cut: the short pod (12 s for either taint) is planned and stopped by the taint's
 /// time + 12 s, and its plan's reason says `because`.
@@ -576,27 +592,7 @@ fn taint_left_at_the_cut(key: &str, because: &str) {
     let Some((mut s, mut agent, by_taint)) = tainted_scene(key) else {
         return;
     };
-    let cut_at = SystemTime::now();
-    s.netns.cut();
-    let plans = plans(&mut agent, 6);
-    let (_, _, eviction) = plans["short"].expect("a stop plan for the short pod");
-    let off = eviction
-        .duration_since(by_taint)
-        .or_else(|_| by_taint.duration_since(eviction))
-        .unwrap_or_default();
-    assert!(
-        off <= Duration::from_millis(50),
-        "eviction {eviction:?}, the taint's time + {SHORT}s is {by_taint:?}"
-    );
-    // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
-    assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(SHORT));
-    short_stopped_by(&mut s, &mut agent, eviction);
-    let log = agent.drained_dump();
-    assert!(
-        log.lines()
-            .any(|l| l.contains("fence plan for default/short") && l.contains(because)),
-        "{log}"
-    );
+    let plans = short_stopped_after_the_cut(&mut s, &mut agent, by_taint, because);
     // The pod that tolerates unreachable forever is never planned for that taint: the swap
     // cancels its timer. It has no not-ready toleration, so that taint deletes it as it comes.
     let forever = plans["forever"].map(|(_, _, eviction)| eviction);

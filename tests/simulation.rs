@@ -2261,24 +2261,9 @@ fn a_standby_controller_manager_takes_over_at_the_return() {
 /// on it while the link holds.
 #[test]
 fn a_not_ready_taint_keeps_its_timers_through_the_swap() {
-    let fixed = Settings::default();
-    let mut reverted = fixed;
-    reverted.fixes.not_ready_kept = false;
-    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
-        sim::run(&Scenario::generate(seed).with_not_ready(), settings, false)
-            .violations
-            .into_iter()
-            .filter(|v| kind(v) == "running-twice")
-            .filter_map(|v| match v {
-                Violation::RunningTwice { pod, .. } => Some(pod),
-                _ => None,
-            })
-            .collect()
-    };
-    for (seed, pods) in [(0x1, vec![3, 4]), (0x102, vec![3, 2])] {
-        assert_eq!(twice(seed, &fixed), Vec::<usize>::new(), "{seed:#x}");
-        assert_eq!(twice(seed, &reverted), pods, "{seed:#x}");
-    }
+    assert_not_ready_twice(&[(0x1, &[3, 4]), (0x102, &[3, 2])], |f| {
+        f.not_ready_kept = false;
+    });
 }
 
 /// A Ready=False the kubelet posted counts as the not-ready taint added at the post while the
@@ -2289,23 +2274,9 @@ fn a_not_ready_taint_keeps_its_timers_through_the_swap() {
 /// The pod was deleted at 200.4 s and ran 31.8 s on. 0xed: pod 0, 31.3 s.
 #[test]
 fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
-    let fixed = Settings::default();
-    let mut reverted = fixed;
-    reverted.fixes.ready_false_queued = false;
-    let twice = |seed: u64, settings: &Settings| -> Vec<usize> {
-        sim::run(&Scenario::generate(seed).with_not_ready(), settings, false)
-            .violations
-            .into_iter()
-            .filter_map(|v| match v {
-                Violation::RunningTwice { pod, .. } => Some(pod),
-                _ => None,
-            })
-            .collect()
-    };
-    for (seed, pods) in [(0xc9, vec![19]), (0xed, vec![0])] {
-        assert_eq!(twice(seed, &fixed), Vec::<usize>::new(), "{seed:#x}");
-        assert_eq!(twice(seed, &reverted), pods, "{seed:#x}");
-    }
+    assert_not_ready_twice(&[(0xc9, &[19]), (0xed, &[0])], |f| {
+        f.ready_false_queued = false;
+    });
 }
 
 /// A pod that tolerates unreachable forever is stopped by its not-ready timer when that ends
@@ -2316,21 +2287,39 @@ fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
 /// 148.2 s on: the fence planned it never.
 #[test]
 fn a_pod_tolerating_unreachable_forever_is_stopped_by_its_not_ready_timer() {
+    assert_not_ready_twice(&[(0x4f3, &[39])], |f| f.not_ready_only = false);
+}
+
+/// With `--not-ready`: no pod runs twice (not excused) in each scenario of `pins`, and the pods
+/// it names do with the fix `revert` switches off.
+fn assert_not_ready_twice(
+    pins: &[(u64, &[usize])],
+    revert: fn(&mut nodewarden::core::quorum::Fixes),
+) {
     let fixed = Settings::default();
     let mut reverted = fixed;
-    reverted.fixes.not_ready_only = false;
-    let twice = |settings: &Settings| -> Vec<usize> {
-        sim::run(&Scenario::generate(0x4f3).with_not_ready(), settings, false)
-            .violations
-            .into_iter()
-            .filter_map(|v| match v {
-                Violation::RunningTwice { pod, .. } => Some(pod),
-                _ => None,
-            })
-            .collect()
-    };
-    assert_eq!(twice(&fixed), Vec::<usize>::new());
-    assert_eq!(twice(&reverted), vec![39]);
+    revert(&mut reverted.fixes);
+    for &(seed, pods) in pins {
+        assert_eq!(
+            not_ready_twice(seed, &fixed),
+            Vec::<usize>::new(),
+            "{seed:#x}"
+        );
+        assert_eq!(not_ready_twice(seed, &reverted), pods, "{seed:#x}");
+    }
+}
+
+/// The pods that ran twice, not excused (`running-twice`), in scenario `seed` with `--not-ready`.
+fn not_ready_twice(seed: u64, settings: &Settings) -> Vec<usize> {
+    sim::run(&Scenario::generate(seed).with_not_ready(), settings, false)
+        .violations
+        .into_iter()
+        .filter(|v| kind(v) == "running-twice")
+        .filter_map(|v| match v {
+            Violation::RunningTwice { pod, .. } => Some(pod),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Back from a partition, the fence counts the taint on its own view, not one its peers read
