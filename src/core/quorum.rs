@@ -772,7 +772,7 @@ pub struct Fixes {
     /// A Ready=False the kubelet posted on the Node as last seen, with neither of the
     /// controller's taints, counts as the not-ready taint added at the post
     /// (`state::StoredNode::not_ready_queued_since`): a link cut before the taint came left the
-    /// view without it while its timers ran (fortieth session, `--not-ready`; seed 0x28). The
+    /// view without it while its timers ran (fortieth session, `--not-ready`; seeds 0xc9, 0xed). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub ready_false_queued: bool,
     /// A pod that tolerates the unreachable taint forever, but not-ready for a while, is stopped
