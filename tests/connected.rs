@@ -2094,6 +2094,52 @@ async fn a_zone_with_no_node_ready_is_recorded_with_whether_it_is_the_only_one_a
     assert_eq!(node_lists(&unlabelled) - before, 1);
 }
 
+/// A peer reads the asker's Node as tainted with either of the node controller's NoExecute taints:
+/// the not-ready one keeps its timers through the swap for the unreachable one, so a read that
+/// finds it is no read without a taint (fortieth session). Only the unreachable one's `timeAdded`
+/// is read; a NoSchedule taint of either key is not the controller's eviction taint. The zone
+/// record says the same of the asker.
+#[tokio::test(start_paused = true)]
+async fn a_peer_reads_either_of_the_controllers_noexecute_taints_as_tainted() {
+    let server = ApiServer::new();
+    let zs = json!({"topology.kubernetes.io/zone": "zs"});
+    node_since(&server, "s-0", zs.clone(), "False", "2026-11-29T00:00:10Z");
+    node_since(&server, "s-1", zs, "True", "2026-11-29T00:00:10Z");
+    let reader = nodewarden::api::node::NodeTaints::new(
+        server.client(),
+        &nodewarden::api::Requests::default(),
+    );
+    let bound = Duration::from_secs(2);
+    let added = "2026-11-29T00:00:15Z";
+    let mut seen = Vec::new();
+    for (key, effect) in [
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+        ("node.kubernetes.io/not-ready", "NoSchedule"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+    ] {
+        server
+            .update_node_as("kube-controller-manager", "s-0", |n| {
+                n["spec"]["taints"] = json!([{"key": key, "effect": effect, "timeAdded": added}]);
+            })
+            .unwrap_or_else(|e| panic!("taint: {e:?}"));
+        let read = reader.read("s-0", bound).await.expect("a read");
+        tokio::time::advance(Duration::from_millis(1_100)).await;
+        let record = reader
+            .zone_record("s-0", "zs", bound)
+            .await
+            .expect("a record");
+        seen.push((read.tainted, read.taint_added.is_some(), record.tainted));
+    }
+    assert_eq!(
+        seen,
+        [
+            (true, false, true),
+            (false, false, false),
+            (true, true, true)
+        ]
+    );
+}
+
 /// The record of a zone of `size` Nodes none of which is Ready, the asker untainted, with the
 /// two facts as given.
 fn down(

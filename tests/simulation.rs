@@ -2290,6 +2290,17 @@ fn a_pod_tolerating_unreachable_forever_is_stopped_by_its_not_ready_timer() {
     assert_not_ready_twice(&[(0x4f3, &[39])], |f| f.not_ready_only = false);
 }
 
+/// A peer's read that finds the not-ready taint counts as tainted (`Fixes::not_ready_read`;
+/// fortieth session, `--not-ready`). 0x1514: n0, back from a partition at 174.8 s, saw the
+/// unreachable taint added at 91.3 s and was cut off again at 176.0 s; the controller swapped the
+/// taint for not-ready at 176.4 s, keeping its timers. The peers' reads found no unreachable
+/// taint, and each moved the deadlines later, as a read without a taint: pod 1 (156 s) was
+/// deleted at 247.3 s and ran 54.3 s on.
+#[test]
+fn a_read_of_the_not_ready_taint_is_a_read_of_a_taint() {
+    assert_not_ready_twice(&[(0x1514, &[1])], |f| f.not_ready_read = false);
+}
+
 /// With `--not-ready`: no pod runs twice (not excused) in each scenario of `pins`, and the pods
 /// it names do with the fix `revert` switches off.
 fn assert_not_ready_twice(

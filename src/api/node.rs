@@ -449,7 +449,8 @@ impl NodeTaints {
         }
     }
 
-    /// Whether Node `node` carries `node.kubernetes.io/unreachable:NoExecute`, with that taint's
+    /// Whether Node `node` carries one of the node controller's NoExecute taints, with the
+    /// unreachable one's
     /// `timeAdded` and its Ready=Unknown's `lastTransitionTime` ([`node_read`]), read within
     /// `bound`; `None` when `node` is no node name, the read fails or there is no such Node.
     /// Counted under one resource, `nodes/*`, so that the request metric's labels do not grow
@@ -495,7 +496,7 @@ fn listed_node(node: &Node) -> crate::core::zone::Listed {
         node.metadata.name.as_deref().unwrap_or_default(),
         node.metadata.labels.as_ref(),
         (ready, since),
-        carries_unreachable(node),
+        carries_controller_taint(node),
     )
 }
 
@@ -507,12 +508,15 @@ pub fn ready_condition(node: &Node) -> Option<&k8s_openapi::api::core::v1::NodeC
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
 }
 
-/// What a peer tells the asker of its Node `node` (`core::quorum::NodeRead`).
+/// What a peer tells the asker of its Node `node` (`core::quorum::NodeRead`): tainted with
+/// either of the node controller's NoExecute taints, the not-ready one too (its timers go on
+/// through the swap for the unreachable one, docs/semantics.md §4.3), and the unreachable one's
+/// `timeAdded`.
 pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
     let taint = unreachable_taint(node);
     let unknown = ready_condition(node).filter(|c| c.status == "Unknown");
     crate::core::quorum::NodeRead {
-        tainted: taint.is_some(),
+        tainted: carries_controller_taint(node),
         taint_added: taint
             .and_then(|t| t.time_added.as_ref())
             .map(|t| SystemTime::from(t.0)),
@@ -533,9 +537,18 @@ fn unreachable_taint(node: &Node) -> Option<&ApiTaint> {
         })
 }
 
-/// Whether `node` carries `node.kubernetes.io/unreachable:NoExecute`.
-fn carries_unreachable(node: &Node) -> bool {
-    unreachable_taint(node).is_some()
+/// Whether `node` carries a NoExecute taint of the node controller's: the unreachable one, or the
+/// not-ready one (fortieth session: a read that found only the not-ready taint counted as a
+/// read without a taint, and moved every deadline later, though the timers that taint started
+/// go on through its swap; seed 0x1514 with `--not-ready`).
+fn carries_controller_taint(node: &Node) -> bool {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .is_some_and(|t| {
+            t.iter()
+                .any(|t| crate::core::taint::is_controller_no_execute(&t.key, &t.effect))
+        })
 }
 
 #[cfg(test)]

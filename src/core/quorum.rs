@@ -65,7 +65,9 @@ pub struct PeerReport {
 /// control plane's, stamped with its clock, as the API server returned them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeRead {
-    /// The Node carried `node.kubernetes.io/unreachable:NoExecute`.
+    /// The Node carried `node.kubernetes.io/unreachable:NoExecute`, or the not-ready one, whose
+    /// timers its swap for the unreachable one keeps (since the fortieth session,
+    /// `Fixes::not_ready_read`; an older reader reads the unreachable one alone).
     pub tainted: bool,
     /// That taint's `timeAdded`; `None` without the taint or without the field.
     pub taint_added: Option<SystemTime>,
@@ -210,7 +212,8 @@ pub struct ZoneRecord {
     pub not_ready: usize,
     /// Nodes of the zone counted in disruption checks.
     pub size: usize,
-    /// Whether the asker's own Node carried the unreachable NoExecute taint in the same read.
+    /// Whether the asker's own Node carried the unreachable NoExecute taint in the same read, or
+    /// the not-ready one (since the fortieth session: its timers run whatever the zone's state).
     #[serde(rename = "unreachableTainted")]
     pub tainted: bool,
     /// With none of the zone's Nodes counted Ready: no Node outside this zone existed, read
@@ -780,6 +783,13 @@ pub struct Fixes {
     /// taint can cancel it (`fence_plan`'s `not_ready_only`; fortieth session, `--not-ready`;
     /// seed 0x4f3). Applied in `fence_plan` itself; the simulator reverts it on the plans.
     pub not_ready_only: bool,
+    /// A peer's read of this node's Node, and its zone record, count the not-ready taint as
+    /// tainted too (`api::node::node_read`): a read that found only it no longer moves the
+    /// deadlines later as a read without a taint (fortieth session, `--not-ready`; seed 0x1514:
+    /// a pod counted from the unreachable taint its agent saw, swapped for not-ready after the
+    /// cut, ran 54 s past its deletion). The peers' shell applies it; only the simulator reads
+    /// this switch.
+    pub not_ready_read: bool,
 }
 
 impl Fixes {
@@ -834,6 +844,7 @@ impl Fixes {
         own_view_at_return: true,
         ready_false_queued: true,
         not_ready_only: true,
+        not_ready_read: true,
     };
 }
 

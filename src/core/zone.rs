@@ -84,6 +84,8 @@ pub struct Listed {
     pub excluded: bool,
     pub ready: bool,
     pub down_since: Option<SystemTime>,
+    /// It carries one of the node controller's NoExecute taints (the wire's
+    /// `unreachableTainted`; the not-ready one too since the fortieth session).
     pub unreachable_tainted: bool,
 }
 
@@ -161,6 +163,8 @@ pub struct Counted {
     pub excluded: bool,
     pub ready: bool,
     pub down_since: Option<SystemTime>,
+    /// It carries one of the node controller's NoExecute taints (the wire's
+    /// `unreachableTainted`; the not-ready one too since the fortieth session).
     pub unreachable_tainted: bool,
 }
 

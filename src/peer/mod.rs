@@ -111,8 +111,9 @@ pub struct Answer {
     /// with microseconds). Absent when not asked, not read, or not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubelet_renew_time: Option<String>,
-    /// Whether the asking node's Node carries `node.kubernetes.io/unreachable:NoExecute`, read
-    /// for a question with `taint`. Absent when not asked, not read, or not readable.
+    /// Whether the asking node's Node carries `node.kubernetes.io/unreachable:NoExecute`, or
+    /// (since the fortieth session) the not-ready one, whose timers the controller's swap keeps;
+    /// read for a question with `taint`. Absent when not asked, not read, or not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreachable_tainted: Option<bool>,
     /// That taint's `timeAdded`, read with `unreachable_tainted` (RFC 3339). Absent without the

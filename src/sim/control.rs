@@ -518,6 +518,7 @@ impl ControlPlane {
         &self,
         node: usize,
         stored: impl Fn(Duration) -> std::time::SystemTime,
+        not_ready_read: bool,
     ) -> crate::core::quorum::ZoneRecord {
         let zone = self.nodes[node].zone;
         let counted = self.nodes.iter().enumerate().map(|(i, n)| {
@@ -532,7 +533,9 @@ impl ControlPlane {
                     .then(|| self.unknown_since(i))
                     .flatten()
                     .map(&stored),
-                unreachable_tainted: n.tainted_at.is_some() && !n.not_ready_taint,
+                // Either taint, as `api::node` reads it (`Fixes::not_ready_read`).
+                unreachable_tainted: n.tainted_at.is_some()
+                    && (not_ready_read || !n.not_ready_taint),
             }
         });
         // Every node is listed, this one too: the asker is always found.

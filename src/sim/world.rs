@@ -3161,7 +3161,9 @@ impl World<'_> {
                         // a build before `taint_read` asked for none).
                         if self.set.fixes.taint_read && r.reachable && self.agent_reaches(j) {
                             r.node_read = Some(quorum::NodeRead {
-                                tainted: self.cp.taint(i).is_some(),
+                                tainted: self.cp.taint(i).is_some()
+                                    || (self.set.fixes.not_ready_read
+                                        && self.cp.not_ready_taint(i).is_some()),
                                 taint_added: self.cp.taint(i).map(|t| wall(stored(t))),
                                 unknown_since: self.cp.unknown_since(i).map(|u| wall(stored(u))),
                             });
@@ -3174,7 +3176,11 @@ impl World<'_> {
                             && r.reachable
                             && self.agent_reaches(j)
                         {
-                            r.zone_recorded = Some(self.cp.zone_record(i, |u| wall(stored(u))));
+                            r.zone_recorded = Some(self.cp.zone_record(
+                                i,
+                                |u| wall(stored(u)),
+                                self.set.fixes.not_ready_read,
+                            ));
                         }
                         let lists = listers.get(k).copied().unwrap_or(false);
                         if lists && !pods.is_empty() && r.reachable && self.agent_reaches(j) {
