@@ -528,13 +528,15 @@ pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
 
 /// The `node.kubernetes.io/unreachable:NoExecute` taint `node` carries.
 fn unreachable_taint(node: &Node) -> Option<&ApiTaint> {
+    taint_of(node, crate::core::taint::is_unreachable_no_execute)
+}
+
+/// The first taint `node` carries that `is` names (by key and effect).
+fn taint_of(node: &Node, is: fn(&str, &str) -> bool) -> Option<&ApiTaint> {
     node.spec
         .as_ref()
         .and_then(|s| s.taints.as_ref())
-        .and_then(|t| {
-            t.iter()
-                .find(|t| crate::core::taint::is_unreachable_no_execute(&t.key, &t.effect))
-        })
+        .and_then(|t| t.iter().find(|t| is(&t.key, &t.effect)))
 }
 
 /// Whether `node` carries a NoExecute taint of the node controller's: the unreachable one, or the
@@ -542,13 +544,7 @@ fn unreachable_taint(node: &Node) -> Option<&ApiTaint> {
 /// read without a taint, and moved every deadline later, though the timers that taint started
 /// go on through its swap; seed 0x1514 with `--not-ready`).
 fn carries_controller_taint(node: &Node) -> bool {
-    node.spec
-        .as_ref()
-        .and_then(|s| s.taints.as_ref())
-        .is_some_and(|t| {
-            t.iter()
-                .any(|t| crate::core::taint::is_controller_no_execute(&t.key, &t.effect))
-        })
+    taint_of(node, crate::core::taint::is_controller_no_execute).is_some()
 }
 
 #[cfg(test)]
