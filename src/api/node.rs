@@ -451,10 +451,10 @@ impl NodeTaints {
 
     /// Whether Node `node` carries one of the node controller's NoExecute taints, with the
     /// unreachable one's `timeAdded` and its Ready=Unknown's `lastTransitionTime`
-    /// ([`node_read`]), read within `bound`; `None` when `node` is no node name, the read fails or there is no such Node.
-    /// Counted under one resource, `nodes/*`, so that the request metric's labels do not grow
-    /// with the cluster. A refusal is logged once: the agent's identity needs `get` on nodes (the
-    /// packaged ClusterRole grants it).
+    /// ([`node_read`]), read within `bound`; `None` when `node` is no node name, the read fails
+    /// or there is no such Node. Counted under one resource, `nodes/*`, so that the request
+    /// metric's labels do not grow with the cluster. A refusal is logged once: the agent's
+    /// identity needs `get` on nodes (the packaged ClusterRole grants it).
     pub async fn read(
         &self,
         node: &str,
