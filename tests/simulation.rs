@@ -1461,7 +1461,12 @@ fn running_twice(seed: u64, settings: &Settings) -> Vec<usize> {
 /// The pods of seed `seed`'s violations of kind `k` (`sim::world::kind`) under `settings`, in the
 /// order found.
 fn pods_of(seed: u64, settings: &Settings, k: &str) -> Vec<usize> {
-    sim::run(&Scenario::generate(seed), settings, false)
+    pods_in(&Scenario::generate(seed), settings, k)
+}
+
+/// [`pods_of`] for any scenario.
+fn pods_in(scenario: &Scenario, settings: &Settings, k: &str) -> Vec<usize> {
+    sim::run(scenario, settings, false)
         .violations
         .into_iter()
         .filter(|v| kind(v) == k)
@@ -2322,15 +2327,11 @@ fn assert_not_ready_twice(
 
 /// The pods that ran twice, not excused (`running-twice`), in scenario `seed` with `--not-ready`.
 fn not_ready_twice(seed: u64, settings: &Settings) -> Vec<usize> {
-    sim::run(&Scenario::generate(seed).with_not_ready(), settings, false)
-        .violations
-        .into_iter()
-        .filter(|v| kind(v) == "running-twice")
-        .filter_map(|v| match v {
-            Violation::RunningTwice { pod, .. } => Some(pod),
-            _ => None,
-        })
-        .collect()
+    pods_in(
+        &Scenario::generate(seed).with_not_ready(),
+        settings,
+        "running-twice",
+    )
 }
 
 /// Back from a partition, the fence counts the taint on its own view, not one its peers read

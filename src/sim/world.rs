@@ -1347,6 +1347,17 @@ impl World<'_> {
             gate.held_from = held_from.map(|w| now.mono_at(w));
         }
         let list_blocked_until = (!self.agent_reaches(i)).then_some(self.now + self.set.list_hang);
+        // A time its Node's first view shows, as `agent::fence_task` notes it: from the API when
+        // it reaches it (first seen now), else the state file's (`None`: read from disk).
+        let (reaches, at, started) = (self.agent_reaches(i), self.watched_at(i), self.now);
+        let first_view = |api: fn(&Self, usize, Duration) -> Option<Duration>,
+                          stored: Option<Duration>| {
+            if reaches {
+                api(self, i, at).map(|t| (t, Some(started)))
+            } else {
+                stored.map(|t| (t, None))
+            }
+        };
         let agent = Agent {
             run,
             wall_offset,
@@ -1392,18 +1403,8 @@ impl World<'_> {
             leader: leader::Leader::default(),
             leader_next: None,
             on_taint: false,
-            taint_view: if self.agent_reaches(i) {
-                self.taint_at(i, self.watched_at(i))
-                    .map(|t| (t, Some(self.now)))
-            } else {
-                disk.taint_added.map(|t| (t, None))
-            },
-            not_ready_view: if self.agent_reaches(i) {
-                self.not_ready_taint_at(i, self.watched_at(i))
-                    .map(|t| (t, Some(self.now)))
-            } else {
-                disk.not_ready_added.map(|t| (t, None))
-            },
+            taint_view: first_view(Self::taint_at, disk.taint_added),
+            not_ready_view: first_view(Self::not_ready_taint_at, disk.not_ready_added),
             // As `agent::fence_task`: the first view carries the run over from the state file's.
             swapped_from: if self.agent_reaches(i) {
                 let at = self.watched_at(i);
@@ -1415,18 +1416,8 @@ impl World<'_> {
             } else {
                 disk.swapped_from
             },
-            unknown_view: if self.agent_reaches(i) {
-                self.unknown_at(i, self.watched_at(i))
-                    .map(|u| (u, Some(self.now)))
-            } else {
-                disk.unknown_since.map(|u| (u, None))
-            },
-            ready_false_view: if self.agent_reaches(i) {
-                self.ready_false_at(i, self.watched_at(i))
-                    .map(|f| (f, Some(self.now)))
-            } else {
-                disk.ready_false_since.map(|f| (f, None))
-            },
+            unknown_view: first_view(Self::unknown_at, disk.unknown_since),
+            ready_false_view: first_view(Self::ready_false_at, disk.ready_false_since),
             read_answered_at: None,
             next_probe: None,
             kubelet_read: None,
