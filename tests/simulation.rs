@@ -2200,13 +2200,24 @@ fn assert_default_spares(
     seeds: &[(u64, &[usize])],
     revert: fn(&mut nodewarden::core::quorum::Fixes),
 ) {
+    assert_pins(seeds, revert, |seed, settings| {
+        pods_of(seed, settings, "wrongful-stop")
+    });
+}
+
+/// Under the default settings `pods` finds none in any seed of `pins`; with `revert` applied to
+/// the fixes, exactly the pods each names.
+fn assert_pins(
+    pins: &[(u64, &[usize])],
+    revert: fn(&mut nodewarden::core::quorum::Fixes),
+    pods: fn(u64, &Settings) -> Vec<usize>,
+) {
     let fixed = Settings::default();
     let mut reverted = fixed;
     revert(&mut reverted.fixes);
-    let defects = |seed: u64, settings: &Settings| pods_of(seed, settings, "wrongful-stop");
-    for &(seed, wrongful) in seeds {
-        assert!(defects(seed, &fixed).is_empty(), "{seed:#x}");
-        assert_eq!(defects(seed, &reverted), wrongful, "{seed:#x}");
+    for &(seed, named) in pins {
+        assert!(pods(seed, &fixed).is_empty(), "{seed:#x}");
+        assert_eq!(pods(seed, &reverted), named, "{seed:#x}");
     }
 }
 
@@ -2312,17 +2323,7 @@ fn assert_not_ready_twice(
     pins: &[(u64, &[usize])],
     revert: fn(&mut nodewarden::core::quorum::Fixes),
 ) {
-    let fixed = Settings::default();
-    let mut reverted = fixed;
-    revert(&mut reverted.fixes);
-    for &(seed, pods) in pins {
-        assert_eq!(
-            not_ready_twice(seed, &fixed),
-            Vec::<usize>::new(),
-            "{seed:#x}"
-        );
-        assert_eq!(not_ready_twice(seed, &reverted), pods, "{seed:#x}");
-    }
+    assert_pins(pins, revert, not_ready_twice);
 }
 
 /// The pods that ran twice, not excused (`running-twice`), in scenario `seed` with `--not-ready`.
