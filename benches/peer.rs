@@ -49,6 +49,7 @@ fn start_server() -> SocketAddr {
                 node_read: None,
                 zone_recorded: None,
                 pods: None,
+                leader: Default::default(),
             });
             let limits = peer::Limits {
                 rate_per_second: 1e9,

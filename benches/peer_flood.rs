@@ -46,6 +46,7 @@ fn main() {
                     node_read: None,
                     zone_recorded: None,
                     pods: None,
+                    leader: Default::default(),
                 });
                 tokio::spawn(peer::serve(
                     listener,

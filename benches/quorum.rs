@@ -56,6 +56,7 @@ fn start_peers(n: usize) -> Vec<Peer> {
                     node_read: None,
                     zone_recorded: None,
                     pods: None,
+                    leader: Default::default(),
                 });
                 let limits = peer::Limits {
                     rate_per_second: 1e9,

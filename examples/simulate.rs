@@ -188,6 +188,7 @@ fn main() {
                 "ready-false-queued" => settings.fixes.ready_false_queued = false,
                 "not-ready-only" => settings.fixes.not_ready_only = false,
                 "not-ready-read" => settings.fixes.not_ready_read = false,
+                "peer-leader-read" => settings.fixes.peer_leader_read = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),

@@ -1038,6 +1038,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         tainted_read: false,
         node_reads: Default::default(),
         server_reads: Default::default(),
+        leader_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),
     };

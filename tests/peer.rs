@@ -191,6 +191,7 @@ fn report(node: &str) -> PeerReport {
         node_read: None,
         zone_recorded: None,
         pods: None,
+        leader: Default::default(),
     }
 }
 
@@ -819,6 +820,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         }
     );
     let cases: [(Fake, &str); 7] = [

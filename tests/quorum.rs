@@ -56,6 +56,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         node_read: None,
         zone_recorded: None,
         pods: None,
+        leader: Default::default(),
     })
 }
 
@@ -73,6 +74,7 @@ fn answer_of(p: &Peer, reachable: bool) -> Heard {
         node_read: None,
         zone_recorded: None,
         pods: None,
+        leader: Default::default(),
     })
 }
 
@@ -522,6 +524,7 @@ fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         })]
     };
     let after = s(15);
@@ -564,6 +567,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         };
         (
             nodewarden::core::quorum::Peer {
@@ -663,6 +667,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
                 node_read: None,
                 zone_recorded: None,
                 pods: None,
+                leader: Default::default(),
             }),
         };
         (p.clone(), h)
@@ -1078,6 +1083,7 @@ fn labelled_peer(
         node_read: None,
         zone_recorded: None,
         pods: None,
+        leader: Default::default(),
     };
     (listed, Heard::Report(report))
 }
@@ -1563,6 +1569,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 node_read: None,
                 zone_recorded: None,
                 pods: None,
+                leader: Default::default(),
             };
             (a.zone.clone(), Heard::Report(report))
         })
@@ -3012,4 +3019,43 @@ fn a_node_read_queued_for_the_taint_in_a_zone_recorded_as_tainting_enforces_at_o
         word(&partial.leaderless_unknown(Some(written)), &before),
         "hold"
     );
+}
+
+/// What the peers' reads of the controller-manager's leader Lease prove (`LeaderReads`): the
+/// round's sending less each peer's age, the latest over every round and never moved back; a
+/// read pending counts only from a peer that says it reaches the API server, and only for the
+/// latest round.
+#[test]
+fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
+    use nodewarden::core::quorum::{LeaderReads, PeerLeader};
+    let with =
+        |reachable: bool, age_ms: Option<u64>, pending: bool| match report("p", reachable, Some(1))
+        {
+            Heard::Report(r) => Heard::Report(PeerReport {
+                leader: PeerLeader {
+                    timers_from_age: age_ms.map(Duration::from_millis),
+                    pending,
+                },
+                ..r
+            }),
+            silent => silent,
+        };
+    let mut reads = LeaderReads::default();
+    let proven = [
+        with(true, Some(3_000), false),
+        with(true, Some(5_000), false),
+        Heard::Silent,
+    ];
+    assert!(reads.note(Duration::from_secs(100), &proven));
+    assert_eq!(reads.timers_from, Some(Duration::from_secs(97)));
+    assert!(!reads.pending);
+    // An older instant proven later moves nothing; a peer cut off is not waited for.
+    let older = [with(true, Some(20_000), false), with(false, None, true)];
+    assert!(!reads.note(Duration::from_secs(110), &older));
+    assert_eq!(reads.timers_from, Some(Duration::from_secs(97)));
+    assert!(reads.note(Duration::from_secs(111), &[with(true, None, true)]));
+    assert!(reads.pending);
+    assert!(reads.note(Duration::from_secs(112), &[with(true, Some(1_000), false)]));
+    assert_eq!(reads.timers_from, Some(Duration::from_secs(111)));
+    assert!(!reads.pending);
 }

@@ -304,7 +304,7 @@ pub async fn run<S: Source>(
             &node,
             peers.unreachable_after,
             reach.clone(),
-            quorum_rx.clone(),
+            (quorum_rx.clone(), leader_rx.clone(), clock),
             contact_before,
             nudges.clone(),
         );
@@ -615,12 +615,18 @@ fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartE
 
 /// What this agent tells a peer: whether it reaches the API server by the fence's own rule (a
 /// contact within `unreachableAfter`) and how long ago its last contact was — its own, or the
-/// latest ready answer of the kubelet's path while its own requests fail (`QuorumView::node_path`).
+/// latest ready answer of the kubelet's path while its own requests fail (`QuorumView::node_path`)
+/// — and what its reads of the controller-manager's leader Lease prove (`agent::leader`), which
+/// a peer cut off cannot read itself.
 fn peer_answer(
     node: &str,
     after: Duration,
     reach: Arc<Reachability>,
-    view: watch::Receiver<quorum::QuorumView>,
+    (view, leader, clock): (
+        watch::Receiver<quorum::QuorumView>,
+        watch::Receiver<crate::agent::leader::LeaderView>,
+        crate::agent::clock::Clock,
+    ),
     contact_before: Option<tokio::time::Instant>,
     nudges: Arc<quorum::Nudges>,
 ) -> crate::peer::AnswerFn {
@@ -637,9 +643,20 @@ fn peer_answer(
             (v.zone.clone().unwrap_or_default(), v.excluded, probed)
         };
         let age = crate::core::quorum::answer_age(own, probed);
+        let answer = crate::core::quorum::answer(&node, &zone, age, after);
+        let proven = *leader.borrow();
         let report = crate::core::quorum::PeerReport {
             excluded,
-            ..crate::core::quorum::answer(&node, &zone, age, after)
+            leader: crate::core::quorum::PeerLeader {
+                timers_from_age: proven
+                    .timers_from
+                    .map(|t| clock.mono_of(now).saturating_sub(t)),
+                // Back: its own requests answered again, its read of the Lease not yet.
+                pending: proven.pending
+                    && answer.reachable
+                    && reach.state() == crate::core::contact::Reach::Reachable,
+            },
+            ..answer
         };
         nudges.answered(question, &report);
         report

@@ -378,6 +378,7 @@ pub async fn run(
         counted_from_kubelet: None,
         leader: *inputs.leader.borrow(),
         returned_at: None,
+        peer_read_pending_since: None,
         node_path: Default::default(),
         node_read: false,
         reachable: false,
@@ -557,6 +558,10 @@ struct Task {
     /// the latest partition ended: a plan on the taint waits for the read after it.
     leader: crate::agent::leader::LeaderView,
     returned_at: Option<Duration>,
+    /// Since when the quorum's rounds have said, without a break, that a peer back from an
+    /// outage has not read the leader Lease yet (`QuorumView::leader_reads`): cut off, the
+    /// fence's steps wait for that read, as for its own after a return.
+    peer_read_pending_since: Option<Duration>,
     /// What this partition's probes of the kubelet's path said (`QuorumView::node_path`): taken
     /// from the view, as the reads are, so that a probe alone writes nothing to disk.
     node_path: crate::core::fencing::NodePath<tokio::time::Instant>,
@@ -771,6 +776,17 @@ type TaintCounts = (fence_plan::Taints, Option<Duration>);
 type PlanKey = (Duration, TaintCounts, QuorumVerdict, u64);
 
 impl Task {
+    /// The instant no taint eviction timer that can still delete a pod started before, on the
+    /// monotonic clock: the later of what this node's reads of the controller-manager's leader
+    /// Lease prove and what its peers' reads do (`core::quorum::LeaderReads`).
+    fn timers_from(&self) -> Option<Duration> {
+        let peers = self.quorum_view.leader_reads.timers_from;
+        match (self.leader.timers_from, peers) {
+            (Some(own), Some(peers)) => Some(own.max(peers)),
+            (own, peers) => own.or(peers),
+        }
+    }
+
     /// What the plans count from of the node controller's taints on our Node, on the monotonic
     /// clock.
     fn tainted(&self, now: Moment) -> fence_plan::Taints {
@@ -1249,7 +1265,7 @@ impl Task {
                     &self.kept.converted.pods,
                     now.mono,
                     self.tainted(now),
-                    self.leader.timers_from,
+                    self.timers_from(),
                     &self.policy,
                     &verdict,
                 );
@@ -1377,7 +1393,7 @@ impl Task {
         // Planned again only when what the plans depend on changed: while cut off, a tick
         // walks the plans for due steps and does nothing else.
         let tainted = self.tainted(now);
-        let timers_from = self.leader.timers_from;
+        let timers_from = self.timers_from();
         let key = (
             contact,
             (tainted, timers_from),
@@ -1460,6 +1476,23 @@ impl Task {
             && self
                 .returned_at
                 .is_some_and(|r| now.mono < r + crate::core::leader::RETURN_READ_WAIT);
+        // Cut off, so do the steps while a peer back from an outage has not read it yet: its
+        // read may prove that the controller-manager's lead lapsed in the outage, and the timers
+        // started again (`core::quorum::LeaderReads`).
+        let pending = !self.on_taint && self.quorum_view.leader_reads.pending;
+        let since = match (pending, self.peer_read_pending_since) {
+            (false, _) => None,
+            (true, since) => Some(since.unwrap_or(now.mono)),
+        };
+        if since.is_some() && self.peer_read_pending_since.is_none() {
+            log::info!(
+                "a peer back from an outage has not read the controller-manager's leader Lease yet: the fence's steps wait for its read, at most {}s",
+                crate::core::leader::RETURN_READ_WAIT.as_secs()
+            );
+        }
+        self.peer_read_pending_since = since;
+        let read_awaited = read_awaited
+            || since.is_some_and(|s| now.mono < s + crate::core::leader::RETURN_READ_WAIT);
         if !read_awaited {
             for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
                 self.take(&due, now);

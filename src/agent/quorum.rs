@@ -149,6 +149,12 @@ pub struct QuorumView {
     /// (`core::quorum::sigterm_waits`). The latest round's word is cleared while connected; not
     /// persisted.
     pub server_reads: crate::core::quorum::ServerReads,
+    /// What the peers' reads of the controller-manager's leader Lease prove to this node, on
+    /// this run's monotonic scale, and whether a peer in the latest round has not read it since
+    /// its return (`core::quorum::LeaderReads`): the fence counts no eviction from before the
+    /// first, and waits a moment on the second. The latest round's word is cleared while
+    /// connected; not persisted.
+    pub leader_reads: crate::core::quorum::LeaderReads,
     /// What the latest round's peers listed of the pods it asked about (`core::unlisted`): the
     /// fence plans the pods found and asks no more about the UIDs settled. Taken by the fence
     /// (as `kubelet_renewed`); the pods it plans are persisted with its others.
@@ -272,6 +278,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         tainted_read: false,
         node_reads: Default::default(),
         server_reads: Default::default(),
+        leader_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),
     }
@@ -639,6 +646,9 @@ pub async fn run(
     // Whether the peers that say they reach the API server read from it (kept through returns
     // of the link; the latest round's word cleared with the partition).
     let mut server_reads = crate::core::quorum::ServerReads::default();
+    // What the peers' reads of the controller-manager's leader Lease prove (kept through returns
+    // of the link; the latest round's pending read cleared with the partition).
+    let mut leader_reads = crate::core::quorum::LeaderReads::default();
     // When a nudge's read of this node's Lease was last answered: the renewal it sent is in
     // flight for a moment (`core::quorum::RENEWAL_IN_FLIGHT`).
     let mut read_answered: Option<Instant> = None;
@@ -737,8 +747,10 @@ pub async fn run(
                     // What this partition's peers listed is of this partition only.
                     v.pods_read = None;
                     v.server_reads.unread = false;
+                    v.leader_reads.pending = false;
                 });
                 server_reads.unread = false;
+                leader_reads.pending = false;
                 untainted_logged = false;
             }
             if !cut_off {
@@ -932,6 +944,22 @@ pub async fn run(
                 ),
             }
         }
+        // What the peers' reads of the controller-manager's leader Lease prove: cut off, this node
+        // reads nothing itself (`agent::leader`).
+        let proven = leader_reads.timers_from;
+        if leader_reads.note(mono(sent.0), round.heard.iter().map(|(_, h)| h)) {
+            view.send_modify(|v| v.leader_reads = leader_reads);
+            if leader_reads.timers_from != proven {
+                log::info!(
+                    "a peer's reads of the controller-manager's leader Lease prove that no taint eviction timer running now started before {}: the fence counts no eviction from earlier",
+                    crate::core::clock::rfc3339(
+                        clock
+                            .at(clock.instant_of(leader_reads.timers_from.unwrap_or_default()))
+                            .wall
+                    )
+                );
+            }
+        }
         // Whether the API server answered the peers that say they reach it, published before the
         // verdict it qualifies.
         let was_unread = server_reads.unread;
@@ -1073,6 +1101,7 @@ mod tests {
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         };
         (p, Heard::Report(report))
     }
@@ -1746,6 +1775,7 @@ mod nudge_tests {
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         }
     }
 

@@ -58,6 +58,61 @@ pub struct PeerReport {
     /// server in the same list as the asker's Node ([`ZoneRecord`]). `None` when not asked, when
     /// this peer does not reach the API server, or when its read failed.
     pub zone_recorded: Option<ZoneRecord>,
+    /// What this peer's own reads of the controller-manager's leader Lease prove ([`PeerLeader`];
+    /// on the wire `leaderTimersFromAgeMillis` and `leaderReadPending`). The default, nothing
+    /// proven and nothing pending, from a build older than the fields.
+    pub leader: PeerLeader,
+}
+
+/// What a peer's reads of the controller-manager's leader Lease prove (`core::leader`,
+/// `PeerReport::leader`): a fact about the control plane, the same for every node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeerLeader {
+    /// How long before it answered, on its own monotonic clock, the instant its reads prove
+    /// that no taint eviction timer that can still delete a pod started before
+    /// (`leader::Leader::timers_from`). `None` until a read proves one.
+    pub timers_from_age: Option<Duration>,
+    /// It reaches the API server again after it was cut off while the Lease was readable, and
+    /// has not read the Lease since (`agent::leader::LeaderView::pending`): a lead may have
+    /// lapsed in an outage that its reads do not show yet.
+    pub pending: bool,
+}
+
+/// What the peers' reads of the controller-manager's leader Lease prove to this node
+/// (docs/fence.md §7, *The controller-manager's Lease*, read by the peers). Cut off, this node
+/// reads nothing itself, and back from an outage of the API server for everyone its peers may
+/// read again before it does: a taint from before the outage then says nothing of the timers
+/// that will delete, and only a read of the Lease tells. Kept across the rounds of a run; not
+/// persisted (a restart counts without it: earlier, never later).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaderReads {
+    /// The latest instant, on this run's monotonic clock, before which a peer's reads prove no
+    /// such timer started: the round's sending less the age the peer gave. Its answer left
+    /// after the question did, so this is no later than the instant the peer proved. Only moves
+    /// later, as `leader::Leader::timers_from` does.
+    pub timers_from: Option<Duration>,
+    /// The latest round: a peer that says it reaches the API server has not read the Lease
+    /// since its own return (`PeerLeader::pending`).
+    pub pending: bool,
+}
+
+impl LeaderReads {
+    /// Notes the answers of the round sent at `sent`; true when anything changed.
+    pub fn note<'a>(&mut self, sent: Duration, heard: impl IntoIterator<Item = &'a Heard>) -> bool {
+        let before = *self;
+        let mut pending = false;
+        for h in heard {
+            if let Heard::Report(r) = h {
+                if let Some(age) = r.leader.timers_from_age {
+                    let t = sent.saturating_sub(age);
+                    self.timers_from = Some(self.timers_from.map_or(t, |f| f.max(t)));
+                }
+                pending |= r.reachable && r.leader.pending;
+            }
+        }
+        self.pending = pending;
+        *self != before
+    }
 }
 
 /// What a peer read of the asking node's Node (`PeerReport::node_read`; on the wire the answer's
@@ -422,6 +477,7 @@ pub fn answer(
         node_read: None,
         pods: None,
         zone_recorded: None,
+        leader: PeerLeader::default(),
     }
 }
 
@@ -790,6 +846,15 @@ pub struct Fixes {
     /// cut, ran 54 s past its deletion). The peers' shell applies it; only the simulator reads
     /// this switch.
     pub not_ready_read: bool,
+    /// Cut off, the fence counts no eviction from before the instant a peer's reads of the
+    /// controller-manager's leader Lease prove no timer started before (`LeaderReads`), and
+    /// waits, at most `leader::RETURN_READ_WAIT`, while a peer back from an outage has not read
+    /// it yet (the CI run after the fortieth session: back from an outage of the API server for
+    /// everyone longer than the controller-manager's renew deadline, the peers read again
+    /// seconds before this node did, and the fence stopped a pod whose timer the controller-
+    /// manager that took over had started again). The agent's shell applies it; only the
+    /// simulator reads this switch.
+    pub peer_leader_read: bool,
 }
 
 impl Fixes {
@@ -845,6 +910,7 @@ impl Fixes {
         ready_false_queued: true,
         not_ready_only: true,
         not_ready_read: true,
+        peer_leader_read: true,
     };
 }
 
@@ -2225,6 +2291,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 node_read: None,
                 pods: None,
                 zone_recorded: None,
+                leader: Default::default(),
             });
         }
     }

@@ -28,6 +28,12 @@
 //! And `"pods":[uid, …]`: the asker, cut off, asks the node about pods whose cgroups run on the
 //! asker and that its view lacks. A node that reaches the API server lists the asker's pods and
 //! adds `"pods"`: those of them the list holds (`core::unlisted`).
+//!
+//! Every answer also carries what the answering node's own reads of the controller-manager's
+//! leader Lease prove (`core::quorum::PeerLeader`): `"leaderTimersFromAgeMillis"`, how long
+//! before the answer the instant lies before which no taint eviction timer that can still
+//! delete a pod started, and `"leaderReadPending":true` while it reaches the API server again
+//! and has not read the Lease since.
 
 pub mod auth;
 pub mod client;
@@ -138,6 +144,17 @@ pub struct Answer {
     /// `askerLast` while one is Ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_record: Option<crate::core::quorum::ZoneRecord>,
+    /// How long before this answer, in milliseconds of the answering node's monotonic clock
+    /// (rounded up), lies the instant before which its reads of the controller-manager's leader
+    /// Lease prove that no taint eviction timer that can still delete a pod started
+    /// (`core::quorum::PeerLeader::timers_from_age`). Absent until a read proves one; an agent
+    /// that predates the field ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_timers_from_age_millis: Option<u64>,
+    /// The answering node reaches the API server again and has not read that Lease since
+    /// (`core::quorum::PeerLeader::pending`). Absent when false, as `excluded`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leader_read_pending: bool,
 }
 
 impl From<&PeerReport> for Answer {
@@ -163,6 +180,13 @@ impl From<&PeerReport> for Answer {
                     .collect()
             }),
             zone_record: r.zone_recorded,
+            // Rounded up: the asker counts from its question's sending less this age, and an
+            // older instant is never later than the one proven.
+            leader_timers_from_age_millis: r
+                .leader
+                .timers_from_age
+                .map(|age| u64::try_from(age.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)),
+            leader_read_pending: r.leader.pending,
         }
     }
 }
@@ -205,6 +229,10 @@ impl TryFrom<Answer> for PeerReport {
                     .ok()
             }),
             zone_recorded: a.zone_record,
+            leader: crate::core::quorum::PeerLeader {
+                timers_from_age: a.leader_timers_from_age_millis.map(Duration::from_millis),
+                pending: a.leader_read_pending,
+            },
         })
     }
 }
@@ -249,6 +277,7 @@ mod tests {
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert_eq!(
@@ -273,6 +302,41 @@ mod tests {
         assert!(text.contains(r#""excluded":true"#), "{text}");
         let back: Answer = serde_json::from_str(&text).expect("parse");
         assert_eq!(PeerReport::try_from(back), Ok(excluded));
+    }
+
+    #[test]
+    fn what_the_leader_reads_prove_travels_rounded_up_and_an_older_answer_proves_nothing() {
+        let report = PeerReport {
+            leader: crate::core::quorum::PeerLeader {
+                timers_from_age: Some(Duration::from_micros(1_500_001)),
+                pending: true,
+            },
+            ..reaching("n1")
+        };
+        let text = serde_json::to_string(&Answer::from(&report)).expect("json");
+        assert!(
+            text.ends_with(r#","leaderTimersFromAgeMillis":1501,"leaderReadPending":true}"#),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        let back = PeerReport::try_from(back).expect("a report");
+        assert_eq!(
+            back.leader.timers_from_age,
+            Some(Duration::from_millis(1501))
+        );
+        assert!(back.leader.pending);
+        // Nothing proven, nothing pending: neither field on the wire.
+        let text = serde_json::to_string(&Answer::from(&reaching("n1"))).expect("json");
+        assert!(!text.contains("leader"), "{text}");
+        // An agent that predates the fields proves nothing.
+        let old: Answer = serde_json::from_str(
+            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1}"#,
+        )
+        .expect("parse");
+        assert_eq!(
+            PeerReport::try_from(old).map(|r| r.leader),
+            Ok(crate::core::quorum::PeerLeader::default())
+        );
     }
 
     #[test]
@@ -315,6 +379,7 @@ mod tests {
             node_read: None,
             zone_recorded: None,
             pods: None,
+            leader: Default::default(),
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(

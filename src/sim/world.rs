@@ -556,6 +556,8 @@ struct Agent {
     node_reads: quorum::NodeReads<Duration>,
     /// Whether the peers read from the API server they say they reach (`agent::quorum`).
     server_reads: quorum::ServerReads,
+    /// What the peers' reads of the controller-manager's leader Lease prove (`agent::quorum`).
+    leader_reads: quorum::LeaderReads,
     /// When the SIGTERMs of this partition last began to wait for such a read, and when they
     /// stopped (`None` while they wait) ([`Outcome::sigterm_waits_ms`]).
     waits: Option<(Duration, Option<Duration>)>,
@@ -1399,6 +1401,7 @@ impl World<'_> {
             reads: quorum::TaintReads::default(),
             node_reads: quorum::NodeReads::default(),
             server_reads: quorum::ServerReads::default(),
+            leader_reads: quorum::LeaderReads::default(),
             waits: None,
             leader: leader::Leader::default(),
             leader_next: None,
@@ -2977,7 +2980,11 @@ impl World<'_> {
             } else {
                 a.node_path.verdict(verdict)
             };
-            let timers_from = a.leader.timers_from();
+            // The later of its own reads' proof and its peers' (`agent::fence_task`).
+            let timers_from = match (a.leader.timers_from(), a.leader_reads.timers_from) {
+                (Some(own), Some(peers)) => Some(own.max(peers)),
+                (own, peers) => own.or(peers),
+            };
             a.plans = fence_plan::plan(&a.known, contact, taints, timers_from, &policy, &verdict);
             if !set.fixes.not_ready_only {
                 // Reverted: a pod that tolerates unreachable forever is never planned.
@@ -3147,6 +3154,13 @@ impl World<'_> {
                             && self.agent_reaches(j)
                         {
                             r.kubelet_renewed = self.kubelet_renew_time[i];
+                        }
+                        // What its reads of the controller-manager's leader Lease prove
+                        // (`agent::connected`'s answer). A simulated agent reads the Lease in
+                        // the step that finds its link back, so none answers with a read pending.
+                        if self.set.fixes.peer_leader_read {
+                            r.leader.timers_from_age =
+                                b.leader.timers_from().map(|t| now.saturating_sub(t));
                         }
                         // Every question asks for this node's Node (`peer::ask_all_reading`;
                         // a build before `taint_read` asked for none).
@@ -3432,6 +3446,16 @@ impl World<'_> {
         a.node_path.note_taint(read);
         // As `agent::quorum`: whether the peers that say they reach the API server read from it.
         a.server_reads.note(round.heard.iter().map(|(_, h)| h));
+        // And what their reads of the controller-manager's leader Lease prove.
+        let proven = a.leader_reads.timers_from;
+        if set.fixes.peer_leader_read
+            && a.leader_reads.note(now, round.heard.iter().map(|(_, h)| h))
+            && a.leader_reads.timers_from != proven
+        {
+            let from = a.leader_reads.timers_from.unwrap_or_default();
+            let from = from.saturating_sub(ORIGIN).as_secs_f64();
+            self.log(|| format!("n{i} peers' leader reads: timers from {from:.3}s"));
+        }
         let answered = round
             .heard
             .iter()
