@@ -1541,6 +1541,8 @@ fn a_hold_waits_a_round_while_the_renewal_after_an_answered_read_is_in_flight() 
     reverted.fixes.renewal_in_flight = false;
     // The probe of the kubelet's path, which finds the return, came later.
     reverted.fixes.node_path = false;
+    // And the peers' reads of the leader Lease, which alone spare pod 120.
+    reverted.fixes.peer_leader_read = false;
     assert_eq!(wrongful_stops(&scenario, &reverted), [120, 122]);
     assert_timeline_says(0x1cea, "n59 would enforce, its renewal in flight");
 }
@@ -2192,6 +2194,23 @@ fn a_peer_that_says_it_is_back_reads_the_zone_for_the_nodes_it_nudges() {
     assert_default_spares(&[(0x25ee, &[11]), (0x2c2, &[9, 6])], |f| {
         f.nudger_reads = false
     });
+}
+
+/// Seed 0x15a7 (issue 22, the default model's 1–10,000 run; the class the CI run after the
+/// fortieth session met in tests/quorum_e2e.rs): an outage of the API server for everyone
+/// (62.8–102.3 s) outlasted the controller-manager's renew deadline, and every agent back read
+/// the leader Lease lapsed at 102.421 s. n8, restarted at 104.244 s and still cut off, heard its
+/// peers reach the API server again, enforced, and stopped pod 17 (tolerating 32 s) at once,
+/// counted from before the outage; the controller-manager that took over kept it. Its peers'
+/// answers now carry what their reads prove (`quorum::LeaderReads`, `Fixes::peer_leader_read`).
+#[test]
+fn a_peers_read_of_the_controller_managers_lapsed_lead_bounds_a_cut_off_count() {
+    assert_default_spares(&[(0x15a7, &[17])], |f| f.peer_leader_read = false);
+    assert_timeline_under(
+        0x15a7,
+        &Settings::default(),
+        "104.244s n8 peers' leader reads: timers from 102.421s",
+    );
 }
 
 /// Under the default settings, no seed of `seeds` stops a pod wrongfully outside a policy
