@@ -3058,4 +3058,25 @@ fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
     assert!(reads.note(Duration::from_secs(112), &[with(true, Some(1_000), false)]));
     assert_eq!(reads.timers_from, Some(Duration::from_secs(111)));
     assert!(!reads.pending);
+    // The steps wait on a pending read only after a hold, and at most two seconds from the first
+    // round in a row that says so.
+    let s = Duration::from_secs;
+    let pending = LeaderReads {
+        timers_from: None,
+        pending: true,
+    };
+    let mut since = None;
+    assert_eq!(pending.read_awaited(false, &mut since, s(50)), None);
+    assert_eq!(since, None);
+    assert_eq!(pending.read_awaited(true, &mut since, s(50)), Some(s(52)));
+    let later = Duration::from_millis(51_900);
+    assert_eq!(pending.read_awaited(true, &mut since, later), Some(s(52)));
+    assert_eq!(pending.read_awaited(true, &mut since, s(52)), None);
+    let read = LeaderReads {
+        pending: false,
+        ..pending
+    };
+    assert_eq!(read.read_awaited(true, &mut since, s(53)), None);
+    assert_eq!(since, None);
+    assert_eq!(pending.read_awaited(true, &mut since, s(60)), Some(s(62)));
 }

@@ -1867,9 +1867,20 @@ fn lapsed_lead(cut_off_after: Duration) {
     if !cut_off_after.is_zero() {
         let stopped = watch_pods(&mut lab, SystemTime::now() + cut_off_after);
         let log = lab.node(1).log();
+        let peers: String = (2..=5)
+            .flat_map(|i| {
+                lab.node(i)
+                    .log()
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| l.contains("Lease") || l.contains("reachable"))
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(
             stopped.is_empty(),
-            "stopped {stopped:?} while cut off:\n{log}"
+            "stopped {stopped:?} while cut off:\n{log}\nthe peers' lines on contact and Leases:\n{peers}"
         );
         assert!(
             log.contains("a peer's reads of the controller-manager's leader Lease prove"),

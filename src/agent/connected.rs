@@ -651,10 +651,9 @@ fn peer_answer(
                 timers_from_age: proven
                     .timers_from
                     .map(|t| clock.mono_of(now).saturating_sub(t)),
-                // Back: its own requests answered again, its read of the Lease not yet.
-                pending: proven.pending
-                    && answer.reachable
-                    && reach.state() == crate::core::contact::Reach::Reachable,
+                // It lost the API server since its last read, and says it reaches it: by its own
+                // requests answered again, or by a contact not yet `unreachableAfter` old.
+                pending: proven.pending && answer.reachable,
             },
             ..answer
         };

@@ -1476,23 +1476,24 @@ impl Task {
             && self
                 .returned_at
                 .is_some_and(|r| now.mono < r + crate::core::leader::RETURN_READ_WAIT);
-        // Cut off, so do the steps while a peer back from an outage has not read it yet: its
-        // read may prove that the controller-manager's lead lapsed in the outage, and the timers
-        // started again (`core::quorum::LeaderReads`).
-        let pending = !self.on_taint && self.quorum_view.leader_reads.pending;
-        let since = match (pending, self.peer_read_pending_since) {
-            (false, _) => None,
-            (true, since) => Some(since.unwrap_or(now.mono)),
-        };
-        if since.is_some() && self.peer_read_pending_since.is_none() {
+        // Cut off after a hold, so do the steps while a peer that says it reaches the API server
+        // has not read it since it lost it itself: its read may prove that the controller-
+        // manager's lead lapsed in an outage, and the timers started again
+        // (`core::quorum::LeaderReads::read_awaited`).
+        let held = !self.on_taint && self.quorum_view.held_from.is_some();
+        let was = self.peer_read_pending_since;
+        let peer_awaited = self.quorum_view.leader_reads.read_awaited(
+            held,
+            &mut self.peer_read_pending_since,
+            now.mono,
+        );
+        if was.is_none() && peer_awaited.is_some() {
             log::info!(
-                "a peer back from an outage has not read the controller-manager's leader Lease yet: the fence's steps wait for its read, at most {}s",
+                "a peer that reaches the API server has not read the controller-manager's leader Lease since it lost it itself: the fence's steps wait for its read, at most {}s",
                 crate::core::leader::RETURN_READ_WAIT.as_secs()
             );
         }
-        self.peer_read_pending_since = since;
-        let read_awaited = read_awaited
-            || since.is_some_and(|s| now.mono < s + crate::core::leader::RETURN_READ_WAIT);
+        let read_awaited = read_awaited || peer_awaited.is_some();
         if !read_awaited {
             for due in self.steps.due(&plans, &self.kept.fenced, now.mono) {
                 self.take(&due, now);

@@ -72,9 +72,11 @@ pub struct PeerLeader {
     /// that no taint eviction timer that can still delete a pod started before
     /// (`leader::Leader::timers_from`). `None` until a read proves one.
     pub timers_from_age: Option<Duration>,
-    /// It reaches the API server again after it was cut off while the Lease was readable, and
-    /// has not read the Lease since (`agent::leader::LeaderView::pending`): a lead may have
-    /// lapsed in an outage that its reads do not show yet.
+    /// It says it reaches the API server, but its own requests failed since its latest read of
+    /// the Lease, and it has not read it since (`agent::leader::LeaderView::pending`): a lead may
+    /// have lapsed in an outage that its reads do not show yet. Either it is back and its read
+    /// is on the way, or it has just lost the API server and its contact is not yet
+    /// `unreachableAfter` old.
     pub pending: bool,
 }
 
@@ -92,7 +94,7 @@ pub struct LeaderReads {
     /// later, as `leader::Leader::timers_from` does.
     pub timers_from: Option<Duration>,
     /// The latest round: a peer that says it reaches the API server has not read the Lease
-    /// since its own return (`PeerLeader::pending`).
+    /// since it lost it itself (`PeerLeader::pending`).
     pub pending: bool,
 }
 
@@ -112,6 +114,28 @@ impl LeaderReads {
         }
         self.pending = pending;
         *self != before
+    }
+
+    /// Whether the fence's steps wait for a peer's read of the leader Lease, and until when
+    /// (docs/fence.md §7, *Read by the peers*): cut off after a hold in this partition (`held`:
+    /// the API server may have been down for everyone, long enough to end the controller-
+    /// manager's lead), while the latest round has a peer that says it reaches the API server
+    /// and has not read the Lease since it lost it itself; for at most
+    /// `leader::RETURN_READ_WAIT` from the first such round in a row (`since`, kept by the
+    /// caller). `None`: no wait.
+    pub fn read_awaited(
+        &self,
+        held: bool,
+        since: &mut Option<Duration>,
+        now: Duration,
+    ) -> Option<Duration> {
+        *since = match (self.pending && held, *since) {
+            (false, _) => None,
+            (true, s) => Some(s.unwrap_or(now)),
+        };
+        since
+            .map(|s| s + crate::core::leader::RETURN_READ_WAIT)
+            .filter(|end| now < *end)
     }
 }
 

@@ -32,8 +32,8 @@
 //! Every answer also carries what the answering node's own reads of the controller-manager's
 //! leader Lease prove (`core::quorum::PeerLeader`): `"leaderTimersFromAgeMillis"`, how long
 //! before the answer the instant lies before which no taint eviction timer that can still
-//! delete a pod started, and `"leaderReadPending":true` while it reaches the API server again
-//! and has not read the Lease since.
+//! delete a pod started, and `"leaderReadPending":true` while it says it reaches the API server
+//! and has not read the Lease since its own requests failed.
 
 pub mod auth;
 pub mod client;
@@ -151,8 +151,9 @@ pub struct Answer {
     /// that predates the field ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leader_timers_from_age_millis: Option<u64>,
-    /// The answering node reaches the API server again and has not read that Lease since
-    /// (`core::quorum::PeerLeader::pending`). Absent when false, as `excluded`.
+    /// The answering node says it reaches the API server, and has not read that Lease since its
+    /// own requests failed (`core::quorum::PeerLeader::pending`). Absent when false, as
+    /// `excluded`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub leader_read_pending: bool,
 }

@@ -565,6 +565,11 @@ struct Agent {
     /// it next (`agent::leader`; `None`: at once).
     leader: leader::Leader,
     leader_next: Option<Duration>,
+    /// Its own requests failed since its latest read of the leader Lease
+    /// (`agent::leader::LeaderView::pending`), and since when its steps wait for a peer's read
+    /// (`quorum::LeaderReads::read_awaited`).
+    leader_pending: bool,
+    peer_read_pending_since: Option<Duration>,
     /// The pod UIDs a peer's list answered in this partition (`unlisted::unlisted`), as
     /// `agent::fence_task` keeps them: not through a restart or a return of the link.
     settled: BTreeSet<String>,
@@ -1405,6 +1410,8 @@ impl World<'_> {
             waits: None,
             leader: leader::Leader::default(),
             leader_next: None,
+            leader_pending: false,
+            peer_read_pending_since: None,
             on_taint: false,
             taint_view: first_view(Self::taint_at, disk.taint_added),
             not_ready_view: first_view(Self::not_ready_taint_at, disk.not_ready_added),
@@ -2805,6 +2812,10 @@ impl World<'_> {
         // The answer takes no time here, and the read comes as the link does; the agent's comes
         // once its own first request after the return succeeds, a moment later.
         let reaches = self.agent_reaches(i);
+        // As `agent::leader`: cut off after a read that found the Lease, the read is pending.
+        if a.contact.reach == Reach::Unreachable && a.leader.holder().is_some() {
+            a.leader_pending = true;
+        }
         if set.fixes.leader_read && reaches && a.leader_next.is_none_or(|t| now >= t) {
             if let Some((holder, renewed, lease_duration)) = self.cp.leader_lease(now) {
                 let holder = format!("kube-controller-manager-{holder}");
@@ -2824,6 +2835,7 @@ impl World<'_> {
                 }
             }
             a.leader_next = Some(now + a.leader.next_read());
+            a.leader_pending = false;
         }
         let leader_wake = a.leader_next.filter(|_| set.fixes.leader_read && reaches);
         // As `agent::fence_task`'s `list_unseen`: connected, after a pod's cgroup appeared, it
@@ -3015,7 +3027,21 @@ impl World<'_> {
                 };
                 self.log(|| format!("n{i} SIGTERMs wait for a read: {waits}"));
             }
-            for due in a.steps.due(&a.plans, &a.fenced, now) {
+            // As `agent::fence_task`: cut off after a hold, the steps wait a moment while a peer
+            // that says it reaches the API server has not read the leader Lease since it lost it.
+            let held = judged.cut_off && !on_taint && a.gate.held_from.is_some();
+            let awaited = if set.fixes.peer_leader_read {
+                a.leader_reads
+                    .read_awaited(held, &mut a.peer_read_pending_since, now)
+            } else {
+                None
+            };
+            let due = if awaited.is_some() {
+                Vec::new()
+            } else {
+                a.steps.due(&a.plans, &a.fenced, now)
+            };
+            for due in due {
                 // How much of the time since its planned instant the SIGTERM waited.
                 let planned = now.saturating_sub(due.late);
                 if let (Step::Sigterm, Some((from, until))) = (due.step, a.waits)
@@ -3028,7 +3054,7 @@ impl World<'_> {
                 self.take_step(i, &mut a, &due.uid, due.step, due.eviction_time);
             }
             if let Some(t) = a.steps.next_due(&a.plans, &a.fenced) {
-                next.push(t.max(now));
+                next.push(t.max(awaited.unwrap_or(now)));
             }
         }
         if (judged.cut_off || on_taint) && !a.fenced.is_empty() {
@@ -3157,10 +3183,11 @@ impl World<'_> {
                         }
                         // What its reads of the controller-manager's leader Lease prove
                         // (`agent::connected`'s answer). A simulated agent reads the Lease in
-                        // the step that finds its link back, so none answers with a read pending.
+                        // the step that finds its link back.
                         if self.set.fixes.peer_leader_read {
                             r.leader.timers_from_age =
                                 b.leader.timers_from().map(|t| now.saturating_sub(t));
+                            r.leader.pending = b.leader_pending && r.reachable;
                         }
                         // Every question asks for this node's Node (`peer::ask_all_reading`;
                         // a build before `taint_read` asked for none).
