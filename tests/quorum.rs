@@ -3058,9 +3058,14 @@ fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
     assert!(reads.note(Duration::from_secs(112), &[with(true, Some(1_000), false)]));
     assert_eq!(reads.timers_from, Some(Duration::from_secs(111)));
     assert!(!reads.pending);
+    // The fence counts from the later of its own bound and its peers'.
+    let s = Duration::from_secs;
+    assert_eq!(reads.bound(None), Some(s(111)));
+    assert_eq!(reads.bound(Some(s(100))), Some(s(111)));
+    assert_eq!(reads.bound(Some(s(120))), Some(s(120)));
+    assert_eq!(LeaderReads::default().bound(Some(s(5))), Some(s(5)));
     // The steps wait on a pending read only after a hold, and at most two seconds from the first
     // round in a row that says so.
-    let s = Duration::from_secs;
     let pending = LeaderReads {
         timers_from: None,
         pending: true,

@@ -2197,8 +2197,8 @@ fn a_peer_that_says_it_is_back_reads_the_zone_for_the_nodes_it_nudges() {
 }
 
 /// Seed 0x15a7 (issue 22, the default model's 1–10,000 run; the class the CI run after the
-/// fortieth session met in tests/quorum_e2e.rs): an outage of the API server for everyone
-/// (62.8–102.3 s) outlasted the controller-manager's renew deadline, and every agent back read
+/// fortieth session met in tests/quorum_e2e.rs): an outage of the API server for everyone,
+/// ended at 102.3 s, outlasted the controller-manager's renew deadline, and every agent back read
 /// the leader Lease lapsed at 102.421 s. n8, restarted at 104.244 s and still cut off, heard its
 /// peers reach the API server again, enforced, and stopped pod 17 (tolerating 32 s) at once,
 /// counted from before the outage; the controller-manager that took over kept it. Its peers'

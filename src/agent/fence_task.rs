@@ -558,9 +558,10 @@ struct Task {
     /// the latest partition ended: a plan on the taint waits for the read after it.
     leader: crate::agent::leader::LeaderView,
     returned_at: Option<Duration>,
-    /// Since when the quorum's rounds have said, without a break, that a peer back from an
-    /// outage has not read the leader Lease yet (`QuorumView::leader_reads`): cut off, the
-    /// fence's steps wait for that read, as for its own after a return.
+    /// Since when the quorum's rounds have said, without a break, that a peer that says it
+    /// reaches the API server has not read the leader Lease since it lost it
+    /// (`QuorumView::leader_reads`): cut off after a hold, the fence's steps wait for that read,
+    /// as for its own after a return.
     peer_read_pending_since: Option<Duration>,
     /// What this partition's probes of the kubelet's path said (`QuorumView::node_path`): taken
     /// from the view, as the reads are, so that a probe alone writes nothing to disk.
@@ -780,11 +781,7 @@ impl Task {
     /// monotonic clock: the later of what this node's reads of the controller-manager's leader
     /// Lease prove and what its peers' reads do (`core::quorum::LeaderReads`).
     fn timers_from(&self) -> Option<Duration> {
-        let peers = self.quorum_view.leader_reads.timers_from;
-        match (self.leader.timers_from, peers) {
-            (Some(own), Some(peers)) => Some(own.max(peers)),
-            (own, peers) => own.or(peers),
-        }
+        self.quorum_view.leader_reads.bound(self.leader.timers_from)
     }
 
     /// What the plans count from of the node controller's taints on our Node, on the monotonic

@@ -150,9 +150,9 @@ pub struct QuorumView {
     /// persisted.
     pub server_reads: crate::core::quorum::ServerReads,
     /// What the peers' reads of the controller-manager's leader Lease prove to this node, on
-    /// this run's monotonic scale, and whether a peer in the latest round has not read it since
-    /// its return (`core::quorum::LeaderReads`): the fence counts no eviction from before the
-    /// first, and waits a moment on the second. The latest round's word is cleared while
+    /// this run's monotonic scale, and whether a peer in the latest round that says it reaches
+    /// the API server has not read it since it lost it (`core::quorum::LeaderReads`): the fence
+    /// counts no eviction from before the first, and after a hold waits a moment on the second. The latest round's word is cleared while
     /// connected; not persisted.
     pub leader_reads: crate::core::quorum::LeaderReads,
     /// What the latest round's peers listed of the pods it asked about (`core::unlisted`): the

@@ -116,6 +116,15 @@ impl LeaderReads {
         *self != before
     }
 
+    /// The later of `own`, what this node's own reads of the Lease prove, and its peers'
+    /// [`LeaderReads::timers_from`]: the bound the fence counts every eviction from.
+    pub fn bound(&self, own: Option<Duration>) -> Option<Duration> {
+        match (own, self.timers_from) {
+            (Some(own), Some(peers)) => Some(own.max(peers)),
+            (own, peers) => own.or(peers),
+        }
+    }
+
     /// Whether the fence's steps wait for a peer's read of the leader Lease, and until when
     /// (docs/fence.md §7, *Read by the peers*): cut off after a hold in this partition (`held`:
     /// the API server may have been down for everyone, long enough to end the controller-
@@ -872,8 +881,8 @@ pub struct Fixes {
     pub not_ready_read: bool,
     /// Cut off, the fence counts no eviction from before the instant a peer's reads of the
     /// controller-manager's leader Lease prove no timer started before (`LeaderReads`), and
-    /// waits, at most `leader::RETURN_READ_WAIT`, while a peer back from an outage has not read
-    /// it yet (the CI run after the fortieth session: back from an outage of the API server for
+    /// after a hold waits, at most `leader::RETURN_READ_WAIT`, while a peer that says it reaches
+    /// the API server has not read it since it lost it (the CI run after the fortieth session: back from an outage of the API server for
     /// everyone longer than the controller-manager's renew deadline, the peers read again
     /// seconds before this node did, and the fence stopped a pod whose timer the controller-
     /// manager that took over had started again). The agent's shell applies it; only the

@@ -2993,10 +2993,7 @@ impl World<'_> {
                 a.node_path.verdict(verdict)
             };
             // The later of its own reads' proof and its peers' (`agent::fence_task`).
-            let timers_from = match (a.leader.timers_from(), a.leader_reads.timers_from) {
-                (Some(own), Some(peers)) => Some(own.max(peers)),
-                (own, peers) => own.or(peers),
-            };
+            let timers_from = a.leader_reads.bound(a.leader.timers_from());
             a.plans = fence_plan::plan(&a.known, contact, taints, timers_from, &policy, &verdict);
             if !set.fixes.not_ready_only {
                 // Reverted: a pod that tolerates unreachable forever is never planned.
