@@ -3064,6 +3064,16 @@ fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
     assert_eq!(reads.bound(Some(s(100))), Some(s(111)));
     assert_eq!(reads.bound(Some(s(120))), Some(s(120)));
     assert_eq!(LeaderReads::default().bound(Some(s(5))), Some(s(5)));
+    // What a peer answers of its own reads: the proven instant's age, and a pending read only
+    // while it says it reaches the API server.
+    let answered = |reachable| PeerLeader::answered(Some(s(90)), true, s(100), reachable);
+    assert_eq!(answered(true).timers_from_age, Some(s(10)));
+    assert!(answered(true).pending);
+    assert!(!answered(false).pending);
+    assert_eq!(
+        PeerLeader::answered(None, false, s(100), true),
+        PeerLeader::default()
+    );
     // The steps wait on a pending read only after a hold, and at most two seconds from the first
     // round in a row that says so.
     let pending = LeaderReads {

@@ -647,14 +647,14 @@ fn peer_answer(
         let proven = *leader.borrow();
         let report = crate::core::quorum::PeerReport {
             excluded,
-            leader: crate::core::quorum::PeerLeader {
-                timers_from_age: proven
-                    .timers_from
-                    .map(|t| clock.mono_of(now).saturating_sub(t)),
-                // It lost the API server since its last read, and says it reaches it: by its own
-                // requests answered again, or by a contact not yet `unreachableAfter` old.
-                pending: proven.pending && answer.reachable,
-            },
+            // Pending while it says it reaches the API server: by its own requests answered
+            // again, or by a contact not yet `unreachableAfter` old.
+            leader: crate::core::quorum::PeerLeader::answered(
+                proven.timers_from,
+                proven.pending,
+                clock.mono_of(now),
+                answer.reachable,
+            ),
             ..answer
         };
         nudges.answered(question, &report);

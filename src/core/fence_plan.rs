@@ -560,6 +560,26 @@ pub fn plan_each<'a>(
     })
 }
 
+/// When the timer of a taint added at `added` deletes a pod whose toleration of it gives
+/// `outcome`, every timer starting no earlier than `timers_from` (a leader's restart starts them
+/// again), with the toleration's seconds; `None` when the pod tolerates the taint forever.
+fn deletion_after(
+    added: Duration,
+    outcome: NoExecuteOutcome,
+    timers_from: Option<Duration>,
+) -> Option<(Duration, i64)> {
+    let seconds = match outcome {
+        NoExecuteOutcome::Never => return None,
+        NoExecuteOutcome::EvictNow => 0,
+        NoExecuteOutcome::EvictAfter { seconds } => seconds,
+    };
+    let from = timers_from.map_or(added, |r| added.max(r));
+    Some((
+        from + Duration::from_secs(u64::try_from(seconds).unwrap_or(0)),
+        seconds,
+    ))
+}
+
 /// The steps that stop `pod` by `eviction_time`: the kill a safety margin before, the SIGTERM its
 /// grace period (capped) before that; and that grace period.
 fn schedule_of(
@@ -597,14 +617,11 @@ fn not_ready_only(
     if matches!(quorum, QuorumVerdict::Hold { .. }) {
         return None;
     }
-    let from = taints.not_ready?;
-    let seconds = match not_ready_delay(&pod.tolerations) {
-        NoExecuteOutcome::Never => return None,
-        NoExecuteOutcome::EvictNow => 0,
-        NoExecuteOutcome::EvictAfter { seconds } => seconds,
-    };
-    let from = timers_from.map_or(from, |r| from.max(r));
-    let eviction_time = from + Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
+    let (eviction_time, seconds) = deletion_after(
+        taints.not_ready?,
+        not_ready_delay(&pod.tolerations),
+        timers_from,
+    )?;
     let swapped_by = last_contact
         + policy.kubelet_lag
         + policy.node_monitor_grace_period
@@ -746,14 +763,8 @@ fn plan_one(
         .chain(first)
         .filter(|_| !holding)
         .filter_map(|(t, outcome, not_ready)| {
-            let seconds = match outcome {
-                NoExecuteOutcome::Never => return None,
-                NoExecuteOutcome::EvictNow => 0,
-                NoExecuteOutcome::EvictAfter { seconds } => seconds,
-            };
-            let from = timers_from.map_or(t, |r| t.max(r));
-            let after = Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
-            Some((from + after, seconds, not_ready))
+            let (at, seconds) = deletion_after(t, outcome, timers_from)?;
+            Some((at, seconds, not_ready))
         })
         .filter(|(at, ..)| *at < eviction_time)
         .min_by_key(|(at, ..)| *at);

@@ -80,6 +80,23 @@ pub struct PeerLeader {
     pub pending: bool,
 }
 
+impl PeerLeader {
+    /// What a peer answers at `now` (its monotonic clock) of its own reads: the age of
+    /// `timers_from` (`leader::Leader::timers_from`), and `pending` only while it says it
+    /// reaches the API server (`reachable`).
+    pub fn answered(
+        timers_from: Option<Duration>,
+        pending: bool,
+        now: Duration,
+        reachable: bool,
+    ) -> PeerLeader {
+        PeerLeader {
+            timers_from_age: timers_from.map(|t| now.saturating_sub(t)),
+            pending: pending && reachable,
+        }
+    }
+}
+
 /// What the peers' reads of the controller-manager's leader Lease prove to this node
 /// (docs/fence.md §7, *The controller-manager's Lease*, read by the peers). Cut off, this node
 /// reads nothing itself, and back from an outage of the API server for everyone its peers may

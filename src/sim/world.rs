@@ -3182,9 +3182,12 @@ impl World<'_> {
                         // (`agent::connected`'s answer). A simulated agent reads the Lease in
                         // the step that finds its link back.
                         if self.set.fixes.peer_leader_read {
-                            r.leader.timers_from_age =
-                                b.leader.timers_from().map(|t| now.saturating_sub(t));
-                            r.leader.pending = b.leader_pending && r.reachable;
+                            r.leader = quorum::PeerLeader::answered(
+                                b.leader.timers_from(),
+                                b.leader_pending,
+                                now,
+                                r.reachable,
+                            );
                         }
                         // Every question asks for this node's Node (`peer::ask_all_reading`;
                         // a build before `taint_read` asked for none).
