@@ -1977,6 +1977,66 @@ async fn the_controller_managers_lease_is_read_every_five_minutes_and_every_ten_
     );
 }
 
+/// After a return, the fence waits at most 2 s for the first read of the controller-manager's
+/// leader Lease (docs/fence.md §7): a read that fails on the way is tried again within that
+/// wait, 500 ms later, not after the 10 s a failed read waits otherwise. The holder renews
+/// nothing, so the read that comes back proves its lead lapsed.
+#[tokio::test(start_paused = true)]
+async fn a_failed_read_of_the_controller_managers_lease_after_a_return_is_tried_again_within_the_fences_wait()
+ {
+    const PATH: &str =
+        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager";
+    let (server, health, source, cfg) = idle_node();
+    server.create_namespace("kube-system");
+    server.create_lease(json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "kube-controller-manager", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "cm-a", "leaseDurationSeconds": 15,
+                 "renewTime": "2026-11-29T00:00:00.000000Z"}
+    }));
+    let (s2, h2) = (server.clone(), health.clone());
+    let chaos = async move {
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        s2.faults().black_hole(("GET", PATH), true);
+        // 40 s without an answer: past the 40 s Lease, so cut off.
+        let back = black_hole_everything(&s2, Duration::ZERO, Duration::from_secs(45)).await;
+        let cut_off = h2.metrics.render(None);
+        // The return's read of the controller-manager's Lease fails once.
+        s2.faults().fail_next(("GET", PATH), 1, Fault::Status503);
+        (back, cut_off)
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(80));
+    let ((), (back, cut_off)) = tokio::join!(agent, chaos);
+    assert!(cut_off.contains("nodewarden_api_reachable 0"), "{cut_off}");
+    let reads: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == PATH && r.method == "GET" && r.at >= back)
+        .map(|r| (r.at - back, r.status))
+        .collect();
+    assert!(reads.len() >= 2, "{reads:?}");
+    assert_eq!(
+        reads.iter().take(2).map(|(_, s)| *s).collect::<Vec<_>>(),
+        [Some(503), Some(200)],
+        "{reads:?}"
+    );
+    // The first read goes out once contact is back (a renewal stored within a second), and the
+    // second half a second after the first was answered: both within the fence's wait.
+    assert!(reads[0].0 <= Duration::from_millis(1500), "{reads:?}");
+    let gap = reads[1].0 - reads[0].0;
+    assert!(
+        gap >= Duration::from_millis(500) && gap <= Duration::from_millis(600),
+        "{reads:?}"
+    );
+    // The holder never renewed, so that read proved its lead lapsed: from then on, a read every
+    // 10 s.
+    let next = reads.get(2).map(|(at, _)| *at - reads[1].0);
+    assert!(
+        next.is_some_and(|n| n >= Duration::from_secs(10) && n <= Duration::from_millis(10_100)),
+        "{reads:?}"
+    );
+}
+
 /// `count` Nodes `{prefix}-00`… in zone `zone`, the first `unknown` of them recorded
 /// Ready=Unknown (as the node lifecycle controller writes it), the rest Ready=True.
 fn zone_nodes(server: &ApiServer, prefix: &str, zone: &str, count: usize, unknown: usize) {

@@ -134,3 +134,19 @@ fn reads_come_every_five_minutes_and_every_ten_seconds_while_nobody_leads() {
     l.read(&read("cm-c", Some(485.0), 490.0));
     assert_eq!(l.next_read(), s(300.0));
 }
+
+#[test]
+fn a_failed_read_is_tried_again_within_the_fences_wait_after_a_return_and_after_ten_seconds_otherwise()
+ {
+    use nodewarden::core::leader::retry_after;
+    // Away from a return, or once a read after it came back with the Lease.
+    assert_eq!(retry_after(None), s(10.0));
+    // The return's read failed at once: tried again every 500 ms while the fence's 2 s wait
+    // leaves room for another read.
+    assert_eq!(retry_after(Some(s(0.0))), s(0.5));
+    assert_eq!(retry_after(Some(s(1.4))), s(0.5));
+    // A retry would leave at or past the end of the wait: no read then changes what the fence
+    // does, so the Lease is not read faster than every 10 s.
+    assert_eq!(retry_after(Some(s(1.5))), s(10.0));
+    assert_eq!(retry_after(Some(s(30.0))), s(10.0));
+}

@@ -50,23 +50,31 @@ pub async fn run(
     // Whether the latest read came back with the Lease: not before the first, nor while the API
     // server refuses it, has none, or does not answer.
     let mut readable = false;
+    // When the first read after a return left, until a read comes back with the Lease.
+    let mut returned: Option<Instant> = None;
     loop {
         // Cut off, nothing is read: the next read is the return's, which the fence waits for.
         if readable && *reach.borrow_and_update() == Reach::Unreachable {
             view.send_if_modified(|v| !std::mem::replace(&mut v.pending, true));
         }
+        let mut was_cut_off = false;
         while *reach.borrow_and_update() == Reach::Unreachable {
+            was_cut_off = true;
             if reach.changed().await.is_err() {
                 break;
             }
         }
         let sent = Instant::now();
+        if was_cut_off {
+            returned = Some(sent);
+        }
         let read = requests
             .call("get", resource.clone(), api.get_opt(&name))
             .await;
         let answered = Instant::now();
-        // A read that failed on the way (a timeout, a 5xx) is tried again soon: the read after
-        // a return is the one the fence waits for.
+        // A read that failed on the way (a timeout, a 5xx) is tried again soon, and within the
+        // fence's wait sooner still: the read after a return is the one it waits for
+        // (`core::leader::retry_after`).
         let mut retry_soon = false;
         let problem = match read {
             Ok(Some(lease)) => {
@@ -118,8 +126,11 @@ pub async fn run(
         }
         readable = problem.is_none();
         failing = problem;
+        if readable {
+            returned = None;
+        }
         let next = if retry_soon {
-            crate::core::leader::LEADERLESS_READ_INTERVAL
+            crate::core::leader::retry_after(returned.map(|r| answered - r))
         } else {
             leader.next_read()
         };

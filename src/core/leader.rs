@@ -32,6 +32,23 @@ pub const LEADERLESS_READ_INTERVAL: Duration = Duration::from_secs(10);
 /// a taint its Node carries (`agent::fence_task`); the read takes one round trip.
 pub const RETURN_READ_WAIT: Duration = Duration::from_secs(2);
 
+/// How soon a read that failed on the way (a timeout, a 5xx) is tried again while it is the
+/// return's read and the fence's wait for it lasts ([`retry_after`]).
+pub const RETURN_READ_RETRY: Duration = Duration::from_millis(500);
+
+/// How long after a read that failed on the way to read again. `since_return` is how long ago
+/// the first read after a return left, while no read since came back with the Lease (`None`
+/// otherwise). The fence waits for that read at most [`RETURN_READ_WAIT`], so within that wait
+/// it is tried again every [`RETURN_READ_RETRY`]; after it, or away from a return, after
+/// [`LEADERLESS_READ_INTERVAL`], which keeps a Lease the API server keeps failing from being
+/// read more often than that.
+pub fn retry_after(since_return: Option<Duration>) -> Duration {
+    match since_return {
+        Some(s) if s + RETURN_READ_RETRY < RETURN_READ_WAIT => RETURN_READ_RETRY,
+        _ => LEADERLESS_READ_INTERVAL,
+    }
+}
+
 /// One answered read of the leader Lease.
 #[derive(Clone, Copy, Debug)]
 pub struct Read<'a> {
