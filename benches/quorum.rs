@@ -110,6 +110,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             order_tie_read: Duration::from_secs(5),
             unheard_after: Duration::from_secs(15),
             renewed_within: Duration::from_millis(11_400),
+            record_in_time: true,
         };
         decide(&r, &policy, true).is_hold()
     })

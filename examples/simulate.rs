@@ -189,6 +189,7 @@ fn main() {
                 "not-ready-only" => settings.fixes.not_ready_only = false,
                 "not-ready-read" => settings.fixes.not_ready_read = false,
                 "peer-leader-read" => settings.fixes.peer_leader_read = false,
+                "judged-partial" => settings.fixes.judged_partial = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),
@@ -404,7 +405,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--not-ready] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads|not-ready-kept|own-view-at-return|ready-false-queued|not-ready-only|not-ready-read]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--not-ready] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads|not-ready-kept|own-view-at-return|ready-false-queued|not-ready-only|not-ready-read|peer-leader-read|judged-partial]"
     );
     std::process::exit(2)
 }

@@ -877,6 +877,34 @@ fn a_grace_period_shorter_than_the_quorum_needs_to_settle_is_a_warning() {
 }
 
 #[test]
+fn peer_rounds_too_far_apart_to_read_the_zone_record_in_a_monitor_period_are_a_warning() {
+    let warned = |fence: &str, interval: &str| {
+        let text = format!(
+            "[fence]\n{fence}\n[peers]\nkeyFile = \"/k\"\ninterval = \"{interval}\"\n\
+             static = [{{ node = \"b\", address = \"10.0.0.2:9843\" }}]\n"
+        );
+        config::from_str_with_warnings(&text, None)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .warnings
+            .into_iter()
+            .find(|w| w.key == "peers.interval")
+    };
+    // 3 s rounds and a second's list against the default 5 s monitor period: in time.
+    assert_eq!(warned("", "3s"), None);
+    let w = warned("", "4s").expect("a warning");
+    assert!(
+        w.message.contains("peers.interval (4s)")
+            && w.message.contains("fence.nodeMonitorPeriod (5s)")
+            && w.message.contains("Judged into a partial disruption"),
+        "{}",
+        w.message
+    );
+    assert!(warned("nodeMonitorPeriod = \"4s\"", "3s").is_some());
+    // Not enforcing, nothing is stopped on the count either.
+    assert_eq!(warned("mode = \"dry-run\"", "4s"), None);
+}
+
+#[test]
 fn a_file_that_is_not_utf8_is_refused_at_its_line_and_column() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bad-utf8.toml");

@@ -2213,6 +2213,7 @@ fn down(
         tainted: false,
         only_zone,
         asker_last,
+        asker_ready: false,
     })
 }
 
@@ -2261,10 +2262,14 @@ async fn a_zone_is_recorded_from_its_nodes_in_pages_and_one_list_serves_a_second
         Some("topology.kubernetes.io/zone=za")
     );
     assert!(lists[1].param("continue").is_some());
-    // Another asker of the zone within the second: the same list.
+    // Another asker of the zone within the second: the same list. Its Node is Ready, which the
+    // record says.
     assert_eq!(
         reader.zone_record("a-29", "za", bound).await,
-        Some(recorded)
+        Some(nodewarden::core::quorum::ZoneRecord {
+            asker_ready: true,
+            ..recorded
+        })
     );
     assert_eq!(node_lists(&server), 2);
     // A second later the list is made again.

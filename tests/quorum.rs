@@ -35,6 +35,7 @@ fn policy() -> QuorumPolicy {
         order_tie_read: Duration::from_secs(5),
         unheard_after: Duration::from_secs(15),
         renewed_within: Duration::from_millis(11_400),
+        record_in_time: true,
     }
 }
 
@@ -2683,6 +2684,113 @@ fn a_zone_the_api_server_records_partly_disrupted_holds_a_node_read_untainted_in
     assert!(decide(&r, &old, true).is_enforce());
 }
 
+/// A record of `not_ready` of `size` Nodes not Ready, this node untainted and still Ready in it.
+fn record_ready(not_ready: usize, size: usize) -> Option<ZoneRecord> {
+    Some(ZoneRecord {
+        asker_ready: true,
+        ..record(not_ready, size, false).expect("a record")
+    })
+}
+
+#[test]
+fn a_node_still_recorded_ready_whose_judgement_makes_its_small_zone_partly_disrupted_holds() {
+    // Forty-second session, seed 0x47a: of a zone of four, this node was cut off 15 s after two
+    // others, within the order's tie, so the count guesses it may have been judged first. The
+    // API server records the two Unknown and this node still Ready: the pass that judges it
+    // counts three of four and stops tainting, and the pass after it, which queues it, has no
+    // token to give.
+    let table = [
+        // Judged, three of five not Ready: a partial disruption of a small zone. (Three of
+        // five recorded already hold as a partial disruption recorded, above.)
+        (record_ready(2, 5), true, "hold"),
+        // Two of five with this node: normal, tainted at 0.1/s.
+        (record_ready(1, 5), true, "enforce"),
+        // Every node not Ready once judged: fully disrupted, tainted at the normal rate.
+        (record_ready(2, 3), true, "enforce"),
+        // 50 % of six is under the 55 % threshold; a zone of 51 is still tainted (29 of 51
+        // judged, 57 %), one of 50 is not (28 of 50, 56 %).
+        (record_ready(2, 6), true, "enforce"),
+        (record_ready(28, 51), true, "enforce"),
+        (record_ready(27, 50), true, "hold"),
+        // This node not Ready in the record already (or from a reader that does not say): two
+        // of five is the count the controller stopped at, a normal zone.
+        (record(2, 5, false), true, "enforce"),
+        // Tainted in the same read; a record from a peer that does not reach the API server.
+        (
+            Some(ZoneRecord {
+                tainted: true,
+                ..record_ready(2, 5).expect("a record")
+            }),
+            true,
+            "enforce",
+        ),
+        (record_ready(2, 5), false, "enforce"),
+    ];
+    assert_recorded(
+        &table,
+        three_of_five_together,
+        &[
+            "node(s) of zone zone-a recorded not Ready and this node's Node still Ready",
+            "the pass that judges it records a partial disruption",
+        ],
+    );
+    // A zone the peers' answers count as healthy, recorded the same: the same hold (seed 0x85e:
+    // the three cut off first had lost their peer links too, and counted as ready).
+    let mut r = zone(5, 0);
+    r.heard = vec![
+        silent(),
+        silent(),
+        recording(record_ready(2, 5), true),
+        up(1),
+    ];
+    assert!(decide(&r, &policy(), true).is_hold());
+    r.heard[2] = recording(record(2, 5, false), true);
+    assert!(decide(&r, &policy(), true).is_enforce());
+    // A node seen tainted was judged already; with the rule switched off, the record changes
+    // nothing.
+    let held = || three_of_five_together(recording(record_ready(2, 5), true));
+    assert!(decide(&held().tainted(true), &policy(), true).is_enforce());
+    let old = policy_without(|f| f.judged_partial = false);
+    assert!(decide(&held(), &old, true).is_enforce());
+    // Rounds too far apart to read the record again before the controller could taint this
+    // node after a post: no such hold.
+    let slow = QuorumPolicy {
+        record_in_time: false,
+        ..policy()
+    };
+    assert!(decide(&held(), &slow, true).is_enforce());
+    // The defaults (rounds 3 s apart, a 5 s monitor period) are in time; rounds 4 s apart are
+    // not, nor is a 4 s monitor period.
+    let in_time = nodewarden::core::quorum::record_in_time;
+    assert!(in_time(Duration::from_secs(3), Duration::from_secs(5)));
+    assert!(!in_time(Duration::from_secs(4), Duration::from_secs(5)));
+    assert!(!in_time(Duration::from_secs(3), Duration::from_secs(4)));
+}
+
+#[test]
+fn a_record_says_whether_judging_the_asker_makes_its_zone_partly_disrupted() {
+    let judged = |r: Option<ZoneRecord>| r.expect("a record").disrupted_once_judged();
+    assert!(judged(record_ready(2, 5)));
+    assert!(!judged(record(2, 5, false)));
+    assert!(!judged(record_ready(1, 5)));
+    assert!(!judged(record_ready(2, 3)));
+    // A record whose asker is Ready with no Node Ready cannot be.
+    let impossible = ZoneRecord {
+        not_ready: 5,
+        ..record_ready(5, 5).expect("a record")
+    };
+    assert!(impossible.impossible().is_some());
+    assert_eq!(record_ready(2, 5).expect("a record").impossible(), None);
+    // On the wire as "askerReady", absent when false.
+    let text = serde_json::to_string(&record_ready(2, 5)).expect("json");
+    assert!(
+        text.ends_with(r#""unreachableTainted":false,"askerReady":true}"#),
+        "{text}"
+    );
+    let text = serde_json::to_string(&record(2, 5, false)).expect("json");
+    assert!(!text.contains("askerReady"), "{text}");
+}
+
 #[test]
 fn a_zone_that_looks_healthy_to_the_peers_asked_but_is_recorded_disrupted_holds() {
     // Issue 22, seed 0x381: the peers of this node's zone that lost the API server long before it
@@ -2863,6 +2971,16 @@ fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks(
     assert_eq!(
         zone::record(&nodes, "n4", "a", true).map(|r| r.size),
         Some(3)
+    );
+    // An asker counted and Ready is said to be; one not Ready, or excluded, is not.
+    let ready = |asker| zone::record(&nodes, asker, "a", true).map(|r| r.asker_ready);
+    assert_eq!(ready("n3"), Some(true));
+    assert_eq!(ready("me"), Some(false));
+    let mut ready_excluded = nodes.clone();
+    ready_excluded[3] = zone::Listed::of("n4", Some(&a_excluded), (true, at(100)), false);
+    assert_eq!(
+        zone::record(&ready_excluded, "n4", "a", true).map(|r| r.asker_ready),
+        Some(false)
     );
     // An asker not listed, or listed in another zone, gets no record.
     assert_eq!(zone::record(&nodes, "n9", "a", true), None);

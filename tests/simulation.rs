@@ -2215,6 +2215,23 @@ fn a_peers_read_of_the_controller_managers_lapsed_lead_bounds_a_cut_off_count() 
 
 /// Under the default settings, no seed of `seeds` stops a pod wrongfully outside a policy
 /// (`sim::world::by_policy`); with `revert` applied to the fixes, each stops exactly its pods so.
+/// Seeds 0x47a and 0x85e (issue 22, the default model's 1–10,000 run; forty-second session).
+/// In 0x47a, of a zone of four, n1 and n0 lost the API server at 75.9 s and 77.9 s and n2 at
+/// 93.0 s: 15 s later, within the order's tie, so n2's count guessed it might have been judged
+/// first and enforced. The API server had recorded n0 and n1 Unknown
+/// by 111.7 s with n2 still Ready, and the pass that judged n2 recorded three of four not Ready
+/// and never tainted it; n2 stopped pods 3 and 7 (tolerating 0 s) at 123.3 s. In 0x85e, the
+/// three nodes of a zone of five cut off first had lost their peer links too, so n22's count
+/// made a healthy zone of it, while the record read two of five Unknown and n22 still Ready;
+/// n22 stopped pod 41 (tolerating 0 s). Both now hold on the record
+/// (`ZoneRecord::disrupted_once_judged`, `Fixes::judged_partial`).
+#[test]
+fn a_node_whose_judgement_the_record_shows_makes_a_partial_disruption_stops_nothing() {
+    assert_default_spares(&[(0x47a, &[3, 7]), (0x85e, &[41])], |f| {
+        f.judged_partial = false
+    });
+}
+
 fn assert_default_spares(
     seeds: &[(u64, &[usize])],
     revert: fn(&mut nodewarden::core::quorum::Fixes),

@@ -286,13 +286,19 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
 
 /// The settings the core decides with, from the configuration.
 pub fn policy(config: &Config) -> QuorumPolicy {
-    QuorumPolicy::new(
-        crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
-        config.fence.unreachable_after,
-        crate::core::fence_plan::FencePolicy::from(config).kubelet_lag,
-        config.peers.without_peers,
-        config.peers.whole_zone_cut_off,
-    )
+    QuorumPolicy {
+        record_in_time: crate::core::quorum::record_in_time(
+            config.peers.interval,
+            config.fence.node_monitor_period,
+        ),
+        ..QuorumPolicy::new(
+            crate::agent::heartbeat::renew_interval(config.node_lease_duration_seconds),
+            config.fence.unreachable_after,
+            crate::core::fence_plan::FencePolicy::from(config).kubelet_lag,
+            config.peers.without_peers,
+            config.peers.whole_zone_cut_off,
+        )
+    }
 }
 
 /// What the quorum task reads of the configuration, built once when the agent connects.
@@ -1071,6 +1077,25 @@ mod tests {
             address: "10.0.0.1:9843".parse().expect("address"),
             zone: zone.into(),
         }
+    }
+
+    /// `record_in_time` follows `[peers] interval` and `nodeMonitorPeriod`: rounds 3 s apart
+    /// (config.example.toml's) read the record in time against a 5 s monitor period, 4 s apart
+    /// do not.
+    #[test]
+    fn the_policy_reads_the_record_in_time_only_with_rounds_well_within_a_monitor_period() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+        let mut config = match crate::config::load(&path) {
+            Ok(loaded) => loaded,
+            Err(e) => panic!("config.example.toml must load: {e}"),
+        };
+        assert_eq!(config.peers.interval, Duration::from_secs(3));
+        assert!(policy(&config).record_in_time);
+        config.peers.interval = Duration::from_secs(4);
+        assert!(!policy(&config).record_in_time);
+        config.peers.interval = Duration::from_secs(1);
+        config.fence.node_monitor_period = Duration::from_secs(2);
+        assert!(!policy(&config).record_in_time);
     }
 
     /// The defaults' policy with the kubelet renewing the Lease (10 s renew, 15 s unreachable).

@@ -277,7 +277,7 @@ struct ZoneList {
 /// asker's answer is still of its round (rounds are seconds apart). The asker's Node is read
 /// afresh in the same answer beside it (`Question::taint`), and a taint found there holds no
 /// node (`core::quorum::round_tainted`).
-const ZONE_FRESH: std::time::Duration = std::time::Duration::from_secs(1);
+const ZONE_FRESH: std::time::Duration = crate::core::quorum::ZONE_RECORD_FRESH;
 
 /// Zones whose lists are kept at once at most: a reader answers the askers of its own zone and
 /// of a few others; a holder of the peers' key naming made-up zones gets no more lists than this

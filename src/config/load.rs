@@ -738,6 +738,26 @@ impl Walker<'_> {
                 ),
             );
         }
+        // A zone record that holds only until a Node recorded not Ready posts Ready needs the
+        // rounds to read it again within a monitor period.
+        if config.fence.mode == crate::core::fence_plan::Mode::Enforce
+            && has_peers
+            && !crate::core::quorum::record_in_time(
+                config.peers.interval,
+                config.fence.node_monitor_period,
+            )
+        {
+            self.warn(
+                r.fence_span.as_ref(),
+                "peers.interval",
+                format!(
+                    "peers.interval ({}) and the peer reader's {} list are not within fence.nodeMonitorPeriod ({}): a node still recorded Ready whose judgement would make its zone partially disrupted is not held on that record, and its pods are stopped on the count alone (docs/fence.md §5, *Judged into a partial disruption*)",
+                    format_duration(config.peers.interval),
+                    format_duration(crate::core::quorum::ZONE_RECORD_FRESH),
+                    format_duration(config.fence.node_monitor_period),
+                ),
+            );
+        }
 
         let threshold_issue = |w: &mut Self, issue: &ThresholdError, is_error: bool| {
             let path = key_path(issue.map.key(), &issue.signal);

@@ -331,6 +331,11 @@ pub struct ZoneRecord {
     /// `only_zone`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub asker_last: bool,
+    /// The asker's Node counts in disruption checks and its Ready condition is True: the
+    /// controller has not judged it yet ([`ZoneRecord::disrupted_once_judged`]). Absent when
+    /// false, as `only_zone`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asker_ready: bool,
 }
 
 impl ZoneRecord {
@@ -353,14 +358,30 @@ impl ZoneRecord {
         self.only_zone && self.asker_last && self.none_ready()
     }
 
+    /// Whether the pass that judges the asker, still recorded Ready, records its zone partially
+    /// disrupted, so that the controller never taints it, if no Node recorded not Ready now is
+    /// posted Ready before then: with the asker counted, the zone of [`LARGE_ZONE`] nodes or
+    /// fewer has more than 2 and at least 55 % of its Nodes not Ready, not all. That pass writes
+    /// the asker Unknown and swaps the zone's limiter to 0; the asker is queued for the taint
+    /// only on the pass after (docs/semantics.md §5.5), when no token comes any more.
+    pub fn disrupted_once_judged(&self) -> bool {
+        self.asker_ready
+            && ZoneRecord {
+                not_ready: self.not_ready + 1,
+                asker_ready: false,
+                ..*self
+            }
+            .stops_tainting()
+    }
+
     /// Whether the zone is fully disrupted as recorded: it counts Nodes, and none is Ready.
     pub fn none_ready(&self) -> bool {
         self.size > 0 && self.not_ready == self.size
     }
 
     /// Why a record read from a peer cannot be, `None` when it can: more Nodes not Ready than
-    /// the zone counts, or a fact given only with no Node Ready (`only_zone`, `asker_last`)
-    /// beside one Ready.
+    /// the zone counts, a fact given only with no Node Ready (`only_zone`, `asker_last`) beside
+    /// one Ready, or the asker Ready (`asker_ready`) with no Node Ready.
     pub fn impossible(&self) -> Option<String> {
         let (n, size) = (self.not_ready, self.size);
         if n > size {
@@ -369,6 +390,8 @@ impl ZoneRecord {
             Some(format!(
                 "onlyZone or askerLast with notReady {n} of size {size}"
             ))
+        } else if self.asker_ready && n >= size {
+            Some(format!("askerReady with notReady {n} of size {size}"))
         } else {
             None
         }
@@ -395,6 +418,17 @@ fn partially_disrupted(not_ready: usize, size: usize) -> bool {
 
 /// The controller's node monitor period: it judges every node on the same 5 s tick.
 pub const NODE_MONITOR_PERIOD: Duration = Duration::from_secs(5);
+
+/// How long a peer that lists a zone answers that zone's askers from the same list
+/// (`api::node`): a round reads a record at most this old when it was sent.
+pub const ZONE_RECORD_FRESH: Duration = Duration::from_secs(1);
+
+/// Whether rounds `interval` apart read a change to the zone record within a monitor period
+/// (`monitor_period`, the controller's `--node-monitor-period`) of it, with the reader's list
+/// up to [`ZONE_RECORD_FRESH`] old ([`QuorumPolicy::record_in_time`]).
+pub fn record_in_time(interval: Duration, monitor_period: Duration) -> bool {
+    interval + ZONE_RECORD_FRESH < monitor_period
+}
 
 /// `(lost_together, settled_after)` of [`QuorumPolicy`] for a renew interval and
 /// `unreachableAfter`.
@@ -905,6 +939,14 @@ pub struct Fixes {
     /// manager that took over had started again). The agent's shell applies it; only the
     /// simulator reads this switch.
     pub peer_leader_read: bool,
+    /// A node cut off holds, as for [`Fixes::zone_recorded`], while a peer that reaches the API
+    /// server reads its Node still Ready and without the taint, and its zone recorded so that
+    /// judging it makes a partial disruption of a small zone ([`ZoneRecord::disrupted_once_judged`],
+    /// [`recorded_hold`]; forty-second session, seed 0x2187: of a zone of five, a node cut off
+    /// 15 s after two others enforced on the staggered expiry's guess and stopped a pod
+    /// tolerating 0 s, while the controller, which had recorded the two Unknown, judged it into
+    /// a partial disruption and never tainted it).
+    pub judged_partial: bool,
 }
 
 impl Fixes {
@@ -961,6 +1003,7 @@ impl Fixes {
         not_ready_only: true,
         not_ready_read: true,
         peer_leader_read: true,
+        judged_partial: true,
     };
 }
 
@@ -1004,6 +1047,12 @@ pub struct QuorumPolicy {
     /// later than that shows that the API server still answered after this node lost its link,
     /// which for a node seen tainted settles its verdict ([`settled_early`]).
     pub renewed_within: Duration,
+    /// Rounds read a change to the zone record within a monitor period of it ([`record_in_time`]
+    /// of `[peers] interval` and `nodeMonitorPeriod`; true for the defaults, 3 s and 5 s, which
+    /// [`QuorumPolicy::new`] assumes). A record that holds only until a Node recorded not Ready
+    /// is posted Ready ([`ZoneRecord::disrupted_once_judged`]) needs it: the controller may taint
+    /// this node a monitor period after the pass that sees the post.
+    pub record_in_time: bool,
 }
 
 impl QuorumPolicy {
@@ -1029,6 +1078,7 @@ impl QuorumPolicy {
             order_tie_read: order_tie_read(renew),
             unheard_after: unreachable_after.max(kubelet_lag),
             renewed_within: renew.max(kubelet_lag) + ANSWERED_WITHIN,
+            record_in_time: true,
         }
     }
 }
@@ -2222,21 +2272,29 @@ fn recorded_hold(round: &Round, policy: &QuorumPolicy, judged: bool, z: &str) ->
         return None;
     }
     let down = |z: &ZoneRecord| policy.fixes.master_recorded && z.every_zone_down();
+    let once_judged = |z: &ZoneRecord| {
+        policy.fixes.judged_partial && policy.record_in_time && z.disrupted_once_judged()
+    };
     let record = reaching_reports(round).find_map(|r| {
         r.zone_recorded
-            .filter(|z| !z.tainted && (z.stops_tainting() || down(z)))
+            .filter(|z| !z.tainted && (z.stops_tainting() || down(z) || once_judged(z)))
     })?;
-    let state = if down(&record) {
-        "fully disrupted, and no Node outside it: every zone is down"
+    let (not_ready, size) = (record.not_ready, record.size);
+    let reason = if record.stops_tainting() || down(&record) {
+        let state = if down(&record) {
+            "fully disrupted, and no Node outside it: every zone is down"
+        } else {
+            "partial disruption"
+        };
+        format!(
+            "a peer that reaches the API server reads {not_ready} of the {size} node(s) of zone {z} recorded not Ready ({state}) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands"
+        )
     } else {
-        "partial disruption"
+        format!(
+            "a peer that reaches the API server reads {not_ready} of the {size} node(s) of zone {z} recorded not Ready and this node's Node still Ready, without node.kubernetes.io/unreachable: the pass that judges it records a partial disruption, and the control plane taints nothing there while that stands"
+        )
     };
-    Some(Verdict::Hold {
-        reason: format!(
-            "a peer that reaches the API server reads {} of the {} node(s) of zone {z} recorded not Ready ({state}) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands",
-            record.not_ready, record.size
-        ),
-    })
+    Some(Verdict::Hold { reason })
 }
 
 /// Whether `round` is of a node seen tainted, with the rules for one on (`Fixes::taint_settles`).

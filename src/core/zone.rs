@@ -179,7 +179,8 @@ pub struct Counted {
 /// When none of the zone's counted Nodes is Ready, two facts more (`quorum::ZoneRecord`):
 /// `only_zone`, when `nodes` are every Node of the cluster (`whole`) and all are in the zone;
 /// and `asker_last`, when the asker's Ready left True no earlier than any other counted Node's
-/// did (each one's `down_since`; a Node without that time leaves it false).
+/// did (each one's `down_since`; a Node without that time leaves it false). And `asker_ready`,
+/// when the asker counts and its Ready is True.
 pub fn tally(
     nodes: impl IntoIterator<Item = Counted>,
     whole: bool,
@@ -190,6 +191,7 @@ pub fn tally(
         tainted: false,
         only_zone: false,
         asker_last: false,
+        asker_ready: false,
     };
     let (mut found, mut alone) = (false, whole);
     // The asker's own down time; the latest of the others', and whether one had none.
@@ -203,6 +205,7 @@ pub fn tally(
             found = true;
             record.tainted = n.unreachable_tainted;
             own = n.down_since;
+            record.asker_ready = n.ready && !n.excluded;
         }
         if n.excluded {
             continue;
