@@ -1996,6 +1996,16 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
     let again = ask(r#"{"from":"n3","zone":"zone-a","zoneRecord":true}"#);
     assert_eq!(again["zoneRecord"]["notReady"], 2, "{again}");
     assert_eq!(zone_lists(&lab), 1);
+    // n4 counts and is still recorded Ready, which the record says (docs/fence.md §5, *Judged
+    // into a partial disruption*).
+    let ready = ask(r#"{"from":"n4","zone":"zone-a","zoneRecord":true}"#);
+    assert_eq!(
+        ready["zoneRecord"],
+        serde_json::json!({"notReady": 2, "size": 4, "unreachableTainted": false,
+                           "askerReady": true}),
+        "{ready}"
+    );
+    assert_eq!(zone_lists(&lab), 1);
     let added = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     support::taint_unreachable(&lab.server.api, "n2", &added);
     // A list older than a second is made again.
@@ -2061,6 +2071,59 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
 /// the record for each of them finds it so and its Node untainted, and all three hold: nothing
 /// is stopped. Once the test records n2 and n3 Ready again (one of five not Ready: a healthy
 /// zone, whose queue taints n1), n1 enforces and stops n1-short.
+/// Judged into a partial disruption (docs/fence.md §5, forty-second session): n1, n2 and n3 lose
+/// the API server together, three of five, so by their peers' answers alone each enforces on
+/// the staggered expiry's guess. The test plays the node lifecycle controller: it records n1
+/// and n2 Unknown and leaves n3 Ready, as when the controller judged those two first. Judging
+/// n3 then makes three of five not Ready, a partial disruption in which the controller taints
+/// nothing, so n3 holds on the record that shows its Node still Ready, and its `-short` pod
+/// (tolerating 5 s, less than `READ_SLACK`: due at once on the guess) is not stopped. Once the
+/// test records n3 Unknown too, n3 holds on the partial disruption recorded. The rule needs a
+/// monitor period longer than a round (1 s here) and the reader's second: the agents count 3 s.
+#[test]
+fn a_node_still_recorded_ready_holds_when_judging_it_makes_its_zone_partly_disrupted() {
+    let tol = Duration::from_secs(5);
+    let Some(mut lab) = lab(LabSpec {
+        toleration: tol,
+        monitor_period: Duration::from_secs(3),
+        ..LabSpec::default()
+    }) else {
+        return;
+    };
+    lab.start_all();
+    for i in 1..=5 {
+        record_ready(&lab, &format!("n{i}"), "True");
+    }
+    let cut_at = SystemTime::now();
+    for i in 1..=3 {
+        lab.cut_api(i);
+    }
+    record_ready(&lab, "n1", "Unknown");
+    record_ready(&lab, "n2", "Unknown");
+    let (line, _) = expect_verdict(&mut lab, 3, "hold", Duration::from_secs(15));
+    assert!(
+        line.contains(
+            "2 of the 5 node(s) of zone zone-a recorded not Ready and this node's Node still Ready"
+        ),
+        "{line}"
+    );
+    let stopped = watch_pods(&mut lab, cut_at + GRACE + tol + Duration::from_secs(15));
+    assert!(
+        !stopped.contains_key("n3-short"),
+        "n3-short stopped: {stopped:?}\n{}",
+        lab.node(3).log()
+    );
+    assert_never_enforced(&mut lab, &[3]);
+    record_ready(&lab, "n3", "Unknown");
+    let node = lab.node(3);
+    let found = node.agent().wait_for(
+        &["3 of the 5 node(s) of zone zone-a recorded not Ready (partial disruption)"],
+        Duration::from_secs(10),
+    );
+    assert!(found.is_some(), "{}", node.log());
+    assert_never_enforced(&mut lab, &[3]);
+}
+
 #[test]
 fn three_cut_off_together_hold_while_their_zone_is_recorded_partly_disrupted() {
     let tol = Duration::from_secs(5);
