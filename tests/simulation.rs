@@ -1640,10 +1640,27 @@ fn a_pod_whose_cgroup_appears_before_the_agents_watch_delivers_it_is_listed_at_o
 /// `QuorumPolicy::order_tie_read`), and n2 holds.
 #[test]
 fn a_node_orders_its_silence_by_its_kubelets_renewal_as_its_peers_read_it() {
-    assert_spared(0x1f40, |f| f.kubelet_ordered = false, &[4]);
+    // The zone record that shows n2 still Ready while n0 and n1 are Unknown spares it too
+    // (`Fixes::judged_partial`, forty-second session): reverted with it.
+    assert_spared(
+        0x1f40,
+        |f| {
+            f.kubelet_ordered = false;
+            f.judged_partial = false;
+        },
+        &[4],
+    );
+    // With every fix, n2 holds on that record first; without it, on the order.
+    let mut order_only = queued_on_write();
+    order_only.fixes.judged_partial = false;
+    assert_timeline_under(
+        0x1f40,
+        &order_only,
+        "n2 quorum hold: 3 of 5 node(s) in zone zone-0 are cut off (partial disruption), 3 of them before this node",
+    );
     assert_timeline_says(
         0x1f40,
-        "n2 quorum hold: 3 of 5 node(s) in zone zone-0 are cut off (partial disruption), 3 of them before this node",
+        "n2 quorum hold: a peer that reaches the API server reads 2 of the 5 node(s) of zone zone-0 recorded not Ready and this node's Node still Ready",
     );
 }
 

@@ -915,7 +915,7 @@ pub async fn run(
             });
             match (was_tainted, reads.tainted) {
                 (false, true) => log::warn!(
-                    "a peer read this node's Node with node.kubernetes.io/unreachable:NoExecute: the control plane has tainted it; the fence counts each pod's toleration from the latest round that read it without (or, with none, from its own count)"
+                    "a peer read this node's Node with the node controller's NoExecute taint (node.kubernetes.io/unreachable, or not-ready): the control plane has tainted it; the fence counts each pod's toleration from the latest round that read it without (or, with none, from its own count)"
                 ),
                 (true, false) => log::info!(
                     "a peer read this node's Node without node.kubernetes.io/unreachable:NoExecute again: the taint was removed; the fence counts no toleration from before this round"

@@ -942,8 +942,8 @@ pub struct Fixes {
     /// A node cut off holds, as for [`Fixes::zone_recorded`], while a peer that reaches the API
     /// server reads its Node still Ready and without the taint, and its zone recorded so that
     /// judging it makes a partial disruption of a small zone ([`ZoneRecord::disrupted_once_judged`],
-    /// [`recorded_hold`]; forty-second session, seed 0x2187: of a zone of five, a node cut off
-    /// 15 s after two others enforced on the staggered expiry's guess and stopped a pod
+    /// [`recorded_hold`]; forty-second session, seed 0x47a: of a zone of four, a node cut off
+    /// 15 s after two others enforced on the staggered expiry's guess and stopped two pods
     /// tolerating 0 s, while the controller, which had recorded the two Unknown, judged it into
     /// a partial disruption and never tainted it).
     pub judged_partial: bool,
@@ -2167,7 +2167,7 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
         round,
         policy,
         peers_known,
-        "a peer that reaches the API server read this node's Node with node.kubernetes.io/unreachable:NoExecute",
+        "a peer that reaches the API server read this node's Node with the node controller's NoExecute taint (node.kubernetes.io/unreachable, or not-ready)",
     )
 }
 
