@@ -1998,7 +1998,7 @@ async fn a_failed_read_of_the_controller_managers_lease_after_a_return_is_tried_
     let chaos = async move {
         tokio::time::sleep(Duration::from_secs(20)).await;
         s2.faults().black_hole(("GET", PATH), true);
-        // 40 s without an answer: past the 40 s Lease, so cut off.
+        // 45 s without an answer: past the 40 s Lease, so cut off.
         let back = black_hole_everything(&s2, Duration::ZERO, Duration::from_secs(45)).await;
         let cut_off = h2.metrics.render(None);
         // The return's read of the controller-manager's Lease fails once.
