@@ -2066,16 +2066,6 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
     assert_eq!(zone_lists(&lab), 5);
 }
 
-/// The zone as recorded (docs/fence.md §5, issue 22): n1, n2 and n3 lose the API server
-/// together, three of five. Each may be the one the control plane judged while the zone still
-/// counted as healthy, so by their peers' answers alone each enforces on that guess (as in
-/// `under_a_guessed_enforce_a_sigterm_waits_for_the_taint_then_stops_on_time`), and their
-/// `-short` pods, tolerating 5 s, less than `READ_SLACK`, are due at once. The test plays the
-/// node lifecycle controller: it records Ready=Unknown on their three Nodes, a partial
-/// disruption of a zone of five, in which the controller taints nothing. The peer that reads
-/// the record for each of them finds it so and its Node untainted, and all three hold: nothing
-/// is stopped. Once the test records n2 and n3 Ready again (one of five not Ready: a healthy
-/// zone, whose queue taints n1), n1 enforces and stops n1-short.
 /// Judged into a partial disruption (docs/fence.md §5, forty-second session): n1, n2 and n3 lose
 /// the API server together, three of five, so by their peers' answers alone each enforces on
 /// the staggered expiry's guess. The test plays the node lifecycle controller: it records n1
@@ -2129,6 +2119,16 @@ fn a_node_still_recorded_ready_holds_when_judging_it_makes_its_zone_partly_disru
     assert_never_enforced(&mut lab, &[3]);
 }
 
+/// The zone as recorded (docs/fence.md §5, issue 22): n1, n2 and n3 lose the API server
+/// together, three of five. Each may be the one the control plane judged while the zone still
+/// counted as healthy, so by their peers' answers alone each enforces on that guess (as in
+/// `under_a_guessed_enforce_a_sigterm_waits_for_the_taint_then_stops_on_time`), and their
+/// `-short` pods, tolerating 5 s, less than `READ_SLACK`, are due at once. The test plays the
+/// node lifecycle controller: it records Ready=Unknown on their three Nodes, a partial
+/// disruption of a zone of five, in which the controller taints nothing. The peer that reads
+/// the record for each of them finds it so and its Node untainted, and all three hold: nothing
+/// is stopped. Once the test records n2 and n3 Ready again (one of five not Ready: a healthy
+/// zone, whose queue taints n1), n1 enforces and stops n1-short.
 #[test]
 fn three_cut_off_together_hold_while_their_zone_is_recorded_partly_disrupted() {
     let tol = Duration::from_secs(5);

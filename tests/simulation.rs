@@ -2230,8 +2230,6 @@ fn a_peers_read_of_the_controller_managers_lapsed_lead_bounds_a_cut_off_count() 
     );
 }
 
-/// Under the default settings, no seed of `seeds` stops a pod wrongfully outside a policy
-/// (`sim::world::by_policy`); with `revert` applied to the fixes, each stops exactly its pods so.
 /// Seeds 0x47a and 0x85e (issue 22, the default model's 1–10,000 run; forty-second session).
 /// In 0x47a, of a zone of four, n1 and n0 lost the API server at 75.9 s and 77.9 s and n2 at
 /// 93.0 s: 15 s later, within the order's tie, so n2's count guessed it might have been judged
@@ -2249,6 +2247,8 @@ fn a_node_whose_judgement_the_record_shows_makes_a_partial_disruption_stops_noth
     });
 }
 
+/// Under the default settings, no seed of `seeds` stops a pod wrongfully outside a policy
+/// (`sim::world::by_policy`); with `revert` applied to the fixes, each stops exactly its pods so.
 fn assert_default_spares(
     seeds: &[(u64, &[usize])],
     revert: fn(&mut nodewarden::core::quorum::Fixes),
