@@ -152,8 +152,8 @@ pub struct QuorumView {
     /// What the peers' reads of the controller-manager's leader Lease prove to this node, on
     /// this run's monotonic scale, and whether a peer in the latest round that says it reaches
     /// the API server has not read it since it lost it (`core::quorum::LeaderReads`): the fence
-    /// counts no eviction from before the first, and after a hold waits a moment on the second. The latest round's word is cleared while
-    /// connected; not persisted.
+    /// counts no eviction from before the first, and after a hold waits a moment on the second.
+    /// The latest round's word is cleared while connected; not persisted.
     pub leader_reads: crate::core::quorum::LeaderReads,
     /// What the latest round's peers listed of the pods it asked about (`core::unlisted`): the
     /// fence plans the pods found and asks no more about the UIDs settled. Taken by the fence

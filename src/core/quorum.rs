@@ -122,10 +122,9 @@ impl LeaderReads {
         let mut pending = false;
         for h in heard {
             if let Heard::Report(r) = h {
-                if let Some(age) = r.leader.timers_from_age {
-                    let t = sent.saturating_sub(age);
-                    self.timers_from = Some(self.timers_from.map_or(t, |f| f.max(t)));
-                }
+                // `None` orders before any instant: the later of the two, as far as known.
+                let proven = r.leader.timers_from_age.map(|age| sent.saturating_sub(age));
+                self.timers_from = self.timers_from.max(proven);
                 pending |= r.reachable && r.leader.pending;
             }
         }
@@ -136,10 +135,8 @@ impl LeaderReads {
     /// The later of `own`, what this node's own reads of the Lease prove, and its peers'
     /// [`LeaderReads::timers_from`]: the bound the fence counts every eviction from.
     pub fn bound(&self, own: Option<Duration>) -> Option<Duration> {
-        match (own, self.timers_from) {
-            (Some(own), Some(peers)) => Some(own.max(peers)),
-            (own, peers) => own.or(peers),
-        }
+        // `None` orders before any instant.
+        own.max(self.timers_from)
     }
 
     /// Whether the fence's steps wait for a peer's read of the leader Lease, and until when
@@ -933,19 +930,19 @@ pub struct Fixes {
     /// Cut off, the fence counts no eviction from before the instant a peer's reads of the
     /// controller-manager's leader Lease prove no timer started before (`LeaderReads`), and
     /// after a hold waits, at most `leader::RETURN_READ_WAIT`, while a peer that says it reaches
-    /// the API server has not read it since it lost it (the CI run after the fortieth session: back from an outage of the API server for
-    /// everyone longer than the controller-manager's renew deadline, the peers read again
-    /// seconds before this node did, and the fence stopped a pod whose timer the controller-
-    /// manager that took over had started again). The agent's shell applies it; only the
-    /// simulator reads this switch.
+    /// the API server has not read it since it lost it (the CI run after the fortieth session:
+    /// back from an outage of the API server for everyone longer than the controller-manager's
+    /// renew deadline, the peers read again seconds before this node did, and the fence stopped
+    /// a pod whose timer the controller-manager that took over had started again). The agent's
+    /// shell applies it; only the simulator reads this switch.
     pub peer_leader_read: bool,
     /// A node cut off holds, as for [`Fixes::zone_recorded`], while a peer that reaches the API
     /// server reads its Node still Ready and without the taint, and its zone recorded so that
-    /// judging it makes a partial disruption of a small zone ([`ZoneRecord::disrupted_once_judged`],
-    /// [`recorded_hold`]; forty-second session, seed 0x47a: of a zone of four, a node cut off
-    /// 15 s after two others enforced on the staggered expiry's guess and stopped two pods
-    /// tolerating 0 s, while the controller, which had recorded the two Unknown, judged it into
-    /// a partial disruption and never tainted it).
+    /// judging it makes a partial disruption of a small zone
+    /// ([`ZoneRecord::disrupted_once_judged`], [`recorded_hold`]; forty-second session, seed
+    /// 0x47a: of a zone of four, a node cut off 15 s after two others enforced on the staggered
+    /// expiry's guess and stopped two pods tolerating 0 s, while the controller, which had
+    /// recorded the two Unknown, judged it into a partial disruption and never tainted it).
     pub judged_partial: bool,
 }
 
