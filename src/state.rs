@@ -260,6 +260,19 @@ impl StoredNode {
         self.controller_taint().is_some()
     }
 
+    /// Whether this Node's Ready condition is False, or it carries the not-ready NoExecute taint:
+    /// the controller may add that taint at any pass, or has, and deletes each pod that tolerates
+    /// it for a while once the while ends, whether or not the kubelet still hears
+    /// (`core::fencing::Link::note_not_ready`; docs/fence.md §2, *A Node not Ready*).
+    pub fn not_ready(&self) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "False")
+            || self
+                .taint(crate::core::taint::is_not_ready_no_execute)
+                .is_some()
+    }
+
     /// While this Node's Ready condition is Unknown (only the node lifecycle controller writes
     /// that, and only the kubelet's posted status turns it True again), its
     /// `lastTransitionTime` as the API server sent it: when the controller wrote it. `None`
@@ -1133,6 +1146,36 @@ mod tests {
         let mut unknown = posted.clone();
         unknown.conditions[0].status = "Unknown".into();
         assert_eq!(unknown.not_ready_queued_since(), None);
+        // Not Ready (the heartbeat reads the Lease every second): posted False, or the not-ready
+        // NoExecute taint on, even without its time or once the kubelet posted True again.
+        assert!(posted.not_ready());
+        assert!(!unknown.not_ready());
+        let mut ready = posted.clone();
+        ready.conditions[0].status = "True".into();
+        assert!(!ready.not_ready());
+        let scheduling_ready = StoredNode {
+            conditions: ready.conditions.clone(),
+            ..scheduling
+        };
+        assert!(!scheduling_ready.not_ready(), "a NoSchedule taint");
+        let tainted = StoredNode {
+            taints: vec![StoredTaint {
+                key: "node.kubernetes.io/not-ready".into(),
+                value: String::new(),
+                effect: "NoExecute".into(),
+                time_added: None,
+            }],
+            ..ready.clone()
+        };
+        assert!(tainted.not_ready());
+        let unreachable = StoredNode {
+            taints: vec![StoredTaint {
+                key: "node.kubernetes.io/unreachable".into(),
+                ..tainted.taints[0].clone()
+            }],
+            ..ready
+        };
+        assert!(!unreachable.not_ready());
     }
 
     #[test]

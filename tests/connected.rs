@@ -1839,6 +1839,58 @@ async fn a_renewal_hung_across_the_return_is_dropped_once_a_probe_is_answered() 
     );
 }
 
+/// What the agent's metrics say 2.5 s after every route but the watches hangs, 15 s into a run
+/// whose Node's kubelet posted Ready `status` at 12 s (the watch delivers it at once).
+async fn metrics_as_a_link_hangs(status: &'static str) -> String {
+    let (server, health, source, cfg) = idle_node();
+    let (s2, h2) = (server.clone(), health.clone());
+    let chaos = async move {
+        tokio::time::sleep(Duration::from_secs(12)).await;
+        s2.update_node_status_as("kubelet", NODE, |n| {
+            n["status"]["conditions"][0]["status"] = json!(status);
+            n["status"]["conditions"][0]["reason"] = json!("KubeletNotReady");
+            n["status"]["conditions"][0]["lastTransitionTime"] = json!("2026-11-29T00:00:12Z");
+        })
+        .expect("the kubelet's post");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        for route in ALL_ROUTES {
+            s2.faults().black_hole(route, true);
+        }
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        let seen = h2.metrics.render(None);
+        s2.faults().clear();
+        seen
+    };
+    let agent = run_for(&server, cfg, source, health, Duration::from_secs(25));
+    let ((), seen) = tokio::join!(agent, chaos);
+    seen
+}
+
+/// A Node whose kubelet posted Ready=False has its Lease read every second, and the first read
+/// that goes unanswered cuts it off (docs/fence.md §2, *A Node not Ready*): the controller may
+/// add the not-ready taint at any pass, and delete the pods that tolerate it for a while while
+/// the kubelet no longer hears. 2.5 s into a hang that began 5 s after its last renewal, such a
+/// node is cut off; a Ready one is not, until `unreachableAfter` has passed.
+#[tokio::test(start_paused = true)]
+async fn a_node_not_ready_is_cut_off_by_the_first_read_a_hung_link_leaves_unanswered() {
+    let not_ready = metrics_as_a_link_hangs("False").await;
+    assert!(
+        not_ready.contains("nodewarden_api_reachable 0"),
+        "{not_ready}"
+    );
+    // Without peers the quorum holds: its verdict is reported once the node is cut off.
+    assert!(
+        not_ready.contains("nodewarden_quorum_verdict{verdict=\"hold\"} 1"),
+        "{not_ready}"
+    );
+    let ready = metrics_as_a_link_hangs("True").await;
+    assert!(ready.contains("nodewarden_api_reachable 1"), "{ready}");
+    assert!(
+        !ready.contains("nodewarden_quorum_verdict{verdict=\"hold\"} 1"),
+        "{ready}"
+    );
+}
+
 /// The Lease renewals (PUT) from 15.5 s on, as offsets from then, with their statuses, when the
 /// three after that are refused (503) and the Lease lasts `lease_seconds`.
 async fn renewals_after_three_refusals(lease_seconds: u32) -> Vec<(Duration, Option<u16>)> {
@@ -2158,7 +2210,8 @@ async fn a_zone_with_no_node_ready_is_recorded_with_whether_it_is_the_only_one_a
 /// the not-ready one keeps its timers through the swap for the unreachable one, so a read that
 /// finds it is no read without a taint (fortieth session). Only the unreachable one's `timeAdded`
 /// is read; a NoSchedule taint of either key is not the controller's eviction taint. The zone
-/// record says the same of the asker.
+/// record says the same of the asker. The kubelet's Ready=False is read with each, and a Ready
+/// Node reads without it.
 #[tokio::test(start_paused = true)]
 async fn a_peer_reads_either_of_the_controllers_noexecute_taints_as_tainted() {
     let server = ApiServer::new();
@@ -2188,16 +2241,23 @@ async fn a_peer_reads_either_of_the_controllers_noexecute_taints_as_tainted() {
             .zone_record("s-0", "zs", bound)
             .await
             .expect("a record");
-        seen.push((read.tainted, read.taint_added.is_some(), record.tainted));
+        seen.push((
+            read.tainted,
+            read.taint_added.is_some(),
+            record.tainted,
+            read.ready_false,
+        ));
     }
     assert_eq!(
         seen,
         [
-            (true, false, true),
-            (false, false, false),
-            (true, true, true)
+            (true, false, true, true),
+            (false, false, false, true),
+            (true, true, true, true)
         ]
     );
+    let ready = reader.read("s-1", bound).await.expect("a read");
+    assert!(!ready.ready_false && !ready.tainted, "{ready:?}");
 }
 
 /// The record of a zone of `size` Nodes none of which is Ready, the asker untainted, with the

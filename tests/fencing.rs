@@ -149,6 +149,51 @@ fn a_partition_on_record_goes_on_at_once_and_a_clean_start_first_gives_the_serve
     assert!(!link.judge(&failed, at(10_000, 0), AFTER).cut_off);
 }
 
+/// A failed request of a node whose Node as last seen is not Ready cuts it off at once, 2 s after
+/// its last contact rather than `unreachableAfter` (docs/fence.md §2, *A Node not Ready*); the
+/// deadlines still count from that contact, and the next contact ends the partition.
+#[test]
+fn a_failure_cuts_a_node_not_ready_off_at_once() {
+    let failed_at = |not_ready: bool| {
+        let mut link = Link::resume(None, None, at(0, 0));
+        link.note_not_ready(not_ready);
+        let contact = Seen {
+            own: own(30),
+            ..Seen::default()
+        };
+        assert!(link.judge(&contact, at(30, 0), AFTER).reachable);
+        let failed = Seen {
+            failed: true,
+            ..contact
+        };
+        link.judge(&failed, at(32, 0), AFTER)
+    };
+    let j = failed_at(true);
+    assert!(j.cut_off && !j.reachable, "{j:?}");
+    assert_eq!(j.transition, Some(Transition::CutOff));
+    assert_eq!(j.counted, own(30));
+    // A Ready one waits for `unreachableAfter`, as before.
+    let j = failed_at(false);
+    assert!(j.reachable && !j.cut_off, "{j:?}");
+    // Contact again ends it.
+    let mut link = Link::resume(None, None, at(0, 0));
+    link.note_not_ready(true);
+    let failed = Seen {
+        own: own(30),
+        heartbeat: None,
+        failed: true,
+    };
+    assert!(link.judge(&failed, at(32, 0), AFTER).cut_off);
+    let back = Seen {
+        own: own(33),
+        heartbeat: None,
+        failed: false,
+    };
+    let j = link.judge(&back, at(33, 0), AFTER);
+    assert!(j.reachable && !j.cut_off, "{j:?}");
+    assert!(matches!(j.transition, Some(Transition::Reconnected { .. })));
+}
+
 #[test]
 fn a_heartbeat_counts_as_contact_no_later_than_it_arrived() {
     let mut link = Link::resume(None, None, at(0, 0));

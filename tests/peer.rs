@@ -1053,6 +1053,7 @@ fn node_read(tainted: bool) -> nodewarden::core::quorum::NodeRead {
         tainted,
         taint_added: tainted.then(|| unknown + Duration::from_secs(5)),
         unknown_since: Some(unknown),
+        ready_false: false,
     }
 }
 

@@ -1989,6 +1989,7 @@ fn timed(added: Option<SystemTime>, unknown: Option<SystemTime>) -> Heard {
             tainted: added.is_some(),
             taint_added: added,
             unknown_since: unknown,
+            ready_false: false,
         }),
         ..match report("p", true, Some(1)) {
             Heard::Report(r) => r,
@@ -2878,6 +2879,7 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
             tainted: false,
             taint_added: None,
             unknown_since: Some(unknown),
+            ready_false: false,
         });
     }
     assert!(decide(&r, &policy(), true).is_enforce());
@@ -2888,7 +2890,7 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
 }
 
 #[test]
-fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_it_cannot_list() {
+fn two_peers_read_the_zone_the_likeliest_to_reach_the_api_server_and_none_it_cannot_list() {
     let p = |n: &str, z: &str| Peer {
         node: n.into(),
         address: "10.0.0.1:9843".parse().expect("address"),
@@ -2896,14 +2898,14 @@ fn one_peer_reads_the_zone_the_likeliest_to_reach_the_api_server_and_none_it_can
     };
     let asked = [p("a1", "a"), p("a2", "a"), p("b1", "b"), p("b2", "b")];
     let none = std::collections::BTreeSet::new();
-    // Another zone first, as for the Lease: one flag only.
+    // Other zones first, as for the Lease: two flags only.
     let flags = zone_readers(&asked, "a", false, &none);
-    assert_eq!(flags, [false, false, true, false]);
+    assert_eq!(flags, [false, false, true, true]);
     // A peer whose latest answer was not "reachable" comes after every other.
     let unable: std::collections::BTreeSet<String> = ["b1".to_string()].into();
     assert_eq!(
         zone_readers(&asked, "a", false, &unable),
-        [false, false, false, true]
+        [true, false, false, true]
     );
     assert_eq!(zone_readers(&asked, "a", true, &none), [false; 4]);
     // Asked only for a zone the list does not show larger than a reader lists, 100 (this node
@@ -3061,6 +3063,7 @@ fn a_node_read_queued_for_the_taint_in_a_zone_recorded_as_tainting_enforces_at_o
         tainted: false,
         taint_added: None,
         unknown_since: Some(written),
+        ready_false: false,
     });
     let ready = Some(NodeRead::default());
     let word = |r: &Round, p: &QuorumPolicy| verdict(r, p).word();
@@ -3136,6 +3139,51 @@ fn a_node_read_queued_for_the_taint_in_a_zone_recorded_as_tainting_enforces_at_o
     assert_eq!(
         word(&partial.leaderless_unknown(Some(written)), &before),
         "hold"
+    );
+}
+
+/// A Node read with its kubelet's Ready=False and neither taint is queued for the not-ready taint
+/// as one read with Ready=Unknown is for the unreachable one (docs/fence.md §5, *A node read
+/// queued for the taint*): in a zone recorded normal a pending enforce settles at once.
+#[test]
+fn a_node_read_with_its_kubelets_ready_false_and_no_taint_is_queued_for_the_taint() {
+    let word = |r: &Round, p: &QuorumPolicy| decide_or_ask(r, p, true).0.word();
+    let posted = Some(NodeRead {
+        ready_false: true,
+        ..NodeRead::default()
+    });
+    let v = decide_or_ask(&read_queued(posted, record(1, 5, false)), &policy(), true).0;
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(
+        v.reason().contains(
+            "with its kubelet's Ready=False and without node.kubernetes.io/not-ready: it is queued for the taint, and its zone is recorded normal"
+        ),
+        "{}",
+        v.reason()
+    );
+    // Recorded partially disrupted: held; no record read: the answers settle first.
+    assert_eq!(
+        word(&read_queued(posted, record(3, 5, false)), &policy()),
+        "hold"
+    );
+    assert_eq!(word(&read_queued(posted, None), &policy()), "pending");
+    // Read tainted already: a node seen tainted, settled by that read's own rule.
+    let tainted = Some(NodeRead {
+        tainted: true,
+        ready_false: true,
+        ..NodeRead::default()
+    });
+    let v = decide_or_ask(&read_queued(tainted, record(1, 5, false)), &policy(), true).0;
+    assert!(
+        v.is_enforce() && !v.reason().contains("it is queued for the taint"),
+        "{}",
+        v.reason()
+    );
+    // The rule switched off: the answers settle first.
+    let before = policy_without(|f| f.ready_false_read = false);
+    assert_eq!(
+        word(&read_queued(posted, record(1, 5, false)), &before),
+        "pending"
     );
 }
 

@@ -2247,6 +2247,18 @@ fn a_node_whose_judgement_the_record_shows_makes_a_partial_disruption_stops_noth
     });
 }
 
+/// Seed 0x1eed (issue 22, the default model's 1–10,000 run; forty-third session): n2, cut off at
+/// 84.5 s in a zone of five, held on the record of two of five Unknown with itself still Ready
+/// (`Fixes::judged_partial`). Its one zone reader crashed at 106.3 s, and the round at 108.5 s,
+/// with no record, decided on the counts alone (a healthy zone, the silent peers counted Ready)
+/// and stopped pod 5, which the control plane kept: the zone was recorded partially disrupted
+/// at 116.3 s. Two peers read the record now (`Fixes::two_zone_readers`), and the round has the
+/// other's.
+#[test]
+fn a_round_whose_zone_reader_went_down_has_the_other_readers_record() {
+    assert_default_spares(&[(0x1eed, &[5])], |f| f.two_zone_readers = false);
+}
+
 /// Under the default settings, no seed of `seeds` stops a pod wrongfully outside a policy
 /// (`sim::world::by_policy`); with `revert` applied to the fixes, each stops exactly its pods so.
 fn assert_default_spares(
@@ -2368,6 +2380,54 @@ fn a_pod_tolerating_unreachable_forever_is_stopped_by_its_not_ready_timer() {
 #[test]
 fn a_read_of_the_not_ready_taint_is_a_read_of_a_taint() {
     assert_not_ready_twice(&[(0x1514, &[1])], |f| f.not_ready_read = false);
+}
+
+/// A Node not Ready as last seen has its Lease read every second, and a failure cuts it off at
+/// once (`Fixes::not_ready_watched`; forty-third session, `--not-ready`). 0x86a: n7's kubelet
+/// posted Ready=False at 93.9 s, the controller added the not-ready taint at 101.3 s, and the link
+/// hung at 101.6 s, before n7's watch delivered the taint. Pod 15 (not-ready 7 s) was deleted at
+/// 108.3 s; n7 knew itself cut off only at 110.8 s, `unreachableAfter` after its last contact,
+/// and the pod ran 2.5 s on. Now n7 is cut off at 103.3 s, a peer's read of the taint settles
+/// its verdict, and the pod is stopped then.
+#[test]
+fn a_node_not_ready_is_cut_off_by_its_first_unanswered_read() {
+    assert_not_ready_twice(&[(0x86a, &[15])], |f| f.not_ready_watched = false);
+}
+
+/// A peer's read of the Node with its kubelet's Ready=False and neither taint is a read of it
+/// queued for the not-ready taint, which settles a pending enforce in a zone recorded normal
+/// (`Fixes::ready_false_read`; forty-third session, `--not-ready`). 0x370: n13's kubelet posted
+/// Ready=False at 221.9 s and its link went at 224.0 s; cut off at 226.0 s, its first round read
+/// the Node without a taint and waited for its answers to settle. The taint came at 226.5 s, and
+/// pod 35 (not-ready 0 s) was deleted then and ran 2.5 s on, until the next round read the
+/// taint. Now the first round settles, and the pod is stopped 0.5 s before the taint.
+#[test]
+fn a_node_read_with_its_kubelets_ready_false_is_queued_for_the_not_ready_taint() {
+    assert_not_ready_twice(&[(0x370, &[35])], |f| f.ready_false_read = false);
+}
+
+/// What the peers read of the Node in an earlier partition is forgotten once the node's own view
+/// shows the controller's taint removed (`Fixes::reads_forgotten`; forty-third session,
+/// `--not-ready`). 0x26d5: n1's peers read its Node without the taint at 99.4 s and with it at
+/// 102.4 s, in a partition that ended at 164.5 s; the taint went at 171.4 s. Its kubelet posted
+/// Ready=False at 295.1 s, the not-ready taint came at 296.5 s, and the link went at 388.6 s. Cut
+/// off at once (`Fixes::not_ready_watched`), n1's first round read the taint, and the old reads
+/// counted it from 89.4 s (99.4 s less `READ_SLACK`): pod 6 (255 s) was stopped at 390.1 s,
+/// 161 s before its deletion, which a master disruption then cancelled. Now it counts from the
+/// taint its own view saw.
+#[test]
+fn reads_of_an_earlier_partition_are_forgotten_once_the_taint_is_seen_removed() {
+    assert_pins(
+        &[(0x26d5, &[6])],
+        |f| f.reads_forgotten = false,
+        |seed, settings| {
+            pods_in(
+                &Scenario::generate(seed).with_not_ready(),
+                settings,
+                "wrongful-stop",
+            )
+        },
+    );
 }
 
 /// With `--not-ready`: no pod runs twice (not excused) in each scenario of `pins`, and the pods

@@ -225,6 +225,8 @@ pub async fn run<S: Source>(
     let (cut_off_tx, cut_off_rx) = watch::channel(None);
     // Fence → quorum: whether the Node carried the unreachable taint when last seen.
     let (tainted_tx, tainted_rx) = watch::channel(false);
+    // Fence → heartbeat: whether the Node was not Ready when last seen.
+    let (not_ready_tx, not_ready_rx) = watch::channel(false);
     let (unlisted_tx, unlisted_rx) = watch::channel(Vec::new());
     // Leader Lease reader → fence and quorum: what the controller-manager's leader Lease proves.
     let (leader_tx, leader_rx) = watch::channel(crate::agent::leader::LeaderView::default());
@@ -430,6 +432,7 @@ pub async fn run<S: Source>(
             leader: leader_rx,
             cut_off: cut_off_tx,
             tainted: tainted_tx,
+            not_ready: not_ready_tx,
             unlisted: unlisted_tx,
         };
         let api = api::ApiClient {
@@ -454,6 +457,7 @@ pub async fn run<S: Source>(
                 health,
                 clock,
                 renew_now,
+                not_ready_rx,
             )
             .await;
         });

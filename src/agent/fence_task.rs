@@ -223,6 +223,9 @@ pub struct FenceInputs {
     /// Whether our Node carried the unreachable or the not-ready NoExecute taint when last seen
     /// (by this run, or by the previous one as its state file keeps it), for the quorum task.
     pub tainted: watch::Sender<bool>,
+    /// Whether our Node as last seen was not Ready (`StoredNode::not_ready`), for the heartbeat
+    /// task, which then reads our Lease every second.
+    pub not_ready: watch::Sender<bool>,
     /// While cut off, the pods whose cgroups run here that the view lacks, for the quorum task
     /// to ask the peers about (`core::unlisted`); empty otherwise.
     pub unlisted: watch::Sender<Vec<String>>,
@@ -488,6 +491,17 @@ pub async fn run(
         // The kubelet's renewal the peers read for a run with no contact of its own counts as the
         // kubelet's own, not as this agent's contact.
         task.link.note_renewal(task.kubelet_read, now);
+        // A Node not Ready as last seen: the heartbeat reads our Lease every second, and a
+        // failure cuts the node off at once (docs/fence.md §2, *A Node not Ready*).
+        let not_ready = task
+            .kept
+            .node_status
+            .as_ref()
+            .is_some_and(StoredNode::not_ready);
+        task.link.note_not_ready(not_ready);
+        inputs
+            .not_ready
+            .send_if_modified(|n| std::mem::replace(n, not_ready) != not_ready);
         let judged = task.link.judge(&seen, now, task.settings.unreachable_after);
         task.transition(&judged, now, &inputs.reach);
         let cut_off = Some(judged.cut_off);

@@ -22,6 +22,10 @@
 //!   through a cut and was answered once the link came back) is a return too: the renewals keep
 //!   their cadence, and the Lease is read every second until the one sent a kubelet's lag after
 //!   it;
+//! - while the Node as last seen is not Ready (its kubelet posted Ready=False, or it carries the
+//!   not-ready taint: `agent::fence_task` says so), the Lease is read every second too, each read
+//!   bounded by a second, and an unanswered one is recorded as a failure, which cuts such a node
+//!   off at once (`core::fencing::Link::note_not_ready`, docs/fence.md §2, *A Node not Ready*);
 //! - when the quorum task's own read of the Lease is answered after a peer said it reaches the
 //!   API server again (`agent::quorum`, `renew_now`), the next renewal goes out at once, and a
 //!   renewal hung after a failure is dropped as for a probe's answer.
@@ -44,7 +48,23 @@ pub fn renew_interval(lease_duration_seconds: u32) -> Duration {
     Duration::from_secs(u64::from(lease_duration_seconds)) / 4
 }
 
-/// Runs until the task is dropped. `kubelet_lag`: `FencePolicy::kubelet_lag`.
+/// Until when the Lease is read every second: while a return is watched (`watched`), and for as
+/// long as the Node as last seen is not Ready (`not_ready`, docs/fence.md §2, *A Node not
+/// Ready*): the controller may add the not-ready taint at any pass, or has, and deletes each pod
+/// that tolerates it for a while once the while ends, whether or not the kubelet hears. A link
+/// that hangs then is known within two seconds, not `unreachableAfter`.
+fn watch_until(
+    watched: Option<tokio::time::Instant>,
+    not_ready: bool,
+) -> Option<tokio::time::Instant> {
+    // Far enough to be never: the readiness's next change restarts the reads anyway.
+    const WHILE_NOT_READY: Duration = Duration::from_secs(365 * 24 * 3600);
+    let while_not_ready = not_ready.then(|| tokio::time::Instant::now() + WHILE_NOT_READY);
+    watched.max(while_not_ready)
+}
+
+/// Runs until the task is dropped. `kubelet_lag`: `FencePolicy::kubelet_lag`;
+/// `not_ready`: whether the Node as last seen is not Ready (`agent::fence_task`).
 #[allow(clippy::too_many_arguments)]
 pub async fn run(
     mut keeper: LeaseKeeper,
@@ -55,6 +75,7 @@ pub async fn run(
     health: Arc<Health>,
     clock: Clock,
     renew_now: Arc<Notify>,
+    mut not_ready: watch::Receiver<bool>,
 ) {
     let mut ticker = tokio::time::interval(interval);
     // After a long stall (a black-holed request), renew once, not a burst.
@@ -68,21 +89,28 @@ pub async fn run(
     // the kubelet renewed too goes out.
     let mut watched_until: Option<tokio::time::Instant> = None;
     loop {
-        let watch = async {
-            match watched_until {
-                Some(until) => probe.unanswered(PROBE_EVERY, until).await,
-                None => std::future::pending().await,
+        // Until the next renewal is due; a change of the Node's readiness restarts the reads.
+        loop {
+            let not_ready_now = *not_ready.borrow_and_update();
+            let until = watch_until(watched_until, not_ready_now);
+            let watch = async {
+                match until {
+                    Some(until) => probe.unanswered(PROBE_EVERY, until).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = ticker.tick() => {}
+                () = renew_now.notified() => {}
+                sent = watch => {
+                    reach.record_unanswered(PROBE_EVERY, sent);
+                    watched_until = None;
+                    failing = true;
+                    after_probe = false;
+                }
+                Ok(()) = not_ready.changed() => continue,
             }
-        };
-        tokio::select! {
-            _ = ticker.tick() => {}
-            () = renew_now.notified() => {}
-            sent = watch => {
-                reach.record_unanswered(PROBE_EVERY, sent);
-                watched_until = None;
-                failing = true;
-                after_probe = false;
-            }
+            break;
         }
         let now =
             jiff::Timestamp::try_from(clock.now().wall).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
@@ -94,7 +122,8 @@ pub async fn run(
         // probed as one sent after a failure.
         let mut answered = None;
         let probed = failing && !after_probe;
-        if !probed && let Some(until) = watched_until {
+        let not_ready_now = *not_ready.borrow();
+        if !probed && let Some(until) = watch_until(watched_until, not_ready_now) {
             tokio::select! {
                 result = &mut renewal => answered = Some(result),
                 sent = probe.unanswered(PROBE_EVERY, until) => {

@@ -647,6 +647,8 @@ pub async fn run(
     // whether a read without the taint was logged in this partition.
     let mut reads = TaintReads::default();
     let mut untainted_logged = false;
+    // Whether our own view of our Node last showed one of the controller's NoExecute taints.
+    let mut own_tainted = false;
     // And the times they read on it, of this partition only.
     let mut node_reads = crate::core::quorum::NodeReads::default();
     // Whether the peers that say they reach the API server read from it (kept through returns
@@ -775,6 +777,21 @@ pub async fn run(
                     v.node_reads = Default::default();
                     v.node_reads != was
                 });
+                // And what they read of it in earlier partitions, once our own view shows the
+                // controller's taint removed: any taint read later is a new one, added after this
+                // view, and a read without one from before bounds it no better than the view
+                // (`Fixes::reads_forgotten`; issue 22, seed 0x26d5 with `--not-ready`).
+                let tainted_now = *inputs.tainted.borrow();
+                if std::mem::replace(&mut own_tainted, tainted_now)
+                    && !tainted_now
+                    && reads != TaintReads::default()
+                {
+                    reads = TaintReads::default();
+                    view.send_modify(|v| {
+                        v.untainted_at = None;
+                        v.tainted_read = false;
+                    });
+                }
             }
             last_round = None;
             let now = clock.now().mono;
@@ -1288,6 +1305,7 @@ mod tests {
                                 tainted: false,
                                 taint_added: None,
                                 unknown_since: Some(written),
+                                ready_false: false,
                             });
                             r.zone_recorded = Some(crate::core::quorum::ZoneRecord {
                                 not_ready: 3,

@@ -522,6 +522,7 @@ pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
         unknown_since: unknown
             .and_then(|c| c.last_transition_time.as_ref())
             .map(|t| SystemTime::from(t.0)),
+        ready_false: ready_condition(node).is_some_and(|c| c.status == "False"),
     }
 }
 
@@ -612,8 +613,8 @@ mod tests {
     }
 
     /// What a peer reads for an asker (`node_read`): the unreachable NoExecute taint and its
-    /// `timeAdded` (not the NoSchedule one's), and Ready's `lastTransitionTime` only while Ready
-    /// is Unknown.
+    /// `timeAdded` (not the NoSchedule one's), Ready's `lastTransitionTime` only while Ready
+    /// is Unknown, and whether Ready is False.
     #[test]
     fn a_peer_reads_the_unreachable_taints_time_and_an_unknown_readys_transition() {
         let node = |taints: Value, ready: &str| -> Node {
@@ -641,11 +642,14 @@ mod tests {
             (read.tainted, read.taint_added, read.unknown_since),
             (true, Some(at(5)), Some(at(0)))
         );
+        assert!(!read.ready_false);
         let read = node_read(&node(json!([taint("NoSchedule")]), "False"));
         assert_eq!(
             (read.tainted, read.taint_added, read.unknown_since),
             (false, None, None)
         );
+        assert!(read.ready_false);
+        assert!(!node_read(&node(json!([]), "True")).ready_false);
         let bare = json!([{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]);
         let read = node_read(&node(bare, "Unknown"));
         assert_eq!(

@@ -106,6 +106,9 @@ pub struct Link {
     /// The latest renewal of the kubelet's Lease its peers read ([`Link::note_renewal`]), on
     /// the monotonic scale, counted as the kubelet's own ([`Link::counted`]).
     renewed: Option<Duration>,
+    /// The Node as last seen shows its kubelet's Ready=False, or the not-ready taint
+    /// ([`Link::note_not_ready`]): a failure cuts the node off at once.
+    not_ready: bool,
 }
 
 impl Link {
@@ -125,6 +128,7 @@ impl Link {
             resumed: None,
             relapse_on_record: false,
             renewed: None,
+            not_ready: false,
         }
     }
 
@@ -220,6 +224,13 @@ impl Link {
         self.renewed = self.renewed.max(read.map(|h| h.contact(now)));
     }
 
+    /// Notes whether the Node as last seen shows its kubelet's Ready=False or carries the
+    /// not-ready taint: the controller may add that taint, or has, and deletes each pod that
+    /// tolerates it for a while once that while ends, whether or not the kubelet still hears.
+    pub fn note_not_ready(&mut self, not_ready: bool) {
+        self.not_ready = not_ready;
+    }
+
     /// Folds in one tick's observations; `after` is `unreachableAfter`.
     pub fn judge(&mut self, seen: &Seen, now: Moment, after: Duration) -> Judged {
         let contact = seen.own.max(seen.heartbeat.map(|h| h.contact(now)));
@@ -241,7 +252,8 @@ impl Link {
         // not yet proved the kubelet renewed. The control plane may still count from the contact
         // before that failure, and deadlines counted from it do not wait for `after` to pass
         // since the return: the node is cut off again at once.
-        let relapsed = (seen.failed || self.relapse_on_record) && self.unproven();
+        let relapsed = ((seen.failed || self.relapse_on_record) && self.unproven())
+            || (seen.failed && self.not_ready);
         let reachable =
             !relapsed && seen.own.is_some() && !contact::older_than(seen.own, now.mono, after);
         let cut_off = (relapsed

@@ -176,6 +176,10 @@ pub struct NodeRead {
     /// While the Node's Ready condition was Unknown (only the node lifecycle controller writes
     /// that), its `lastTransitionTime`: when the controller wrote it. `None` otherwise.
     pub unknown_since: Option<SystemTime>,
+    /// The Node's Ready condition was False: its kubelet posted it, and the controller queues the
+    /// node for the not-ready taint on every monitor pass while it stands (docs/semantics.md
+    /// §5.5). False from a reader that predates the field (`Fixes::ready_false_read`).
+    pub ready_false: bool,
 }
 
 /// The times the peers read on this node's Node across the rounds of a partition (docs/fence.md
@@ -253,6 +257,7 @@ impl<T: Copy> NodeReads<T> {
             tainted: a.tainted || b.tainted,
             taint_added: earliest(a.taint_added, b.taint_added),
             unknown_since: earliest(a.unknown_since, b.unknown_since),
+            ready_false: a.ready_false || b.ready_false,
         }) else {
             return false;
         };
@@ -944,6 +949,27 @@ pub struct Fixes {
     /// expiry's guess and stopped two pods tolerating 0 s, while the controller, which had
     /// recorded the two Unknown, judged it into a partial disruption and never tainted it).
     pub judged_partial: bool,
+    /// While the Node as last seen shows its kubelet's Ready=False or the not-ready taint, the
+    /// agent reads its Lease every second, and a failure cuts the node off at once
+    /// (`fencing::Link::note_not_ready`). The agent's shell applies it; only the simulator reads
+    /// this switch.
+    pub not_ready_watched: bool,
+    /// A peer's read of this node's Node with its kubelet's Ready=False and without either taint
+    /// counts as a read of it queued for the taint ([`queue_read`]): the controller queues it
+    /// for the not-ready taint on every pass while that stands. The peers' shell applies it;
+    /// only the simulator reads this switch.
+    pub ready_false_read: bool,
+    /// Two peers read the zone as recorded in each round ([`ZONE_READERS`]), not one: a reader
+    /// down since the last round leaves the other's record (forty-third session, seed 0x1eed).
+    /// The agent's shell applies it; only the simulator reads this switch.
+    pub two_zone_readers: bool,
+    /// What the peers read of this node's Node in earlier partitions ([`TaintReads`]) is
+    /// forgotten once its own view, not cut off, shows the controller's taint removed: a taint
+    /// read later is a new one (forty-third session, `--not-ready`, seed 0x26d5: the rounds of a
+    /// partition 300 s earlier bounded a not-ready taint's deadline from then, and a pod
+    /// tolerating 255 s was stopped at once, before a master disruption removed the taint). The
+    /// agent's shell applies it; only the simulator reads this switch.
+    pub reads_forgotten: bool,
 }
 
 impl Fixes {
@@ -1001,6 +1027,10 @@ impl Fixes {
         not_ready_read: true,
         peer_leader_read: true,
         judged_partial: true,
+        not_ready_watched: true,
+        ready_false_read: true,
+        two_zone_readers: true,
+        reads_forgotten: true,
     };
 }
 
@@ -1190,10 +1220,13 @@ pub const ANSWERED_WITHIN: Duration = Duration::from_secs(1);
 pub const LEASE_READERS: usize = 3;
 
 /// The most peers a round asks to read this node's zone as recorded ([`zone_readers`]): one
-/// list of up to `zone::RECORD_SCAN` Nodes each, every round of every node cut off. The one
-/// asked is the peer likeliest to reach the API server; a round whose reader answers without it
-/// decides as before the record existed.
-pub const ZONE_READERS: usize = 1;
+/// list of up to `zone::RECORD_SCAN` Nodes each, every round of every node cut off (each reader
+/// answers every asker of a zone from one list a second). The two asked are the peers likeliest
+/// to reach the API server: a reader that went down since the last round leaves the round the
+/// other's record (forty-third session, seed 0x1eed: with one, the round after the reader
+/// crashed decided on the counts alone and stopped a pod its zone's record had held). A round
+/// neither answers with one decides as before the record existed.
+pub const ZONE_READERS: usize = 2;
 
 /// How far a kubelet's `renewTime` read back through this run's wall scale may be from the
 /// instant it was stamped, when the wall clock was found steady over the span
@@ -2169,14 +2202,19 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
 }
 
 /// Whether a peer that reaches the API server read this node's Node, in this round, recorded
-/// Ready=Unknown without the unreachable taint (queued for it), none read it tainted, and, in
-/// the same round, its zone recorded normal ([`ZoneRecord::normal`]) and never otherwise; or no
-/// controller-manager leads ([`leaderless_first`]). A round whose reader read no record (it
+/// Ready=Unknown without the unreachable taint (queued for it), or with its kubelet's
+/// Ready=False and neither taint (queued for the not-ready one, `Fixes::ready_false_read`), none
+/// read it tainted, and, in the same round, its zone recorded normal ([`ZoneRecord::normal`])
+/// and never otherwise; or no controller-manager leads ([`leaderless_first`]). A round whose reader read no record (it
 /// failed, or the zone is larger than a record is asked for, [`asks_zone_record`]) is no such
 /// round.
 fn queue_read(round: &Round, fixes: &Fixes) -> bool {
     let reads = || reaching_reports(round);
-    read_queued(round).next().is_some()
+    let ready_false = || {
+        fixes.ready_false_read
+            && reads().any(|r| r.node_read.is_some_and(|n| n.ready_false && !n.tainted))
+    };
+    (read_queued(round).next().is_some() || ready_false())
         && !reads().any(|r| r.node_read.is_some_and(|n| n.tainted))
         && (leaderless_first(round, fixes)
             || (reads().any(|r| r.zone_recorded.is_some())
@@ -2212,7 +2250,8 @@ fn leaderless_first(round: &Round, fixes: &Fixes) -> bool {
 }
 
 /// A pending enforce, settled because a peer that reaches the API server read this node's Node
-/// queued for the taint ([`queue_read`]; docs/fence.md §5, *A node read queued for the taint*).
+/// queued for the taint ([`queue_read`]; docs/fence.md §5, *A node read queued for the taint*),
+/// or, with its kubelet's Ready=False, for the not-ready one (`Fixes::ready_false_read`).
 /// The read was answered after the round was sent, so the API server was up then; the
 /// controller wrote the node Unknown, and on every monitor pass queues it for the NoExecute
 /// taint until its kubelet posts Ready, which it cannot while cut off (docs/semantics.md §5.5).
@@ -2226,12 +2265,17 @@ fn settled_by_queue(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
     } else {
         "its zone is recorded normal"
     };
+    let read = if read_queued(round).next().is_some() {
+        "Ready Unknown and without node.kubernetes.io/unreachable"
+    } else {
+        "its kubelet's Ready=False and without node.kubernetes.io/not-ready"
+    };
     settled_now(
         round,
         policy,
         peers_known,
         &format!(
-            "a peer that reaches the API server read this node's Node with Ready Unknown and without node.kubernetes.io/unreachable: it is queued for the taint, and {how}"
+            "a peer that reaches the API server read this node's Node with {read}: it is queued for the taint, and {how}"
         ),
     )
 }
@@ -2507,7 +2551,8 @@ impl Gate {
 /// What the peers' reads of this node's Node said (`PeerReport::node_read`, docs/fence.md
 /// §5), across the rounds of a run: kept through a return of the link, since a taint the
 /// control plane added stays until this node's kubelet is heard again and the controller removes
-/// it, and only a later read tells.
+/// it, and only a later read tells; forgotten once this node's own view, not cut off, shows the
+/// taint removed (`Fixes::reads_forgotten`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaintReads {
     /// When the latest round was sent in which a peer that reaches the API server read the Node

@@ -131,6 +131,11 @@ pub struct Answer {
     /// with `unreachable_tainted` (RFC 3339). Absent otherwise, as `unreachable_taint_added`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_unknown_since: Option<String>,
+    /// The asking node's Ready condition was False (its kubelet posted it), read with
+    /// `unreachable_tainted`. Absent when false, as `excluded`; an agent that predates it never
+    /// sends it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ready_false: bool,
     /// The pods asked about (`Question::pods`) that the list of the asking node's pods held, in
     /// the state file's form of a pod (`core::fence_plan::FencePod`); an empty list when it held
     /// none. Absent when not asked, not listed, or not readable. Read apart from the rest of the
@@ -175,6 +180,7 @@ impl From<&PeerReport> for Answer {
                 .node_read
                 .and_then(|n| n.unknown_since)
                 .and_then(wire_text),
+            ready_false: r.node_read.is_some_and(|n| n.ready_false),
             pods: r.pods.as_ref().map(|pods| {
                 pods.iter()
                     .filter_map(|p| serde_json::to_value(p).ok())
@@ -208,6 +214,7 @@ impl TryFrom<Answer> for PeerReport {
                 )?
                 .filter(|_| tainted),
                 unknown_since: wire_time("readyUnknownSince", a.ready_unknown_since.as_deref())?,
+                ready_false: a.ready_false,
             }),
         };
         if let Some(why) = a.zone_record.and_then(|z| z.impossible()) {
@@ -409,6 +416,7 @@ mod tests {
                 tainted: true,
                 taint_added: Some(unknown + Duration::from_secs(5)),
                 unknown_since: Some(unknown),
+                ready_false: false,
             }),
             ..reaching("n1")
         };
@@ -445,6 +453,25 @@ mod tests {
         let refused = read(r#","unreachableTainted":false,"readyUnknownSince":"soon""#)
             .expect_err("not a time");
         assert!(refused.contains("readyUnknownSince \"soon\""), "{refused}");
+        // The kubelet's Ready=False: `"readyFalse": true`, absent when false, and read back.
+        let posted = PeerReport {
+            node_read: Some(crate::core::quorum::NodeRead {
+                ready_false: true,
+                ..Default::default()
+            }),
+            ..reaching("n1")
+        };
+        let text = serde_json::to_string(&Answer::from(&posted)).expect("serialize");
+        assert!(
+            text.ends_with(r#","unreachableTainted":false,"readyFalse":true}"#),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(posted));
+        let ready = read(r#","unreachableTainted":false"#).expect("a read");
+        assert_eq!(ready.map(|r| r.ready_false), Some(false));
+        // An older reader never sends it; with no read of the Node it means nothing.
+        assert_eq!(read(r#","readyFalse":true"#), Ok(None));
     }
 
     /// A time read from the API server that RFC 3339 as the answer writes it cannot hold (before
@@ -461,6 +488,7 @@ mod tests {
                     tainted: true,
                     taint_added: Some(t),
                     unknown_since: Some(t),
+                    ready_false: false,
                 }),
                 ..reaching("n1")
             };

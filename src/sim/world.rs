@@ -530,6 +530,8 @@ struct Agent {
     /// Until when a return is watched (`Ev::AgentWatch`): about when the renewal that proves
     /// the kubelet renewed goes out.
     watched_until: Option<Duration>,
+    /// The chain of renewals whose reads every second (`Ev::AgentWatch`) go on, if any.
+    watch_chain: Option<u32>,
     /// The peers this agent answered "cut off" since its answer last turned to "reachable".
     askers: Vec<usize>,
     /// The unreachable taint on its Node as its view last showed it: `timeAdded`, and when this
@@ -972,6 +974,11 @@ fn standing_at(history: &[(Duration, Option<Duration>)], at: Duration) -> Option
         .and_then(|(_, held)| *held)
 }
 
+/// Whether agent `a`'s view of its Node shows its kubelet's Ready=False or the not-ready taint.
+fn not_ready_seen(a: &Agent) -> bool {
+    a.ready_false_view.is_some() || a.not_ready_view.is_some()
+}
+
 /// A time the agent's view of its Node shows (`read`), with when this run first saw that same
 /// time, as `agent::fence_task`'s `note_seen` keeps it: `kept` while it stands, first seen `now`
 /// when it changes.
@@ -1401,6 +1408,7 @@ impl World<'_> {
             failing: false,
             after_probe: false,
             watched_until: None,
+            watch_chain: None,
             probing: None,
             askers: Vec::new(),
             reads: quorum::TaintReads::default(),
@@ -1560,6 +1568,7 @@ impl World<'_> {
                         let sent = now - fencing::PROBE_EVERY;
                         a.contact.observe(Evidence::Failure, sent, now);
                         a.watched_until = None;
+                        a.watch_chain = None;
                         a.failing = true;
                         a.after_probe = false;
                         a.renewals += 1;
@@ -1573,8 +1582,13 @@ impl World<'_> {
                 let next = now + fencing::PROBE_EVERY;
                 let unanswered = !self.agent_reaches(node);
                 let until = self.agents[node].as_ref().and_then(|a| a.watched_until);
-                if unanswered || until.is_some_and(|u| next < u) {
+                let not_ready = self.agents[node]
+                    .as_ref()
+                    .is_some_and(|a| self.set.fixes.not_ready_watched && not_ready_seen(a));
+                if unanswered || until.is_some_and(|u| next < u) || not_ready {
                     self.at(next, Ev::AgentWatch(node, run, chain, unanswered));
+                } else if let Some(a) = self.agents[node].as_mut() {
+                    a.watch_chain = None;
                 }
             }
             Ev::AgentAnswer {
@@ -1643,10 +1657,14 @@ impl World<'_> {
                         } else {
                             sent + set.kubelet_lag + set.renew
                         });
-                        self.at(
-                            now + fencing::PROBE_EVERY,
-                            Ev::AgentWatch(node, run, chain, false),
-                        );
+                        // Reads already going on for a Node not Ready go on until then too.
+                        if a.watch_chain != Some(chain) {
+                            a.watch_chain = Some(chain);
+                            self.at(
+                                now + fencing::PROBE_EVERY,
+                                Ev::AgentWatch(node, run, chain, false),
+                            );
+                        }
                     }
                 }
                 for k in nudged {
@@ -2777,6 +2795,17 @@ impl World<'_> {
             // As `agent::fence_task`: the renewal read counts as the kubelet's own.
             a.link.note_renewal(a.kubelet_read, m);
         }
+        // As `agent::heartbeat` and `agent::fence_task`: a Node not Ready as last seen has its
+        // Lease read every second while its renewals do not fail, and a failure cuts it off.
+        let not_ready = set.fixes.not_ready_watched && not_ready_seen(&a);
+        a.link.note_not_ready(not_ready);
+        if not_ready && !a.failing && a.watch_chain != Some(a.renewals) {
+            a.watch_chain = Some(a.renewals);
+            self.at(
+                now + fencing::PROBE_EVERY,
+                Ev::AgentWatch(i, a.run, a.renewals, false),
+            );
+        }
         let judged = a.link.judge(&seen, m, set.unreachable_after);
         if judged.moved {
             a.durability.contact_moved();
@@ -2861,6 +2890,10 @@ impl World<'_> {
                 // The taint is gone: its plans are over, and a partition that follows plans
                 // anew (the steps of pods released to the kubelet are not taken).
                 a.steps.clear();
+                // As `agent::quorum`: the peers' reads of earlier partitions with it.
+                if set.fixes.reads_forgotten {
+                    a.reads = quorum::TaintReads::default();
+                }
             }
             self.log(|| format!("n{i} fences on its taint: {on_taint}"));
         }
@@ -3198,6 +3231,8 @@ impl World<'_> {
                                         && self.cp.not_ready_taint(i).is_some()),
                                 taint_added: self.cp.taint(i).map(|t| wall(stored(t))),
                                 unknown_since: self.cp.unknown_since(i).map(|u| wall(stored(u))),
+                                ready_false: self.set.fixes.ready_false_read
+                                    && self.cp.false_since(i).is_some(),
                             });
                         }
                         // Asked of the one `quorum::zone_readers` chooses. The agent's reader
@@ -3364,13 +3399,20 @@ impl World<'_> {
             readers(a.contact.last_contact.is_some() && !set.fixes.kubelet_heard_after),
             readers(asked.is_empty()),
         );
-        // As `agent::quorum`: one peer reads the zone as recorded, unless the list shows it large.
-        let zoned = quorum::zone_readers(
+        // As `agent::quorum`: two peers read the zone as recorded, unless the list shows it
+        // large (one before `two_zone_readers`).
+        let mut zoned = quorum::zone_readers(
             &self.asked_lists[i],
             &zone.listed,
             !quorum::asks_zone_record(&set.fixes, mine, &zone.listed),
             self.unable(a),
         );
+        if !set.fixes.two_zone_readers
+            && let Some(second) = zoned.iter().enumerate().filter(|(_, z)| **z).nth(1)
+        {
+            let second = second.0;
+            zoned[second] = false;
+        }
         let mut heard = ask(&self.asked_lists[i], (&lease, &zoned), &listers);
         if a.contact.last_contact.is_none() || !asked.is_empty() || set.fixes.kubelet_heard_after {
             quorum::note_unable(&mut a.unable, &heard);
