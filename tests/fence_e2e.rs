@@ -1373,6 +1373,70 @@ fn a_run_killed_while_waiting_for_an_answer_hands_its_wait_on_to_the_next() {
     hang_everything(&s.server.api, false);
 }
 
+/// A Node whose kubelet posted Ready=False (docs/fence.md §2, *A Node not Ready*): the controller
+/// may add the not-ready taint at any pass and delete the pods that tolerate it for a while, so
+/// the agent reads its Lease every second and a read unanswered within its second cuts it off:
+/// within seconds of the cut rather than `unreachableAfter` (8 s here) after its last contact,
+/// which is what the same agent takes with its Node Ready, measured first.
+#[test]
+fn a_node_not_ready_is_known_cut_off_within_seconds_of_a_cut() {
+    let Some(s) = scene("dry-run", 20, GRACE) else {
+        return;
+    };
+    // No deadline comes in the test: the grace period is long.
+    rewrite_config(
+        &s,
+        &[
+            (
+                &format!("unreachableAfter = \"{UNREACHABLE_AFTER}\""),
+                "unreachableAfter = \"8s\"",
+            ),
+            (
+                &format!("nodeMonitorGracePeriod = \"{}s\"", GRACE.as_secs()),
+                "nodeMonitorGracePeriod = \"60s\"",
+            ),
+        ],
+    );
+    let mut agent = start_agent(&s);
+    let cut_off_after_a_cut = |agent: &mut Agent| {
+        s.netns.cut();
+        let cut = Instant::now();
+        let (_, at) = agent
+            .wait_for(&["cut off from the API server"], Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("never cut off:\n{}", agent.dump()));
+        at.duration_since(cut)
+    };
+    // Ready: `unreachableAfter` after the last renewal (one a second here).
+    let ready = cut_off_after_a_cut(&mut agent);
+    assert!(
+        ready > Duration::from_secs(6),
+        "a Ready node cut off {ready:?} after the cut:\n{}",
+        agent.dump()
+    );
+    s.netns.heal();
+    agent
+        .wait_for(&["API server reachable again"], Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("never reachable again:\n{}", agent.dump()));
+    let posted = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    support::ready_false_seen(&s.server.api, NODE, &posted, &s.dir.path().join("state"));
+    let _ = agent.drained_dump();
+    let not_ready = cut_off_after_a_cut(&mut agent);
+    // The renewal (a second here) or a read of the Lease (a second, each bounded by a second)
+    // fails: about 2 s.
+    assert!(
+        not_ready < Duration::from_secs(4),
+        "a Node not Ready cut off {not_ready:?} after the cut:\n{}",
+        agent.dump()
+    );
+    let log = agent.dump();
+    assert!(
+        log.contains("cut off from the API server (a request failed while our Node is not Ready"),
+        "the reason is not named:\n{log}"
+    );
+    agent.kill_hard();
+    s.netns.heal();
+}
+
 /// A link back for a moment and cut again before the next renewal could prove that the kubelet
 /// renewed too (docs/fence.md §2, *A relapse*): the control plane may still count from the
 /// contact before the first cut, so the agent, which reads its Lease every second until that

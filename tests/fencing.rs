@@ -170,6 +170,13 @@ fn a_failure_cuts_a_node_not_ready_off_at_once() {
     };
     let j = failed_at(true);
     assert!(j.cut_off && !j.reachable, "{j:?}");
+    let mut link = Link::resume(None, None, at(0, 0));
+    assert_eq!(link.cut_at_once(), None);
+    link.note_not_ready(true);
+    assert_eq!(
+        link.cut_at_once(),
+        Some("a request failed while our Node is not Ready")
+    );
     assert_eq!(j.transition, Some(Transition::CutOff));
     assert_eq!(j.counted, own(30));
     // A Ready one waits for `unreachableAfter`, as before.

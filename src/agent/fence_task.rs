@@ -1105,10 +1105,19 @@ impl Task {
                     .last_contact_wall(now)
                     .map(crate::core::clock::rfc3339)
                     .unwrap_or_default();
+                let why = self.link.cut_at_once().map_or_else(
+                    || {
+                        format!(
+                            "no answer for {}s",
+                            self.settings.unreachable_after.as_secs()
+                        )
+                    },
+                    str::to_string,
+                );
                 log::warn!(
                     reachable = "false", last_contact = contact.as_str();
-                    "cut off from the API server (no answer for {}s; last contact {contact}); fence planning {} pod(s) in {} mode",
-                    self.settings.unreachable_after.as_secs(), self.kept.converted.pods.len(), mode_name(self.policy.mode)
+                    "cut off from the API server ({why}; last contact {contact}); fence planning {} pod(s) in {} mode",
+                    self.kept.converted.pods.len(), mode_name(self.policy.mode)
                 );
             }
             None => {}

@@ -224,6 +224,19 @@ impl Link {
         self.renewed = self.renewed.max(read.map(|h| h.contact(now)));
     }
 
+    /// Why a failure cuts the node off at once rather than `unreachableAfter` after its last
+    /// contact, for the log: a return not yet proven ([`Link::unproven`], a relapse), or a Node
+    /// not Ready ([`Link::note_not_ready`]). `None` when it waits for `unreachableAfter`.
+    pub fn cut_at_once(&self) -> Option<&'static str> {
+        if self.unproven() {
+            Some("a request failed before the return proved the kubelet renewed")
+        } else if self.not_ready {
+            Some("a request failed while our Node is not Ready")
+        } else {
+            None
+        }
+    }
+
     /// Notes whether the Node as last seen shows its kubelet's Ready=False or carries the
     /// not-ready taint: the controller may add that taint, or has, and deletes each pod that
     /// tolerates it for a while once that while ends, whether or not the kubelet still hears.
