@@ -264,7 +264,9 @@ impl Link {
         // A relapse (docs/fence.md §2): a request fails while contact back after a failure has
         // not yet proved the kubelet renewed. The control plane may still count from the contact
         // before that failure, and deadlines counted from it do not wait for `after` to pass
-        // since the return: the node is cut off again at once.
+        // since the return: the node is cut off again at once. So is a Node not Ready that a
+        // request fails for (docs/fence.md §2, *A Node not Ready*): the not-ready taint's timers
+        // may end at any moment, and the kubelet no longer hears the deletions.
         let relapsed = ((seen.failed || self.relapse_on_record) && self.unproven())
             || (seen.failed && self.not_ready);
         let reachable =
