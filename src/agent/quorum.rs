@@ -366,7 +366,13 @@ async fn ask_round(
             let listers = lease_readers(&chosen, &zone.listed, pods.is_empty(), unable);
             // And one reads the zone as recorded, unless the list shows it large.
             let skip = !asks_zone_record(&policy.fixes, peers, &zone.listed);
-            let zoned = zone_readers(&chosen, &zone.listed, skip, unable);
+            let zoned = zone_readers(
+                &chosen,
+                &zone.listed,
+                skip,
+                unable,
+                crate::core::quorum::ZONE_READERS,
+            );
             let readers = (lease, zoned);
             ask(chosen, readers, zone.key.clone(), (pods.to_vec(), listers)).await
         }

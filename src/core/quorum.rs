@@ -1252,16 +1252,18 @@ pub fn lease_readers(
 }
 
 /// Which of a round's peers are asked to read this node's zone as recorded
-/// (`peer::Question::zone_record`, [`ZoneRecord`]): the first [`ZONE_READERS`] that
-/// [`lease_readers`] would choose, in its order; none when `skip`. Each is one list of the zone's
-/// Nodes, so fewer than the Lease's single GETs.
+/// (`peer::Question::zone_record`, [`ZoneRecord`]): the first `most` ([`ZONE_READERS`]; one in
+/// the simulator's runs without `Fixes::two_zone_readers`) that [`lease_readers`] would choose,
+/// in its order; none when `skip`. Each is one list of the zone's Nodes, so fewer than the
+/// Lease's single GETs.
 pub fn zone_readers(
     asked: &[Peer],
     zone: &str,
     skip: bool,
     unable: &BTreeSet<String>,
+    most: usize,
 ) -> Vec<bool> {
-    readers(asked, zone, skip, unable, ZONE_READERS)
+    readers(asked, zone, skip, unable, most)
 }
 
 /// Whether a round asks for its zone as recorded ([`zone_readers`]): with the rule on

@@ -3401,18 +3401,17 @@ impl World<'_> {
         );
         // As `agent::quorum`: two peers read the zone as recorded, unless the list shows it
         // large (one before `two_zone_readers`).
-        let mut zoned = quorum::zone_readers(
+        let zoned = quorum::zone_readers(
             &self.asked_lists[i],
             &zone.listed,
             !quorum::asks_zone_record(&set.fixes, mine, &zone.listed),
             self.unable(a),
+            if set.fixes.two_zone_readers {
+                quorum::ZONE_READERS
+            } else {
+                1
+            },
         );
-        if !set.fixes.two_zone_readers
-            && let Some(second) = zoned.iter().enumerate().filter(|(_, z)| **z).nth(1)
-        {
-            let second = second.0;
-            zoned[second] = false;
-        }
         let mut heard = ask(&self.asked_lists[i], (&lease, &zoned), &listers);
         if a.contact.last_contact.is_none() || !asked.is_empty() || set.fixes.kubelet_heard_after {
             quorum::note_unable(&mut a.unable, &heard);
