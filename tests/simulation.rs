@@ -2203,13 +2203,16 @@ fn a_zone_recorded_down_since_the_node_was_judged_holds_it_until_a_kubelet_posts
 /// zone's record, read none, enforced on the staggered expiry's guess and stopped pod 11, which
 /// the control plane kept: the record n1 read (four of five not Ready, a partial disruption)
 /// held the next round. 0x2c2: the same in a zone of seven (pods 6 and 9). The
-/// nudger now reads for them.
+/// nudger now reads for them. Since the forty-third session the reverted world has one zone
+/// reader (`Fixes::two_zone_readers` reverted too): with two, a round's second reader reads the
+/// record in 0x25ee without the nudger's rule.
 #[test]
 fn a_peer_that_says_it_is_back_reads_the_zone_for_the_nodes_it_nudges() {
     // 0x25ee's pod 12 is stopped later, either way, by a node no peer answers: a stop under a
     // policy, not counted here.
     assert_default_spares(&[(0x25ee, &[11]), (0x2c2, &[9, 6])], |f| {
-        f.nudger_reads = false
+        f.nudger_reads = false;
+        f.two_zone_readers = false;
     });
 }
 
@@ -2352,11 +2355,15 @@ fn a_not_ready_taint_keeps_its_timers_through_the_swap() {
 /// session, `--not-ready`). 0xc9: n8's kubelet posted Ready=False at 165.3 s, and its link was
 /// cut before the controller's queue added the not-ready taint at 176.4 s; its agent never saw
 /// that taint, and counted pod 19 (24 s) from its contact with the unreachable taint's rules.
-/// The pod was deleted at 200.4 s and ran 31.8 s on. 0xed: pod 0, 31.3 s.
+/// The pod was deleted at 200.4 s and ran 31.8 s on. 0xed: pod 0, 31.3 s. Since the
+/// forty-third session the reverted world reverts `Fixes::not_ready_watched` too: n8, not Ready
+/// as last seen, now knows itself cut off within seconds of the cut, and the taint its peers
+/// read then stops pod 19 in time by itself.
 #[test]
 fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
     assert_not_ready_twice(&[(0xc9, &[19]), (0xed, &[0])], |f| {
         f.ready_false_queued = false;
+        f.not_ready_watched = false;
     });
 }
 

@@ -2051,17 +2051,22 @@ mod nudge_tests {
     #[tokio::test(start_paused = true)]
     async fn a_peer_that_says_it_is_back_is_asked_first_to_read_for_this_node() {
         let h = harness(true, Duration::from_secs(5), true);
+        // Three peers: a round's two zone readers (`ZONE_READERS`) leave one out.
+        h._peers
+            .send_replace(vec![peer("a1"), peer("a2"), peer("a3")]);
         *h.answer.lock().expect("answer") = Some(false);
         at(&h, ms(100)).await;
-        // The first round asks the first of the list; both answer "cut off".
-        assert_eq!(*h.zoned.lock().expect("zoned"), [vec!["a1".to_string()]]);
+        // The first round asks the first two of the list; all answer "cut off".
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(*h.zoned.lock().expect("zoned"), [names(&["a1", "a2"])]);
         at(&h, ms(2000)).await;
-        h.nudges.answered(&question("a2", true), &report(false));
+        h.nudges.answered(&question("a3", true), &report(false));
         at(&h, ms(3000)).await;
         assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0), ms(2250)]);
+        // The one back is asked, and the first of the others.
         assert_eq!(
             h.zoned.lock().expect("zoned").last(),
-            Some(&vec!["a2".to_string()])
+            Some(&names(&["a1", "a3"]))
         );
     }
 
