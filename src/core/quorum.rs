@@ -2207,7 +2207,8 @@ fn settled_by_taint(round: &Round, policy: &QuorumPolicy, peers_known: bool) -> 
 /// Ready=Unknown without the unreachable taint (queued for it), or with its kubelet's
 /// Ready=False and neither taint (queued for the not-ready one, `Fixes::ready_false_read`), none
 /// read it tainted, and, in the same round, its zone recorded normal ([`ZoneRecord::normal`])
-/// and never otherwise; or no controller-manager leads ([`leaderless_first`]). A round whose reader read no record (it
+/// and never otherwise; or no controller-manager leads ([`leaderless_first`]). A round whose
+/// reader read no record (it
 /// failed, or the zone is larger than a record is asked for, [`asks_zone_record`]) is no such
 /// round.
 fn queue_read(round: &Round, fixes: &Fixes) -> bool {
