@@ -966,9 +966,10 @@ pub struct Fixes {
     /// What the peers read of this node's Node in earlier partitions ([`TaintReads`]) is
     /// forgotten once its own view, not cut off, shows the controller's taint removed: a taint
     /// read later is a new one (forty-third session, `--not-ready`, seed 0x26d5: the rounds of a
-    /// partition 300 s earlier bounded a not-ready taint's deadline from then, and a pod
-    /// tolerating 255 s was stopped at once, before a master disruption removed the taint). The
-    /// agent's shell applies it; only the simulator reads this switch.
+    /// partition that ended 131 s before the kubelet posted Ready=False counted the next
+    /// partition's not-ready taint from 207 s before it came, and a pod tolerating 255 s was
+    /// stopped at once, 6 s before a master disruption removed the taint). The agent's shell
+    /// applies it; only the simulator reads this switch.
     pub reads_forgotten: bool,
 }
 
