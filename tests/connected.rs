@@ -1847,9 +1847,14 @@ async fn metrics_as_a_link_hangs(status: &'static str) -> String {
     let chaos = async move {
         tokio::time::sleep(Duration::from_secs(12)).await;
         s2.update_node_status_as("kubelet", NODE, |n| {
-            n["status"]["conditions"][0]["status"] = json!(status);
-            n["status"]["conditions"][0]["reason"] = json!("KubeletNotReady");
-            n["status"]["conditions"][0]["lastTransitionTime"] = json!("2026-11-29T00:00:12Z");
+            let conditions = n["status"]["conditions"].as_array_mut();
+            for c in conditions.into_iter().flatten() {
+                if c["type"] == "Ready" {
+                    c["status"] = json!(status);
+                    c["reason"] = json!("KubeletNotReady");
+                    c["lastTransitionTime"] = json!("2026-11-29T00:00:12Z");
+                }
+            }
         })
         .expect("the kubelet's post");
         tokio::time::sleep(Duration::from_secs(3)).await;
