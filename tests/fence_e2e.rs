@@ -1375,9 +1375,10 @@ fn a_run_killed_while_waiting_for_an_answer_hands_its_wait_on_to_the_next() {
 
 /// A Node whose kubelet posted Ready=False (docs/fence.md §2, *A Node not Ready*): the controller
 /// may add the not-ready taint at any pass and delete the pods that tolerate it for a while, so
-/// the agent reads its Lease every second and a read unanswered within its second cuts it off:
-/// within seconds of the cut rather than `unreachableAfter` (8 s here) after its last contact,
-/// which is what the same agent takes with its Node Ready, measured first.
+/// a failed request (here a renewal, one a second; elsewhere a read of the Lease, one a second
+/// while the Node is not Ready) cuts it off: within seconds of the cut rather than
+/// `unreachableAfter` (8 s here) after its last contact, which is what the same agent takes
+/// with its Node Ready, measured first.
 #[test]
 fn a_node_not_ready_is_known_cut_off_within_seconds_of_a_cut() {
     let Some(s) = scene("dry-run", 20, GRACE) else {
