@@ -265,9 +265,7 @@ impl StoredNode {
     /// it for a while once the while ends, whether or not the kubelet still hears
     /// (`core::fencing::Link::note_not_ready`; docs/fence.md §2, *A Node not Ready*).
     pub fn not_ready(&self) -> bool {
-        self.conditions
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "False")
+        self.ready("False").is_some()
             || self
                 .taint(crate::core::taint::is_not_ready_no_execute)
                 .is_some()
@@ -290,10 +288,15 @@ impl StoredNode {
 
     /// The `lastTransitionTime` of this Node's Ready condition while its status is `status`.
     fn ready_since(&self, status: &str) -> Option<&str> {
+        self.ready(status)
+            .and_then(|c| c.last_transition_time.as_deref())
+    }
+
+    /// This Node's Ready condition, while its status is `status`.
+    fn ready(&self, status: &str) -> Option<&StoredCondition> {
         self.conditions
             .iter()
             .find(|c| c.type_ == "Ready" && c.status == status)
-            .and_then(|c| c.last_transition_time.as_deref())
     }
 
     /// [`StoredNode::ready_false_since`] while this Node carries neither of the node controller's

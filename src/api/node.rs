@@ -513,7 +513,8 @@ pub fn ready_condition(node: &Node) -> Option<&k8s_openapi::api::core::v1::NodeC
 /// `timeAdded`.
 pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
     let taint = unreachable_taint(node);
-    let unknown = ready_condition(node).filter(|c| c.status == "Unknown");
+    let ready = ready_condition(node);
+    let unknown = ready.filter(|c| c.status == "Unknown");
     crate::core::quorum::NodeRead {
         tainted: carries_controller_taint(node),
         taint_added: taint
@@ -522,7 +523,7 @@ pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
         unknown_since: unknown
             .and_then(|c| c.last_transition_time.as_ref())
             .map(|t| SystemTime::from(t.0)),
-        ready_false: ready_condition(node).is_some_and(|c| c.status == "False"),
+        ready_false: ready.is_some_and(|c| c.status == "False"),
     }
 }
 
