@@ -45,6 +45,7 @@ fn pods(n: usize) -> Vec<FencePod> {
             qos: QosClass::Burstable,
             opted_out: false,
             terminal: false,
+            created: None,
         })
         .collect()
 }

@@ -194,6 +194,8 @@ fn main() {
                 "ready-false-read" => settings.fixes.ready_false_read = false,
                 "two-zone-readers" => settings.fixes.two_zone_readers = false,
                 "reads-forgotten" => settings.fixes.reads_forgotten = false,
+                "not-ready-time-read" => settings.fixes.not_ready_time_read = false,
+                "pod-created" => settings.fixes.pod_created = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),

@@ -245,6 +245,14 @@ impl StoredNode {
             crate::core::fence_plan::run_first(kept.as_ref(), before.as_ref(), now).map(|(t, _)| t);
     }
 
+    /// [`StoredNode::swapped_from`]'s `timeAdded`, on the control plane's clock.
+    pub fn swapped_from_added(&self) -> Option<SystemTime> {
+        self.swapped_from
+            .as_ref()
+            .and_then(|t| t.time_added.as_deref())
+            .and_then(parse_time)
+    }
+
     /// [`StoredNode::swapped_from`] on the monotonic scale of `now` (as
     /// [`StoredNode::unreachable_added_at`]), and whether it is the not-ready taint.
     pub fn swapped_from_at(&self, now: crate::core::clock::Moment) -> Option<(Duration, bool)> {

@@ -509,6 +509,7 @@ fn save_edge_state(
         qos: QosClass::Burstable,
         opted_out: false,
         terminal: false,
+        created: None,
     };
     let ds = FencePod {
         uid: "u-ds".into(),
@@ -521,6 +522,7 @@ fn save_edge_state(
         uid: "u-done".into(),
         name: "job-1".into(),
         terminal: true,
+        created: None,
         ..web.clone()
     };
     let web_resources = Effective {

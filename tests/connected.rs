@@ -2213,8 +2213,9 @@ async fn a_zone_with_no_node_ready_is_recorded_with_whether_it_is_the_only_one_a
 
 /// A peer reads the asker's Node as tainted with either of the node controller's NoExecute taints:
 /// the not-ready one keeps its timers through the swap for the unreachable one, so a read that
-/// finds it is no read without a taint (fortieth session). Only the unreachable one's `timeAdded`
-/// is read; a NoSchedule taint of either key is not the controller's eviction taint. The zone
+/// finds it is no read without a taint (fortieth session). Each one's `timeAdded` is read as its
+/// own (the not-ready one's since the forty-fourth session); a NoSchedule taint of either key is
+/// not the controller's eviction taint. The zone
 /// record says the same of the asker. The kubelet's Ready=False is read with each, and a Ready
 /// Node reads without it.
 #[tokio::test(start_paused = true)]
@@ -2249,6 +2250,7 @@ async fn a_peer_reads_either_of_the_controllers_noexecute_taints_as_tainted() {
         seen.push((
             read.tainted,
             read.taint_added.is_some(),
+            read.not_ready_added.is_some(),
             record.tainted,
             read.ready_false,
         ));
@@ -2256,9 +2258,9 @@ async fn a_peer_reads_either_of_the_controllers_noexecute_taints_as_tainted() {
     assert_eq!(
         seen,
         [
-            (true, false, true, true),
-            (false, false, false, true),
-            (true, true, true, true)
+            (true, false, true, true, true),
+            (false, false, false, false, true),
+            (true, true, false, true, true)
         ]
     );
     let ready = reader.read("s-1", bound).await.expect("a read");

@@ -23,6 +23,11 @@ use support::{Agent, field, free_port, is_root, require, write_config};
 const NODE: &str = "n1";
 /// The fence's settings in these tests (short, so a test takes seconds).
 const GRACE: Duration = Duration::from_secs(4);
+/// How long before the scene began its pods were created: before any taint or contact a test
+/// backdates. The controller starts the timer of a pod created on a Node already tainted no
+/// earlier than its creation, and the fence counts so (`FencePod::created`); a scene's pods are
+/// the node's pods from before.
+const SCENE_PODS_CREATED: Duration = Duration::from_secs(600);
 const UNREACHABLE_AFTER: &str = "2500ms";
 const MARGIN: Duration = Duration::from_millis(500);
 const CAP: Duration = Duration::from_secs(1);
@@ -68,17 +73,25 @@ struct Scene {
 
 /// Creates a Pod object and its processes in the sandbox (a shell loop that handles SIGTERM by
 /// writing its marker file, or ignores it). The server assigns the UID, as the real one does;
-/// the pod's cgroup is named after it.
+/// the pod's cgroup is named after it. Created `created_ago` before now (a scene's pods:
+/// [`SCENE_PODS_CREATED`]), or now.
 fn spawn_pod(
     api: &ApiServer,
     sandbox: &mut CgroupSandbox,
     dir: &Path,
     name: &'static str,
-    tolerations: Value,
-    meta: Value,
+    (tolerations, meta): (Value, Value),
     handles_term: bool,
+    created_ago: Option<Duration>,
 ) -> FakePod {
-    let created = api.create_pod(pod_json(name, tolerations, meta));
+    let obj = pod_json(name, tolerations, meta);
+    let created = match created_ago {
+        Some(ago) => {
+            let at = humantime::format_rfc3339_seconds(SystemTime::now() - ago).to_string();
+            api.create_pod_created(obj, &at)
+        }
+        None => api.create_pod(obj),
+    };
     let uid = created["metadata"]["uid"]
         .as_str()
         .expect("server-assigned uid")
@@ -173,9 +186,9 @@ fn scene(mode: &str, short: u64, grace: Duration) -> Option<Scene> {
                 &mut sandbox,
                 dir.path(),
                 name,
-                tol,
-                meta,
+                (tol, meta),
                 handles_term,
+                Some(SCENE_PODS_CREATED),
             )
         };
         pods.push(p);
@@ -505,6 +518,79 @@ fn a_not_ready_taint_is_fenced_on_while_connected() {
         "{log}"
     );
     assert!(!log.contains("cut off from the API server"), "{log}");
+    agent.kill_hard();
+}
+
+/// A pod created on a Node already tainted has its timer start when the controller handles the
+/// pod, not at the taint's `timeAdded` (docs/semantics.md §4.3; `Fixes::pod_created`, the
+/// simulator's seed 0x21): the not-ready taint added 5 s before the scene's pods are planned, a
+/// pod created then, tolerating it [`SHORT`] seconds, is planned for its creation + [`SHORT`],
+/// runs on past the taint's + [`SHORT`] (when the scene's short pod goes), and is stopped by its
+/// own time.
+#[test]
+fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
+    let Some((mut s, mut agent, by_taint)) = tainted_scene("node.kubernetes.io/not-ready") else {
+        return;
+    };
+    let tolerations = json!([
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": SHORT},
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": SHORT}
+    ]);
+    let new = spawn_pod(
+        &s.server.api,
+        &mut s.sandbox,
+        s.dir.path(),
+        "new",
+        (tolerations, json!({})),
+        true,
+        None,
+    );
+    let created = s
+        .server
+        .api
+        .pod("default", "new")
+        .and_then(|p| {
+            p.pointer("/metadata/creationTimestamp")?
+                .as_str()
+                .map(parse_wall)
+        })
+        .expect("the server stamped the pod's creation");
+    let due = created + Duration::from_secs(SHORT);
+    // The server stamps the second; the taint was added 5 s before the scene's plans.
+    assert!(
+        due >= by_taint + Duration::from_secs(3),
+        "{due:?} {by_taint:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (line, _) = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Some(found) = agent.wait_for(&["fence plan for default/new"], left) else {
+            panic!("no plan for the new pod:\n{}", agent.dump());
+        };
+        if field(&found.0, "action").as_deref() == Some("stop") {
+            break found;
+        }
+    };
+    let eviction = parse_wall(&field(&line, "eviction_time").expect("eviction_time"));
+    assert_eq!(eviction, due, "{line}");
+    assert!(line.contains("creationTimestamp"), "{line}");
+    // Running past the taint's time + SHORT, stopped by its own.
+    while SystemTime::now() < by_taint + Duration::from_secs(1) {
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(pod_processes(&new.dir) > 0, "stopped by the taint's time");
+    let until = due + Duration::from_secs(1);
+    let mut stopped = None;
+    while SystemTime::now() < until && stopped.is_none() {
+        if pod_processes(&new.dir) == 0 {
+            stopped = Some(SystemTime::now());
+        }
+        s.sandbox.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let at = stopped.unwrap_or_else(|| panic!("new never stopped:\n{}", agent.drained_dump()));
+    assert!(at <= due, "stopped {:?} late", at.duration_since(due));
     agent.kill_hard();
 }
 
@@ -889,9 +975,9 @@ fn a_pod_seen_just_before_a_sigkill_is_stopped_on_time_after_the_restart() {
             &mut s.sandbox,
             s.dir.path(),
             name,
-            ne0,
-            json!({}),
+            (ne0, json!({})),
             true,
+            None,
         );
         std::thread::sleep(seen_for);
         let cut_at = SystemTime::now();
@@ -981,9 +1067,9 @@ fn two_hundred_sigkills_across_a_partition_stop_every_pod_on_time_and_announce_e
                 &mut s.sandbox,
                 s.dir.path(),
                 name,
-                ne(secs),
-                json!({}),
+                (ne(secs), json!({})),
                 true,
+                None,
             );
             s.pods.push(FakePod {
                 evicted_after: Some(Duration::from_secs(secs)),
@@ -1229,9 +1315,9 @@ fn after_a_restart_into_a_hung_api_server_a_pod_created_once_it_answers_is_stopp
         &mut s.sandbox,
         s.dir.path(),
         "late",
-        ne0,
-        json!({}),
+        (ne0, json!({})),
         true,
+        None,
     );
     // The view's bound: two request timeouts (`core::pod_view::bound`).
     std::thread::sleep(Duration::from_secs(2));

@@ -37,6 +37,7 @@ fn pod(tolerations: Vec<Toleration>) -> FencePod {
         qos: QosClass::Burstable,
         opted_out: false,
         terminal: false,
+        created: None,
     }
 }
 
@@ -567,6 +568,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
         ne(UNREACHABLE).with_seconds(300),
     ];
     let not_ready = |at: u64| Taints {
+        added: Default::default(),
         unreachable: None,
         not_ready: Some(Duration::from_secs(at)),
         swapped_from: None,
@@ -657,6 +659,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     assert_eq!(at, Duration::from_secs(1340));
     // Both taints known: each pod's earlier timer.
     let both = Taints {
+        added: Default::default(),
         unreachable: Some(Duration::from_secs(1_020)),
         not_ready: Some(Duration::from_secs(700)),
         swapped_from: None,
@@ -667,6 +670,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     // Ready=False: the unreachable timer goes on (900 + 300), earlier than the not-ready one
     // (950 + 600) and the count from contact (1340).
     let swapped = Taints {
+        added: Default::default(),
         unreachable: None,
         not_ready: Some(Duration::from_secs(950)),
         swapped_from: Some((Duration::from_secs(900), false)),
@@ -685,4 +689,253 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     let forever_now = vec![ne(NOT_READY), ne(UNREACHABLE).with_seconds(300)];
     let (at, _) = eviction(&planned(forever_now, swapped, &enforce));
     assert_eq!(at, Duration::from_secs(1340));
+}
+
+/// The not-ready taint the peers read (`Taints::with_not_ready_read`, `Fixes::not_ready_time_read`,
+/// seed 0xe8 with `--not-ready`): on the Node still, it counts as the same taint on this node's own
+/// view, from the earlier of the two, with that one's `timeAdded`; swapped since for the
+/// unreachable one, as the first taint of the run, whose timers go on unless the pod tolerates
+/// the unreachable taint forever.
+#[test]
+fn the_not_ready_taint_the_peers_read_counts_as_the_one_on_the_nodes_own_view() {
+    use nodewarden::core::fence_plan::{Taints, TaintsAdded};
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let s = Duration::from_secs;
+    let cp = |t: u64| UNIX_EPOCH + s(1_800_000_000 + t);
+    let enforce = QuorumVerdict::Enforce {
+        not_before: None,
+        held_from: None,
+        untainted: None,
+    };
+    let own = |not_ready: Option<u64>, swapped_from: Option<(u64, bool)>| Taints {
+        not_ready: not_ready.map(s),
+        swapped_from: swapped_from.map(|(t, nr)| (s(t), nr)),
+        added: TaintsAdded {
+            not_ready: not_ready.map(cp),
+            swapped_from: swapped_from.map(|(t, _)| cp(t)),
+            ..TaintsAdded::default()
+        },
+        ..Taints::default()
+    };
+    let read = |t: u64, swapped: bool| -> Option<(Duration, SystemTime, bool)> {
+        Some((s(t), cp(t), swapped))
+    };
+    // Nothing read: the own view's alone.
+    assert_eq!(
+        own(Some(990), None).with_not_ready_read(None),
+        own(Some(990), None)
+    );
+    // On the Node: the earlier of the two, with its time.
+    assert_eq!(
+        own(None, None).with_not_ready_read(read(980, false)),
+        own(Some(980), None)
+    );
+    assert_eq!(
+        own(Some(990), None).with_not_ready_read(read(980, false)),
+        own(Some(980), None)
+    );
+    assert_eq!(
+        own(Some(970), None).with_not_ready_read(read(980, false)),
+        own(Some(970), None)
+    );
+    // Swapped: the run's first; the own view's, if it knew an earlier one of the same taint.
+    assert_eq!(
+        own(None, None).with_not_ready_read(read(980, true)),
+        own(None, Some((980, true)))
+    );
+    assert_eq!(
+        own(None, Some((990, true))).with_not_ready_read(read(980, true)),
+        own(None, Some((980, true)))
+    );
+    assert_eq!(
+        own(None, Some((970, true))).with_not_ready_read(read(980, true)),
+        own(None, Some((970, true)))
+    );
+    assert_eq!(
+        own(None, Some((960, false))).with_not_ready_read(read(980, true)),
+        own(None, Some((960, false)))
+    );
+    // Planned: not-ready tolerated 20 s, unreachable 600 s; the own view, cut before it saw the
+    // taint, has none. Deleted at 1010 whether the taint is on or swapped, not at 1000 + 40 + 600.
+    let tolerating = vec![
+        ne(NOT_READY).with_seconds(20),
+        ne(UNREACHABLE).with_seconds(600),
+    ];
+    for read in [read(990, false), read(990, true)] {
+        let taints = Taints::default().with_not_ready_read(read);
+        let plans = plan(
+            &[pod(tolerating.clone())],
+            CONTACT,
+            taints,
+            None,
+            &policy(Mode::Enforce),
+            &enforce,
+        );
+        match &plans[0].plan {
+            Plan::Stop { schedule, .. } => assert_eq!(schedule.eviction_time, s(1010), "{read:?}"),
+            other => panic!("{read:?}: {other:?}"),
+        }
+    }
+    // Unreachable tolerated forever: the swap cancelled the not-ready timer.
+    let forever = vec![ne(NOT_READY).with_seconds(20), ne(UNREACHABLE)];
+    let planned = |read| {
+        plan(
+            &[pod(forever.clone())],
+            CONTACT,
+            Taints::default().with_not_ready_read(read),
+            None,
+            &policy(Mode::Enforce),
+            &enforce,
+        )[0]
+        .plan
+        .clone()
+    };
+    assert!(matches!(planned(read(990, true)), Plan::Never { .. }));
+    assert!(matches!(planned(read(990, false)), Plan::Stop { .. }));
+}
+
+/// A pod's timers start no earlier than its creation (`FencePod::created`, `Fixes::pod_created`,
+/// seed 0x21 with `--not-ready`): the controller starts the timer of a pod created on a Node
+/// already tainted when it handles the pod, not at the taint's `timeAdded` (docs/semantics.md
+/// §4.3). The count of a taint moves by how much later than its `timeAdded` the pod was created:
+/// both are the control plane's times, so this node's clock does not come between them. Without
+/// either time, or for a count from contact, nothing moves.
+#[test]
+fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
+    use nodewarden::core::fence_plan::{Taints, TaintsAdded};
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let s = Duration::from_secs;
+    // The control plane's clock; this node's may be anywhere: the counts below are its own.
+    let cp = |t: u64| UNIX_EPOCH + s(1_800_000_000 + t);
+    let tolerating = vec![
+        ne(NOT_READY).with_seconds(240),
+        ne(UNREACHABLE).with_seconds(300),
+    ];
+    // The taints counted at `at` on this node's scale, added at `added` on the control plane's.
+    let not_ready = |at: u64, added: Option<u64>| Taints {
+        not_ready: Some(s(at)),
+        added: TaintsAdded {
+            not_ready: added.map(cp),
+            ..TaintsAdded::default()
+        },
+        ..Taints::default()
+    };
+    let unreachable = |at: u64, added: Option<u64>| Taints {
+        unreachable: Some(s(at)),
+        added: TaintsAdded {
+            unreachable: added.map(cp),
+            ..TaintsAdded::default()
+        },
+        ..Taints::default()
+    };
+    let planned = |created: Option<SystemTime>, taints: Taints, verdict: &QuorumVerdict| {
+        let pod = FencePod {
+            created,
+            ..pod(tolerating.clone())
+        };
+        plan(
+            &[pod],
+            CONTACT,
+            taints,
+            None,
+            &policy(Mode::Enforce),
+            verdict,
+        )[0]
+        .plan
+        .clone()
+    };
+    let on_taint = QuorumVerdict::Tainted { untainted: None };
+    let eviction = |plan: &Plan| match plan {
+        Plan::Stop {
+            schedule, reason, ..
+        } => (schedule.eviction_time.as_secs(), reason.to_string()),
+        other => panic!("{other:?}"),
+    };
+    // The not-ready taint added at 900 (counted at 900); the pod created 110 s later: deleted at
+    // 1010 + 240.
+    let (at, reason) = eviction(&planned(
+        Some(cp(1_010)),
+        not_ready(900, Some(900)),
+        &on_taint,
+    ));
+    assert_eq!(at, 1_250);
+    assert!(
+        reason.contains("counted from the pod's creation (its creationTimestamp), which is later"),
+        "{reason}"
+    );
+    // This node's clock 60 s behind, so the taint counted from when this run first saw it (910
+    // here, not 960): the pod's count moves by the same 110 s, from 910.
+    let (at, _) = eviction(&planned(
+        Some(cp(1_010)),
+        not_ready(910, Some(900)),
+        &on_taint,
+    ));
+    assert_eq!(at, 1_260);
+    // Created before the taint: the taint counts (900 + 240), and the reason says nothing of it.
+    let (at, reason) = eviction(&planned(
+        Some(cp(850)),
+        not_ready(900, Some(900)),
+        &on_taint,
+    ));
+    assert_eq!(at, 1_140);
+    assert!(!reason.contains("creationTimestamp"), "{reason}");
+    // Without either time, the taint counts.
+    for (created, added) in [(None, Some(900)), (Some(cp(1_010)), None)] {
+        let (at, _) = eviction(&planned(created, not_ready(900, added), &on_taint));
+        assert_eq!(at, 1_140);
+    }
+    // The unreachable taint alike (added 980, created 1030: from 1030, + 300).
+    let (at, _) = eviction(&planned(
+        Some(cp(1_030)),
+        unreachable(980, Some(980)),
+        &on_taint,
+    ));
+    assert_eq!(at, 1_330);
+    // A count from contact (1000 + 40 + 300) has no `timeAdded`: nothing moves.
+    let enforce = QuorumVerdict::Enforce {
+        not_before: None,
+        held_from: None,
+        untainted: None,
+    };
+    let (at, _) = eviction(&planned(Some(cp(1_045)), Taints::default(), &enforce));
+    assert_eq!(at, 1_340);
+    // A pod that tolerates unreachable forever, deleted by its not-ready timer: from creation too.
+    let forever = FencePod {
+        created: Some(cp(1_010)),
+        ..pod(vec![ne(NOT_READY).with_seconds(20), ne(UNREACHABLE)])
+    };
+    let plans = plan(
+        &[forever],
+        CONTACT,
+        not_ready(900, Some(900)),
+        None,
+        &policy(Mode::Enforce),
+        &on_taint,
+    );
+    assert_eq!(eviction(&plans[0].plan).0, 1_030);
+}
+
+/// The fence reads a pod's `creationTimestamp` from the watch cache's pod (`api::slim` keeps it):
+/// to the second as the API server writes it; absent, or one RFC 3339 cannot hold (the zero time
+/// of year 1), it is not known.
+#[test]
+fn the_fence_reads_a_pods_creation_time_as_the_api_server_stored_it() {
+    use std::time::UNIX_EPOCH;
+    let read = |created: serde_json::Value| {
+        let pod: nodewarden::api::slim::SlimPod = serde_json::from_value(serde_json::json!({
+            "metadata": {"uid": "u1", "namespace": "default", "name": "web-1",
+                         "creationTimestamp": created},
+            "spec": {"containers": []}
+        }))
+        .expect("a Pod");
+        nodewarden::agent::fence_task::fence_pod(&pod)
+            .expect("the pod is read")
+            .created
+    };
+    assert_eq!(
+        read("2027-01-15T08:00:05Z".into()),
+        Some(UNIX_EPOCH + Duration::from_secs(1_800_000_005))
+    );
+    assert_eq!(read(serde_json::Value::Null), None);
+    assert_eq!(read("0001-01-01T00:00:00Z".into()), None);
 }

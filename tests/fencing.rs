@@ -392,6 +392,7 @@ fn pod(uid: &str, toleration_seconds: Option<i64>) -> FencePod {
         qos: QosClass::BestEffort,
         opted_out: false,
         terminal: false,
+        created: None,
     }
 }
 

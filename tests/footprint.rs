@@ -392,6 +392,7 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
             Some("false" | "disabled")
         ),
         terminal: matches!(v["status"]["phase"].as_str(), Some("Succeeded" | "Failed")),
+        created: None,
     };
     let amounts = PodAmounts {
         containers: items(&v["spec"]["containers"])

@@ -1053,7 +1053,7 @@ fn node_read(tainted: bool) -> nodewarden::core::quorum::NodeRead {
         tainted,
         taint_added: tainted.then(|| unknown + Duration::from_secs(5)),
         unknown_since: Some(unknown),
-        ready_false: false,
+        ..Default::default()
     }
 }
 
@@ -1150,6 +1150,7 @@ fn fence_pod(uid: &str, name_len: usize) -> nodewarden::core::fence_plan::FenceP
         qos: nodewarden::core::qos::QosClass::BestEffort,
         opted_out: false,
         terminal: false,
+        created: None,
     }
 }
 

@@ -1313,6 +1313,7 @@ fn pod() -> FencePod {
         qos: QosClass::Burstable,
         opted_out: false,
         terminal: false,
+        created: None,
     }
 }
 
@@ -1989,7 +1990,7 @@ fn timed(added: Option<SystemTime>, unknown: Option<SystemTime>) -> Heard {
             tainted: added.is_some(),
             taint_added: added,
             unknown_since: unknown,
-            ready_false: false,
+            ..NodeRead::default()
         }),
         ..match report("p", true, Some(1)) {
             Heard::Report(r) => r,
@@ -2068,6 +2069,71 @@ fn the_times_the_peers_read_on_the_node_count_from_the_earlier_of_the_wall_and_t
         on.taint_added.map(|r| (r.wall, r.first_heard)),
         Some((cp(1045), 1050))
     );
+}
+
+/// A reaching peer's read of this node's Node with the not-ready taint added at `not_ready`, or
+/// the unreachable one at `unreachable` (the controller swaps the one for the other).
+fn read_taints(not_ready: Option<SystemTime>, unreachable: Option<SystemTime>) -> Heard {
+    match timed(unreachable, None) {
+        Heard::Report(r) => Heard::Report(PeerReport {
+            node_read: Some(NodeRead {
+                tainted: not_ready.is_some() || unreachable.is_some(),
+                taint_added: unreachable,
+                not_ready_added: not_ready,
+                ..NodeRead::default()
+            }),
+            ..r
+        }),
+        Heard::Silent => unreachable!("a report"),
+    }
+}
+
+/// The not-ready taint's `timeAdded` the peers read (`NodeReads::not_ready`,
+/// `Fixes::not_ready_time_read`, seed 0xe8 with `--not-ready`): counted as the unreachable
+/// taint's is, and kept through the controller's swap for the unreachable one and back, which
+/// keep the timers it started, until a round reads the Node with neither; a tainted read with no
+/// time (a reader that predates the field) changes nothing.
+#[test]
+fn the_not_ready_taint_the_peers_read_counts_through_the_swap_until_a_read_without_either() {
+    use nodewarden::core::clock::Moment;
+    let s = Duration::from_secs;
+    let cp = |secs: u64| UNIX_EPOCH + s(1_800_000_000 + secs);
+    let at = |mono: u64| Moment {
+        mono: s(mono),
+        wall: cp(mono),
+    };
+    let mut reads = NodeReads::<Duration>::default();
+    // An older reader's tainted read carries no time: nothing to count from.
+    assert!(!reads.note(s(990), [&read_node(true, Some(true))]));
+    // Added at 985, read at 990: counted from 985, not swapped.
+    assert!(reads.note(s(990), [&read_taints(Some(cp(985)), None)]));
+    assert_eq!(reads.not_ready(at(995)), Some((s(985), cp(985), false)));
+    assert_eq!(reads.tainted(at(995)), None);
+    // Read again, and by an older reader: the first answer stands.
+    assert!(!reads.note(s(993), [&read_taints(Some(cp(985)), None)]));
+    assert!(!reads.note(s(996), [&read_node(true, Some(true))]));
+    assert_eq!(reads.not_ready(at(997)).map(|(t, ..)| t), Some(s(985)));
+    // The controller swapped it for the unreachable taint at 1030: the not-ready time goes on.
+    assert!(reads.note(s(1032), [&read_taints(None, Some(cp(1030)))]));
+    assert_eq!(reads.not_ready(at(1033)), Some((s(985), cp(985), true)));
+    assert_eq!(reads.tainted(at(1033)), Some(s(1030)));
+    // Swapped back as the kubelet posts Ready=False again: a new not-ready taint on the Node,
+    // whose run's timers count from the first.
+    assert!(reads.note(s(1040), [&read_taints(Some(cp(1038)), None)]));
+    assert_eq!(reads.not_ready(at(1041)), Some((s(985), cp(985), false)));
+    // Neither taint: the run is over.
+    assert!(reads.note(s(1050), [&read_node(true, Some(false))]));
+    assert_eq!(reads.not_ready(at(1051)), None);
+    // An unreachable taint read with no not-ready one before it is no swap.
+    assert!(reads.note(s(1060), [&read_taints(None, Some(cp(1058)))]));
+    assert_eq!(reads.not_ready(at(1061)), None);
+    // This node's clock behind the control plane's: the first answer counts, as for the other.
+    assert!(reads.note(s(1070), [&read_taints(Some(cp(1065)), None)]));
+    let behind = Moment {
+        mono: s(1072),
+        wall: cp(1072) - s(60),
+    };
+    assert_eq!(reads.not_ready(behind), Some((s(1070), cp(1065), false)));
 }
 
 /// What the peers read of this node's Node across rounds (`TaintReads`): the latest round
@@ -2877,9 +2943,8 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
     if let (_, Heard::Report(reader)) = &mut r.heard[0] {
         reader.node_read = Some(NodeRead {
             tainted: false,
-            taint_added: None,
             unknown_since: Some(unknown),
-            ready_false: false,
+            ..NodeRead::default()
         });
     }
     assert!(decide(&r, &policy(), true).is_enforce());
@@ -3068,10 +3133,8 @@ fn a_node_read_queued_for_the_taint_in_a_zone_recorded_as_tainting_enforces_at_o
     let verdict = |round: &Round, policy: &QuorumPolicy| decide_or_ask(round, policy, true).0;
     let written = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let queued = Some(NodeRead {
-        tainted: false,
-        taint_added: None,
         unknown_since: Some(written),
-        ready_false: false,
+        ..NodeRead::default()
     });
     let ready = Some(NodeRead::default());
     let word = |r: &Round, p: &QuorumPolicy| verdict(r, p).word();

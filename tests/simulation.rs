@@ -2345,8 +2345,10 @@ fn a_standby_controller_manager_takes_over_at_the_return() {
 /// on it while the link holds.
 #[test]
 fn a_not_ready_taint_keeps_its_timers_through_the_swap() {
+    // The peers' read of the taint's time spares 0x102's pods too (`Fixes::not_ready_time_read`).
     assert_not_ready_twice(&[(0x1, &[3, 4]), (0x102, &[3, 2])], |f| {
         f.not_ready_kept = false;
+        f.not_ready_time_read = false;
     });
 }
 
@@ -2364,6 +2366,7 @@ fn a_ready_false_seen_before_the_cut_counts_as_the_not_ready_taint() {
     assert_not_ready_twice(&[(0xc9, &[19]), (0xed, &[0])], |f| {
         f.ready_false_queued = false;
         f.not_ready_watched = false;
+        f.not_ready_time_read = false;
     });
 }
 
@@ -2427,6 +2430,41 @@ fn reads_of_an_earlier_partition_are_forgotten_once_the_taint_is_seen_removed() 
     assert_pins(
         &[(0x26d5, &[6])],
         |f| f.reads_forgotten = false,
+        |seed, settings| {
+            pods_in(
+                &Scenario::generate(seed).with_not_ready(),
+                settings,
+                "wrongful-stop",
+            )
+        },
+    );
+}
+
+/// The peers read the not-ready taint's `timeAdded` too, and the fence counts from it as from the
+/// same taint on its own view, through the controller's swap for the unreachable one
+/// (`Fixes::not_ready_time_read`; forty-fourth session, `--not-ready`). 0xe8: n3's kubelet posted
+/// Ready=False at 144.2 s, the not-ready taint came at 146.4 s and the link went at 146.7 s; its
+/// agent's watch lagged 8.3 s, so its view had neither. Cut off at 158.4 s, its peers read the
+/// taint but not its time, and pod 7 (not-ready 25 s) was counted from the last contact: deleted
+/// at 171.4 s, it was stopped at 201.0 s. Now it is stopped at 169.0 s. 0x1b7: the same with
+/// n1's pod 3 (34 s), deleted at 145.3 s and stopped at 177.3 s.
+#[test]
+fn the_not_ready_taints_time_the_peers_read_counts_as_the_own_views() {
+    assert_not_ready_twice(&[(0xe8, &[7]), (0x1b7, &[3])], |f| {
+        f.not_ready_time_read = false
+    });
+}
+
+/// Each pod's timers count from no earlier than its creation (`Fixes::pod_created`; forty-fourth
+/// session, `--not-ready`). 0x21: n5's kubelet posted Ready=False at 53.3 s and the not-ready
+/// taint came at 56.3 s; pod 10, tolerating it 240 s, was created on n5 at 166.6 s, so the
+/// controller would delete it at 406.6 s. The fence counted from the taint and stopped it at
+/// 294.0 s; the kubelet posted Ready=True at 366.1 s, and the taint went. Now it runs on.
+#[test]
+fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
+    assert_pins(
+        &[(0x21, &[10])],
+        |f| f.pod_created = false,
         |seed, settings| {
             pods_in(
                 &Scenario::generate(seed).with_not_ready(),

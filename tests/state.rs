@@ -34,6 +34,7 @@ fn sample_state() -> State {
         qos: QosClass::Guaranteed,
         opted_out: false,
         terminal: false,
+        created: parse_time("2027-01-15T07:58:30Z"),
     };
     let resources = Effective {
         requests: [("cpu", "250m"), ("nvidia.com/gpu", "1")]
@@ -344,7 +345,13 @@ fn saved_as_json(dir: &Path) -> (State, std::path::PathBuf, serde_json::Value) {
     let state = sample_state();
     save(dir, &state).expect("save");
     let path = dir.join(STATE_FILE);
-    let file = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    // The pod's creation time is written as the API writes times, to the nanosecond.
+    assert_eq!(
+        file["pods"][0]["creationTimestamp"],
+        "2027-01-15T07:58:30.000000000Z"
+    );
     (state, path, file)
 }
 
@@ -380,6 +387,12 @@ fn a_stored_pod_this_build_could_not_have_written_is_not_used() {
         "u-grace",
         "/terminationGracePeriodSeconds",
         "45".into(),
+    ));
+    // A creation time is RFC 3339 (since the forty-fourth session); null is none.
+    pods.push(unreadable(
+        "u-created",
+        "/creationTimestamp",
+        "yesterday".into(),
     ));
     let mut extra = good.clone();
     extra["uid"] = "u-extra".into();

@@ -121,6 +121,10 @@ pub fn fence_pod(pod: &SlimPod) -> Option<FencePod> {
         qos,
         opted_out: annotation(OPT_OUT_ANNOTATION).is_some_and(|v| v == "false" || v == "disabled"),
         terminal: matches!(phase, Some("Succeeded") | Some("Failed")),
+        created: meta
+            .creation_timestamp
+            .as_ref()
+            .and_then(|t| fence_plan::representable(SystemTime::from(t.0))),
     })
 }
 
@@ -799,36 +803,43 @@ impl Task {
     }
 
     /// What the plans count from of the node controller's taints on our Node, on the monotonic
-    /// clock.
+    /// clock, with the `timeAdded` each counts from: our own view's, and the not-ready taint the
+    /// peers read (`NodeReads`).
     fn tainted(&self, now: Moment) -> fence_plan::Taints {
+        let node = self.kept.node_status.as_ref();
+        let unreachable = self.unreachable(now);
+        let not_ready = self.not_ready(now);
         fence_plan::Taints {
-            unreachable: self.unreachable(now),
-            not_ready: self.not_ready(now),
-            swapped_from: self
-                .kept
-                .node_status
-                .as_ref()
-                .and_then(|n| n.swapped_from_at(now)),
+            unreachable: unreachable.map(|(t, _)| t),
+            not_ready: not_ready.map(|(t, _)| t),
+            swapped_from: node.and_then(|n| n.swapped_from_at(now)),
+            added: fence_plan::TaintsAdded {
+                unreachable: unreachable.and_then(|(_, added)| added),
+                not_ready: not_ready.and_then(|(_, added)| added),
+                swapped_from: node.and_then(StoredNode::swapped_from_added),
+            },
         }
+        .with_not_ready_read(self.node_reads().not_ready(now))
     }
 
     /// The not-ready taint on our Node as last seen: its `timeAdded` read on our wall clock, or
-    /// when this run first saw it if that is earlier (as [`Task::unreachable`]). Only our own view
-    /// has it: a cut off node's controller swaps it for the unreachable one, which the peers read.
+    /// when this run first saw it if that is earlier (as [`Task::unreachable`]).
     ///
     /// Without either of the controller's taints, a Ready=False the kubelet posted counts as
     /// that taint added at the post (`Fixes::ready_false_queued`): the controller queues the node
     /// on its next pass, and a link cut before the taint came leaves this view without it while
-    /// its timers run (docs/fence.md §3).
-    fn not_ready(&self, now: Moment) -> Option<Duration> {
+    /// its timers run (docs/fence.md §3). With the taint's `timeAdded` (none for the post: the
+    /// kubelet stamps it on this node's clock, and the taint comes later).
+    fn not_ready(&self, now: Moment) -> Option<(Duration, Option<SystemTime>)> {
         let node = self.kept.node_status.as_ref()?;
         let seen = node
             .not_ready_added()
             .and_then(|added| first_seen(&self.not_ready_seen, added));
         let tainted = fence_plan::taint_counted(node.not_ready_added_at(now), seen);
-        tainted.or_else(|| {
+        let added = node.not_ready_added().and_then(crate::state::parse_time);
+        tainted.map(|t| (t, added)).or_else(|| {
             let seen = first_seen(&self.ready_false_seen, node.not_ready_queued_since()?);
-            fence_plan::taint_counted(node.not_ready_queued_at(now), seen)
+            fence_plan::taint_counted(node.not_ready_queued_at(now), seen).map(|t| (t, None))
         })
     }
 
@@ -837,8 +848,8 @@ impl Task {
     /// if that is earlier (our clock may be behind the controller's); or, if earlier still, the
     /// `timeAdded` the peers read (as ours: `core::quorum::ReadTime::counted`), or the latest
     /// round before the peers read the taint in which they read the Node without it. `None`
-    /// without any.
-    fn unreachable(&self, now: Moment) -> Option<Duration> {
+    /// without any. With the `timeAdded` it counts from (none for that round).
+    fn unreachable(&self, now: Moment) -> Option<(Duration, Option<SystemTime>)> {
         // A taint the peers read counts from the latest read without it (`TaintReads`); only
         // while cut off: not cut off, our own view is fresh again, and the taint they read may
         // since have been swapped for not-ready, or removed (`Fixes::own_view_at_return`).
@@ -849,12 +860,18 @@ impl Task {
         .tainted_from()
         .filter(|_| self.link.cut_off_since().is_some());
         let own = self.kept.node_status.as_ref().and_then(|node| {
-            let seen = first_seen(&self.taint_seen, node.unreachable_added()?);
+            let added = node.unreachable_added()?;
+            let seen = first_seen(&self.taint_seen, added);
             fence_plan::taint_counted(node.unreachable_added_at(now), seen)
+                .map(|t| (t, crate::state::parse_time(added)))
         });
         // And the taint's `timeAdded` the peers read (`NodeReads`).
-        let own = fence_plan::taint_counted(own, self.node_reads().tainted(now));
-        fence_plan::taint_counted(own, read)
+        let reads = self.node_reads();
+        let peers = reads
+            .tainted(now)
+            .map(|t| (t, reads.taint_added.map(|r| r.wall)));
+        let own = fence_plan::earliest_added(own, peers);
+        fence_plan::earliest_added(own, read.map(|t| (t, None)))
     }
 
     /// The times the peers read on our Node (`core::quorum::NodeReads`), on the monotonic scale.

@@ -1308,10 +1308,8 @@ mod tests {
                         let (p, mut heard) = answered(p, true, Duration::from_secs(1), None);
                         if let Heard::Report(r) = &mut heard {
                             r.node_read = Some(crate::core::quorum::NodeRead {
-                                tainted: false,
-                                taint_added: None,
                                 unknown_since: Some(written),
-                                ready_false: false,
+                                ..Default::default()
                             });
                             r.zone_recorded = Some(crate::core::quorum::ZoneRecord {
                                 not_ready: 3,

@@ -509,17 +509,19 @@ pub fn ready_condition(node: &Node) -> Option<&k8s_openapi::api::core::v1::NodeC
 
 /// What a peer tells the asker of its Node `node` (`core::quorum::NodeRead`): tainted with
 /// either of the node controller's NoExecute taints, the not-ready one too (its timers go on
-/// through the swap for the unreachable one, docs/semantics.md §4.3), and the unreachable one's
+/// through the swap for the unreachable one, docs/semantics.md §4.3), and each one's
 /// `timeAdded`.
 pub fn node_read(node: &Node) -> crate::core::quorum::NodeRead {
-    let taint = unreachable_taint(node);
+    let added = |t: Option<&ApiTaint>| {
+        t.and_then(|t| t.time_added.as_ref())
+            .map(|t| SystemTime::from(t.0))
+    };
     let ready = ready_condition(node);
     let unknown = ready.filter(|c| c.status == "Unknown");
     crate::core::quorum::NodeRead {
         tainted: carries_controller_taint(node),
-        taint_added: taint
-            .and_then(|t| t.time_added.as_ref())
-            .map(|t| SystemTime::from(t.0)),
+        taint_added: added(unreachable_taint(node)),
+        not_ready_added: added(taint_of(node, crate::core::taint::is_not_ready_no_execute)),
         unknown_since: unknown
             .and_then(|c| c.last_transition_time.as_ref())
             .map(|t| SystemTime::from(t.0)),
@@ -614,8 +616,8 @@ mod tests {
     }
 
     /// What a peer reads for an asker (`node_read`): the unreachable NoExecute taint and its
-    /// `timeAdded` (not the NoSchedule one's), Ready's `lastTransitionTime` only while Ready
-    /// is Unknown, and whether Ready is False.
+    /// `timeAdded` (not the NoSchedule one's), the not-ready NoExecute taint's, Ready's
+    /// `lastTransitionTime` only while Ready is Unknown, and whether Ready is False.
     #[test]
     fn a_peer_reads_the_unreachable_taints_time_and_an_unknown_readys_transition() {
         let node = |taints: Value, ready: &str| -> Node {
@@ -651,6 +653,21 @@ mod tests {
         );
         assert!(read.ready_false);
         assert!(!node_read(&node(json!([]), "True")).ready_false);
+        // The not-ready taint's `timeAdded`, NoExecute's alone, beside no unreachable one's.
+        let not_ready = |effect: &str, added: &str| json!({"key": "node.kubernetes.io/not-ready", "effect": effect, "timeAdded": added});
+        let read = node_read(&node(
+            json!([
+                not_ready("NoSchedule", "2027-01-15T08:00:01Z"),
+                not_ready("NoExecute", "2027-01-15T08:00:03Z")
+            ]),
+            "False",
+        ));
+        assert_eq!(
+            (read.tainted, read.not_ready_added, read.taint_added),
+            (true, Some(at(3)), None)
+        );
+        let read = node_read(&node(json!([taint("NoExecute")]), "Unknown"));
+        assert_eq!(read.not_ready_added, None);
         let bare = json!([{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]);
         let read = node_read(&node(bare, "Unknown"));
         assert_eq!(

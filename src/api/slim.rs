@@ -13,6 +13,9 @@
 //!
 //! What is kept, and who reads it:
 //! - Pod identity (name, namespace, uid, resourceVersion): the store's keys, the fence, `status`.
+//! - the pod's `creationTimestamp`: the fence (a pod created on a Node already tainted has its
+//!   taint eviction timer start no earlier, docs/semantics.md §4.3). It has its slot in the
+//!   metadata whether kept or not.
 //! - the controller owner's kind: the fence (DaemonSet pods, docs/semantics.md §11).
 //! - the annotations in [`POD_ANNOTATIONS`]: mirror/static pods and the opt-out (fence).
 //! - the tolerations that may tolerate `node.kubernetes.io/unreachable:NoExecute` (in their
@@ -768,6 +771,8 @@ fn pod_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         annotations: Option<BTreeMap<String, String>>,
         #[serde(default, deserialize_with = "controller_owner")]
         owner_references: Option<Vec<OwnerReference>>,
+        #[serde(default)]
+        creation_timestamp: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
     }
     let Some(m) = Option::<PodMeta>::deserialize(d)? else {
         return Ok(ObjectMeta::default());
@@ -779,6 +784,7 @@ fn pod_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         resource_version: m.resource_version,
         annotations: m.annotations,
         owner_references: m.owner_references,
+        creation_timestamp: m.creation_timestamp,
         ..ObjectMeta::default()
     })
 }

@@ -258,6 +258,7 @@ pub fn report(
     };
     // The node controller's taints the Node carried when last seen, as the fence counts them.
     let node = state.node_status.as_ref();
+    let added = |text: Option<&str>| text.and_then(state::parse_time);
     let tainted = fence_plan::Taints {
         unreachable: node.and_then(|n| n.unreachable_added_at(moment)),
         // Or, with neither taint, a Ready=False the kubelet posted: queued for it from the post.
@@ -266,6 +267,12 @@ pub fn report(
                 .or_else(|| n.not_ready_queued_at(moment))
         }),
         swapped_from: node.and_then(|n| n.swapped_from_at(moment)),
+        // Each pod created later than a taint counts from its creation.
+        added: fence_plan::TaintsAdded {
+            unreachable: added(node.and_then(|n| n.unreachable_added())),
+            not_ready: added(node.and_then(|n| n.not_ready_added())),
+            swapped_from: node.and_then(|n| n.swapped_from_added()),
+        },
     };
     // And a Ready=Unknown it carried then without the taint: queued for it since it was written.
     let policy = fence_plan::FencePolicy::from(config);

@@ -56,6 +56,53 @@ pub struct FencePod {
     pub opted_out: bool,
     /// Succeeded or Failed: nothing runs.
     pub terminal: bool,
+    /// `metadata.creationTimestamp`, on the control plane's clock: no taint eviction timer of
+    /// the pod starts before it (the controller starts one for a pod created on a Node already
+    /// tainted when it handles the pod, docs/semantics.md §4.3). `None`: not known (a state file
+    /// or a peer older than the field, a time RFC 3339 cannot hold), and not counted.
+    #[serde(
+        rename = "creationTimestamp",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "rfc3339"
+    )]
+    pub created: Option<std::time::SystemTime>,
+}
+
+/// An optional time as RFC 3339 with nanoseconds (as the state file writes its other times); one
+/// that RFC 3339 cannot hold (before 1970, after 9999) is written as none, and a text that is not
+/// RFC 3339 is refused.
+mod rfc3339 {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::SystemTime;
+
+    pub fn serialize<S: Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+        match t.and_then(text) {
+            Some(text) => s.serialize_str(&text),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SystemTime>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|text| humantime::parse_rfc3339(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+
+    /// `t` as RFC 3339 with nanoseconds, if it can be written so.
+    pub fn text(t: SystemTime) -> Option<String> {
+        use std::fmt::Write;
+        t.duration_since(std::time::UNIX_EPOCH).ok()?;
+        let mut text = String::new();
+        write!(text, "{}", humantime::format_rfc3339_nanos(t)).ok()?;
+        Some(text)
+    }
+}
+
+/// `t` when RFC 3339 can hold it (1970 to 9999), as a pod's creation time is kept
+/// ([`FencePod::created`]).
+pub fn representable(t: std::time::SystemTime) -> Option<std::time::SystemTime> {
+    rfc3339::text(t).map(|_| t)
 }
 
 /// How the fence acts.
@@ -253,6 +300,8 @@ enum Why {
         /// Counted from the instant the controller-manager's leader Lease proved every taint
         /// eviction timer started again, later than the rest (`core::leader`).
         restarted: bool,
+        /// Counted from the pod's creation, later than the rest ([`FencePod::created`]).
+        created_later: bool,
         /// Counted instead from a taint of the Node's run of NoExecute taints that a swap keeps
         /// the timer of ([`Taints::not_ready`], [`Taints::swapped_from`]): the seconds the pod
         /// tolerates it, and whether it is the not-ready one. Earlier than the rest.
@@ -316,6 +365,7 @@ impl fmt::Display for Reason {
                 lag_ms,
                 seen_taint,
                 restarted,
+                created_later,
                 earlier,
                 quorum,
             } => {
@@ -370,6 +420,14 @@ impl fmt::Display for Reason {
                          seen, or first in its run of them (its timeAdded), or the Ready=False its \
                          kubelet posted, which queues the node for the not-ready one: the \
                          controller's swap of one for the other keeps the timer it started"
+                    )?;
+                }
+                if *created_later {
+                    write!(
+                        f,
+                        "; counted from the pod's creation (its creationTimestamp), which is \
+                         later: the controller starts the timer of a pod created on a tainted \
+                         Node when it handles the pod"
                     )?;
                 }
                 write!(f, "; SIGTERM with {grace}s grace, stopped {margin}s before")?;
@@ -442,6 +500,33 @@ pub struct Taints {
     /// (`state::StoredNode::swapped_from`): when it counts from, and whether it is the not-ready
     /// one. The timers it started go on.
     pub swapped_from: Option<(Duration, bool)>,
+    /// The `timeAdded` each of the three counts from, on the control plane's clock, where that is
+    /// what it was counted from (`None`: from something else, such as a read of the Node without
+    /// the taint, or not known).
+    pub added: TaintsAdded,
+}
+
+/// The control plane's `timeAdded` of each of [`Taints`]' counts. A pod created later than the
+/// taint has its timer start no earlier than its creation (the controller starts it when it
+/// handles the pod, docs/semantics.md §4.3): the count moves that much later for it. Both times
+/// are the control plane's, so no clock of this node's comes between them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaintsAdded {
+    pub unreachable: Option<std::time::SystemTime>,
+    pub not_ready: Option<std::time::SystemTime>,
+    pub swapped_from: Option<std::time::SystemTime>,
+}
+
+/// The earlier of two counts of a taint, each with the `timeAdded` it counts from (as
+/// [`taint_counted`]; `a` on a tie).
+pub fn earliest_added<T: Copy>(
+    a: Option<(Duration, Option<T>)>,
+    b: Option<(Duration, Option<T>)>,
+) -> Option<(Duration, Option<T>)> {
+    match (a, b) {
+        (Some(a), Some(b)) if b.0 < a.0 => Some(b),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The first taint of a Node's unbroken run of the node controller's two NoExecute taints, when a
@@ -462,6 +547,40 @@ pub fn run_first<T: Clone>(
     }
 }
 
+impl Taints {
+    /// The same with the not-ready taint the peers read (`core::quorum::NodeReads::not_ready`:
+    /// when it counts from, its `timeAdded`, and whether the controller swapped it for the
+    /// unreachable one since).
+    /// On the Node still, it counts as that taint on this node's own view, from the earlier of
+    /// the two; swapped, as the first taint of the run. A cut-off node's own view may lack it:
+    /// a kubelet's Ready=False posted, and the taint added, within the view's lag before the cut
+    /// (`Fixes::not_ready_time_read`).
+    pub fn with_not_ready_read(
+        self,
+        read: Option<(Duration, std::time::SystemTime, bool)>,
+    ) -> Taints {
+        let mut taints = self;
+        match read {
+            None => {}
+            Some((at, wall, false)) => {
+                let own = self.not_ready.map(|t| (t, self.added.not_ready));
+                let earliest = earliest_added(own, Some((at, Some(wall))));
+                taints.not_ready = earliest.map(|(t, _)| t);
+                taints.added.not_ready = earliest.and_then(|(_, added)| added);
+            }
+            Some((at, wall, true)) => match self.swapped_from {
+                Some((own, true)) if own <= at => {}
+                Some((_, false)) => {}
+                _ => {
+                    taints.swapped_from = Some((at, true));
+                    taints.added.swapped_from = Some(wall);
+                }
+            },
+        }
+        taints
+    }
+}
+
 impl From<Option<Duration>> for Taints {
     /// The unreachable taint's count alone.
     fn from(unreachable: Option<Duration>) -> Taints {
@@ -469,6 +588,7 @@ impl From<Option<Duration>> for Taints {
             unreachable,
             not_ready: None,
             swapped_from: None,
+            added: TaintsAdded::default(),
         }
     }
 }
@@ -580,6 +700,16 @@ fn deletion_after(
     ))
 }
 
+/// How much later than a taint added at `added` the pod was created ([`FencePod::created`];
+/// zero when earlier, or either is not known): its timer for that taint starts no earlier
+/// ([`TaintsAdded`]).
+fn created_after(pod: &FencePod, added: Option<std::time::SystemTime>) -> Duration {
+    pod.created
+        .zip(added)
+        .and_then(|(created, added)| created.duration_since(added).ok())
+        .unwrap_or_default()
+}
+
 /// The steps that stop `pod` by `eviction_time`: the kill a safety margin before, the SIGTERM its
 /// grace period (capped) before that; and that grace period.
 fn schedule_of(
@@ -618,7 +748,7 @@ fn not_ready_only(
         return None;
     }
     let (eviction_time, seconds) = deletion_after(
-        taints.not_ready?,
+        taints.not_ready? + created_after(pod, taints.added.not_ready),
         not_ready_delay(&pod.tolerations),
         timers_from,
     )?;
@@ -726,7 +856,13 @@ fn plan_one(
         }
         _ => None,
     };
-    let tainted_from = untainted.unwrap_or(seen_taint.unwrap_or(counted));
+    // A pod created after the taint seen counts from its creation: its timer starts no earlier,
+    // whether that taint stays or another comes (docs/semantics.md §4.3).
+    let created_later = untainted.is_none()
+        && seen_taint.is_some()
+        && !created_after(pod, taints.added.unreachable).is_zero();
+    let seen_taint_for_pod = seen_taint.map(|t| t + created_after(pod, taints.added.unreachable));
+    let tainted_from = untainted.unwrap_or(seen_taint_for_pod.unwrap_or(counted));
     // Every timer that can still delete a pod started no earlier than `timers_from`: a process
     // that took over the controller-manager's lead starts them again (docs/semantics.md §5.2).
     let restarted = timers_from.is_some_and(|t| t > tainted_from);
@@ -754,21 +890,24 @@ fn plan_one(
             } else {
                 unreachable_delay(&pod.tolerations)
             };
-            (t, outcome, not_ready)
+            (t, outcome, not_ready, taints.added.swapped_from)
         });
     let earlier = taints
         .not_ready
-        .map(|t| (t, not_ready_delay, true))
+        .map(|t| (t, not_ready_delay, true, taints.added.not_ready))
         .into_iter()
         .chain(first)
         .filter(|_| !holding)
-        .filter_map(|(t, outcome, not_ready)| {
-            let (at, seconds) = deletion_after(t, outcome, timers_from)?;
-            Some((at, seconds, not_ready))
+        .filter_map(|(t, outcome, not_ready, added)| {
+            // From the pod's creation, if that is later (as above).
+            let after = created_after(pod, added);
+            let (at, seconds) = deletion_after(t + after, outcome, timers_from)?;
+            Some((at, seconds, not_ready, !after.is_zero()))
         })
         .filter(|(at, ..)| *at < eviction_time)
         .min_by_key(|(at, ..)| *at);
     let eviction_time = earlier.map_or(eviction_time, |(at, ..)| at);
+    let created_later = earlier.map_or(created_later, |(.., created)| created);
     let (schedule, grace) = schedule_of(pod, eviction_time, policy);
     let why = |quorum| {
         Reason(Why::Scheduled {
@@ -783,7 +922,8 @@ fn plan_one(
             lag_ms: u64::try_from(policy.kubelet_lag.as_millis()).unwrap_or(u64::MAX),
             seen_taint: seen_taint.is_some(),
             restarted,
-            earlier: earlier.map(|(_, seconds, not_ready)| (seconds, not_ready)),
+            created_later,
+            earlier: earlier.map(|(_, seconds, not_ready, _)| (seconds, not_ready)),
             quorum,
         })
     };
@@ -868,6 +1008,7 @@ mod tests {
             qos: QosClass::BestEffort,
             opted_out: false,
             terminal: false,
+            created: None,
         }
     }
 

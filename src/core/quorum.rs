@@ -163,7 +163,8 @@ impl LeaderReads {
 }
 
 /// What a peer read of the asking node's Node (`PeerReport::node_read`; on the wire the answer's
-/// `unreachableTainted`, `unreachableTaintAdded` and `readyUnknownSince`). Both times are the
+/// `unreachableTainted`, `unreachableTaintAdded`, `notReadyTaintAdded`, `readyUnknownSince` and
+/// `readyFalse`). Both times are the
 /// control plane's, stamped with its clock, as the API server returned them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeRead {
@@ -171,8 +172,11 @@ pub struct NodeRead {
     /// timers its swap for the unreachable one keeps (since the fortieth session,
     /// `Fixes::not_ready_read`; an older reader reads the unreachable one alone).
     pub tainted: bool,
-    /// That taint's `timeAdded`; `None` without the taint or without the field.
+    /// The unreachable taint's `timeAdded`; `None` without that taint or without the field.
     pub taint_added: Option<SystemTime>,
+    /// The not-ready taint's `timeAdded`; `None` without that taint, without the field, or from
+    /// a reader that predates it (`Fixes::not_ready_time_read`).
+    pub not_ready_added: Option<SystemTime>,
     /// While the Node's Ready condition was Unknown (only the node lifecycle controller writes
     /// that), its `lastTransitionTime`: when the controller wrote it. `None` otherwise.
     pub unknown_since: Option<SystemTime>,
@@ -200,6 +204,13 @@ pub struct NodeReads<T> {
     pub taint_added: Option<ReadTime<T>>,
     /// The Ready=Unknown's `lastTransitionTime`, on a Node read without the taint.
     pub queued_since: Option<ReadTime<T>>,
+    /// The not-ready taint's `timeAdded`, kept through the controller's swap for the unreachable
+    /// one and back, which keep the timers it started (docs/semantics.md §4.3), until a round
+    /// reads the Node with neither taint.
+    pub not_ready_added: Option<ReadTime<T>>,
+    /// The latest round that read the Node found the unreachable taint on it after
+    /// `not_ready_added` was read: the controller swapped the one for the other.
+    pub not_ready_swapped: bool,
 }
 
 impl<T> Default for NodeReads<T> {
@@ -207,6 +218,8 @@ impl<T> Default for NodeReads<T> {
         NodeReads {
             taint_added: None,
             queued_since: None,
+            not_ready_added: None,
+            not_ready_swapped: false,
         }
     }
 }
@@ -239,6 +252,13 @@ impl NodeReads<Duration> {
     pub fn queued(&self, now: Moment) -> Option<Duration> {
         self.queued_since.map(|r| r.counted(now))
     }
+
+    /// When the not-ready taint read was added, as [`Self::tainted`], its `timeAdded`, and
+    /// whether the controller has since swapped it for the unreachable one.
+    pub fn not_ready(&self, now: Moment) -> Option<(Duration, SystemTime, bool)> {
+        self.not_ready_added
+            .map(|r| (r.counted(now), r.wall, self.not_ready_swapped))
+    }
 }
 
 impl<T: Copy> NodeReads<T> {
@@ -256,6 +276,7 @@ impl<T: Copy> NodeReads<T> {
         let Some(read) = reads.reduce(|a, b| NodeRead {
             tainted: a.tainted || b.tainted,
             taint_added: earliest(a.taint_added, b.taint_added),
+            not_ready_added: earliest(a.not_ready_added, b.not_ready_added),
             unknown_since: earliest(a.unknown_since, b.unknown_since),
             ready_false: a.ready_false || b.ready_false,
         }) else {
@@ -268,6 +289,24 @@ impl<T: Copy> NodeReads<T> {
         };
         note_read(&mut self.taint_added, added, heard_at);
         note_read(&mut self.queued_since, queued, heard_at);
+        // The not-ready taint's time goes on through a swap: a tainted read with the unreachable
+        // taint's time and not the not-ready one's; and through a swap back, as the controller's
+        // timers do. A tainted read with neither time (a reader that predates the field) changes
+        // nothing; an untainted one ends the run.
+        match (read.tainted, read.not_ready_added, read.taint_added) {
+            (false, ..) => {
+                self.not_ready_added = None;
+                self.not_ready_swapped = false;
+            }
+            (true, Some(added), _) => {
+                if !(self.not_ready_swapped && self.not_ready_added.is_some()) {
+                    note_read(&mut self.not_ready_added, Some(added), heard_at);
+                }
+                self.not_ready_swapped = false;
+            }
+            (true, None, Some(_)) => self.not_ready_swapped = self.not_ready_added.is_some(),
+            (true, None, None) => {}
+        }
         *self != before
     }
 
@@ -280,6 +319,8 @@ impl<T: Copy> NodeReads<T> {
         NodeReads {
             taint_added: self.taint_added.as_ref().map(&mut at),
             queued_since: self.queued_since.as_ref().map(&mut at),
+            not_ready_added: self.not_ready_added.as_ref().map(&mut at),
+            not_ready_swapped: self.not_ready_swapped,
         }
     }
 }
@@ -583,6 +624,9 @@ pub fn reaches(last_contact_age: Option<Duration>, unreachable_after: Duration) 
 }
 
 /// What one peer said in a round.
+// A round holds one per peer asked, and lives for the round: a box per answer would cost an
+// allocation each for the few bytes a silent peer's entry saves.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Heard {
     /// A checked answer.
@@ -971,6 +1015,22 @@ pub struct Fixes {
     /// stopped at once, 6 s before a master disruption removed the taint). The agent's shell
     /// applies it; only the simulator reads this switch.
     pub reads_forgotten: bool,
+    /// A peer's read of this node's Node says when the not-ready taint was added
+    /// ([`NodeRead::not_ready_added`]), which the fence counts from as from the same taint on its
+    /// own view, through the controller's swap for the unreachable one ([`NodeReads`]; forty-fourth
+    /// session, `--not-ready`, seed 0xe8: a kubelet posted Ready=False 2 s before the cut, and its
+    /// agent, whose view lagged, counted a pod tolerating the not-ready taint 25 s from its last
+    /// contact, and stopped it 30 s after the controller deleted it). The peers' shell applies
+    /// it; only the simulator reads this switch.
+    pub not_ready_time_read: bool,
+    /// Each pod's timers count from no earlier than its creation (`FencePod::created`): the
+    /// controller starts the timer of a pod created on a Node already tainted when it handles the
+    /// pod, not at the taint's `timeAdded` (forty-fourth session, `--not-ready`, seed 0x21: n5's
+    /// kubelet had posted Ready=False 113 s before pod 10, tolerating the not-ready taint 240 s,
+    /// was created on it; the fence, counting from the taint, stopped it at 294 s, 112 s before
+    /// its deletion was due, and the kubelet's Ready=True then cancelled it). The agent's shell
+    /// applies it; only the simulator reads this switch.
+    pub pod_created: bool,
 }
 
 impl Fixes {
@@ -1032,6 +1092,8 @@ impl Fixes {
         ready_false_read: true,
         two_zone_readers: true,
         reads_forgotten: true,
+        not_ready_time_read: true,
+        pod_created: true,
     };
 }
 

@@ -127,6 +127,11 @@ pub struct Answer {
     /// alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreachable_taint_added: Option<String>,
+    /// The `timeAdded` of `node.kubernetes.io/not-ready:NoExecute` on the asking node's Node,
+    /// read with `unreachable_tainted` (RFC 3339). Absent as `unreachable_taint_added`; an agent
+    /// that predates it never sends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_ready_taint_added: Option<String>,
     /// The `lastTransitionTime` of the asking node's Ready condition while it is Unknown, read
     /// with `unreachable_tainted` (RFC 3339). Absent otherwise, as `unreachable_taint_added`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,6 +181,10 @@ impl From<&PeerReport> for Answer {
             kubelet_renew_time: r.kubelet_renewed.and_then(wire_text),
             unreachable_tainted: r.node_read.map(|n| n.tainted),
             unreachable_taint_added: r.node_read.and_then(|n| n.taint_added).and_then(wire_text),
+            not_ready_taint_added: r
+                .node_read
+                .and_then(|n| n.not_ready_added)
+                .and_then(wire_text),
             ready_unknown_since: r
                 .node_read
                 .and_then(|n| n.unknown_since)
@@ -211,6 +220,11 @@ impl TryFrom<Answer> for PeerReport {
                 taint_added: wire_time(
                     "unreachableTaintAdded",
                     a.unreachable_taint_added.as_deref(),
+                )?
+                .filter(|_| tainted),
+                not_ready_added: wire_time(
+                    "notReadyTaintAdded",
+                    a.not_ready_taint_added.as_deref(),
                 )?
                 .filter(|_| tainted),
                 unknown_since: wire_time("readyUnknownSince", a.ready_unknown_since.as_deref())?,
@@ -415,6 +429,7 @@ mod tests {
             node_read: Some(crate::core::quorum::NodeRead {
                 tainted: true,
                 taint_added: Some(unknown + Duration::from_secs(5)),
+                not_ready_added: None,
                 unknown_since: Some(unknown),
                 ready_false: false,
             }),
@@ -472,6 +487,37 @@ mod tests {
         assert_eq!(ready.map(|r| r.ready_false), Some(false));
         // An older reader never sends it; with no read of the Node it means nothing.
         assert_eq!(read(r#","readyFalse":true"#), Ok(None));
+        // The not-ready taint's `timeAdded`: `"notReadyTaintAdded"`, read back to the
+        // microsecond; on a read without a taint it counts nothing, and garbage is refused.
+        let not_ready = PeerReport {
+            node_read: Some(crate::core::quorum::NodeRead {
+                tainted: true,
+                not_ready_added: Some(unknown),
+                ..Default::default()
+            }),
+            ..reaching("n1")
+        };
+        let text = serde_json::to_string(&Answer::from(&not_ready)).expect("serialize");
+        assert!(
+            text.ends_with(
+                r#","unreachableTainted":true,"notReadyTaintAdded":"2027-01-15T08:00:00.123456Z"}"#
+            ),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(not_ready));
+        let untainted =
+            read(r#","unreachableTainted":false,"notReadyTaintAdded":"2027-01-15T08:00:05Z""#);
+        assert_eq!(
+            untainted.map(|r| r.and_then(|r| r.not_ready_added)),
+            Ok(None)
+        );
+        let refused = read(r#","unreachableTainted":true,"notReadyTaintAdded":"later""#)
+            .expect_err("not a time");
+        assert!(
+            refused.contains("notReadyTaintAdded \"later\""),
+            "{refused}"
+        );
     }
 
     /// A time read from the API server that RFC 3339 as the answer writes it cannot hold (before
@@ -487,6 +533,7 @@ mod tests {
                 node_read: Some(crate::core::quorum::NodeRead {
                     tainted: true,
                     taint_added: Some(t),
+                    not_ready_added: Some(t),
                     unknown_since: Some(t),
                     ready_false: false,
                 }),
@@ -498,9 +545,10 @@ mod tests {
                     answer.kubelet_renew_time.as_deref(),
                     answer.unreachable_tainted,
                     answer.unreachable_taint_added.as_deref(),
+                    answer.not_ready_taint_added.as_deref(),
                     answer.ready_unknown_since.as_deref()
                 ),
-                (None, Some(true), None, None),
+                (None, Some(true), None, None, None),
                 "{t:?}"
             );
         }

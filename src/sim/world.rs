@@ -1297,6 +1297,9 @@ impl World<'_> {
             qos: QosClass::BestEffort,
             opted_out: false,
             terminal: false,
+            // As the API server stores it, to the second; not read by a build before
+            // `Fixes::pod_created`.
+            created: Some(wall(stored(p.created))).filter(|_| self.set.fixes.pod_created),
         }
     }
 
@@ -2953,27 +2956,33 @@ impl World<'_> {
             };
             // As `agent::fence_task`: the taint's `timeAdded` read on this node's wall clock, or
             // when this run first saw it if that is earlier.
+            // Each with the `timeAdded` it counts from, where it does.
+            let moment = moment_off(now, a.wall_offset);
             let own = a
                 .taint_view
                 .filter(|_| set.fixes.seen_taint)
                 .and_then(|(added, seen)| {
-                    let on_wall = moment_off(now, a.wall_offset).mono_at(wall(added));
-                    fence_plan::taint_counted(Some(on_wall), seen)
+                    let on_wall = moment.mono_at(wall(added));
+                    fence_plan::taint_counted(Some(on_wall), seen).map(|t| (t, Some(wall(added))))
                 });
+            // And the taint's `timeAdded` the peers read (`quorum::NodeReads`).
+            let peers = a
+                .node_reads
+                .tainted(moment)
+                .map(|t| (t, a.node_reads.taint_added.map(|r| r.wall)));
+            let tainted = fence_plan::earliest_added(own, peers);
             // And, if earlier, the latest round before the peers read the taint that read the
             // Node without it; not while this run's own view is fresh, not cut off.
             let read = a.reads.tainted_from();
             let read = read.filter(|_| judged.cut_off || !set.fixes.own_view_at_return);
-            let tainted = fence_plan::taint_counted(own, read);
-            // And the taint's `timeAdded` the peers read (`quorum::NodeReads`).
-            let moment = moment_off(now, a.wall_offset);
-            let tainted = fence_plan::taint_counted(tainted, a.node_reads.tainted(moment));
+            let tainted = fence_plan::earliest_added(tainted, read.map(|t| (t, None)));
             // As `agent::fence_task`'s `not_ready`: the not-ready taint its view last showed.
             let not_ready = a
                 .not_ready_view
                 .filter(|_| set.fixes.not_ready_kept)
                 .and_then(|(added, seen)| {
                     fence_plan::taint_counted(Some(moment.mono_at(wall(added))), seen)
+                        .map(|t| (t, Some(wall(added))))
                 });
             // Without either taint, a Ready=False its kubelet posted counts as the not-ready
             // taint added at the post (stamped on this node's clock: read back exactly).
@@ -2985,16 +2994,22 @@ impl World<'_> {
                             && a.not_ready_view.is_none()
                     })
                     .and_then(|(posted, seen)| fence_plan::taint_counted(Some(posted), seen))
+                    .map(|t| (t, None))
             });
-            let swapped_from = a
-                .swapped_from
-                .filter(|_| set.fixes.not_ready_kept)
-                .map(|(t, nr)| (moment.mono_at(wall(t)), nr));
+            let swapped_from = a.swapped_from.filter(|_| set.fixes.not_ready_kept);
+            // And the not-ready taint the peers read (`quorum::NodeReads`), as
+            // `agent::fence_task`'s `tainted`.
             let taints = fence_plan::Taints {
-                unreachable: tainted,
-                not_ready,
-                swapped_from,
-            };
+                unreachable: tainted.map(|(t, _)| t),
+                not_ready: not_ready.map(|(t, _)| t),
+                swapped_from: swapped_from.map(|(t, nr)| (moment.mono_at(wall(t)), nr)),
+                added: fence_plan::TaintsAdded {
+                    unreachable: tainted.and_then(|(_, added)| added),
+                    not_ready: not_ready.and_then(|(_, added)| added),
+                    swapped_from: swapped_from.map(|(t, _)| wall(t)),
+                },
+            }
+            .with_not_ready_read(a.node_reads.not_ready(moment));
             // As `agent::fence_task`: a kubelet renewal the peers read after this run's own
             // requests stopped reaching the API server moves the count.
             let read = a
@@ -3230,6 +3245,11 @@ impl World<'_> {
                                     || (self.set.fixes.not_ready_read
                                         && self.cp.not_ready_taint(i).is_some()),
                                 taint_added: self.cp.taint(i).map(|t| wall(stored(t))),
+                                not_ready_added: self
+                                    .cp
+                                    .not_ready_taint(i)
+                                    .filter(|_| self.set.fixes.not_ready_time_read)
+                                    .map(|t| wall(stored(t))),
                                 unknown_since: self.cp.unknown_since(i).map(|u| wall(stored(u))),
                                 ready_false: self.set.fixes.ready_false_read
                                     && self.cp.false_since(i).is_some(),

@@ -709,7 +709,8 @@ pub fn create(
         return Err(ApiError::already_exists(res, &name));
     }
     obj["metadata"]["uid"] = json!(store.new_uid());
-    obj["metadata"]["creationTimestamp"] = json!(meta::now_rfc3339());
+    let created = store.created_at.clone().unwrap_or_else(meta::now_rfc3339);
+    obj["metadata"]["creationTimestamp"] = json!(created);
     if res.generation {
         obj["metadata"]["generation"] = json!(1);
     }

@@ -379,6 +379,16 @@ impl ApiServer {
         self.seed("pods", obj)
     }
 
+    /// Create a Pod as [`ApiServer::create_pod`] does, but created at `at` (RFC 3339) on the
+    /// server's clock: a pod that existed before the test began, which the server's own clock
+    /// cannot stamp.
+    pub fn create_pod_created(&self, obj: Value, at: &str) -> Value {
+        self.with_state(|s| s.store.created_at = Some(at.to_string()));
+        let created = self.try_create("pods", obj);
+        self.with_state(|s| s.store.created_at = None);
+        created.unwrap_or_else(|status| panic!("seeding pods failed: {status}"))
+    }
+
     /// Create a Lease (panics with the Status if the server rejects it).
     pub fn create_lease(&self, obj: Value) -> Value {
         self.seed("leases", obj)

@@ -69,6 +69,10 @@ pub struct Store {
     pub watchers: Vec<Watcher>,
     /// Existing namespaces (creates in other namespaces answer 404, as NamespaceLifecycle does).
     pub namespaces: BTreeSet<String>,
+    /// While set, a create stamps this `creationTimestamp` rather than the server's clock: the
+    /// history of an object a test seeds as created before the test began
+    /// (`ApiServer::create_pod_created`). Nothing a client sends sets it.
+    pub created_at: Option<String>,
     uid_seed: u64,
     uid_count: u64,
 }
@@ -91,6 +95,7 @@ impl Store {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            created_at: None,
             uid_seed: seed,
             uid_count: 0,
         }
