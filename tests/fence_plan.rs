@@ -899,6 +899,41 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
     };
     let (at, _) = eviction(&planned(Some(cp(1_045)), Taints::default(), &enforce));
     assert_eq!(at, 1_340);
+    // A run that began with the unreachable taint (added 900), swapped for not-ready at 950, and a
+    // pod tolerating unreachable 48 s, not-ready 330 s: created before the swap, it keeps the
+    // first one's timer (from its creation at 920, + 48); created after it, it never had that
+    // timer, and counts from contact (1000 + 40 + 48), its not-ready timer (from 1000, + 330)
+    // being later.
+    let swapped = Taints {
+        not_ready: Some(s(950)),
+        swapped_from: Some((s(900), false)),
+        added: TaintsAdded {
+            not_ready: Some(cp(950)),
+            swapped_from: Some(cp(900)),
+            ..TaintsAdded::default()
+        },
+        ..Taints::default()
+    };
+    let short = |created: u64| {
+        let pod = FencePod {
+            created: Some(cp(created)),
+            ..pod(vec![
+                ne(NOT_READY).with_seconds(330),
+                ne(UNREACHABLE).with_seconds(48),
+            ])
+        };
+        let plans = plan(
+            &[pod],
+            CONTACT,
+            swapped,
+            None,
+            &policy(Mode::Enforce),
+            &on_taint,
+        );
+        eviction(&plans[0].plan).0
+    };
+    assert_eq!(short(920), 968);
+    assert_eq!(short(1_000), 1_088);
     // A pod that tolerates unreachable forever, deleted by its not-ready timer: from creation too.
     let forever = FencePod {
         created: Some(cp(1_010)),

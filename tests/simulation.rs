@@ -2459,11 +2459,16 @@ fn the_not_ready_taints_time_the_peers_read_counts_as_the_own_views() {
 /// session, `--not-ready`). 0x21: n5's kubelet posted Ready=False at 53.3 s and the not-ready
 /// taint came at 56.3 s; pod 10, tolerating it 240 s, was created on n5 at 166.6 s, so the
 /// controller would delete it at 406.6 s. The fence counted from the taint and stopped it at
-/// 294.0 s; the kubelet posted Ready=True at 366.1 s, and the taint went. Now it runs on.
+/// 294.0 s; the kubelet posted Ready=True at 366.1 s, and the taint went. Now it runs on. 0x19e:
+/// n6's unreachable taint (66.3 s) was swapped for not-ready at 71.3 s; pod 18 (unreachable 48 s,
+/// not-ready 330 s), created at 136.1 s, was counted from the first taint of the run, whose
+/// timer it never had, and stopped at once; pod 19 (173 s, 265 s), created at 183.9 s, at
+/// 236 s. The controller kept both. Now a pod created after the taint on now was added is
+/// counted without the run's first.
 #[test]
 fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
     assert_pins(
-        &[(0x21, &[10])],
+        &[(0x21, &[10]), (0x19e, &[18, 19])],
         |f| f.pod_created = false,
         |seed, settings| {
             pods_in(

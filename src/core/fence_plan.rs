@@ -550,9 +550,8 @@ pub fn run_first<T: Clone>(
 impl Taints {
     /// The same with the not-ready taint the peers read (`core::quorum::NodeReads::not_ready`:
     /// when it counts from, its `timeAdded`, and whether the controller swapped it for the
-    /// unreachable one since).
-    /// On the Node still, it counts as that taint on this node's own view, from the earlier of
-    /// the two; swapped, as the first taint of the run. A cut-off node's own view may lack it:
+    /// unreachable one since). On the Node still, it counts as that taint on this node's own
+    /// view, from the earlier of the two; swapped, as the first taint of the run. A cut-off node's own view may lack it:
     /// a kubelet's Ready=False posted, and the taint added, within the view's lag before the cut
     /// (`Fixes::not_ready_time_read`).
     pub fn with_not_ready_read(
@@ -866,6 +865,7 @@ fn plan_one(
     // Every timer that can still delete a pod started no earlier than `timers_from`: a process
     // that took over the controller-manager's lead starts them again (docs/semantics.md §5.2).
     let restarted = timers_from.is_some_and(|t| t > tainted_from);
+    let created_later = created_later && !restarted;
     let tainted_from = timers_from.map_or(tainted_from, |t| tainted_from.max(t));
     let eviction_time = tainted_from + delay;
     // A not-ready taint the Node carried when last seen started the pod's timer for it, and the
@@ -881,9 +881,21 @@ fn plan_one(
     // swap cancelled it).
     let not_ready_delay = not_ready_delay(&pod.tolerations);
     let forever_now = taints.not_ready.is_some() && not_ready_delay == NoExecuteOutcome::Never;
+    // A pod created after the taint on now was added never had the first one's timer: the Node
+    // carried only the later taint when the controller handled the pod.
+    let created_since_swap = |first_not_ready: bool| {
+        let on_now = if first_not_ready {
+            taints.added.unreachable
+        } else {
+            taints.added.not_ready
+        };
+        pod.created
+            .zip(on_now)
+            .is_some_and(|(created, added)| created > added)
+    };
     let first = taints
         .swapped_from
-        .filter(|_| !forever_now)
+        .filter(|(_, not_ready)| !forever_now && !created_since_swap(*not_ready))
         .map(|(t, not_ready)| {
             let outcome = if not_ready {
                 not_ready_delay
@@ -902,7 +914,8 @@ fn plan_one(
             // From the pod's creation, if that is later (as above).
             let after = created_after(pod, added);
             let (at, seconds) = deletion_after(t + after, outcome, timers_from)?;
-            Some((at, seconds, not_ready, !after.is_zero()))
+            let created = !after.is_zero() && timers_from.is_none_or(|r| r < t + after);
+            Some((at, seconds, not_ready, created))
         })
         .filter(|(at, ..)| *at < eviction_time)
         .min_by_key(|(at, ..)| *at);

@@ -190,9 +190,18 @@ impl From<&PeerReport> for Answer {
                 .and_then(|n| n.unknown_since)
                 .and_then(wire_text),
             ready_false: r.node_read.is_some_and(|n| n.ready_false),
+            // Without the pod's creation time: an asker that predates the field would read no
+            // list with it, and the asker plans such a pod as one whose creation it does not
+            // know (its counts move for none: early, never late).
             pods: r.pods.as_ref().map(|pods| {
                 pods.iter()
-                    .filter_map(|p| serde_json::to_value(p).ok())
+                    .filter_map(|p| {
+                        let mut pod = serde_json::to_value(p).ok()?;
+                        if let Some(fields) = pod.as_object_mut() {
+                            fields.remove("creationTimestamp");
+                        }
+                        Some(pod)
+                    })
                     .collect()
             }),
             zone_record: r.zone_recorded,
@@ -653,9 +662,28 @@ mod tests {
             PeerReport::try_from(a).expect("a report")
         };
         let read = answer(&pod(""));
-        assert_eq!(read.pods.map(|p| p.len()), Some(1));
+        assert_eq!(read.pods.as_ref().map(Vec::len), Some(1));
         let later = answer(&format!("{},{}", pod(""), pod(r#","laterField":1"#)));
         assert_eq!(later.pods, None);
         assert!(later.reachable);
+        // A pod goes without its creation time, which an older asker could not read: the list
+        // it sends is one such an asker reads, and the pod comes back without the time.
+        let mut listed = read.pods.expect("listed")[0].clone();
+        listed.created = Some(std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000));
+        let report = PeerReport {
+            pods: Some(vec![listed.clone()]),
+            ..reaching("n1")
+        };
+        let sent = Answer::from(&report);
+        let sent_pods = sent.pods.clone().expect("pods");
+        assert!(
+            sent_pods[0].get("creationTimestamp").is_none(),
+            "{sent_pods:?}"
+        );
+        let older: serde_json::Value = serde_json::from_str(&pod("")).expect("a pod");
+        assert_eq!(sent_pods[0], older);
+        let back = PeerReport::try_from(sent).expect("a report");
+        listed.created = None;
+        assert_eq!(back.pods, Some(vec![listed]));
     }
 }

@@ -3277,7 +3277,12 @@ impl World<'_> {
                                     && p.left_api.is_none()
                                     && pods.contains(&p.uid)
                             });
-                            r.pods = Some(listed.map(|p| self.fence_pod(p)).collect());
+                            // Without the creation time, as `peer::Answer` sends a pod.
+                            let sent = |p| FencePod {
+                                created: None,
+                                ..self.fence_pod(p)
+                            };
+                            r.pods = Some(listed.map(sent).collect());
                         }
                         Heard::Report(r)
                     }
