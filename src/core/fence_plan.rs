@@ -551,9 +551,9 @@ impl Taints {
     /// The same with the not-ready taint the peers read (`core::quorum::NodeReads::not_ready`:
     /// when it counts from, its `timeAdded`, and whether the controller swapped it for the
     /// unreachable one since). On the Node still, it counts as that taint on this node's own
-    /// view, from the earlier of the two; swapped, as the first taint of the run. A cut-off node's own view may lack it:
-    /// a kubelet's Ready=False posted, and the taint added, within the view's lag before the cut
-    /// (`Fixes::not_ready_time_read`).
+    /// view, from the earlier of the two; swapped, as the first taint of the run. A cut-off
+    /// node's own view may lack it: a kubelet's Ready=False posted, and the taint added, within
+    /// the view's lag before the cut (`Fixes::not_ready_time_read`).
     pub fn with_not_ready_read(
         self,
         read: Option<(Duration, std::time::SystemTime, bool)>,

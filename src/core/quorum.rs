@@ -164,8 +164,8 @@ impl LeaderReads {
 
 /// What a peer read of the asking node's Node (`PeerReport::node_read`; on the wire the answer's
 /// `unreachableTainted`, `unreachableTaintAdded`, `notReadyTaintAdded`, `readyUnknownSince` and
-/// `readyFalse`). Both times are the
-/// control plane's, stamped with its clock, as the API server returned them.
+/// `readyFalse`). Its times are the control plane's, stamped with its clock, as the API server
+/// returned them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeRead {
     /// The Node carried `node.kubernetes.io/unreachable:NoExecute`, or the not-ready one, whose
@@ -1018,7 +1018,7 @@ pub struct Fixes {
     /// A peer's read of this node's Node says when the not-ready taint was added
     /// ([`NodeRead::not_ready_added`]), which the fence counts from as from the same taint on its
     /// own view, through the controller's swap for the unreachable one ([`NodeReads`]; forty-fourth
-    /// session, `--not-ready`, seed 0xe8: a kubelet posted Ready=False 2 s before the cut, and its
+    /// session, `--not-ready`, seed 0xe8: a kubelet posted Ready=False 2.5 s before the cut, and its
     /// agent, whose view lagged, counted a pod tolerating the not-ready taint 25 s from its last
     /// contact, and stopped it 30 s after the controller deleted it). The peers' shell applies
     /// it; only the simulator reads this switch.
@@ -1028,8 +1028,9 @@ pub struct Fixes {
     /// pod, not at the taint's `timeAdded` (forty-fourth session, `--not-ready`, seed 0x21: n5's
     /// kubelet had posted Ready=False 113 s before pod 10, tolerating the not-ready taint 240 s,
     /// was created on it; the fence, counting from the taint, stopped it at 294 s, 112 s before
-    /// its deletion was due, and the kubelet's Ready=True then cancelled it). The agent's shell
-    /// applies it; only the simulator reads this switch.
+    /// its deletion was due, and the kubelet's Ready=True then cancelled it); and one created
+    /// after the taint on now was added has no timer of the run's first (seed 0x19e). The
+    /// agent's shell applies it; only the simulator reads this switch.
     pub pod_created: bool,
 }
 
