@@ -496,7 +496,7 @@ fn a_not_ready_taint_is_fenced_on_while_connected() {
     let Some((mut s, mut agent, eviction)) = tainted_scene("node.kubernetes.io/not-ready") else {
         return;
     };
-    let at = short_stopped_by(&mut s, &mut agent, eviction);
+    let at = stopped_by(&mut s, &mut agent, "short", eviction);
     let pod = |name: &str| s.pods.iter().find(|p| p.name == name).expect("a pod");
     // Killed at its time less the margin (it ignores SIGTERM), not at once.
     assert!(
@@ -580,17 +580,8 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(pod_processes(&new.dir) > 0, "stopped by the taint's time");
-    let until = due + Duration::from_secs(1);
-    let mut stopped = None;
-    while SystemTime::now() < until && stopped.is_none() {
-        if pod_processes(&new.dir) == 0 {
-            stopped = Some(SystemTime::now());
-        }
-        s.sandbox.reap();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let at = stopped.unwrap_or_else(|| panic!("new never stopped:\n{}", agent.drained_dump()));
-    assert!(at <= due, "stopped {:?} late", at.duration_since(due));
+    s.pods.push(new);
+    stopped_by(&mut s, &mut agent, "new", due);
     agent.kill_hard();
 }
 
@@ -616,11 +607,11 @@ fn tainted_scene(key: &str) -> Option<(Scene, Agent, SystemTime)> {
     Some((s, agent, parse_wall(&added) + Duration::from_secs(SHORT)))
 }
 
-/// When the short pod's processes were all gone, watched until a second past `eviction`; it must
-/// be no later than `eviction`.
-fn short_stopped_by(s: &mut Scene, agent: &mut Agent, eviction: SystemTime) -> SystemTime {
-    let short = s.pods.iter().find(|p| p.name == "short").expect("short");
-    let dir = short.dir.clone();
+/// When the scene's pod `name` had all its processes gone, watched until a second past
+/// `eviction`; it must be no later than `eviction`.
+fn stopped_by(s: &mut Scene, agent: &mut Agent, name: &str, eviction: SystemTime) -> SystemTime {
+    let pod = s.pods.iter().find(|p| p.name == name).expect(name);
+    let dir = pod.dir.clone();
     let until = eviction + Duration::from_secs(1);
     let mut stopped = None;
     while SystemTime::now() < until && stopped.is_none() {
@@ -630,7 +621,7 @@ fn short_stopped_by(s: &mut Scene, agent: &mut Agent, eviction: SystemTime) -> S
         s.sandbox.reap();
         std::thread::sleep(Duration::from_millis(10));
     }
-    let at = stopped.unwrap_or_else(|| panic!("short never stopped:\n{}", agent.drained_dump()));
+    let at = stopped.unwrap_or_else(|| panic!("{name} never stopped:\n{}", agent.drained_dump()));
     assert!(
         at <= eviction,
         "stopped {:?} late",
@@ -661,7 +652,7 @@ fn short_stopped_after_the_cut(
     );
     // Counted from contact it would be at least the cut + grace + 12 s: 9 s later.
     assert!(eviction + Duration::from_secs(8) < cut_at + GRACE + Duration::from_secs(SHORT));
-    short_stopped_by(s, agent, eviction);
+    stopped_by(s, agent, "short", eviction);
     let log = agent.drained_dump();
     assert!(
         log.lines()

@@ -1999,6 +1999,20 @@ fn timed(added: Option<SystemTime>, unknown: Option<SystemTime>) -> Heard {
     })
 }
 
+/// The control plane's wall clock `secs` into the tests' epoch.
+fn cp_time(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_800_000_000 + secs)
+}
+
+/// This node's instant `mono`, its clock as the control plane's: mono 1000 s is the control
+/// plane's 1000.
+fn cp_moment(mono: u64) -> nodewarden::core::clock::Moment {
+    nodewarden::core::clock::Moment {
+        mono: Duration::from_secs(mono),
+        wall: cp_time(mono),
+    }
+}
+
 /// The times the peers read on this node's Node (`NodeReads`, issue 22, seed 0x889f): the
 /// taint's `timeAdded` while the latest read found the taint, the Ready=Unknown's write while it
 /// found that and no taint; each counted on this node's wall clock, or from when this run first
@@ -2008,12 +2022,7 @@ fn timed(added: Option<SystemTime>, unknown: Option<SystemTime>) -> Heard {
 fn the_times_the_peers_read_on_the_node_count_from_the_earlier_of_the_wall_and_the_first_answer() {
     use nodewarden::core::clock::Moment;
     let s = Duration::from_secs;
-    let cp = |secs: u64| UNIX_EPOCH + s(1_800_000_000 + secs);
-    // This node's clock as the control plane's: mono 1000 s is the control plane's 1000.
-    let at = |mono: u64| Moment {
-        mono: s(mono),
-        wall: cp(mono),
-    };
+    let (cp, at) = (cp_time, cp_moment);
     let mut reads = NodeReads::<Duration>::default();
     assert!(!reads.note(s(990), [&Heard::Silent, &read_node(true, None)]));
     assert_eq!(reads, NodeReads::default());
@@ -2097,11 +2106,7 @@ fn read_taints(not_ready: Option<SystemTime>, unreachable: Option<SystemTime>) -
 fn the_not_ready_taint_the_peers_read_counts_through_the_swap_until_a_read_without_either() {
     use nodewarden::core::clock::Moment;
     let s = Duration::from_secs;
-    let cp = |secs: u64| UNIX_EPOCH + s(1_800_000_000 + secs);
-    let at = |mono: u64| Moment {
-        mono: s(mono),
-        wall: cp(mono),
-    };
+    let (cp, at) = (cp_time, cp_moment);
     let mut reads = NodeReads::<Duration>::default();
     // An older reader's tainted read carries no time: nothing to count from.
     assert!(!reads.note(s(990), [&read_node(true, Some(true))]));
