@@ -33,6 +33,8 @@ const POD_ALLOWED: &[Pattern] = &[
     &["metadata", "namespace"],
     &["metadata", "uid"],
     &["metadata", "resourceVersion"],
+    // The fence counts a pod created on a tainted Node from its creation (`FencePod::created`).
+    &["metadata", "creationTimestamp"],
     &["metadata", "annotations", "kubernetes.io/config.mirror"],
     &["metadata", "annotations", "kubernetes.io/config.source"],
     &["metadata", "annotations", "nodewarden.io/fence"],
@@ -392,7 +394,9 @@ fn read_whole(v: &Value) -> (FencePod, Effective) {
             Some("false" | "disabled")
         ),
         terminal: matches!(v["status"]["phase"].as_str(), Some("Succeeded" | "Failed")),
-        created: None,
+        created: v["metadata"]["creationTimestamp"]
+            .as_str()
+            .and_then(|t| humantime::parse_rfc3339(t).ok()),
     };
     let amounts = PodAmounts {
         containers: items(&v["spec"]["containers"])

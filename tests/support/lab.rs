@@ -594,6 +594,9 @@ impl Lab {
     /// A pod named `pod_name` bound to node `i`, tolerating the unreachable taint for
     /// `toleration` and owned by a ReplicaSet (`None`: tolerating it forever, owned by nothing):
     /// created in the API server, and its one process started in its cgroup, as the kubelet would.
+    /// Created ten minutes before now, as the lab's pods ran before it began: the tests backdate
+    /// taints and contacts by seconds, and a pod younger than a taint counts from its creation
+    /// (`FencePod::created`).
     pub fn add_pod(&mut self, i: usize, pod_name: &str, toleration: Option<Duration>) {
         let mut ne = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"});
         let mut owners = json!([]);
@@ -602,16 +605,20 @@ impl Lab {
             owners = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("rs-n{i}"),
                     "uid": format!("0d5a0000-0000-4000-8000-00000000000{i}"), "controller": true}]);
         }
-        let created = self.server.api.create_pod(json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": pod_name, "namespace": "default", "ownerReferences": owners},
-            "spec": {
-                "nodeName": format!("n{i}"),
-                "terminationGracePeriodSeconds": 30,
-                "tolerations": [ne],
-                "containers": [{"name": "c", "image": "busybox"}]
-            }
-        }));
+        let before = std::time::SystemTime::now() - Duration::from_secs(600);
+        let created = self.server.api.create_pod_created(
+            json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod_name, "namespace": "default", "ownerReferences": owners},
+                "spec": {
+                    "nodeName": format!("n{i}"),
+                    "terminationGracePeriodSeconds": 30,
+                    "tolerations": [ne],
+                    "containers": [{"name": "c", "image": "busybox"}]
+                }
+            }),
+            &humantime::format_rfc3339_seconds(before).to_string(),
+        );
         let uid = created["metadata"]["uid"]
             .as_str()
             .expect("server-assigned uid")
