@@ -326,6 +326,19 @@ impl ApiServer {
         manager: &str,
         status_manager: &str,
     ) -> StatusResult {
+        self.create_stamped(plural, obj, (manager, status_manager), None)
+    }
+
+    /// [`ApiServer::try_create_as`], stamping `created_at` (RFC 3339) as the object's
+    /// `creationTimestamp` when given, in the same critical section: no other request's object
+    /// gets it.
+    fn create_stamped(
+        &self,
+        plural: &str,
+        obj: Value,
+        (manager, status_manager): (&str, &str),
+        created_at: Option<&str>,
+    ) -> StatusResult {
         let res = resource(plural);
         let ns = obj
             .pointer("/metadata/namespace")
@@ -333,8 +346,11 @@ impl ApiServer {
             .unwrap_or("default")
             .to_string();
         self.with_state(|s| {
+            s.store.created_at = created_at.map(str::to_string);
             let created = handler::create(&mut s.store, res, &ns, obj.clone(), manager, false)
-                .map_err(|e| e.to_status())?;
+                .map_err(|e| e.to_status());
+            s.store.created_at = None;
+            let created = created?;
             match obj.get("status") {
                 Some(status) if res.status_subresource && created.get("status") != Some(status) => {
                     let name = created
@@ -383,10 +399,8 @@ impl ApiServer {
     /// server's clock: a pod that existed before the test began, which the server's own clock
     /// cannot stamp.
     pub fn create_pod_created(&self, obj: Value, at: &str) -> Value {
-        self.with_state(|s| s.store.created_at = Some(at.to_string()));
-        let created = self.try_create("pods", obj);
-        self.with_state(|s| s.store.created_at = None);
-        created.unwrap_or_else(|status| panic!("seeding pods failed: {status}"))
+        self.create_stamped("pods", obj, ("test-seed", "test-seed"), Some(at))
+            .unwrap_or_else(|status| panic!("seeding pods failed: {status}"))
     }
 
     /// Create a Lease (panics with the Status if the server rejects it).
