@@ -2430,13 +2430,7 @@ fn reads_of_an_earlier_partition_are_forgotten_once_the_taint_is_seen_removed() 
     assert_pins(
         &[(0x26d5, &[6])],
         |f| f.reads_forgotten = false,
-        |seed, settings| {
-            pods_in(
-                &Scenario::generate(seed).with_not_ready(),
-                settings,
-                "wrongful-stop",
-            )
-        },
+        not_ready_wrongful,
     );
 }
 
@@ -2470,13 +2464,7 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
     assert_pins(
         &[(0x21, &[10]), (0x19e, &[18, 19])],
         |f| f.pod_created = false,
-        |seed, settings| {
-            pods_in(
-                &Scenario::generate(seed).with_not_ready(),
-                settings,
-                "wrongful-stop",
-            )
-        },
+        not_ready_wrongful,
     );
 }
 
@@ -2495,6 +2483,16 @@ fn not_ready_twice(seed: u64, settings: &Settings) -> Vec<usize> {
         &Scenario::generate(seed).with_not_ready(),
         settings,
         "running-twice",
+    )
+}
+
+/// The pods stopped wrongfully, not by policy (`wrongful-stop`), in scenario `seed` with
+/// `--not-ready`.
+fn not_ready_wrongful(seed: u64, settings: &Settings) -> Vec<usize> {
+    pods_in(
+        &Scenario::generate(seed).with_not_ready(),
+        settings,
+        "wrongful-stop",
     )
 }
 

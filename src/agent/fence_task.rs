@@ -832,11 +832,10 @@ impl Task {
     /// kubelet stamps it on this node's clock, and the taint comes later).
     fn not_ready(&self, now: Moment) -> Option<(Duration, Option<SystemTime>)> {
         let node = self.kept.node_status.as_ref()?;
-        let seen = node
-            .not_ready_added()
-            .and_then(|added| first_seen(&self.not_ready_seen, added));
-        let tainted = fence_plan::taint_counted(node.not_ready_added_at(now), seen);
-        let added = node.not_ready_added().and_then(crate::state::parse_time);
+        let text = node.not_ready_added();
+        let seen = text.and_then(|added| first_seen(&self.not_ready_seen, added));
+        let added = text.and_then(crate::state::parse_time);
+        let tainted = fence_plan::taint_counted(added.map(|w| now.mono_at(w)), seen);
         tainted.map(|t| (t, added)).or_else(|| {
             let seen = first_seen(&self.ready_false_seen, node.not_ready_queued_since()?);
             fence_plan::taint_counted(node.not_ready_queued_at(now), seen).map(|t| (t, None))
@@ -860,10 +859,10 @@ impl Task {
         .tainted_from()
         .filter(|_| self.link.cut_off_since().is_some());
         let own = self.kept.node_status.as_ref().and_then(|node| {
-            let added = node.unreachable_added()?;
-            let seen = first_seen(&self.taint_seen, added);
-            fence_plan::taint_counted(node.unreachable_added_at(now), seen)
-                .map(|t| (t, crate::state::parse_time(added)))
+            let text = node.unreachable_added()?;
+            let seen = first_seen(&self.taint_seen, text);
+            let added = crate::state::parse_time(text);
+            fence_plan::taint_counted(added.map(|w| now.mono_at(w)), seen).map(|t| (t, added))
         });
         // And the taint's `timeAdded` the peers read (`NodeReads`).
         let reads = self.node_reads();

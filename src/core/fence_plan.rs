@@ -857,11 +857,9 @@ fn plan_one(
     };
     // A pod created after the taint seen counts from its creation: its timer starts no earlier,
     // whether that taint stays or another comes (docs/semantics.md §4.3).
-    let created_later = untainted.is_none()
-        && seen_taint.is_some()
-        && !created_after(pod, taints.added.unreachable).is_zero();
-    let seen_taint_for_pod = seen_taint.map(|t| t + created_after(pod, taints.added.unreachable));
-    let tainted_from = untainted.unwrap_or(seen_taint_for_pod.unwrap_or(counted));
+    let after = created_after(pod, taints.added.unreachable);
+    let created_later = untainted.is_none() && seen_taint.is_some() && !after.is_zero();
+    let tainted_from = untainted.unwrap_or(seen_taint.map_or(counted, |t| t + after));
     // Every timer that can still delete a pod started no earlier than `timers_from`: a process
     // that took over the controller-manager's lead starts them again (docs/semantics.md §5.2).
     let restarted = timers_from.is_some_and(|t| t > tainted_from);

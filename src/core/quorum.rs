@@ -299,7 +299,8 @@ impl<T: Copy> NodeReads<T> {
                 self.not_ready_swapped = false;
             }
             (true, Some(added), _) => {
-                if !(self.not_ready_swapped && self.not_ready_added.is_some()) {
+                // Swapped, a time is kept (only a kept one is ever swapped).
+                if !self.not_ready_swapped {
                     note_read(&mut self.not_ready_added, Some(added), heard_at);
                 }
                 self.not_ready_swapped = false;

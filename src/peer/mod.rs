@@ -444,15 +444,10 @@ mod tests {
             }),
             ..reaching("n1")
         };
-        let text = serde_json::to_string(&Answer::from(&report)).expect("json");
-        assert!(
-            text.ends_with(
-                r#","unreachableTainted":true,"unreachableTaintAdded":"2027-01-15T08:00:05.123456Z","readyUnknownSince":"2027-01-15T08:00:00.123456Z"}"#
-            ),
-            "{text}"
+        round_trips(
+            &report,
+            r#","unreachableTainted":true,"unreachableTaintAdded":"2027-01-15T08:00:05.123456Z","readyUnknownSince":"2027-01-15T08:00:00.123456Z"}"#,
         );
-        let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::try_from(back), Ok(report));
         let read = |extra: &str| {
             let text = format!(
                 r#"{{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1{extra}}}"#
@@ -485,13 +480,7 @@ mod tests {
             }),
             ..reaching("n1")
         };
-        let text = serde_json::to_string(&Answer::from(&posted)).expect("serialize");
-        assert!(
-            text.ends_with(r#","unreachableTainted":false,"readyFalse":true}"#),
-            "{text}"
-        );
-        let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::try_from(back), Ok(posted));
+        round_trips(&posted, r#","unreachableTainted":false,"readyFalse":true}"#);
         let ready = read(r#","unreachableTainted":false"#).expect("a read");
         assert_eq!(ready.map(|r| r.ready_false), Some(false));
         // An older reader never sends it; with no read of the Node it means nothing.
@@ -506,15 +495,10 @@ mod tests {
             }),
             ..reaching("n1")
         };
-        let text = serde_json::to_string(&Answer::from(&not_ready)).expect("serialize");
-        assert!(
-            text.ends_with(
-                r#","unreachableTainted":true,"notReadyTaintAdded":"2027-01-15T08:00:00.123456Z"}"#
-            ),
-            "{text}"
+        round_trips(
+            &not_ready,
+            r#","unreachableTainted":true,"notReadyTaintAdded":"2027-01-15T08:00:00.123456Z"}"#,
         );
-        let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::try_from(back), Ok(not_ready));
         let untainted =
             read(r#","unreachableTainted":false,"notReadyTaintAdded":"2027-01-15T08:00:05Z""#);
         assert_eq!(
@@ -626,6 +610,14 @@ mod tests {
     }
 
     /// The answer of `node`, which reaches the API server (its contact 10 ms old).
+    /// `report`'s answer ends with `tail` on the wire, and reads back as `report`.
+    fn round_trips(report: &PeerReport, tail: &str) {
+        let text = serde_json::to_string(&Answer::from(report)).expect("serialize");
+        assert!(text.ends_with(tail), "{text}");
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back).as_ref(), Ok(report));
+    }
+
     fn reaching(node: &str) -> PeerReport {
         crate::core::quorum::answer(
             node,
