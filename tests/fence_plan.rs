@@ -691,6 +691,62 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     assert_eq!(at, Duration::from_secs(1340));
 }
 
+/// A pod that tolerates the unreachable taint forever is planned on the not-ready taint's timer
+/// until the controller can swap that taint, counted from the latest contact it may have heard
+/// (`PlanContact::latest`), not from the count of the deadlines (`Fixes::swap_latest`, seed 0xf61
+/// with `--not-ready`). The unreachable taint's own deadlines still count from the count.
+#[test]
+fn a_plan_on_the_not_ready_timer_lasts_until_the_latest_swap() {
+    use nodewarden::core::fence_plan::{PlanContact, Taints};
+    let enforce = QuorumVerdict::Enforce {
+        not_before: None,
+        held_from: None,
+        untainted: None,
+    };
+    let not_ready = Taints {
+        added: Default::default(),
+        unreachable: None,
+        not_ready: Some(Duration::from_secs(800)),
+        swapped_from: None,
+    };
+    let eviction = |tolerations: Vec<Toleration>, contact: PlanContact| {
+        let plans = plan(
+            &[pod(tolerations)],
+            contact,
+            not_ready,
+            None,
+            &policy(Mode::Enforce),
+            &enforce,
+        );
+        match &plans[0].plan {
+            Plan::Stop { schedule, .. } => Some(schedule.eviction_time.as_secs()),
+            Plan::Never { .. } => None,
+            Plan::Hold { .. } => panic!("not held"),
+        }
+    };
+    let contact = |counted: u64, latest: u64| PlanContact {
+        counted: Duration::from_secs(counted),
+        latest: Duration::from_secs(latest),
+    };
+    // Not-ready tolerated 250 s: its timer ends at 1050. Counted from 1000, the swap comes by
+    // 1040 (no kubelet lag or monitor period in this policy) and cancels it first.
+    let forever = vec![ne(NOT_READY).with_seconds(250), ne(UNREACHABLE)];
+    assert_eq!(eviction(forever.clone(), CONTACT.into()), None);
+    // The node was heard until 1030 (a return too short to move the count): the swap may come as
+    // late as 1070, so the timer deletes the pod at 1050.
+    assert_eq!(eviction(forever.clone(), contact(1000, 1030)), Some(1050));
+    // A latest contact no later than the count changes nothing.
+    assert_eq!(eviction(forever.clone(), contact(1000, 990)), None);
+    // A timer that ends after the latest swap too is still cancelled by it.
+    let longer = vec![ne(NOT_READY).with_seconds(280), ne(UNREACHABLE)];
+    assert_eq!(eviction(longer, contact(1000, 1030)), None);
+    // The unreachable taint's deadline counts from the count, whatever the latest contact:
+    // 1000 + 40 + 60.
+    let sixty = vec![ne(UNREACHABLE).with_seconds(60), ne(NOT_READY)];
+    assert_eq!(eviction(sixty.clone(), contact(1000, 1030)), Some(1100));
+    assert_eq!(eviction(sixty, CONTACT.into()), Some(1100));
+}
+
 /// The not-ready taint the peers read (`Taints::with_not_ready_read`, `Fixes::not_ready_time_read`,
 /// seed 0xe8 with `--not-ready`): on the Node still, it counts as the same taint on this node's own
 /// view, from the earlier of the two, with that one's `timeAdded`; swapped since for the

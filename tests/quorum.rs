@@ -108,6 +108,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
+        cut_off_remembered: None,
     }
 }
 
@@ -192,6 +193,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
+        cut_off_remembered: None,
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
@@ -889,6 +891,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
+        cut_off_remembered: None,
     };
     let decide_both = |r: &Round| {
         let early = decide(r, &policy, true);
@@ -1588,6 +1591,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
+        cut_off_remembered: None,
     }
 }
 
@@ -2542,6 +2546,115 @@ fn a_zone_whose_only_reaching_peer_falls_silent_still_counts_a_live_control_plan
     // With the fix reverted, the memory counts for nothing.
     let reverted = policy_without(|f| f.silent_remembered = false);
     assert!(decide(&round_of(&later).silent_reaching(n), &reverted, true).is_hold());
+}
+
+/// Silence alone holds nothing (`Fixes::cut_off_remembered`, seed 0xb23 with `--not-ready`): a
+/// peer silent now that answered "cut off" within `CUT_OFF_STANDS` counts as that answer where
+/// counting it as ready alone would hold a partial disruption of a small zone.
+#[test]
+fn a_peer_silent_after_it_said_cut_off_does_not_make_its_zone_partly_disrupted() {
+    use nodewarden::core::quorum::{CUT_OFF_STANDS, RoundBasis};
+    let secs = Duration::from_secs;
+    // Zone a of six: this node and p1-p5; zone b: q, which reaches the API server.
+    let mut peers: Vec<Peer> = (1..=5).map(|i| peer_a(&format!("p{i}"))).collect();
+    let q = Peer {
+        node: "q".into(),
+        address: "10.0.0.2:9843".parse().expect("address"),
+        zone: "b".into(),
+    };
+    peers.push(q.clone());
+    let zone = NodeZone::from_key("a", false);
+    let reads = TaintReads::default();
+    // This node's contact is 22 s old at the first round and ages with the rounds.
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let own = AtomicU64::new(22);
+    let set_own = |d: Duration| own.store(d.as_secs(), Ordering::Relaxed);
+    let ages = |_: &[(Peer, Heard)]| {
+        let age = secs(own.load(Ordering::Relaxed));
+        (age, age)
+    };
+    let basis = RoundBasis {
+        zone: &zone,
+        peers: &peers,
+        seen: false,
+        reads: &reads,
+        ages: &ages,
+        kubelet_age: None,
+        leaderless: None,
+        unreachable_after: policy().unreachable_after,
+    };
+    // p1-p4 lost the API server well before this node (their contact 40 s old: certainly silent
+    // first); p5 with it.
+    let heard = |p5: Heard, gone: u64| {
+        let mut heard: Vec<(Peer, Heard)> = peers[..4]
+            .iter()
+            .map(|p| (p.clone(), in_a(report(&p.node, false, Some(40 + gone)))))
+            .collect();
+        heard.push((peers[4].clone(), p5));
+        heard.push((q.clone(), report("q", true, Some(2))));
+        heard
+    };
+    let mut memory = Remembered::default();
+    // Round at 100 s: all six of zone a cut off, and zone b up: the controller evicts.
+    let first = basis.round(
+        &heard(in_a(report("p5", false, Some(22))), 0),
+        &mut memory,
+        secs(100),
+    );
+    assert!(first.cut_off_remembered.is_none());
+    let verdict = decide(&first, &policy(), true);
+    assert!(verdict.is_enforce(), "{verdict:?}");
+    // Round at 103 s: p5 is silent. Counted as ready, it would leave zone a partly disrupted
+    // (5 of 6, four of them certainly before this node), which holds.
+    set_own(secs(25));
+    let later = basis.round(&heard(Heard::Silent, 3), &mut memory, secs(103));
+    let kept = later.cut_off_remembered.as_deref().expect("p5 remembered");
+    assert_eq!(kept.heard.len(), later.heard.len());
+    let reverted = policy_without(|f| f.cut_off_remembered = false);
+    let held = decide(&later, &reverted, true);
+    assert!(held.is_hold(), "{held:?}");
+    // Its answer "cut off" 3 s ago stands: the zone is fully disrupted, and the verdict says why.
+    let verdict = decide(&later, &policy(), true);
+    assert!(verdict.is_enforce(), "{verdict:?}");
+    assert!(
+        verdict
+            .reason()
+            .contains("silent now that answered \"cut off\" within the last 30s"),
+        "{}",
+        verdict.reason()
+    );
+    // Without a peer of another zone that says it reaches the API server, the round counted so
+    // proves no live control plane: the hold stands (`peers.wholeZoneCutOff` is not consulted
+    // on silence), and the peers not asked yet are asked first.
+    let mut alone = heard(Heard::Silent, 3);
+    alone.pop();
+    alone.push((q.clone(), Heard::Silent));
+    let mut memory_alone = Remembered::default();
+    let mut first_alone = heard(in_a(report("p5", false, Some(22))), 0);
+    first_alone.pop();
+    first_alone.push((q.clone(), Heard::Silent));
+    set_own(secs(22));
+    basis.round(&first_alone, &mut memory_alone, secs(100));
+    set_own(secs(25));
+    let unlive = basis.round(&alone, &mut memory_alone, secs(103));
+    assert!(unlive.cut_off_remembered.is_some());
+    let (verdict, ask_more) = decide_or_ask(&unlive, &policy(), true);
+    assert!(verdict.is_hold(), "{verdict:?}");
+    assert!(ask_more);
+    // Past `CUT_OFF_STANDS` it no longer stands.
+    let late = secs(100) + CUT_OFF_STANDS + secs(1);
+    set_own(secs(22) + CUT_OFF_STANDS + secs(1));
+    let stale = basis.round(&heard(Heard::Silent, 31), &mut memory, late);
+    assert!(stale.cut_off_remembered.is_none());
+    assert!(decide(&stale, &policy(), true).is_hold());
+    // A later answer "reachable" replaces the memory.
+    basis.round(
+        &heard(in_a(report("p5", true, Some(1))), 3),
+        &mut memory,
+        secs(103),
+    );
+    let after = basis.round(&heard(Heard::Silent, 4), &mut memory, secs(104));
+    assert!(after.cut_off_remembered.is_none());
 }
 
 /// A round proves the API server answered after it was sent only by a read a peer made for it

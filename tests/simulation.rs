@@ -2468,6 +2468,33 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
     );
 }
 
+/// A plan on the not-ready taint's timer of a pod tolerating the unreachable taint forever lasts
+/// until the latest instant the controller can swap the taint back, counted from the latest
+/// contact it may have heard (`Fixes::swap_latest`; forty-fifth session, `--not-ready`). 0xf61:
+/// n0 came back at 277.7 s, saw its taint, and its kubelet posted Ready=False at 280.4 s, which
+/// swapped it for not-ready at 281.5 s. Cut off again at 285.0 s, from the API server and its
+/// peers, after a return too short to move the count (its contact stayed at 227.7 s), it expected
+/// the swap back by 272.7 s, before the not-ready timer of pod 2 (21 s) ended, and planned
+/// nothing: the controller deleted pod 2 at 302.5 s, and it ran until the link came back at
+/// 396.0 s. Now it is stopped at 300.0 s.
+#[test]
+fn a_plan_on_the_not_ready_timer_lasts_until_the_latest_swap() {
+    assert_not_ready_twice(&[(0xf61, &[2])], |f| f.swap_latest = false);
+}
+
+/// Silence alone holds nothing: a peer silent now that answered "cut off" within
+/// `CUT_OFF_STANDS` counts as that answer where counting it as ready alone would hold a partial
+/// disruption of a small zone (`Fixes::cut_off_remembered`; forty-fifth session, `--not-ready`).
+/// 0xb23: zone-1 of six; five nodes lost the API server at 211.8–214.5 s, and n12, not Ready,
+/// lost it with them, then its peers too at 238.1 s. From 240.2 s n9's rounds counted n12's
+/// silence as ready: 5 of 6, a partial disruption of a small zone, hold. The controller, seeing
+/// zone-1 fully disrupted and zone-0 up, tainted n9 at 251.5 s and deleted pod 13 (6 s) at
+/// 257.5 s; it ran until 260.0 s. Now n12 counts as cut off and pod 13 is stopped at 245.8 s.
+#[test]
+fn a_peer_silent_after_it_said_cut_off_holds_nothing() {
+    assert_not_ready_twice(&[(0xb23, &[13])], |f| f.cut_off_remembered = false);
+}
+
 /// With `--not-ready`: no pod runs twice (not excused) in each scenario of `pins`, and the pods
 /// it names do with the fix `revert` switches off.
 fn assert_not_ready_twice(

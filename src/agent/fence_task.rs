@@ -790,9 +790,9 @@ impl OwnList {
 /// (`core::leader`), as planned.
 type TaintCounts = (fence_plan::Taints, Option<Duration>);
 
-/// What a partition's plans are made from: last contact, the taint's counts, the quorum's
-/// verdict, the pods' generation.
-type PlanKey = (Duration, TaintCounts, QuorumVerdict, u64);
+/// What a partition's plans are made from: the contact, the taint's counts, the quorum's verdict,
+/// the pods' generation.
+type PlanKey = (fence_plan::PlanContact, TaintCounts, QuorumVerdict, u64);
 
 impl Task {
     /// The instant no taint eviction timer that can still delete a pod started before, on the
@@ -1404,8 +1404,13 @@ impl Task {
             self.settings.renew,
             &self.policy,
         );
+        // The latest the control plane may have heard the kubelet: this run's own last contact,
+        // if later than the count (after a return too short to count, say).
+        let latest = contact.max(own.unwrap_or_default());
         // A Node recorded Unknown is queued for the taint, however recently it was heard.
-        let contact = fence_plan::queued_contact(contact, self.queued(now), &cut_off_policy);
+        let queued = self.queued(now);
+        let latest = fence_plan::queued_contact(latest, queued, &cut_off_policy);
+        let contact = fence_plan::queued_contact(contact, queued, &cut_off_policy);
         if contact > counted
             && let Some(h) = read
             && self.counted_from_kubelet != Some(h.stamped)
@@ -1430,6 +1435,10 @@ impl Task {
         // walks the plans for due steps and does nothing else.
         let tainted = self.tainted(now);
         let timers_from = self.timers_from();
+        let contact = fence_plan::PlanContact {
+            counted: contact,
+            latest,
+        };
         let key = (
             contact,
             (tainted, timers_from),

@@ -244,8 +244,8 @@ pub fn kubelet_lag(node_lease_duration: Duration, renews_node_lease: bool) -> Du
     }
 }
 
-/// When to stop one pod, on the monotonic clock of the caller (the same clock `last_contact`
-/// and `now` are on).
+/// When to stop one pod, on the monotonic clock of the caller (the same clock the contact and
+/// `now` are on).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
     /// The earliest moment the control plane can delete the pod.
@@ -592,20 +592,46 @@ impl From<Option<Duration>> for Taints {
     }
 }
 
-/// Plans every pod. `last_contact` is the latest moment the control plane provably heard from
-/// this node (docs/fence.md §2); `tainted`, when the node controller's taints its Node carried
+/// The contact a plan counts from, and the latest the control plane may have heard the node at.
+///
+/// `counted` is the latest moment the control plane provably heard from this node (docs/fence.md
+/// §2): every deadline counts from it, early, never late. After a return too short to count
+/// (docs/fence.md §6) it is the contact before that return, though the kubelet may have been
+/// heard during it. `latest` bounds the other side: the control plane cannot have heard the
+/// kubelet later than this node's own last contact (or a renewal of the kubelet its peers read,
+/// if later), so the controller's swap of the not-ready taint for the unreachable one comes no
+/// later than a grace period after it. A plan that counts on that swap cancelling a timer counts
+/// from `latest` (`not_ready_only`); counted from `counted`, it would expect the swap too early and
+/// leave running a pod the not-ready taint's timer deletes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanContact {
+    pub counted: Duration,
+    pub latest: Duration,
+}
+
+impl From<Duration> for PlanContact {
+    /// A contact known exactly: the two are one.
+    fn from(contact: Duration) -> PlanContact {
+        PlanContact {
+            counted: contact,
+            latest: contact,
+        }
+    }
+}
+
+/// Plans every pod. `contact`: [`PlanContact`] (a `Duration` is both of its instants); `tainted`, when the node controller's taints its Node carried
 /// count from ([`Taints`]; an `Option<Duration>` is the unreachable taint's alone);
 /// `timers_from`, the instant no taint eviction timer that can still delete a pod started before
 /// (`core::leader`, docs/fence.md §7): no eviction counts from earlier.
 pub fn plan(
     pods: &[FencePod],
-    last_contact: Duration,
+    contact: impl Into<PlanContact>,
     tainted: impl Into<Taints>,
     timers_from: Option<Duration>,
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
 ) -> Vec<PodPlan> {
-    plan_each(pods, last_contact, tainted, timers_from, policy, quorum)
+    plan_each(pods, contact, tainted, timers_from, policy, quorum)
         .map(|(p, plan)| PodPlan {
             uid: p.uid.clone(),
             namespace: p.namespace.clone(),
@@ -654,13 +680,14 @@ pub fn taint_counted(on_wall: Option<Duration>, seen: Option<Duration>) -> Optio
 /// was a transient of 0.2–0.3 MiB at 1,000 pods, the largest of a relist (issue 25).
 pub fn plan_each<'a>(
     pods: &'a [FencePod],
-    last_contact: Duration,
+    contact: impl Into<PlanContact>,
     tainted: impl Into<Taints>,
     timers_from: Option<Duration>,
     policy: &'a FencePolicy,
     quorum: &'a QuorumVerdict,
 ) -> impl Iterator<Item = (&'a FencePod, Plan)> + 'a {
     let tainted = tainted.into();
+    let contact = contact.into();
     // A hold's reason is the same for every pod: one copy, shared.
     let held: Option<Arc<str>> = match quorum {
         QuorumVerdict::Hold { reason } => Some(Arc::from(reason.as_str())),
@@ -669,7 +696,7 @@ pub fn plan_each<'a>(
     pods.iter().map(move |p| {
         let plan = plan_one(
             p,
-            last_contact,
+            contact,
             (tainted, timers_from),
             policy,
             quorum,
@@ -733,12 +760,13 @@ fn schedule_of(
 /// pod's not-ready toleration until the controller swaps the taint for the unreachable one as the
 /// node goes Unknown, which cancels it (docs/semantics.md §4.3). The swap comes a grace period
 /// after the kubelet was last heard, with the pass that writes Unknown and the one after: no
-/// later than that after our last contact, with the kubelet's lag as slack for a kubelet heard
-/// after this agent. A deadline before it is a deletion, stopped by then (docs/fence.md §3);
+/// later than that after the latest contact the control plane may have heard
+/// ([`PlanContact::latest`]), with the kubelet's lag as slack for a kubelet heard after this
+/// agent. A deadline before it is a deletion, stopped by then (docs/fence.md §3);
 /// `None`: no such deadline, or a hold.
 fn not_ready_only(
     pod: &FencePod,
-    last_contact: Duration,
+    contact: PlanContact,
     (taints, timers_from): (Taints, Option<Duration>),
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
@@ -751,7 +779,7 @@ fn not_ready_only(
         not_ready_delay(&pod.tolerations),
         timers_from,
     )?;
-    let swapped_by = last_contact
+    let swapped_by = contact.latest.max(contact.counted)
         + policy.kubelet_lag
         + policy.node_monitor_grace_period
         + policy.node_monitor_period * 2;
@@ -782,7 +810,7 @@ fn not_ready_only(
 
 fn plan_one(
     pod: &FencePod,
-    last_contact: Duration,
+    contact: PlanContact,
     (taints, timers_from): (Taints, Option<Duration>),
     policy: &FencePolicy,
     quorum: &QuorumVerdict,
@@ -809,7 +837,7 @@ fn plan_one(
     }
     let (delay, tolerated) = match unreachable_delay(&pod.tolerations) {
         NoExecuteOutcome::Never => {
-            return not_ready_only(pod, last_contact, (taints, timers_from), policy, quorum)
+            return not_ready_only(pod, contact, (taints, timers_from), policy, quorum)
                 .unwrap_or_else(|| {
                     never("tolerates node.kubernetes.io/unreachable:NoExecute forever")
                 });
@@ -824,7 +852,7 @@ fn plan_one(
     // node's Lease was last renewed (up to `kubelet_lag` before our last contact) its Ready is
     // written Unknown, and a monitor period later the node is queued for the taint; after a hold
     // no earlier than the control plane could resume tainting.
-    let renewed = last_contact.saturating_sub(policy.kubelet_lag);
+    let renewed = contact.counted.saturating_sub(policy.kubelet_lag);
     let judged = renewed + policy.node_monitor_grace_period + policy.node_monitor_period;
     let resumed = match quorum {
         QuorumVerdict::Enforce {

@@ -578,6 +578,7 @@ pub fn round<'a>(
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
+        cut_off_remembered: None,
     }
 }
 
@@ -1033,6 +1034,24 @@ pub struct Fixes {
     /// after the taint on now was added has no timer of the run's first (seed 0x19e). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub pod_created: bool,
+    /// A pod tolerating the unreachable taint forever is planned on the not-ready taint's timer
+    /// until the latest instant the controller can swap that taint for the unreachable one,
+    /// counted from the latest contact it may have heard (`fence_plan::PlanContact::latest`), not
+    /// from the count of the deadlines (forty-fifth session, `--not-ready`, seed 0xf61: back for
+    /// 7 s after a cut, too short for the count to move, n0 saw its kubelet's Ready=False swap
+    /// the unreachable taint for the not-ready one; cut again, it expected the swap back 40 s
+    /// after the earlier contact, dropped the plan of pod 2, tolerating not-ready 21 s, and ran it
+    /// 94 s past its deletion). The agent's shell applies it; only the simulator reads this
+    /// switch.
+    pub swap_latest: bool,
+    /// A peer silent in a round that answered "cut off" within [`CUT_OFF_STANDS`] before counts
+    /// as that answer where counting it as ready alone would hold a partial disruption of a small
+    /// zone ([`Round::cut_off_remembered`]; forty-fifth session, `--not-ready`, seed 0xb23: of a
+    /// zone of six, five nodes lost the API server, and the sixth, not Ready and cut off too,
+    /// then lost its peers; counted as ready, its silence made the zone partly disrupted, and
+    /// n9 held while the controller, which saw the zone fully disrupted, deleted its pod 13).
+    /// The agent's shell applies it; only the simulator reads this switch.
+    pub cut_off_remembered: bool,
 }
 
 impl Fixes {
@@ -1096,6 +1115,8 @@ impl Fixes {
         reads_forgotten: true,
         not_ready_time_read: true,
         pod_created: true,
+        swap_latest: true,
+        cut_off_remembered: true,
     };
 }
 
@@ -1507,12 +1528,43 @@ pub fn resumed_heard_bound<T: Ord + Copy>(
 /// node lost it ([`Round::silent_reaching`]), where silence alone is none. A later answer "cut
 /// off" replaces it. Only that evidence is carried over: the silent peer is counted as silent
 /// in everything else.
+///
+/// It also keeps each peer's latest answer "cut off", for [`CUT_OFF_STANDS`]
+/// ([`Remembered::cut_off_heard`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Remembered {
-    /// Per peer node: the earliest instant, on the caller's monotonic scale, its latest answer
-    /// "reachable" puts its contact at.
-    reached: std::collections::BTreeMap<String, Duration>,
+    /// Per peer node, its latest answer (one map: a round looks each peer up once).
+    latest: std::collections::BTreeMap<String, Latest>,
 }
+
+/// A peer's latest answer, as [`Remembered`] keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Latest {
+    /// "Reachable": the earliest instant, on the caller's monotonic scale, it puts its contact
+    /// at.
+    Reached(Duration),
+    /// "Cut off": all [`Remembered::cut_off_heard`] counts it by, with when the round it answered
+    /// was sent.
+    CutOff {
+        sent_at: Duration,
+        zone: String,
+        excluded: bool,
+        last_contact_age: Option<Duration>,
+    },
+}
+
+/// How long a peer's answer "cut off" stands for it while it is silent ([`Round::cut_off_remembered`]).
+///
+/// A silent peer counts as ready: most likely it is this node that cannot reach it, and an
+/// enforce made on silence would stop pods everywhere a peer link breaks. But where every other
+/// node of a small zone is cut off, that count is what makes the zone partly disrupted, and a
+/// partial disruption holds: the silence of a peer that said "cut off" a moment ago then holds
+/// pods the controller, which sees the zone fully disrupted, deletes. A node that answered "cut
+/// off" has been unheard by the control plane for `unreachableAfter` at least; to count as ready
+/// again it must come back, and its kubelet post Ready=True. Within a monitor grace period of its
+/// answer (the 40 s default less a margin) that is the less likely of the two, so its answer
+/// stands that long. After it, the peer counts as silent again.
+pub const CUT_OFF_STANDS: Duration = Duration::from_secs(30);
 
 impl Remembered {
     /// Notes the answers of a round sent at `sent_at`.
@@ -1521,19 +1573,122 @@ impl Remembered {
         sent_at: Duration,
         heard: impl IntoIterator<Item = &'a (Peer, Heard)>,
     ) {
+        self.note_in(sent_at, heard, true);
+    }
+
+    /// [`Remembered::note`], keeping answers "cut off" only when `cut_off` says so (a zone too
+    /// large to hold on a partial disruption has no use for them: [`RoundBasis::round`]).
+    fn note_in<'a>(
+        &mut self,
+        sent_at: Duration,
+        heard: impl IntoIterator<Item = &'a (Peer, Heard)>,
+        cut_off: bool,
+    ) {
         for (peer, h) in heard {
-            match h {
-                Heard::Report(r) if r.reachable => {
-                    let at = sent_at.saturating_sub(r.last_contact_age.unwrap_or(Duration::MAX));
-                    let known = self.reached.entry(peer.node.clone()).or_insert(at);
-                    *known = (*known).max(at);
+            let Heard::Report(r) = h else {
+                continue;
+            };
+            // Updated in place: a round of a large zone notes every peer, every few seconds.
+            let known = self.latest.get_mut(&peer.node);
+            if r.reachable {
+                let at = sent_at.saturating_sub(r.last_contact_age.unwrap_or(Duration::MAX));
+                match known {
+                    Some(Latest::Reached(known)) => *known = (*known).max(at),
+                    Some(other) => *other = Latest::Reached(at),
+                    None => {
+                        self.latest.insert(peer.node.clone(), Latest::Reached(at));
+                    }
                 }
-                Heard::Report(_) => {
-                    self.reached.remove(&peer.node);
+                continue;
+            }
+            match known {
+                Some(Latest::CutOff {
+                    sent_at: then,
+                    zone,
+                    excluded,
+                    last_contact_age,
+                }) => {
+                    *then = sent_at;
+                    *excluded = r.excluded;
+                    *last_contact_age = r.last_contact_age;
+                    if *zone != r.zone {
+                        zone.clone_from(&r.zone);
+                    }
                 }
-                Heard::Silent => {}
+                Some(_) if !cut_off => {
+                    self.latest.remove(&peer.node);
+                }
+                None if !cut_off => {}
+                known => {
+                    let cut_off = Latest::CutOff {
+                        sent_at,
+                        zone: r.zone.clone(),
+                        excluded: r.excluded,
+                        last_contact_age: r.last_contact_age,
+                    };
+                    match known {
+                        Some(other) => *other = cut_off,
+                        None => {
+                            self.latest.insert(peer.node.clone(), cut_off);
+                        }
+                    }
+                }
             }
         }
+    }
+
+    /// `heard`, a round sent at `sent_at`, with each silent peer whose latest answer "cut off",
+    /// placing it in zone `zone`, came in a round sent at most [`CUT_OFF_STANDS`] before counted
+    /// as that answer, its contact older by the time between the two rounds; `None` when no
+    /// silent peer is so counted. Only peers of this node's own zone can turn its partial
+    /// disruption into a full one.
+    pub fn cut_off_heard(
+        &self,
+        sent_at: Duration,
+        heard: &[(Peer, Heard)],
+        zone: &str,
+    ) -> Option<Vec<(Peer, Heard)>> {
+        let kept = |peer: &Peer, h: &Heard| match (h, self.latest.get(&peer.node)) {
+            (
+                Heard::Silent,
+                Some(Latest::CutOff {
+                    sent_at: then,
+                    zone: kept_zone,
+                    excluded,
+                    last_contact_age,
+                }),
+            ) if sent_at.saturating_sub(*then) <= CUT_OFF_STANDS && zone == kept_zone => {
+                let since = sent_at.saturating_sub(*then);
+                Some((*excluded, last_contact_age.map(|a| a.saturating_add(since))))
+            }
+            _ => None,
+        };
+        // Most rounds have none: nothing is copied for them.
+        if !heard.iter().any(|(peer, h)| kept(peer, h).is_some()) {
+            return None;
+        }
+        let heard = heard
+            .iter()
+            .map(|(peer, h)| match kept(peer, h) {
+                Some((excluded, last_contact_age)) => {
+                    let report = PeerReport {
+                        node: peer.node.clone(),
+                        zone: zone.to_string(),
+                        excluded,
+                        reachable: false,
+                        last_contact_age,
+                        kubelet_renewed: None,
+                        node_read: None,
+                        pods: None,
+                        zone_recorded: None,
+                        leader: PeerLeader::default(),
+                    };
+                    (peer.clone(), Heard::Report(report))
+                }
+                None => (peer.clone(), h.clone()),
+            })
+            .collect();
+        Some(heard)
     }
 
     /// How many of the peers silent in a round sent at `sent_at` gave an answer "reachable" that
@@ -1548,9 +1703,8 @@ impl Remembered {
             .iter()
             .filter(|(peer, h)| {
                 matches!(h, Heard::Silent)
-                    && self.reached.get(&peer.node).is_some_and(|at| {
-                        reaches(Some(sent_at.saturating_sub(*at)), unreachable_after)
-                    })
+                    && matches!(self.latest.get(&peer.node), Some(Latest::Reached(at))
+                        if reaches(Some(sent_at.saturating_sub(*at)), unreachable_after))
             })
             .count()
     }
@@ -1608,6 +1762,11 @@ pub struct Round {
     /// whose peers read that same Unknown ([`leaderless_first`]). An Unknown written later was
     /// written by a leader that has made its first pass.
     pub leaderless_unknown: Option<SystemTime>,
+    /// The same round with each peer silent in it that answered "cut off" within
+    /// [`CUT_OFF_STANDS`] before counted as that answer, its contact aged since
+    /// ([`Remembered::cut_off_heard`]); `None` when no silent peer did. A partial disruption of a
+    /// small zone holds only if it holds on this round too: silence alone holds nothing.
+    pub cut_off_remembered: Option<Box<Round>>,
 }
 
 /// The quorum's answer: would the control plane evict this node's pods?
@@ -1726,7 +1885,9 @@ fn undecided(choice: Undecided, reason: String) -> Verdict {
 /// moment it could first taint this node. A peer that answers "cut off" counts as not ready when it
 /// lost the API no later than `lost_together` after this node; a peer that answers "reachable" as
 /// ready; a silent peer as ready too (it is most likely this node that cannot reach it), so
-/// silence never holds the fence.
+/// silence never holds the fence: where that count alone would hold a partial disruption of a
+/// small zone, a silent peer that answered "cut off" within [`CUT_OFF_STANDS`] counts as that
+/// answer ([`Round::cut_off_remembered`]).
 ///
 /// No verdict says enforce on the strength of what peers answered before `settled_after` (in any
 /// zone): in an outage of the whole control plane, a peer whose last contact came a little after
@@ -1818,7 +1979,28 @@ impl RoundBasis<'_> {
         remembered: &mut Remembered,
         sent_at: Duration,
     ) -> Round {
-        remembered.note(sent_at, heard.iter());
+        // Built before the answers are noted: it reads the memory for the peers silent in it,
+        // which noting them leaves as it is.
+        let mut round = self.round_on(heard, remembered, sent_at);
+        // Only a small zone holds on a partial disruption (`decide`).
+        let small = round.zone_size <= LARGE_ZONE;
+        remembered.note_in(sent_at, heard.iter(), small);
+        if small && let Some(heard) = remembered.cut_off_heard(sent_at, heard, &round.zone) {
+            round.cut_off_remembered = Some(Box::new(self.round_on(&heard, remembered, sent_at)));
+        }
+        round
+    }
+
+    /// [`RoundBasis::round`] on `heard` as it is. Not inlined: `round` calls it twice, and
+    /// inlined so the simulator's 10,000 scenarios ran 10% slower (measured, forty-fifth
+    /// session).
+    #[inline(never)]
+    fn round_on(
+        &self,
+        heard: &[(Peer, Heard)],
+        remembered: &Remembered,
+        sent_at: Duration,
+    ) -> Round {
         let (own_contact_age, own_silence_age) = (self.ages)(heard);
         let tainted = round_tainted(self.seen, self.reads, heard.iter().map(|(_, h)| h));
         crate::core::zone::round(self.zone, self.peers, heard, own_contact_age)
@@ -2046,6 +2228,42 @@ fn counted(
                 return enforce_when_settled(format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: {IN_DOUBT}, and a partial disruption keeps taints already added{evidence}"
                 ));
+            }
+            // Silence alone holds nothing: not if the peers silent now that said "cut off" a
+            // moment ago, counted so, make it no hold (`CUT_OFF_STANDS`), with a peer of another
+            // zone that says it reaches the API server: this zone is then fully disrupted while
+            // the control plane lives. Without one, what that round leaves to
+            // `peers.wholeZoneCutOff` holds here, as it did before; but the peers not asked yet
+            // are asked first (`decide_or_ask`), as they are when every node asked is cut off.
+            if policy.fixes.cut_off_remembered
+                && let Some(remembered) = &round.cut_off_remembered
+            {
+                let mut everyone_there = false;
+                let verdict = counted(remembered, policy, peers_known, &mut everyone_there);
+                let live_elsewhere = (remembered.heard.iter())
+                    .any(|(zone, h)| *zone != remembered.zone && reaching(h));
+                let silent = |reason: String| {
+                    format!(
+                        "{reason} (counting the peer(s) silent now that answered \"cut off\" within the last {}s as cut off)",
+                        CUT_OFF_STANDS.as_secs()
+                    )
+                };
+                match verdict {
+                    // Held there because every node asked is cut off: the peers not asked yet
+                    // may show a zone that reaches the API server.
+                    Verdict::Hold { .. } => *everyone |= everyone_there,
+                    _ if !live_elsewhere => *everyone = true,
+                    Verdict::Enforce { reason } => {
+                        return Verdict::Enforce {
+                            reason: silent(reason),
+                        };
+                    }
+                    Verdict::Pending { reason } => {
+                        return Verdict::Pending {
+                            reason: silent(reason),
+                        };
+                    }
+                }
             }
             return Verdict::Hold {
                 reason: format!(

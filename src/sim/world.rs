@@ -3025,6 +3025,13 @@ impl World<'_> {
                 set.renew,
                 &policy,
             );
+            // As `agent::fence_task`: the latest the control plane may have heard the kubelet.
+            let latest = contact.max(a.contact.last_contact.unwrap_or_default());
+            let latest = if set.fixes.swap_latest {
+                latest
+            } else {
+                contact
+            };
             // As `agent::fence_task`: a Node recorded Unknown is queued for the taint.
             let queued = a
                 .unknown_view
@@ -3034,7 +3041,10 @@ impl World<'_> {
                 });
             // And one the peers read on it without the taint.
             let queued = fence_plan::taint_counted(queued, a.node_reads.queued(moment));
-            let contact = fence_plan::queued_contact(contact, queued, &policy);
+            let contact = fence_plan::PlanContact {
+                counted: fence_plan::queued_contact(contact, queued, &policy),
+                latest: fence_plan::queued_contact(latest, queued, &policy),
+            };
             let verdict = if on_taint {
                 verdict
             } else {
