@@ -98,7 +98,7 @@ fn round(runtime: &tokio::runtime::Runtime, peers: &[Peer], key: &Key) -> bool {
             silent_reaching: 0,
             own_kubelet_age: None,
             leaderless_unknown: None,
-            cut_off_remembered: None,
+            cut_off_remembered: Vec::new(),
         };
         let policy = QuorumPolicy {
             fixes: nodewarden::core::quorum::Fixes::ALL,

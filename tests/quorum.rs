@@ -108,7 +108,7 @@ fn zone(size: usize, cut_peers: usize) -> Round {
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
-        cut_off_remembered: None,
+        cut_off_remembered: Vec::new(),
     }
 }
 
@@ -193,7 +193,7 @@ fn no_peers_known_follows_without_peers_and_silence_never_holds() {
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
-        cut_off_remembered: None,
+        cut_off_remembered: Vec::new(),
     };
     assert!(decide(&empty, &policy(), false).is_hold());
     let enforce = QuorumPolicy {
@@ -891,7 +891,7 @@ fn a_pending_enforce_is_settled_early_when_no_peer_not_settled_yet_can_change_it
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
-        cut_off_remembered: None,
+        cut_off_remembered: Vec::new(),
     };
     let decide_both = |r: &Round| {
         let early = decide(r, &policy, true);
@@ -1591,7 +1591,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
-        cut_off_remembered: None,
+        cut_off_remembered: Vec::new(),
     }
 }
 
@@ -2601,15 +2601,18 @@ fn a_peer_silent_after_it_said_cut_off_does_not_make_its_zone_partly_disrupted()
         &mut memory,
         secs(100),
     );
-    assert!(first.cut_off_remembered.is_none());
+    assert!(first.cut_off_counted().is_none());
     let verdict = decide(&first, &policy(), true);
     assert!(verdict.is_enforce(), "{verdict:?}");
     // Round at 103 s: p5 is silent. Counted as ready, it would leave zone a partly disrupted
     // (5 of 6, four of them certainly before this node), which holds.
     set_own(secs(25));
     let later = basis.round(&heard(Heard::Silent, 3), &mut memory, secs(103));
-    let kept = later.cut_off_remembered.as_deref().expect("p5 remembered");
+    assert_eq!(later.cut_off_remembered.len(), 1);
+    let kept = later.cut_off_counted().expect("p5 remembered");
     assert_eq!(kept.heard.len(), later.heard.len());
+    let silent = |r: &Round| r.heard.iter().filter(|(_, h)| *h == Heard::Silent).count();
+    assert_eq!((silent(&later), silent(&kept)), (1, 0));
     let reverted = policy_without(|f| f.cut_off_remembered = false);
     let held = decide(&later, &reverted, true);
     assert!(held.is_hold(), "{held:?}");
@@ -2637,7 +2640,7 @@ fn a_peer_silent_after_it_said_cut_off_does_not_make_its_zone_partly_disrupted()
     basis.round(&first_alone, &mut memory_alone, secs(100));
     set_own(secs(25));
     let unlive = basis.round(&alone, &mut memory_alone, secs(103));
-    assert!(unlive.cut_off_remembered.is_some());
+    assert!(unlive.cut_off_counted().is_some());
     let (verdict, ask_more) = decide_or_ask(&unlive, &policy(), true);
     assert!(verdict.is_hold(), "{verdict:?}");
     assert!(ask_more);
@@ -2645,7 +2648,7 @@ fn a_peer_silent_after_it_said_cut_off_does_not_make_its_zone_partly_disrupted()
     let late = secs(100) + CUT_OFF_STANDS + secs(1);
     set_own(secs(22) + CUT_OFF_STANDS + secs(1));
     let stale = basis.round(&heard(Heard::Silent, 31), &mut memory, late);
-    assert!(stale.cut_off_remembered.is_none());
+    assert!(stale.cut_off_counted().is_none());
     assert!(decide(&stale, &policy(), true).is_hold());
     // A later answer "reachable" replaces the memory.
     basis.round(
@@ -2654,7 +2657,7 @@ fn a_peer_silent_after_it_said_cut_off_does_not_make_its_zone_partly_disrupted()
         secs(103),
     );
     let after = basis.round(&heard(Heard::Silent, 4), &mut memory, secs(104));
-    assert!(after.cut_off_remembered.is_none());
+    assert!(after.cut_off_counted().is_none());
 }
 
 /// A round proves the API server answered after it was sent only by a read a peer made for it

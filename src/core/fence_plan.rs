@@ -619,8 +619,9 @@ impl From<Duration> for PlanContact {
     }
 }
 
-/// Plans every pod. `contact`: [`PlanContact`] (a `Duration` is both of its instants); `tainted`, when the node controller's taints its Node carried
-/// count from ([`Taints`]; an `Option<Duration>` is the unreachable taint's alone);
+/// Plans every pod. `contact`: [`PlanContact`] (a `Duration` is both of its instants);
+/// `tainted`, when the node controller's taints its Node carried count from ([`Taints`]; an
+/// `Option<Duration>` is the unreachable taint's alone);
 /// `timers_from`, the instant no taint eviction timer that can still delete a pod started before
 /// (`core::leader`, docs/fence.md §7): no eviction counts from earlier.
 pub fn plan(

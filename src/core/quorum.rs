@@ -578,7 +578,7 @@ pub fn round<'a>(
         silent_reaching: 0,
         own_kubelet_age: None,
         leaderless_unknown: None,
-        cut_off_remembered: None,
+        cut_off_remembered: Vec::new(),
     }
 }
 
@@ -1530,11 +1530,16 @@ pub fn resumed_heard_bound<T: Ord + Copy>(
 /// in everything else.
 ///
 /// It also keeps each peer's latest answer "cut off", for [`CUT_OFF_STANDS`]
-/// ([`Remembered::cut_off_heard`]).
+/// ([`Round::cut_off_remembered`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Remembered {
-    /// Per peer node, its latest answer (one map: a round looks each peer up once).
-    latest: std::collections::BTreeMap<String, Latest>,
+    /// Per peer node, its latest answer (one map: a round looks each peer up once). Hashed: a
+    /// round of a zone cut off looks up every peer it asked, and the map holds them all.
+    latest: std::collections::HashMap<
+        String,
+        Latest,
+        std::hash::BuildHasherDefault<crate::core::zone::Fnv>,
+    >,
 }
 
 /// A peer's latest answer, as [`Remembered`] keeps it.
@@ -1543,7 +1548,7 @@ enum Latest {
     /// "Reachable": the earliest instant, on the caller's monotonic scale, it puts its contact
     /// at.
     Reached(Duration),
-    /// "Cut off": all [`Remembered::cut_off_heard`] counts it by, with when the round it answered
+    /// "Cut off": all [`Round::cut_off_counted`] counts it by, with when the round it answered
     /// was sent.
     CutOff {
         sent_at: Duration,
@@ -1553,17 +1558,20 @@ enum Latest {
     },
 }
 
-/// How long a peer's answer "cut off" stands for it while it is silent ([`Round::cut_off_remembered`]).
+/// How long a peer's answer "cut off" stands for it while it is silent
+/// ([`Round::cut_off_remembered`]).
 ///
 /// A silent peer counts as ready: most likely it is this node that cannot reach it, and an
 /// enforce made on silence would stop pods everywhere a peer link breaks. But where every other
 /// node of a small zone is cut off, that count is what makes the zone partly disrupted, and a
 /// partial disruption holds: the silence of a peer that said "cut off" a moment ago then holds
 /// pods the controller, which sees the zone fully disrupted, deletes. A node that answered "cut
-/// off" has been unheard by the control plane for `unreachableAfter` at least; to count as ready
-/// again it must come back, and its kubelet post Ready=True. Within a monitor grace period of its
-/// answer (the 40 s default less a margin) that is the less likely of the two, so its answer
-/// stands that long. After it, the peer counts as silent again.
+/// off" had been unheard by the control plane for `unreachableAfter` at least; to count as ready
+/// again it must come back and its kubelet post Ready=True. Nothing bounds when that happens, so
+/// the 30 s is a choice, not a proof: it spans what is left, after such a round, of the grace
+/// period (40 s by default) before the controller judges this node, which is the judgement the
+/// hold is about, and no more. A peer silent longer (back, perhaps, behind a broken peer link)
+/// counts as silent again.
 pub const CUT_OFF_STANDS: Duration = Duration::from_secs(30);
 
 impl Remembered {
@@ -1637,58 +1645,31 @@ impl Remembered {
         }
     }
 
-    /// `heard`, a round sent at `sent_at`, with each silent peer whose latest answer "cut off",
-    /// placing it in zone `zone`, came in a round sent at most [`CUT_OFF_STANDS`] before counted
-    /// as that answer, its contact older by the time between the two rounds; `None` when no
-    /// silent peer is so counted. Only peers of this node's own zone can turn its partial
-    /// disruption into a full one.
-    pub fn cut_off_heard(
+    /// What a peer `h` heard from in a round sent at `sent_at` answered as its latest answer, when
+    /// it is silent in it, that answer was "cut off", placing it in zone `zone`, and it came in a
+    /// round sent at most [`CUT_OFF_STANDS`] before: whether it is excluded, and its contact's
+    /// age, older by the time between the two rounds.
+    fn cut_off_standing(
         &self,
         sent_at: Duration,
-        heard: &[(Peer, Heard)],
+        (peer, h): (&Peer, &Heard),
         zone: &str,
-    ) -> Option<Vec<(Peer, Heard)>> {
-        let kept = |peer: &Peer, h: &Heard| match (h, self.latest.get(&peer.node)) {
-            (
-                Heard::Silent,
-                Some(Latest::CutOff {
-                    sent_at: then,
-                    zone: kept_zone,
-                    excluded,
-                    last_contact_age,
-                }),
-            ) if sent_at.saturating_sub(*then) <= CUT_OFF_STANDS && zone == kept_zone => {
+    ) -> Option<(bool, Option<Duration>)> {
+        if !matches!(h, Heard::Silent) {
+            return None;
+        }
+        match self.latest.get(&peer.node)? {
+            Latest::CutOff {
+                sent_at: then,
+                zone: kept_zone,
+                excluded,
+                last_contact_age,
+            } if sent_at.saturating_sub(*then) <= CUT_OFF_STANDS && zone == kept_zone => {
                 let since = sent_at.saturating_sub(*then);
                 Some((*excluded, last_contact_age.map(|a| a.saturating_add(since))))
             }
             _ => None,
-        };
-        // Most rounds have none: nothing is copied for them.
-        if !heard.iter().any(|(peer, h)| kept(peer, h).is_some()) {
-            return None;
         }
-        let heard = heard
-            .iter()
-            .map(|(peer, h)| match kept(peer, h) {
-                Some((excluded, last_contact_age)) => {
-                    let report = PeerReport {
-                        node: peer.node.clone(),
-                        zone: zone.to_string(),
-                        excluded,
-                        reachable: false,
-                        last_contact_age,
-                        kubelet_renewed: None,
-                        node_read: None,
-                        pods: None,
-                        zone_recorded: None,
-                        leader: PeerLeader::default(),
-                    };
-                    (peer.clone(), Heard::Report(report))
-                }
-                None => (peer.clone(), h.clone()),
-            })
-            .collect();
-        Some(heard)
     }
 
     /// How many of the peers silent in a round sent at `sent_at` gave an answer "reachable" that
@@ -1762,11 +1743,22 @@ pub struct Round {
     /// whose peers read that same Unknown ([`leaderless_first`]). An Unknown written later was
     /// written by a leader that has made its first pass.
     pub leaderless_unknown: Option<SystemTime>,
-    /// The same round with each peer silent in it that answered "cut off" within
-    /// [`CUT_OFF_STANDS`] before counted as that answer, its contact aged since
-    /// ([`Remembered::cut_off_heard`]); `None` when no silent peer did. A partial disruption of a
-    /// small zone holds only if it holds on this round too: silence alone holds nothing.
-    pub cut_off_remembered: Option<Box<Round>>,
+    /// The peers of this node's zone silent in this round whose answer "cut off" within
+    /// [`CUT_OFF_STANDS`] before still stands ([`Remembered`]), in a zone small enough to hold on
+    /// a partial disruption; empty otherwise. A partial disruption holds only if it holds with
+    /// them counted as those answers too ([`Round::cut_off_counted`]): silence alone holds
+    /// nothing.
+    pub cut_off_remembered: Vec<StandingCutOff>,
+}
+
+/// A silent peer's answer "cut off" that still stands ([`Round::cut_off_remembered`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StandingCutOff {
+    /// Its entry in [`Round::heard`].
+    pub index: usize,
+    /// What it answered, its contact aged by the time since.
+    pub excluded: bool,
+    pub last_contact_age: Option<Duration>,
 }
 
 /// The quorum's answer: would the control plane evict this node's pods?
@@ -1782,6 +1774,37 @@ pub enum Verdict {
 }
 
 impl Round {
+    /// The round with each peer of [`Round::cut_off_remembered`] counted as its answer "cut off"
+    /// (the answer's contact aged since); `None` when there is none. Nothing [`decide`] reads
+    /// of a peer's answer but its zone, exclusion, reach and contact: the name is left empty.
+    pub fn cut_off_counted(&self) -> Option<Round> {
+        if self.cut_off_remembered.is_empty() {
+            return None;
+        }
+        let mut round = self.clone();
+        round.cut_off_remembered = Vec::new();
+        for s in &self.cut_off_remembered {
+            if let Some((zone, h)) = round.heard.get_mut(s.index)
+                && *zone == round.zone
+                && matches!(h, Heard::Silent)
+            {
+                *h = Heard::Report(PeerReport {
+                    node: String::new(),
+                    zone: zone.clone(),
+                    excluded: s.excluded,
+                    reachable: false,
+                    last_contact_age: s.last_contact_age,
+                    kubelet_renewed: None,
+                    node_read: None,
+                    pods: None,
+                    zone_recorded: None,
+                    leader: PeerLeader::default(),
+                });
+            }
+        }
+        Some(round)
+    }
+
     /// The round with this node's kubelet unheard for `age` ([`Round::own_silence_age`]; at
     /// least the contact's age).
     pub fn silent_for(mut self, age: Duration) -> Round {
@@ -1979,36 +2002,37 @@ impl RoundBasis<'_> {
         remembered: &mut Remembered,
         sent_at: Duration,
     ) -> Round {
-        // Built before the answers are noted: it reads the memory for the peers silent in it,
-        // which noting them leaves as it is.
-        let mut round = self.round_on(heard, remembered, sent_at);
-        // Only a small zone holds on a partial disruption (`decide`).
-        let small = round.zone_size <= LARGE_ZONE;
-        remembered.note_in(sent_at, heard.iter(), small);
-        if small && let Some(heard) = remembered.cut_off_heard(sent_at, heard, &round.zone) {
-            round.cut_off_remembered = Some(Box::new(self.round_on(&heard, remembered, sent_at)));
-        }
-        round
-    }
-
-    /// [`RoundBasis::round`] on `heard` as it is. Not inlined: `round` calls it twice, and
-    /// inlined so the simulator's 10,000 scenarios ran 10% slower (measured, forty-fifth
-    /// session).
-    #[inline(never)]
-    fn round_on(
-        &self,
-        heard: &[(Peer, Heard)],
-        remembered: &Remembered,
-        sent_at: Duration,
-    ) -> Round {
         let (own_contact_age, own_silence_age) = (self.ages)(heard);
         let tainted = round_tainted(self.seen, self.reads, heard.iter().map(|(_, h)| h));
-        crate::core::zone::round(self.zone, self.peers, heard, own_contact_age)
+        // Built before the answers are noted: it reads the memory for the peers silent in it,
+        // which noting them leaves as it is.
+        let key = self.zone.key.as_str();
+        let (round, standing) = crate::core::zone::round_marking(
+            self.zone,
+            self.peers,
+            heard,
+            own_contact_age,
+            |p, h| remembered.cut_off_standing(sent_at, (p, h), key),
+        );
+        let mut round = round
             .silent_for(own_silence_age)
             .tainted(tainted)
             .silent_reaching(remembered.reaching(sent_at, heard, self.unreachable_after))
             .kubelet_renewed(self.kubelet_age)
-            .leaderless_unknown(self.leaderless)
+            .leaderless_unknown(self.leaderless);
+        // Only a small zone holds on a partial disruption (`decide`).
+        let small = round.zone_size <= LARGE_ZONE;
+        if small {
+            round.cut_off_remembered = (standing.into_iter())
+                .map(|(index, (excluded, last_contact_age))| StandingCutOff {
+                    index,
+                    excluded,
+                    last_contact_age,
+                })
+                .collect();
+        }
+        remembered.note_in(sent_at, heard.iter(), small);
+        round
     }
 
     /// [`decide_or_ask`] on `round`, built on `heard`: its verdict, and the peers not asked yet
@@ -2235,11 +2259,24 @@ fn counted(
             // the control plane lives. Without one, what that round leaves to
             // `peers.wholeZoneCutOff` holds here, as it did before; but the peers not asked yet
             // are asked first (`decide_or_ask`), as they are when every node asked is cut off.
+            // Counted so, they can only make the zone fully disrupted or leave it partly so,
+            // which holds here again: the round is counted again only for the first.
+            let standing = (round.cut_off_remembered.iter())
+                .filter(|s| matches!(round.heard.get(s.index), Some((z, Heard::Silent)) if *z == round.zone))
+                .count();
+            let unasked_then = if own.is_empty() || !policy.fixes.unasked_counted {
+                0
+            } else {
+                (2 * unasked * (asked_cut + standing) + own.len()) / (2 * own.len())
+            };
+            let full_then = me + asked_cut + standing + unasked_then >= size;
             if policy.fixes.cut_off_remembered
-                && let Some(remembered) = &round.cut_off_remembered
+                && standing > 0
+                && full_then
+                && let Some(remembered) = round.cut_off_counted()
             {
                 let mut everyone_there = false;
-                let verdict = counted(remembered, policy, peers_known, &mut everyone_there);
+                let verdict = counted(&remembered, policy, peers_known, &mut everyone_there);
                 let live_elsewhere = (remembered.heard.iter())
                     .any(|(zone, h)| *zone != remembered.zone && reaching(h));
                 let silent = |reason: String| {

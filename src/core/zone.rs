@@ -286,7 +286,7 @@ type Answered<'a> = HashMap<&'a str, (&'a str, bool), BuildHasherDefault<Fnv>>;
 /// `peers.interval` while cut off (and the simulator runs thousands of agents' rounds), and
 /// SipHash's setup costs more than these short names. The names come from the peer list and
 /// signed answers, a few hundred at most: a keyed hash would defend against nothing here.
-struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Fnv {
@@ -323,6 +323,19 @@ pub fn round(
     heard: &[(Peer, Heard)],
     own_contact_age: Duration,
 ) -> Round {
+    round_marking(me, peers, heard, own_contact_age, |_, _| None::<()>).0
+}
+
+/// [`round`], and, for each entry of `heard` the round keeps for which `mark` gives something,
+/// its index in [`Round::heard`] with what `mark` gave (`quorum::RoundBasis::round` marks the
+/// silent peers whose answer "cut off" still stands).
+pub fn round_marking<T>(
+    me: &NodeZone,
+    peers: &[Peer],
+    heard: &[(Peer, Heard)],
+    own_contact_age: Duration,
+    mut mark: impl FnMut(&Peer, &Heard) -> Option<T>,
+) -> (Round, Vec<(usize, T)>) {
     let mut answered: Answered = HashMap::with_capacity_and_hasher(heard.len(), Default::default());
     for (p, h) in heard {
         if let Heard::Report(r) = h {
@@ -339,9 +352,17 @@ pub fn round(
         }
     }
     let place = |p| place(&answered, me, p);
+    let mut marks = Vec::new();
     let placed: Vec<(String, Heard)> = heard
         .iter()
-        .filter_map(|(p, h)| place(p).map(|z| (z.to_string(), h.clone())))
+        .filter_map(|(p, h)| place(p).map(|z| (p, z, h)))
+        .enumerate()
+        .map(|(i, (p, z, h))| {
+            if let Some(m) = mark(p, h) {
+                marks.push((i, m));
+            }
+            (z.to_string(), h.clone())
+        })
         .collect();
     let mut round = crate::core::quorum::round(
         &me.key,
@@ -353,7 +374,7 @@ pub fn round(
         round.this_node_counted = false;
         round.zone_size = round.zone_size.saturating_sub(1);
     }
-    round
+    (round, marks)
 }
 
 #[cfg(test)]
