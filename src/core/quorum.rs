@@ -1543,16 +1543,15 @@ pub struct Remembered {
 }
 
 /// A peer's latest answer, as [`Remembered`] keeps it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Latest {
     /// "Reachable": the earliest instant, on the caller's monotonic scale, it puts its contact
     /// at.
     Reached(Duration),
-    /// "Cut off": all [`Round::cut_off_counted`] counts it by, with when the round it answered
-    /// was sent.
+    /// "Cut off", placing the peer in this node's own zone: all [`Round::cut_off_counted`] counts
+    /// it by, with when the round it answered was sent.
     CutOff {
         sent_at: Duration,
-        zone: String,
         excluded: bool,
         last_contact_age: Option<Duration>,
     },
@@ -1575,85 +1574,59 @@ enum Latest {
 pub const CUT_OFF_STANDS: Duration = Duration::from_secs(30);
 
 impl Remembered {
-    /// Notes the answers of a round sent at `sent_at`.
+    /// Notes the answers "reachable" of a round sent at `sent_at` ([`Remembered::reaching`]);
+    /// [`RoundBasis::round`] keeps those "cut off" of its own small zone too.
     pub fn note<'a>(
         &mut self,
         sent_at: Duration,
         heard: impl IntoIterator<Item = &'a (Peer, Heard)>,
     ) {
-        self.note_in(sent_at, heard, true);
+        self.note_in(sent_at, heard, None);
     }
 
-    /// [`Remembered::note`], keeping answers "cut off" only when `cut_off` says so (a zone too
-    /// large to hold on a partial disruption has no use for them: [`RoundBasis::round`]).
+    /// [`Remembered::note`], keeping the answers "cut off" that place their peer in zone
+    /// `own_zone` (`None`: none, as for a zone too large to hold on a partial disruption).
     fn note_in<'a>(
         &mut self,
         sent_at: Duration,
         heard: impl IntoIterator<Item = &'a (Peer, Heard)>,
-        cut_off: bool,
+        own_zone: Option<&str>,
     ) {
         for (peer, h) in heard {
             let Heard::Report(r) = h else {
                 continue;
             };
-            // Updated in place: a round of a large zone notes every peer, every few seconds.
-            let known = self.latest.get_mut(&peer.node);
-            if r.reachable {
-                let at = sent_at.saturating_sub(r.last_contact_age.unwrap_or(Duration::MAX));
-                match known {
-                    Some(Latest::Reached(known)) => *known = (*known).max(at),
-                    Some(other) => *other = Latest::Reached(at),
-                    None => {
-                        self.latest.insert(peer.node.clone(), Latest::Reached(at));
-                    }
+            let answer = if r.reachable {
+                Latest::Reached(sent_at.saturating_sub(r.last_contact_age.unwrap_or(Duration::MAX)))
+            } else if own_zone == Some(r.zone.as_str()) {
+                Latest::CutOff {
+                    sent_at,
+                    excluded: r.excluded,
+                    last_contact_age: r.last_contact_age,
                 }
+            } else {
+                self.latest.remove(&peer.node);
                 continue;
-            }
-            match known {
-                Some(Latest::CutOff {
-                    sent_at: then,
-                    zone,
-                    excluded,
-                    last_contact_age,
-                }) => {
-                    *then = sent_at;
-                    *excluded = r.excluded;
-                    *last_contact_age = r.last_contact_age;
-                    if *zone != r.zone {
-                        zone.clone_from(&r.zone);
-                    }
-                }
-                Some(_) if !cut_off => {
-                    self.latest.remove(&peer.node);
-                }
-                None if !cut_off => {}
-                known => {
-                    let cut_off = Latest::CutOff {
-                        sent_at,
-                        zone: r.zone.clone(),
-                        excluded: r.excluded,
-                        last_contact_age: r.last_contact_age,
-                    };
-                    match known {
-                        Some(other) => *other = cut_off,
-                        None => {
-                            self.latest.insert(peer.node.clone(), cut_off);
-                        }
-                    }
+            };
+            // Updated in place: a round of a zone cut off notes every peer, every few seconds.
+            match (self.latest.get_mut(&peer.node), answer) {
+                (Some(Latest::Reached(known)), Latest::Reached(at)) => *known = (*known).max(at),
+                (Some(known), answer) => *known = answer,
+                (None, answer) => {
+                    self.latest.insert(peer.node.clone(), answer);
                 }
             }
         }
     }
 
     /// What a peer `h` heard from in a round sent at `sent_at` answered as its latest answer, when
-    /// it is silent in it, that answer was "cut off", placing it in zone `zone`, and it came in a
-    /// round sent at most [`CUT_OFF_STANDS`] before: whether it is excluded, and its contact's
-    /// age, older by the time between the two rounds.
+    /// it is silent in it, that answer was "cut off" (placing it in this node's zone: all that are
+    /// kept), and it came in a round sent at most [`CUT_OFF_STANDS`] before: whether it is
+    /// excluded, and its contact's age, older by the time between the two rounds.
     fn cut_off_standing(
         &self,
         sent_at: Duration,
         (peer, h): (&Peer, &Heard),
-        zone: &str,
     ) -> Option<(bool, Option<Duration>)> {
         if !matches!(h, Heard::Silent) {
             return None;
@@ -1661,10 +1634,9 @@ impl Remembered {
         match self.latest.get(&peer.node)? {
             Latest::CutOff {
                 sent_at: then,
-                zone: kept_zone,
                 excluded,
                 last_contact_age,
-            } if sent_at.saturating_sub(*then) <= CUT_OFF_STANDS && zone == kept_zone => {
+            } if sent_at.saturating_sub(*then) <= CUT_OFF_STANDS => {
                 let since = sent_at.saturating_sub(*then);
                 Some((*excluded, last_contact_age.map(|a| a.saturating_add(since))))
             }
@@ -1784,10 +1756,7 @@ impl Round {
         let mut round = self.clone();
         round.cut_off_remembered = Vec::new();
         for s in &self.cut_off_remembered {
-            if let Some((zone, h)) = round.heard.get_mut(s.index)
-                && *zone == round.zone
-                && matches!(h, Heard::Silent)
-            {
+            if let Some((zone, h)) = round.heard.get_mut(s.index) {
                 *h = Heard::Report(PeerReport {
                     node: String::new(),
                     zone: zone.clone(),
@@ -2012,7 +1981,14 @@ impl RoundBasis<'_> {
             self.peers,
             heard,
             own_contact_age,
-            |p, h| remembered.cut_off_standing(sent_at, (p, h), key),
+            // Only peers placed in this node's zone can make it fully disrupted.
+            |p, z, h| {
+                if z == key {
+                    remembered.cut_off_standing(sent_at, (p, h))
+                } else {
+                    None
+                }
+            },
         );
         let mut round = round
             .silent_for(own_silence_age)
@@ -2031,7 +2007,7 @@ impl RoundBasis<'_> {
                 })
                 .collect();
         }
-        remembered.note_in(sent_at, heard.iter(), small);
+        remembered.note_in(sent_at, heard.iter(), small.then_some(key));
         round
     }
 
@@ -2140,11 +2116,14 @@ fn counted(
     // more than 51 nodes never fully disrupted, and an outage of the whole control plane would
     // read as a partial disruption of a large zone, which the controller still evicts.
     let unasked = size - me - own.len();
-    let unasked_cut = if own.is_empty() || !policy.fixes.unasked_counted {
-        0
-    } else {
-        (2 * unasked * asked_cut + own.len()) / (2 * own.len())
+    let unasked_cut_of = |asked_cut: usize| {
+        if own.is_empty() || !policy.fixes.unasked_counted {
+            0
+        } else {
+            (2 * unasked * asked_cut + own.len()) / (2 * own.len())
+        }
     };
+    let unasked_cut = unasked_cut_of(asked_cut);
     let not_ready = me + asked_cut + unasked_cut;
     let ready = size - not_ready;
     let z = zone(&round.zone);
@@ -2261,15 +2240,9 @@ fn counted(
             // are asked first (`decide_or_ask`), as they are when every node asked is cut off.
             // Counted so, they can only make the zone fully disrupted or leave it partly so,
             // which holds here again: the round is counted again only for the first.
-            let standing = (round.cut_off_remembered.iter())
-                .filter(|s| matches!(round.heard.get(s.index), Some((z, Heard::Silent)) if *z == round.zone))
-                .count();
-            let unasked_then = if own.is_empty() || !policy.fixes.unasked_counted {
-                0
-            } else {
-                (2 * unasked * (asked_cut + standing) + own.len()) / (2 * own.len())
-            };
-            let full_then = me + asked_cut + standing + unasked_then >= size;
+            let standing = round.cut_off_remembered.len();
+            let full_then =
+                me + asked_cut + standing + unasked_cut_of(asked_cut + standing) >= size;
             if policy.fixes.cut_off_remembered
                 && standing > 0
                 && full_then

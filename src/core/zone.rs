@@ -323,18 +323,19 @@ pub fn round(
     heard: &[(Peer, Heard)],
     own_contact_age: Duration,
 ) -> Round {
-    round_marking(me, peers, heard, own_contact_age, |_, _| None::<()>).0
+    round_marking(me, peers, heard, own_contact_age, |_, _, _| None::<()>).0
 }
 
-/// [`round`], and, for each entry of `heard` the round keeps for which `mark` gives something,
-/// its index in [`Round::heard`] with what `mark` gave (`quorum::RoundBasis::round` marks the
+/// [`round`], and, for each entry of `heard` the round keeps for which `mark` (given the peer, the
+/// zone key it is placed in and what it said) gives something, its index in [`Round::heard`] with
+/// what `mark` gave (`quorum::RoundBasis::round` marks the
 /// silent peers whose answer "cut off" still stands).
 pub fn round_marking<T>(
     me: &NodeZone,
     peers: &[Peer],
     heard: &[(Peer, Heard)],
     own_contact_age: Duration,
-    mut mark: impl FnMut(&Peer, &Heard) -> Option<T>,
+    mut mark: impl FnMut(&Peer, &str, &Heard) -> Option<T>,
 ) -> (Round, Vec<(usize, T)>) {
     let mut answered: Answered = HashMap::with_capacity_and_hasher(heard.len(), Default::default());
     for (p, h) in heard {
@@ -358,7 +359,7 @@ pub fn round_marking<T>(
         .filter_map(|(p, h)| place(p).map(|z| (p, z, h)))
         .enumerate()
         .map(|(i, (p, z, h))| {
-            if let Some(m) = mark(p, h) {
+            if let Some(m) = mark(p, z, h) {
                 marks.push((i, m));
             }
             (z.to_string(), h.clone())
