@@ -55,12 +55,61 @@ fn before_reads(mut s: Settings) -> Settings {
 /// Ready=Unknown, its tainting worker after that pass (`ControllerSettings::queue_on_observed`
 /// off), and the agents count no monitor period before the taint (`Settings::monitor_period`
 /// zero). Upstream queues the node on the next pass; [`a_node_is_queued_for_the_taint_a_monitor_period_after_it_is_written_unknown`]
-/// pins that model.
+/// pins that model. And, as every run judged until the forty-sixth session, with the stops
+/// under a policy counted apart searched for a witness too (`Settings::judge_policy_stops`):
+/// the judge's tests below weigh such stops, and the pinned counts were taken so.
 fn queued_on_write() -> Settings {
     let mut s = Settings::default();
     s.controller.queue_on_observed = false;
     s.monitor_period = Duration::ZERO;
+    s.judge_policy_stops = true;
     s
+}
+
+/// Since the forty-sixth session a stop under a policy counted apart is searched for a witness
+/// only when a run asks (`Settings::judge_policy_stops`): it is the configured choice for a case
+/// no agent can decide, a defect neither way, and the search took more than half of the CI run's
+/// time. Seed 15 (the default model): two such stops, both excused by a witness when searched,
+/// counted as the policy's cost when not; what the agents and the control plane did, and the
+/// defects, are the same either way.
+#[test]
+fn a_stop_under_a_policy_counted_apart_is_searched_for_a_witness_only_when_asked() {
+    let scenario = Scenario::generate(15);
+    let judging = Settings {
+        judge_policy_stops: true,
+        ..Settings::default()
+    };
+    let judged = sim::run(&scenario, &judging, true);
+    let counted = sim::run(&scenario, &Settings::default(), true);
+    let policy = |o: &sim::Outcome| {
+        o.violations
+            .iter()
+            .filter(|v| kind(v) == "wrongful-stop-by-policy")
+            .count()
+    };
+    let defects = |o: &sim::Outcome| {
+        o.violations
+            .iter()
+            .filter(|v| sim::world::is_defect(kind(v)))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(policy(&judged), 0, "{:?}", judged.violations);
+    assert_eq!(policy(&counted), 2, "{:?}", counted.violations);
+    assert_eq!(
+        judged.indistinguishable.len(),
+        counted.indistinguishable.len() + 2
+    );
+    let unsearched = |o: &sim::Outcome| {
+        o.timeline
+            .iter()
+            .filter(|l| l.contains("not searched for a witness"))
+            .count()
+    };
+    assert_eq!((unsearched(&judged), unsearched(&counted)), (0, 2));
+    assert_eq!(defects(&judged), defects(&counted));
+    assert_eq!(judged.stopped, counted.stopped);
+    assert_eq!(judged.deleted, counted.deleted);
 }
 
 /// The default model but with the controller's passes exactly periodic, as the simulator had
