@@ -50,6 +50,7 @@ fn start_server() -> SocketAddr {
                 zone_recorded: None,
                 pods: None,
                 leader: Default::default(),
+                kubelet_age: None,
             });
             let limits = peer::Limits {
                 rate_per_second: 1e9,

@@ -47,6 +47,7 @@ fn main() {
                     zone_recorded: None,
                     pods: None,
                     leader: Default::default(),
+                    kubelet_age: None,
                 });
                 tokio::spawn(peer::serve(
                     listener,

@@ -57,6 +57,7 @@ fn start_peers(n: usize) -> Vec<Peer> {
                     zone_recorded: None,
                     pods: None,
                     leader: Default::default(),
+                    kubelet_age: None,
                 });
                 let limits = peer::Limits {
                     rate_per_second: 1e9,

@@ -205,6 +205,9 @@ fn main() {
                 "pod-created" => settings.fixes.pod_created = false,
                 "swap-latest" => settings.fixes.swap_latest = false,
                 "cut-off-remembered" => settings.fixes.cut_off_remembered = false,
+                "peer-kubelet-ordered" => settings.fixes.peer_kubelet_ordered = false,
+                "peer-leaderless" => settings.fixes.peer_leaderless = false,
+                "full-recorded" => settings.fixes.full_recorded = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),
@@ -422,7 +425,7 @@ fn parse(text: &str) -> u64 {
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--not-ready] [--judge-policy-stops] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads|not-ready-kept|own-view-at-return|ready-false-queued|not-ready-only|not-ready-read|peer-leader-read|judged-partial|two-zone-readers|not-ready-watched|ready-false-read|reads-forgotten|not-ready-time-read|pod-created|swap-latest|cut-off-remembered]"
+        "simulate: {problem}\nusage: simulate [--seed N [--trace]] [--start N] [--scenarios N] [--all [--max-failing N] [--quiet]] [--jobs N] [--kubelet-fixed-cadence] [--no-kubelet-status] [--controller-keeps-state] [--controller-standby] [--controller-ready-on-lease] [--controller-queues-on-write] [--agent-path-cuts] [--not-ready] [--judge-policy-stops] [--differential [--kind KIND]] [--revert settled-every-zone|unasked-counted|staggered-expiry|silent-peer|restart-heard|other-zones-asked|resumed-cut-off|wall-scale|kubelet-after-return|settled-early|taint-outlasts-hold|kubelet-lag|list-hang|probe|nudge|seen-taint|silence-ordered|lease-heard|everyone-cut-off|renewal-in-flight|unheard-at-start|renewal-counted|own-zone-asked|system-scale|readers-able|taint-settles|taint-read|fence-on-taint|pods-read|taint-read-settles|unanswered-handed-on|silent-remembered|kubelet-heard-after|node-path|return-watched|cgroup-listed|relapse-kept|kubelet-ordered|sigterm-read|sigterm-doubt|leader-read|zone-recorded|taint-during-hold|renewal-exact|unknown-queued|monitor-period|node-times-read|queue-read-settles|leaderless-first|master-recorded|nudger-reads|not-ready-kept|own-view-at-return|ready-false-queued|not-ready-only|not-ready-read|peer-leader-read|judged-partial|two-zone-readers|not-ready-watched|ready-false-read|reads-forgotten|not-ready-time-read|pod-created|swap-latest|cut-off-remembered|peer-kubelet-ordered|peer-leaderless|full-recorded]"
     );
     std::process::exit(2)
 }

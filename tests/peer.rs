@@ -192,6 +192,7 @@ fn report(node: &str) -> PeerReport {
         zone_recorded: None,
         pods: None,
         leader: Default::default(),
+        kubelet_age: None,
     }
 }
 
@@ -821,6 +822,7 @@ async fn the_client_accepts_a_good_fake_and_refuses_every_bad_one() {
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         }
     );
     let cases: [(Fake, &str); 7] = [

@@ -58,6 +58,7 @@ fn report(node: &str, reachable: bool, age: Option<u64>) -> Heard {
         zone_recorded: None,
         pods: None,
         leader: Default::default(),
+        kubelet_age: None,
     })
 }
 
@@ -76,6 +77,7 @@ fn answer_of(p: &Peer, reachable: bool) -> Heard {
         zone_recorded: None,
         pods: None,
         leader: Default::default(),
+        kubelet_age: None,
     })
 }
 
@@ -528,6 +530,7 @@ fn a_kubelet_unheard_past_the_bound_is_a_failure_and_its_renewal_counts_a_second
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         })]
     };
     let after = s(15);
@@ -571,6 +574,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         };
         (
             nodewarden::core::quorum::Peer {
@@ -671,6 +675,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
                 zone_recorded: None,
                 pods: None,
                 leader: Default::default(),
+                kubelet_age: None,
             }),
         };
         (p.clone(), h)
@@ -1088,6 +1093,7 @@ fn labelled_peer(
         zone_recorded: None,
         pods: None,
         leader: Default::default(),
+        kubelet_age: None,
     };
     (listed, Heard::Report(report))
 }
@@ -1575,6 +1581,7 @@ fn round_at(fleet: &[Agent], me: usize, asking: &Asking, t: f64, after: Duration
                 zone_recorded: None,
                 pods: None,
                 leader: Default::default(),
+                kubelet_age: None,
             };
             (a.zone.clone(), Heard::Report(report))
         })
@@ -3393,6 +3400,7 @@ fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
                 leader: PeerLeader {
                     timers_from_age: age_ms.map(Duration::from_millis),
                     pending,
+                    leaderless: false,
                 },
                 ..r
             }),
@@ -3422,14 +3430,14 @@ fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
     assert_eq!(reads.bound(Some(s(100))), Some(s(111)));
     assert_eq!(reads.bound(Some(s(120))), Some(s(120)));
     assert_eq!(LeaderReads::default().bound(Some(s(5))), Some(s(5)));
-    // What a peer answers of its own reads: the proven instant's age, and a pending read only
-    // while it says it reaches the API server.
-    let answered = |reachable| PeerLeader::answered(Some(s(90)), true, s(100), reachable);
+    // What a peer answers of its own reads: the proven instant's age, and a pending read and
+    // a lead found lapsed only while it says it reaches the API server.
+    let answered = |reachable| PeerLeader::answered(Some(s(90)), (true, true), s(100), reachable);
     assert_eq!(answered(true).timers_from_age, Some(s(10)));
-    assert!(answered(true).pending);
-    assert!(!answered(false).pending);
+    assert!(answered(true).pending && answered(true).leaderless);
+    assert!(!answered(false).pending && !answered(false).leaderless);
     assert_eq!(
-        PeerLeader::answered(None, false, s(100), true),
+        PeerLeader::answered(None, (false, false), s(100), true),
         PeerLeader::default()
     );
     // The steps wait on a pending read only after a hold, and at most two seconds from the first
@@ -3452,4 +3460,196 @@ fn a_peers_leader_proof_counts_from_the_rounds_sending_less_its_age() {
     assert_eq!(read.read_awaited(true, &mut since, s(53)), None);
     assert_eq!(since, None);
     assert_eq!(pending.read_awaited(true, &mut since, s(60)), Some(s(62)));
+}
+
+/// A cut-off peer whose own kubelet's last renewal, as its readers read it, came more than the
+/// monitor period (5 s) before this node's, as its own readers read it, was judged first
+/// (`Fixes::peer_kubelet_ordered`, `PeerReport::kubelet_age`; forty-sixth session, seed 0xe0e):
+/// the contacts, seconds apart, leave the order to the kubelets' renewals.
+#[test]
+fn a_peer_whose_own_kubelet_renewed_first_counts_as_judged_first() {
+    let s = Duration::from_secs;
+    let peer = |name: &str, kubelet: Option<u64>| match report(name, false, Some(21)) {
+        Heard::Report(r) => Heard::Report(PeerReport {
+            kubelet_age: kubelet.map(s),
+            ..r
+        }),
+        silent => silent,
+    };
+    // A zone of five: three peers cut off, their contacts a second older than ours (within the
+    // 5 s tie); one reaches the API server. Our kubelet last renewed 24 s ago.
+    let round = |kubelet: u64, fifth: (String, Heard)| {
+        let mut r = zone(5, 0);
+        r.heard = vec![
+            (ZONE.into(), peer("p1", Some(kubelet))),
+            (ZONE.into(), peer("p2", Some(kubelet))),
+            (ZONE.into(), peer("p3", Some(kubelet))),
+            fifth,
+        ];
+        r.kubelet_renewed(Some(s(24)))
+    };
+    // The peers' kubelets renewed 30 s ago, 6 s before ours: judged first; 4 of 5 when the
+    // controller judged this node, a partial disruption: hold.
+    let v = decide(&round(30, up(0)), &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    assert!(v.reason().contains("4 of them before"), "{}", v.reason());
+    // 29 s ago, 5 s before ours: within the monitor period, either may have come first.
+    let v = decide(&round(29, up(0)), &policy(), true);
+    assert!(v.is_enforce() && v.in_doubt(), "{}", v.reason());
+    // The fix switched off: the renewals change nothing.
+    let old = policy_without(|f| f.peer_kubelet_ordered = false);
+    assert!(decide(&round(30, up(0)), &old, true).is_enforce());
+    // The fifth silent, and no node of the zone reaching the API server (a peer of another zone
+    // does): it may be cut off from everything, and the zone fully disrupted. The order would
+    // rest on its silence: not used.
+    let elsewhere = ("zone-b".to_string(), report("b1", true, Some(1)));
+    let mut r = round(30, silent());
+    r.heard.push(elsewhere.clone());
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_enforce() && v.in_doubt(), "{}", v.reason());
+    // With a node of the zone that reaches the API server beside it, the zone is not fully
+    // disrupted whatever the silent one is.
+    let mut r = zone(6, 0);
+    r.heard = round(30, silent()).heard;
+    r.heard.extend([up(1), elsewhere]);
+    let r = r.kubelet_renewed(Some(s(24)));
+    let v = decide(&r, &policy(), true);
+    assert!(v.is_hold(), "{}", v.reason());
+    // Our own kubelet's renewal not read: the peers' renewals order nothing.
+    let mut r = round(30, up(0));
+    r.own_kubelet_age = None;
+    assert!(decide(&r, &policy(), true).is_enforce());
+}
+
+/// What a node answers of its own kubelet's renewal (`quorum::kubelet_answered`): the read's age
+/// only when the read came after its last contact.
+#[test]
+fn a_node_answers_its_kubelets_renewal_only_as_read_since_its_last_contact() {
+    use nodewarden::core::clock::Moment;
+    use nodewarden::core::quorum::kubelet_answered;
+    let s = Duration::from_secs;
+    let started = UNIX_EPOCH + s(1_000_000);
+    let now = Moment {
+        mono: s(100),
+        wall: started + s(100),
+    };
+    let stamped = started + s(70);
+    // Read at 80 s (monotonic), after the contact at 75 s: 30 s old.
+    assert_eq!(
+        kubelet_answered(Some((stamped, s(80))), Some(s(75)), now, started, true),
+        Some(s(30))
+    );
+    // With no contact in this run, any read of this run counts.
+    assert_eq!(
+        kubelet_answered(Some((stamped, s(80))), None, now, started, true),
+        Some(s(30))
+    );
+    // Read before the contact: of an earlier partition, and the kubelet renewed since.
+    assert_eq!(
+        kubelet_answered(Some((stamped, s(80))), Some(s(80)), now, started, true),
+        None
+    );
+    // The clock did not hold, or nothing read.
+    assert_eq!(
+        kubelet_answered(Some((stamped, s(80))), Some(s(75)), now, started, false),
+        None
+    );
+    assert_eq!(
+        kubelet_answered::<Duration>(None, None, now, started, true),
+        None
+    );
+}
+
+/// A peer that reaches the API server and found no process leading the controller-manager
+/// counts as this node's own such read (`Fixes::peer_leaderless`; forty-sixth session, seed
+/// 0xbd5): with this node read queued for the taint (Ready=Unknown, no taint), the next leader's
+/// first pass may taint it on the zone's fresh token, so its zone's partial disruption holds it
+/// neither by the record nor by the count.
+#[test]
+fn a_peer_that_reads_no_leader_holds_a_queued_node_by_no_partial_disruption() {
+    use nodewarden::core::quorum::PeerLeader;
+    let unknown = UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let reader = |leaderless: bool, queued: bool| match report("r", true, Some(1)) {
+        Heard::Report(r) => Heard::Report(PeerReport {
+            leader: PeerLeader {
+                leaderless,
+                ..PeerLeader::default()
+            },
+            node_read: queued.then(|| NodeRead {
+                tainted: false,
+                unknown_since: Some(unknown),
+                ..NodeRead::default()
+            }),
+            ..r
+        }),
+        silent => silent,
+    };
+    // A zone of five, three peers cut off long before this node (26 s against 20 s, past the
+    // 5 s tie): 4 of 5 when the controller judged it, a partial disruption: hold.
+    let round = |leaderless: bool, queued: bool| {
+        let mut r = zone(5, 3);
+        r.heard[3] = (ZONE.into(), reader(leaderless, queued));
+        r
+    };
+    assert!(decide(&round(false, true), &policy(), true).is_hold());
+    // The reader found no leader: enforce, a guess whose SIGTERMs wait for a read of the taint.
+    let v = decide(&round(true, true), &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(v.in_doubt(), "{}", v.reason());
+    assert!(
+        v.reason().contains("no controller-manager leads"),
+        "{}",
+        v.reason()
+    );
+    // Not read queued (no read of the Node this round): nothing says the node waits for it.
+    assert!(decide(&round(true, false), &policy(), true).is_hold());
+    // The fix switched off.
+    let old = policy_without(|f| f.peer_leaderless = false);
+    assert!(decide(&round(true, true), &old, true).is_hold());
+}
+
+/// A partial disruption by the answers' count holds nothing while a peer that reaches the API
+/// server reads the zone recorded with none of its Nodes Ready, and a node of another zone
+/// reaches it (`Fixes::full_recorded`; forty-sixth session, `--not-ready`, seed 0x1304): the
+/// node that answers "reachable" may have posted Ready=False, and the controller taints a fully
+/// disrupted zone at the normal rate.
+#[test]
+fn a_zone_recorded_with_no_node_ready_is_no_partial_disruption() {
+    // A zone of five, three peers cut off long before this node: 4 of 5, hold. The fifth
+    // reaches the API server and reads the zone.
+    let round = |read: Option<ZoneRecord>, elsewhere: bool| {
+        let mut r = zone(5, 3);
+        r.heard[3] = match report("u0", true, Some(1)) {
+            Heard::Report(p) => (
+                ZONE.into(),
+                Heard::Report(PeerReport {
+                    zone_recorded: read,
+                    ..p
+                }),
+            ),
+            silent => (ZONE.into(), silent),
+        };
+        if elsewhere {
+            r.heard
+                .push(("zone-b".to_string(), report("b1", true, Some(1))));
+        }
+        r
+    };
+    assert!(decide(&round(None, true), &policy(), true).is_hold());
+    // Read with none of the five Ready, this node untainted: enforce.
+    let v = decide(&round(record(5, 5, false), true), &policy(), true);
+    assert!(v.is_enforce(), "{}", v.reason());
+    assert!(
+        v.reason()
+            .contains("none of the zone's Nodes recorded Ready"),
+        "{}",
+        v.reason()
+    );
+    // With no other zone reaching the API server every zone may be down: the hold stands.
+    assert!(decide(&round(record(5, 5, false), false), &policy(), true).is_hold());
+    // One Node of the zone recorded Ready: a partial disruption, as counted.
+    assert!(decide(&round(record(4, 5, false), true), &policy(), true).is_hold());
+    // The fix switched off.
+    let old = policy_without(|f| f.full_recorded = false);
+    assert!(decide(&round(record(5, 5, false), true), &old, true).is_hold());
 }

@@ -1690,12 +1690,14 @@ fn a_pod_whose_cgroup_appears_before_the_agents_watch_delivers_it_is_listed_at_o
 #[test]
 fn a_node_orders_its_silence_by_its_kubelets_renewal_as_its_peers_read_it() {
     // The zone record that shows n2 still Ready while n0 and n1 are Unknown spares it too
-    // (`Fixes::judged_partial`, forty-second session): reverted with it.
+    // (`Fixes::judged_partial`, forty-second session), and so do the peers' own kubelets'
+    // renewals (`Fixes::peer_kubelet_ordered`, forty-sixth): reverted with it.
     assert_spared(
         0x1f40,
         |f| {
             f.kubelet_ordered = false;
             f.judged_partial = false;
+            f.peer_kubelet_ordered = false;
         },
         &[4],
     );
@@ -2032,7 +2034,15 @@ fn a_zone_the_controller_records_partly_disrupted_holds_what_the_peers_answers_w
     // Since the controller counts a node Ready only on its kubelet's status (thirty-third session),
     // the reverted run also stops pod 79 there.
     assert_spared(0x16a2, |f| f.zone_recorded = false, &[77, 80, 79]);
-    assert_spared(0x1cad, |f| f.zone_recorded = false, &[6]);
+    // The peers' own kubelets' renewals (forty-sixth session) order 0x1cad's nodes too.
+    assert_spared(
+        0x1cad,
+        |f| {
+            f.zone_recorded = false;
+            f.peer_kubelet_ordered = false;
+        },
+        &[6],
+    );
 }
 
 /// Seed 0xcdf7 (found by the soak of 50,001–100,000, thirty-second session). Six nodes of a zone
@@ -2203,8 +2213,10 @@ fn a_node_read_queued_for_the_taint_stops_its_pods_before_the_taint_comes() {
     let mut reverted = fixed;
     reverted.fixes.queue_read_settles = false;
     assert_eq!(running_twice(0xe28, &reverted), [8]);
+    // The peers' reads of the lapse (forty-sixth session) cover 0xe75 too: reverted with it.
     let mut leader_lapse_ignored = fixed;
     leader_lapse_ignored.fixes.leaderless_first = false;
+    leader_lapse_ignored.fixes.peer_leaderless = false;
     assert!(running_twice(0xe28, &leader_lapse_ignored).is_empty());
     assert_eq!(running_twice(0xe75, &leader_lapse_ignored), [1]);
     assert_timeline_under(0xe75, &fixed, "236.731s n0 SIGTERM pod 1");
@@ -2294,8 +2306,10 @@ fn a_peers_read_of_the_controller_managers_lapsed_lead_bounds_a_cut_off_count() 
 /// (`ZoneRecord::disrupted_once_judged`, `Fixes::judged_partial`).
 #[test]
 fn a_node_whose_judgement_the_record_shows_makes_a_partial_disruption_stops_nothing() {
+    // The peers' own kubelets' renewals (forty-sixth session) order 0x47a's nodes too.
     assert_default_spares(&[(0x47a, &[3, 7]), (0x85e, &[41])], |f| {
-        f.judged_partial = false
+        f.judged_partial = false;
+        f.peer_kubelet_ordered = false;
     });
 }
 
@@ -2580,4 +2594,47 @@ fn not_ready_wrongful(seed: u64, settings: &Settings) -> Vec<usize> {
 #[test]
 fn back_from_a_partition_the_own_view_counts_the_taint() {
     assert_default_spares(&[(0x1cab, &[26])], |f| f.own_view_at_return = false);
+}
+
+/// A peer whose own kubelet last renewed more than a monitor period before this node's, as each
+/// node's readers read it, counts as judged first (`Fixes::peer_kubelet_ordered`; forty-sixth
+/// session). 0xe0e: of zone-0's six nodes, n1, n0 and n2 lost the API server at 225.0–227.0 s and
+/// n4 at 237.3 s, their agents' contacts within the order's tie of n4's; n4 guessed that it was
+/// judged first, enforced from 254.4 s, and stopped pod 27 (0 s) at 269.0 s, which the
+/// controller, having judged it in the partial disruption, kept. By the kubelets' renewals the
+/// three were judged first: n4 holds from 254.4 s. 0x252f: the same in a zone of 15.
+#[test]
+fn a_peer_whose_kubelet_renewed_first_counts_as_judged_first() {
+    assert_pins(
+        &[(0xe0e, &[27]), (0x252f, &[24])],
+        |f| f.peer_kubelet_ordered = false,
+        |seed, s| pods_of(seed, s, "wrongful-stop"),
+    );
+}
+
+/// A peer's read of the leader Lease that found no process leading counts as this node's own
+/// (`Fixes::peer_leaderless`; forty-sixth session). 0xbd5: zone-1's fifteen nodes lost the API
+/// server at 175.6–177.8 s, n6 last; by its peers' kubelets nine went silent first, and it held.
+/// The API server then went down for everyone (229.8–242.7 s), the controller-manager lost its
+/// lead, and the peers read the lapse from 243.5 s. The new leader's first pass, at 261.5 s,
+/// tainted n6 on zone-1's fresh token and deleted pod 16 (0 s), which ran until 262.9 s. Now n6
+/// enforces on its peers' read at 244.2 s. 0x2f7d: the same in a zone of five, two pods.
+#[test]
+fn a_peer_that_reads_no_leader_leaves_a_node_queued_for_the_taint_no_hold() {
+    assert_pins(
+        &[(0xbd5, &[16]), (0x2f7d, &[0, 1])],
+        |f| f.peer_leaderless = false,
+        running_twice,
+    );
+}
+
+/// A zone recorded with none of its Nodes Ready is no partial disruption, whatever the answers
+/// count (`Fixes::full_recorded`; forty-sixth session, `--not-ready`). 0x1304: zone-1 of five;
+/// n4, n6, n3 and n5 lost the API server at 237.9–240.0 s, and n7, which kept it, had its
+/// kubelet post Ready=False at 300.6 s. n3 held on 4 of 5 cut off while the controller saw 5 of 5
+/// not Ready from 301.5 s, tainted n3 at 311.5 s and deleted pod 7 (0 s), which ran 2.7 s on. n3
+/// now enforces on its peer's read of the zone at 302.2 s.
+#[test]
+fn a_zone_recorded_with_no_node_ready_holds_nothing() {
+    assert_not_ready_twice(&[(0x1304, &[7])], |f| f.full_recorded = false);
 }

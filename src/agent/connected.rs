@@ -620,8 +620,9 @@ fn task_ended((name, how): (&str, Result<(), tokio::task::JoinError>)) -> StartE
 /// What this agent tells a peer: whether it reaches the API server by the fence's own rule (a
 /// contact within `unreachableAfter`) and how long ago its last contact was — its own, or the
 /// latest ready answer of the kubelet's path while its own requests fail (`QuorumView::node_path`)
-/// — and what its reads of the controller-manager's leader Lease prove (`agent::leader`), which
-/// a peer cut off cannot read itself.
+/// — what its reads of the controller-manager's leader Lease prove (`agent::leader`), which
+/// a peer cut off cannot read itself, and its own kubelet's last renewal as its readers read it
+/// for it since its last contact (`quorum::kubelet_answered`).
 fn peer_answer(
     node: &str,
     after: Duration,
@@ -635,16 +636,21 @@ fn peer_answer(
     nudges: Arc<quorum::Nudges>,
 ) -> crate::peer::AnswerFn {
     let node = node.to_string();
+    let started = tokio::time::Instant::now();
     Arc::new(move |question| {
         let now = tokio::time::Instant::now();
-        let own = reach
-            .last_contact()
-            .max(contact_before)
-            .map(|t| now.saturating_duration_since(t));
-        let (zone, excluded, probed) = {
+        let contact = reach.last_contact().max(contact_before);
+        let own = contact.map(|t| now.saturating_duration_since(t));
+        let (zone, excluded, probed, kubelet_age) = {
             let v = view.borrow();
             let probed = v.node_path.heard_age(now);
-            (v.zone.clone().unwrap_or_default(), v.excluded, probed)
+            let kubelet = quorum::kubelet_answered(&v, &clock, started, contact, now);
+            (
+                v.zone.clone().unwrap_or_default(),
+                v.excluded,
+                probed,
+                kubelet,
+            )
         };
         let age = crate::core::quorum::answer_age(own, probed);
         let answer = crate::core::quorum::answer(&node, &zone, age, after);
@@ -655,10 +661,11 @@ fn peer_answer(
             // again, or by a contact not yet `unreachableAfter` old.
             leader: crate::core::quorum::PeerLeader::answered(
                 proven.timers_from,
-                proven.pending,
+                (proven.pending, proven.leaderless),
                 clock.mono_of(now),
                 answer.reachable,
             ),
+            kubelet_age,
             ..answer
         };
         nudges.answered(question, &report);

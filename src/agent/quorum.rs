@@ -522,6 +522,26 @@ fn kubelet_age(
     )
 }
 
+/// What this node answers a peer, at `now`, of its own kubelet's last renewal as its readers
+/// read it (`core::quorum::PeerReport::kubelet_age`, `core::quorum::kubelet_answered`): the
+/// age of `QuorumView::kubelet_read` when that read came after this run's last contact
+/// (`contact`), stamped since `started` on a clock that held since.
+pub(crate) fn kubelet_answered(
+    view: &QuorumView,
+    clock: &Clock,
+    started: Instant,
+    contact: Option<Instant>,
+    now: Instant,
+) -> Option<Duration> {
+    crate::core::quorum::kubelet_answered(
+        view.kubelet_read,
+        contact,
+        clock.at(now),
+        clock.at(started).wall,
+        steady_now(clock, clock.scale()),
+    )
+}
+
 /// Whether the node's system clock has read as this run's wall scale since the previous run's
 /// last write (`previous`, its contact file's scale): a kubelet renewal its peers read is then
 /// placed on this run's clock (`core::clock::steady`). With `previous` this run's own scale, since
@@ -1150,6 +1170,7 @@ mod tests {
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         };
         (p, Heard::Report(report))
     }
@@ -1823,6 +1844,7 @@ mod nudge_tests {
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         }
     }
 

@@ -62,6 +62,13 @@ pub struct PeerReport {
     /// on the wire `leaderTimersFromAgeMillis` and `leaderReadPending`). The default, nothing
     /// proven and nothing pending, from a build older than the fields.
     pub leader: PeerLeader,
+    /// How long before it answered, on its own monotonic clock, this peer's *own* kubelet last
+    /// renewed its Lease, as its readers read it for it after its own last contact (its rounds
+    /// ask for that read while it is cut off, [`lease_readers`]); `None` when no such read came
+    /// back, when its clock did not hold ([`kubelet_age`]), or from a build older than the field
+    /// (on the wire `kubeletRenewedAgeMillis`). The asker orders the peer's silence by it
+    /// ([`Round::silent_before`]).
+    pub kubelet_age: Option<Duration>,
 }
 
 /// What a peer's reads of the controller-manager's leader Lease prove (`core::leader`,
@@ -78,21 +85,27 @@ pub struct PeerLeader {
     /// is on the way, or it has just lost the API server and its contact is not yet
     /// `unreachableAfter` old.
     pub pending: bool,
+    /// It says it reaches the API server, and its latest read of the Lease proved that no
+    /// process leads (`leader::Leader::leaderless`; on the wire `leaderless`): the next leader's
+    /// first pass may taint any node recorded Ready=Unknown on its zone's fresh token, whatever
+    /// the zone's state ([`leaderless_first`]).
+    pub leaderless: bool,
 }
 
 impl PeerLeader {
     /// What a peer answers at `now` (its monotonic clock) of its own reads: the age of
-    /// `timers_from` (`leader::Leader::timers_from`), and `pending` only while it says it
-    /// reaches the API server (`reachable`).
+    /// `timers_from` (`leader::Leader::timers_from`), and `pending` and `leaderless` only while
+    /// it says it reaches the API server (`reachable`).
     pub fn answered(
         timers_from: Option<Duration>,
-        pending: bool,
+        (pending, leaderless): (bool, bool),
         now: Duration,
         reachable: bool,
     ) -> PeerLeader {
         PeerLeader {
             timers_from_age: timers_from.map(|t| now.saturating_sub(t)),
             pending: pending && reachable,
+            leaderless: leaderless && reachable,
         }
     }
 }
@@ -607,6 +620,7 @@ pub fn answer(
         pods: None,
         zone_recorded: None,
         leader: PeerLeader::default(),
+        kubelet_age: None,
     }
 }
 
@@ -1052,6 +1066,32 @@ pub struct Fixes {
     /// n9 held while the controller, which saw the zone fully disrupted, deleted its pod 13).
     /// The agent's shell applies it; only the simulator reads this switch.
     pub cut_off_remembered: bool,
+    /// A cut-off peer whose own kubelet's last renewal, as its readers read it, came more than
+    /// the monitor period before this node's kubelet's (both as read, each aged on its own
+    /// clock) counts as judged before this node ([`Round::silent_before`],
+    /// [`PeerReport::kubelet_age`]; forty-sixth session, seed 0x1899: of a zone of 22 whose
+    /// nodes lost the API server within a second, the agent could order none of them against
+    /// itself by their contacts, guessed enforce, and stopped a pod that the controller, which
+    /// had judged most of them first by their kubelets' renewals, kept). The agent's shell
+    /// applies it; only the simulator reads this switch.
+    pub peer_kubelet_ordered: bool,
+    /// A peer's answer that its latest read of the leader Lease found no process leading counts
+    /// as this node's own such read for [`leaderless_first`] ([`PeerLeader::leaderless`]), and a
+    /// partial disruption of a small zone then holds no node read queued for the taint by its
+    /// count either (forty-sixth session, seeds 0xbd5 and 0x2f7d with
+    /// `peer_kubelet_ordered`: a node cut off throughout held on its zone's count and record
+    /// while an outage cost the controller-manager its lead; the new leader's first pass
+    /// tainted it on the zone's fresh token and deleted a pod tolerating 0 s). The agent's shell
+    /// applies it; only the simulator reads this switch.
+    pub peer_leaderless: bool,
+    /// A partial disruption of a small zone, by the answers' count, holds nothing while a peer
+    /// that reaches the API server reads the zone recorded with none of its Nodes Ready and a
+    /// node of another zone reaches it ([`recorded_full`]; forty-sixth session, `--not-ready`,
+    /// seed 0x1304: the fifth node of a zone of five reached the API server with its kubelet's
+    /// Ready=False, so the answers counted 4 of 5 cut off and n3 held, while the controller saw
+    /// the zone fully disrupted, tainted n3 and deleted a pod tolerating 0 s). The agent's
+    /// shell applies it; only the simulator reads this switch.
+    pub full_recorded: bool,
 }
 
 impl Fixes {
@@ -1117,6 +1157,9 @@ impl Fixes {
         pod_created: true,
         swap_latest: true,
         cut_off_remembered: true,
+        peer_kubelet_ordered: true,
+        peer_leaderless: true,
+        full_recorded: true,
     };
 }
 
@@ -1445,6 +1488,27 @@ pub fn kubelet_age(
     now.mono_of_past(read).map(|m| now.mono.saturating_sub(m))
 }
 
+/// What this node answers a peer of its own kubelet's last renewal ([`PeerReport::kubelet_age`]):
+/// the age at `now` of the latest renewal its readers read for this run (`read`: the stamp and
+/// when the answer came, on the caller's monotonic scale), as [`kubelet_age`] places it, when
+/// that answer came after this node's last contact (`contact`; the rounds that ask for the read
+/// run once its requests fail, so such a read saw the Lease after the link was lost, when the
+/// kubelet could renew it no more). `None` otherwise: a read from before is of an earlier
+/// partition, and the kubelet has renewed since.
+pub fn kubelet_answered<T: Ord + Copy>(
+    read: Option<(SystemTime, T)>,
+    contact: Option<T>,
+    now: Moment,
+    started: SystemTime,
+    steady_run: bool,
+) -> Option<Duration> {
+    let (stamped, arrived) = read?;
+    if contact.is_some_and(|c| arrived <= c) {
+        return None;
+    }
+    kubelet_age(Some(stamped), now, started, steady_run)
+}
+
 /// The latest `renewTime` of this node's kubelet Lease the peers reported this round.
 fn latest_renewal<'a>(heard: impl IntoIterator<Item = &'a Heard>) -> Option<SystemTime> {
     heard
@@ -1768,6 +1832,7 @@ impl Round {
                     pods: None,
                     zone_recorded: None,
                     leader: PeerLeader::default(),
+                    kubelet_age: None,
                 });
             }
         }
@@ -1799,7 +1864,12 @@ impl Round {
     /// Whether a peer's answer shows that the controller certainly judged it before this node
     /// (docs/fence.md §5, staggered expiry): it never had a contact, or its last contact is older
     /// than this node's silence by more than the order tie ([`order_tie`]), or older than this
-    /// node's kubelet's last renewal as peers read it by more than [`order_tie_read`].
+    /// node's kubelet's last renewal as peers read it by more than [`order_tie_read`]; or its own
+    /// kubelet's last renewal, as its readers read it ([`PeerReport::kubelet_age`]), is older
+    /// than this node's by more than the monitor period ([`NODE_MONITOR_PERIOD`]: the
+    /// controller counts a renewal on the pass that observes it, so of two renewals that far
+    /// apart it counted the earlier on an earlier pass, even if one was stored a few seconds
+    /// after it was stamped).
     pub fn silent_before(&self, r: &PeerReport, policy: &QuorumPolicy) -> bool {
         let Some(a) = r.last_contact_age else {
             return true;
@@ -1809,6 +1879,31 @@ impl Round {
                 && self
                     .own_kubelet_age
                     .is_some_and(|k| a > k.saturating_add(policy.order_tie_read)))
+            || (policy.fixes.peer_kubelet_ordered
+                && self
+                    .own_kubelet_age
+                    .zip(r.kubelet_age)
+                    .is_some_and(|(k, p)| p > k.saturating_add(NODE_MONITOR_PERIOD))
+                && self.peers_ordered())
+    }
+
+    /// Whether the peers' own kubelet renewals may order them ([`Round::silent_before`]): no
+    /// peer of this node's zone is silent, or one (not excluded) says it reaches the API server.
+    /// A silent one may be cut off from everything without ever having said so, and make the
+    /// zone fully disrupted, where the controller taints at the normal rate: the hold the order
+    /// makes would rest on its silence. A node of the zone that reaches the API server keeps the
+    /// zone from full disruption, whatever the silent ones are.
+    fn peers_ordered(&self) -> bool {
+        let mut silent = false;
+        for (z, h) in &self.heard {
+            match h {
+                _ if *z != self.zone => {}
+                Heard::Silent => silent = true,
+                Heard::Report(r) if r.reachable && !r.excluded => return true,
+                Heard::Report(_) => {}
+            }
+        }
+        !silent
     }
 
     /// The round of a node whose run last read the leader Lease with no process leading, its
@@ -1837,7 +1932,8 @@ impl Verdict {
     /// partially disrupted and never tainted (docs/fence.md §5, *Staggered expiry*). Read from
     /// the reason, which the state file keeps with the verdict, so a restart resumes it.
     pub fn in_doubt(&self) -> bool {
-        matches!(self, Verdict::Enforce { reason } | Verdict::Pending { reason } if reason.contains(IN_DOUBT))
+        matches!(self, Verdict::Enforce { reason } | Verdict::Pending { reason }
+            if reason.contains(IN_DOUBT) || reason.contains(LEADERLESS_DOUBT))
     }
     pub fn reason(&self) -> &str {
         match self {
@@ -2227,6 +2323,25 @@ fn counted(
             if let Some(v) = recorded_hold(round, policy, judged, &z) {
                 return v;
             }
+            // No leader: the next one's first pass queues this node afresh, and its worker may
+            // take it on the zone's fresh token before that pass sets the zone's rate, whatever
+            // the order of the silence (`Fixes::peer_leaderless`).
+            if policy.fixes.peer_leaderless && live && leaderless_first(round, &policy.fixes) {
+                return enforce_when_settled(format!(
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), {first} of them before this node, but {LEADERLESS_DOUBT}{evidence}"
+                ));
+            }
+            // A record read this round with none of the zone's Nodes Ready: fully disrupted,
+            // whatever the answers count (a node that reaches the API server may have posted
+            // Ready=False), and with a node of another zone reaching the API server the
+            // controller taints it at the normal rate (`Fixes::full_recorded`).
+            let elsewhere =
+                (round.heard.iter()).any(|(zone, h)| *zone != round.zone && reaching(h));
+            if policy.fixes.full_recorded && elsewhere && recorded_full(round) {
+                return enforce_when_settled(format!(
+                    "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), {first} of them before this node, but a peer that reaches the API server reads none of the zone's Nodes recorded Ready: fully disrupted, the zone is tainted at the normal rate while another zone reaches the API server{evidence}"
+                ));
+            }
             if policy.fixes.staggered_expiry && !disrupted_first && live {
                 return enforce_when_settled(format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), but only {first} had certainly gone silent when the control plane judged this node: {IN_DOUBT}, and a partial disruption keeps taints already added{evidence}"
@@ -2534,11 +2649,30 @@ fn read_queued(round: &Round) -> impl Iterator<Item = SystemTime> + '_ {
         .filter_map(|n| n.unknown_since)
 }
 
+/// Whether a peer that reaches the API server read, this round, this node's zone recorded with
+/// none of its Nodes Ready and this node untainted ([`ZoneRecord::none_ready`]).
+fn recorded_full(round: &Round) -> bool {
+    reaching_reports(round).any(|r| {
+        r.zone_recorded
+            .is_some_and(|z| !z.tainted && z.none_ready())
+    })
+}
+
 /// Whether the zone as recorded stops no taint of this node because no controller-manager
 /// leads ([`Round::leaderless_unknown`]) and a peer that reaches the API server read this node's
 /// Node, in this round, without the taint and with the Ready=Unknown this node's own view showed
-/// then: the next leader's first pass may taint it first.
+/// then: the next leader's first pass may taint it first. Or (`Fixes::peer_leaderless`) a peer
+/// that reaches the API server says its latest read of the leader Lease found no process
+/// leading ([`PeerLeader::leaderless`]), and one read this node's Node, in this round, recorded
+/// Unknown without the taint: no leader has written that Unknown since the lapse, so the next
+/// leader's first pass queues it afresh.
 fn leaderless_first(round: &Round, fixes: &Fixes) -> bool {
+    if fixes.peer_leaderless
+        && reaching_reports(round).any(|r| r.leader.leaderless)
+        && read_queued(round).next().is_some()
+    {
+        return true;
+    }
     let Some(unknown) = round.leaderless_unknown.filter(|_| fixes.leaderless_first) else {
         return false;
     };
@@ -2642,6 +2776,11 @@ fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
 /// What the staggered expiry's guess says in its verdict's reason ([`Verdict::in_doubt`]).
 const IN_DOUBT: &str = "it may have been tainted while the zone still counted as healthy";
 
+/// What a partial disruption's count says while no controller-manager leads and this node is
+/// read queued for the taint ([`leaderless_first`]): a guess too ([`Verdict::in_doubt`]), whose
+/// SIGTERMs wait for a read of the taint.
+const LEADERLESS_DOUBT: &str = "no controller-manager leads, and the next one's first pass may taint this node on the zone's fresh token before it sets the zone's rate";
+
 /// Whether the API server answered the peers after a round was sent, as their reads for this
 /// node show (docs/fence.md §5, *The SIGTERM waits for a read*). A peer says it reaches the API
 /// server for `unreachableAfter` after its last contact, so an outage of the API server for
@@ -2737,6 +2876,7 @@ fn silent_cut_off(round: &Round) -> Round {
                 pods: None,
                 zone_recorded: None,
                 leader: Default::default(),
+                kubelet_age: None,
             });
         }
     }

@@ -33,7 +33,12 @@
 //! leader Lease prove (`core::quorum::PeerLeader`): `"leaderTimersFromAgeMillis"`, how long
 //! before the answer the instant lies before which no taint eviction timer that can still
 //! delete a pod started, and `"leaderReadPending":true` while it says it reaches the API server
-//! and has not read the Lease since its own requests failed.
+//! and has not read the Lease since its own requests failed, and `"leaderless":true` while it
+//! says it reaches the API server and its latest read found no process leading.
+//!
+//! And `"kubeletRenewedAgeMillis"`: how long before the answer, on the answering node's
+//! monotonic clock, its own kubelet last renewed its Lease, as its readers read it for it since
+//! its own last contact (`core::quorum::PeerReport::kubelet_age`).
 
 pub mod auth;
 pub mod client;
@@ -166,6 +171,17 @@ pub struct Answer {
     /// `excluded`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub leader_read_pending: bool,
+    /// The answering node says it reaches the API server, and its latest read of that Lease
+    /// found no process leading (`core::quorum::PeerLeader::leaderless`). Absent when false, as
+    /// `excluded`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leaderless: bool,
+    /// How long before this answer, in milliseconds of the answering node's monotonic clock
+    /// (rounded down), its own kubelet last renewed its Lease, as its readers read it for it
+    /// since its own last contact (`core::quorum::PeerReport::kubelet_age`). Absent when no such
+    /// read came back; an agent that predates the field ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet_renewed_age_millis: Option<u64>,
 }
 
 impl From<&PeerReport> for Answer {
@@ -212,6 +228,13 @@ impl From<&PeerReport> for Answer {
                 .timers_from_age
                 .map(|age| u64::try_from(age.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)),
             leader_read_pending: r.leader.pending,
+            leaderless: r.leader.leaderless,
+            // Rounded down: the asker counts this peer judged first only when the age exceeds
+            // its own kubelet's by more than the monitor period, and a younger age never does
+            // sooner than the one read.
+            kubelet_renewed_age_millis: r
+                .kubelet_age
+                .map(|age| u64::try_from(age.as_millis()).unwrap_or(u64::MAX)),
         }
     }
 }
@@ -263,7 +286,9 @@ impl TryFrom<Answer> for PeerReport {
             leader: crate::core::quorum::PeerLeader {
                 timers_from_age: a.leader_timers_from_age_millis.map(Duration::from_millis),
                 pending: a.leader_read_pending,
+                leaderless: a.leaderless,
             },
+            kubelet_age: a.kubelet_renewed_age_millis.map(Duration::from_millis),
         })
     }
 }
@@ -309,6 +334,7 @@ mod tests {
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert_eq!(
@@ -336,11 +362,48 @@ mod tests {
     }
 
     #[test]
+    fn a_lapsed_lead_and_the_own_kubelets_age_travel_and_an_older_answer_has_neither() {
+        let report = PeerReport {
+            leader: crate::core::quorum::PeerLeader {
+                leaderless: true,
+                ..Default::default()
+            },
+            kubelet_age: Some(Duration::from_micros(1_500_999)),
+            ..reaching("n1")
+        };
+        let text = serde_json::to_string(&Answer::from(&report)).expect("json");
+        assert!(
+            text.ends_with(r#","leaderless":true,"kubeletRenewedAgeMillis":1500}"#),
+            "{text}"
+        );
+        // Rounded down: never older than the age read.
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        let back = PeerReport::try_from(back).expect("a report");
+        assert!(back.leader.leaderless);
+        assert_eq!(back.kubelet_age, Some(Duration::from_millis(1500)));
+        // Neither on the wire when false or unknown, and an agent that predates them sends
+        // neither.
+        let text = serde_json::to_string(&Answer::from(&reaching("n1"))).expect("json");
+        assert!(
+            !text.contains("leaderless") && !text.contains("kubeletRenewedAge"),
+            "{text}"
+        );
+        let old: Answer = serde_json::from_str(
+            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1}"#,
+        )
+        .expect("parse");
+        let old = PeerReport::try_from(old).expect("a report");
+        assert!(!old.leader.leaderless);
+        assert_eq!(old.kubelet_age, None);
+    }
+
+    #[test]
     fn what_the_leader_reads_prove_travels_rounded_up_and_an_older_answer_proves_nothing() {
         let report = PeerReport {
             leader: crate::core::quorum::PeerLeader {
                 timers_from_age: Some(Duration::from_micros(1_500_001)),
                 pending: true,
+                leaderless: false,
             },
             ..reaching("n1")
         };
@@ -411,6 +474,7 @@ mod tests {
             zone_recorded: None,
             pods: None,
             leader: Default::default(),
+            kubelet_age: None,
         };
         let text = serde_json::to_string(&Answer::from(&report)).expect("json");
         assert!(

@@ -3259,9 +3259,23 @@ impl World<'_> {
                         if self.set.fixes.peer_leader_read {
                             r.leader = quorum::PeerLeader::answered(
                                 b.leader.timers_from(),
-                                b.leader_pending,
+                                (
+                                    b.leader_pending,
+                                    self.set.fixes.peer_leaderless && b.leader.leaderless(),
+                                ),
                                 now,
                                 r.reachable,
+                            );
+                        }
+                        // Its own kubelet's last renewal as its readers read it
+                        // (`agent::connected`'s answer).
+                        if self.set.fixes.peer_kubelet_ordered {
+                            r.kubelet_age = quorum::kubelet_answered(
+                                b.renewal_read.map(|h| (h.stamped, h.arrived)),
+                                b.contact.last_contact.max(b.contact_before),
+                                moment_off(now, b.wall_offset),
+                                moment_off(b.started, b.wall_offset).wall,
+                                self.steady_run(j, b),
                             );
                         }
                         // Every question asks for this node's Node (`peer::ask_all_reading`;
