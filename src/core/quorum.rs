@@ -1069,11 +1069,12 @@ pub struct Fixes {
     /// A cut-off peer whose own kubelet's last renewal, as its readers read it, came more than
     /// the monitor period before this node's kubelet's (both as read, each aged on its own
     /// clock) counts as judged before this node ([`Round::silent_before`],
-    /// [`PeerReport::kubelet_age`]; forty-sixth session, seed 0x1899: of a zone of 22 whose
-    /// nodes lost the API server within a second, the agent could order none of them against
-    /// itself by their contacts, guessed enforce, and stopped a pod that the controller, which
-    /// had judged most of them first by their kubelets' renewals, kept). The agent's shell
-    /// applies it; only the simulator reads this switch.
+    /// [`PeerReport::kubelet_age`]; forty-sixth session, seed 0xe0e: of a zone of six, three
+    /// nodes lost the API server 10–12 s before n4, their contacts within the order's tie of
+    /// n4's; n4 guessed enforce and stopped a pod that the controller, which had judged the
+    /// three first by their kubelets' renewals, kept). Not while a silent peer of the zone could
+    /// make it fully disrupted ([`Round::silent_before`]). The agent's shell applies it; only
+    /// the simulator reads this switch.
     pub peer_kubelet_ordered: bool,
     /// A peer's answer that its latest read of the leader Lease found no process leading counts
     /// as this node's own such read for [`leaderless_first`] ([`PeerLeader::leaderless`]), and a
@@ -2335,8 +2336,10 @@ fn counted(
             // whatever the answers count (a node that reaches the API server may have posted
             // Ready=False), and with a node of another zone reaching the API server the
             // controller taints it at the normal rate (`Fixes::full_recorded`).
-            let elsewhere =
-                (round.heard.iter()).any(|(zone, h)| *zone != round.zone && reaching(h));
+            let elsewhere = round
+                .heard
+                .iter()
+                .any(|(zone, h)| *zone != round.zone && reaching(h));
             if policy.fixes.full_recorded && elsewhere && recorded_full(round) {
                 return enforce_when_settled(format!(
                     "{not_ready} of {size} node(s) in zone {z} are cut off (partial disruption), {first} of them before this node, but a peer that reaches the API server reads none of the zone's Nodes recorded Ready: fully disrupted, the zone is tainted at the normal rate while another zone reaches the API server{evidence}"
