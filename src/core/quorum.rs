@@ -609,11 +609,28 @@ pub fn answer(
     last_contact_age: Option<Duration>,
     unreachable_after: Duration,
 ) -> PeerReport {
+    reach_only(
+        node.to_string(),
+        zone.to_string(),
+        reaches(last_contact_age, unreachable_after),
+        last_contact_age,
+    )
+}
+
+/// A peer's answer of its reach alone: not excluded, no read for the asker, nothing proven of
+/// the leader, no kubelet renewal of its own. What [`answer`] starts from, and what a round
+/// counts in place of a silent peer ([`Round::cut_off_counted`], [`silent_cut_off`]).
+fn reach_only(
+    node: String,
+    zone: String,
+    reachable: bool,
+    last_contact_age: Option<Duration>,
+) -> PeerReport {
     PeerReport {
-        node: node.to_string(),
-        zone: zone.to_string(),
+        node,
+        zone,
         excluded: false,
-        reachable: reaches(last_contact_age, unreachable_after),
+        reachable,
         last_contact_age,
         kubelet_renewed: None,
         node_read: None,
@@ -1823,17 +1840,8 @@ impl Round {
         for s in &self.cut_off_remembered {
             if let Some((zone, h)) = round.heard.get_mut(s.index) {
                 *h = Heard::Report(PeerReport {
-                    node: String::new(),
-                    zone: zone.clone(),
                     excluded: s.excluded,
-                    reachable: false,
-                    last_contact_age: s.last_contact_age,
-                    kubelet_renewed: None,
-                    node_read: None,
-                    pods: None,
-                    zone_recorded: None,
-                    leader: PeerLeader::default(),
-                    kubelet_age: None,
+                    ..reach_only(String::new(), zone.clone(), false, s.last_contact_age)
                 });
             }
         }
@@ -2868,19 +2876,12 @@ fn silent_cut_off(round: &Round) -> Round {
     let mut r = round.clone();
     for (_, h) in &mut r.heard {
         if matches!(h, Heard::Silent) {
-            *h = Heard::Report(PeerReport {
-                node: String::new(),
-                zone: String::new(),
-                reachable: false,
-                last_contact_age: Some(round.own_contact_age),
-                excluded: false,
-                kubelet_renewed: None,
-                node_read: None,
-                pods: None,
-                zone_recorded: None,
-                leader: Default::default(),
-                kubelet_age: None,
-            });
+            *h = Heard::Report(reach_only(
+                String::new(),
+                String::new(),
+                false,
+                Some(round.own_contact_age),
+            ));
         }
     }
     r
