@@ -530,6 +530,74 @@ fn no_eviction_counts_from_before_every_timer_started_again() {
     assert!(!reason(800).contains(said), "{}", reason(800));
 }
 
+/// Fencing on the taint, not cut off: a taint whose time, to the second, is no earlier than a
+/// peer's latest read of the Node without it came after that read, and counts from the later of
+/// the two even when that is later than the count from contact (`fence_plan::after_read`,
+/// `Taints::unreachable_after_read`, docs/fence.md §3; forty-seventh session, seeds 0x114, 0x892
+/// and 0xae6). Without that proof, a taint seen later than the count from contact counts from the
+/// contact, or from the read less `READ_SLACK` if that is later.
+#[test]
+fn a_taint_added_after_a_read_without_it_counts_from_its_own_time() {
+    use nodewarden::core::fence_plan::{READ_SLACK, Taints, after_read};
+    let s = Duration::from_secs;
+    // Contact at 1,000 s: counted from 1,040 s (grace 40 s, no monitor period, no lag); pods
+    // tolerating 60 s.
+    let at = |taints: Taints, untainted: Option<u64>| {
+        let plans = plan(
+            &[pod(vec![ne(UNREACHABLE).with_seconds(60)])],
+            CONTACT,
+            taints,
+            None,
+            &policy(Mode::Enforce),
+            &QuorumVerdict::Tainted {
+                untainted: untainted.map(s),
+            },
+        );
+        match &plans[0].plan {
+            Plan::Stop { schedule, .. } => schedule.eviction_time.as_secs(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let seen = |t: u64| Taints {
+        unreachable: Some(s(t)),
+        ..Taints::default()
+    };
+    let proven = |t: u64| Taints {
+        unreachable_after_read: true,
+        ..seen(t)
+    };
+    let added = |secs: u64| Some(std::time::UNIX_EPOCH + s(secs));
+    // The taint seen at 1,070 s, the peers' last read without it at 1,065 s: its own time counts,
+    // with its `timeAdded`.
+    assert_eq!(
+        after_read(Some((s(1070), added(7))), Some(s(1065))),
+        Some((s(1070), added(7)))
+    );
+    assert_eq!(at(proven(1070), Some(1065)), 1130);
+    // Without the proof, the read less the slack counts (later than the contact's count)...
+    assert_eq!(at(seen(1070), Some(1065)), 1065 - READ_SLACK.as_secs() + 60);
+    // ... or, without a read, the contact.
+    assert_eq!(at(seen(1070), None), 1100);
+    // A `timeAdded` within the second before the read may be of a taint added after it: the
+    // read counts, without the `timeAdded` (a pod created later moves no count of a read).
+    let ms = Duration::from_millis;
+    assert_eq!(
+        after_read(Some((ms(1_064_600), added(7))), Some(s(1065))),
+        Some((s(1065), None))
+    );
+    // A whole second earlier, the taint was added before the read (and removed since); and
+    // nothing without either.
+    assert_eq!(after_read(Some((s(1064), added(7))), Some(s(1065))), None);
+    assert_eq!(after_read(Some((s(1070), added(7))), None), None);
+    assert_eq!(
+        after_read::<std::time::SystemTime>(None, Some(s(1065))),
+        None
+    );
+    // A taint earlier than the count from contact counts from itself either way.
+    assert_eq!(at(proven(1020), Some(1010)), 1080);
+    assert_eq!(at(seen(1020), None), 1080);
+}
+
 /// A `not-ready:NoExecute` taint the Node carried when last seen started each pod's timer for it,
 /// and the controller's swap for the unreachable taint as the node goes Unknown keeps that timer
 /// (docs/semantics.md §4.3): the pod is deleted its not-ready toleration after that taint, when
@@ -568,6 +636,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
         ne(UNREACHABLE).with_seconds(300),
     ];
     let not_ready = |at: u64| Taints {
+        unreachable_after_read: false,
         added: Default::default(),
         unreachable: None,
         not_ready: Some(Duration::from_secs(at)),
@@ -659,6 +728,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     assert_eq!(at, Duration::from_secs(1340));
     // Both taints known: each pod's earlier timer.
     let both = Taints {
+        unreachable_after_read: false,
         added: Default::default(),
         unreachable: Some(Duration::from_secs(1_020)),
         not_ready: Some(Duration::from_secs(700)),
@@ -670,6 +740,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     // Ready=False: the unreachable timer goes on (900 + 300), earlier than the not-ready one
     // (950 + 600) and the count from contact (1340).
     let swapped = Taints {
+        unreachable_after_read: false,
         added: Default::default(),
         unreachable: None,
         not_ready: Some(Duration::from_secs(950)),
@@ -704,6 +775,7 @@ fn a_plan_on_the_not_ready_timer_lasts_until_the_latest_swap() {
         untainted: None,
     };
     let not_ready = Taints {
+        unreachable_after_read: false,
         added: Default::default(),
         unreachable: None,
         not_ready: Some(Duration::from_secs(800)),
@@ -764,6 +836,7 @@ fn the_not_ready_taint_the_peers_read_counts_as_the_one_on_the_nodes_own_view() 
         untainted: None,
     };
     let own = |not_ready: Option<u64>, swapped_from: Option<(u64, bool)>| Taints {
+        unreachable_after_read: false,
         not_ready: not_ready.map(s),
         swapped_from: swapped_from.map(|(t, nr)| (s(t), nr)),
         added: TaintsAdded {
@@ -869,6 +942,7 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
     ];
     // The taints counted at `at` on this node's scale, added at `added` on the control plane's.
     let not_ready = |at: u64, added: Option<u64>| Taints {
+        unreachable_after_read: false,
         not_ready: Some(s(at)),
         added: TaintsAdded {
             not_ready: added.map(cp),
@@ -877,6 +951,7 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
         ..Taints::default()
     };
     let unreachable = |at: u64, added: Option<u64>| Taints {
+        unreachable_after_read: false,
         unreachable: Some(s(at)),
         added: TaintsAdded {
             unreachable: added.map(cp),
@@ -961,6 +1036,7 @@ fn a_pod_created_on_a_tainted_node_counts_from_its_creation() {
     // timer, and counts from contact (1000 + 40 + 48), its not-ready timer (from 1000, + 330)
     // being later.
     let swapped = Taints {
+        unreachable_after_read: false,
         not_ready: Some(s(950)),
         swapped_from: Some((s(900), false)),
         added: TaintsAdded {

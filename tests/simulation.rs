@@ -2395,6 +2395,10 @@ fn a_standby_controller_manager_takes_over_at_the_return() {
             .collect()
     };
     assert!(wrongful(&restarted).is_empty());
+    // Counting a taint added after the peers' read without it from its own time
+    // (`Fixes::taint_after_read`) spares it.
+    assert!(wrongful(&standby).is_empty());
+    standby.fixes.taint_after_read = false;
     assert_eq!(wrongful(&standby), [15]);
 }
 
@@ -2590,10 +2594,14 @@ fn not_ready_wrongful(seed: u64, settings: &Settings) -> Vec<usize> {
 /// while it was cut off (`Fixes::own_view_at_return`; thirty-ninth session). 0x1cab: n11, back
 /// at 91.5 s, saw the taint added at 86.3 s; the peers' last read without it (84.4 s) less 10 s
 /// counted it from 74.4 s, and pod 26 (38 s) was stopped at 109.4 s, though its kubelet's post
-/// had the taint removed at 111.3 s, before the deletion at 124.3 s.
+/// had the taint removed at 111.3 s, before the deletion at 124.3 s. Counting a taint added after
+/// the peers' read without it from its own time (`Fixes::taint_after_read`) spares it too.
 #[test]
 fn back_from_a_partition_the_own_view_counts_the_taint() {
-    assert_default_spares(&[(0x1cab, &[26])], |f| f.own_view_at_return = false);
+    assert_default_spares(&[(0x1cab, &[26])], |f| {
+        f.own_view_at_return = false;
+        f.taint_after_read = false;
+    });
 }
 
 /// A peer whose own kubelet last renewed more than a monitor period before this node's, as each
@@ -2637,4 +2645,20 @@ fn a_peer_that_reads_no_leader_leaves_a_node_queued_for_the_taint_no_hold() {
 #[test]
 fn a_zone_recorded_with_no_node_ready_holds_nothing() {
     assert_not_ready_twice(&[(0x1304, &[7])], |f| f.full_recorded = false);
+}
+
+/// Fencing on the taint, not cut off, a taint added no earlier than the peers' latest read of the
+/// Node without it counts from its own time (`Fixes::taint_after_read`; forty-seventh session).
+/// 0x114: n3, cut off from 50.2 s, came back at 81.2 s; the controller, its zone still counted
+/// healthy on that pass, tainted it at 81.3 s, 1.1 s after the peers' read at 80.2 s found the
+/// Node without the taint. The fence counted from that read less 10 s and SIGTERMed pod 5 (19 s)
+/// at 86.2 s; the kubelet's post had the taint removed at 86.3 s, 14 s before the deletion was
+/// due. 0x892: the same for pod 2 (58 s), stopped at 187.2 s, the taint removed at 191.4 s.
+#[test]
+fn a_taint_added_after_a_read_without_it_counts_from_its_own_time() {
+    assert_pins(
+        &[(0x114, &[5]), (0x892, &[2])],
+        |f| f.taint_after_read = false,
+        |seed, s| pods_of(seed, s, "wrongful-stop"),
+    );
 }

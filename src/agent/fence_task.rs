@@ -807,7 +807,7 @@ impl Task {
     /// peers read (`NodeReads`).
     fn tainted(&self, now: Moment) -> fence_plan::Taints {
         let node = self.kept.node_status.as_ref();
-        let unreachable = self.unreachable(now);
+        let (unreachable, unreachable_after_read) = self.unreachable(now);
         let not_ready = self.not_ready(now);
         fence_plan::Taints {
             unreachable: unreachable.map(|(t, _)| t),
@@ -818,6 +818,7 @@ impl Task {
                 not_ready: not_ready.and_then(|(_, added)| added),
                 swapped_from: node.and_then(StoredNode::swapped_from_added),
             },
+            unreachable_after_read,
         }
         .with_not_ready_read(self.node_reads().not_ready(now))
     }
@@ -847,17 +848,13 @@ impl Task {
     /// if that is earlier (our clock may be behind the controller's); or, if earlier still, the
     /// `timeAdded` the peers read (as ours: `core::quorum::ReadTime::counted`), or the latest
     /// round before the peers read the taint in which they read the Node without it. `None`
-    /// without any. With the `timeAdded` it counts from (none for that round).
-    fn unreachable(&self, now: Moment) -> Option<(Duration, Option<SystemTime>)> {
-        // A taint the peers read counts from the latest read without it (`TaintReads`); only
-        // while cut off: not cut off, our own view is fresh again, and the taint they read may
-        // since have been swapped for not-ready, or removed (`Fixes::own_view_at_return`).
-        let read = crate::core::quorum::TaintReads {
+    /// without any. With the `timeAdded` it counts from (none for that round); and whether,
+    /// not cut off, it counts as added after the latest such read (`fence_plan::after_read`).
+    fn unreachable(&self, now: Moment) -> (Option<(Duration, Option<SystemTime>)>, bool) {
+        let taint_reads = crate::core::quorum::TaintReads {
             untainted_at: self.quorum_view.untainted_at.map(|t| self.clock.mono_of(t)),
             tainted: self.quorum_view.tainted_read,
-        }
-        .tainted_from()
-        .filter(|_| self.link.cut_off_since().is_some());
+        };
         let own = self.kept.node_status.as_ref().and_then(|node| {
             let text = node.unreachable_added()?;
             let seen = first_seen(&self.taint_seen, text);
@@ -870,7 +867,18 @@ impl Task {
             .tainted(now)
             .map(|t| (t, reads.taint_added.map(|r| r.wall)));
         let own = fence_plan::earliest_added(own, peers);
-        fence_plan::earliest_added(own, read.map(|t| (t, None)))
+        let cut_off = self.link.cut_off_since().is_some();
+        // Not cut off, a taint added after the peers' latest read without it counts from its
+        // own time (or that read's), even if later than the count from contact.
+        let after_read = fence_plan::after_read(own, taint_reads.untainted_at).filter(|_| !cut_off);
+        // A taint the peers read counts from the latest read without it (`TaintReads`); only
+        // while cut off: not cut off, our own view is fresh again, and the taint they read may
+        // since have been swapped for not-ready, or removed (`Fixes::own_view_at_return`).
+        let read = taint_reads.tainted_from().filter(|_| cut_off);
+        (
+            after_read.or_else(|| fence_plan::earliest_added(own, read.map(|t| (t, None)))),
+            after_read.is_some(),
+        )
     }
 
     /// The times the peers read on our Node (`core::quorum::NodeReads`), on the monotonic scale.

@@ -273,6 +273,8 @@ pub fn report(
             not_ready: added(node.and_then(|n| n.not_ready_added())),
             swapped_from: node.and_then(|n| n.swapped_from_added()),
         },
+        // The state file keeps no peer's read of the Node without the taint.
+        unreachable_after_read: false,
     };
     // And a Ready=Unknown it carried then without the taint: queued for it since it was written.
     let policy = fence_plan::FencePolicy::from(config);

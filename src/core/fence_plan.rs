@@ -504,6 +504,38 @@ pub struct Taints {
     /// what it was counted from (`None`: from something else, such as a read of the Node without
     /// the taint, or not known).
     pub added: TaintsAdded,
+    /// `unreachable` counts the taint as added after the latest round in which a peer read the
+    /// Node without it ([`after_read`]: from its own time, or that round's), as this node, not
+    /// cut off, fences on the taint: so it counts even when later than the count from contact
+    /// ([`plan`]).
+    pub unreachable_after_read: bool,
+}
+
+/// A `timeAdded`, as `metav1.Time`, is written to the whole second: the taint was added up to
+/// this much after it says.
+pub const TIME_ADDED_RESOLUTION: Duration = Duration::from_secs(1);
+
+/// Where the unreachable taint counts from when it came after `untainted_at`, the latest round in
+/// which a peer read the Node without it (`core::quorum::TaintReads::untainted_at`), given `seen`,
+/// its time on this node's view or as its peers read its `timeAdded` ([`taint_counted`], with
+/// that `timeAdded`): the later of the two, when the taint's `timeAdded` (to the second,
+/// [`TIME_ADDED_RESOLUTION`]) does not say it was added before that round; with the `timeAdded`
+/// only when the count is the taint's own time (a pod created later moves no count of the round,
+/// [`TaintsAdded`]). `None` otherwise, or without either.
+///
+/// That round's reads saw every write stored before it was sent, and found no unreachable taint:
+/// any that deletes a pod is added after it (an earlier one was removed, and its timers with it),
+/// and the pod is deleted no earlier than that taint's time plus its toleration (docs/fence.md §3,
+/// *A taint added after a read without it*). A taint seen at a time consistent with that is the
+/// one; one seen earlier still was removed since, and the next comes later than the round. Not
+/// cut off, this count, not the round's less [`READ_SLACK`], then stands
+/// ([`Taints::unreachable_after_read`]).
+pub fn after_read<T>(
+    seen: Option<(Duration, Option<T>)>,
+    untainted_at: Option<Duration>,
+) -> Option<(Duration, Option<T>)> {
+    let ((t, added), u) = seen.zip(untainted_at)?;
+    (t + TIME_ADDED_RESOLUTION > u).then(|| (t.max(u), added.filter(|_| t >= u)))
 }
 
 /// The control plane's `timeAdded` of each of [`Taints`]' counts. A pod created later than the
@@ -588,6 +620,7 @@ impl From<Option<Duration>> for Taints {
             not_ready: None,
             swapped_from: None,
             added: TaintsAdded::default(),
+            unreachable_after_read: false,
         }
     }
 }
@@ -867,9 +900,13 @@ fn plan_one(
     // A taint the Node already carried when last seen is on it from when it was added, if that
     // is earlier: nothing the cut brings removes it (docs/fence.md §3). The controller sets
     // `timeAdded` as it adds the taint and starts each pod's timer no earlier (docs/semantics.md
-    // §5.4, §4.3), so this is early, never late. Holds keep their own rules.
+    // §5.4, §4.3), so this is early, never late. So is a taint added after a peer's read of the
+    // Node without it, whenever that is ([`after_read`]): no earlier taint is on the Node to
+    // delete a pod before it. Holds keep their own rules.
     let holding = matches!(quorum, QuorumVerdict::Hold { .. });
-    let seen_taint = taints.unreachable.filter(|t| *t < counted && !holding);
+    let seen_taint = taints
+        .unreachable
+        .filter(|t| (*t < counted || taints.unreachable_after_read) && !holding);
     // A peer's read of the Node without the taint, less the slack, may be later than any of
     // that: the taint, if it comes, comes after the read (a taint seen earlier was removed
     // since).

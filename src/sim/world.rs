@@ -2988,11 +2988,16 @@ impl World<'_> {
                 .tainted(moment)
                 .map(|t| (t, a.node_reads.taint_added.map(|r| r.wall)));
             let tainted = fence_plan::earliest_added(own, peers);
-            // And, if earlier, the latest round before the peers read the taint that read the
+            // Not cut off, a taint added after the peers' latest read without it counts from its
+            // own time (or that read's), even if later than the count from contact.
+            let after_read = fence_plan::after_read(tainted, a.reads.untainted_at)
+                .filter(|_| set.fixes.taint_after_read && !judged.cut_off);
+            // Else, if earlier, the latest round before the peers read the taint that read the
             // Node without it; not while this run's own view is fresh, not cut off.
             let read = a.reads.tainted_from();
             let read = read.filter(|_| judged.cut_off || !set.fixes.own_view_at_return);
-            let tainted = fence_plan::earliest_added(tainted, read.map(|t| (t, None)));
+            let tainted =
+                after_read.or_else(|| fence_plan::earliest_added(tainted, read.map(|t| (t, None))));
             // As `agent::fence_task`'s `not_ready`: the not-ready taint its view last showed.
             let not_ready = a
                 .not_ready_view
@@ -3025,6 +3030,7 @@ impl World<'_> {
                     not_ready: not_ready.and_then(|(_, added)| added),
                     swapped_from: swapped_from.map(|(t, _)| wall(t)),
                 },
+                unreachable_after_read: after_read.is_some(),
             }
             .with_not_ready_read(a.node_reads.not_ready(moment));
             // As `agent::fence_task`: a kubelet renewal the peers read after this run's own
