@@ -540,6 +540,7 @@ fn no_eviction_counts_from_before_every_timer_started_again() {
 fn a_taint_added_after_a_read_without_it_counts_from_its_own_time() {
     use nodewarden::core::fence_plan::{READ_SLACK, Taints, after_read};
     let s = Duration::from_secs;
+    const GRACE: Duration = Duration::from_secs(40);
     // Contact at 1,000 s: counted from 1,040 s (grace 40 s, no monitor period, no lag); pods
     // tolerating 60 s.
     let at = |taints: Taints, untainted: Option<u64>| {
@@ -570,7 +571,7 @@ fn a_taint_added_after_a_read_without_it_counts_from_its_own_time() {
     // The taint seen at 1,070 s, the peers' last read without it at 1,065 s: its own time counts,
     // with its `timeAdded`.
     assert_eq!(
-        after_read(Some((s(1070), added(7))), Some(s(1065))),
+        after_read(Some((s(1070), added(7))), Some(s(1065)), GRACE),
         Some((s(1070), added(7)))
     );
     assert_eq!(at(proven(1070), Some(1065)), 1130);
@@ -582,20 +583,33 @@ fn a_taint_added_after_a_read_without_it_counts_from_its_own_time() {
     // read counts, without the `timeAdded` (a pod created later moves no count of a read).
     let ms = Duration::from_millis;
     assert_eq!(
-        after_read(Some((ms(1_064_600), added(7))), Some(s(1065))),
+        after_read(Some((ms(1_064_600), added(7))), Some(s(1065)), GRACE),
         Some((s(1065), None))
     );
     // A whole second earlier, the taint was added before the read (and removed since); and
     // nothing without either.
-    assert_eq!(after_read(Some((s(1064), added(7))), Some(s(1065))), None);
-    assert_eq!(after_read(Some((s(1070), added(7))), None), None);
     assert_eq!(
-        after_read::<std::time::SystemTime>(None, Some(s(1065))),
+        after_read(Some((s(1064), added(7))), Some(s(1065)), GRACE),
+        None
+    );
+    assert_eq!(after_read(Some((s(1070), added(7))), None, GRACE), None);
+    assert_eq!(
+        after_read::<std::time::SystemTime>(None, Some(s(1065)), GRACE),
         None
     );
     // A taint earlier than the count from contact counts from itself either way.
     assert_eq!(at(proven(1020), Some(1010)), 1080);
     assert_eq!(at(seen(1020), None), 1080);
+    // A taint a whole grace period after the read may be the swap of a not-ready taint added
+    // after it, whose timers go on: the read proves nothing of it.
+    assert_eq!(
+        after_read(Some((s(1105), added(7))), Some(s(1065)), GRACE),
+        None
+    );
+    assert_eq!(
+        after_read(Some((s(1104), added(7))), Some(s(1065)), GRACE),
+        Some((s(1104), added(7)))
+    );
 }
 
 /// A `not-ready:NoExecute` taint the Node carried when last seen started each pod's timer for it,

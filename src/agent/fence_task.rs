@@ -870,7 +870,9 @@ impl Task {
         let cut_off = self.link.cut_off_since().is_some();
         // Not cut off, a taint added after the peers' latest read without it counts from its
         // own time (or that read's), even if later than the count from contact.
-        let after_read = fence_plan::after_read(own, taint_reads.untainted_at).filter(|_| !cut_off);
+        let grace = self.policy.node_monitor_grace_period;
+        let after_read =
+            fence_plan::after_read(own, taint_reads.untainted_at, grace).filter(|_| !cut_off);
         // A taint the peers read counts from the latest read without it (`TaintReads`); only
         // while cut off: not cut off, our own view is fresh again, and the taint they read may
         // since have been swapped for not-ready, or removed (`Fixes::own_view_at_return`).

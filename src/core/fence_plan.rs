@@ -516,26 +516,32 @@ pub struct Taints {
 pub const TIME_ADDED_RESOLUTION: Duration = Duration::from_secs(1);
 
 /// Where the unreachable taint counts from when it came after `untainted_at`, the latest round in
-/// which a peer read the Node without it (`core::quorum::TaintReads::untainted_at`), given `seen`,
-/// its time on this node's view or as its peers read its `timeAdded` ([`taint_counted`], with
-/// that `timeAdded`): the later of the two, when the taint's `timeAdded` (to the second,
-/// [`TIME_ADDED_RESOLUTION`]) does not say it was added before that round; with the `timeAdded`
-/// only when the count is the taint's own time (a pod created later moves no count of the round,
-/// [`TaintsAdded`]). `None` otherwise, or without either.
+/// which a peer read the Node without either of the controller's NoExecute taints
+/// (`core::quorum::TaintReads::untainted_at`), given `seen`, its time on this node's view or as
+/// its peers read its `timeAdded` ([`taint_counted`], with that `timeAdded`): the later of the
+/// two, when the taint's `timeAdded` (to the second, [`TIME_ADDED_RESOLUTION`]) does not say it
+/// was added before that round, and it came less than `grace` (the node-monitor grace period)
+/// after it; with the `timeAdded` only when the count is the taint's own time (a pod created
+/// later moves no count of the round, [`TaintsAdded`]). `None` otherwise, or without either.
 ///
-/// That round's reads saw every write stored before it was sent, and found no unreachable taint:
-/// any that deletes a pod is added after it (an earlier one was removed, and its timers with it),
-/// and the pod is deleted no earlier than that taint's time plus its toleration (docs/fence.md §3,
-/// *A taint added after a read without it*). A taint seen at a time consistent with that is the
-/// one; one seen earlier still was removed since, and the next comes later than the round. Not
-/// cut off, this count, not the round's less [`READ_SLACK`], then stands
-/// ([`Taints::unreachable_after_read`]).
+/// That round's reads saw every write stored before it was sent, and found neither taint: any
+/// unreachable taint that deletes a pod is added after it (an earlier one was removed, and its
+/// timers with it), and the pod is deleted no earlier than that taint's time plus its toleration
+/// (docs/fence.md §3, *A taint added after a read without it*). A taint seen at a time
+/// consistent with that is the one; one seen earlier still was removed since, and the next comes
+/// later than the round. A not-ready taint whose timers the swap for this one kept was on the
+/// Node a grace period or more before the swap (the controller swaps as the node goes Unknown, a
+/// grace period after its kubelet was last heard, and the kubelet's Ready=False that brought
+/// the not-ready taint was heard): within `grace` of the round, it would have been on the Node
+/// when the round read it. Not cut off, this count, not the round's less [`READ_SLACK`], then
+/// stands ([`Taints::unreachable_after_read`]).
 pub fn after_read<T>(
     seen: Option<(Duration, Option<T>)>,
     untainted_at: Option<Duration>,
+    grace: Duration,
 ) -> Option<(Duration, Option<T>)> {
     let ((t, added), u) = seen.zip(untainted_at)?;
-    (t + TIME_ADDED_RESOLUTION > u).then(|| (t.max(u), added.filter(|_| t >= u)))
+    (t + TIME_ADDED_RESOLUTION > u && t < u + grace).then(|| (t.max(u), added.filter(|_| t >= u)))
 }
 
 /// The control plane's `timeAdded` of each of [`Taints`]' counts. A pod created later than the

@@ -1112,16 +1112,17 @@ pub struct Fixes {
     pub full_recorded: bool,
     /// Not cut off, an unreachable taint whose time is known (this node's view, or the
     /// `timeAdded` its peers read) and, to the second, no earlier than the latest round in which
-    /// a peer read the Node without it counts from the later of its time and that round's, even
-    /// when the count from contact, or from that read less `fence_plan::READ_SLACK`, is earlier
-    /// (`fence_plan::after_read`, `fence_plan::Taints::unreachable_after_read`; forty-seventh
-    /// session, seeds 0x114, 0x892 and 0xae6: the controller tainted a node cut off for half a
-    /// minute or more 4 ms to 1.8 s after the peers' last read without the taint, as its link
-    /// came back; fencing on the taint, the agent counted 9–11 s earlier than the taint and
-    /// stopped a pod whose toleration had not run when the kubelet's return removed the taint).
-    /// Cut off, the slack stays: an agent down near such a deadline would let the pod run on
-    /// (measured: four more pods ran on while their agent was down in 1–10,000). The agent's
-    /// shell applies it; only the simulator reads this switch.
+    /// a peer read the Node without it (and less than a grace period later) counts from the later
+    /// of its time and that round's, even when the count from contact, or from that read less
+    /// `fence_plan::READ_SLACK`, is earlier (`fence_plan::after_read`,
+    /// `fence_plan::Taints::unreachable_after_read`; forty-seventh session, seeds 0x114, 0x892
+    /// and 0xae6: the controller tainted a node cut off for half a minute or more 4 ms to 1.8 s
+    /// after the peers' last read without the taint, as its link came back; fencing on the
+    /// taint, the agent counted 9–11 s earlier than the taint and stopped a pod whose toleration
+    /// had not run when the kubelet's return removed the taint). Cut off, the slack stays: an
+    /// agent down near such a deadline would let the pod run on (measured: four more pods ran on
+    /// while their agent was down in 1–10,000). The agent's shell applies it; only the simulator
+    /// reads this switch.
     pub taint_after_read: bool,
 }
 

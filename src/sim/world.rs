@@ -2990,7 +2990,7 @@ impl World<'_> {
             let tainted = fence_plan::earliest_added(own, peers);
             // Not cut off, a taint added after the peers' latest read without it counts from its
             // own time (or that read's), even if later than the count from contact.
-            let after_read = fence_plan::after_read(tainted, a.reads.untainted_at)
+            let after_read = fence_plan::after_read(tainted, a.reads.untainted_at, set.grace)
                 .filter(|_| set.fixes.taint_after_read && !judged.cut_off);
             // Else, if earlier, the latest round before the peers read the taint that read the
             // Node without it; not while this run's own view is fresh, not cut off.
