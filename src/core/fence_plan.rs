@@ -529,11 +529,11 @@ pub const TIME_ADDED_RESOLUTION: Duration = Duration::from_secs(1);
 /// timers with it), and the pod is deleted no earlier than that taint's time plus its toleration
 /// (docs/fence.md §3, *A taint added after a read without it*). A taint seen at a time
 /// consistent with that is the one; one seen earlier still was removed since, and the next comes
-/// later than the round. A not-ready taint whose timers the swap for this one kept was on the
-/// Node a grace period or more before the swap (the controller swaps as the node goes Unknown, a
-/// grace period after its kubelet was last heard, and the kubelet's Ready=False that brought
-/// the not-ready taint was heard): within `grace` of the round, it would have been on the Node
-/// when the round read it. Not cut off, this count, not the round's less [`READ_SLACK`], then
+/// later than the round. A not-ready taint whose timers the swap for this one kept
+/// (docs/semantics.md §4.3) was on the Node a grace period or more before the swap (the
+/// controller swaps as the node goes Unknown, a grace period after its kubelet was last heard,
+/// and the kubelet's Ready=False that brought the not-ready taint was heard): within `grace` of
+/// the round, it would have been on the Node when the round read it. Not cut off, this count, not the round's less [`READ_SLACK`], then
 /// stands ([`Taints::unreachable_after_read`]).
 pub fn after_read<T>(
     seen: Option<(Duration, Option<T>)>,
