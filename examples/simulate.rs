@@ -209,6 +209,7 @@ fn main() {
                 "peer-leaderless" => settings.fixes.peer_leaderless = false,
                 "full-recorded" => settings.fixes.full_recorded = false,
                 "taint-after-read" => settings.fixes.taint_after_read = false,
+                "peers-read-kept" => settings.fixes.peers_read_kept = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),

@@ -53,13 +53,14 @@ pub const CONTACT_FILE: &str = "last-contact";
 /// Its own file: it changes rarely and no restart reads it, so the state's format stays as is.
 pub const POD_VIEW_FILE: &str = "pod-view";
 /// The format version this build writes.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 /// Older versions this build reads: version 1 lacks the Node and the pods' resources, version 2
 /// the conditions as decided, version 3 the peers and the quorum, version 4 the wall scale,
 /// version 5 when the quorum's first hold began, version 6 when each of the Node's taints was
 /// added, version 7 the contact a relapse counts from, version 8 the first taint of a run the
-/// controller swapped; all then read as empty.
-const READS: [u32; 9] = [1, 2, 3, 4, 5, 6, 7, 8, VERSION];
+/// controller swapped, version 9 whether the peers' reads for this node ever came back; all then
+/// read as empty.
+const READS: [u32; 10] = [1, 2, 3, 4, 5, 6, 7, 8, 9, VERSION];
 
 /// Everything persisted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,6 +118,13 @@ pub struct State {
     /// bytes are then written back as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_scale: Option<String>,
+    /// Whether a read a peer made for this node (its Node, its kubelet's Lease, its pods) ever
+    /// came back in a round of this run or of one before it (`core::quorum::ServerReads::ever`;
+    /// since version 10, absent while false): a restarted run's SIGTERMs wait for the peers'
+    /// reads from its first round, as the run before's did (docs/fence.md §5, *The SIGTERM
+    /// waits for a read*).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peers_read: bool,
     /// Not in this file: how long the runs since `last_contact` waited without an answer, from
     /// the contact file when its contact is the one `load` took ([`CONTACT_FILE`]).
     #[serde(skip)]
@@ -573,6 +581,8 @@ pub struct StateView<'a> {
     pub counted_from: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wall_scale: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub peers_read: bool,
 }
 
 /// The pods as [`StoredPod`]s of the same pods and resources are written: each with its requests
@@ -1207,6 +1217,7 @@ mod tests {
             cut_off_since: None,
             counted_from: None,
             wall_scale: None,
+            peers_read: false,
             unanswered: None,
         };
         let bytes = serde_json::to_vec_pretty(&state).expect("encode");

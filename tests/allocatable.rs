@@ -74,6 +74,7 @@ fn save_node(state_dir: &Path, allocatable: &[(&str, &str)]) {
             cut_off_since: None,
             counted_from: None,
             wall_scale: None,
+            peers_read: false,
             unanswered: None,
         },
     )

@@ -616,6 +616,7 @@ fn save_edge_state(
             cut_off_since: None,
             counted_from: None,
             wall_scale: None,
+            peers_read: false,
             unanswered: None,
         },
     )

@@ -1042,7 +1042,11 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         untainted_at: None,
         tainted_read: false,
         node_reads: Default::default(),
-        server_reads: Default::default(),
+        // Written as `peersRead`, the streamed write as the owned one.
+        server_reads: nodewarden::core::quorum::ServerReads {
+            ever: true,
+            unread: false,
+        },
         leader_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),
@@ -1096,6 +1100,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         cut_off_since: Some(state::format_time(cut_off)),
         counted_from: None,
         wall_scale: Some(scale.to_text()),
+        peers_read: true,
         unanswered: None,
     };
     let copied = tempfile::tempdir().expect("tempdir");

@@ -546,6 +546,11 @@ fn a_taint_the_peers_read_settles_a_pending_enforce_at_once() {
         "{settled:?}"
     );
     assert_only_stopped(&mut lab, &stopped, &["n1-short"]);
+    // The state file keeps that the peers' reads came back: a restart's SIGTERMs would wait for
+    // them from its first round (docs/fence.md §5, *The SIGTERM waits for a read*). Written at
+    // once while cut off, with the kill at the latest.
+    let state = std::fs::read_to_string(lab.node(1).state.join("state.json")).unwrap_or_default();
+    assert!(state.contains("\"peersRead\": true"), "{state}");
 }
 
 /// n1, alone in its zone, is cut off from the API server, and its agent is SIGKILLed at once.

@@ -2647,6 +2647,22 @@ fn a_zone_recorded_with_no_node_ready_holds_nothing() {
     assert_not_ready_twice(&[(0x1304, &[7])], |f| f.full_recorded = false);
 }
 
+/// Whether the peers' reads for a node ever came back survives its agent's restart
+/// (`Fixes::peers_read_kept`; forty-eighth session). 0x19ca: n4, first of zone-0's five, lost the
+/// API server at 217.4 s; its agent, down from 229.4 s, started again at 241.3 s, after the four
+/// others lost it too (230.6–231.4 s). n0 still said it reached the API server, though its read
+/// failed. The new run had seen no read come back, so its SIGTERMs did not wait: pod 10 (25 s,
+/// grace 30 s) was signalled at 241.3 s, 30 s ahead of its kill, and n4's link came back at
+/// 244.7 s. Now the SIGTERM waits for a read from the run's first round.
+#[test]
+fn whether_the_peers_ever_read_survives_a_restart() {
+    assert_pins(
+        &[(0x19ca, &[10])],
+        |f| f.peers_read_kept = false,
+        |seed, s| pods_of(seed, s, "wrongful-stop"),
+    );
+}
+
 /// Fencing on the taint, not cut off, a taint added no earlier than the peers' latest read of the
 /// Node without it counts from its own time (`Fixes::taint_after_read`; forty-seventh session).
 /// 0x114: n3, cut off from 50.2 s, came back at 81.2 s; the controller, its zone still counted

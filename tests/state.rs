@@ -113,6 +113,7 @@ fn sample_state() -> State {
         cut_off_since: None,
         counted_from: None,
         wall_scale: None,
+        peers_read: false,
         unanswered: None,
     }
 }
@@ -178,6 +179,32 @@ fn the_contact_a_relapse_counts_from_round_trips_with_the_partition() {
     save(&state_dir, &state).expect("save");
     let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
     assert!(!text.contains("countedFrom"), "{text}");
+}
+
+/// Whether the peers' reads for this node ever came back is kept (version 10), and read back: a
+/// restart's SIGTERMs wait for their reads from its first round. Absent while false, so a file
+/// of a run whose peers never read for it looks as an earlier version's did.
+#[test]
+fn whether_the_peers_ever_read_for_this_node_round_trips() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().join("nodewarden");
+    let mut state = sample_state();
+    state.peers_read = true;
+    save(&state_dir, &state).expect("save");
+    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    assert!(text.contains("\"peersRead\": true"), "{text}");
+    match load(&state_dir, None) {
+        Loaded::Found(back) => assert_eq!(*back, state),
+        other => panic!("{other:?}"),
+    }
+    state.peers_read = false;
+    save(&state_dir, &state).expect("save");
+    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    assert!(!text.contains("peersRead"), "{text}");
+    match load(&state_dir, None) {
+        Loaded::Found(back) => assert!(!back.peers_read),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

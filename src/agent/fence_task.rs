@@ -2063,6 +2063,7 @@ pub fn persist(
         cut_off_since: held.cut_off_since.map(state::format_time),
         counted_from: held.counted_before.map(state::format_time),
         wall_scale: held.wall_scale.map(|s| s.to_text()),
+        peers_read: held.quorum.server_reads.ever,
     };
     state::save_view(dir, &s)
 }

@@ -277,7 +277,11 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         untainted_at: None,
         tainted_read: false,
         node_reads: Default::default(),
-        server_reads: Default::default(),
+        // Whether the peers ever read for this node goes on; the latest round's word does not.
+        server_reads: crate::core::quorum::ServerReads {
+            ever: s.peers_read,
+            unread: false,
+        },
         leader_reads: Default::default(),
         pods_read: None,
         node_path: Default::default(),
@@ -678,8 +682,9 @@ pub async fn run(
     // And the times they read on it, of this partition only.
     let mut node_reads = crate::core::quorum::NodeReads::default();
     // Whether the peers that say they reach the API server read from it (kept through returns
-    // of the link; the latest round's word cleared with the partition).
-    let mut server_reads = crate::core::quorum::ServerReads::default();
+    // of the link; the latest round's word cleared with the partition). Whether they ever did
+    // comes from the run before (`resume`, the state file's `peersRead`).
+    let mut server_reads = view.borrow().server_reads;
     // What the peers' reads of the controller-manager's leader Lease prove (kept through returns
     // of the link; the latest round's pending read cleared with the partition).
     let mut leader_reads = crate::core::quorum::LeaderReads::default();
@@ -1736,6 +1741,7 @@ mod tests {
             cut_off_since: None,
             counted_from: None,
             wall_scale: None,
+            peers_read: true,
             unanswered: None,
         };
         let clock = Clock::start();
@@ -1772,6 +1778,19 @@ mod tests {
         };
         let rt = Duration::from_secs(10);
         assert_eq!(gate.not_before(rt), Some(clock.mono_of(at) - rt));
+        // Whether the peers ever read for this node goes on; the latest round's word does not.
+        assert!(v.server_reads.ever && !v.server_reads.unread);
+        assert!(
+            !resume(
+                Some(&State {
+                    peers_read: false,
+                    ..state
+                }),
+                &clock
+            )
+            .server_reads
+            .ever
+        );
         assert_eq!(resume(None, &clock), QuorumView::default());
     }
 }

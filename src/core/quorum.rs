@@ -1124,6 +1124,15 @@ pub struct Fixes {
     /// while their agent was down in 1–10,000). The agent's shell applies it; only the simulator
     /// reads this switch.
     pub taint_after_read: bool,
+    /// Whether the peers' reads for this node came back in some round ([`ServerReads::ever`]) is
+    /// kept in the state file (`peersRead`), and a restarted run begins from it: its SIGTERMs wait
+    /// for a read from its first round, as the run before's did (forty-eighth session, seed
+    /// 0x19ca: of a zone of five, n4 lost the API server first and its agent started again 24 s
+    /// later, as the four others lost it too; one still said it reached the API server though its
+    /// read failed, and the new run, which had not yet seen a read come back, sent a SIGTERM
+    /// 30 s ahead of its kill, 3.5 s before n4's link came back). The agent's shell applies it;
+    /// only the simulator reads this switch.
+    pub peers_read_kept: bool,
 }
 
 impl Fixes {
@@ -1193,6 +1202,7 @@ impl Fixes {
         peer_leaderless: true,
         full_recorded: true,
         taint_after_read: true,
+        peers_read_kept: true,
     };
 }
 
@@ -2812,12 +2822,14 @@ const LEADERLESS_DOUBT: &str = "no controller-manager leads, and the next one's 
 /// server for `unreachableAfter` after its last contact, so an outage of the API server for
 /// everyone looks, to the peers' answers, like a working control plane for that long; a read a
 /// peer made for the question (this node's Node, its kubelet Lease, its pods) is an answer of
-/// the API server after the question left. Kept across the rounds of a run.
+/// the API server after the question left. Kept across the rounds of a run; whether reads ever
+/// came back is kept across restarts too (the state file's `peersRead`,
+/// [`Fixes::peers_read_kept`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ServerReads {
-    /// A read of a peer that reaches the API server came back in some round of this run: the
-    /// peers read for this node (none of a build older than the reads, or without the RBAC for
-    /// them, ever does, and then nothing waits for one).
+    /// A read of a peer that reaches the API server came back in some round of this run, or of a
+    /// run before it: the peers read for this node (none of a build older than the reads, or
+    /// without the RBAC for them, ever does, and then nothing waits for one).
     pub ever: bool,
     /// The latest round: a peer said it reaches the API server, and none of those that did read
     /// from it, though peers did in an earlier round.

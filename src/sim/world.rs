@@ -487,6 +487,8 @@ struct Disk {
     unknown_since: Option<Duration>,
     /// When the kubelet posted the Ready=False that stood on the Node as last seen.
     ready_false_since: Option<Duration>,
+    /// Whether the peers' reads for the node ever came back (`state::State::peers_read`).
+    peers_read: bool,
     /// The contact file's second line (`core::fencing::Link::unanswered`), with the contact its
     /// first line held then: a state written since with a later contact makes it stale.
     unanswered: Option<(Option<SystemTime>, Duration)>,
@@ -1424,7 +1426,11 @@ impl World<'_> {
             askers: Vec::new(),
             reads: quorum::TaintReads::default(),
             node_reads: quorum::NodeReads::default(),
-            server_reads: quorum::ServerReads::default(),
+            // As `agent::quorum::resume`: whether the peers ever read for it goes on.
+            server_reads: quorum::ServerReads {
+                ever: disk.peers_read && self.set.fixes.peers_read_kept,
+                unread: false,
+            },
             leader_reads: quorum::LeaderReads::default(),
             waits: None,
             leader: leader::Leader::default(),
@@ -3188,6 +3194,7 @@ impl World<'_> {
                 disk.swapped_from = a.swapped_from;
                 disk.unknown_since = a.unknown_view.map(|(u, _)| u);
                 disk.ready_false_since = a.ready_false_view.map(|(f, _)| f);
+                disk.peers_read = a.server_reads.ever;
             }
             a.durability.written(what, true, now);
         }
@@ -3585,7 +3592,12 @@ impl World<'_> {
         // And the probes of the kubelet's path: a taint read in this partition ends their hold.
         a.node_path.note_taint(read);
         // As `agent::quorum`: whether the peers that say they reach the API server read from it.
-        a.server_reads.note(round.heard.iter().map(|(_, h)| h));
+        // The state file keeps whether they ever did: as `agent::fence_task`, a change of the
+        // quorum's view is written.
+        let ever = a.server_reads.ever;
+        if a.server_reads.note(round.heard.iter().map(|(_, h)| h)) && a.server_reads.ever != ever {
+            a.durability.changed();
+        }
         // And what their reads of the controller-manager's leader Lease prove.
         let proven = a.leader_reads.timers_from;
         if set.fixes.peer_leader_read
