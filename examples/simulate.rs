@@ -210,6 +210,7 @@ fn main() {
                 "full-recorded" => settings.fixes.full_recorded = false,
                 "taint-after-read" => settings.fixes.taint_after_read = false,
                 "peers-read-kept" => settings.fixes.peers_read_kept = false,
+                "zone-down-due" => settings.fixes.zone_down_due = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),

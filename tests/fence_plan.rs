@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use nodewarden::core::fence_plan::{
-    FencePod, FencePolicy, Mode, Plan, QuorumVerdict, Schedule, plan,
+    FencePod, FencePolicy, Mode, Plan, QuorumVerdict, Schedule, StopDue, plan,
 };
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::taint::{Effect, Toleration};
@@ -303,11 +303,55 @@ fn off_plans_nothing_and_a_hold_verdict_holds() {
         &policy(Mode::Enforce),
         &QuorumVerdict::Hold {
             reason: "zone partially disrupted".into(),
+            stop_due: None,
         },
     );
     assert!(
         matches!(&held[0].plan, Plan::Hold { reason, .. } if reason.contains("zone partially disrupted"))
     );
+}
+
+/// A hold with `stop_due` (every zone down, this node maybe tainted before it,
+/// `core::quorum::Verdict::stops_due`) still stops each pod that an enforce with no hold, and the
+/// same read without the taint, makes due by then: one may have been deleted while a taint
+/// stood. The others are held.
+#[test]
+fn a_hold_that_stops_what_was_due_stops_only_that() {
+    let tolerating = |uid: &str, s: i64| FencePod {
+        uid: uid.into(),
+        ..pod(vec![ne(UNREACHABLE).with_seconds(s)])
+    };
+    let pods = [tolerating("short", 5), tolerating("long", 60)];
+    let hold = |by: u64, untainted: Option<u64>| QuorumVerdict::Hold {
+        reason: "every zone down".into(),
+        stop_due: Some(StopDue {
+            by: Duration::from_secs(by),
+            untainted: untainted.map(Duration::from_secs),
+        }),
+    };
+    let plans = |q: &QuorumVerdict| {
+        plan(&pods, CONTACT, None, None, &policy(Mode::Enforce), q)
+            .into_iter()
+            .map(|p| match p.plan {
+                Plan::Stop { schedule, .. } => Some(schedule.eviction_time.as_secs()),
+                Plan::Hold { .. } => None,
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    // Counted from the contact (1000 + 40 s): "short" due at 1045, "long" at 1100.
+    assert_eq!(plans(&hold(1050, None)), [Some(1045), None]);
+    assert_eq!(plans(&hold(1100, None)), [Some(1045), Some(1100)]);
+    assert_eq!(plans(&hold(1044, None)), [None, None]);
+    // A read without the taint at 1060 counts from 1050 (less the slack), as an enforce would.
+    assert_eq!(plans(&hold(1050, Some(1060))), [None, None]);
+    assert_eq!(plans(&hold(1055, Some(1060))), [Some(1055), None]);
+    // Without `stop_due`, a hold stops nothing.
+    let whole = QuorumVerdict::Hold {
+        reason: "every zone down".into(),
+        stop_due: None,
+    };
+    assert_eq!(plans(&whole), [None, None]);
 }
 
 proptest! {
@@ -724,6 +768,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     // And under a hold, nothing.
     let held_now = QuorumVerdict::Hold {
         reason: "every node known is cut off".into(),
+        stop_due: None,
     };
     assert!(matches!(
         planned(
@@ -737,6 +782,7 @@ fn a_not_ready_taint_seen_before_the_cut_keeps_its_timer_through_the_swap() {
     // disruption; an outage of the API server or every zone down deletes nothing).
     let held = QuorumVerdict::Hold {
         reason: "every node known is cut off".into(),
+        stop_due: None,
     };
     let (at, _) = eviction(&planned(defaults.clone(), not_ready(800), &held));
     assert_eq!(at, Duration::from_secs(1340));

@@ -456,6 +456,7 @@ fn each_step_is_due_once_at_its_instant_and_a_pod_fenced_before_a_restart_is_don
         &policy,
         &QuorumVerdict::Hold {
             reason: "partial disruption".into(),
+            stop_due: None,
         },
     );
     assert!(

@@ -1369,7 +1369,8 @@ fn hold_turning_to_enforce_counts_from_the_end_of_the_hold_never_before() {
     );
     assert_eq!(
         eviction(&QuorumVerdict::Hold {
-            reason: "3 of 5".into()
+            reason: "3 of 5".into(),
+            stop_due: None,
         }),
         None
     );
@@ -3036,8 +3037,9 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
         (all_down(3, false, true), true, "enforce"),
         // The other node left Ready after this one: this node may have been tainted while that
         // one still counted Ready, and the taint removed when every zone went down, its pods
-        // tolerating less deleted all the same.
-        (all_down(3, true, false), true, "enforce"),
+        // tolerating less deleted all the same. A hold that still stops those
+        // (`Fixes::zone_down_due`, below).
+        (all_down(3, true, false), true, "hold"),
         // This node tainted in the same read.
         (
             Some(ZoneRecord {
@@ -3077,9 +3079,61 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
     }
     assert!(decide(&r, &policy(), true).is_enforce());
     assert!(decide(&held(), &policy(), true).is_hold());
+    assert!(!decide(&held(), &policy(), true).stops_due());
     // With the rule switched off, the record changes nothing.
     let old = policy_without(|f| f.master_recorded = false);
     assert!(decide(&held(), &old, true).is_enforce());
+    // Another node left Ready after this one (issue 22, seed 0x1b9c): a hold whose plan still
+    // stops each pod that may have been deleted while a taint stood before every zone went down.
+    let after = || round(recording(all_down(3, true, false), true));
+    let v = decide(&after(), &policy(), true);
+    assert!(v.is_hold() && v.stops_due(), "{}", v.reason());
+    assert!(
+        v.reason().contains("may have been tainted before"),
+        "{}",
+        v.reason()
+    );
+    // Planned as a hold that stops what was due by the round's send time, with its read.
+    let s = Duration::from_secs;
+    let planned = |v: &Verdict| {
+        planning(
+            Some(v),
+            (Some(s(1060)), Some(s(1020))),
+            Some(s(1055)),
+            false,
+            s(10),
+        )
+    };
+    let due = nodewarden::core::fence_plan::StopDue {
+        by: s(1060),
+        untainted: Some(s(1055)),
+    };
+    assert!(
+        matches!(planned(&v), QuorumVerdict::Hold { stop_due: Some(d), .. } if d == due),
+        "{:?}",
+        planned(&v)
+    );
+    assert!(matches!(
+        planned(&decide(&held(), &policy(), true)),
+        QuorumVerdict::Hold { stop_due: None, .. }
+    ));
+    // Only what would enforce: a node seen tainted enforces as before, and so does every
+    // verdict with the rule switched off.
+    assert!(decide(&after().tainted(true), &policy(), true).is_enforce());
+    let before = policy_without(|f| f.zone_down_due = false);
+    assert!(decide(&after(), &before, true).is_enforce());
+    // A round that holds on its counts holds as it did, whole: two of a zone of five went
+    // silent before this node.
+    let mut held_anyway = zone(5, 2);
+    held_anyway.other_zones = 0;
+    held_anyway.heard[2] = recording(all_down(5, true, false), true);
+    let v = decide(&held_anyway, &policy(), true);
+    assert!(
+        v.is_hold() && !v.stops_due(),
+        "{}: {}",
+        v.word(),
+        v.reason()
+    );
 }
 
 #[test]

@@ -2663,6 +2663,26 @@ fn whether_the_peers_ever_read_survives_a_restart() {
     );
 }
 
+/// A peer's read of the only zone recorded with no Node Ready, this node untainted though another
+/// left Ready after it, turns an enforce into a hold that still stops each pod an enforce would
+/// have had due by then (`Fixes::zone_down_due`; forty-eighth session). 0x1b9c: zone-0's five
+/// nodes lost the API server (n0 at 77.7 s, the others at 141.9–149.5 s), the controller tainted
+/// n3 and, as every node went down at 186.4 s, removed every taint. n0 came back at 187.1 s and
+/// read the zone for the others, still recorded with none Ready. n1, judged at 181.4 s before
+/// n2 and n4, enforced on the counts (its silent peers counted Ready) and SIGTERMed pod 4 (26 s,
+/// grace 60 s) at 193.5 s, which the controller, its zone partially disrupted once n0 posted
+/// Ready, never deleted. With `--not-ready`, 0x1531 and 0x2636 no longer stop pods 7, 2 and 1
+/// outside the policy.
+#[test]
+fn every_zone_down_recorded_holds_a_node_judged_before_another_but_what_was_due() {
+    assert_default_spares(&[(0x1b9c, &[4])], |f| f.zone_down_due = false);
+    assert_pins(
+        &[(0x1531, &[7, 2]), (0x2636, &[1])],
+        |f| f.zone_down_due = false,
+        not_ready_wrongful,
+    );
+}
+
 /// Fencing on the taint, not cut off, a taint added no earlier than the peers' latest read of the
 /// Node without it counts from its own time (`Fixes::taint_after_read`; forty-seventh session).
 /// 0x114: n3, cut off from 50.2 s, came back at 81.2 s; the controller, its zone still counted

@@ -136,9 +136,13 @@ pub enum QuorumVerdict {
         held_from: Option<Duration>,
         untainted: Option<Duration>,
     },
-    /// The control plane keeps this node's pods: nothing may be killed.
+    /// The control plane keeps this node's pods: nothing may be killed. Except, with `stop_due`,
+    /// each pod an enforce after no hold makes due by [`StopDue::by`]: the control plane taints
+    /// nothing now, and no taint stood after that instant, but a pod may have been deleted
+    /// while one stood before (`core::quorum::Verdict::stops_due`).
     Hold {
         reason: String,
+        stop_due: Option<StopDue>,
     },
     /// Not cut off, but this node's Node carries the unreachable taint (docs/fence.md §3): the
     /// control plane deletes each pod once its toleration has run from the taint, whether or not
@@ -147,6 +151,15 @@ pub enum QuorumVerdict {
     Tainted {
         untainted: Option<Duration>,
     },
+}
+
+/// What a hold still stops ([`QuorumVerdict::Hold`]): each pod whose deletion, counted as
+/// [`QuorumVerdict::Enforce`] counts it with no hold and with the same read (`untainted`), is due
+/// by `by`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopDue {
+    pub by: Duration,
+    pub untainted: Option<Duration>,
 }
 
 impl QuorumVerdict {
@@ -730,18 +743,49 @@ pub fn plan_each<'a>(
     let contact = contact.into();
     // A hold's reason is the same for every pod: one copy, shared.
     let held: Option<Arc<str>> = match quorum {
-        QuorumVerdict::Hold { reason } => Some(Arc::from(reason.as_str())),
+        QuorumVerdict::Hold { reason, .. } => Some(Arc::from(reason.as_str())),
+        _ => None,
+    };
+    // The pods a hold still stops (`QuorumVerdict::Hold::stop_due`): those an enforce after no
+    // hold, with the same read, makes due by then.
+    let due = match quorum {
+        QuorumVerdict::Hold {
+            stop_due: Some(d), ..
+        } => Some((
+            d.by,
+            QuorumVerdict::Enforce {
+                not_before: None,
+                held_from: None,
+                untainted: d.untainted,
+            },
+        )),
         _ => None,
     };
     pods.iter().map(move |p| {
-        let plan = plan_one(
-            p,
-            contact,
-            (tainted, timers_from),
-            policy,
-            quorum,
-            held.as_ref(),
-        );
+        let due = due.as_ref().and_then(|(by, unheld)| {
+            let by = *by;
+            // With the hold's reason given, its note says why a hold stops it.
+            let plan = plan_one(
+                p,
+                contact,
+                (tainted, timers_from),
+                policy,
+                unheld,
+                held.as_ref(),
+            );
+            matches!(&plan, Plan::Stop { schedule, .. } if schedule.eviction_time <= by)
+                .then_some(plan)
+        });
+        let plan = due.unwrap_or_else(|| {
+            plan_one(
+                p,
+                contact,
+                (tainted, timers_from),
+                policy,
+                quorum,
+                held.as_ref(),
+            )
+        });
         (p, plan)
     })
 }
@@ -1015,7 +1059,7 @@ fn plan_one(
             schedule,
             reason: why(Quorum::Held(Arc::clone(held))),
         },
-        (QuorumVerdict::Hold { reason }, None) => Plan::Hold {
+        (QuorumVerdict::Hold { reason, .. }, None) => Plan::Hold {
             schedule,
             reason: why(Quorum::Held(Arc::from(reason.as_str()))),
         },
@@ -1026,6 +1070,10 @@ fn plan_one(
             _,
         ) => {
             let quorum_note = match quorum {
+                // Planned for a hold's `stop_due` ([`plan_each`]).
+                QuorumVerdict::Enforce { .. } if held.is_some() => {
+                    "the peers' quorum holds, as every zone is down, but a taint that stood before may have had it deleted by now"
+                }
                 QuorumVerdict::Tainted { .. } => {
                     "not cut off, but this node's Node carries the node controller's NoExecute taint (unreachable or not-ready): the control plane evicts, whether or not the link holds"
                 }
@@ -1148,6 +1196,7 @@ mod tests {
             (
                 QuorumVerdict::Hold {
                     reason: "zone partially disrupted".into(),
+                    stop_due: None,
                 },
                 "held: zone partially disrupted".to_string(),
             ),
@@ -1290,6 +1339,7 @@ mod tests {
         // A hold keeps its own rules.
         let hold = QuorumVerdict::Hold {
             reason: "zone".into(),
+            stop_due: None,
         };
         assert_eq!(
             eviction(Some(Duration::from_secs(992)), &hold).0,

@@ -520,6 +520,7 @@ where
         if self.answers() {
             QuorumVerdict::Hold {
                 reason: NODE_PATH_HOLDS.into(),
+                stop_due: None,
             }
         } else {
             quorum

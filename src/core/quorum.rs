@@ -1133,6 +1133,16 @@ pub struct Fixes {
     /// 30 s ahead of its kill, 3.5 s before n4's link came back). The agent's shell applies it;
     /// only the simulator reads this switch.
     pub peers_read_kept: bool,
+    /// A peer that reaches the API server reads this node's zone, the only one, recorded with
+    /// none of its Nodes Ready and this node untainted, though this node was not the last to
+    /// leave Ready (`ZoneRecord::every_zone_down` without `asker_last`): the controller removed
+    /// every taint as every zone went down and taints nothing while that stands, so the fence
+    /// holds, but still stops each pod whose toleration may have run out while a taint stood
+    /// before (`Verdict::stops_due`, `fence_plan::QuorumVerdict::Hold::stop_due`; forty-eighth
+    /// session, seed 0x1b9c: n1, judged before two others of its zone of five, counted its silent
+    /// peers Ready and SIGTERMed a pod a grace period ahead of a deletion that never came). The
+    /// agent's shell applies it; only the simulator reads this switch.
+    pub zone_down_due: bool,
 }
 
 impl Fixes {
@@ -1203,6 +1213,7 @@ impl Fixes {
         full_recorded: true,
         taint_after_read: true,
         peers_read_kept: true,
+        zone_down_due: true,
     };
 }
 
@@ -1969,6 +1980,12 @@ impl Verdict {
         matches!(self, Verdict::Enforce { reason } | Verdict::Pending { reason }
             if reason.contains(IN_DOUBT) || reason.contains(LEADERLESS_DOUBT))
     }
+    /// A hold on every zone down, recorded, for a node that may have been tainted before
+    /// (`Fixes::zone_down_due`): the fence still stops each pod whose toleration may have run
+    /// out while that taint stood (`fence_plan::QuorumVerdict::Hold::stop_due`).
+    pub fn stops_due(&self) -> bool {
+        matches!(self, Verdict::Hold { reason } if reason.contains(ZONE_DOWN_DUE))
+    }
     pub fn reason(&self) -> &str {
         match self {
             Verdict::Enforce { reason }
@@ -2060,10 +2077,40 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
         .zone_size
         .saturating_sub(usize::from(round.this_node_counted) + asked_here);
     let rest = round.other_zones > 0 || (policy.fixes.own_zone_asked && unasked_here > 0);
-    (
-        rests_on_silence(verdict, round, policy, peers_known),
-        everyone && rest,
-    )
+    let verdict = rests_on_silence(verdict, round, policy, peers_known);
+    let verdict = match verdict {
+        Verdict::Enforce { .. } => zone_down_before(round, policy).unwrap_or(verdict),
+        verdict => verdict,
+    };
+    (verdict, everyone && rest)
+}
+
+/// An enforce turned into a hold that still stops what may have been deleted
+/// (`Fixes::zone_down_due`, [`Verdict::stops_due`]; docs/fence.md §5, *Every zone down,
+/// recorded*): a peer that reaches the API server read this node's zone, the only one, recorded
+/// with none of its Nodes Ready and this node untainted, though another node left Ready after
+/// this one (otherwise [`recorded_hold`] holds it whole). The controller removed every taint as
+/// every zone went down and taints nothing while that stands; a taint it added before may have
+/// deleted a pod, and the fence stops each pod whose deletion may have come by this round. `None`
+/// for any other verdict, for a node seen tainted, and while no controller-manager leads.
+fn zone_down_before(round: &Round, policy: &QuorumPolicy) -> Option<Verdict> {
+    let f = &policy.fixes;
+    if !(f.zone_down_due && f.zone_recorded && f.master_recorded)
+        || seen_tainted(round, policy)
+        || leaderless_first(round, f)
+    {
+        return None;
+    }
+    let record = reaching_reports(round).find_map(|r| {
+        r.zone_recorded
+            .filter(|z| !z.tainted && z.only_zone && z.none_ready() && !z.asker_last)
+    })?;
+    let (not_ready, size, z) = (record.not_ready, record.size, &round.zone);
+    Some(Verdict::Hold {
+        reason: format!(
+            "a peer that reaches the API server reads {not_ready} of the {size} node(s) of zone {z} recorded not Ready (fully disrupted, and no Node outside it: every zone is down) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands, but {ZONE_DOWN_DUE}"
+        ),
+    })
 }
 
 /// What one round of this node is built on besides its peers' answers. The agent's quorum task
@@ -2809,6 +2856,10 @@ fn seen_tainted(round: &Round, policy: &QuorumPolicy) -> bool {
     round.tainted && policy.fixes.taint_settles
 }
 
+/// What a hold on every zone down says when this node may have been tainted before
+/// ([`Verdict::stops_due`], `Fixes::zone_down_due`).
+const ZONE_DOWN_DUE: &str = "this node left Ready before another did and may have been tainted before: each pod whose toleration may have run out by now is stopped";
+
 /// What the staggered expiry's guess says in its verdict's reason ([`Verdict::in_doubt`]).
 const IN_DOUBT: &str = "it may have been tainted while the zone still counted as healthy";
 
@@ -3088,10 +3139,13 @@ pub fn planning(
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
     let during_hold = read_tainted && untainted_at.is_none_or(|u| held_from.is_some_and(|h| u < h));
+    // The latest hold's round: its peers read the zone as recorded.
+    let read_by = held_at;
     let held_at = held_at.filter(|_| !during_hold);
     match verdict {
         None => QuorumVerdict::Hold {
             reason: "the peer quorum has not answered yet".into(),
+            stop_due: None,
         },
         Some(Verdict::Enforce { .. }) => QuorumVerdict::Enforce {
             not_before: Gate {
@@ -3105,6 +3159,12 @@ pub fn planning(
         },
         Some(v) => QuorumVerdict::Hold {
             reason: format!("quorum {}: {}", v.word(), v.reason()),
+            stop_due: read_by.filter(|_| v.stops_due()).map(|by| {
+                crate::core::fence_plan::StopDue {
+                    by,
+                    untainted: untainted_at,
+                }
+            }),
         },
     }
 }

@@ -696,6 +696,7 @@ mod tests {
             [never("a"), never("b")].iter().map(|p| &p.plan),
             &QuorumVerdict::Hold {
                 reason: "zone".into(),
+                stop_due: None,
             },
             None,
         );
