@@ -3037,9 +3037,9 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
         (all_down(3, false, true), true, "enforce"),
         // The other node left Ready after this one: this node may have been tainted while that
         // one still counted Ready, and the taint removed when every zone went down, its pods
-        // tolerating less deleted all the same. A hold that still stops those
-        // (`Fixes::zone_down_due`, below).
-        (all_down(3, true, false), true, "hold"),
+        // tolerating less deleted all the same. With this node's Node read written Unknown, a
+        // hold that still stops those (`Fixes::zone_down_due`, below).
+        (all_down(3, true, false), true, "enforce"),
         // This node tainted in the same read.
         (
             Some(ZoneRecord {
@@ -3085,7 +3085,17 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
     assert!(decide(&held(), &old, true).is_enforce());
     // Another node left Ready after this one (issue 22, seed 0x1b9c): a hold whose plan still
     // stops each pod that may have been deleted while a taint stood before every zone went down.
-    let after = || round(recording(all_down(3, true, false), true));
+    let judged = |mut r: Round| {
+        if let (_, Heard::Report(reader)) = &mut r.heard[0] {
+            reader.node_read = Some(NodeRead {
+                tainted: false,
+                unknown_since: Some(UNIX_EPOCH + Duration::from_secs(1_000)),
+                ..NodeRead::default()
+            });
+        }
+        r
+    };
+    let after = || judged(round(recording(all_down(3, true, false), true)));
     let v = decide(&after(), &policy(), true);
     assert!(v.is_hold() && v.stops_due(), "{}", v.reason());
     assert!(
@@ -3117,6 +3127,10 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
         planned(&decide(&held(), &policy(), true)),
         QuorumVerdict::Hold { stop_due: None, .. }
     ));
+    // Never judged (no Unknown read on its Node, as where no kubelet posts): never tainted
+    // either, and the record holds nothing new.
+    let unjudged = round(recording(all_down(3, true, false), true));
+    assert!(decide(&unjudged, &policy(), true).is_enforce());
     // Only what would enforce: a node seen tainted enforces as before, and so does every
     // verdict with the rule switched off.
     assert!(decide(&after().tainted(true), &policy(), true).is_enforce());
@@ -3126,8 +3140,9 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
     // silent before this node.
     let mut held_anyway = zone(5, 2);
     held_anyway.other_zones = 0;
-    held_anyway.heard[2] = recording(all_down(5, true, false), true);
-    let v = decide(&held_anyway, &policy(), true);
+    held_anyway.heard.swap(0, 2);
+    held_anyway.heard[0] = recording(all_down(5, true, false), true);
+    let v = decide(&judged(held_anyway), &policy(), true);
     assert!(
         v.is_hold() && !v.stops_due(),
         "{}: {}",

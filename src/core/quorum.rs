@@ -2089,7 +2089,8 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
 /// (`Fixes::zone_down_due`, [`Verdict::stops_due`]; docs/fence.md §5, *Every zone down,
 /// recorded*): a peer that reaches the API server read this node's zone, the only one, recorded
 /// with none of its Nodes Ready and this node untainted, though another node left Ready after
-/// this one (otherwise [`recorded_hold`] holds it whole). The controller removed every taint as
+/// this one (otherwise [`recorded_hold`] holds it whole), and read this node's Node with the
+/// controller's Ready=Unknown. The controller removed every taint as
 /// every zone went down and taints nothing while that stands; a taint it added before may have
 /// deleted a pod, and the fence stops each pod whose deletion may have come by this round. `None`
 /// for any other verdict, for a node seen tainted, and while no controller-manager leads.
@@ -2101,9 +2102,15 @@ fn zone_down_before(round: &Round, policy: &QuorumPolicy) -> Option<Verdict> {
     {
         return None;
     }
+    // The same reader read this node's Node written Unknown by the controller: it was judged,
+    // and a Node never judged (its kubelet never posted) was never tainted either.
     let record = reaching_reports(round).find_map(|r| {
         r.zone_recorded
             .filter(|z| !z.tainted && z.only_zone && z.none_ready() && !z.asker_last)
+            .filter(|_| {
+                r.node_read
+                    .is_some_and(|n| !n.tainted && n.unknown_since.is_some())
+            })
     })?;
     let (not_ready, size, z) = (record.not_ready, record.size, &round.zone);
     Some(Verdict::Hold {
