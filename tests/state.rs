@@ -164,21 +164,30 @@ fn the_contact_a_relapse_counts_from_round_trips_with_the_partition() {
     let mut state = sample_state();
     state.cut_off_since = Some("2027-01-15T08:03:00Z".into());
     state.counted_from = Some("2027-01-15T07:57:00.25Z".into());
-    save(&state_dir, &state).expect("save");
-    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    let text = saved_text(&state_dir, &state);
     assert!(
         text.contains("\"countedFrom\": \"2027-01-15T07:57:00.25Z\""),
         "{text}"
     );
-    match load(&state_dir, None) {
-        Loaded::Found(back) => assert_eq!(*back, state),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(found(&state_dir), state);
     // Without a relapse nothing is written for it.
     state.counted_from = None;
-    save(&state_dir, &state).expect("save");
-    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    let text = saved_text(&state_dir, &state);
     assert!(!text.contains("countedFrom"), "{text}");
+}
+
+/// Saves `state` into `dir` and gives the file's text.
+fn saved_text(dir: &Path, state: &State) -> String {
+    save(dir, state).expect("save");
+    std::fs::read_to_string(dir.join(STATE_FILE)).expect("read")
+}
+
+/// The state `load` finds in `dir`.
+fn found(dir: &Path) -> State {
+    match load(dir, None) {
+        Loaded::Found(back) => *back,
+        other => panic!("{other:?}"),
+    }
 }
 
 /// Whether the peers' reads for this node ever came back is kept (version 10), and read back: a
@@ -190,21 +199,13 @@ fn whether_the_peers_ever_read_for_this_node_round_trips() {
     let state_dir = dir.path().join("nodewarden");
     let mut state = sample_state();
     state.peers_read = true;
-    save(&state_dir, &state).expect("save");
-    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    let text = saved_text(&state_dir, &state);
     assert!(text.contains("\"peersRead\": true"), "{text}");
-    match load(&state_dir, None) {
-        Loaded::Found(back) => assert_eq!(*back, state),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(found(&state_dir), state);
     state.peers_read = false;
-    save(&state_dir, &state).expect("save");
-    let text = std::fs::read_to_string(state_dir.join(STATE_FILE)).expect("read");
+    let text = saved_text(&state_dir, &state);
     assert!(!text.contains("peersRead"), "{text}");
-    match load(&state_dir, None) {
-        Loaded::Found(back) => assert!(!back.peers_read),
-        other => panic!("{other:?}"),
-    }
+    assert!(!found(&state_dir).peers_read);
 }
 
 #[test]

@@ -3146,8 +3146,14 @@ pub fn planning(
 ) -> crate::core::fence_plan::QuorumVerdict {
     use crate::core::fence_plan::QuorumVerdict;
     let during_hold = read_tainted && untainted_at.is_none_or(|u| held_from.is_some_and(|h| u < h));
-    // The latest hold's round: its peers read the zone as recorded.
-    let read_by = held_at;
+    // A hold that still stops what was due (`Verdict::stops_due`): due by the latest hold's
+    // round, whose peers read the zone as recorded.
+    let stop_due = held_at
+        .filter(|_| verdict.is_some_and(Verdict::stops_due))
+        .map(|by| crate::core::fence_plan::StopDue {
+            by,
+            untainted: untainted_at,
+        });
     let held_at = held_at.filter(|_| !during_hold);
     match verdict {
         None => QuorumVerdict::Hold {
@@ -3166,12 +3172,7 @@ pub fn planning(
         },
         Some(v) => QuorumVerdict::Hold {
             reason: format!("quorum {}: {}", v.word(), v.reason()),
-            stop_due: read_by.filter(|_| v.stops_due()).map(|by| {
-                crate::core::fence_plan::StopDue {
-                    by,
-                    untainted: untainted_at,
-                }
-            }),
+            stop_due,
         },
     }
 }
