@@ -2091,7 +2091,7 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
 /// with none of its Nodes Ready and this node untainted, though another node left Ready after
 /// this one (otherwise [`recorded_hold`] holds it whole), and read this node's Node with the
 /// controller's Ready=Unknown. The controller removed every taint as every zone went down and
-/// taints nothing while that stands; a taint it added before may have deleted a pod, and the
+/// taints nothing while that stands (docs/semantics.md §5.5); a taint it added before may have deleted a pod, and the
 /// fence stops each pod whose deletion may have come by this round. `None` for a node seen
 /// tainted, and while no controller-manager leads; the caller asks only of an enforce.
 fn zone_down_before(round: &Round, policy: &QuorumPolicy) -> Option<Verdict> {
