@@ -211,6 +211,7 @@ fn main() {
                 "taint-after-read" => settings.fixes.taint_after_read = false,
                 "peers-read-kept" => settings.fixes.peers_read_kept = false,
                 "zone-down-due" => settings.fixes.zone_down_due = false,
+                "silent-readers-first" => settings.fixes.silent_readers_first = false,
                 "node-path" => settings.fixes.node_path = false,
                 "return-watched" => settings.fixes.return_watched = false,
                 other => usage(&format!("unknown fix {other:?}")),

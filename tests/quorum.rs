@@ -11,9 +11,9 @@ use nodewarden::core::fence_plan::{
 use nodewarden::core::qos::QosClass;
 use nodewarden::core::quorum::{
     Gate, Heard, NodeRead, NodeReads, Peer, PeerReport, QuorumPolicy, Remembered, Round,
-    ServerReads, TaintReads, Undecided, Verdict, ZONE_READERS, ZoneRecord, asks_zone_record,
-    decide, decide_or_ask, next_round, planning, rest_counted, resumed_heard_bound, round_tainted,
-    select, sigterm_waits, unasked, zone_readers,
+    ServerReads, TaintReads, Unable, Undecided, Verdict, ZONE_READERS, ZoneRecord,
+    asks_zone_record, decide, decide_or_ask, next_round, planning, rest_counted,
+    resumed_heard_bound, round_tainted, select, sigterm_waits, unasked, zone_readers,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -651,7 +651,7 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
         peer("c1", "c"),
     ];
     assert_eq!(LEASE_READERS, 3);
-    let none = std::collections::BTreeSet::new();
+    let none = Unable::default();
     assert_eq!(
         lease_readers(&asked, "a", false, &none),
         [true, false, true, false, true]
@@ -659,8 +659,9 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
     assert_eq!(lease_readers(&asked, "a", true, &none), [false; 5]);
     assert_eq!(lease_readers(&asked[..2], "a", false, &none), [true, true]);
     // Peers whose latest answer was not "reachable" are asked last (seed 0xd6b): b1 and a1 said
-    // "cut off", a2 was silent, a3 reached the API server; c1 has not been asked yet.
-    let mut unable = std::collections::BTreeSet::new();
+    // "cut off", a2 was silent, a3 reached the API server; c1 has not been asked yet. Of those,
+    // the silent a2 before the two that said "cut off" (forty-ninth session, seed 0x1def).
+    let mut unable = Unable::default();
     let said = |p: &nodewarden::core::quorum::Peer, reachable: Option<bool>| {
         let h = match reachable {
             None => Heard::Silent,
@@ -688,22 +689,60 @@ fn a_kubelet_renewal_read_by_peers_bounds_when_a_restarted_agent_was_last_heard(
             said(&asked[2], Some(false)),
             said(&asked[3], Some(true)),
         ],
+        true,
     );
+    let first_round = unable.clone();
     assert_eq!(
         lease_readers(&asked, "a", false, &unable),
-        [false, false, true, true, true]
+        [false, true, false, true, true]
     );
     // b1 reaches the API server again: able once more, and first of the other zones.
-    note_unable(&mut unable, &[said(&asked[2], Some(true))]);
+    note_unable(&mut unable, &[said(&asked[2], Some(true))], true);
     assert_eq!(
         lease_readers(&asked, "a", false, &unable),
         [false, false, true, true, true]
     );
-    // c1 and a3 silent now: b1 first, then c1 (another zone), then a1, the first of this zone.
-    note_unable(&mut unable, &[said(&asked[4], None), said(&asked[3], None)]);
+    // c1 and a3 silent now: b1 first, then c1 (another zone), then a2, silent before them; a1,
+    // which said "cut off", last.
+    note_unable(
+        &mut unable,
+        &[said(&asked[4], None), said(&asked[3], None)],
+        true,
+    );
+    assert_eq!(
+        lease_readers(&asked, "a", false, &unable),
+        [false, true, true, false, true]
+    );
+    // a2 says "cut off" now: after a3, silent, and in the order asked with a1.
+    note_unable(&mut unable, &[said(&asked[1], Some(false))], true);
+    assert_eq!(
+        lease_readers(&asked, "a", false, &unable),
+        [false, false, true, true, true]
+    );
+    // A nudge takes a peer out, whatever it last said: a1 is asked right after b1, before the
+    // silent c1 and a3.
+    unable.remove("a1");
     assert_eq!(
         lease_readers(&asked, "a", false, &unable),
         [true, false, true, false, true]
+    );
+    // Without `Fixes::silent_readers_first` silence counts as "cut off": the first round above
+    // asks c1, a3 and b1, as before.
+    let mut unranked = Unable::default();
+    note_unable(
+        &mut unranked,
+        &[
+            said(&asked[0], Some(false)),
+            said(&asked[1], None),
+            said(&asked[2], Some(false)),
+            said(&asked[3], Some(true)),
+        ],
+        false,
+    );
+    assert_ne!(unranked, first_round);
+    assert_eq!(
+        lease_readers(&asked, "a", false, &unranked),
+        [false, false, true, true, true]
     );
     // The wall clock held steady: the previous run's scale and the system clock now within a
     // second of this run's, on the same boot.
@@ -3159,12 +3198,13 @@ fn two_peers_read_the_zone_the_likeliest_to_reach_the_api_server_and_none_it_can
         zone: z.into(),
     };
     let asked = [p("a1", "a"), p("a2", "a"), p("b1", "b"), p("b2", "b")];
-    let none = std::collections::BTreeSet::new();
+    let none = Unable::default();
     // Other zones first, as for the Lease: two flags only.
     let flags = zone_readers(&asked, "a", false, &none, ZONE_READERS);
     assert_eq!(flags, [false, false, true, true]);
     // A peer whose latest answer was not "reachable" comes after every other.
-    let unable: std::collections::BTreeSet<String> = ["b1".to_string()].into();
+    let mut unable = Unable::default();
+    nodewarden::core::quorum::note_unable(&mut unable, &[(asked[2].clone(), Heard::Silent)], true);
     assert_eq!(
         zone_readers(&asked, "a", false, &unable, ZONE_READERS),
         [true, false, false, true]

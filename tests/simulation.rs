@@ -2685,6 +2685,20 @@ fn every_zone_down_recorded_holds_a_node_judged_before_another_but_what_was_due(
     );
 }
 
+/// Of the peers whose latest answer was not "reachable", the silent ones are asked to read before
+/// those that said "cut off" (`Fixes::silent_readers_first`; forty-ninth session). 0x1def:
+/// zone-0's four nodes lost the API server at 22.7–27.3 s, n3 its peers too; the controller
+/// tainted n3, then, every node down at 71.3 s, removed the taint. n3's links came back at
+/// 135.2 s; it had answered no peer's question while cut off, so it nudged no one. n0's round at 137.7 s
+/// asked n1 and n2, which had said "cut off", for the zone record, and n3 only for its Node:
+/// untainted, so it enforced on the staggered expiry's guess and stopped pod 0 (7 s, its
+/// deletion counted 3 s past). The next round's record, read by n3, would have held it: n0 left
+/// Ready last.
+#[test]
+fn a_silent_peer_is_asked_to_read_before_one_that_said_cut_off() {
+    assert_default_spares(&[(0x1def, &[0])], |f| f.silent_readers_first = false);
+}
+
 /// Fencing on the taint, not cut off, a taint added no earlier than the peers' latest read of the
 /// Node without it counts from its own time (`Fixes::taint_after_read`; forty-seventh session).
 /// 0x114: n3, cut off from 50.2 s, came back at 81.2 s; the controller, its zone still counted

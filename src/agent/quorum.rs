@@ -26,7 +26,7 @@ pub use crate::api::slim::ZONE_LABEL;
 use crate::config::Config;
 pub use crate::core::quorum::select;
 use crate::core::quorum::{
-    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, RoundBasis, TaintReads,
+    Gate, Heard, Peer, PeerReport, QuorumPolicy, Remembered, Round, RoundBasis, TaintReads, Unable,
     Verdict, asks_zone_record, decide, lease_readers, next_round, note_unable, rest_counted,
     zone_readers,
 };
@@ -356,7 +356,7 @@ async fn ask_round(
     ask: Option<&Asker>,
     basis: &RoundBasis<'_>,
     pods: &[String],
-    (ask_at_most, has_contact, unable): (usize, bool, &mut BTreeSet<String>),
+    (ask_at_most, has_contact, unable): (usize, bool, &mut Unable),
     (policy, known): (&QuorumPolicy, bool),
     (remembered, sent_at): (&mut Remembered, Duration),
 ) -> (Round, Verdict) {
@@ -386,7 +386,7 @@ async fn ask_round(
     // with one asks in a question of its own, `read_lease`), only a round that asks about pods
     // has them listed (`lease_readers`), and the zone's reader is chosen alike.
     if !has_contact || !pods.is_empty() || policy.fixes.zone_recorded {
-        note_unable(unable, &heard);
+        note_unable(unable, &heard, true);
     }
     let round = basis.round(&heard, remembered, sent_at);
     let (verdict, rest) = basis.decide_or_ask(&round, &heard, policy, known);
@@ -480,7 +480,7 @@ async fn probe_at_start(
     view: &watch::Sender<QuorumView>,
     peers: &[Peer],
     zone: &NodeZone,
-    (ask_at_most, unable): (usize, &mut BTreeSet<String>),
+    (ask_at_most, unable): (usize, &mut Unable),
     policy: &QuorumPolicy,
     clock: &Clock,
 ) {
@@ -491,7 +491,7 @@ async fn probe_at_start(
     let readers = crate::core::quorum::start_readers(&chosen, &zone.listed, unable);
     let sent = Instant::now();
     let heard = ask_reading_lease(ask, readers, zone).await;
-    note_unable(unable, &heard);
+    note_unable(unable, &heard, true);
     let now = Instant::now();
     let steady = steady_now(clock, inputs.previous_scale);
     let steady_run = steady_now(clock, clock.scale());
@@ -696,8 +696,8 @@ pub async fn run(
     let mut next_probe: Option<Duration> = None;
     let started = Instant::now();
     // The peers whose latest answer was not "reachable": asked last to read this node's Lease
-    // (`core::quorum::lease_readers`).
-    let mut unable: BTreeSet<String> = BTreeSet::new();
+    // (`core::quorum::lease_readers`), the silent ones before those that said "cut off".
+    let mut unable = Unable::default();
     // What each peer last answered "reachable": evidence of a live control plane while a silent
     // peer's answer still says so (`core::quorum::Remembered`).
     let mut remembered = Remembered::default();
@@ -1213,7 +1213,7 @@ mod tests {
                 Some(&ask),
                 &basis,
                 &[],
-                (10, true, &mut BTreeSet::new()),
+                (10, true, &mut Unable::default()),
                 (&policy, true),
                 (memory, Duration::from_secs(sent_at)),
             )
@@ -1255,7 +1255,7 @@ mod tests {
             Some(ask),
             &basis_in(&zone, peers, tainted, &reads, &fixed, leaderless),
             &[],
-            (10, true, &mut BTreeSet::new()),
+            (10, true, &mut Unable::default()),
             (&kubelet_policy(), true),
             (&mut Remembered::default(), Duration::ZERO),
         )
@@ -1429,7 +1429,7 @@ mod tests {
         let basis = basis_in(&zone, &peers, false, &reads, &fixed, None);
         let (basis, policy) = (&basis, &policy);
         let ask_once = |ask| async move {
-            let mut unable = BTreeSet::new();
+            let mut unable = Unable::default();
             ask_round(
                 Some(ask),
                 basis,
@@ -1499,7 +1499,7 @@ mod tests {
             Some(&ask),
             &basis_in(&zone, &peers, false, &reads, &fixed, None),
             &[],
-            (2, true, &mut BTreeSet::new()),
+            (2, true, &mut Unable::default()),
             (&policy, true),
             (&mut Remembered::default(), Duration::ZERO),
         )
@@ -1562,7 +1562,7 @@ mod tests {
                 Some(&ask),
                 &basis_in(&zone, &peers, false, &reads, &ages, None),
                 &[],
-                (50, has_contact, &mut BTreeSet::new()),
+                (50, has_contact, &mut Unable::default()),
                 (&policy, true),
                 (&mut Remembered::default(), Duration::ZERO),
             )
@@ -1613,12 +1613,15 @@ mod tests {
                     .map(|(p, _)| p.node.clone())
                     .collect();
                 record.lock().expect("calls").push((pods, listing));
-                // b0 is cut off; every other peer reaches the API server.
+                // b0 and b1 are cut off, a1 and a2 silent; a3 reaches the API server.
                 let heard = asked
                     .into_iter()
-                    .map(|p| {
-                        let reaches = p.node != "b0";
-                        answered(p, reaches, Duration::from_secs(1), None)
+                    .map(|p| match p.node.as_str() {
+                        "a1" | "a2" => (p, Heard::Silent),
+                        node => {
+                            let reaches = !node.starts_with('b');
+                            answered(p, reaches, Duration::from_secs(1), None)
+                        }
                     })
                     .collect();
                 Box::pin(std::future::ready(heard))
@@ -1628,7 +1631,7 @@ mod tests {
         let zone = NodeZone::from_key("a", false);
         let ages = |_: &[(Peer, Heard)]| (Duration::from_secs(40), Duration::from_secs(40));
         let uids = ["u1".to_string()];
-        let mut unable = BTreeSet::new();
+        let mut unable = Unable::default();
         let reads = TaintReads::default();
         for pods in [&uids[..], &uids[..], &[]] {
             ask_round(
@@ -1647,8 +1650,9 @@ mod tests {
             calls,
             [
                 (names(&["u1"]), names(&["a1", "b0", "b1"])),
-                // b0 said "cut off": the next round asks a2 instead, after b1.
-                (names(&["u1"]), names(&["a1", "a2", "b1"])),
+                // b0 and b1 said "cut off": the next round asks a3, then the silent a1 and a2
+                // (`Unable`: one that said "cut off" nudges this node when it is back).
+                (names(&["u1"]), names(&["a1", "a2", "a3"])),
                 (names(&[]), names(&[])),
             ]
         );

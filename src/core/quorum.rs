@@ -1143,6 +1143,10 @@ pub struct Fixes {
     /// peers Ready and SIGTERMed a pod a grace period ahead of a deletion that never came). The
     /// agent's shell applies it; only the simulator reads this switch.
     pub zone_down_due: bool,
+    /// Of the peers whose latest answer was not "reachable", the silent ones are asked to read
+    /// for this node before those that answered "cut off" ([`Unable`]; forty-ninth session, seed
+    /// 0x1def). The agent's shell applies it; only the simulator reads this switch.
+    pub silent_readers_first: bool,
 }
 
 impl Fixes {
@@ -1214,6 +1218,7 @@ impl Fixes {
         taint_after_read: true,
         peers_read_kept: true,
         zone_down_due: true,
+        silent_readers_first: true,
     };
 }
 
@@ -1425,12 +1430,7 @@ pub const RENEWAL_SLACK: Duration = crate::core::clock::STEADY_WITHIN;
 /// the API server reads it (issue 22, seed 0xd6b: the three first of a zone of six were cut off,
 /// and the one that reached the API server was never asked). Each read is one GET of a small
 /// object by a peer that reaches the API server.
-pub fn lease_readers(
-    asked: &[Peer],
-    zone: &str,
-    skip: bool,
-    unable: &BTreeSet<String>,
-) -> Vec<bool> {
+pub fn lease_readers(asked: &[Peer], zone: &str, skip: bool, unable: &Unable) -> Vec<bool> {
     readers(asked, zone, skip, unable, LEASE_READERS)
 }
 
@@ -1443,7 +1443,7 @@ pub fn zone_readers(
     asked: &[Peer],
     zone: &str,
     skip: bool,
-    unable: &BTreeSet<String>,
+    unable: &Unable,
     most: usize,
 ) -> Vec<bool> {
     readers(asked, zone, skip, unable, most)
@@ -1465,41 +1465,83 @@ pub fn asks_zone_record(fixes: &Fixes, peers: &[Peer], zone: &str) -> bool {
     fixes.zone_recorded && peers.iter().filter(|p| p.zone == zone).count() < most
 }
 
-/// [`lease_readers`] and [`zone_readers`], up to `most` peers.
-fn readers(
-    asked: &[Peer],
-    zone: &str,
-    skip: bool,
-    unable: &BTreeSet<String>,
-    most: usize,
-) -> Vec<bool> {
+/// [`lease_readers`] and [`zone_readers`], up to `most` peers: those of other zones before
+/// those of this node's within each rank, the ranks in [`Unable::rank`]'s order.
+fn readers(asked: &[Peer], zone: &str, skip: bool, unable: &Unable, most: usize) -> Vec<bool> {
     let mut flags = vec![false; asked.len()];
     if skip {
         return flags;
     }
-    let able = |i: &usize| !unable.contains(&asked[*i].node);
-    let others = (0..asked.len()).filter(|&i| asked[i].zone != zone);
-    let own = (0..asked.len()).filter(|&i| asked[i].zone == zone);
-    let (others_able, others_not): (Vec<usize>, Vec<usize>) = others.partition(able);
-    let (own_able, own_not): (Vec<usize>, Vec<usize>) = own.partition(able);
-    for i in [others_able, own_able, others_not, own_not]
-        .into_iter()
-        .flatten()
-        .take(most)
-    {
+    let mut order: Vec<usize> = (0..asked.len()).collect();
+    // Stable: the order asked stands within each rank and zone.
+    order.sort_by_key(|&i| (unable.rank(&asked[i].node), asked[i].zone == zone));
+    for i in order.into_iter().take(most) {
         flags[i] = true;
     }
     flags
 }
 
+/// The peers whose latest answer was not "reachable" ([`note_unable`]), asked last to read for
+/// this node ([`lease_readers`], [`zone_readers`]). Of those, the silent ones are asked before
+/// the ones that answered "cut off" (`Fixes::silent_readers_first`): a peer that answered "cut
+/// off" tells this node when it reaches the API server again (a nudge, which takes it out of
+/// here), a silent one that comes back cannot, as it never had the question (issue 22, seed
+/// 0x1def: of a zone of four all cut off, the first back was cut off from its peers too; a
+/// peer's next round asked the two that had said "cut off" for the zone record, enforced on
+/// the staggered expiry's guess, and stopped a pod one round before the record held it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unable {
+    /// Silent in the latest round that asked them.
+    silent: BTreeSet<String>,
+    /// Answered "cut off" in the latest round that asked them (and silent ones too, with
+    /// `Fixes::silent_readers_first` off).
+    cut_off: BTreeSet<String>,
+}
+
+impl Unable {
+    /// Whether `node`'s latest answer was not "reachable".
+    pub fn contains(&self, node: &str) -> bool {
+        self.silent.contains(node) || self.cut_off.contains(node)
+    }
+
+    /// Takes `node` out: it says it reaches the API server again (a nudge).
+    pub fn remove(&mut self, node: &str) {
+        self.silent.remove(node);
+        self.cut_off.remove(node);
+    }
+
+    /// The order in which [`readers`] asks `node`: able first, then silent, then "cut off".
+    fn rank(&self, node: &str) -> u8 {
+        if self.cut_off.contains(node) {
+            2
+        } else if self.silent.contains(node) {
+            1
+        } else {
+            0
+        }
+    }
+}
+
 /// Keeps `unable` ([`lease_readers`]) to what `heard` says: a peer that answers "reachable" can
-/// read this node's Lease, one that says "cut off" or is silent cannot for now.
-pub fn note_unable(unable: &mut BTreeSet<String>, heard: &[(Peer, Heard)]) {
+/// read this node's Lease, one that says "cut off" or is silent cannot for now. With
+/// `silent_first` (`Fixes::silent_readers_first`) the two are told apart ([`Unable`]).
+pub fn note_unable(unable: &mut Unable, heard: &[(Peer, Heard)], silent_first: bool) {
     for (p, h) in heard {
-        if matches!(h, Heard::Report(r) if r.reachable) {
-            unable.remove(&p.node);
-        } else if !unable.contains(&p.node) {
-            unable.insert(p.node.clone());
+        let node = &p.node;
+        match h {
+            Heard::Report(r) if r.reachable => unable.remove(node),
+            Heard::Silent if silent_first => {
+                unable.cut_off.remove(node);
+                if !unable.silent.contains(node) {
+                    unable.silent.insert(node.clone());
+                }
+            }
+            _ => {
+                unable.silent.remove(node);
+                if !unable.cut_off.contains(node) {
+                    unable.cut_off.insert(node.clone());
+                }
+            }
         }
     }
 }
@@ -1609,7 +1651,7 @@ pub fn kubelet_unheard<'a>(
 
 /// The peers a start with no answer yet asks to read its kubelet Lease (`Fixes::unheard_at_start`):
 /// those of `asked` (the round's selection, [`select`]) that [`lease_readers`] flags.
-pub fn start_readers(asked: &[Peer], zone: &str, unable: &BTreeSet<String>) -> Vec<Peer> {
+pub fn start_readers(asked: &[Peer], zone: &str, unable: &Unable) -> Vec<Peer> {
     asked
         .iter()
         .zip(lease_readers(asked, zone, false, unable))

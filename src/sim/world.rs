@@ -602,7 +602,7 @@ struct Agent {
     /// When this run started.
     started: Duration,
     /// The peers whose latest answer was not "reachable" (`quorum::note_unable`).
-    unable: BTreeSet<String>,
+    unable: quorum::Unable,
     /// What each peer last answered "reachable" (`quorum::Remembered`).
     remembered: quorum::Remembered,
     /// The latest kubelet renewal the peers read in any round (`fencing::counted_with_kubelet`).
@@ -1458,7 +1458,7 @@ impl World<'_> {
             kubelet_read: None,
             node_path: Default::default(),
             started: self.now,
-            unable: BTreeSet::new(),
+            unable: quorum::Unable::default(),
             settled: BTreeSet::new(),
             remembered: quorum::Remembered::default(),
             renewal_read: None,
@@ -3377,7 +3377,7 @@ impl World<'_> {
             self.unable(a),
         );
         let heard = self.ask(i, &readers, (&vec![true; readers.len()], &[]), (&[], &[]));
-        quorum::note_unable(&mut a.unable, &heard);
+        quorum::note_unable(&mut a.unable, &heard, self.set.fixes.silent_readers_first);
         self.read_renewal(i, a, &heard);
         if let Some(age) = quorum::kubelet_unheard(
             heard.iter().map(|(_, h)| h),
@@ -3438,8 +3438,9 @@ impl World<'_> {
 
     /// The peers agent `a` asks last to read its Lease (`quorum::lease_readers`): none with
     /// that fix reverted.
-    fn unable<'a>(&self, a: &'a Agent) -> &'a BTreeSet<String> {
-        static NONE: BTreeSet<String> = BTreeSet::new();
+    fn unable<'a>(&self, a: &'a Agent) -> &'a quorum::Unable {
+        static NONE: std::sync::LazyLock<quorum::Unable> =
+            std::sync::LazyLock::new(quorum::Unable::default);
         if self.set.fixes.readers_able {
             &a.unable
         } else {
@@ -3493,7 +3494,7 @@ impl World<'_> {
         );
         let mut heard = ask(&self.asked_lists[i], (&lease, &zoned), &listers);
         if a.contact.last_contact.is_none() || !asked.is_empty() || set.fixes.kubelet_heard_after {
-            quorum::note_unable(&mut a.unable, &heard);
+            quorum::note_unable(&mut a.unable, &heard, set.fixes.silent_readers_first);
         }
         // As `agent::quorum`: the kubelet renewal the earlier rounds read orders this node's
         // silence (this round's reads are noted after it, as the agent's arrive beside it).
