@@ -12,6 +12,7 @@ use std::time::Duration;
 use nodewarden::agent::connected;
 use nodewarden::config::Config;
 use nodewarden::core::ownership;
+use nodewarden::core::quorum::ZoneRecord;
 use nodewarden::observe::http::Health;
 use serde_json::{Value, json};
 use support::apiserver::{ApiServer, Fault};
@@ -2150,26 +2151,45 @@ async fn a_zone_with_no_node_ready_is_recorded_with_whether_it_is_the_only_one_a
     );
     let bound = Duration::from_secs(2);
     let record = |only_zone, asker_last| down(3, only_zone, asker_last);
-    // s-0 and s-2 left Ready last, in the same second; s-1 before them.
+    // The only zone, every Ready Unknown: how many seconds after the asker's the last was
+    // written (forty-ninth session).
+    let after = |r: Option<ZoneRecord>, s: u64| {
+        r.map(|r| ZoneRecord {
+            last_down_after: Some(s),
+            ..r
+        })
+    };
+    // s-0 and s-2 left Ready last, in the same second; s-1 five seconds before them.
     assert_eq!(
         reader.zone_record("s-0", "zs", bound).await,
-        record(true, true)
+        after(record(true, true), 0)
     );
     assert_eq!(
         reader.zone_record("s-2", "zs", bound).await,
-        record(true, true)
+        after(record(true, true), 0)
     );
     assert_eq!(
         reader.zone_record("s-1", "zs", bound).await,
-        record(true, false)
+        after(record(true, false), 5)
     );
     // The zone's list and one list outside it, which found nothing; the askers within the
     // second were answered from those.
     assert_eq!(node_lists(&server), 2);
-    let text = serde_json::to_string(&record(true, true)).expect("json");
+    let text = serde_json::to_string(&after(record(true, false), 5)).expect("json");
     assert!(
-        text.ends_with(r#""unreachableTainted":false,"onlyZone":true,"askerLast":true}"#),
+        text.ends_with(r#""unreachableTainted":false,"onlyZone":true,"lastDownAfterSeconds":5}"#),
         "{text}"
+    );
+    // A Ready=False among them, posted by its kubelet on its own clock: no seconds counted.
+    server
+        .update_node_status_as("kubelet", "s-2", |n| {
+            n["status"]["conditions"][0]["status"] = json!("False");
+        })
+        .unwrap_or_else(|e| panic!("False: {e:?}"));
+    tokio::time::advance(Duration::from_millis(1_100)).await;
+    assert_eq!(
+        reader.zone_record("s-1", "zs", bound).await,
+        record(true, false)
     );
     // A Node of another zone, Ready or not: the zone is not the only one.
     let zt = json!({"topology.kubernetes.io/zone": "zt"});
@@ -2281,6 +2301,7 @@ fn down(
         only_zone,
         asker_last,
         asker_ready: false,
+        last_down_after: None,
     })
 }
 

@@ -322,13 +322,15 @@ fn a_hold_that_stops_what_was_due_stops_only_that() {
         ..pod(vec![ne(UNREACHABLE).with_seconds(s)])
     };
     let pods = [tolerating("short", 5), tolerating("long", 60)];
-    let hold = |by: u64, untainted: Option<u64>| QuorumVerdict::Hold {
+    let windowed = |by: u64, untainted: Option<u64>, tolerated_from| QuorumVerdict::Hold {
         reason: "every zone down".into(),
         stop_due: Some(StopDue {
             by: Duration::from_secs(by),
             untainted: untainted.map(Duration::from_secs),
+            tolerated_from,
         }),
     };
+    let hold = |by: u64, untainted: Option<u64>| windowed(by, untainted, None);
     let plans = |q: &QuorumVerdict| {
         plan(&pods, CONTACT, None, None, &policy(Mode::Enforce), q)
             .into_iter()
@@ -346,6 +348,15 @@ fn a_hold_that_stops_what_was_due_stops_only_that() {
     // A read without the taint at 1060 counts from 1050 (less the slack), as an enforce would.
     assert_eq!(plans(&hold(1050, Some(1060))), [None, None]);
     assert_eq!(plans(&hold(1055, Some(1060))), [Some(1055), None]);
+    // A pod that tolerates the taint for as long as it could have stood, or longer, is held
+    // (`StopDue::tolerated_from`; forty-ninth session): "short" (5 s) is stopped with a window
+    // of 6 s, not of 5; "long" (60 s) only with one of 61.
+    assert_eq!(plans(&windowed(1100, None, Some(6))), [Some(1045), None]);
+    assert_eq!(plans(&windowed(1100, None, Some(5))), [None, None]);
+    assert_eq!(
+        plans(&windowed(1100, None, Some(61))),
+        [Some(1045), Some(1100)]
+    );
     // Without `stop_due`, a hold stops nothing.
     let whole = QuorumVerdict::Hold {
         reason: "every zone down".into(),

@@ -1037,6 +1037,7 @@ fn the_streamed_state_file_is_the_one_the_owned_state_gives() {
         }),
         held_at: Some((tokio::time::Instant::now(), SystemTime::now())),
         held_from: Some((tokio::time::Instant::now(), SystemTime::now())),
+        stop_due_tolerated: None,
         kubelet_renewed: None,
         kubelet_read: None,
         untainted_at: None,

@@ -13,7 +13,8 @@ use nodewarden::core::quorum::{
     Gate, Heard, NodeRead, NodeReads, Peer, PeerReport, QuorumPolicy, Remembered, Round,
     ServerReads, TaintReads, Unable, Undecided, Verdict, ZONE_READERS, ZoneRecord,
     asks_zone_record, decide, decide_or_ask, next_round, planning, rest_counted,
-    resumed_heard_bound, round_tainted, select, sigterm_waits, unasked, zone_readers,
+    resumed_heard_bound, round_tainted, select, sigterm_waits, unasked, zone_down_tolerated,
+    zone_readers,
 };
 use nodewarden::core::taint::{Effect, Toleration};
 use nodewarden::core::unlisted;
@@ -1533,7 +1534,7 @@ fn a_hold_that_began_after_the_node_could_be_tainted_does_not_move_its_deadlines
         eviction(&planning(
             gate.verdict.as_ref(),
             (gate.held_at, gate.held_from),
-            None,
+            (None, None),
             false,
             s(10)
         )),
@@ -2303,7 +2304,7 @@ fn no_deadline_counts_from_before_a_read_of_the_node_without_the_taint() {
         planning(
             Some(&Verdict::Enforce { reason: "r".into() }),
             (None, None),
-            Some(s(1050)),
+            (Some(s(1050)), None),
             false,
             s(10)
         ),
@@ -2327,7 +2328,7 @@ fn a_taint_read_with_no_untainted_read_since_the_hold_began_may_have_come_during
         eviction(&planning(
             Some(&enforce),
             held,
-            untainted,
+            (untainted, None),
             read_tainted,
             s(10),
         ))
@@ -3148,7 +3149,7 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
         planning(
             Some(v),
             (Some(s(1060)), Some(s(1020))),
-            Some(s(1055)),
+            (Some(s(1055)), Some(9)),
             false,
             s(10),
         )
@@ -3156,6 +3157,7 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
     let due = nodewarden::core::fence_plan::StopDue {
         by: s(1060),
         untainted: Some(s(1055)),
+        tolerated_from: Some(9),
     };
     assert!(
         matches!(planned(&v), QuorumVerdict::Hold { stop_due: Some(d), .. } if d == due),
@@ -3175,6 +3177,28 @@ fn a_zone_recorded_with_every_zone_down_since_this_node_was_judged_holds() {
     assert!(decide(&after().tainted(true), &policy(), true).is_enforce());
     let before = policy_without(|f| f.zone_down_due = false);
     assert!(decide(&after(), &before, true).is_enforce());
+    // How long a taint could have stood before every zone went down (forty-ninth session, seed
+    // 0x2531): the seconds from this node's Unknown write to the last one, plus two. None from a
+    // record without them, with the rule off, or for a node that holds whole.
+    let timed = |asker_last: bool, s: Option<u64>| {
+        let record = all_down(3, true, asker_last).map(|z| ZoneRecord {
+            last_down_after: s,
+            ..z
+        });
+        judged(round(recording(record, true)))
+    };
+    assert_eq!(
+        zone_down_tolerated(&timed(false, Some(5)), &policy()),
+        Some(7)
+    );
+    assert!(decide(&timed(false, Some(5)), &policy(), true).stops_due());
+    assert_eq!(zone_down_tolerated(&timed(false, None), &policy()), None);
+    let unwindowed = policy_without(|f| f.zone_down_window = false);
+    assert_eq!(
+        zone_down_tolerated(&timed(false, Some(5)), &unwindowed),
+        None
+    );
+    assert_eq!(zone_down_tolerated(&timed(true, Some(5)), &policy()), None);
     // A round that holds on its counts holds as it did, whole: two of a zone of five went
     // silent before this node.
     let mut held_anyway = zone(5, 2);
@@ -3329,6 +3353,35 @@ fn a_zone_is_recorded_from_the_nodes_of_its_key_that_count_in_disruption_checks(
     later[1] = zone::Listed::of("n2", Some(&a), (false, at(101)), true);
     assert_eq!(facts(&later, "me", true), (true, false, false));
     assert_eq!(facts(&later, "n2", true), (true, true, true));
+    // Every Ready written Unknown by the controller (forty-ninth session): the seconds from the
+    // asker's write to the last one, the excluded n4 (120) left out; none while a Node's Ready
+    // is not Unknown, or outside the only zone.
+    let unknown = |nodes: &[zone::Listed]| -> Vec<zone::Listed> {
+        nodes
+            .iter()
+            .map(|n| zone::Listed {
+                unknown: true,
+                ..n.clone()
+            })
+            .collect()
+    };
+    let after = |nodes: &[zone::Listed], asker, whole| {
+        zone::record(nodes, asker, "a", whole).and_then(|r| r.last_down_after)
+    };
+    let written = unknown(&later);
+    assert_eq!(after(&written, "me", true), Some(1));
+    assert_eq!(after(&written, "n2", true), Some(0));
+    assert_eq!(after(&written, "n3", true), Some(11));
+    assert_eq!(
+        zone::record(&written, "n3", "a", true).and_then(|r| r.tolerated_from()),
+        Some(13)
+    );
+    assert_eq!(after(&written, "me", false), None);
+    assert_eq!(after(&later, "me", true), None);
+    let mut one_false = written.clone();
+    one_false[2].unknown = false;
+    assert_eq!(after(&one_false, "me", true), None);
+    assert_eq!(after(&unknown(&untimed), "me", true), None);
     // The outside selector: every Node without the zone's label value; none for no zone.
     assert_eq!(
         zone::outside_selector("r1/a").as_deref(),

@@ -2699,6 +2699,18 @@ fn a_silent_peer_is_asked_to_read_before_one_that_said_cut_off() {
     assert_default_spares(&[(0x1def, &[0])], |f| f.silent_readers_first = false);
 }
 
+/// Under a hold on every zone down that still stops what was due, a pod tolerating the taint for
+/// as long as it could have stood is kept (`Fixes::zone_down_window`; forty-ninth session).
+/// 0x2531: zone-0's five nodes lost the API server at 191.7–194.2 s. The controller wrote n2
+/// Unknown at 226 s, tainted it on the next pass at 231.5 s, and in that same pass found every
+/// node down and removed every taint. n1 and n0 came back at 238.1–238.4 s and read the zone
+/// for n2: every Node Unknown, n2 not the last. The hold stopped pod 5 (7 s), due by then as counted, though
+/// the last Node's Unknown write came 5 s after n2's: no taint could have stood for 7 s.
+#[test]
+fn every_zone_down_recorded_keeps_a_pod_tolerating_longer_than_a_taint_could_stand() {
+    assert_default_spares(&[(0x2531, &[5])], |f| f.zone_down_window = false);
+}
+
 /// Fencing on the taint, not cut off, a taint added no earlier than the peers' latest read of the
 /// Node without it counts from its own time (`Fixes::taint_after_read`; forty-seventh session).
 /// 0x114: n3, cut off from 50.2 s, came back at 81.2 s; the controller, its zone still counted

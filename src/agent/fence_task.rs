@@ -1590,7 +1590,7 @@ impl Task {
                     .held_from
                     .map(|(t, _)| self.clock.mono_of(t)),
             ),
-            untainted,
+            (untainted, self.quorum_view.stop_due_tolerated),
             self.quorum_view.tainted_read,
             self.requests.timeout(),
         ))

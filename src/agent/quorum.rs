@@ -123,6 +123,11 @@ pub struct QuorumView {
     pub held_at: Option<(Instant, SystemTime)>,
     /// When the first round of this partition that said hold was sent, on both clocks.
     pub held_from: Option<(Instant, SystemTime)>,
+    /// Under a hold that still stops what was due (`Verdict::stops_due`), the toleration in
+    /// seconds from which no pod can have been deleted (`core::quorum::zone_down_tolerated`),
+    /// read in the round that decided it. Not persisted: a restart stops every pod due, as
+    /// before the window was read, until its first round.
+    pub stop_due_tolerated: Option<u64>,
     /// This node's kubelet renewal as peers last read it for this run, while it had no contact
     /// of its own (`core::quorum::kubelet_renewal`), and when the answer came: the fence counts
     /// from it as from a Ready heartbeat seen. Not persisted.
@@ -272,6 +277,7 @@ pub fn resume(persisted: Option<&State>, clock: &Clock) -> QuorumView {
         verdict,
         held_at,
         held_from,
+        stop_due_tolerated: None,
         kubelet_renewed: None,
         kubelet_read: None,
         untainted_at: None,
@@ -783,6 +789,7 @@ pub async fn run(
                     v.verdict = None;
                     v.held_at = None;
                     v.held_from = None;
+                    v.stop_due_tolerated = None;
                     // What this partition's peers listed is of this partition only.
                     v.pods_read = None;
                     v.server_reads.unread = false;
@@ -1075,13 +1082,21 @@ pub async fn run(
             .borrow()
             .held_from
             .or(verdict.is_hold().then_some(sent));
+        // How long a taint could have stood before every zone went down, for the hold that stops
+        // what was due.
+        let tolerated = verdict
+            .stops_due()
+            .then(|| crate::core::quorum::zone_down_tolerated(&round, &policy))
+            .flatten();
         view.send_if_modified(|v| {
             let changed = v.verdict.as_ref() != Some(&verdict)
                 || v.held_at != held_at
-                || v.held_from != held_from;
+                || v.held_from != held_from
+                || v.stop_due_tolerated != tolerated;
             v.verdict = Some(verdict.clone());
             v.held_at = held_at;
             v.held_from = held_from;
+            v.stop_due_tolerated = tolerated;
             changed
         });
     }
@@ -1807,7 +1822,7 @@ mod nudge_tests {
     use super::*;
     use crate::api::ApiError;
     use crate::core::contact::Request;
-    use crate::core::quorum::Undecided;
+    use crate::core::quorum::{NodeRead, Undecided, ZoneRecord};
     use crate::peer::Question;
 
     const INTERVAL: Duration = Duration::from_secs(10);
@@ -1831,6 +1846,9 @@ mod nudge_tests {
         readers: Arc<Mutex<Vec<usize>>>,
         /// The peers each round asked to read this node's zone as recorded.
         zoned: Arc<Mutex<Vec<Vec<String>>>>,
+        /// What a peer that reaches the API server reads of this node's Node, and of its zone
+        /// when asked to (`None`, the default: nothing).
+        recorded: Arc<Mutex<Option<(NodeRead, ZoneRecord)>>>,
         /// Whether a probe of the kubelet's path is answered ready (`None`, the default: every
         /// probe fails at once, and is not recorded), and when each recorded one was sent.
         node_path: Arc<Mutex<Option<bool>>>,
@@ -1912,6 +1930,8 @@ mod nudge_tests {
         let reading = readers.clone();
         let zoned: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
         let zoning = zoned.clone();
+        let recorded: Arc<Mutex<Option<(NodeRead, ZoneRecord)>>> = Arc::default();
+        let recording = recorded.clone();
         let ask: Asker = Arc::new(
             move |peers: Vec<Peer>, (lease, zone_flags): Readers, _zone, _pods| -> AskFuture {
                 asked.lock().expect("rounds").push(since());
@@ -1922,14 +1942,20 @@ mod nudge_tests {
                 zoning.lock().expect("zoned").push(named);
                 let said = *answers.lock().expect("answer");
                 let kubelet = *renewed.lock().expect("kubelet");
+                let record = *recording.lock().expect("recorded");
                 Box::pin(async move {
                     peers
                         .into_iter()
                         .zip(lease.into_iter().chain(std::iter::repeat(false)))
-                        .map(|(p, read)| {
+                        .zip(zone_flags.into_iter().chain(std::iter::repeat(false)))
+                        .map(|((p, read), zoned)| {
                             let heard = said.map_or(Heard::Silent, |up| {
                                 let mut r = report(up);
                                 r.kubelet_renewed = kubelet.filter(|_| up && read);
+                                if let Some((node, zone)) = record.filter(|_| up) {
+                                    r.node_read = Some(node);
+                                    r.zone_recorded = zoned.then_some(zone);
+                                }
                                 Heard::Report(r)
                             });
                             (p, heard)
@@ -2018,6 +2044,7 @@ mod nudge_tests {
             kubelet,
             readers,
             zoned,
+            recorded,
             node_path,
             node_path_probes,
             _node: node_tx,
@@ -2125,6 +2152,48 @@ mod nudge_tests {
         at(&h, ms(9000)).await;
         assert_eq!(*h.probes.lock().expect("probes"), [ms(2000)]);
         assert_eq!(*h.rounds.lock().expect("rounds"), [ms(0)]);
+    }
+
+    /// Under a hold on every zone down that still stops what was due, the view says how long a
+    /// taint could have stood, as the round's readers recorded it, for the fence's plan; a
+    /// record without the seconds, or the partition's end, leaves none (forty-ninth session,
+    /// `core::quorum::zone_down_tolerated`).
+    #[tokio::test(start_paused = true)]
+    async fn a_hold_on_every_zone_down_publishes_how_long_a_taint_could_have_stood() {
+        let h = harness(true, ms(30), true);
+        *h.answer.lock().expect("answer") = Some(true);
+        let record = |last_down_after| {
+            let node = NodeRead {
+                tainted: false,
+                unknown_since: Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000)),
+                ..NodeRead::default()
+            };
+            let zone = ZoneRecord {
+                not_ready: 3,
+                size: 3,
+                only_zone: true,
+                last_down_after,
+                ..ZoneRecord::default()
+            };
+            Some((node, zone))
+        };
+        *h.recorded.lock().expect("recorded") = record(Some(5));
+        at(&h, ms(100)).await;
+        let seen = || {
+            let v = h.view.borrow();
+            let due = v.verdict.as_ref().is_some_and(Verdict::stops_due);
+            (due, v.stop_due_tolerated)
+        };
+        assert_eq!(seen(), (true, Some(7)), "{:?}", h.view.borrow().verdict);
+        *h.recorded.lock().expect("recorded") = record(None);
+        at(&h, INTERVAL + ms(100)).await;
+        assert_eq!(seen(), (true, None));
+        *h.recorded.lock().expect("recorded") = record(Some(3));
+        at(&h, INTERVAL * 2 + ms(100)).await;
+        assert_eq!(seen(), (true, Some(5)));
+        h.cut_off.send_replace(Some(false));
+        at(&h, INTERVAL * 2 + ms(200)).await;
+        assert_eq!(seen(), (false, None));
     }
 
     /// A hold about to turn into enforce within a second of a nudge's answered read waits a

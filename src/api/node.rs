@@ -491,12 +491,15 @@ fn listed_node(node: &Node) -> crate::core::zone::Listed {
     let since = condition
         .and_then(|c| c.last_transition_time.as_ref())
         .map(|t| SystemTime::from(t.0));
-    crate::core::zone::Listed::of(
-        node.metadata.name.as_deref().unwrap_or_default(),
-        node.metadata.labels.as_ref(),
-        (ready, since),
-        carries_controller_taint(node),
-    )
+    crate::core::zone::Listed {
+        unknown: condition.is_some_and(|c| c.status == "Unknown"),
+        ..crate::core::zone::Listed::of(
+            node.metadata.name.as_deref().unwrap_or_default(),
+            node.metadata.labels.as_ref(),
+            (ready, since),
+            carries_controller_taint(node),
+        )
+    }
 }
 
 /// `node`'s Ready condition, as stored.

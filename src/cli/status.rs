@@ -232,9 +232,9 @@ pub fn report(
                 held_at.map(|h| moment.mono_at(h)),
                 held_from.map(|h| moment.mono_at(h)),
             ),
-            // The peers' reads of the Node are not kept on disk: counted without them, as a
-            // restart counts.
-            None,
+            // The peers' reads of the Node and of the zone are not kept on disk: counted without
+            // them, as a restart counts.
+            (None, None),
             false,
             config.request_timeout(),
         )

@@ -155,11 +155,14 @@ pub enum QuorumVerdict {
 
 /// What a hold still stops ([`QuorumVerdict::Hold`]): each pod whose deletion, counted as
 /// [`QuorumVerdict::Enforce`] counts it with no hold and with the same read (`untainted`), is due
-/// by `by`.
+/// by `by`, and that tolerates the unreachable taint for less than `tolerated_from` seconds when
+/// that is known (a pod tolerating it longer cannot have been deleted before the controller
+/// removed every taint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StopDue {
     pub by: Duration,
     pub untainted: Option<Duration>,
+    pub tolerated_from: Option<u64>,
 }
 
 impl QuorumVerdict {
@@ -758,12 +761,20 @@ pub fn plan_each<'a>(
                 held_from: None,
                 untainted: d.untainted,
             },
+            d.tolerated_from,
         )),
         _ => None,
     };
     pods.iter().map(move |p| {
-        let due = due.as_ref().and_then(|(by, unheld)| {
+        let due = due.as_ref().and_then(|(by, unheld, tolerated_from)| {
             let by = *by;
+            // A pod that tolerates the taint longer than any taint could have stood.
+            if let Some(from) = tolerated_from
+                && let NoExecuteOutcome::EvictAfter { seconds } = unreachable_delay(&p.tolerations)
+                && u64::try_from(seconds).is_ok_and(|s| s >= *from)
+            {
+                return None;
+            }
             // With the hold's reason given, its note says why a hold stops it.
             let plan = plan_one(
                 p,

@@ -393,6 +393,16 @@ pub struct ZoneRecord {
     /// false, as `only_zone`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub asker_ready: bool,
+    /// With none of the zone's Nodes counted Ready, no Node outside it (`only_zone`) and every
+    /// one's Ready condition Unknown (written by the controller, on its clock): how many whole
+    /// seconds after the asker's was written the last of them was ([`ZoneRecord::tolerated_from`]).
+    /// Absent otherwise, as `only_zone`.
+    #[serde(
+        default,
+        rename = "lastDownAfterSeconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_down_after: Option<u64>,
 }
 
 impl ZoneRecord {
@@ -447,11 +457,24 @@ impl ZoneRecord {
             Some(format!(
                 "onlyZone or askerLast with notReady {n} of size {size}"
             ))
+        } else if self.last_down_after.is_some() && !self.only_zone {
+            Some("lastDownAfterSeconds without onlyZone".to_string())
         } else if self.asker_ready && n >= size {
             Some(format!("askerReady with notReady {n} of size {size}"))
         } else {
             None
         }
+    }
+
+    /// The toleration, in seconds, from which a pod of the asker cannot have been deleted by a
+    /// taint added before every zone went down ([`ZoneRecord::last_down_after`] plus 2): the
+    /// controller queues the asker for the taint no sooner than it writes its Ready Unknown, and
+    /// the pass that wrote the last Node's Unknown, finding every zone down, removed every taint
+    /// and with it every timer (docs/semantics.md §5.5). One second covers the last write's time
+    /// kept to the second (the asker's, kept so too, is never later than its write), one the
+    /// removals that pass makes after that write.
+    pub fn tolerated_from(&self) -> Option<u64> {
+        self.last_down_after.map(|s| s.saturating_add(2))
     }
 
     /// Whether the zone as recorded is in the normal state: neither partially nor fully
@@ -1147,6 +1170,14 @@ pub struct Fixes {
     /// for this node before those that answered "cut off" ([`Unable`]; forty-ninth session, seed
     /// 0x1def). The agent's shell applies it; only the simulator reads this switch.
     pub silent_readers_first: bool,
+    /// Under a hold on every zone down, recorded, for a node that may have been tainted before
+    /// (`zone_down_due`), a pod that tolerates the taint for as long as it could have stood,
+    /// from the asker's Ready written Unknown to the last Node's, is not stopped
+    /// ([`ZoneRecord::tolerated_from`], [`zone_down_tolerated`]; forty-ninth session, seed
+    /// 0x2531: the controller tainted n2 and, in the same pass, found every zone down and
+    /// removed the taint; the hold stopped pod 5, tolerating 7 s, which no taint since n2's
+    /// Unknown write 5 s before could have deleted).
+    pub zone_down_window: bool,
 }
 
 impl Fixes {
@@ -1219,6 +1250,7 @@ impl Fixes {
         peers_read_kept: true,
         zone_down_due: true,
         silent_readers_first: true,
+        zone_down_window: true,
     };
 }
 
@@ -2137,6 +2169,25 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
 /// fence stops each pod whose deletion may have come by this round. `None` for a node seen
 /// tainted, and while no controller-manager leads; the caller asks only of an enforce.
 fn zone_down_before(round: &Round, policy: &QuorumPolicy) -> Option<Verdict> {
+    let record = zone_down_record(round, policy)?;
+    let (not_ready, size, z) = (record.not_ready, record.size, &round.zone);
+    let window = match zone_down_tolerated(round, policy) {
+        Some(s) => format!(
+            ", but none tolerating the taint {s}s or more: every Ready was written Unknown, the last {}s after this node's, and no taint stood longer",
+            s.saturating_sub(2)
+        ),
+        None => String::new(),
+    };
+    Some(Verdict::Hold {
+        reason: format!(
+            "a peer that reaches the API server reads {not_ready} of the {size} node(s) of zone {z} recorded not Ready (fully disrupted, and no Node outside it: every zone is down) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands, but {ZONE_DOWN_DUE}{window}"
+        ),
+    })
+}
+
+/// The record [`zone_down_before`] holds on, with the rules for it on: `None` for a node seen
+/// tainted, and while no controller-manager leads.
+fn zone_down_record(round: &Round, policy: &QuorumPolicy) -> Option<ZoneRecord> {
     let f = &policy.fixes;
     if !(f.zone_down_due && f.zone_recorded && f.master_recorded)
         || seen_tainted(round, policy)
@@ -2146,20 +2197,30 @@ fn zone_down_before(round: &Round, policy: &QuorumPolicy) -> Option<Verdict> {
     }
     // The same reader read this node's Node written Unknown by the controller: it was judged,
     // and a Node never judged (its kubelet never posted) was never tainted either.
-    let record = reaching_reports(round).find_map(|r| {
+    reaching_reports(round).find_map(|r| {
         r.zone_recorded
             .filter(|z| !z.tainted && z.only_zone && z.none_ready() && !z.asker_last)
             .filter(|_| {
                 r.node_read
                     .is_some_and(|n| !n.tainted && n.unknown_since.is_some())
             })
-    })?;
-    let (not_ready, size, z) = (record.not_ready, record.size, &round.zone);
-    Some(Verdict::Hold {
-        reason: format!(
-            "a peer that reaches the API server reads {not_ready} of the {size} node(s) of zone {z} recorded not Ready (fully disrupted, and no Node outside it: every zone is down) and this node's Node without node.kubernetes.io/unreachable: the control plane taints nothing there while that stands, but {ZONE_DOWN_DUE}"
-        ),
     })
+}
+
+/// Under a hold of [`zone_down_before`] ([`Verdict::stops_due`]), the toleration in seconds from
+/// which no pod of this node can have been deleted ([`ZoneRecord::tolerated_from`], passed to
+/// [`planning`]; `Fixes::zone_down_window`): the least its readers' records give, `None` when
+/// one gives none (every pod the hold finds due is stopped, as before).
+pub fn zone_down_tolerated(round: &Round, policy: &QuorumPolicy) -> Option<u64> {
+    if !policy.fixes.zone_down_window {
+        return None;
+    }
+    zone_down_record(round, policy)?;
+    reaching_reports(round)
+        .filter_map(|r| r.zone_recorded)
+        .filter(|z| z.only_zone && z.none_ready())
+        .map(|z| z.tolerated_from())
+        .try_fold(u64::MAX, |least, t| t.map(|t| least.min(t)))
 }
 
 /// What one round of this node is built on besides its peers' answers. The agent's quorum task
@@ -3173,7 +3234,8 @@ impl TaintReads {
 /// the quorum says the control plane evicts (no verdict yet, hold and pending all hold); after a
 /// hold held at `held_at`, eviction times count from [`Gate::not_before`], unless the hold began
 /// (`held_from`) after this node could be tainted; and never before `untainted_at`
-/// ([`TaintReads::untainted_at`]).
+/// ([`TaintReads::untainted_at`]). A hold that still stops what was due stops no pod tolerating
+/// the taint `tolerated_from` seconds or more ([`zone_down_tolerated`]).
 ///
 /// `read_tainted`: a peer read this node's Node with the unreachable taint in this run
 /// ([`TaintReads::tainted`]). With no read without it since the hold began, the taint may have
@@ -3182,7 +3244,7 @@ impl TaintReads {
 pub fn planning(
     verdict: Option<&Verdict>,
     (held_at, held_from): (Option<Duration>, Option<Duration>),
-    untainted_at: Option<Duration>,
+    (untainted_at, tolerated_from): (Option<Duration>, Option<u64>),
     read_tainted: bool,
     request_timeout: Duration,
 ) -> crate::core::fence_plan::QuorumVerdict {
@@ -3195,6 +3257,7 @@ pub fn planning(
         .map(|by| crate::core::fence_plan::StopDue {
             by,
             untainted: untainted_at,
+            tolerated_from,
         });
     let held_at = held_at.filter(|_| !during_hold);
     match verdict {

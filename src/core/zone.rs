@@ -87,6 +87,9 @@ pub struct Listed {
     /// It carries one of the node controller's NoExecute taints (the wire's
     /// `unreachableTainted`; the not-ready one too since the fortieth session).
     pub unreachable_tainted: bool,
+    /// Its Ready condition is Unknown: the controller wrote it, and `down_since` is on the
+    /// controller's clock (false from [`Listed::of`]; the reader sets it).
+    pub unknown: bool,
 }
 
 impl Listed {
@@ -105,6 +108,7 @@ impl Listed {
             ready,
             down_since: down_since.filter(|_| !ready),
             unreachable_tainted,
+            unknown: false,
         }
     }
 }
@@ -150,6 +154,7 @@ pub fn record<'a>(
         ready: n.ready,
         down_since: n.down_since,
         unreachable_tainted: n.unreachable_tainted,
+        unknown: n.unknown && !n.ready,
     });
     tally(counted, whole)
 }
@@ -166,6 +171,8 @@ pub struct Counted {
     /// It carries one of the node controller's NoExecute taints (the wire's
     /// `unreachableTainted`; the not-ready one too since the fortieth session).
     pub unreachable_tainted: bool,
+    /// Its Ready condition is Unknown, written by the controller ([`Listed::unknown`]).
+    pub unknown: bool,
 }
 
 /// The asker's zone as stored, from every Node of it in `nodes` (the peers' reader lists them,
@@ -180,7 +187,9 @@ pub struct Counted {
 /// `only_zone`, when `nodes` are every Node of the cluster (`whole`) and all are in the zone;
 /// and `asker_last`, when the asker's Ready left True no earlier than any other counted Node's
 /// did (each one's `down_since`; a Node without that time leaves it false). And `asker_ready`,
-/// when the asker counts and its Ready is True.
+/// when the asker counts and its Ready is True. And with `only_zone`, when every counted Node's
+/// Ready is Unknown with its time and the asker's is known, `last_down_after`: the latest of
+/// those times less the asker's, in whole seconds (zero when the asker's is the latest).
 pub fn tally(
     nodes: impl IntoIterator<Item = Counted>,
     whole: bool,
@@ -192,10 +201,13 @@ pub fn tally(
         only_zone: false,
         asker_last: false,
         asker_ready: false,
+        last_down_after: None,
     };
     let (mut found, mut alone) = (false, whole);
     // The asker's own down time; the latest of the others', and whether one had none.
     let (mut own, mut latest, mut untimed) = (None, None, false);
+    // The latest Unknown write of every counted Node, and whether one was not Unknown or untimed.
+    let (mut last_unknown, mut not_unknown, mut own_unknown) = (None, false, false);
     for n in nodes {
         if !n.in_zone {
             alone = false;
@@ -205,6 +217,7 @@ pub fn tally(
             found = true;
             record.tainted = n.unreachable_tainted;
             own = n.down_since;
+            own_unknown = n.unknown;
             record.asker_ready = n.ready && !n.excluded;
         }
         if n.excluded {
@@ -212,6 +225,8 @@ pub fn tally(
         }
         record.size += 1;
         record.not_ready += usize::from(!n.ready);
+        not_unknown |= !n.unknown || n.down_since.is_none();
+        last_unknown = last_unknown.max(n.down_since);
         if !n.ready && !n.asker {
             untimed |= n.down_since.is_none();
             latest = latest.max(n.down_since);
@@ -220,6 +235,10 @@ pub fn tally(
     let down = record.none_ready();
     record.only_zone = down && alone;
     record.asker_last = down && !untimed && own.is_some_and(|own| latest.is_none_or(|t| t <= own));
+    record.last_down_after = own
+        .zip(last_unknown)
+        .filter(|_| record.only_zone && own_unknown && !not_unknown)
+        .map(|(own, last)| last.duration_since(own).map_or(0, |d| d.as_secs()));
     found.then_some(record)
 }
 

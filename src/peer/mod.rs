@@ -655,7 +655,7 @@ mod tests {
             "{text}"
         );
         let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::try_from(back), Ok(down));
+        assert_eq!(PeerReport::try_from(back), Ok(down.clone()));
         let impossible: Answer = serde_json::from_str(
             r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":4,"size":5,"unreachableTainted":false,"askerLast":true}}"#,
         )
@@ -663,6 +663,31 @@ mod tests {
         let refused = PeerReport::try_from(impossible).expect_err("a fact with a node Ready");
         assert!(
             refused.contains("askerLast with notReady 4 of size 5"),
+            "{refused}"
+        );
+        // The seconds to the last Unknown write travel with `onlyZone`, and are refused without.
+        let timed = PeerReport {
+            zone_recorded: down.zone_recorded.map(|z| crate::core::quorum::ZoneRecord {
+                asker_last: false,
+                last_down_after: Some(5),
+                ..z
+            }),
+            ..reaching("n1")
+        };
+        let text = serde_json::to_string(&Answer::from(&timed)).expect("json");
+        assert!(
+            text.ends_with(r#""onlyZone":true,"lastDownAfterSeconds":5}}"#),
+            "{text}"
+        );
+        let back: Answer = serde_json::from_str(&text).expect("parse");
+        assert_eq!(PeerReport::try_from(back), Ok(timed));
+        let impossible: Answer = serde_json::from_str(
+            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":5,"size":5,"unreachableTainted":false,"lastDownAfterSeconds":5}}"#,
+        )
+        .expect("parse");
+        let refused = PeerReport::try_from(impossible).expect_err("seconds without onlyZone");
+        assert!(
+            refused.contains("lastDownAfterSeconds without onlyZone"),
             "{refused}"
         );
         let asking = Question {

@@ -536,6 +536,8 @@ impl ControlPlane {
                 // Either taint, as `api::node` reads it (`Fixes::not_ready_read`).
                 unreachable_tainted: n.tainted_at.is_some()
                     && (not_ready_read || !n.not_ready_taint),
+                // Its down time is read only while Unknown, as the controller wrote it.
+                unknown: in_zone && self.unknown_since(i).is_some(),
             }
         });
         // Every node is listed, this one too: the asker is always found.

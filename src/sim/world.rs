@@ -603,6 +603,8 @@ struct Agent {
     started: Duration,
     /// The peers whose latest answer was not "reachable" (`quorum::note_unable`).
     unable: quorum::Unable,
+    /// `agent::quorum`'s `QuorumView::stop_due_tolerated`: not on disk.
+    stop_due_tolerated: Option<u64>,
     /// What each peer last answered "reachable" (`quorum::Remembered`).
     remembered: quorum::Remembered,
     /// The latest kubelet renewal the peers read in any round (`fencing::counted_with_kubelet`).
@@ -1459,6 +1461,7 @@ impl World<'_> {
             node_path: Default::default(),
             started: self.now,
             unable: quorum::Unable::default(),
+            stop_due_tolerated: None,
             settled: BTreeSet::new(),
             remembered: quorum::Remembered::default(),
             renewal_read: None,
@@ -2848,6 +2851,7 @@ impl World<'_> {
                 a.server_reads.unread = false;
                 a.settled.clear();
                 a.gate = Gate::default();
+                a.stop_due_tolerated = None;
                 a.next_round = None;
                 a.leader_next = None;
                 if !set.fixes.fence_on_taint {
@@ -2932,6 +2936,7 @@ impl World<'_> {
         next.extend(leader_wake);
         if !judged.cut_off && a.gate.verdict.is_some() {
             a.gate = Gate::default();
+            a.stop_due_tolerated = None;
             a.durability.changed();
         }
         if !judged.cut_off {
@@ -2971,7 +2976,7 @@ impl World<'_> {
                 let verdict = quorum::planning(
                     a.gate.verdict.as_ref(),
                     (a.gate.held_at, held_from),
-                    a.reads.untainted_at,
+                    (a.reads.untainted_at, a.stop_due_tolerated),
                     a.reads.tainted && set.fixes.taint_during_hold,
                     set.request_timeout,
                 );
@@ -3561,6 +3566,8 @@ impl World<'_> {
             round = basis.round(&heard, &mut a.remembered, now);
             verdict = quorum::decide(&round, policy, known);
         }
+        // As `agent::quorum`: how long a taint could have stood before every zone went down.
+        let tolerated = quorum::zone_down_tolerated(&round, policy);
         // Each peer that answered "cut off" remembers this node, to nudge it on its return.
         for (p, h) in &heard {
             if let Heard::Report(r) = h
@@ -3643,6 +3650,8 @@ impl World<'_> {
             self.log(|| format!("n{i} quorum {word}: {reason}"));
             a.durability.changed();
         }
+        a.stop_due_tolerated =
+            tolerated.filter(|_| verdict.stops_due() && a.gate.verdict.as_ref() == Some(&verdict));
     }
 
     fn take_step(&mut self, i: usize, a: &mut Agent, uid: &str, step: Step, eviction: Duration) {
