@@ -2050,7 +2050,9 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
     // Every counted Node of zone-a not Ready, n1 and n4 a second and more after n2 and n3: the
     // record adds that no Node is outside the zone (one list more, of one Node outside its
     // label) and, for n4, that it left Ready last (docs/fence.md §5, *Every zone down,
-    // recorded*); n2 left earlier.
+    // recorded*); n2 left earlier. Every Ready is the controller's Unknown: the record adds how
+    // many seconds after the asker's the last was written (*How long a taint could have
+    // stood*), none for n4, and at least the 1.1 s slept since n2's.
     record_ready(&lab, "n1", "Unknown");
     record_ready(&lab, "n4", "Unknown");
     std::thread::sleep(Duration::from_millis(1100));
@@ -2058,7 +2060,7 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
     assert_eq!(
         last["zoneRecord"],
         serde_json::json!({"notReady": 4, "size": 4, "unreachableTainted": false,
-                           "onlyZone": true, "askerLast": true}),
+                           "onlyZone": true, "askerLast": true, "lastDownAfterSeconds": 0}),
         "{last}"
     );
     assert_eq!(zone_lists(&lab), 5);
@@ -2068,6 +2070,8 @@ fn a_peer_reads_the_askers_zone_as_the_api_server_records_it() {
         earlier["zoneRecord"].get("askerLast").is_none(),
         "{earlier}"
     );
+    let seconds = earlier["zoneRecord"]["lastDownAfterSeconds"].as_u64();
+    assert!(seconds.is_some_and(|s| (1..=10).contains(&s)), "{earlier}");
     assert_eq!(zone_lists(&lab), 5);
 }
 

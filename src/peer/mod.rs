@@ -632,12 +632,19 @@ mod tests {
         );
         let back: Answer = serde_json::from_str(&text).expect("parse");
         assert_eq!(PeerReport::try_from(back), Ok(report));
-        let impossible: Answer = serde_json::from_str(
-            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":6,"size":5,"unreachableTainted":false}}"#,
-        )
-        .expect("parse");
-        let refused = PeerReport::try_from(impossible).expect_err("more not ready than nodes");
-        assert!(refused.contains("notReady 6 of size 5"), "{refused}");
+        // An answer with the record `zone_record`, refused for `why`.
+        let refused = |zone_record: &str, why: &str| {
+            let impossible: Answer = serde_json::from_str(&format!(
+                r#"{{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{zone_record}}}"#
+            ))
+            .expect("parse");
+            let refused = PeerReport::try_from(impossible).expect_err(why);
+            assert!(refused.contains(why), "{refused}");
+        };
+        refused(
+            r#"{"notReady":6,"size":5,"unreachableTainted":false}"#,
+            "notReady 6 of size 5",
+        );
         // A zone with no node Ready, with both facts: they travel; with a node Ready, refused.
         let down = PeerReport {
             zone_recorded: Some(crate::core::quorum::ZoneRecord {
@@ -656,14 +663,9 @@ mod tests {
         );
         let back: Answer = serde_json::from_str(&text).expect("parse");
         assert_eq!(PeerReport::try_from(back), Ok(down.clone()));
-        let impossible: Answer = serde_json::from_str(
-            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":4,"size":5,"unreachableTainted":false,"askerLast":true}}"#,
-        )
-        .expect("parse");
-        let refused = PeerReport::try_from(impossible).expect_err("a fact with a node Ready");
-        assert!(
-            refused.contains("askerLast with notReady 4 of size 5"),
-            "{refused}"
+        refused(
+            r#"{"notReady":4,"size":5,"unreachableTainted":false,"askerLast":true}"#,
+            "askerLast with notReady 4 of size 5",
         );
         // The seconds to the last Unknown write travel with `onlyZone`, and are refused without.
         let timed = PeerReport {
@@ -674,21 +676,10 @@ mod tests {
             }),
             ..reaching("n1")
         };
-        let text = serde_json::to_string(&Answer::from(&timed)).expect("json");
-        assert!(
-            text.ends_with(r#""onlyZone":true,"lastDownAfterSeconds":5}}"#),
-            "{text}"
-        );
-        let back: Answer = serde_json::from_str(&text).expect("parse");
-        assert_eq!(PeerReport::try_from(back), Ok(timed));
-        let impossible: Answer = serde_json::from_str(
-            r#"{"node":"n","zone":"","reachable":true,"lastContactAgeMillis":1,"zoneRecord":{"notReady":5,"size":5,"unreachableTainted":false,"lastDownAfterSeconds":5}}"#,
-        )
-        .expect("parse");
-        let refused = PeerReport::try_from(impossible).expect_err("seconds without onlyZone");
-        assert!(
-            refused.contains("lastDownAfterSeconds without onlyZone"),
-            "{refused}"
+        round_trips(&timed, r#""onlyZone":true,"lastDownAfterSeconds":5}}"#);
+        refused(
+            r#"{"notReady":5,"size":5,"unreachableTainted":false,"lastDownAfterSeconds":5}"#,
+            "lastDownAfterSeconds without onlyZone",
         );
         let asking = Question {
             zone_record: true,
