@@ -2171,7 +2171,7 @@ pub fn decide_or_ask(round: &Round, policy: &QuorumPolicy, peers_known: bool) ->
 fn zone_down_before(round: &Round, policy: &QuorumPolicy) -> Option<Verdict> {
     let record = zone_down_record(round, policy)?;
     let (not_ready, size, z) = (record.not_ready, record.size, &round.zone);
-    let window = match zone_down_tolerated(round, policy) {
+    let window = match least_tolerated(round).filter(|_| policy.fixes.zone_down_window) {
         Some(s) => format!(
             ", but none tolerating the taint {s}s or more: every Ready was written Unknown, the last {}s after this node's, and no taint stood longer",
             s.saturating_sub(2)
@@ -2216,6 +2216,12 @@ pub fn zone_down_tolerated(round: &Round, policy: &QuorumPolicy) -> Option<u64> 
         return None;
     }
     zone_down_record(round, policy)?;
+    least_tolerated(round)
+}
+
+/// The least [`ZoneRecord::tolerated_from`] of the round's records of every zone down, from
+/// peers that reach the API server; `None` when one gives none.
+fn least_tolerated(round: &Round) -> Option<u64> {
     reaching_reports(round)
         .filter_map(|r| r.zone_recorded)
         .filter(|z| z.only_zone && z.none_ready())

@@ -3566,8 +3566,12 @@ impl World<'_> {
             round = basis.round(&heard, &mut a.remembered, now);
             verdict = quorum::decide(&round, policy, known);
         }
-        // As `agent::quorum`: how long a taint could have stood before every zone went down.
-        let tolerated = quorum::zone_down_tolerated(&round, policy);
+        // As `agent::quorum`: how long a taint could have stood before every zone went down,
+        // under a hold that stops what was due.
+        let tolerated = verdict
+            .stops_due()
+            .then(|| quorum::zone_down_tolerated(&round, policy))
+            .flatten();
         // Each peer that answered "cut off" remembers this node, to nudge it on its return.
         for (p, h) in &heard {
             if let Heard::Report(r) = h
@@ -3650,8 +3654,7 @@ impl World<'_> {
             self.log(|| format!("n{i} quorum {word}: {reason}"));
             a.durability.changed();
         }
-        a.stop_due_tolerated =
-            tolerated.filter(|_| verdict.stops_due() && a.gate.verdict.as_ref() == Some(&verdict));
+        a.stop_due_tolerated = tolerated.filter(|_| a.gate.verdict.as_ref() == Some(&verdict));
     }
 
     fn take_step(&mut self, i: usize, a: &mut Agent, uid: &str, step: Step, eviction: Duration) {
